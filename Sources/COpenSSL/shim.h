@@ -1,0 +1,18 @@
+#ifndef AUTHCTL_COPENSSL_SHIM_H
+#define AUTHCTL_COPENSSL_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+
+/* Function-like macros and compound constants Swift cannot import. */
+static inline void authctl_openssl_free(void *p) { OPENSSL_free(p); }
+static const char *const authctl_param_pub_key = OSSL_PKEY_PARAM_PUB_KEY;
+static const int authctl_pkey_ec = EVP_PKEY_EC;
+static const int authctl_nid_p256 = NID_X9_62_prime256v1;
+static const int authctl_point_uncompressed = POINT_CONVERSION_UNCOMPRESSED;
+#endif

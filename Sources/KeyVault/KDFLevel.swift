@@ -1,0 +1,25 @@
+import CSodium
+
+/// Argon2id cost levels (libsodium's named limits). `min` is libsodium's minimum: insecure, for
+/// test fixtures only.
+public enum KDFLevel: String, CaseIterable, Sendable {
+    case min, interactive, moderate, sensitive
+
+    public var opslimit: UInt64 {
+        switch self {
+        case .min: UInt64(crypto_pwhash_opslimit_min())
+        case .interactive: UInt64(crypto_pwhash_opslimit_interactive())
+        case .moderate: UInt64(crypto_pwhash_opslimit_moderate())
+        case .sensitive: UInt64(crypto_pwhash_opslimit_sensitive())
+        }
+    }
+
+    public var memlimit: UInt64 {
+        switch self {
+        case .min: UInt64(crypto_pwhash_memlimit_min())
+        case .interactive: UInt64(crypto_pwhash_memlimit_interactive())
+        case .moderate: UInt64(crypto_pwhash_memlimit_moderate())
+        case .sensitive: UInt64(crypto_pwhash_memlimit_sensitive())
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import CSodium
+
+/// Secret bytes in memory the vault owns: allocated with `sodium_malloc` (guard pages, locked
+/// against swapping where the system allows), wiped and freed in `deinit`. Never copied into a
+/// Swift `Array` or `String`; callers borrow them through ``withUnsafeBytes(_:)``.
+public final class SecureBytes: @unchecked Sendable {
+    private let base: UnsafeMutableRawPointer
+    public let count: Int
+
+    public init(count: Int) {
+        Sodium.initialize()
+        guard let p = sodium_malloc(max(count, 1)) else { fatalError("sodium_malloc(\(count)) failed") }
+        base = p
+        self.count = count
+        sodium_memzero(base, max(count, 1))
+    }
+
+    /// Copies `bytes` in; the caller remains responsible for wiping its own copy.
+    public convenience init(copying bytes: UnsafeRawBufferPointer) {
+        self.init(count: bytes.count)
+        if let src = bytes.baseAddress, bytes.count > 0 { base.copyMemory(from: src, byteCount: bytes.count) }
+    }
+
+    /// Takes a Swift array's contents and wipes that array.
+    public convenience init(consuming bytes: inout [UInt8]) {
+        self.init(count: bytes.count)
+        bytes.withUnsafeMutableBytes { b in
+            if let src = b.baseAddress, b.count > 0 { base.copyMemory(from: src, byteCount: b.count) }
+            sodium_memzero(b.baseAddress, b.count)
+        }
+    }
+
+    deinit { sodium_free(base) }  // sodium_free wipes before freeing
+
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeMutableRawBufferPointer(start: base, count: count))
+    }
+
+    /// A new buffer holding the first `length` bytes.
+    public func prefix(_ length: Int) -> SecureBytes {
+        SecureBytes(copying: UnsafeRawBufferPointer(start: base, count: min(length, count)))
+    }
+
+    /// Constant-time comparison.
+    public func equals(_ other: SecureBytes) -> Bool {
+        count == other.count && sodium_memcmp(base, other.base, count) == 0
+    }
+}

@@ -1,0 +1,94 @@
+import CSodium
+
+/// The libsodium primitives the vault uses, behind one wall. Nothing outside this module sees a
+/// libsodium call.
+enum Sodium {
+    static let keyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)  // 32
+    static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)  // 24
+    static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)  // 16
+    static let saltBytes = Int(crypto_pwhash_SALTBYTES)  // 16
+
+    private static let initialized: Bool = sodium_init() >= 0
+    static func initialize() { precondition(initialized, "sodium_init failed") }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        initialize()
+        var out = [UInt8](repeating: 0, count: count)
+        randombytes_buf(&out, count)
+        return out
+    }
+
+    static func randomKey() -> SecureBytes {
+        initialize()
+        let key = SecureBytes(count: keyBytes)
+        key.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, $0.count) }
+        return key
+    }
+
+    /// XChaCha20-Poly1305 (IETF): returns nonce ‖ ciphertext ‖ tag, with a fresh random nonce.
+    static func seal(_ plaintext: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8]) -> [UInt8] {
+        initialize()
+        let nonce = randomBytes(nonceBytes)
+        var out = nonce + [UInt8](repeating: 0, count: plaintext.count + tagBytes)
+        var written: UInt64 = 0
+        let rc = key.withUnsafeBytes { k in
+            out.withUnsafeMutableBufferPointer { o in
+                crypto_aead_xchacha20poly1305_ietf_encrypt(
+                    o.baseAddress! + nonceBytes, &written,
+                    plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                    associatedData, UInt64(associatedData.count), nil, nonce,
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        precondition(rc == 0 && Int(written) == plaintext.count + tagBytes)
+        return out
+    }
+
+    /// Opens nonce ‖ ciphertext ‖ tag into a secure buffer; `nil` when authentication fails.
+    static func open(_ sealed: ArraySlice<UInt8>, key: SecureBytes, associatedData: [UInt8]) -> SecureBytes? {
+        guard sealed.count >= nonceBytes + tagBytes else { return nil }
+        let plain = SecureBytes(count: sealed.count - nonceBytes - tagBytes)
+        var written: UInt64 = 0
+        let rc = sealed.withUnsafeBufferPointer { s in
+            key.withUnsafeBytes { k in
+                plain.withUnsafeMutableBytes { p in
+                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                        p.baseAddress!.assumingMemoryBound(to: UInt8.self), &written, nil,
+                        s.baseAddress! + nonceBytes, UInt64(s.count - nonceBytes),
+                        associatedData, UInt64(associatedData.count), s.baseAddress!,
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        return rc == 0 ? plain : nil
+    }
+
+    /// Argon2id (`crypto_pwhash`, ALG_ARGON2ID13) of `secret` into a 32-byte key.
+    static func deriveKey(from secret: SecureBytes, salt: [UInt8], opslimit: UInt64, memlimit: UInt64) throws(VaultError) -> SecureBytes {
+        initialize()
+        let key = SecureBytes(count: keyBytes)
+        let rc = secret.withUnsafeBytes { s in
+            key.withUnsafeMutableBytes { k in
+                crypto_pwhash(
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(k.count),
+                    s.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(s.count), salt,
+                    opslimit, Int(memlimit), crypto_pwhash_ALG_ARGON2ID13)
+            }
+        }
+        guard rc == 0 else { throw VaultError(.io, "Argon2id could not allocate \(memlimit) bytes of memory") }
+        return key
+    }
+
+    /// BLAKE2b-256 (`crypto_generichash`): the header's integrity checksum.
+    static func checksum(_ data: [UInt8]) -> [UInt8] {
+        initialize()
+        var out = [UInt8](repeating: 0, count: 32)
+        crypto_generichash(&out, 32, data, UInt64(data.count), nil, 0)
+        return out
+    }
+}
+
+/// Wipes a buffer the caller owns (libsodium's `sodium_memzero`, which the compiler cannot elide).
+func sodiumWipe(_ buffer: UnsafeMutableRawBufferPointer) {
+    if let base = buffer.baseAddress { sodium_memzero(base, buffer.count) }
+}

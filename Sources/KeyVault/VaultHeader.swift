@@ -1,0 +1,73 @@
+/// The vault's header file, `header` (see docs/vault-format.md). Fixed layout, big-endian:
+///
+///     magic "AUTHCTLV" (8) ‖ formatVersion u16 ‖ kdfAlgorithm u8 ‖ opslimit u64 ‖ memlimit u64
+///     ‖ salt (16) ‖ vaultId (16) ‖ wrappedKey: nonce (24) ‖ ciphertext (32) ‖ tag (16)
+///     ‖ checksum: BLAKE2b-256 of everything before it (32)
+///
+/// The wrapped vault key is sealed under the passphrase-derived key with every byte before it as
+/// associated data, so the KDF parameters and vault id cannot be changed without detection.
+struct VaultHeader: Equatable {
+    static let magic = Array("AUTHCTLV".utf8)
+    static let formatVersion: UInt16 = 1
+    static let kdfArgon2id13: UInt8 = 2  // libsodium's crypto_pwhash_ALG_ARGON2ID13
+    static let wrappedKeyLength = Sodium.nonceBytes + Sodium.keyBytes + Sodium.tagBytes
+    static let size = 8 + 2 + 1 + 8 + 8 + 16 + 16 + wrappedKeyLength + 32
+
+    var opslimit: UInt64
+    var memlimit: UInt64
+    var salt: [UInt8]
+    var vaultId: [UInt8]
+    var wrappedKey: [UInt8]
+
+    /// The bytes the wrapped key is bound to.
+    var associatedData: [UInt8] {
+        var w = ByteWriter()
+        w.append(Self.magic)
+        w.append(Self.formatVersion)
+        w.append(Self.kdfArgon2id13)
+        w.append(opslimit)
+        w.append(memlimit)
+        w.append(salt)
+        w.append(vaultId)
+        return w.bytes
+    }
+
+    var bytes: [UInt8] {
+        let body = associatedData + wrappedKey
+        return body + Sodium.checksum(body)
+    }
+
+    init(opslimit: UInt64, memlimit: UInt64, salt: [UInt8], vaultId: [UInt8], wrappedKey: [UInt8]) {
+        self.opslimit = opslimit
+        self.memlimit = memlimit
+        self.salt = salt
+        self.vaultId = vaultId
+        self.wrappedKey = wrappedKey
+    }
+
+    init(parsing data: [UInt8]) throws(VaultError) {
+        guard data.count >= 8, Array(data.prefix(8)) == Self.magic else {
+            throw VaultError(.corrupted, "the header does not start with the authctl vault magic")
+        }
+        guard data.count == Self.size else {
+            throw VaultError(.corrupted, "the header is \(data.count) bytes; a version-1 header is \(Self.size)")
+        }
+        guard Sodium.checksum(Array(data.prefix(Self.size - 32))) == Array(data.suffix(32)) else {
+            throw VaultError(.corrupted, "the header's checksum does not match: it was damaged or edited")
+        }
+        var r = ByteReader(data, context: "header")
+        _ = try r.take(8)
+        let version = try r.read(UInt16.self)
+        guard version == Self.formatVersion else {
+            throw VaultError(.corrupted, "vault format version \(version) is not supported (this authctl reads version 1)")
+        }
+        guard try r.read(UInt8.self) == Self.kdfArgon2id13 else {
+            throw VaultError(.corrupted, "unknown key-derivation algorithm")
+        }
+        opslimit = try r.read(UInt64.self)
+        memlimit = try r.read(UInt64.self)
+        salt = try r.take(16)
+        vaultId = try r.take(16)
+        wrappedKey = try r.take(Self.wrappedKeyLength)
+    }
+}

@@ -1,0 +1,48 @@
+/// The platform authenticator: CTAP 2.1 authenticatorMakeCredential and authenticatorGetAssertion
+/// over injected ports (store, user, randomness, clock). See MakeCredential.swift and
+/// GetAssertion.swift for the two commands.
+public struct Authenticator {
+    public struct Configuration: Sendable {
+        /// The AAGUID (WebAuthn L3 §6.5.2) this authenticator model reports.
+        public var aaguid: [UInt8]
+        /// Length of new credential ids; WebAuthn wants at least 16 bytes of entropy.
+        public var credentialIdLength: Int
+        /// BE/BS for new credentials: synced passkeys are backup eligible and backed up.
+        public var backupEligible: Bool
+        public var backupState: Bool
+
+        public init(aaguid: [UInt8] = Configuration.authctlAAGUID, credentialIdLength: Int = 16,
+                    backupEligible: Bool = true, backupState: Bool = true) {
+            precondition(aaguid.count == 16 && credentialIdLength >= 16)
+            self.aaguid = aaguid
+            self.credentialIdLength = credentialIdLength
+            self.backupEligible = backupEligible
+            self.backupState = backupEligible && backupState
+        }
+
+        /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.
+        public static let authctlAAGUID: [UInt8] = [
+            0x6f, 0x0e, 0x1a, 0x4c, 0x2b, 0x3d, 0x4e, 0x5f, 0x8a, 0x9b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x5b,
+        ]
+    }
+
+    public var configuration: Configuration
+    public let store: any CredentialStore
+    public let user: any UserInteraction
+    public let random: RandomSource
+    public let clock: Clock
+
+    public init(configuration: Configuration = Configuration(), store: any CredentialStore,
+                user: any UserInteraction, random: RandomSource = .live, clock: Clock = .live) {
+        self.configuration = configuration
+        self.store = store
+        self.user = user
+        self.random = random
+        self.clock = clock
+    }
+}
+
+/// How a request wants user verification (WebAuthn L3 §5.8.6), resolved by the client.
+public enum UserVerificationRequirement: String, Sendable {
+    case required, preferred, discouraged
+}

@@ -1,0 +1,33 @@
+/// A discoverable credential (a passkey) as the authenticator keeps it — everything except the
+/// private key, which a ``CredentialStore`` hands out only when a signature is needed.
+public struct Credential: Equatable, Sendable {
+    public var id: [UInt8]
+    public var rpId: String
+    public var userHandle: [UInt8]
+    public var userName: String
+    public var userDisplayName: String
+    /// Seconds since the Unix epoch, from the injected ``Clock``.
+    public var createdAt: UInt64
+    public var signCount: UInt32
+    /// Backup eligibility (BE) and state (BS), WebAuthn L3 §6.1.3. Synced passkeys have both.
+    public var backupEligible: Bool
+    public var backupState: Bool
+    /// The uncompressed public point, kept in clear so listing never touches a private key.
+    public var publicPoint: [UInt8]
+
+    public init(
+        id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
+        createdAt: UInt64, signCount: UInt32, backupEligible: Bool, backupState: Bool, publicPoint: [UInt8]
+    ) {
+        self.id = id
+        self.rpId = rpId
+        self.userHandle = userHandle
+        self.userName = userName
+        self.userDisplayName = userDisplayName
+        self.createdAt = createdAt
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.publicPoint = publicPoint
+    }
+}

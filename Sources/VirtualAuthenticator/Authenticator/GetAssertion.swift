@@ -1,0 +1,69 @@
+/// authenticatorGetAssertion (CTAP 2.1 §6.2), as a platform authenticator performs it.
+public struct GetAssertionRequest {
+    public var clientDataHash: [UInt8]
+    public var rpId: String
+    /// Credential ids the RP allows; empty means any discoverable credential for the RP.
+    public var allowList: [[UInt8]]
+    public var performUserVerification: Bool
+    /// Picks among several candidates (oldest first); stands in for the account picker.
+    public var select: ([Credential]) throws -> Credential
+
+    public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
+                select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest) {
+        self.clientDataHash = clientDataHash
+        self.rpId = rpId
+        self.allowList = allowList
+        self.performUserVerification = performUserVerification
+        self.select = select
+    }
+
+    /// The default choice: the most recently created candidate.
+    public static func newest(_ candidates: [Credential]) throws -> Credential {
+        guard let last = candidates.last else { throw AuthenticatorError(.notHandled, "no candidate credential") }
+        return last
+    }
+}
+
+public struct GetAssertionResponse: Sendable {
+    public let credential: Credential
+    public let authenticatorData: [UInt8]
+    public let signature: [UInt8]
+}
+
+extension Authenticator {
+    public func getAssertion(_ request: GetAssertionRequest) throws -> GetAssertionResponse {
+        // Step 7: the applicable credentials — bound to rpId and, with an allow list, listed in it.
+        var candidates = try store.credentials(forRP: request.rpId)
+        if !request.allowList.isEmpty {
+            candidates = candidates.filter { request.allowList.contains($0.id) }
+        }
+        guard !candidates.isEmpty else {
+            throw AuthenticatorError(.notHandled, request.allowList.isEmpty
+                ? "no passkey for \(request.rpId) in the vault"
+                : "none of the \(request.allowList.count) allowed credentials is in the vault for \(request.rpId)")
+        }
+        // The account picker comes before the biometric prompt, as on a phone.
+        let credential = try request.select(candidates)
+
+        // Steps 9–10: user presence, then user verification when the client asked for it.
+        let prompt = UserPrompt(ceremony: .authentication, rpId: request.rpId, userName: credential.userName)
+        try user.confirmPresence(prompt)
+        if request.performUserVerification {
+            guard user.canVerify else {
+                throw AuthenticatorError(.notSupported, "user verification was requested but no biometric PIN is enrolled")
+            }
+            try user.verifyUser(prompt)
+        }
+
+        // Step 11: authenticator data without attested credential data, then the signature over
+        // authenticatorData ‖ clientDataHash. Synced passkeys keep signCount at 0.
+        var flags: AuthenticatorFlags = [.userPresent]
+        flags.set(.userVerified, request.performUserVerification)
+        flags.set(.backupEligible, credential.backupEligible)
+        flags.set(.backupState, credential.backupState)
+        let authenticatorData = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: credential.signCount).bytes
+        let key = try store.privateKey(for: credential)
+        let signature = try key.sign(authenticatorData + request.clientDataHash)
+        return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)
+    }
+}

@@ -1,0 +1,99 @@
+/// authenticatorMakeCredential (CTAP 2.1 §6.1), as a platform authenticator performs it.
+public struct MakeCredentialRequest: Sendable {
+    public var clientDataHash: [UInt8]
+    public var rpId: String
+    public var userHandle: [UInt8]
+    public var userName: String
+    public var userDisplayName: String
+    /// COSE algorithm identifiers in the RP's order of preference.
+    public var algorithms: [Int]
+    public var excludeList: [[UInt8]]
+    /// Whether to perform user verification (the client decided from `userVerification`).
+    public var performUserVerification: Bool
+    public var attestation: AttestationFormat
+
+    public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
+                userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
+                performUserVerification: Bool, attestation: AttestationFormat) {
+        self.clientDataHash = clientDataHash
+        self.rpId = rpId
+        self.userHandle = userHandle
+        self.userName = userName
+        self.userDisplayName = userDisplayName
+        self.algorithms = algorithms
+        self.excludeList = excludeList
+        self.performUserVerification = performUserVerification
+        self.attestation = attestation
+    }
+}
+
+public struct MakeCredentialResponse: Sendable {
+    public let credential: Credential
+    public let authenticatorData: [UInt8]
+    public let attestationObject: AttestationObject
+    public let publicKeySPKI: [UInt8]
+}
+
+extension Authenticator {
+    public func makeCredential(_ request: MakeCredentialRequest) throws -> MakeCredentialResponse {
+        // Step 3: the first algorithm we support, in the RP's order. Only ES256 today.
+        guard request.algorithms.contains(COSEKey.es256) else {
+            throw AuthenticatorError(.notSupported, "no supported algorithm in pubKeyCredParams (authctl supports ES256, -7)")
+        }
+        let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName)
+        let existing = try store.credentials(forRP: request.rpId)
+
+        // Step 4 (excludeList): an excluded credential bound to this RP is refused only after the
+        // user consented (user presence), so an RP cannot probe the keychain silently.
+        if existing.contains(where: { request.excludeList.contains($0.id) }) {
+            try user.confirmPresence(prompt)
+            throw AuthenticatorError(.matchedExcludedCredential,
+                "a credential in excludeCredentials already exists for \(request.rpId); nothing was stored")
+        }
+
+        // Steps 11–12: the user consents; user verification when the client asked for it.
+        try user.confirmPresence(prompt)
+        if request.performUserVerification {
+            guard user.canVerify else {
+                throw AuthenticatorError(.notSupported, "user verification was requested but no biometric PIN is enrolled")
+            }
+            try user.verifyUser(prompt)
+        }
+
+        // Step 17: a fresh key pair and a random credential id.
+        let key = try P256PrivateKey.generate()
+        let point = key.publicPoint
+        guard let coseKey = COSEKey(uncompressedPoint: point) else {
+            throw AuthenticatorError(.unknown, "OpenSSL returned a malformed public point")
+        }
+        let credential = Credential(
+            id: random.bytes(configuration.credentialIdLength), rpId: request.rpId,
+            userHandle: request.userHandle, userName: request.userName,
+            userDisplayName: request.userDisplayName, createdAt: clock.now(), signCount: 0,
+            backupEligible: configuration.backupEligible, backupState: configuration.backupState,
+            publicPoint: point)
+
+        var flags: AuthenticatorFlags = [.userPresent]
+        flags.set(.userVerified, request.performUserVerification)
+        flags.set(.backupEligible, credential.backupEligible)
+        flags.set(.backupState, credential.backupState)
+        let authenticatorData = AuthenticatorData(
+            rpId: request.rpId, flags: flags, signCount: credential.signCount,
+            attestedCredentialData: AttestedCredentialData(
+                aaguid: configuration.aaguid, credentialId: credential.id, publicKey: coseKey)
+        ).bytes
+
+        // Step 19: the attestation statement.
+        let attestation: AttestationObject = switch request.attestation {
+        case .none: .none(authenticatorData: authenticatorData)
+        case .packed: try .packedSelf(authenticatorData: authenticatorData, clientDataHash: request.clientDataHash, key: key)
+        }
+
+        // Step 17 (rk): a platform passkey is always discoverable; one per RP and user handle.
+        let replaced = existing.filter { $0.userHandle == request.userHandle }
+        try store.save(credential, privateKey: key, replacing: replaced)
+
+        return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
+                                      attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo)
+    }
+}

@@ -1,0 +1,69 @@
+import CCBOR
+
+extension CBORValue {
+    public struct DecodingError: Error, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Decodes exactly one CBOR item that fills `bytes`; trailing bytes are an error.
+    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> CBORValue {
+        let (value, used) = try decodePrefix(bytes)
+        guard used == bytes.count else {
+            throw DecodingError(description: "\(bytes.count - used) trailing bytes after the CBOR item")
+        }
+        return value
+    }
+
+    /// Decodes the CBOR item at the start of `bytes`, returning it and the number of bytes it used.
+    public static func decodePrefix(_ bytes: [UInt8]) throws(DecodingError) -> (CBORValue, Int) {
+        var result = cbor_load_result()
+        let item = bytes.withUnsafeBufferPointer { cbor_load($0.baseAddress, $0.count, &result) }
+        guard let item else {
+            throw DecodingError(description: "malformed CBOR at byte \(result.error.position)")
+        }
+        defer { var i: UnsafeMutablePointer<cbor_item_t>? = item; cbor_decref(&i) }
+        return (try convert(item, depth: 0), result.read)
+    }
+
+    private static func convert(_ item: UnsafeMutablePointer<cbor_item_t>, depth: Int) throws(DecodingError) -> CBORValue {
+        guard depth < 16 else { throw DecodingError(description: "CBOR nested too deeply") }
+        switch cbor_typeof(item) {
+        case CBOR_TYPE_UINT: return .unsigned(cbor_get_int(item))
+        case CBOR_TYPE_NEGINT: return .negative(cbor_get_int(item))
+        case CBOR_TYPE_BYTESTRING:
+            guard cbor_bytestring_is_definite(item) else { throw DecodingError(description: "indefinite byte string") }
+            return .bytes(Array(UnsafeBufferPointer(start: cbor_bytestring_handle(item), count: cbor_bytestring_length(item))))
+        case CBOR_TYPE_STRING:
+            guard cbor_string_is_definite(item) else { throw DecodingError(description: "indefinite text string") }
+            let raw = Array(UnsafeBufferPointer(start: cbor_string_handle(item), count: cbor_string_length(item)))
+            guard let text = String(validating: raw, as: UTF8.self) else {
+                throw DecodingError(description: "text string is not UTF-8")
+            }
+            return .text(text)
+        case CBOR_TYPE_ARRAY:
+            guard let handle = cbor_array_handle(item) else { return .array([]) }
+            var out = [CBORValue]()
+            for i in 0..<cbor_array_size(item) {
+                guard let child = handle[i] else { throw DecodingError(description: "missing array element") }
+                out.append(try convert(child, depth: depth + 1))
+            }
+            return .array(out)
+        case CBOR_TYPE_MAP:
+            guard let handle = cbor_map_handle(item) else { return .map([]) }
+            var out = [(CBORValue, CBORValue)]()
+            for i in 0..<cbor_map_size(item) {
+                guard let k = handle[i].key, let v = handle[i].value else {
+                    throw DecodingError(description: "incomplete map entry")
+                }
+                out.append((try convert(k, depth: depth + 1), try convert(v, depth: depth + 1)))
+            }
+            return .map(out)
+        case CBOR_TYPE_FLOAT_CTRL:
+            if cbor_is_bool(item) { return .bool(cbor_get_bool(item)) }
+            if cbor_is_null(item) { return .null }
+            throw DecodingError(description: "unsupported CBOR simple value or float")
+        default:
+            throw DecodingError(description: "unsupported CBOR type (tag)")
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// Unpadded base64url (RFC 4648 §5), the encoding of every binary field in WebAuthn's JSON.
+public enum Base64URL {
+    private static let alphabet = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var it = bytes.makeIterator()
+        while let b0 = it.next() {
+            let b1 = it.next()
+            let b2 = it.next()
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
+            if let b1 { out.append(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)]) }
+            if let b2 { out.append(alphabet[Int(b2 & 0x3F)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes base64url. Accepts standard base64 characters and trailing `=` padding too, as
+    /// RP libraries differ; rejects anything else, and non-zero trailing bits.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var values = [UInt8]()
+        values.reserveCapacity(text.utf8.count)
+        var sawPadding = false
+        for c in text.utf8 {
+            if c == UInt8(ascii: "=") { sawPadding = true; continue }
+            if sawPadding { return nil }
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - 65)
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - 71)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c + 4)
+            case UInt8(ascii: "-"), UInt8(ascii: "+"): values.append(62)
+            case UInt8(ascii: "_"), UInt8(ascii: "/"): values.append(63)
+            default: return nil
+            }
+        }
+        if values.count % 4 == 1 { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(values.count * 3 / 4)
+        var i = 0
+        while i < values.count {
+            let chunk = values[i..<min(i + 4, values.count)]
+            let v = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (18 - 6 * $1.offset) }
+            let produced = chunk.count - 1
+            for k in 0..<produced { out.append(UInt8(truncatingIfNeeded: v >> (16 - 8 * k))) }
+            let unusedBits = v & ((1 << (24 - 8 * UInt32(produced))) - 1)
+            if unusedBits != 0 { return nil }
+            i += 4
+        }
+        return out
+    }
+}

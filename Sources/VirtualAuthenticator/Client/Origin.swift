@@ -1,0 +1,75 @@
+import Foundation
+
+/// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
+/// scheme, host and port, and its ASCII serialization for clientDataJSON.
+public struct Origin: Equatable, Sendable {
+    public let scheme: String
+    public let host: String
+    public let port: Int?
+
+    /// Parses an origin or any URL of it (the path, query and fragment are dropped).
+    /// Throws `securityError` unless the origin is a secure context WebAuthn accepts: `https`, or
+    /// `http` on `localhost` (and its subdomains), with a domain — not an IP address — as host.
+    public init(parsing text: String) throws(AuthenticatorError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            let rawHost = components.host, !rawHost.isEmpty
+        else { throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host") }
+        let host = rawHost.lowercased()
+        guard components.user == nil, components.password == nil else {
+            throw AuthenticatorError(.securityError, "origin '\(text)' must not carry credentials")
+        }
+        let isLocalhost = host == "localhost" || host.hasSuffix(".localhost")
+        guard scheme == "https" || (scheme == "http" && isLocalhost) else {
+            throw AuthenticatorError(.securityError,
+                "origin '\(text)' is not a secure context (use https://, or http://localhost)")
+        }
+        guard Origin.isDomain(host) else {
+            throw AuthenticatorError(.securityError, "origin host '\(host)' is not a valid domain (IP addresses cannot be RP IDs)")
+        }
+        let defaultPort = scheme == "https" ? 443 : 80
+        self.scheme = scheme
+        self.host = host
+        self.port = components.port.flatMap { $0 == defaultPort ? nil : $0 }
+    }
+
+    /// The ASCII serialization (HTML §7.5): `scheme://host[:port]`.
+    public var serialized: String {
+        "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+    }
+
+    /// A lower-case ASCII domain: dot-separated labels of letters, digits and hyphens, not all
+    /// numeric at the end (which would make it an IPv4 address).
+    static func isDomain(_ host: String) -> Bool {
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard host.utf8.count <= 253, !labels.isEmpty, let last = labels.last,
+            !last.allSatisfy(\.isNumber)
+        else { return false }
+        return labels.allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+        }
+    }
+}
+
+/// The RP ID rule (WebAuthn L3 §5.1.3 step 8, §5.1.4.1 step 8): the RP ID must equal the origin's
+/// effective domain or be a registrable domain suffix of it (HTML §7.2).
+public enum RelyingPartyIdentifier {
+    public static func validate(_ rpId: String?, for origin: Origin,
+                                suffixes: PublicSuffixList = .system) throws(AuthenticatorError) -> String {
+        guard let rpId else { return origin.host }
+        let candidate = rpId.lowercased()
+        if candidate == origin.host { return candidate }
+        guard Origin.isDomain(candidate) else {
+            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a valid domain")
+        }
+        guard origin.host.hasSuffix("." + candidate) else {
+            throw AuthenticatorError(.securityError,
+                "rp id '\(rpId)' is neither the origin's host '\(origin.host)' nor a suffix of it")
+        }
+        let hostSuffix = suffixes.publicSuffix(of: origin.host)
+        if candidate == suffixes.publicSuffix(of: candidate) || hostSuffix.hasSuffix("." + candidate) || hostSuffix == candidate {
+            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is a public suffix; it cannot be registrable")
+        }
+        return candidate
+    }
+}

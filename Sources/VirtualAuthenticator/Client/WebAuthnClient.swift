@@ -1,0 +1,113 @@
+import Foundation
+
+/// The browser's part of the ceremonies (WebAuthn L3 §5.1.3 "Create a New Credential" and §5.1.4
+/// "Use an Existing Credential"): check the origin and RP ID, write clientDataJSON, decide user
+/// verification, call the authenticator, and shape the response JSON a page would POST.
+public struct WebAuthnClient {
+    public let authenticator: Authenticator
+    public let suffixes: PublicSuffixList
+
+    public init(authenticator: Authenticator, suffixes: PublicSuffixList = .system) {
+        self.authenticator = authenticator
+        self.suffixes = suffixes
+    }
+
+    /// `navigator.credentials.create()`: returns RegistrationResponseJSON (§5.1.11) as an object.
+    public func create(options: CreationOptions, origin originText: String) throws -> RegistrationResponse {
+        let origin = try Origin(parsing: originText)
+        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes)
+        // Step 10: ES256 must be among the acceptable algorithms, or no authenticator can serve.
+        guard options.algorithms.contains(COSEKey.es256) else {
+            throw AuthenticatorError(.notSupported,
+                "pubKeyCredParams lists no algorithm authctl supports (it supports ES256, -7)")
+        }
+        // Step 20: a platform authenticator is not eligible when the RP wants a roaming one.
+        if options.authenticatorAttachment == "cross-platform" {
+            throw AuthenticatorError(.notHandled,
+                "authenticatorSelection.authenticatorAttachment is cross-platform; authctl is a platform authenticator")
+        }
+        let clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
+        let result = try authenticator.makeCredential(MakeCredentialRequest(
+            clientDataHash: clientData.hash, rpId: rpId, userHandle: options.userId, userName: options.userName,
+            userDisplayName: options.userDisplayName, algorithms: options.algorithms,
+            excludeList: options.excludeCredentials,
+            performUserVerification: performsUserVerification(options.userVerification),
+            attestation: options.attestation.format))
+        return RegistrationResponse(
+            clientDataJSON: clientData.json, result: result,
+            clientExtensionResults: options.credProps ? ["credProps": ["rk": true]] : [:])
+    }
+
+    /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12) as an object.
+    public func get(options: RequestOptions, origin originText: String,
+                    select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest) throws -> AuthenticationResponse {
+        let origin = try Origin(parsing: originText)
+        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes)
+        let clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized)
+        let result = try authenticator.getAssertion(GetAssertionRequest(
+            clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
+            performUserVerification: performsUserVerification(options.userVerification), select: select))
+        return AuthenticationResponse(clientDataJSON: clientData.json, result: result)
+    }
+
+    /// `required` always verifies; `preferred` verifies when a biometric is enrolled (as a phone
+    /// with Face ID does); `discouraged` asks for presence only.
+    func performsUserVerification(_ requirement: UserVerificationRequirement) -> Bool {
+        switch requirement {
+        case .required: true
+        case .preferred: authenticator.user.canVerify
+        case .discouraged: false
+        }
+    }
+}
+
+/// RegistrationResponseJSON (WebAuthn L3 §5.1.11).
+public struct RegistrationResponse {
+    public let clientDataJSON: [UInt8]
+    public let result: MakeCredentialResponse
+    public let clientExtensionResults: [String: Any]
+
+    public var json: [String: Any] {
+        let id = Base64URL.encode(result.credential.id)
+        return [
+            "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
+            "response": [
+                "clientDataJSON": Base64URL.encode(clientDataJSON),
+                "attestationObject": Base64URL.encode(result.attestationObject.bytes),
+                "authenticatorData": Base64URL.encode(result.authenticatorData),
+                "publicKey": Base64URL.encode(result.publicKeySPKI),
+                "publicKeyAlgorithm": COSEKey.es256,
+                "transports": ["hybrid", "internal"],
+            ] as [String: Any],
+            "clientExtensionResults": clientExtensionResults,
+        ]
+    }
+}
+
+/// AuthenticationResponseJSON (WebAuthn L3 §5.1.12).
+public struct AuthenticationResponse {
+    public let clientDataJSON: [UInt8]
+    public let result: GetAssertionResponse
+
+    public var json: [String: Any] {
+        let id = Base64URL.encode(result.credential.id)
+        return [
+            "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
+            "response": [
+                "clientDataJSON": Base64URL.encode(clientDataJSON),
+                "authenticatorData": Base64URL.encode(result.authenticatorData),
+                "signature": Base64URL.encode(result.signature),
+                "userHandle": Base64URL.encode(result.credential.userHandle),
+            ],
+            "clientExtensionResults": [String: Any](),
+        ]
+    }
+}
+
+/// Serializes response objects the same way everywhere: compact, keys sorted, slashes unescaped.
+public enum ResponseJSON {
+    public static func encode(_ object: [String: Any]) -> String {
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,111 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// The adapter that joins the authenticator to the vault: credentials become `credential`
+/// records (field tags below, documented in docs/vault-format.md); private keys are sealed
+/// secrets inside them, opened only for the signature at hand.
+final class VaultCredentialStore: CredentialStore {
+    enum Tag {
+        static let credentialId: UInt8 = 1, rpId: UInt8 = 2, userHandle: UInt8 = 3, userName: UInt8 = 4
+        static let userDisplayName: UInt8 = 5, createdAt: UInt8 = 6, signCount: UInt8 = 7
+        static let backupFlags: UInt8 = 8, publicPoint: UInt8 = 9, sealedPrivateKey: UInt8 = 10
+        static let algorithm: UInt8 = 11
+    }
+
+    let vault: Vault
+    private var recordIds: [[UInt8]: [UInt8]] = [:]  // credential id → record id
+
+    init(vault: Vault) { self.vault = vault }
+
+    /// Every credential in the vault, oldest first.
+    func allCredentials() throws -> [Credential] {
+        try vault.records.filter { $0.kind == .credential }.map { record in
+            let credential = try Self.decode(record)
+            recordIds[credential.id] = record.id
+            return credential
+        }
+    }
+
+    func credentials(forRP rpId: String) throws -> [Credential] {
+        try allCredentials().filter { $0.rpId == rpId }
+    }
+
+    func privateKey(for credential: Credential) throws -> P256PrivateKey {
+        guard let recordId = recordIds[credential.id], let record = vault.record(id: recordId),
+              let sealed = record.fields[Tag.sealedPrivateKey]
+        else { throw AuthenticatorError(.notHandled, "credential \(Base64URL.encode(credential.id)) is not in the vault") }
+        let der = try vault.openSecret(sealed, recordId: recordId)
+        do {
+            return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try P256PrivateKey.load(der: buffer) }
+        } catch {
+            throw AuthenticatorError(.vaultCorrupted, "the private key of credential \(Base64URL.encode(credential.id)) is not a P-256 key")
+        }
+    }
+
+    func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential]) throws {
+        let recordId = VaultRecord.newId()
+        let der = SecureBytes(count: privateKey.privateKeyDERCount)
+        let length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try privateKey.writePrivateKeyDER(into: buffer) }
+        let sealed = der.withUnsafeBytes { vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: recordId) }
+        var changes = try replacing.map { old in try tombstone(for: old) }
+        changes.append(VaultRecord(id: recordId, kind: .credential, fields: [
+            Tag.credentialId: credential.id,
+            Tag.rpId: Array(credential.rpId.utf8),
+            Tag.userHandle: credential.userHandle,
+            Tag.userName: Array(credential.userName.utf8),
+            Tag.userDisplayName: Array(credential.userDisplayName.utf8),
+            Tag.createdAt: bigEndian(credential.createdAt),
+            Tag.signCount: bigEndian(credential.signCount),
+            Tag.backupFlags: [(credential.backupEligible ? 1 : 0) | (credential.backupState ? 2 : 0)],
+            Tag.publicPoint: credential.publicPoint,
+            Tag.sealedPrivateKey: sealed,
+            Tag.algorithm: bigEndian(Int32(COSEKey.es256)),
+        ]))
+        try vault.commit(changes)
+        recordIds[credential.id] = recordId
+    }
+
+    /// Deletes a credential: a tombstone, so the deletion can later travel to other devices.
+    func delete(_ credential: Credential) throws {
+        try vault.commit([try tombstone(for: credential)])
+    }
+
+    private func tombstone(for credential: Credential) throws -> VaultRecord {
+        guard let recordId = recordIds[credential.id], let record = vault.record(id: recordId) else {
+            throw AuthenticatorError(.notHandled, "credential \(Base64URL.encode(credential.id)) is not in the vault")
+        }
+        return VaultRecord(id: recordId, kind: .tombstone, version: record.version + 1)
+    }
+
+    static func decode(_ record: VaultRecord) throws -> Credential {
+        func field(_ tag: UInt8) throws -> [UInt8] {
+            guard let value = record.fields[tag] else {
+                throw AuthenticatorError(.vaultCorrupted, "a credential record lacks field \(tag)")
+            }
+            return value
+        }
+        func text(_ tag: UInt8) throws -> String {
+            guard let s = String(validating: try field(tag), as: UTF8.self) else {
+                throw AuthenticatorError(.vaultCorrupted, "field \(tag) of a credential record is not UTF-8")
+            }
+            return s
+        }
+        func integer<T: FixedWidthInteger>(_ tag: UInt8, _: T.Type) throws -> T {
+            let bytes = try field(tag)
+            guard bytes.count == MemoryLayout<T>.size else {
+                throw AuthenticatorError(.vaultCorrupted, "field \(tag) of a credential record has the wrong length")
+            }
+            return bytes.reduce(T(0)) { $0 << 8 | T($1) }
+        }
+        let flags = try field(Tag.backupFlags).first ?? 0
+        return Credential(
+            id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
+            userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
+            createdAt: try integer(Tag.createdAt, UInt64.self), signCount: try integer(Tag.signCount, UInt32.self),
+            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint))
+    }
+}
+
+func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+    withUnsafeBytes(of: value.bigEndian, Array.init)
+}
