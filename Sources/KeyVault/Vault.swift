@@ -53,14 +53,18 @@ public final class Vault {
     /// Creates a vault in `path`, which must be absent or an empty directory.
     public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel) throws(VaultError) -> Vault {
         try POSIXFile.makeDirectory(path)
+        // Refuse a directory that holds anything but a vault (or an unfinished one) before
+        // writing a byte into it; then check again for a vault under the lock, for racing inits.
+        func refuseExisting() throws(VaultError) {
+            if POSIXFile.exists(file(path, headerFile)) { throw VaultError(.exists, "a vault already exists at \(path)") }
+            let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile, logFile + ".tmp", headerFile + ".tmp"].contains($0) }
+            guard strangers.isEmpty else {
+                throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))); choose a new directory for the vault")
+            }
+        }
+        try refuseExisting()
         let lock = try VaultLock(path: file(path, lockFile), exclusive: true)
-        if POSIXFile.exists(file(path, headerFile)) {
-            throw VaultError(.exists, "a vault already exists at \(path)")
-        }
-        let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile, headerFile + ".tmp"].contains($0) }
-        guard strangers.isEmpty else {
-            throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))…); choose a new directory for the vault")
-        }
+        try refuseExisting()
         chmod(path, 0o700)
         let salt = Sodium.randomBytes(Sodium.saltBytes)
         let vaultKey = Sodium.randomKey()

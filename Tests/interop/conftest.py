@@ -1,0 +1,86 @@
+"""Interop suite: drives the built authctl binary and lets independent RP libraries judge it.
+
+AUTHCTL_BIN names the binary (default: .build/debug/authctl under the package root).
+"""
+import base64
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("AUTHCTL_BIN", str(ROOT / ".build" / "debug" / "authctl"))
+PASSPHRASE = "correct horse battery staple"
+PIN = "4242"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Result:
+    def __init__(self, proc):
+        self.code = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    @property
+    def json(self):
+        assert self.code == 0, f"authctl failed ({self.code}): {self.stderr}"
+        return json.loads(self.stdout)
+
+
+class Authctl:
+    """One throw-away vault and the environment to use it."""
+
+    def __init__(self, vault: pathlib.Path):
+        self.vault = vault
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+        self.env.update(AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN=PIN, AUTHCTL_VAULT=str(vault))
+
+    def run(self, *args, stdin: str | None = None, env: dict | None = None) -> Result:
+        environment = dict(self.env)
+        for key, value in (env or {}).items():
+            if value is None:
+                environment.pop(key, None)
+            else:
+                environment[key] = value
+        proc = subprocess.run([BIN, *args], input=stdin if stdin is not None else "", env=environment,
+                              capture_output=True, text=True, timeout=60)
+        return Result(proc)
+
+    def register(self, options: dict, origin: str, *extra, **kw) -> Result:
+        return self.run("register", "--origin", origin, "--options", "-", *extra, stdin=json.dumps(options), **kw)
+
+    def sign(self, options: dict, origin: str, *extra, **kw) -> Result:
+        return self.run("sign", "--origin", origin, "--options", "-", *extra, stdin=json.dumps(options), **kw)
+
+    def snapshot(self) -> dict:
+        """Every file of the vault, byte for byte (the lock file aside)."""
+        return {p.name: p.read_bytes() for p in sorted(self.vault.iterdir()) if p.name != "lock"}
+
+    def listing(self) -> list:
+        return self.run("list", "--json").json["credentials"]
+
+
+@pytest.fixture
+def authctl(tmp_path) -> Authctl:
+    tool = Authctl(tmp_path / "vault")
+    result = tool.run("init", "--kdf", "min")
+    assert result.code == 0, result.stderr
+    return tool
+
+
+def tamper(response: dict, field: str, index: int = -1) -> dict:
+    """A copy of a response with one byte of response[field] flipped."""
+    copy = json.loads(json.dumps(response))
+    raw = bytearray(unb64url(copy["response"][field]))
+    raw[index] ^= 0x01
+    copy["response"][field] = b64url(bytes(raw))
+    return copy

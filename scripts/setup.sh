@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what authctl needs on Debian 12 (C libraries, fido2-tools, the public suffix list) and
+# builds it. Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libssl-dev libcbor-dev libsodium-dev pkg-config publicsuffix fido2-tools openssl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+swift build ${AUTHCTL_BUILD_FLAGS:-} 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' >&2 || true
+test -x .build/debug/authctl || { echo "setup: the build failed" >&2; exit 1; }
