@@ -1,0 +1,18 @@
+"""The CLI reference's examples run as written (docs are part of the feature)."""
+import os
+import pathlib
+import re
+import subprocess
+
+from conftest import BIN, ROOT
+
+
+def test_cli_reference_examples_run(tmp_path):
+    text = (ROOT / "docs" / "cli.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    assert len(blocks) >= 5
+    script = "set -eu\n" + "\n".join(blocks).replace("$PWD/.build/debug/authctl", BIN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "deleted passkey" in result.stderr
