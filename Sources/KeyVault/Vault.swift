@@ -8,6 +8,7 @@ import Darwin
 ///
 ///     header   the KDF parameters and the vault key, wrapped under the passphrase
 ///     log      append-only frames; each seals one atomic batch of records under the vault key
+///     commit   how many frames (and bytes) of the log are acknowledged, sealed under the vault key
 ///     lock     an empty file for flock
 ///
 /// A `Vault` holds the directory's lock for its whole life (shared to read, exclusive to write),
@@ -15,16 +16,16 @@ import Darwin
 public final class Vault {
     public enum Access: Sendable { case read, write }
 
-    static let headerFile = "header", logFile = "log", lockFile = "lock"
+    static let headerFile = "header", logFile = "log", commitFile = "commit", lockFile = "lock"
 
     public let path: String
     public let access: Access
-    private let header: VaultHeader
+    private var header: VaultHeader
     private let key: SecureBytes
     private let lock: VaultLock
     private var frameCount: UInt64 = 0
-    private var validLength = 0
-    private var fileLength = 0
+    private var validLength = 0  // bytes of the log that are committed
+    private var fileLength = 0  // bytes in the log file, committed or not
     private var live: [[UInt8]: VaultRecord] = [:]
     private var order: [[UInt8]] = []  // ids in the order they first appeared
 
@@ -57,7 +58,7 @@ public final class Vault {
         // writing a byte into it; then check again for a vault under the lock, for racing inits.
         func refuseExisting() throws(VaultError) {
             if POSIXFile.exists(file(path, headerFile)) { throw VaultError(.exists, "a vault already exists at \(path)") }
-            let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile, logFile + ".tmp", headerFile + ".tmp"].contains($0) }
+            let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile, commitFile, commitFile + ".tmp", headerFile + ".tmp"].contains($0) }
             guard strangers.isEmpty else {
                 throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))); choose a new directory for the vault")
             }
@@ -72,8 +73,11 @@ public final class Vault {
         var header = VaultHeader(opslimit: kdf.opslimit, memlimit: kdf.memlimit, salt: salt,
                                  vaultId: Sodium.randomBytes(16), wrappedKey: [])
         header.wrappedKey = vaultKey.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: header.associatedData) }
-        // The empty log first, the header last: a directory is a vault once its header exists.
+        // The empty log and its commit pointer first, the header last: a directory is a vault once
+        // its header exists.
         try POSIXFile.replaceAtomically(file(path, logFile), with: [], directory: path)
+        try POSIXFile.replaceAtomically(file(path, commitFile), with: CommitPointer(frameCount: 0, logLength: 0)
+            .sealed(key: vaultKey, vaultId: header.vaultId), directory: path)
         try POSIXFile.replaceAtomically(file(path, headerFile), with: header.bytes, directory: path)
         return Vault(path: path, access: .write, header: header, key: vaultKey, lock: lock)
     }
@@ -110,17 +114,22 @@ public final class Vault {
     }
 
     private func readLog() throws(VaultError) {
+        let pointer = try CommitPointer(opening: try POSIXFile.readAll(Self.file(path, Self.commitFile)),
+                                        key: key, vaultId: header.vaultId)
         let logPath = Self.file(path, Self.logFile)
         let data = try POSIXFile.readAll(logPath)
         fileLength = data.count
+        guard UInt64(data.count) >= pointer.logLength else {
+            throw VaultError(.corrupted, "the log is \(data.count) bytes but \(pointer.logLength) are committed: it was truncated")
+        }
+        let committed = Int(pointer.logLength)
         var offset = 0
-        while offset < data.count {
-            // A frame whose bytes do not all exist is a write that never completed (the process
-            // died before fsync returned, so nothing acknowledged it): ignore it, and cut it off
-            // before the next append.
-            guard data.count - offset >= 4 else { break }
+        while offset < committed {
+            guard committed - offset >= 4 else { throw VaultError(.corrupted, "log frame \(frameCount) is cut short") }
             let length = Int(data[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-            guard data.count - offset - 4 >= length else { break }
+            guard committed - offset - 4 >= length else {
+                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) runs past the committed end of the log")
+            }
             let sealed = data[(offset + 4)..<(offset + 4 + length)]
             guard let plain = Sodium.open(sealed, key: key, associatedData: frameAssociatedData(frameCount)) else {
                 throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) failed authentication: the vault was damaged or tampered with")
@@ -129,7 +138,13 @@ public final class Vault {
             frameCount += 1
             offset += 4 + length
         }
-        validLength = offset
+        guard frameCount == pointer.frameCount else {
+            throw VaultError(.corrupted, "the log holds \(frameCount) committed frames but the commit file says \(pointer.frameCount)")
+        }
+        // Bytes past the committed length are an append that never finished (the process died
+        // before the commit file was replaced, so nothing acknowledged it): ignored here, cut off
+        // before the next append.
+        validLength = committed
     }
 
     private func apply(_ plain: SecureBytes, frame: UInt64) throws(VaultError) {
@@ -175,8 +190,12 @@ public final class Vault {
         guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
         try POSIXFile.writeAll(fd, frame.bytes, path: logPath)
         try POSIXFile.sync(fd, path: logPath)
-        validLength += frame.bytes.count
-        fileLength = validLength
+        fileLength = validLength + frame.bytes.count
+        // The frame counts once the commit pointer moves past it.
+        let pointer = CommitPointer(frameCount: frameCount + 1, logLength: UInt64(fileLength))
+        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile),
+                                        with: pointer.sealed(key: key, vaultId: header.vaultId), directory: path)
+        validLength = fileLength
         frameCount += 1
         // What is on disk is now authoritative; apply it the same way a reader will.
         for change in changes {
@@ -184,6 +203,42 @@ public final class Vault {
             if live[change.id] == nil { order.append(change.id) }
             live[change.id] = change
         }
+    }
+
+    // MARK: - Passphrase and facts
+
+    /// Re-wraps the vault key under a new passphrase (and, if given, a new KDF level). No record is
+    /// re-encrypted; the header is replaced atomically, so a crash leaves the old or the new one.
+    public func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel?) throws(VaultError) {
+        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        var updated = header
+        updated.opslimit = kdf?.opslimit ?? header.opslimit
+        updated.memlimit = kdf?.memlimit ?? header.memlimit
+        updated.salt = Sodium.randomBytes(Sodium.saltBytes)
+        let wrapping = try Sodium.deriveKey(from: passphrase, salt: updated.salt, opslimit: updated.opslimit, memlimit: updated.memlimit)
+        updated.wrappedKey = key.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: updated.associatedData) }
+        try POSIXFile.replaceAtomically(Self.file(path, Self.headerFile), with: updated.bytes, directory: path)
+        header = updated
+    }
+
+    /// What `authctl vault info` and `check` report.
+    public struct Facts: Sendable {
+        public let formatVersion: UInt16
+        public let vaultId: [UInt8]
+        public let opslimit: UInt64
+        public let memlimit: UInt64
+        public let frames: UInt64
+        public let committedBytes: Int
+        /// Bytes after the committed end of the log: an append that never finished.
+        public let uncommittedBytes: Int
+        public let liveRecords: [VaultRecord.Kind: Int]
+    }
+
+    public var facts: Facts {
+        Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
+              memlimit: header.memlimit, frames: frameCount, committedBytes: validLength,
+              uncommittedBytes: fileLength - validLength,
+              liveRecords: records.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 })
     }
 
     // MARK: - Secrets inside records

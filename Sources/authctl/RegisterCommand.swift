@@ -7,11 +7,13 @@ enum RegisterCommand {
         let origin = try OriginOption.read(&args)
         let optionsJSON = try OptionsInput.read(&args) ?? (try conveniencesOptions(&args))
         let deviceBound = args.flag("--device-bound")
+        let counter = args.flag("--sign-counter")
         try args.finish()
 
         let options = try CreationOptions(json: optionsJSON)
         let session = Session(vault: try vaultOptions.open(.write), pinFile: vaultOptions.pinFile,
-                              configuration: .init(backupEligible: !deviceBound, backupState: !deviceBound))
+                              configuration: .init(backupEligible: !deviceBound, backupState: !deviceBound,
+                                                   signatureCounter: counter))
         let response = try session.client.create(options: options, origin: origin)
         Output.data(ResponseJSON.encode(response.json))
     }

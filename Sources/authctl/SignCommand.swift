@@ -11,7 +11,8 @@ enum SignCommand {
         try args.finish()
 
         let options = try RequestOptions(json: optionsJSON)
-        let session = Session(vault: try vaultOptions.open(.read), pinFile: vaultOptions.pinFile)
+        // Exclusive: a counting credential's counter is written before the response is printed.
+        let session = Session(vault: try vaultOptions.open(.write), pinFile: vaultOptions.pinFile)
         let response = try session.client.get(options: options, origin: origin) { candidates in
             try pick(candidates, id: pickId, user: pickUser)
         }

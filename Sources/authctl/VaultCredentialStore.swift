@@ -9,7 +9,7 @@ final class VaultCredentialStore: CredentialStore {
         static let credentialId: UInt8 = 1, rpId: UInt8 = 2, userHandle: UInt8 = 3, userName: UInt8 = 4
         static let userDisplayName: UInt8 = 5, createdAt: UInt8 = 6, signCount: UInt8 = 7
         static let backupFlags: UInt8 = 8, publicPoint: UInt8 = 9, sealedPrivateKey: UInt8 = 10
-        static let algorithm: UInt8 = 11
+        static let algorithm: UInt8 = 11, countsSignatures: UInt8 = 12
     }
 
     let vault: Vault
@@ -31,10 +31,11 @@ final class VaultCredentialStore: CredentialStore {
     }
 
     func privateKey(for credential: Credential) throws -> P256PrivateKey {
-        guard let recordId = recordIds[credential.id], let record = vault.record(id: recordId),
-              let sealed = record.fields[Tag.sealedPrivateKey]
-        else { throw AuthenticatorError(.notHandled, "credential \(Base64URL.encode(credential.id)) is not in the vault") }
-        let der = try vault.openSecret(sealed, recordId: recordId)
+        let record = try record(of: credential)
+        guard let sealed = record.fields[Tag.sealedPrivateKey] else {
+            throw AuthenticatorError(.vaultCorrupted, "credential \(Base64URL.encode(credential.id)) has no private key")
+        }
+        let der = try vault.openSecret(sealed, recordId: record.id)
         do {
             return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try P256PrivateKey.load(der: buffer) }
         } catch {
@@ -48,7 +49,21 @@ final class VaultCredentialStore: CredentialStore {
         let length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try privateKey.writePrivateKeyDER(into: buffer) }
         let sealed = der.withUnsafeBytes { vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: recordId) }
         var changes = try replacing.map { old in try tombstone(for: old) }
-        changes.append(VaultRecord(id: recordId, kind: .credential, fields: [
+        changes.append(VaultRecord(id: recordId, kind: .credential, fields: Self.fields(of: credential, sealedKey: sealed)))
+        try vault.commit(changes)
+        recordIds[credential.id] = recordId
+    }
+
+    func updateSignCount(of credential: Credential, to count: UInt32) throws {
+        let record = try self.record(of: credential)
+        var updated = record
+        updated.version += 1
+        updated.fields[Tag.signCount] = bigEndian(count)
+        try vault.commit([updated])
+    }
+
+    static func fields(of credential: Credential, sealedKey: [UInt8]) -> [UInt8: [UInt8]] {
+        [
             Tag.credentialId: credential.id,
             Tag.rpId: Array(credential.rpId.utf8),
             Tag.userHandle: credential.userHandle,
@@ -58,11 +73,10 @@ final class VaultCredentialStore: CredentialStore {
             Tag.signCount: bigEndian(credential.signCount),
             Tag.backupFlags: [(credential.backupEligible ? 1 : 0) | (credential.backupState ? 2 : 0)],
             Tag.publicPoint: credential.publicPoint,
-            Tag.sealedPrivateKey: sealed,
+            Tag.sealedPrivateKey: sealedKey,
             Tag.algorithm: bigEndian(Int32(COSEKey.es256)),
-        ]))
-        try vault.commit(changes)
-        recordIds[credential.id] = recordId
+            Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
+        ]
     }
 
     /// Deletes a credential: a tombstone, so the deletion can later travel to other devices.
@@ -71,10 +85,15 @@ final class VaultCredentialStore: CredentialStore {
     }
 
     private func tombstone(for credential: Credential) throws -> VaultRecord {
+        let record = try record(of: credential)
+        return VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1)
+    }
+
+    private func record(of credential: Credential) throws -> VaultRecord {
         guard let recordId = recordIds[credential.id], let record = vault.record(id: recordId) else {
             throw AuthenticatorError(.notHandled, "credential \(Base64URL.encode(credential.id)) is not in the vault")
         }
-        return VaultRecord(id: recordId, kind: .tombstone, version: record.version + 1)
+        return record
     }
 
     static func decode(_ record: VaultRecord) throws -> Credential {
@@ -102,7 +121,8 @@ final class VaultCredentialStore: CredentialStore {
             id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
             userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
             createdAt: try integer(Tag.createdAt, UInt64.self), signCount: try integer(Tag.signCount, UInt32.self),
-            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint))
+            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint),
+            countsSignatures: record.fields[Tag.countsSignatures] == [1])
     }
 }
 

@@ -10,14 +10,17 @@ public struct Authenticator {
         /// BE/BS for new credentials: synced passkeys are backup eligible and backed up.
         public var backupEligible: Bool
         public var backupState: Bool
+        /// New credentials count their signatures (1, 2, 3, …) instead of always reporting 0.
+        public var signatureCounter: Bool
 
         public init(aaguid: [UInt8] = Configuration.authctlAAGUID, credentialIdLength: Int = 16,
-                    backupEligible: Bool = true, backupState: Bool = true) {
+                    backupEligible: Bool = true, backupState: Bool = true, signatureCounter: Bool = false) {
             precondition(aaguid.count == 16 && credentialIdLength >= 16)
             self.aaguid = aaguid
             self.credentialIdLength = credentialIdLength
             self.backupEligible = backupEligible
             self.backupState = backupEligible && backupState
+            self.signatureCounter = signatureCounter
         }
 
         /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.

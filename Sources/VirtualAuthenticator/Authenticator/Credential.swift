@@ -14,10 +14,14 @@ public struct Credential: Equatable, Sendable {
     public var backupState: Bool
     /// The uncompressed public point, kept in clear so listing never touches a private key.
     public var publicPoint: [UInt8]
+    /// Whether each assertion increments ``signCount`` (a device-bound habit) or leaves it at 0
+    /// (what synced passkeys do).
+    public var countsSignatures: Bool
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
-        createdAt: UInt64, signCount: UInt32, backupEligible: Bool, backupState: Bool, publicPoint: [UInt8]
+        createdAt: UInt64, signCount: UInt32, backupEligible: Bool, backupState: Bool, publicPoint: [UInt8],
+        countsSignatures: Bool = false
     ) {
         self.id = id
         self.rpId = rpId
@@ -29,5 +33,6 @@ public struct Credential: Equatable, Sendable {
         self.backupEligible = backupEligible
         self.backupState = backupState
         self.publicPoint = publicPoint
+        self.countsSignatures = countsSignatures
     }
 }

@@ -55,13 +55,21 @@ extension Authenticator {
             try user.verifyUser(prompt)
         }
 
-        // Step 11: authenticator data without attested credential data, then the signature over
-        // authenticatorData ‖ clientDataHash. Synced passkeys keep signCount at 0.
+        // Step 11: a counting credential's counter moves, durably, before anything is signed, so
+        // no two assertions ever carry the same count. Synced passkeys keep signCount at 0.
+        var signCount = credential.signCount
+        if credential.countsSignatures {
+            guard signCount < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
+            signCount += 1
+            try store.updateSignCount(of: credential, to: signCount)
+        }
+        // Authenticator data without attested credential data; the signature is over
+        // authenticatorData ‖ clientDataHash.
         var flags: AuthenticatorFlags = [.userPresent]
         flags.set(.userVerified, request.performUserVerification)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
-        let authenticatorData = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: credential.signCount).bytes
+        let authenticatorData = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount).bytes
         let key = try store.privateKey(for: credential)
         let signature = try key.sign(authenticatorData + request.clientDataHash)
         return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)

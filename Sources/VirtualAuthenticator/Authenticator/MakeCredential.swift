@@ -71,7 +71,7 @@ extension Authenticator {
             userHandle: request.userHandle, userName: request.userName,
             userDisplayName: request.userDisplayName, createdAt: clock.now(), signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
-            publicPoint: point)
+            publicPoint: point, countsSignatures: configuration.signatureCounter)
 
         var flags: AuthenticatorFlags = [.userPresent]
         flags.set(.userVerified, request.performUserVerification)

@@ -8,6 +8,8 @@ public protocol CredentialStore {
     /// Stores a new credential and, in the same atomic step, deletes `replacing` (the passkey the
     /// same RP and user handle had before, WebAuthn L3 §6.3.2 step 7.5 for discoverable credentials).
     func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential]) throws
+    /// Durably records a counting credential's new signature count.
+    func updateSignCount(of credential: Credential, to count: UInt32) throws
 }
 
 /// A store in memory, for tests and in-process use.
@@ -30,5 +32,12 @@ public final class InMemoryCredentialStore: CredentialStore, @unchecked Sendable
     public func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential]) throws {
         stored.removeAll { entry in replacing.contains { $0.id == entry.0.id } }
         stored.append((credential, privateKey))
+    }
+
+    public func updateSignCount(of credential: Credential, to count: UInt32) throws {
+        guard let index = stored.firstIndex(where: { $0.0.id == credential.id }) else {
+            throw AuthenticatorError(.notHandled, "credential is gone")
+        }
+        stored[index].0.signCount = count
     }
 }
