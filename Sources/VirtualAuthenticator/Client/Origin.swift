@@ -55,7 +55,12 @@ public struct Origin: Equatable, Sendable {
 /// effective domain or be a registrable domain suffix of it (HTML §7.2).
 public enum RelyingPartyIdentifier {
     public static func validate(_ rpId: String?, for origin: Origin,
-                                suffixes: PublicSuffixList = .system) throws(AuthenticatorError) -> String {
+                                suffixes: PublicSuffixList) throws(AuthenticatorError) -> String {
+        try validate(rpId, for: origin) { suffixes }
+    }
+
+    public static func validate(_ rpId: String?, for origin: Origin,
+                                suffixes loadSuffixes: () -> PublicSuffixList = { .system }) throws(AuthenticatorError) -> String {
         guard let rpId else { return origin.host }
         let candidate = rpId.lowercased()
         if candidate == origin.host { return candidate }
@@ -66,6 +71,7 @@ public enum RelyingPartyIdentifier {
             throw AuthenticatorError(.securityError,
                 "rp id '\(rpId)' is neither the origin's host '\(origin.host)' nor a suffix of it")
         }
+        let suffixes = loadSuffixes()
         let hostSuffix = suffixes.publicSuffix(of: origin.host)
         if candidate == suffixes.publicSuffix(of: candidate) || hostSuffix.hasSuffix("." + candidate) || hostSuffix == candidate {
             throw AuthenticatorError(.securityError, "rp id '\(rpId)' is a public suffix; it cannot be registrable")

@@ -4,49 +4,69 @@ import Foundation
 /// domain suffix of the caller's origin (HTML §7.2 "is a registrable domain suffix of or is equal
 /// to"). Read from Debian's `publicsuffix` package; without it only the implicit `*` rule applies
 /// (every top-level label is a public suffix), which misses multi-label suffixes like `co.uk`.
+///
+/// The list has ~10,000 rules and a CLI call needs the answer for one or two domains, so the list
+/// is kept as bytes and scanned for the few rules that could match, rather than parsed whole.
 public struct PublicSuffixList: Sendable {
     public static let debianPath = "/usr/share/publicsuffix/public_suffix_list.dat"
 
-    private var rules: Set<String> = []
-    private var wildcards: Set<String> = []  // "*.ck" stored as "ck"
-    private var exceptions: Set<String> = []  // "!www.ck" stored as "www.ck"
-    public private(set) var isEmpty = true
+    private let bytes: [UInt8]
 
-    public init(text: String) {
-        for line in text.split(whereSeparator: \.isNewline) {
-            guard let token = line.split(whereSeparator: \.isWhitespace).first, !token.hasPrefix("//") else { continue }
-            let rule = token.lowercased()
-            if rule.hasPrefix("!") {
-                exceptions.insert(String(rule.dropFirst()))
-            } else if rule.hasPrefix("*.") {
-                wildcards.insert(String(rule.dropFirst(2)))
-            } else {
-                rules.insert(rule)
-            }
-            isEmpty = false
-        }
-    }
+    public init(text: String) { bytes = Array(text.utf8) }
 
     /// The list from `path`, or the empty list (implicit `*` only) if it cannot be read.
     public static func load(path: String = debianPath) -> PublicSuffixList {
-        guard let data = FileManager.default.contents(atPath: path) else { return PublicSuffixList(text: "") }
-        return PublicSuffixList(text: String(decoding: data, as: UTF8.self))
+        PublicSuffixList(bytes: FileManager.default.contents(atPath: path).map(Array.init) ?? [])
     }
 
-    public static let system = PublicSuffixList.load()
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+
+    /// Debian's list, read on first use (only an RP ID that differs from the origin's host needs it).
+    public static var system: PublicSuffixList { systemList }
+    private static let systemList = PublicSuffixList.load()
 
     /// The public suffix of a lower-case domain, by the list's algorithm: an exception rule wins;
     /// otherwise the matching rule with the most labels; otherwise the last label.
     public func publicSuffix(of domain: String) -> String {
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let suffixes = (0..<labels.count).map { labels[$0...].joined(separator: ".") }
+        var candidates = Set<String>()
+        for (start, suffix) in suffixes.enumerated() {
+            candidates.insert(suffix)
+            candidates.insert("!" + suffix)
+            if start > 0 { candidates.insert("*." + suffix) }
+        }
+        let present = rules(among: candidates)
         var best = 1
-        for start in 0..<labels.count {
-            let candidate = labels[start...].joined(separator: ".")
+        for (start, suffix) in suffixes.enumerated() {
             let count = labels.count - start
-            if exceptions.contains(candidate) { return labels[(start + 1)...].joined(separator: ".") }
-            if rules.contains(candidate) { best = max(best, count) }
-            if start > 0, wildcards.contains(candidate) { best = max(best, count + 1) }
+            if present.contains("!" + suffix) { return labels[(start + 1)...].joined(separator: ".") }
+            if present.contains(suffix) { best = max(best, count) }
+            if start > 0, present.contains("*." + suffix) { best = max(best, count + 1) }
         }
         return labels.suffix(best).joined(separator: ".")
+    }
+
+    /// Which of `candidates` appear as rules: one pass over the lines, comparing bytes only where
+    /// a line's rule has the length of some candidate.
+    private func rules(among candidates: Set<String>) -> Set<String> {
+        let wanted = Dictionary(grouping: candidates.map { Array($0.utf8) }, by: \.count)
+        var found = Set<String>()
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+            var ruleEnd = start
+            while ruleEnd < end, bytes[ruleEnd] != 0x20, bytes[ruleEnd] != 0x09, bytes[ruleEnd] != 0x0D { ruleEnd += 1 }
+            if let sameLength = wanted[ruleEnd - start] {
+                let rule = bytes[start..<ruleEnd]
+                if let match = sameLength.first(where: { $0.elementsEqual(rule) }) {
+                    found.insert(String(decoding: match, as: UTF8.self))
+                }
+            }
+            start = end + 1
+        }
+        return found
     }
 }

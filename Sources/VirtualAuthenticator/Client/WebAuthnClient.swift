@@ -5,9 +5,10 @@ import Foundation
 /// verification, call the authenticator, and shape the response JSON a page would POST.
 public struct WebAuthnClient {
     public let authenticator: Authenticator
-    public let suffixes: PublicSuffixList
+    /// The Public Suffix List, fetched only when an RP ID differs from the origin's host.
+    public let suffixes: @Sendable () -> PublicSuffixList
 
-    public init(authenticator: Authenticator, suffixes: PublicSuffixList = .system) {
+    public init(authenticator: Authenticator, suffixes: @escaping @Sendable () -> PublicSuffixList = { .system }) {
         self.authenticator = authenticator
         self.suffixes = suffixes
     }
