@@ -143,7 +143,15 @@ public final class Vault {
         }
         // Bytes past the committed length are an append that never finished (the process died
         // before the commit file was replaced, so nothing acknowledged it): ignored here, cut off
-        // before the next append.
+        // before the next append. One writer appends one frame at a time, so such a tail holds at
+        // most one frame; more is not a crash but a commit file put back from the past.
+        let tail = data.count - committed
+        if tail >= 4 {
+            let length = Int(data[committed..<committed + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            guard tail <= 4 + length else {
+                throw VaultError(.corrupted, "\(tail) bytes follow the committed end of the log, more than one unfinished frame: the commit file is older than the log")
+            }
+        }
         validLength = committed
     }
 
