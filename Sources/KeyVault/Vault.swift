@@ -7,8 +7,8 @@ import Darwin
 /// An encrypted vault directory (see docs/vault-format.md):
 ///
 ///     header   the KDF parameters and the vault key, wrapped under the passphrase
-///     log      append-only frames; each seals one atomic batch of records under the vault key
-///     commit   how many frames (and bytes) of the log are acknowledged, sealed under the vault key
+///     log.N    append-only frames of generation N; each seals one atomic batch of records
+///     commit   which generation is current and how much of it is acknowledged, sealed
 ///     lock     an empty file for flock
 ///
 /// A `Vault` holds the directory's lock for its whole life (shared to read, exclusive to write),
@@ -16,18 +16,19 @@ import Darwin
 public final class Vault {
     public enum Access: Sendable { case read, write }
 
-    static let headerFile = "header", logFile = "log", commitFile = "commit", lockFile = "lock"
+    static let headerFile = "header", commitFile = "commit", lockFile = "lock"
 
     public let path: String
     public let access: Access
-    private var header: VaultHeader
-    private let key: SecureBytes
+    var header: VaultHeader
+    let key: SecureBytes
     private let lock: VaultLock
-    private var frameCount: UInt64 = 0
-    private var validLength = 0  // bytes of the log that are committed
-    private var fileLength = 0  // bytes in the log file, committed or not
-    private var live: [[UInt8]: VaultRecord] = [:]
-    private var order: [[UInt8]] = []  // ids in the order they first appeared
+    var generation: UInt64 = 0  // which log file is current; compaction moves to the next
+    var frameCount: UInt64 = 0
+    var validLength = 0  // bytes of the log that are committed
+    var fileLength = 0  // bytes in the log file, committed or not
+    var live: [[UInt8]: VaultRecord] = [:]
+    var order: [[UInt8]] = []  // ids in the order they first appeared
 
     public var vaultId: [UInt8] { header.vaultId }
     public var kdfLimits: (opslimit: UInt64, memlimit: UInt64) { (header.opslimit, header.memlimit) }
@@ -47,7 +48,8 @@ public final class Vault {
         self.lock = lock
     }
 
-    private static func file(_ dir: String, _ name: String) -> String { dir + "/" + name }
+    static func file(_ dir: String, _ name: String) -> String { dir + "/" + name }
+    static func logFile(_ generation: UInt64) -> String { "log.\(generation)" }
 
     // MARK: - Create and open
 
@@ -58,7 +60,7 @@ public final class Vault {
         // writing a byte into it; then check again for a vault under the lock, for racing inits.
         func refuseExisting() throws(VaultError) {
             if POSIXFile.exists(file(path, headerFile)) { throw VaultError(.exists, "a vault already exists at \(path)") }
-            let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile, commitFile, commitFile + ".tmp", headerFile + ".tmp"].contains($0) }
+            let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile(0), commitFile, commitFile + ".tmp", headerFile + ".tmp"].contains($0) }
             guard strangers.isEmpty else {
                 throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))); choose a new directory for the vault")
             }
@@ -75,8 +77,8 @@ public final class Vault {
         header.wrappedKey = vaultKey.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: header.associatedData) }
         // The empty log and its commit pointer first, the header last: a directory is a vault once
         // its header exists.
-        try POSIXFile.replaceAtomically(file(path, logFile), with: [], directory: path)
-        try POSIXFile.replaceAtomically(file(path, commitFile), with: CommitPointer(frameCount: 0, logLength: 0)
+        try POSIXFile.replaceAtomically(file(path, logFile(0)), with: [], directory: path)
+        try POSIXFile.replaceAtomically(file(path, commitFile), with: CommitPointer(generation: 0, frameCount: 0, logLength: 0)
             .sealed(key: vaultKey, vaultId: header.vaultId), directory: path)
         try POSIXFile.replaceAtomically(file(path, headerFile), with: header.bytes, directory: path)
         return Vault(path: path, access: .write, header: header, key: vaultKey, lock: lock)
@@ -97,120 +99,8 @@ public final class Vault {
         else { throw VaultError(.locked, "wrong passphrase for the vault at \(path)") }
         let vault = Vault(path: path, access: access, header: header, key: key, lock: lock)
         try vault.readLog()
+        if access == .write { vault.removeOrphanLogs() }
         return vault
-    }
-
-    // MARK: - The log
-
-    /// Associated data of frame `sequence`: binds it to this vault and to its place in the log, so
-    /// frames cannot be reordered, dropped from the middle, or moved between vaults.
-    private func frameAssociatedData(_ sequence: UInt64) -> [UInt8] {
-        var w = ByteWriter()
-        w.append(Array("AUTHCTL-FRAME".utf8))
-        w.append(VaultHeader.formatVersion)
-        w.append(header.vaultId)
-        w.append(sequence)
-        return w.bytes
-    }
-
-    private func readLog() throws(VaultError) {
-        let pointer = try CommitPointer(opening: try POSIXFile.readAll(Self.file(path, Self.commitFile)),
-                                        key: key, vaultId: header.vaultId)
-        let logPath = Self.file(path, Self.logFile)
-        let data = try POSIXFile.readAll(logPath)
-        fileLength = data.count
-        guard UInt64(data.count) >= pointer.logLength else {
-            throw VaultError(.corrupted, "the log is \(data.count) bytes but \(pointer.logLength) are committed: it was truncated")
-        }
-        let committed = Int(pointer.logLength)
-        var offset = 0
-        while offset < committed {
-            guard committed - offset >= 4 else { throw VaultError(.corrupted, "log frame \(frameCount) is cut short") }
-            let length = Int(data[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-            guard committed - offset - 4 >= length else {
-                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) runs past the committed end of the log")
-            }
-            let sealed = data[(offset + 4)..<(offset + 4 + length)]
-            guard let plain = Sodium.open(sealed, key: key, associatedData: frameAssociatedData(frameCount)) else {
-                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) failed authentication: the vault was damaged or tampered with")
-            }
-            try apply(plain, frame: frameCount)
-            frameCount += 1
-            offset += 4 + length
-        }
-        guard frameCount == pointer.frameCount else {
-            throw VaultError(.corrupted, "the log holds \(frameCount) committed frames but the commit file says \(pointer.frameCount)")
-        }
-        // Bytes past the committed length are an append that never finished (the process died
-        // before the commit file was replaced, so nothing acknowledged it): ignored here, cut off
-        // before the next append. One writer appends one frame at a time, so such a tail holds at
-        // most one frame; more is not a crash but a commit file put back from the past.
-        let tail = data.count - committed
-        if tail >= 4 {
-            let length = Int(data[committed..<committed + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-            guard tail <= 4 + length else {
-                throw VaultError(.corrupted, "\(tail) bytes follow the committed end of the log, more than one unfinished frame: the commit file is older than the log")
-            }
-        }
-        validLength = committed
-    }
-
-    private func apply(_ plain: SecureBytes, frame: UInt64) throws(VaultError) {
-        let bytes = plain.withUnsafeBytes { Array($0) }
-        var r = ByteReader(bytes, context: "log frame \(frame)")
-        let count = try r.read(UInt32.self)
-        for _ in 0..<count {
-            let record = try VaultRecord(reading: &r)
-            if let old = live[record.id], record.version <= old.version {
-                throw VaultError(.corrupted, "\(r.context) goes back to version \(record.version) of a record at version \(old.version)")
-            }
-            if record.kind == .tombstone {
-                live[record.id] = nil
-            } else {
-                if live[record.id] == nil { order.append(record.id) }
-                live[record.id] = record
-            }
-        }
-        guard r.remaining == 0 else { throw VaultError(.corrupted, "\(r.context) has \(r.remaining) trailing bytes") }
-    }
-
-    /// Commits `changes` as one frame: all of them are durable when this returns, or none is.
-    /// A tombstone (kind `.tombstone`) deletes the live record with its id.
-    public func commit(_ changes: [VaultRecord]) throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
-        var w = ByteWriter()
-        w.append(UInt32(changes.count))
-        for change in changes { w.append(change.bytes) }
-        var plain = w.bytes
-        let sealed = plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: frameAssociatedData(frameCount)) }
-        plain.withUnsafeMutableBytes { sodiumWipe($0) }
-        var frame = ByteWriter()
-        frame.append(UInt32(sealed.count))
-        frame.append(sealed)
-
-        let logPath = Self.file(path, Self.logFile)
-        let fd = Glibc.open(logPath, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw VaultError(.io, "cannot open \(logPath): \(POSIXFile.errorText())") }
-        defer { close(fd) }
-        if fileLength != validLength {
-            guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
-        }
-        guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
-        try POSIXFile.writeAll(fd, frame.bytes, path: logPath)
-        try POSIXFile.sync(fd, path: logPath)
-        fileLength = validLength + frame.bytes.count
-        // The frame counts once the commit pointer moves past it.
-        let pointer = CommitPointer(frameCount: frameCount + 1, logLength: UInt64(fileLength))
-        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile),
-                                        with: pointer.sealed(key: key, vaultId: header.vaultId), directory: path)
-        validLength = fileLength
-        frameCount += 1
-        // What is on disk is now authoritative; apply it the same way a reader will.
-        for change in changes {
-            if change.kind == .tombstone { live[change.id] = nil; continue }
-            if live[change.id] == nil { order.append(change.id) }
-            live[change.id] = change
-        }
     }
 
     // MARK: - Passphrase and facts
@@ -235,6 +125,8 @@ public final class Vault {
         public let vaultId: [UInt8]
         public let opslimit: UInt64
         public let memlimit: UInt64
+        /// The log's generation: how many times it was compacted.
+        public let generation: UInt64
         public let frames: UInt64
         public let committedBytes: Int
         /// Bytes after the committed end of the log: an append that never finished.
@@ -244,7 +136,7 @@ public final class Vault {
 
     public var facts: Facts {
         Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
-              memlimit: header.memlimit, frames: frameCount, committedBytes: validLength,
+              memlimit: header.memlimit, generation: generation, frames: frameCount, committedBytes: validLength,
               uncommittedBytes: fileLength - validLength,
               liveRecords: records.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 })
     }

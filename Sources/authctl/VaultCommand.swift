@@ -9,7 +9,8 @@ enum VaultCommand {
         case "info": try info(&args, json: json)
         case "check": try check(&args, json: json)
         case "passwd": try passwd(&args)
-        default: throw AuthenticatorError(.usage, "vault needs one of: info, check, passwd")
+        case "compact": try compact(&args)
+        default: throw AuthenticatorError(.usage, "vault needs one of: info, check, passwd, compact")
         }
     }
 
@@ -45,6 +46,16 @@ enum VaultCommand {
         }
     }
 
+    /// Rewrites the log with only the live records (it also happens by itself as the log grows).
+    static func compact(_ args: inout Arguments) throws {
+        let options = try VaultOptions(&args)
+        try args.finish()
+        let vault = try options.open(.write)
+        let before = vault.facts.committedBytes
+        try vault.compact()
+        Output.diagnostic("authctl: compacted the log from \(before) to \(vault.facts.committedBytes) bytes")
+    }
+
     static func passwd(_ args: inout Arguments) throws {
         let options = try VaultOptions(&args)
         let newFile = try args.value("--new-passphrase-file")
@@ -69,7 +80,7 @@ enum VaultCommand {
             "path": vault.path, "formatVersion": Int(facts.formatVersion), "vaultId": hexString(facts.vaultId),
             "kdf": ["algorithm": "argon2id13", "level": level?.rawValue ?? "custom",
                     "opslimit": Int(facts.opslimit), "memlimit": Int(facts.memlimit)] as [String: Any],
-            "frames": Int(facts.frames), "committedBytes": facts.committedBytes,
+            "generation": Int(facts.generation), "frames": Int(facts.frames), "committedBytes": facts.committedBytes,
             "uncommittedBytes": facts.uncommittedBytes,
             "credentials": facts.liveRecords[.credential] ?? 0,
             "biometryEnrolled": VaultSettings.pinVerifier(in: vault) != nil,

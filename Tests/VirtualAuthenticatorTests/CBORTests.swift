@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VirtualAuthenticator
 
@@ -137,9 +138,17 @@ func decodeRejectsTags(hex: String) {
     expectDecodingFails(hexBytes(hex))
 }
 
-@Test func decodeRejectsFloatsAndOtherSimpleValues() {
-    expectDecodingFails(hexBytes("f9 3c 00"))  // half-precision 1.0
+@Test func decodeRejectsSimpleValuesOtherThanBoolAndNull() {
     expectDecodingFails(hexBytes("f7"))  // undefined
+    expectDecodingFails(hexBytes("f0"))  // simple(16)
+}
+
+@Test func decodeRejectsFloatsWithoutCrashing() async {
+    // In a child process, because a failure here is an abort (libcbor's assertion), not a throw.
+    await #expect(processExitsWith: .success) {
+        let floats: [[UInt8]] = [[0xf9, 0x3c, 0x00], [0xfa, 0x3f, 0x80, 0x00, 0x00], [0xfb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0]]
+        for bytes in floats where (try? CBORValue.decode(bytes)) != nil { exit(1) }
+    }
 }
 
 @Test func decodeRejectsInvalidUTF8Text() {

@@ -15,7 +15,7 @@ private struct Harness {
 
     init(user: ScriptedUser = ScriptedUser()) {
         authenticator = Authenticator(store: store, user: user, clock: Clock { fixedTime })
-        client = WebAuthnClient(authenticator: authenticator, suffixes: PublicSuffixList(text: "com\n"))
+        client = WebAuthnClient(authenticator: authenticator, suffixes: { PublicSuffixList(text: "com\n") })
     }
 
     func register(_ tweak: (inout CreationOptions) -> Void = { _ in }) throws -> RegistrationResponse {

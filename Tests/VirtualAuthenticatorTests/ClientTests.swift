@@ -185,11 +185,21 @@ func publicSuffixFollowsTheListsRules(domain: String, suffix: String) {
     #expect(testSuffixes.publicSuffix(of: domain) == suffix)
 }
 
-@Test func publicSuffixListIgnoresCommentsAndBlankLines() {
-    let list = PublicSuffixList(text: "// comment\n\nco.uk\n")
-    #expect(!list.isEmpty)
+@Test func publicSuffixListIgnoresCommentsBlankLinesAndWhatFollowsARule() {
+    let list = PublicSuffixList(text: "// example.com is only mentioned\n\nco.uk  trailing words\r\nck\r\n")
+    #expect(list.publicSuffix(of: "a.example.com") == "com")
     #expect(list.publicSuffix(of: "x.co.uk") == "co.uk")
-    #expect(PublicSuffixList(text: "// only a comment\n").isEmpty)
+    #expect(list.publicSuffix(of: "a.b.ck") == "ck")
+}
+
+@Test func publicSuffixRulesInUnicodeMatchTheirPunycodeHosts() {
+    // The list writes IDN rules in Unicode; hosts reach it in Punycode (Origin accepts only
+    // ASCII). The PSL algorithm compares both canonicalized to Punycode: 公司.cn is xn--55qx5d.cn.
+    let list = PublicSuffixList(text: "cn\n公司.cn\n")
+    #expect(list.publicSuffix(of: "shop.xn--55qx5d.cn") == "xn--55qx5d.cn")
+    expectAuthenticatorError(.securityError) {
+        try RelyingPartyIdentifier.validate("xn--55qx5d.cn", for: try Origin(parsing: "https://shop.xn--55qx5d.cn"), suffixes: list)
+    }
 }
 
 // MARK: - Options JSON

@@ -77,6 +77,13 @@ def authctl(tmp_path) -> Authctl:
     return tool
 
 
+def log_file(vault: pathlib.Path) -> pathlib.Path:
+    """The vault's current log (`log.N`; compaction moves to the next generation)."""
+    logs = sorted(vault.glob("log.*"))
+    assert len(logs) == 1, logs
+    return logs[0]
+
+
 def tamper(response: dict, field: str, index: int = -1) -> dict:
     """A copy of a response with one byte of response[field] flipped."""
     copy = json.loads(json.dumps(response))

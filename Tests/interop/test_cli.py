@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from conftest import PASSPHRASE, unb64url
+from conftest import PASSPHRASE, log_file, unb64url
 
 ORIGIN = "https://example.com"
 GOOD = {"rp": {"id": "example.com", "name": "Example"}, "user": {"id": "dXNlcg", "name": "u", "displayName": "U"},
@@ -89,7 +89,7 @@ def test_missing_and_foreign_vaults(authctl, tmp_path):
 
 @pytest.mark.parametrize("target", ["log", "header"])
 def test_corruption_is_reported_not_used(registered, target):
-    path = registered.vault / target
+    path = log_file(registered.vault) if target == "log" else registered.vault / target
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x40
     path.write_bytes(bytes(data))

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import BIN, unb64url
+from conftest import BIN, log_file, unb64url
 
 ORIGIN = "https://example.com"
 
@@ -42,12 +42,14 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
     span = max(0.02, 3 * (time.monotonic() - began))
     killed = finished = 0
     for i in range(90):
-        action = rng.choice(["register", "register", "sign", "delete"])
+        action = rng.choice(["register", "register", "sign", "sign", "delete", "compact"])
         if action == "register":
             args = ["register", "--origin", ORIGIN, "--user-name", f"user{i}", "--user-id",
                     base64.urlsafe_b64encode(f"u{i}".encode()).rstrip(b"=").decode()]
         elif action == "sign":
             args = ["sign", "--origin", ORIGIN, f"--credential={counting}"]
+        elif action == "compact":
+            args = ["vault", "compact"]
         else:
             candidates = sorted(acknowledged - {counting})
             if not candidates:
@@ -136,7 +138,7 @@ def small_vault(authctl):
 
 def test_every_flipped_byte_is_reported_as_corruption(small_vault):
     vault = small_vault.vault
-    files = {name: (vault / name).read_bytes() for name in ("header", "commit", "log")}
+    files = {name: (vault / name).read_bytes() for name in ("header", "commit", log_file(vault).name)}
     assert sum(len(b) for b in files.values()) > 1000
     outcomes = {}
     for name, original in files.items():
@@ -155,22 +157,22 @@ def test_every_flipped_byte_is_reported_as_corruption(small_vault):
                                     "swap frames"])
 def test_structural_damage_is_reported(small_vault, damage):
     vault = small_vault.vault
-    log = (vault / "log").read_bytes()
+    log = log_file(vault).read_bytes()
     frames, offset = [], 0
     while offset < len(log):
         length = struct.unpack(">I", log[offset:offset + 4])[0]
         frames.append(log[offset:offset + 4 + length])
         offset += 4 + length
     if damage == "truncate log":
-        (vault / "log").write_bytes(log[:-7])
+        log_file(vault).write_bytes(log[:-7])
     elif damage in ("truncate header", "truncate commit"):
         path = vault / damage.split()[1]
         path.write_bytes(path.read_bytes()[:-1])
     elif damage == "drop last frame":
-        (vault / "log").write_bytes(b"".join(frames[:-1]))
+        log_file(vault).write_bytes(b"".join(frames[:-1]))
     elif damage == "swap frames":
         frames[1], frames[2] = frames[2], frames[1]
-        (vault / "log").write_bytes(b"".join(frames))
+        log_file(vault).write_bytes(b"".join(frames))
     result = small_vault.run("list")
     assert (result.code, result.stdout) == (21, ""), result.stderr
     assert "vaultCorrupted" in result.stderr
@@ -198,9 +200,9 @@ def test_a_frame_from_another_vault_with_the_same_passphrase_is_refused(authctl,
     for env in (authctl.env, other_env):
         subprocess.run([BIN, "init", "--kdf", "min"], env=env, capture_output=True) if env is other_env else None
         subprocess.run([BIN, "register", "--origin", ORIGIN], env=env, capture_output=True, check=True)
-    mine, theirs = (authctl.vault / "log").read_bytes(), (tmp_path / "other" / "log").read_bytes()
+    mine, theirs = log_file(authctl.vault).read_bytes(), log_file(tmp_path / "other").read_bytes()
     # Same shape, same position, same passphrase: only the vault binding tells them apart.
-    (authctl.vault / "log").write_bytes(theirs)
+    log_file(authctl.vault).write_bytes(theirs)
     (authctl.vault / "commit").write_bytes((tmp_path / "other" / "commit").read_bytes())
     result = authctl.run("list")
     assert result.code == 21 and "vaultCorrupted" in result.stderr
@@ -209,24 +211,43 @@ def test_a_frame_from_another_vault_with_the_same_passphrase_is_refused(authctl,
 
 def test_an_unfinished_append_is_ignored_then_cut_off(authctl):
     first = authctl.run("register", "--origin", ORIGIN, "--user-name", "a").json["id"]
-    committed = (authctl.vault / "log").read_bytes()
-    with open(authctl.vault / "log", "ab") as log:  # a frame whose write never completed
+    committed = log_file(authctl.vault).read_bytes()
+    with open(log_file(authctl.vault), "ab") as log:  # a frame whose write never completed
         log.write(struct.pack(">I", 400) + b"\x00" * 50)
     assert ids(authctl) == {first}
     info = authctl.run("--json", "vault", "info").json
     assert info["uncommittedBytes"] == 54
     second = authctl.run("register", "--origin", ORIGIN, "--user-name", "b", "--user-id", "Yg").json["id"]
     assert ids(authctl) == {first, second}
-    assert (authctl.vault / "log").read_bytes().startswith(committed)
+    assert log_file(authctl.vault).read_bytes().startswith(committed)
     assert authctl.run("--json", "vault", "info").json["uncommittedBytes"] == 0
+
+
+def test_compaction_keeps_live_records_and_drops_the_rest(authctl):
+    counting = authctl.run("register", "--origin", ORIGIN, "--user-name", "c", "--sign-counter").json["id"]
+    doomed = authctl.run("register", "--origin", ORIGIN, "--user-name", "d", "--user-id", "ZA").json["id"]
+    assert authctl.run("delete", doomed).code == 0
+    for _ in range(20):
+        assert authctl.run("sign", "--origin", ORIGIN, f"--credential={counting}").code == 0
+    before = authctl.run("--json", "vault", "info").json
+    listing = authctl.listing()
+    assert authctl.run("vault", "compact").code == 0
+    after = authctl.run("--json", "vault", "info").json
+    assert after["generation"] == before["generation"] + 1 and after["frames"] == 1
+    assert after["committedBytes"] < before["committedBytes"] / 4
+    assert log_file(authctl.vault).name == f"log.{after['generation']}"  # the old log is gone
+    assert authctl.listing() == listing
+    signed = authctl.run("sign", "--origin", ORIGIN, f"--credential={counting}").json
+    assert sign_count(signed) == 21
+    assert authctl.run("vault", "check").code == 0
 
 
 def test_passphrase_change_rewraps_and_keeps_everything(authctl, tmp_path):
     made = authctl.run("register", "--origin", ORIGIN).json["id"]
-    log_before = (authctl.vault / "log").read_bytes()
+    log_before = log_file(authctl.vault).read_bytes()
     result = authctl.run("vault", "passwd", env={"AUTHCTL_NEW_PASSPHRASE": "new passphrase"})
     assert result.code == 0, result.stderr
-    assert (authctl.vault / "log").read_bytes() == log_before  # nothing re-encrypted
+    assert log_file(authctl.vault).read_bytes() == log_before  # nothing re-encrypted
     assert authctl.run("list").code == 20  # the old passphrase no longer opens it
     new = {"AUTHCTL_PASSPHRASE": "new passphrase"}
     assert authctl.run("sign", "--origin", ORIGIN, env=new).json["id"] == made

@@ -1,0 +1,198 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The log: reading it at open, appending one frame per commit, compacting it into a new
+/// generation. See docs/vault-format.md.
+extension Vault {
+    /// Records per frame when a log is rewritten whole.
+    static let compactionBatch = 512
+
+    /// Associated data of frame `sequence` of generation `generation`: binds the frame to this
+    /// vault and to its place, so frames cannot be reordered, dropped from the middle, moved
+    /// between generations, or moved between vaults.
+    func frameAssociatedData(_ sequence: UInt64, generation: UInt64) -> [UInt8] {
+        var w = ByteWriter()
+        w.append(Array("AUTHCTL-FRAME".utf8))
+        w.append(VaultHeader.formatVersion)
+        w.append(header.vaultId)
+        w.append(generation)
+        w.append(sequence)
+        return w.bytes
+    }
+
+    var logPath: String { Self.file(path, Self.logFile(generation)) }
+
+    func readLog() throws(VaultError) {
+        let pointer = try CommitPointer(opening: try POSIXFile.readAll(Self.file(path, Self.commitFile)),
+                                        key: key, vaultId: header.vaultId)
+        generation = pointer.generation
+        let data: [UInt8]
+        do {
+            data = try POSIXFile.readAll(logPath)
+        } catch where error.kind == .notFound {
+            throw VaultError(.corrupted, "the log \(Self.logFile(generation)) named by the commit file is missing")
+        }
+        fileLength = data.count
+        guard UInt64(data.count) >= pointer.logLength else {
+            throw VaultError(.corrupted, "the log is \(data.count) bytes but \(pointer.logLength) are committed: it was truncated")
+        }
+        let committed = Int(pointer.logLength)
+        var offset = 0
+        while offset < committed {
+            guard committed - offset >= 4 else { throw VaultError(.corrupted, "log frame \(frameCount) is cut short") }
+            let length = Self.frameLength(data, at: offset)
+            guard committed - offset - 4 >= length else {
+                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) runs past the committed end of the log")
+            }
+            let sealed = data[(offset + 4)..<(offset + 4 + length)]
+            guard let plain = Sodium.open(sealed, key: key, associatedData: frameAssociatedData(frameCount, generation: generation)) else {
+                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) failed authentication: the vault was damaged or tampered with")
+            }
+            try apply(plain, frame: frameCount)
+            frameCount += 1
+            offset += 4 + length
+        }
+        guard frameCount == pointer.frameCount else {
+            throw VaultError(.corrupted, "the log holds \(frameCount) committed frames but the commit file says \(pointer.frameCount)")
+        }
+        // Bytes past the committed length are an append that never finished (the process died
+        // before the commit file was replaced, so nothing acknowledged it): ignored here, cut off
+        // before the next append. One writer appends one frame at a time, so such a tail holds at
+        // most one frame; more is not a crash but a commit file put back from the past.
+        let tail = data.count - committed
+        if tail >= 4, tail > 4 + Self.frameLength(data, at: committed) {
+            throw VaultError(.corrupted, "\(tail) bytes follow the committed end of the log, more than one unfinished frame: the commit file is older than the log")
+        }
+        validLength = committed
+    }
+
+    private static func frameLength(_ data: [UInt8], at offset: Int) -> Int {
+        Int(data[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    }
+
+    private func apply(_ plain: SecureBytes, frame: UInt64) throws(VaultError) {
+        let bytes = plain.withUnsafeBytes { Array($0) }
+        var r = ByteReader(bytes, context: "log frame \(frame)")
+        let count = try r.read(UInt32.self)
+        for _ in 0..<count {
+            let record = try VaultRecord(reading: &r)
+            if let old = live[record.id], record.version <= old.version {
+                throw VaultError(.corrupted, "\(r.context) goes back to version \(record.version) of a record at version \(old.version)")
+            }
+            applyInMemory(record)
+        }
+        guard r.remaining == 0 else { throw VaultError(.corrupted, "\(r.context) has \(r.remaining) trailing bytes") }
+    }
+
+    private func applyInMemory(_ record: VaultRecord) {
+        if record.kind == .tombstone {
+            live[record.id] = nil
+        } else {
+            if live[record.id] == nil { order.append(record.id) }
+            live[record.id] = record
+        }
+    }
+
+    /// A sealed frame: length ‖ nonce ‖ ciphertext ‖ tag.
+    private func frame(_ records: ArraySlice<VaultRecord>, sequence: UInt64, generation: UInt64) -> [UInt8] {
+        var w = ByteWriter()
+        w.append(UInt32(records.count))
+        for record in records { w.append(record.bytes) }
+        var plain = w.bytes
+        let sealed = plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: frameAssociatedData(sequence, generation: generation)) }
+        plain.withUnsafeMutableBytes { sodiumWipe($0) }
+        var frame = ByteWriter()
+        frame.append(UInt32(sealed.count))
+        frame.append(sealed)
+        return frame.bytes
+    }
+
+    /// Commits `changes` as one frame: all of them are durable when this returns, or none is.
+    /// A tombstone (kind `.tombstone`) deletes the live record with its id.
+    public func commit(_ changes: [VaultRecord]) throws(VaultError) {
+        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        for change in changes {
+            if let old = live[change.id], change.version <= old.version {
+                throw VaultError(.invalid, "a change must raise the record's version (\(change.version) ≤ \(old.version))")
+            }
+        }
+        let bytes = frame(changes[...], sequence: frameCount, generation: generation)
+        let fd = Glibc.open(logPath, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw VaultError(.io, "cannot open \(logPath): \(POSIXFile.errorText())") }
+        defer { close(fd) }
+        if fileLength != validLength {
+            guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
+        }
+        guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
+        try POSIXFile.writeAll(fd, bytes, path: logPath)
+        try POSIXFile.sync(fd, path: logPath)
+        fileLength = validLength + bytes.count
+        // The frame counts once the commit pointer moves past it.
+        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount + 1, logLength: UInt64(fileLength)))
+        validLength = fileLength
+        frameCount += 1
+        for change in changes { applyInMemory(change) }
+        if needsCompaction { try compact() }
+    }
+
+    private func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
+        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile),
+                                        with: pointer.sealed(key: key, vaultId: header.vaultId), directory: path)
+    }
+
+    /// Superseded versions and tombstones pile up (a counting credential writes a version per
+    /// signature). Compact once the log has at least twice as many frames as there are live
+    /// records, plus slack: each compaction then pays for itself over as many earlier appends,
+    /// so the cost per write stays constant on average.
+    var needsCompaction: Bool { frameCount >= 2 * UInt64(live.count) + 256 }
+
+    /// Rewrites the live records into the next generation's log, then moves the commit pointer
+    /// to it. A crash before the pointer moves leaves the old generation current (the new file is
+    /// an orphan, removed later); after, the new one. The old log is then deleted.
+    public func compact() throws(VaultError) {
+        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        let next = generation + 1
+        let current = records
+        var bytes = [UInt8]()
+        var frames: UInt64 = 0
+        var start = 0
+        repeat {
+            let end = min(start + Self.compactionBatch, current.count)
+            bytes += frame(current[start..<end], sequence: frames, generation: next)
+            frames += 1
+            start = end
+        } while start < current.count
+        let nextPath = Self.file(path, Self.logFile(next))
+        let fd = Glibc.open(nextPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw VaultError(.io, "cannot create \(nextPath): \(POSIXFile.errorText())") }
+        do throws(VaultError) {
+            try POSIXFile.writeAll(fd, bytes, path: nextPath)
+            try POSIXFile.sync(fd, path: nextPath)
+        } catch {
+            close(fd)
+            unlink(nextPath)
+            throw error
+        }
+        close(fd)
+        try POSIXFile.syncDirectory(path)
+        try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count)))
+        let oldPath = logPath
+        generation = next
+        frameCount = frames
+        validLength = bytes.count
+        fileLength = bytes.count
+        unlink(oldPath)
+        removeOrphanLogs()
+    }
+
+    /// Log files of other generations: left by a compaction that was interrupted.
+    func removeOrphanLogs() {
+        let current = Self.logFile(generation)
+        for name in POSIXFile.entries(path) where name.hasPrefix("log.") && name != current {
+            unlink(Self.file(path, name))
+        }
+    }
+}

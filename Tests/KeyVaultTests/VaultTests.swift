@@ -1,0 +1,342 @@
+import Foundation
+import Testing
+@testable import KeyVault
+
+private let rightPassphrase = "correct horse battery staple"
+
+private func secure(_ text: String) -> SecureBytes {
+    var bytes = Array(text.utf8)
+    return SecureBytes(consuming: &bytes)
+}
+
+private func recordId(_ n: UInt8) -> [UInt8] { [UInt8](repeating: n, count: 16) }
+
+private func record(_ n: UInt8, version: UInt64 = 1, note: String = "") -> VaultRecord {
+    VaultRecord(id: recordId(n), kind: .credential, version: version, fields: [1: [n], 2: Array("record \(n)\(note)".utf8)])
+}
+
+private func tombstone(_ n: UInt8, version: UInt64) -> VaultRecord {
+    VaultRecord(id: recordId(n), kind: .tombstone, version: version)
+}
+
+/// The byte ranges of the log's frames (length prefix and sealed body), as the format lays them out.
+private func frameRanges(_ log: [UInt8]) -> [Range<Int>] {
+    var ranges = [Range<Int>]()
+    var offset = 0
+    while offset + 4 <= log.count {
+        let length = log[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        ranges.append(offset..<offset + 4 + length)
+        offset += 4 + length
+    }
+    return ranges
+}
+
+/// Each test gets a fresh directory from mkdtemp(3), removed when the test ends. A `Vault` holds
+/// an flock on its directory for its whole life, so every helper lets its vault go before it returns.
+final class VaultTests {
+    let root: String
+    var path: String { root + "/vault" }
+
+    init() throws {
+        var template = Array("/tmp/authctl-vault-test-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
+        root = String(cString: made)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    // MARK: Helpers
+
+    /// Creates a vault, commits `commits` one frame each, and returns its records as the writer saw them.
+    @discardableResult
+    func create(at path: String? = nil, passphrase: String = rightPassphrase, commits: [[VaultRecord]] = []) throws -> [VaultRecord] {
+        let vault = try Vault.create(at: path ?? self.path, passphrase: secure(passphrase), kdf: .min)
+        for batch in commits { try vault.commit(batch) }
+        return vault.records
+    }
+
+    func withVault<R>(at path: String? = nil, passphrase: String = rightPassphrase, access: Vault.Access = .write,
+                      _ body: (Vault) throws -> R) throws -> R {
+        let vault = try Vault.open(at: path ?? self.path, passphrase: secure(passphrase), access: access)
+        return try body(vault)
+    }
+
+    func records(at path: String? = nil, passphrase: String = rightPassphrase) throws -> [VaultRecord] {
+        try withVault(at: path, passphrase: passphrase, access: .read) { $0.records }
+    }
+
+    /// Opens a sealed secret in a new session of the vault at `path`.
+    func openSecret(_ sealed: [UInt8], recordId: [UInt8], at path: String? = nil) throws -> [UInt8] {
+        try withVault(at: path, access: .read) { try $0.openSecret(sealed, recordId: recordId).withUnsafeBytes { Array($0) } }
+    }
+
+    func expectVaultError<R>(_ kind: VaultError.Kind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R) {
+        let error = #expect(throws: VaultError.self, sourceLocation: sourceLocation) { _ = try body() }
+        #expect(error?.kind == kind, sourceLocation: sourceLocation)
+    }
+
+    /// The kind of error opening the vault gives, or `nil` if it opens.
+    func openErrorKind(at path: String? = nil) -> VaultError.Kind? {
+        do {
+            _ = try records(at: path)
+            return nil
+        } catch let error as VaultError {
+            return error.kind
+        } catch {
+            return .io
+        }
+    }
+
+    func read(_ name: String, in path: String? = nil) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: (path ?? self.path) + "/" + name)))
+    }
+
+    func write(_ name: String, _ bytes: [UInt8], in path: String? = nil) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: (path ?? self.path) + "/" + name))
+    }
+
+    /// Byte positions of `file` at which a flipped byte does not make opening fail as corrupted.
+    func undetectedFlips(of file: String, at positions: [Int]) throws -> [Int] {
+        let original = try read(file)
+        defer { try? write(file, original) }
+        var undetected = [Int]()
+        for i in positions {
+            var damaged = original
+            damaged[i] ^= 0xFF
+            try write(file, damaged)
+            if openErrorKind() != .corrupted { undetected.append(i) }
+        }
+        return undetected
+    }
+
+    // MARK: Create and open
+
+    @Test func createThenOpenSeesCommittedRecordsInOrder() throws {
+        let written = try create(commits: [[record(3)], [record(1), record(2)]])
+        #expect(written == [record(3), record(1), record(2)])
+        #expect(try records() == [record(3), record(1), record(2)])
+        try withVault(access: .read) { vault in
+            #expect(vault.committedFrames == 2)
+            #expect(vault.record(id: recordId(1)) == record(1))
+            #expect(vault.record(id: recordId(9)) == nil)
+            #expect(vault.kdfLimits.opslimit == KDFLevel.min.opslimit)
+        }
+    }
+
+    @Test func aNewerVersionReplacesARecordInPlace() throws {
+        try create(commits: [[record(1), record(2)], [record(1, version: 2, note: " updated")]])
+        #expect(try records() == [record(1, version: 2, note: " updated"), record(2)])
+    }
+
+    @Test func wrongPassphraseIsLocked() throws {
+        try create(commits: [[record(1)]])
+        expectVaultError(.locked) { try records(passphrase: "Correct horse battery staple") }
+        expectVaultError(.locked) { try records(passphrase: "") }
+        #expect(try records() == [record(1)])
+    }
+
+    @Test func secondCreateOnTheSameDirectoryIsExists() throws {
+        try create(commits: [[record(1)]])
+        expectVaultError(.exists) { try create() }
+        expectVaultError(.exists) { try create(passphrase: "another") }
+        #expect(try records() == [record(1)])
+    }
+
+    @Test func openOnAnEmptyDirectoryIsNotFound() {
+        expectVaultError(.notFound) { try records(at: root) }
+        expectVaultError(.notFound) { try records(at: root + "/missing") }
+    }
+
+    @Test func readOnlyVaultRefusesCommits() throws {
+        try create()
+        expectVaultError(.invalid) { try withVault(access: .read) { try $0.commit([record(1)]) } }
+        #expect(try records() == [])
+    }
+
+    @Test func commitWithATombstoneRemovesTheRecord() throws {
+        let written = try create(commits: [[record(1), record(2)], [tombstone(1, version: 2)]])
+        #expect(written == [record(2)])
+        #expect(try records() == [record(2)])
+        #expect(try withVault { $0.record(id: recordId(1)) } == nil)
+    }
+
+    // MARK: Damage
+
+    @Test func flippingAnyByteOfASealedFrameBodyIsCorruption() throws {
+        try create(commits: [[record(1)], [record(2), record(3)]])
+        let frames = frameRanges(try read("log"))
+        #expect(frames.count == 2)
+        let bodies = frames.flatMap { Array($0.dropFirst(4)) }
+        #expect(try undetectedFlips(of: "log", at: bodies) == [])
+        #expect(try records() == [record(1), record(2), record(3)])  // restored
+    }
+
+    @Test func flippingAnyByteOfAFrameLengthPrefixIsCorruption() throws {
+        try create(commits: [[record(1)], [record(2), record(3)]])
+        let prefixes = frameRanges(try read("log")).flatMap { Array($0.prefix(4)) }
+        #expect(prefixes.count == 8)
+        #expect(try undetectedFlips(of: "log", at: prefixes) == [])
+    }
+
+    @Test func flippingAnyByteOfTheHeaderIsCorruption() throws {
+        try create(commits: [[record(1)]])
+        let header = try read("header")
+        #expect(header.count == VaultHeader.size)
+        #expect(try undetectedFlips(of: "header", at: Array(header.indices)) == [])
+    }
+
+    @Test func flippingAnyByteOfTheCommitFileIsCorruption() throws {
+        try create(commits: [[record(1)]])
+        let commit = try read("commit")
+        #expect(try undetectedFlips(of: "commit", at: Array(commit.indices)) == [])
+    }
+
+    /// How much of an appended frame reached the disk before the process died.
+    enum TornTail: CaseIterable {
+        case partOfTheLengthPrefix, theLengthPrefixOnly, partOfTheBody, allButOneByte, theWholeFrame
+
+        func kept(of frame: Range<Int>) -> Int {
+            switch self {
+            case .partOfTheLengthPrefix: 2
+            case .theLengthPrefixOnly: 4
+            case .partOfTheBody: 30
+            case .allButOneByte: frame.count - 1
+            case .theWholeFrame: frame.count
+            }
+        }
+    }
+
+    /// A vault with record 1 acknowledged and an append of record 2 that never was: the log holds
+    /// `tail` of frame 1, and the commit file is the one from before that append.
+    func createWithUnacknowledgedAppend(_ tail: TornTail) throws {
+        try create(commits: [[record(1)]])
+        let acknowledged = try read("commit")
+        try withVault { try $0.commit([record(2)]) }
+        try write("commit", acknowledged)
+        let log = try read("log")
+        let frame = try #require(frameRanges(log).last)
+        try write("log", Array(log[..<(frame.lowerBound + tail.kept(of: frame))]))
+    }
+
+    @Test(arguments: TornTail.allCases)
+    func unacknowledgedTrailingFrameIsIgnoredAndTheNextCommitWorks(tail: TornTail) throws {
+        try createWithUnacknowledgedAppend(tail)
+        #expect(try records() == [record(1)])
+        try withVault { vault in
+            #expect(vault.committedFrames == 1)
+            try vault.commit([record(3)])
+            #expect(vault.records == [record(1), record(3)])
+        }
+        #expect(try records() == [record(1), record(3)])
+        #expect(try withVault(access: .read) { $0.committedFrames } == 2)
+        let log = try read("log")
+        #expect(frameRanges(log).last?.upperBound == log.count)  // the torn tail was cut off
+    }
+
+    @Test func cuttingAcknowledgedBytesOffTheLogIsCorruption() throws {
+        try create(commits: [[record(1)], [record(2)]])
+        let log = try read("log")
+        for cut in [1, 3, frameRanges(log)[1].count] {
+            try write("log", Array(log.dropLast(cut)))
+            expectVaultError(.corrupted) { try records() }
+        }
+    }
+
+    @Test func aFrameFromAnotherVaultWithTheSamePassphraseIsCorruption() throws {
+        let other = root + "/other"
+        try create(commits: [[record(1)]])
+        try create(at: other, commits: [[record(2)]])  // a frame of the same length
+        let ownLog = try read("log"), otherLog = try read("log", in: other)
+        #expect(ownLog.count == otherLog.count)
+
+        try write("log", otherLog)  // in place of frame 0
+        expectVaultError(.corrupted) { try records() }
+        try write("commit", try read("commit", in: other))  // with its commit file too
+        expectVaultError(.corrupted) { try records() }
+    }
+
+    @Test func aFrameFromAnotherVaultAppendedIsNeverApplied() throws {
+        let other = root + "/other"
+        try create(commits: [[record(1)]])
+        try create(at: other, commits: [[record(2)]])
+        try write("log", try read("log") + read("log", in: other))
+        // Past the acknowledged end it may be taken for an unfinished append, but never read.
+        let seen = try? records()
+        #expect(seen == nil || seen == [record(1)])
+    }
+
+    @Test func changedPassphraseOpensAndTheOldOneIsLocked() throws {
+        try create(commits: [[record(1)]])
+        try withVault { try $0.changePassphrase(to: secure("new passphrase"), kdf: nil) }
+        expectVaultError(.locked) { try records() }
+        #expect(try records(passphrase: "new passphrase") == [record(1)])
+    }
+
+    // MARK: Known-bad sequences of calls
+
+    @Test func reAddingATombstonedIdListsItOnce() throws {
+        let commits = [[record(1), record(2)], [tombstone(1, version: 2)], [record(1, version: 3)]]
+        #expect(try create(commits: commits) == [record(2), record(1, version: 3)])
+        #expect(try records() == [record(2), record(1, version: 3)])
+    }
+
+    @Test func aVaultStillOpensAfterEveryCommitThatSucceeded() throws {
+        try create(commits: [[record(1)]])
+        // Re-committing version 1 of record 1: the reader refuses a version that does not grow,
+        // so commit must refuse it too, or the vault must still open afterwards.
+        let committed = (try? withVault { try $0.commit([record(1, note: " again")]) }) != nil
+        #expect(openErrorKind() == nil, "commit \(committed ? "accepted" : "refused") the stale version")
+    }
+
+    // MARK: Secrets
+
+    @Test func sealedSecretsOpenOnlyUnderTheirRecordId() throws {
+        let secret: [UInt8] = Array("-----private key DER-----".utf8)
+        try create()
+        let sealed = try withVault { vault in secret.withUnsafeBytes { vault.sealSecret($0, recordId: recordId(1)) } }
+        #expect(sealed.count == 24 + secret.count + 16)
+        #expect(try openSecret(sealed, recordId: recordId(1)) == secret)
+        expectVaultError(.corrupted) { try openSecret(sealed, recordId: recordId(2)) }
+        var damaged = sealed
+        damaged[30] ^= 0x01
+        expectVaultError(.corrupted) { try openSecret(damaged, recordId: recordId(1)) }
+        expectVaultError(.corrupted) { try openSecret(Array(sealed.prefix(39)), recordId: recordId(1)) }
+    }
+
+    @Test func aSecretFromAnotherVaultDoesNotOpen() throws {
+        let other = root + "/other"
+        try create()
+        try create(at: other)
+        let sealed = try withVault(at: other) { vault in [UInt8]([1, 2, 3]).withUnsafeBytes { vault.sealSecret($0, recordId: recordId(1)) } }
+        expectVaultError(.corrupted) { try openSecret(sealed, recordId: recordId(1)) }
+    }
+}
+
+// MARK: - PIN verifier and secure bytes
+
+@Test func pinVerifierMatchesOnlyThePIN() throws {
+    let verifier = try PINVerifier.make(secure("4921"), kdf: .min)
+    #expect(verifier.starts(with: Array("$argon2id$".utf8)))
+    #expect(PINVerifier.matches(secure("4921"), verifier: verifier))
+    #expect(!PINVerifier.matches(secure("4922"), verifier: verifier))
+    #expect(!PINVerifier.matches(secure("49211"), verifier: verifier))
+    #expect(try PINVerifier.make(secure("4921"), kdf: .min) != verifier)  // salted
+}
+
+@Test func secureBytesConsumingTakesTheBytesAndWipesTheSource() {
+    var source: [UInt8] = [0xDE, 0xAD, 0xBE, 0xEF, 0x01]
+    let secure = SecureBytes(consuming: &source)
+    #expect(source == [0, 0, 0, 0, 0])
+    #expect(secure.count == 5)
+    #expect(secure.withUnsafeBytes { Array($0) } == [0xDE, 0xAD, 0xBE, 0xEF, 0x01])
+}
+
+@Test func secureBytesCompareByContent() {
+    let a = [UInt8]([1, 2, 3]).withUnsafeBytes { SecureBytes(copying: $0) }
+    let b = [UInt8]([1, 2, 3]).withUnsafeBytes { SecureBytes(copying: $0) }
+    let c = [UInt8]([1, 2, 4]).withUnsafeBytes { SecureBytes(copying: $0) }
+    #expect(a.equals(b))
+    #expect(!a.equals(c))
+    #expect(!a.equals(a.prefix(2)))
+    #expect(a.prefix(2).withUnsafeBytes { Array($0) } == [1, 2])
+}
