@@ -2,6 +2,8 @@
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
     mutating func append(_ raw: [UInt8]) { bytes += raw }
     mutating func append<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
@@ -11,12 +13,15 @@ struct ByteWriter {
 struct ByteReader {
     private let bytes: [UInt8]
     private(set) var offset: Int
-    let context: String
+    /// Names what is being read, in error messages; an autoclosure so that reading the happy
+    /// path (a hundred thousand frames at open) never builds the string.
+    private let describe: () -> String
+    var context: String { describe() }
 
-    init(_ bytes: [UInt8], context: String) {
+    init(_ bytes: [UInt8], context: @autoclosure @escaping () -> String) {
         self.bytes = bytes
         self.offset = 0
-        self.context = context
+        self.describe = context
     }
 
     var remaining: Int { bytes.count - offset }
@@ -29,7 +34,32 @@ struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
+    mutating func skip(_ count: Int) throws(VaultError) {
+        guard count >= 0, count <= remaining else {
+            throw VaultError(.corrupted, "\(context) is truncated at byte \(offset)")
+        }
+        offset += count
+    }
+
+    /// The bytes from `start` to the current offset, sharing the reader's buffer.
+    func slice(from start: Int) -> ArraySlice<UInt8> { bytes[start..<offset] }
+
     mutating func read<T: FixedWidthInteger>(_: T.Type) throws(VaultError) -> T {
         try take(MemoryLayout<T>.size).reduce(T(0)) { $0 << 8 | T($1) }
     }
+}
+
+/// Bytes as a dictionary key, hashed in one call rather than byte by byte (what `[UInt8]`'s own
+/// `Hashable` does): record ids and indexed field values, by the hundred thousand at open.
+struct ByteKey: Hashable {
+    let bytes: ArraySlice<UInt8>
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes[...] }
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    static func == (a: ByteKey, b: ByteKey) -> Bool { a.bytes.elementsEqual(b.bytes) }
 }

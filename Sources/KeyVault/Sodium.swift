@@ -48,19 +48,33 @@ enum Sodium {
     static func open(_ sealed: ArraySlice<UInt8>, key: SecureBytes, associatedData: [UInt8]) -> SecureBytes? {
         guard sealed.count >= nonceBytes + tagBytes else { return nil }
         let plain = SecureBytes(count: sealed.count - nonceBytes - tagBytes)
+        let ok = plain.withUnsafeMutableBytes { decrypt(sealed, into: $0, key: key, associatedData: associatedData) }
+        return ok ? plain : nil
+    }
+
+    /// Opens into an ordinary array: for plaintext that holds no secret in clear (a log frame,
+    /// whose private keys are sealed again inside), where a guarded allocation per frame would
+    /// dominate the cost of opening a large vault.
+    static func openNonSecret(_ sealed: ArraySlice<UInt8>, key: SecureBytes, associatedData: [UInt8]) -> [UInt8]? {
+        guard sealed.count >= nonceBytes + tagBytes else { return nil }
+        var plain = [UInt8](repeating: 0, count: sealed.count - nonceBytes - tagBytes)
+        let ok = plain.withUnsafeMutableBytes { decrypt(sealed, into: $0, key: key, associatedData: associatedData) }
+        return ok ? plain : nil
+    }
+
+    private static func decrypt(_ sealed: ArraySlice<UInt8>, into plain: UnsafeMutableRawBufferPointer, key: SecureBytes,
+                                associatedData: [UInt8]) -> Bool {
         var written: UInt64 = 0
         let rc = sealed.withUnsafeBufferPointer { s in
             key.withUnsafeBytes { k in
-                plain.withUnsafeMutableBytes { p in
-                    crypto_aead_xchacha20poly1305_ietf_decrypt(
-                        p.baseAddress!.assumingMemoryBound(to: UInt8.self), &written, nil,
-                        s.baseAddress! + nonceBytes, UInt64(s.count - nonceBytes),
-                        associatedData, UInt64(associatedData.count), s.baseAddress!,
-                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                }
+                crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    plain.baseAddress!.assumingMemoryBound(to: UInt8.self), &written, nil,
+                    s.baseAddress! + nonceBytes, UInt64(s.count - nonceBytes),
+                    associatedData, UInt64(associatedData.count), s.baseAddress!,
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
-        return rc == 0 ? plain : nil
+        return rc == 0
     }
 
     /// Argon2id (`crypto_pwhash`, ALG_ARGON2ID13) of `secret` into a 32-byte key.

@@ -27,18 +27,56 @@ public final class Vault {
     var frameCount: UInt64 = 0
     var validLength = 0  // bytes of the log that are committed
     var fileLength = 0  // bytes in the log file, committed or not
-    var live: [[UInt8]: VaultRecord] = [:]
-    var order: [[UInt8]] = []  // ids in the order they first appeared
+    var live: [ByteKey: LiveRecord] = [:]
+    var nextSequence = 0
+    var countByKind: [VaultRecord.Kind: Int] = [:]
+    /// (kind, tag) → field value → ids, built on the first query for that (kind, tag).
+    var fieldIndexes: [FieldIndexKey: [ByteKey: [ByteKey]]] = [:]
+
+    struct LiveRecord {
+        var record: VaultRecord
+        /// When the id became live: what orders ``records``.
+        let sequence: Int
+    }
+
+    struct FieldIndexKey: Hashable {
+        let kind: VaultRecord.Kind
+        let tag: UInt8
+    }
 
     public var vaultId: [UInt8] { header.vaultId }
     public var kdfLimits: (opslimit: UInt64, memlimit: UInt64) { (header.opslimit, header.memlimit) }
     /// Frames in the log: one per committed batch.
     public var committedFrames: UInt64 { frameCount }
 
-    /// Live records (tombstoned ids left out), in the order their ids first appeared.
-    public var records: [VaultRecord] { order.compactMap { live[$0] } }
+    /// Live records (tombstoned ids left out), in the order they became live.
+    public var records: [VaultRecord] { ordered(live.values) }
 
-    public func record(id: [UInt8]) -> VaultRecord? { live[id] }
+    public func record(id: [UInt8]) -> VaultRecord? { live[ByteKey(id)]?.record }
+
+    /// Live records of one kind, in the order they became live.
+    public func records(kind: VaultRecord.Kind) -> [VaultRecord] {
+        ordered(live.values.lazy.filter { $0.record.kind == kind })
+    }
+
+    /// Live records of `kind` whose field `tag` equals `value`, in the order they became live.
+    /// The first query for a (kind, tag) builds an index, kept up to date from then on, so finding
+    /// the passkeys of one RP among many costs a hash lookup.
+    public func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [VaultRecord] {
+        let key = FieldIndexKey(kind: kind, tag: tag)
+        if fieldIndexes[key] == nil {
+            var index = [ByteKey: [ByteKey]]()
+            for (id, entry) in live where entry.record.kind == kind {
+                if let v = entry.record.field(tag) { index[ByteKey(v), default: []].append(id) }
+            }
+            fieldIndexes[key] = index
+        }
+        return ordered((fieldIndexes[key]?[ByteKey(value[...])] ?? []).compactMap { live[$0] })
+    }
+
+    private func ordered(_ entries: some Sequence<LiveRecord>) -> [VaultRecord] {
+        entries.sorted { $0.sequence < $1.sequence }.map(\.record)
+    }
 
     private init(path: String, access: Access, header: VaultHeader, key: SecureBytes, lock: VaultLock) {
         self.path = path
@@ -138,7 +176,7 @@ public final class Vault {
         Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
               memlimit: header.memlimit, generation: generation, frames: frameCount, committedBytes: validLength,
               uncommittedBytes: fileLength - validLength,
-              liveRecords: records.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 })
+              liveRecords: countByKind.filter { $0.value > 0 })
     }
 
     // MARK: - Secrets inside records

@@ -13,18 +13,43 @@ public struct VaultRecord: Equatable, Sendable {
     public var id: [UInt8]
     public var kind: Kind
     public var version: UInt64
+    /// The fields' encoding as read from the log, parsed only when asked for: opening a vault of
+    /// many records then costs a scan of each, not a dictionary per record.
+    private var encodedFields: ArraySlice<UInt8>?
+    private var parsedFields: [UInt8: [UInt8]]
+
     /// Tag → value. Tags are the record kind's own vocabulary (see docs/vault-format.md).
-    public var fields: [UInt8: [UInt8]]
+    public var fields: [UInt8: [UInt8]] {
+        get { encodedFields.map(Self.parseFields) ?? parsedFields }
+        set { parsedFields = newValue; encodedFields = nil }
+    }
 
     public init(id: [UInt8], kind: Kind, version: UInt64 = 1, fields: [UInt8: [UInt8]] = [:]) {
         precondition(id.count == 16, "record ids are 16 bytes")
         self.id = id
         self.kind = kind
         self.version = version
-        self.fields = fields
+        self.parsedFields = fields
+        self.encodedFields = nil
     }
 
     public static func newId() -> [UInt8] { Sodium.randomBytes(16) }
+
+    public static func == (a: VaultRecord, b: VaultRecord) -> Bool {
+        a.id == b.id && a.kind == b.kind && a.version == b.version && a.fields == b.fields
+    }
+
+    /// One field's value, without parsing the others.
+    public func field(_ tag: UInt8) -> ArraySlice<UInt8>? {
+        guard let encoded = encodedFields else { return parsedFields[tag].map { $0[...] } }
+        var offset = encoded.startIndex + 2
+        while offset < encoded.endIndex {
+            let length = Self.uint32(encoded, at: offset + 1)
+            if encoded[offset] == tag { return encoded[(offset + 5)..<(offset + 5 + length)] }
+            offset += 5 + length
+        }
+        return nil
+    }
 
     /// id (16) ‖ kind u8 ‖ version u64 ‖ fieldCount u16 ‖ fieldCount × (tag u8 ‖ length u32 ‖ value),
     /// fields in ascending tag order so the encoding is deterministic.
@@ -33,8 +58,9 @@ public struct VaultRecord: Equatable, Sendable {
         w.append(id)
         w.append(kind.rawValue)
         w.append(version)
-        w.append(UInt16(fields.count))
-        for (tag, value) in fields.sorted(by: { $0.key < $1.key }) {
+        if let encodedFields { w.append(Array(encodedFields)); return w.bytes }
+        w.append(UInt16(parsedFields.count))
+        for (tag, value) in parsedFields.sorted(by: { $0.key < $1.key }) {
             w.append(tag)
             w.append(UInt32(value.count))
             w.append(value)
@@ -42,17 +68,37 @@ public struct VaultRecord: Equatable, Sendable {
         return w.bytes
     }
 
+    /// Reads one record, checking the field layout (lengths in bounds, ascending tags) without
+    /// copying the values.
     init(reading r: inout ByteReader) throws(VaultError) {
         id = try r.take(16)
         kind = Kind(rawValue: try r.read(UInt8.self))
         version = try r.read(UInt64.self)
+        let start = r.offset
         let count = try r.read(UInt16.self)
-        fields = [:]
+        var previous = -1
         for _ in 0..<count {
-            let tag = try r.read(UInt8.self)
-            let length = try r.read(UInt32.self)
-            guard fields[tag] == nil else { throw VaultError(.corrupted, "\(r.context) repeats field \(tag)") }
-            fields[tag] = try r.take(Int(length))
+            let tag = Int(try r.read(UInt8.self))
+            guard tag > previous else { throw VaultError(.corrupted, "\(r.context) has field \(tag) out of order or repeated") }
+            previous = tag
+            try r.skip(Int(try r.read(UInt32.self)))
         }
+        encodedFields = r.slice(from: start)
+        parsedFields = [:]
+    }
+
+    private static func parseFields(_ encoded: ArraySlice<UInt8>) -> [UInt8: [UInt8]] {
+        var out = [UInt8: [UInt8]]()
+        var offset = encoded.startIndex + 2
+        while offset < encoded.endIndex {
+            let length = uint32(encoded, at: offset + 1)
+            out[encoded[offset]] = Array(encoded[(offset + 5)..<(offset + 5 + length)])
+            offset += 5 + length
+        }
+        return out
+    }
+
+    private static func uint32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> Int {
+        Int(bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
     }
 }

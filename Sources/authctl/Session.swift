@@ -46,9 +46,9 @@ func environment(_ name: String) -> String? { getenv(name).map { String(cString:
 enum VaultSettings {
     static let pinVerifier: UInt8 = 1
 
-    static func record(in vault: Vault) -> VaultRecord? { vault.records.first { $0.kind == .settings } }
+    static func record(in vault: Vault) -> VaultRecord? { vault.records(kind: .settings).first }
 
-    static func pinVerifier(in vault: Vault) -> [UInt8]? { record(in: vault)?.fields[pinVerifier] }
+    static func pinVerifier(in vault: Vault) -> [UInt8]? { record(in: vault)?.field(pinVerifier).map(Array.init) }
 }
 
 /// An authenticator over an open vault, with the biometric user and the given configuration.

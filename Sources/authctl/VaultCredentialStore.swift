@@ -19,20 +19,25 @@ final class VaultCredentialStore: CredentialStore {
 
     /// Every credential in the vault, oldest first.
     func allCredentials() throws -> [Credential] {
-        try vault.records.filter { $0.kind == .credential }.map { record in
+        try vault.records(kind: .credential).map { record in
             let credential = try Self.decode(record)
             recordIds[credential.id] = record.id
             return credential
         }
     }
 
+    /// Only the records of this RP are decoded, found through the vault's field index.
     func credentials(forRP rpId: String) throws -> [Credential] {
-        try allCredentials().filter { $0.rpId == rpId }
+        return try vault.records(kind: .credential, field: Tag.rpId, equals: Array(rpId.utf8)).map { record in
+            let credential = try Self.decode(record)
+            recordIds[credential.id] = record.id
+            return credential
+        }
     }
 
     func privateKey(for credential: Credential) throws -> P256PrivateKey {
         let record = try record(of: credential)
-        guard let sealed = record.fields[Tag.sealedPrivateKey] else {
+        guard let sealed = record.field(Tag.sealedPrivateKey).map(Array.init) else {
             throw AuthenticatorError(.vaultCorrupted, "credential \(Base64URL.encode(credential.id)) has no private key")
         }
         let der = try vault.openSecret(sealed, recordId: record.id)
@@ -44,14 +49,18 @@ final class VaultCredentialStore: CredentialStore {
     }
 
     func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential]) throws {
+        let record = try newRecord(for: credential, privateKey: privateKey)
+        try vault.commit(try replacing.map { old in try tombstone(for: old) } + [record])
+        recordIds[credential.id] = record.id
+    }
+
+    /// A credential record ready to commit, for building vaults in bulk (fixtures, benchmarks).
+    func newRecord(for credential: Credential, privateKey: P256PrivateKey) throws -> VaultRecord {
         let recordId = VaultRecord.newId()
         let der = SecureBytes(count: privateKey.privateKeyDERCount)
         let length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try privateKey.writePrivateKeyDER(into: buffer) }
         let sealed = der.withUnsafeBytes { vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: recordId) }
-        var changes = try replacing.map { old in try tombstone(for: old) }
-        changes.append(VaultRecord(id: recordId, kind: .credential, fields: Self.fields(of: credential, sealedKey: sealed)))
-        try vault.commit(changes)
-        recordIds[credential.id] = recordId
+        return VaultRecord(id: recordId, kind: .credential, fields: Self.fields(of: credential, sealedKey: sealed))
     }
 
     func updateSignCount(of credential: Credential, to count: UInt32) throws {
@@ -98,7 +107,7 @@ final class VaultCredentialStore: CredentialStore {
 
     static func decode(_ record: VaultRecord) throws -> Credential {
         func field(_ tag: UInt8) throws -> [UInt8] {
-            guard let value = record.fields[tag] else {
+            guard let value = record.field(tag).map(Array.init) else {
                 throw AuthenticatorError(.vaultCorrupted, "a credential record lacks field \(tag)")
             }
             return value
@@ -122,7 +131,7 @@ final class VaultCredentialStore: CredentialStore {
             userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
             createdAt: try integer(Tag.createdAt, UInt64.self), signCount: try integer(Tag.signCount, UInt32.self),
             backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint),
-            countsSignatures: record.fields[Tag.countsSignatures] == [1])
+            countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false)
     }
 }
 

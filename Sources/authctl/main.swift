@@ -15,6 +15,7 @@ do {
     case "list": try ListCommand.run(&args, json: json)
     case "delete": try DeleteCommand.run(&args)
     case "vault": try VaultCommand.run(&args, json: json)
+    case "bench": try BenchCommand.run(&args)
     case "help", "--help", "-h": HelpCommand.run()
     case "version", "--version": Output.data("authctl \(HelpCommand.version)")
     default: throw AuthenticatorError(.usage, "unknown command '\(command)' (see 'authctl help')")

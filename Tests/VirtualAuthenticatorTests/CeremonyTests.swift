@@ -13,8 +13,8 @@ private struct Harness {
     let authenticator: Authenticator
     let client: WebAuthnClient
 
-    init(user: ScriptedUser = ScriptedUser()) {
-        authenticator = Authenticator(store: store, user: user, clock: Clock { fixedTime })
+    init(user: ScriptedUser = ScriptedUser(), configuration: Authenticator.Configuration = .init()) {
+        authenticator = Authenticator(configuration: configuration, store: store, user: user, clock: Clock { fixedTime })
         client = WebAuthnClient(authenticator: authenticator, suffixes: { PublicSuffixList(text: "com\n") })
     }
 
@@ -257,4 +257,21 @@ func registrationFlags(requirement: UserVerificationRequirement, canVerify: Bool
     #expect(try DecodedAttestation(registration).authData.flags.rawValue & uv == 0)
     let assertion = try harness.authenticate { $0.userVerification = .discouraged }
     #expect(try AuthenticatorData(parsing: assertion.result.authenticatorData).flags.rawValue == up | be | bs)
+}
+
+@Test func countingCredentialsRaiseTheSignCountDurablyOnEachAssertion() throws {
+    let harness = Harness(configuration: .init(signatureCounter: true))
+    _ = try harness.register()
+    let counts = try (1...3).map { _ in try AuthenticatorData(parsing: harness.authenticate().result.authenticatorData).signCount }
+    #expect(counts == [1, 2, 3])
+    #expect(harness.store.stored.first?.0.signCount == 3)
+}
+
+@Test func syncedPasskeysKeepTheSignCountAtZero() throws {
+    let harness = Harness()
+    _ = try harness.register()
+    for _ in 1...2 {
+        #expect(try AuthenticatorData(parsing: harness.authenticate().result.authenticatorData).signCount == 0)
+    }
+    #expect(harness.store.stored.first?.0.signCount == 0)
 }

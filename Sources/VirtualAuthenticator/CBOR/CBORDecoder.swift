@@ -59,6 +59,10 @@ extension CBORValue {
             }
             return .map(out)
         case CBOR_TYPE_FLOAT_CTRL:
+            // libcbor asserts when asked whether a float is a bool: check the width first.
+            guard cbor_float_get_width(item) == CBOR_FLOAT_0 else {
+                throw DecodingError(description: "floating-point numbers are not used in WebAuthn CBOR")
+            }
             if cbor_is_bool(item) { return .bool(cbor_get_bool(item)) }
             if cbor_is_null(item) { return .null }
             throw DecodingError(description: "unsupported CBOR simple value or float")

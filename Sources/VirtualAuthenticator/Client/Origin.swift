@@ -1,5 +1,3 @@
-import Foundation
-
 /// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
 public struct Origin: Equatable, Sendable {
@@ -11,25 +9,44 @@ public struct Origin: Equatable, Sendable {
     /// Throws `securityError` unless the origin is a secure context WebAuthn accepts: `https`, or
     /// `http` on `localhost` (and its subdomains), with a domain — not an IP address — as host.
     public init(parsing text: String) throws(AuthenticatorError) {
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            let rawHost = components.host, !rawHost.isEmpty
-        else { throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host") }
-        let host = rawHost.lowercased()
-        guard components.user == nil, components.password == nil else {
+        // scheme "://" [userinfo "@"] host [":" port] [path / query / fragment]
+        guard let schemeEnd = text.range(of: "://") else {
+            throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host")
+        }
+        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        let afterScheme = text[schemeEnd.upperBound...]
+        let authority = afterScheme.prefix { !"/?#".contains($0) }
+        guard !authority.contains("@") else {
             throw AuthenticatorError(.securityError, "origin '\(text)' must not carry credentials")
         }
-        let isLocalhost = host == "localhost" || host.hasSuffix(".localhost")
+        var host = Substring(authority)
+        var port: Int? = nil
+        if let colon = authority.lastIndex(of: ":"), !authority.hasPrefix("[") {
+            host = authority[..<colon]
+            let digits = authority[authority.index(after: colon)...]
+            guard let number = Int(digits), (0...65535).contains(number), digits.allSatisfy(\.isASCII) else {
+                throw AuthenticatorError(.securityError, "origin '\(text)' has a bad port")
+            }
+            port = number
+        }
+        let lowered = host.lowercased()
+        guard !lowered.isEmpty else { throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host") }
+        guard lowered.unicodeScalars.allSatisfy(\.isASCII) else {
+            throw AuthenticatorError(.securityError,
+                "origin host '\(host)' is not ASCII: give internationalized names in their xn-- (Punycode) form")
+        }
+        let isLocalhost = lowered == "localhost" || lowered.hasSuffix(".localhost")
         guard scheme == "https" || (scheme == "http" && isLocalhost) else {
             throw AuthenticatorError(.securityError,
                 "origin '\(text)' is not a secure context (use https://, or http://localhost)")
         }
-        guard Origin.isDomain(host) else {
-            throw AuthenticatorError(.securityError, "origin host '\(host)' is not a valid domain (IP addresses cannot be RP IDs)")
+        guard Origin.isDomain(lowered) else {
+            throw AuthenticatorError(.securityError, "origin host '\(lowered)' is not a valid domain (IP addresses cannot be RP IDs)")
         }
         let defaultPort = scheme == "https" ? 443 : 80
         self.scheme = scheme
-        self.host = host
-        self.port = components.port.flatMap { $0 == defaultPort ? nil : $0 }
+        self.host = lowered
+        self.port = port.flatMap { $0 == defaultPort ? nil : $0 }
     }
 
     /// The ASCII serialization (HTML §7.5): `scheme://host[:port]`.
@@ -37,18 +54,23 @@ public struct Origin: Equatable, Sendable {
         "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
     }
 
-    /// A lower-case ASCII domain: dot-separated labels of letters, digits and hyphens, not all
-    /// numeric at the end (which would make it an IPv4 address).
+    /// A lower-case ASCII domain: dot-separated labels of letters, digits and hyphens, whose last
+    /// label is not a number (URL Standard "ends in a number": decimal, or `0x` hexadecimal), which
+    /// would make the host an IPv4 address.
     static func isDomain(_ host: String) -> Bool {
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard host.utf8.count <= 253, !labels.isEmpty, let last = labels.last,
-            !last.allSatisfy(\.isNumber)
-        else { return false }
+        guard host.utf8.count <= 253, !labels.isEmpty, let last = labels.last, !endsInNumber(last) else { return false }
         return labels.allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
                 && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
         }
     }
+}
+
+private func endsInNumber(_ label: Substring) -> Bool {
+    if !label.isEmpty, label.allSatisfy({ ("0"..."9").contains($0) }) { return true }
+    guard label.hasPrefix("0x") else { return false }
+    return label.dropFirst(2).allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
 }
 
 /// The RP ID rule (WebAuthn L3 §5.1.3 step 8, §5.1.4.1 step 8): the RP ID must equal the origin's

@@ -30,20 +30,27 @@ public struct PublicSuffixList: Sendable {
     /// otherwise the matching rule with the most labels; otherwise the last label.
     public func publicSuffix(of domain: String) -> String {
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let suffixes = (0..<labels.count).map { labels[$0...].joined(separator: ".") }
+        // Rules are written in Unicode; hosts arrive in Punycode (`xn--…`). Look for both forms.
+        let unicodeLabels = labels.map { Punycode.decodeLabel($0) ?? $0 }
+        let forms = (0..<labels.count).map { start in
+            Set([labels[start...].joined(separator: "."), unicodeLabels[start...].joined(separator: ".")])
+        }
         var candidates = Set<String>()
-        for (start, suffix) in suffixes.enumerated() {
-            candidates.insert(suffix)
-            candidates.insert("!" + suffix)
-            if start > 0 { candidates.insert("*." + suffix) }
+        for (start, suffixes) in forms.enumerated() {
+            for suffix in suffixes {
+                candidates.insert(suffix)
+                candidates.insert("!" + suffix)
+                if start > 0 { candidates.insert("*." + suffix) }
+            }
         }
         let present = rules(among: candidates)
+        func has(_ prefix: String, _ start: Int) -> Bool { forms[start].contains { present.contains(prefix + $0) } }
         var best = 1
-        for (start, suffix) in suffixes.enumerated() {
+        for start in labels.indices {
             let count = labels.count - start
-            if present.contains("!" + suffix) { return labels[(start + 1)...].joined(separator: ".") }
-            if present.contains(suffix) { best = max(best, count) }
-            if start > 0, present.contains("*." + suffix) { best = max(best, count + 1) }
+            if has("!", start) { return labels[(start + 1)...].joined(separator: ".") }
+            if has("", start) { best = max(best, count) }
+            if start > 0, has("*.", start) { best = max(best, count + 1) }
         }
         return labels.suffix(best).joined(separator: ".")
     }
