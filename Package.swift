@@ -20,6 +20,9 @@ let package = Package(
         .target(name: "KeyVault", dependencies: ["CSodium"]),
         // The command line: joins the two through a store adapter.
         .executableTarget(name: "authctl", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
+        // docs/fuzzing.md); built plainly, a replayer and seed writer.
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
 
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),

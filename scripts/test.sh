@@ -18,5 +18,10 @@ fi
 echo "== swift test"
 swift test 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]|^Test Case .* (started|passed)|^◇ Test .* started'
 
+echo "== fuzzer build (libFuzzer + AddressSanitizer)"
+swift build --product authctl-fuzz --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 \
+  | grep -Ev '^\[[0-9]+/[0-9]+\]|Cannot export local symbol' >&2 || true
+test -x .build/fuzz/debug/authctl-fuzz || { echo "test: the fuzzer build failed" >&2; exit 1; }
+
 echo "== interop suite"
 AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"

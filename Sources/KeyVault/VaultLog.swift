@@ -77,16 +77,12 @@ extension Vault {
     }
 
     private func apply(_ plain: [UInt8], frame: UInt64) throws(VaultError) {
-        var r = ByteReader(plain, context: "log frame \(frame)")
-        let count = try r.read(UInt32.self)
-        for _ in 0..<count {
-            let record = try VaultRecord(reading: &r)
+        for record in try VaultDecoding.batch(plain, context: "log frame \(frame)") {
             if let old = live[ByteKey(record.id)]?.record, record.version <= old.version {
-                throw VaultError(.corrupted, "\(r.context) goes back to version \(record.version) of a record at version \(old.version)")
+                throw VaultError(.corrupted, "log frame \(frame) goes back to version \(record.version) of a record at version \(old.version)")
             }
             applyInMemory(record)
         }
-        guard r.remaining == 0 else { throw VaultError(.corrupted, "\(r.context) has \(r.remaining) trailing bytes") }
     }
 
     /// Makes `record` the live version of its id (a tombstone: removes the id), keeping the kind
@@ -116,10 +112,7 @@ extension Vault {
 
     /// A sealed frame: length ‖ nonce ‖ ciphertext ‖ tag.
     private func frame(_ records: ArraySlice<VaultRecord>, sequence: UInt64, generation: UInt64) -> [UInt8] {
-        var w = ByteWriter()
-        w.append(UInt32(records.count))
-        for record in records { w.append(record.bytes) }
-        var plain = w.bytes
+        var plain = VaultDecoding.encodeBatch(records)
         let sealed = plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: frameAssociatedData(sequence, generation: generation)) }
         plain.withUnsafeMutableBytes { sodiumWipe($0) }
         var frame = ByteWriter()

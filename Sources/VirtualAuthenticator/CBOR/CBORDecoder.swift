@@ -16,6 +16,9 @@ extension CBORValue {
 
     /// Decodes the CBOR item at the start of `bytes`, returning it and the number of bytes it used.
     public static func decodePrefix(_ bytes: [UInt8]) throws(DecodingError) -> (CBORValue, Int) {
+        // libcbor allocates what a header declares before reading the items; check first that
+        // every declared length fits in the bytes there are (a 9-byte input must not ask for GBs).
+        try checkWellFormed(bytes)
         var result = cbor_load_result()
         let item = bytes.withUnsafeBufferPointer { cbor_load($0.baseAddress, $0.count, &result) }
         guard let item else {
@@ -23,6 +26,50 @@ extension CBORValue {
         }
         defer { var i: UnsafeMutablePointer<cbor_item_t>? = item; cbor_decref(&i) }
         return (try convert(item, depth: 0), result.read)
+    }
+
+    /// The well-formedness check of RFC 8949 Appendix C, limited to what authctl decodes: definite
+    /// lengths only, nesting at most 16 deep, and no declared length larger than the bytes left.
+    static func checkWellFormed(_ bytes: [UInt8]) throws(DecodingError) {
+        var offset = 0
+        func fail(_ why: String) -> DecodingError { DecodingError(description: "malformed CBOR at byte \(offset): \(why)") }
+        func argument(_ info: UInt8) throws(DecodingError) -> UInt64 {
+            switch info {
+            case 0..<24: return UInt64(info)
+            case 24...27:
+                let size = 1 << Int(info - 24)
+                guard bytes.count - offset >= size else { throw fail("truncated argument") }
+                defer { offset += size }
+                return bytes[offset..<offset + size].reduce(0) { $0 << 8 | UInt64($1) }
+            default: throw fail("indefinite length or reserved value")
+            }
+        }
+        func item(depth: Int) throws(DecodingError) {
+            guard depth <= 16 else { throw fail("nested too deeply") }
+            guard offset < bytes.count else { throw fail("truncated") }
+            let initial = bytes[offset]
+            offset += 1
+            let major = initial >> 5, info = initial & 0x1F
+            if major == 7 {
+                guard info < 24 || (25...27).contains(info) else { throw fail("unsupported simple value") }
+                _ = try argument(info == 24 ? 28 : info)
+                return
+            }
+            let n = try argument(info)
+            switch major {
+            case 2, 3:
+                guard n <= UInt64(bytes.count - offset) else { throw fail("string longer than the input") }
+                offset += Int(n)
+            case 4, 5:
+                // Every item takes at least one byte; a map entry two.
+                let remaining = UInt64(bytes.count - offset)
+                guard n <= remaining, major == 4 || n <= remaining / 2 else { throw fail("more items declared than bytes left") }
+                for _ in 0..<(major == 5 ? 2 * n : n) { try item(depth: depth + 1) }
+            case 6: try item(depth: depth + 1)
+            default: break
+            }
+        }
+        try item(depth: 0)
     }
 
     private static func convert(_ item: UnsafeMutablePointer<cbor_item_t>, depth: Int) throws(DecodingError) -> CBORValue {

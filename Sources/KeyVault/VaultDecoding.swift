@@ -1,0 +1,31 @@
+/// The vault's decoders as standalone functions, for tools that read vault bytes independently
+/// and for the fuzz harness (Sources/authctl-fuzz). Each takes untrusted bytes and either returns
+/// a value or throws `VaultError` — never traps.
+public enum VaultDecoding {
+    /// Parses a `header` file (magic, version, KDF, salt, vault id, wrapped key, checksum).
+    public static func header(_ bytes: [UInt8]) throws(VaultError) -> (vaultId: [UInt8], opslimit: UInt64, memlimit: UInt64) {
+        let header = try VaultHeader(parsing: bytes)
+        return (header.vaultId, header.opslimit, header.memlimit)
+    }
+
+    /// Parses the plaintext of a log frame: count u32 ‖ records.
+    public static func batch(_ plain: [UInt8], context: @autoclosure @escaping () -> String = "batch") throws(VaultError) -> [VaultRecord] {
+        var r = ByteReader(plain, context: context())
+        let count = try r.read(UInt32.self)
+        // Each record takes at least 27 bytes: a count beyond what fits is a lie, not a reason to loop.
+        guard Int(count) <= r.remaining / 27 else { throw VaultError(.corrupted, "\(r.context) claims \(count) records") }
+        var records = [VaultRecord]()
+        records.reserveCapacity(Int(count))
+        for _ in 0..<count { records.append(try VaultRecord(reading: &r)) }
+        guard r.remaining == 0 else { throw VaultError(.corrupted, "\(r.context) has \(r.remaining) trailing bytes") }
+        return records
+    }
+
+    /// The plaintext of a log frame holding `records`.
+    public static func encodeBatch(_ records: some Collection<VaultRecord>) -> [UInt8] {
+        var w = ByteWriter()
+        w.append(UInt32(records.count))
+        for record in records { w.append(record.bytes) }
+        return w.bytes
+    }
+}

@@ -1,0 +1,48 @@
+#if !FUZZING
+import Foundation
+import KeyVault
+import VirtualAuthenticator
+
+/// Without the fuzzer: `authctl-fuzz seeds DIR` writes a seed corpus (valid inputs for every
+/// target); `authctl-fuzz FILE…` runs files through the targets (a corpus or a crash reproducer).
+@main
+struct Replay {
+    static func main() throws {
+        let args = Array(CommandLine.arguments.dropFirst())
+        if args.first == "seeds", args.count == 2 {
+            try writeSeeds(to: args[1])
+            return
+        }
+        for path in args {
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            FuzzTarget.run(Array(data))
+        }
+        print("replayed \(args.count) inputs")
+    }
+
+    static func writeSeeds(to directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let record = VaultRecord(id: Array(repeating: 7, count: 16), kind: .credential, version: 3,
+                                 fields: [1: [1, 2, 3], 2: Array("example.com".utf8), 9: Array(repeating: 4, count: 65)])
+        let tombstone = VaultRecord(id: Array(repeating: 8, count: 16), kind: .tombstone, version: 2)
+        let key = try P256PrivateKey.generate()
+        let authData = AuthenticatorData(
+            rpId: "example.com", flags: [.userPresent, .userVerified], signCount: 7,
+            attestedCredentialData: AttestedCredentialData(aaguid: Authenticator.Configuration.authctlAAGUID,
+                                                           credentialId: Array(repeating: 9, count: 16),
+                                                           publicKey: COSEKey(uncompressedPoint: key.publicPoint)!))
+        let seeds: [(FuzzTarget, [UInt8])] = [
+            (.vaultBatch, VaultDecoding.encodeBatch([record, tombstone])),
+            (.vaultBatch, VaultDecoding.encodeBatch([])),
+            (.creationOptions, Array(#"{"publicKey":{"rp":{"id":"example.com","name":"E"},"user":{"id":"dQ","name":"u","displayName":"U"},"challenge":"Y2hhbGxlbmdl","pubKeyCredParams":[{"type":"public-key","alg":-7}],"excludeCredentials":[{"type":"public-key","id":"AAAA"}],"authenticatorSelection":{"userVerification":"required"},"attestation":"direct","extensions":{"credProps":true},"timeout":60000}}"#.utf8)),
+            (.requestOptions, Array(#"{"rpId":"example.com","challenge":"Y2hhbGxlbmdl","allowCredentials":[{"type":"public-key","id":"AAAA"}],"userVerification":"preferred"}"#.utf8)),
+            (.cbor, authData.attestedCredentialData!.publicKey.cbor.encoded()),
+            (.cbor, CBORValue.map([(.text("fmt"), .text("none")), (.text("attStmt"), .map([])), (.text("authData"), .bytes(authData.bytes))]).encoded()),
+            (.authenticatorData, authData.bytes),
+        ]
+        for (i, (target, input)) in seeds.enumerated() {
+            FileManager.default.createFile(atPath: "\(directory)/seed-\(i)", contents: Data([target.rawValue] + input))
+        }
+    }
+}
+#endif
