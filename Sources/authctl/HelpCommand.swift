@@ -11,11 +11,13 @@ enum HelpCommand {
           init      create a vault and enroll the biometric PIN  [--kdf min|interactive|moderate|sensitive] [--no-biometry]
           register  create a passkey: --origin URL [--options FILE|-] or [--rp-id ID --user-name N --user-id B64URL
                     --display-name N --challenge B64URL --attestation none|direct --user-verification V --exclude ID...]
-                    [--device-bound]
+                    [--device-bound] [--sign-counter]
           sign      sign in: --origin URL [--options FILE|-] or [--rp-id ID --challenge B64URL --allow ID...
                     --user-verification V]  [--credential ID | --user NAME]
           list      list passkeys  [--rp-id ID]   (with --json: JSON for scripts)
           delete    delete a passkey: authctl delete CREDENTIAL_ID
+          vault     info | check | compact | passwd [--new-passphrase-file F] [--kdf LEVEL]
+          bench     vault [--sizes 10,1000,100000] [--runs N]   (build with -c release)
 
         vault options (every command):
           --vault DIR             default $AUTHCTL_VAULT, else $XDG_DATA_HOME/authctl, else ~/.local/share/authctl
