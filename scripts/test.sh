@@ -16,7 +16,7 @@ fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 
 echo "== swift test"
-swift test 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]|^Test Case .* (started|passed)|^◇ Test .* started'
+swift test 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]|^Test Case .* (started|passed)|^(◇|✔) Test [A-Za-z_]+\('
 
 echo "== fuzzer build (libFuzzer + AddressSanitizer)"
 swift build --product authctl-fuzz --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 \

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = os.environ.get("AUTHCTL_BIN", str(ROOT / ".build" / "debug" / "authctl"))
+BIN = str(pathlib.Path(os.environ.get("AUTHCTL_BIN", ROOT / ".build" / "debug" / "authctl")).resolve())
 PASSPHRASE = "correct horse battery staple"
 PIN = "4242"
 
