@@ -18,6 +18,7 @@ public struct AuthenticatorError: Error, Equatable, CustomStringConvertible {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive
         case matchedExcludedCredential
         // What the seeds lack.
+        case biometryLockout, timedOut
         case securityError, notSupported, badInput, usage
         case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, ioError
     }
@@ -41,7 +42,7 @@ extension AuthenticatorError.Name {
     /// The `DOMException` name a browser's `navigator.credentials` call would reject with.
     public var domException: String {
         switch self {
-        case .canceled, .failed, .notHandled, .notInteractive: "NotAllowedError"
+        case .canceled, .failed, .notHandled, .notInteractive, .biometryLockout, .timedOut: "NotAllowedError"
         case .matchedExcludedCredential: "InvalidStateError"
         case .securityError: "SecurityError"
         case .notSupported: "NotSupportedError"
@@ -57,6 +58,8 @@ extension AuthenticatorError.Name {
         switch self {
         case .canceled: 0x27  // CTAP2_ERR_OPERATION_DENIED
         case .failed: 0x3F  // CTAP2_ERR_UV_INVALID
+        case .biometryLockout: 0x3C  // CTAP2_ERR_UV_BLOCKED
+        case .timedOut: 0x2F  // CTAP2_ERR_USER_ACTION_TIMEOUT
         case .notHandled: 0x2E  // CTAP2_ERR_NO_CREDENTIALS
         case .matchedExcludedCredential: 0x19  // CTAP2_ERR_CREDENTIAL_EXCLUDED
         case .notSupported: 0x26  // CTAP2_ERR_UNSUPPORTED_ALGORITHM
@@ -79,6 +82,8 @@ extension AuthenticatorError.Name {
         case .matchedExcludedCredential: 15
         case .securityError: 16
         case .notSupported: 17
+        case .biometryLockout: 18
+        case .timedOut: 19
         case .vaultLocked: 20
         case .vaultCorrupted: 21
         case .vaultNotFound: 22

@@ -10,23 +10,28 @@ enum InitCommand {
             throw AuthenticatorError(.usage, "--kdf must be one of \(KDFLevel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let noBiometry = args.flag("--no-biometry")
+        let attempts = try args.value("--max-pin-attempts").map { text throws(AuthenticatorError) in
+            guard let n = UInt32(text), (1...100).contains(n) else {
+                throw AuthenticatorError(.usage, "--max-pin-attempts takes a whole number from 1 to 100")
+            }
+            return n
+        } ?? BiometrySettings.defaultMaxAttempts
         try args.finish()
 
         let passphrase = try options.passphrase()
-        var verifier: [UInt8]? = nil
+        var pin: SecureBytes? = nil
         if !noBiometry {
-            guard let pin = try SecretSource.read(file: options.pinFile, environment: "AUTHCTL_PIN", prompt: "Biometric PIN to enroll: ")
+            guard let given = try SecretSource.read(file: options.pinFile, environment: "AUTHCTL_PIN", prompt: "Biometric PIN to enroll: ")
             else {
                 throw AuthenticatorError(.notInteractive,
                     "enrolling the biometric PIN needs one: set AUTHCTL_PIN, pass --pin-file, run on a terminal, or pass --no-biometry")
             }
-            guard pin.count >= 4 else { throw AuthenticatorError(.badInput, "the biometric PIN must be at least 4 bytes") }
-            verifier = try PINVerifier.make(pin, kdf: kdf)
+            try BiometryCommand.checkNewPIN(given)
+            pin = given
         }
         let vault = try Vault.create(at: options.path, passphrase: passphrase, kdf: kdf)
-        var fields: [UInt8: [UInt8]] = [:]
-        if let verifier { fields[VaultSettings.pinVerifier] = verifier }
-        try vault.commit([VaultRecord(id: VaultRecord.newId(), kind: .settings, fields: fields)])
+        let enrollment = try pin.map { p throws(VaultError) in try vault.enrollBiometry(pin: p).0 }
+        try vault.commit([BiometrySettings.newRecord(enrollment: enrollment, maxAttempts: attempts)])
         Output.diagnostic("authctl: created vault at \(options.path) (kdf \(kdf.rawValue), biometry \(noBiometry ? "not enrolled" : "enrolled"))")
     }
 }

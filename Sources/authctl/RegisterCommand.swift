@@ -8,13 +8,16 @@ enum RegisterCommand {
         let optionsJSON = try OptionsInput.read(&args) ?? (try conveniencesOptions(&args))
         let deviceBound = args.flag("--device-bound")
         let counter = args.flag("--sign-counter")
+        let interaction = try InteractionOptions(&args)
+        let fault = try FaultOption.read(&args)
         try args.finish()
 
         let options = try CreationOptions(json: optionsJSON)
-        let session = Session(vault: try vaultOptions.open(.write), pinFile: vaultOptions.pinFile,
-                              configuration: .init(backupEligible: !deviceBound, backupState: !deviceBound,
-                                                   signatureCounter: counter))
-        let response = try session.client.create(options: options, origin: origin)
+        let session = try Session(vault: try vaultOptions.open(.write), options: vaultOptions, interaction: interaction,
+                                  configuration: .init(backupEligible: !deviceBound, backupState: !deviceBound,
+                                                       signatureCounter: counter))
+        let response = try session.client.create(options: options, origin: origin, fault: fault)
+        FaultOption.announce(fault)
         Output.data(ResponseJSON.encode(response.json))
     }
 

@@ -42,25 +42,18 @@ struct VaultOptions {
 
 func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
-/// The vault's settings record: the biometric PIN verifier.
-enum VaultSettings {
-    static let pinVerifier: UInt8 = 1
-
-    static func record(in vault: Vault) -> VaultRecord? { vault.records(kind: .settings).first }
-
-    static func pinVerifier(in vault: Vault) -> [UInt8]? { record(in: vault)?.field(pinVerifier).map(Array.init) }
-}
-
 /// An authenticator over an open vault, with the biometric user and the given configuration.
 struct Session {
     let vault: Vault
     let store: VaultCredentialStore
     let client: WebAuthnClient
 
-    init(vault: Vault, pinFile: String?, configuration: Authenticator.Configuration = .init()) {
+    init(vault: Vault, options: VaultOptions, interaction: InteractionOptions,
+         configuration: Authenticator.Configuration = .init()) throws {
         self.vault = vault
-        store = VaultCredentialStore(vault: vault)
-        let user = BiometricUser(verifier: VaultSettings.pinVerifier(in: vault), pinFile: pinFile)
+        let gate = try BiometricGate(vault: vault, pinFile: options.pinFile, action: interaction.action)
+        store = VaultCredentialStore(vault: vault, gate: gate)
+        let user = BiometricUser(gate: gate, action: interaction.action, instantTimeout: interaction.instantTimeout)
         client = WebAuthnClient(authenticator: Authenticator(configuration: configuration, store: store, user: user))
     }
 }

@@ -7,15 +7,19 @@ enum SignCommand {
         let origin = try OriginOption.read(&args)
         let pickId = try args.value("--credential")
         let pickUser = try args.value("--user")
+        let interaction = try InteractionOptions(&args)
+        let fault = try FaultOption.read(&args)
         let optionsJSON = try OptionsInput.read(&args) ?? (try conveniencesOptions(&args))
         try args.finish()
 
         let options = try RequestOptions(json: optionsJSON)
-        // Exclusive: a counting credential's counter is written before the response is printed.
-        let session = Session(vault: try vaultOptions.open(.write), pinFile: vaultOptions.pinFile)
-        let response = try session.client.get(options: options, origin: origin) { candidates in
+        // Exclusive: a counting credential's counter, and the biometric failure count, are written
+        // before anything is printed.
+        let session = try Session(vault: try vaultOptions.open(.write), options: vaultOptions, interaction: interaction)
+        let response = try session.client.get(options: options, origin: origin, fault: fault) { candidates in
             try pick(candidates, id: pickId, user: pickUser)
         }
+        FaultOption.announce(fault)
         Output.data(ResponseJSON.encode(response.json))
     }
 

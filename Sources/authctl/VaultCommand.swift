@@ -32,6 +32,7 @@ enum VaultCommand {
         let credentials = try store.allCredentials()
         for credential in credentials {
             let id = Base64URL.encode(credential.id)
+            if credential.requiresUserVerification { continue }  // sealed under the biometry key
             do {
                 let key = try store.privateKey(for: credential)
                 if key.publicPoint != credential.publicPoint { problems.append("credential \(id): private key does not match its public key") }
@@ -39,7 +40,7 @@ enum VaultCommand {
                 problems.append("credential \(id): \(ErrorReport.vocabulary(error).message)")
             }
         }
-        if VaultSettings.record(in: vault) == nil { problems.append("the settings record is missing") }
+        if vault.records(kind: .settings).count != 1 { problems.append("the vault must hold exactly one settings record") }
         report(vault, extra: ["credentialsChecked": credentials.count, "problems": problems], json: json)
         guard problems.isEmpty else {
             throw AuthenticatorError(.vaultCorrupted, "\(problems.count) problem(s): " + problems.joined(separator: "; "))
@@ -83,7 +84,7 @@ enum VaultCommand {
             "generation": Int(facts.generation), "frames": Int(facts.frames), "committedBytes": facts.committedBytes,
             "uncommittedBytes": facts.uncommittedBytes,
             "credentials": facts.liveRecords[.credential] ?? 0,
-            "biometryEnrolled": VaultSettings.pinVerifier(in: vault) != nil,
+            "biometry": BiometryCommand.describe(vault),
         ]
         object.merge(extra) { $1 }
         if json { Output.data(ResponseJSON.encode(object)); return }

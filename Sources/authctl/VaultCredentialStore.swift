@@ -9,13 +9,26 @@ final class VaultCredentialStore: CredentialStore {
         static let credentialId: UInt8 = 1, rpId: UInt8 = 2, userHandle: UInt8 = 3, userName: UInt8 = 4
         static let userDisplayName: UInt8 = 5, createdAt: UInt8 = 6, signCount: UInt8 = 7
         static let backupFlags: UInt8 = 8, publicPoint: UInt8 = 9, sealedPrivateKey: UInt8 = 10
-        static let algorithm: UInt8 = 11, countsSignatures: UInt8 = 12
+        static let algorithm: UInt8 = 11, countsSignatures: UInt8 = 12, requiresUserVerification: UInt8 = 13
     }
 
     let vault: Vault
+    /// Holds the biometry key once the user was verified; `nil` where no ceremony runs (list).
+    let gate: BiometricGate?
     private var recordIds: [[UInt8]: [UInt8]] = [:]  // credential id → record id
 
-    init(vault: Vault) { self.vault = vault }
+    init(vault: Vault, gate: BiometricGate? = nil) {
+        self.vault = vault
+        self.gate = gate
+    }
+
+    /// The biometry key a passkey made with user verification is sealed under.
+    private func biometryKey(for credential: Credential) throws -> SecureBytes {
+        guard let key = gate?.biometryKey else {
+            throw AuthenticatorError(.failed, "passkey \(Base64URL.encode(credential.id)) needs user verification to be used")
+        }
+        return key
+    }
 
     /// Every credential in the vault, oldest first.
     func allCredentials() throws -> [Credential] {
@@ -40,7 +53,9 @@ final class VaultCredentialStore: CredentialStore {
         guard let sealed = record.field(Tag.sealedPrivateKey).map(Array.init) else {
             throw AuthenticatorError(.vaultCorrupted, "credential \(Base64URL.encode(credential.id)) has no private key")
         }
-        let der = try vault.openSecret(sealed, recordId: record.id)
+        let der = credential.requiresUserVerification
+            ? try vault.openSecret(sealed, recordId: record.id, biometryKey: try biometryKey(for: credential))
+            : try vault.openSecret(sealed, recordId: record.id)
         do {
             return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try P256PrivateKey.load(der: buffer) }
         } catch {
@@ -59,7 +74,12 @@ final class VaultCredentialStore: CredentialStore {
         let recordId = VaultRecord.newId()
         let der = SecureBytes(count: privateKey.privateKeyDERCount)
         let length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try privateKey.writePrivateKeyDER(into: buffer) }
-        let sealed = der.withUnsafeBytes { vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: recordId) }
+        let biometryKey = credential.requiresUserVerification ? try self.biometryKey(for: credential) : nil
+        let sealed = der.withUnsafeBytes { buffer in
+            let secret = UnsafeRawBufferPointer(rebasing: buffer.prefix(length))
+            return biometryKey.map { vault.sealSecret(secret, recordId: recordId, biometryKey: $0) }
+                ?? vault.sealSecret(secret, recordId: recordId)
+        }
         return VaultRecord(id: recordId, kind: .credential, fields: Self.fields(of: credential, sealedKey: sealed))
     }
 
@@ -85,6 +105,7 @@ final class VaultCredentialStore: CredentialStore {
             Tag.sealedPrivateKey: sealedKey,
             Tag.algorithm: bigEndian(Int32(COSEKey.es256)),
             Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
+            Tag.requiresUserVerification: [credential.requiresUserVerification ? 1 : 0],
         ]
     }
 
@@ -99,7 +120,14 @@ final class VaultCredentialStore: CredentialStore {
     }
 
     private func record(of credential: Credential) throws -> VaultRecord {
-        guard let recordId = recordIds[credential.id], let record = vault.record(id: recordId) else {
+        if let recordId = recordIds[credential.id], let record = vault.record(id: recordId) { return record }
+        return try Self.record(of: credential, in: vault)
+    }
+
+    /// The live record holding `credential`, found through the RP index.
+    static func record(of credential: Credential, in vault: Vault) throws -> VaultRecord {
+        let candidates = vault.records(kind: .credential, field: Tag.rpId, equals: Array(credential.rpId.utf8))
+        guard let record = candidates.first(where: { $0.field(Tag.credentialId)?.elementsEqual(credential.id) ?? false }) else {
             throw AuthenticatorError(.notHandled, "credential \(Base64URL.encode(credential.id)) is not in the vault")
         }
         return record
@@ -131,7 +159,8 @@ final class VaultCredentialStore: CredentialStore {
             userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
             createdAt: try integer(Tag.createdAt, UInt64.self), signCount: try integer(Tag.signCount, UInt32.self),
             backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint),
-            countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false)
+            countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false,
+            requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
     }
 }
 

@@ -16,6 +16,8 @@ do {
     case "delete": try DeleteCommand.run(&args)
     case "vault": try VaultCommand.run(&args, json: json)
     case "bench": try BenchCommand.run(&args)
+    case "biometry": try BiometryCommand.run(&args, json: json)
+    case "faults": FaultOption.list()
     case "help", "--help", "-h": HelpCommand.run()
     case "version", "--version": Output.data("authctl \(HelpCommand.version)")
     default: throw AuthenticatorError(.usage, "unknown command '\(command)' (see 'authctl help')")

@@ -324,6 +324,38 @@ final class VaultTests {
 
     // MARK: Secrets
 
+    @Test func onlyTheEnrolledPINUnlocksTheBiometryKey() throws {
+        try create()
+        try withVault { vault in
+            let (enrollment, key) = try vault.enrollBiometry(pin: secure("4921"))
+            #expect(try vault.unlockBiometry(pin: secure("4921"), enrollment)?.equals(key) == true)
+            #expect(try vault.unlockBiometry(pin: secure("4922"), enrollment) == nil)
+            #expect(try vault.unlockBiometry(pin: secure("49211"), enrollment) == nil)
+            // Re-enrolling with the same key under a new PIN keeps the key; the old PIN stops working.
+            let (second, same) = try vault.enrollBiometry(pin: secure("7777"), keeping: key)
+            #expect(same.equals(key) && second.salt != enrollment.salt)
+            #expect(try vault.unlockBiometry(pin: secure("7777"), second)?.equals(key) == true)
+            #expect(try vault.unlockBiometry(pin: secure("4921"), second) == nil)
+        }
+    }
+
+    @Test func aSecretSealedUnderTheBiometryKeyNeedsThatKey() throws {
+        try create()
+        try withVault { vault in
+            let (_, key) = try vault.enrollBiometry(pin: secure("4921"))
+            let (_, otherKey) = try vault.enrollBiometry(pin: secure("4921"))
+            let secret: [UInt8] = Array("private key bytes".utf8)
+            let sealed = secret.withUnsafeBytes { vault.sealSecret($0, recordId: recordId(1), biometryKey: key) }
+            let opened = try vault.openSecret(sealed, recordId: recordId(1), biometryKey: key)
+            #expect(opened.withUnsafeBytes { Array($0) } == secret)
+            // The vault key alone yields only the inner ciphertext, never the secret.
+            let outerOnly = try vault.openSecret(sealed, recordId: recordId(1)).withUnsafeBytes { Array($0) }
+            #expect(outerOnly != secret && !outerOnly.contains(subsequence: secret))
+            expectVaultError(.locked) { try vault.openSecret(sealed, recordId: recordId(1), biometryKey: otherKey) }
+            expectVaultError(.corrupted) { try vault.openSecret(sealed, recordId: recordId(2), biometryKey: key) }
+        }
+    }
+
     @Test func sealedSecretsOpenOnlyUnderTheirRecordId() throws {
         let secret: [UInt8] = Array("-----private key DER-----".utf8)
         try create()
@@ -348,14 +380,6 @@ final class VaultTests {
 
 // MARK: - PIN verifier and secure bytes
 
-@Test func pinVerifierMatchesOnlyThePIN() throws {
-    let verifier = try PINVerifier.make(secure("4921"), kdf: .min)
-    #expect(verifier.starts(with: Array("$argon2id$".utf8)))
-    #expect(PINVerifier.matches(secure("4921"), verifier: verifier))
-    #expect(!PINVerifier.matches(secure("4922"), verifier: verifier))
-    #expect(!PINVerifier.matches(secure("49211"), verifier: verifier))
-    #expect(try PINVerifier.make(secure("4921"), kdf: .min) != verifier)  // salted
-}
 
 @Test func secureBytesConsumingTakesTheBytesAndWipesTheSource() {
     var source: [UInt8] = [0xDE, 0xAD, 0xBE, 0xEF, 0x01]
@@ -373,4 +397,11 @@ final class VaultTests {
     #expect(!a.equals(c))
     #expect(!a.equals(a.prefix(2)))
     #expect(a.prefix(2).withUnsafeBytes { Array($0) } == [1, 2])
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard subsequence.count <= count else { return false }
+        return (0...(count - subsequence.count)).contains { self[$0..<$0 + subsequence.count].elementsEqual(subsequence) }
+    }
 }

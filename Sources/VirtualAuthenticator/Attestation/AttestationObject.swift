@@ -3,13 +3,30 @@ public struct AttestationObject: Sendable {
     public let format: AttestationFormat
     public let statement: CBORValue
     public let authenticatorData: [UInt8]
+    /// Set only by ``withFault(_:)``: what is done to the encoded bytes.
+    var fault: Fault? = nil
 
     public var bytes: [UInt8] {
-        CBORValue.map([
+        var encoded = CBORValue.map([
             (.text("fmt"), .text(format.rawValue)),
             (.text("attStmt"), statement),
             (.text("authData"), .bytes(authenticatorData)),
         ]).encoded()
+        fault?.apply(toAttestationObject: &encoded)
+        return encoded
+    }
+
+    /// This attestation object with `fault` applied to what was signed or to its encoding.
+    func withFault(_ fault: Fault) -> AttestationObject {
+        var statement = statement
+        var data = authenticatorData
+        if case .map(var pairs) = statement, let i = pairs.firstIndex(where: { $0.0 == .text("sig") }),
+           var signature = pairs[i].1.bytesValue {
+            fault.apply(toSignature: &signature, authenticatorData: &data)
+            pairs[i].1 = .bytes(signature)
+            statement = .map(pairs)
+        }
+        return AttestationObject(format: format, statement: statement, authenticatorData: data, fault: fault)
     }
 }
 

@@ -17,11 +17,14 @@ public struct Credential: Equatable, Sendable {
     /// Whether each assertion increments ``signCount`` (a device-bound habit) or leaves it at 0
     /// (what synced passkeys do).
     public var countsSignatures: Bool
+    /// Made with user verification: its private key is sealed under the biometric key, so every
+    /// use verifies the user (like CTAP 2.1 credProtect `userVerificationRequired`).
+    public var requiresUserVerification: Bool
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
         createdAt: UInt64, signCount: UInt32, backupEligible: Bool, backupState: Bool, publicPoint: [UInt8],
-        countsSignatures: Bool = false
+        countsSignatures: Bool = false, requiresUserVerification: Bool = false
     ) {
         self.id = id
         self.rpId = rpId
@@ -34,5 +37,6 @@ public struct Credential: Equatable, Sendable {
         self.backupState = backupState
         self.publicPoint = publicPoint
         self.countsSignatures = countsSignatures
+        self.requiresUserVerification = requiresUserVerification
     }
 }

@@ -7,14 +7,19 @@ public struct GetAssertionRequest {
     public var performUserVerification: Bool
     /// Picks among several candidates (oldest first); stands in for the account picker.
     public var select: ([Credential]) throws -> Credential
+    public var timeoutMilliseconds: Int?
+    public var fault: Fault?
 
     public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
-                select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest) {
+                select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest,
+                timeoutMilliseconds: Int? = nil, fault: Fault? = nil) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.allowList = allowList
         self.performUserVerification = performUserVerification
         self.select = select
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.fault = fault
     }
 
     /// The default choice: the most recently created candidate.
@@ -45,10 +50,13 @@ extension Authenticator {
         // The account picker comes before the biometric prompt, as on a phone.
         let credential = try request.select(candidates)
 
-        // Steps 9–10: user presence, then user verification when the client asked for it.
-        let prompt = UserPrompt(ceremony: .authentication, rpId: request.rpId, userName: credential.userName)
+        // Steps 9–10: user presence, then user verification when the client asked for it or the
+        // credential demands it (it was made with user verification; its key needs the PIN).
+        let prompt = UserPrompt(ceremony: .authentication, rpId: request.rpId, userName: credential.userName,
+                                timeoutMilliseconds: request.timeoutMilliseconds)
+        let verify = request.performUserVerification || credential.requiresUserVerification
         try user.confirmPresence(prompt)
-        if request.performUserVerification {
+        if verify {
             guard user.canVerify else {
                 throw AuthenticatorError(.notSupported, "user verification was requested but no biometric PIN is enrolled")
             }
@@ -66,12 +74,15 @@ extension Authenticator {
         // Authenticator data without attested credential data; the signature is over
         // authenticatorData ‖ clientDataHash.
         var flags: AuthenticatorFlags = [.userPresent]
-        flags.set(.userVerified, request.performUserVerification)
+        flags.set(.userVerified, verify)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
-        let authenticatorData = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount).bytes
+        var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount)
+        try request.fault?.apply(to: &data, previousSignCount: credential.signCount)
+        var authenticatorData = data.bytes
         let key = try store.privateKey(for: credential)
-        let signature = try key.sign(authenticatorData + request.clientDataHash)
+        var signature = try key.sign(authenticatorData + request.clientDataHash)
+        request.fault?.apply(toSignature: &signature, authenticatorData: &authenticatorData)
         return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)
     }
 }

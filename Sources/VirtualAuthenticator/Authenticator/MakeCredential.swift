@@ -11,10 +11,13 @@ public struct MakeCredentialRequest: Sendable {
     /// Whether to perform user verification (the client decided from `userVerification`).
     public var performUserVerification: Bool
     public var attestation: AttestationFormat
+    public var timeoutMilliseconds: Int?
+    public var fault: Fault?
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
-                performUserVerification: Bool, attestation: AttestationFormat) {
+                performUserVerification: Bool, attestation: AttestationFormat,
+                timeoutMilliseconds: Int? = nil, fault: Fault? = nil) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.userHandle = userHandle
@@ -24,6 +27,8 @@ public struct MakeCredentialRequest: Sendable {
         self.excludeList = excludeList
         self.performUserVerification = performUserVerification
         self.attestation = attestation
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.fault = fault
     }
 }
 
@@ -40,7 +45,8 @@ extension Authenticator {
         guard request.algorithms.contains(COSEKey.es256) else {
             throw AuthenticatorError(.notSupported, "no supported algorithm in pubKeyCredParams (authctl supports ES256, -7)")
         }
-        let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName)
+        let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName,
+                                timeoutMilliseconds: request.timeoutMilliseconds)
         let existing = try store.credentials(forRP: request.rpId)
 
         // Step 4 (excludeList): an excluded credential bound to this RP is refused only after the
@@ -71,22 +77,28 @@ extension Authenticator {
             userHandle: request.userHandle, userName: request.userName,
             userDisplayName: request.userDisplayName, createdAt: clock.now(), signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
-            publicPoint: point, countsSignatures: configuration.signatureCounter)
+            publicPoint: point, countsSignatures: configuration.signatureCounter,
+            requiresUserVerification: request.performUserVerification)
 
         var flags: AuthenticatorFlags = [.userPresent]
         flags.set(.userVerified, request.performUserVerification)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
-        let authenticatorData = AuthenticatorData(
+        var data = AuthenticatorData(
             rpId: request.rpId, flags: flags, signCount: credential.signCount,
             attestedCredentialData: AttestedCredentialData(
-                aaguid: configuration.aaguid, credentialId: credential.id, publicKey: coseKey)
-        ).bytes
+                aaguid: configuration.aaguid, credentialId: credential.id, publicKey: coseKey))
+        try request.fault?.apply(to: &data, previousSignCount: 0)
+        var authenticatorData = data.bytes
 
         // Step 19: the attestation statement.
-        let attestation: AttestationObject = switch request.attestation {
+        var attestation: AttestationObject = switch request.attestation {
         case .none: .none(authenticatorData: authenticatorData)
         case .packed: try .packedSelf(authenticatorData: authenticatorData, clientDataHash: request.clientDataHash, key: key)
+        }
+        if let fault = request.fault {
+            attestation = attestation.withFault(fault)
+            authenticatorData = attestation.authenticatorData
         }
 
         // Step 17 (rk): a platform passkey is always discoverable; one per RP and user handle.

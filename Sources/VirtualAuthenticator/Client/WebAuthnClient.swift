@@ -14,7 +14,7 @@ public struct WebAuthnClient {
     }
 
     /// `navigator.credentials.create()`: returns RegistrationResponseJSON (§5.1.11) as an object.
-    public func create(options: CreationOptions, origin originText: String) throws -> RegistrationResponse {
+    public func create(options: CreationOptions, origin originText: String, fault: Fault? = nil) throws -> RegistrationResponse {
         let origin = try Origin(parsing: originText)
         let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes)
         // Step 10: ES256 must be among the acceptable algorithms, or no authenticator can serve.
@@ -27,27 +27,36 @@ public struct WebAuthnClient {
             throw AuthenticatorError(.notHandled,
                 "authenticatorSelection.authenticatorAttachment is cross-platform; authctl is a platform authenticator")
         }
-        let clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
+        if let fault, !fault.applies(to: .registration, attestation: options.attestation.format) {
+            throw AuthenticatorError(.usage, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
+        }
+        var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
+        fault?.apply(to: &clientData)
         let result = try authenticator.makeCredential(MakeCredentialRequest(
             clientDataHash: clientData.hash, rpId: rpId, userHandle: options.userId, userName: options.userName,
             userDisplayName: options.userDisplayName, algorithms: options.algorithms,
             excludeList: options.excludeCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
-            attestation: options.attestation.format))
+            attestation: options.attestation.format, timeoutMilliseconds: options.timeout, fault: fault))
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
             clientExtensionResults: options.credProps ? ["credProps": ["rk": true]] : [:])
     }
 
     /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12) as an object.
-    public func get(options: RequestOptions, origin originText: String,
+    public func get(options: RequestOptions, origin originText: String, fault: Fault? = nil,
                     select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest) throws -> AuthenticationResponse {
         let origin = try Origin(parsing: originText)
         let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes)
-        let clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized)
+        if let fault, !fault.applies(to: .authentication) {
+            throw AuthenticatorError(.usage, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
+        }
+        var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized)
+        fault?.apply(to: &clientData)
         let result = try authenticator.getAssertion(GetAssertionRequest(
             clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
-            performUserVerification: performsUserVerification(options.userVerification), select: select))
+            performUserVerification: performsUserVerification(options.userVerification), select: select,
+            timeoutMilliseconds: options.timeout, fault: fault))
         return AuthenticationResponse(clientDataJSON: clientData.json, result: result)
     }
 

@@ -17,6 +17,15 @@ public struct UserPrompt: Sendable, Equatable {
     public let ceremony: Ceremony
     public let rpId: String
     public let userName: String?
+    /// How long the RP lets the prompt stay up (the options' `timeout`), in milliseconds.
+    public let timeoutMilliseconds: Int?
+
+    public init(ceremony: Ceremony, rpId: String, userName: String?, timeoutMilliseconds: Int? = nil) {
+        self.ceremony = ceremony
+        self.rpId = rpId
+        self.userName = userName
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
 }
 
 /// A user whose answers are fixed in advance, for tests.

@@ -1,0 +1,66 @@
+/// The biometric gate's key (see docs/biometry.md). A random 32-byte biometry key is wrapped
+/// under a key derived from the PIN (Argon2id at the vault's KDF limits, its own salt); private
+/// keys of passkeys made with user verification are sealed under it *inside* their vault-key
+/// seal. Knowing the vault passphrase and editing the vault's files therefore does not give such
+/// a key without the PIN: the PIN check is the unwrap, not a flag.
+public struct BiometryEnrollment: Equatable, Sendable {
+    public let salt: [UInt8]
+    /// nonce ‖ XChaCha20-Poly1305(biometry key) ‖ tag; AD "AUTHCTL-BIOMETRY" ‖ vault id.
+    public let wrappedKey: [UInt8]
+
+    public init(salt: [UInt8], wrappedKey: [UInt8]) {
+        self.salt = salt
+        self.wrappedKey = wrappedKey
+    }
+}
+
+extension Vault {
+    private var biometryAssociatedData: [UInt8] { Array("AUTHCTL-BIOMETRY".utf8) + header.vaultId }
+
+    private func pinKey(_ pin: SecureBytes, salt: [UInt8]) throws(VaultError) -> SecureBytes {
+        try Sodium.deriveKey(from: pin, salt: salt, opslimit: header.opslimit, memlimit: header.memlimit)
+    }
+
+    /// Wraps `biometryKey` (a fresh random one when `nil`) under `pin`. Returns the enrollment to
+    /// store and the key itself.
+    public func enrollBiometry(pin: SecureBytes, keeping biometryKey: SecureBytes? = nil) throws(VaultError)
+        -> (BiometryEnrollment, SecureBytes)
+    {
+        let key = biometryKey ?? Sodium.randomKey()
+        let salt = Sodium.randomBytes(Sodium.saltBytes)
+        let wrapping = try pinKey(pin, salt: salt)
+        let wrapped = key.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: biometryAssociatedData) }
+        return (BiometryEnrollment(salt: salt, wrappedKey: wrapped), key)
+    }
+
+    /// The biometry key if `pin` is the enrolled PIN; `nil` if it is not.
+    public func unlockBiometry(pin: SecureBytes, _ enrollment: BiometryEnrollment) throws(VaultError) -> SecureBytes? {
+        let wrapping = try pinKey(pin, salt: enrollment.salt)
+        guard let key = Sodium.open(enrollment.wrappedKey[...], key: wrapping, associatedData: biometryAssociatedData),
+              key.count == Sodium.keyBytes
+        else { return nil }
+        return key
+    }
+
+    private func innerAssociatedData(_ recordId: [UInt8]) -> [UInt8] {
+        Array("AUTHCTL-UV-SECRET".utf8) + header.vaultId + recordId
+    }
+
+    /// Seals a secret under the biometry key, then (like every secret) under the vault key.
+    public func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8], biometryKey: SecureBytes) -> [UInt8] {
+        var inner = Sodium.seal(secret, key: biometryKey, associatedData: innerAssociatedData(recordId))
+        defer { inner.withUnsafeMutableBytes { sodiumWipe($0) } }
+        return inner.withUnsafeBytes { sealSecret($0, recordId: recordId) }
+    }
+
+    /// Opens a secret sealed with ``sealSecret(_:recordId:biometryKey:)``; throws `locked` when
+    /// the biometry key is not the one it was sealed under.
+    public func openSecret(_ sealed: [UInt8], recordId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
+        let inner = try openSecret(sealed, recordId: recordId)
+        let bytes = inner.withUnsafeBytes { Array($0) }
+        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(recordId)) else {
+            throw VaultError(.locked, "this passkey is sealed under a different biometric enrollment")
+        }
+        return plain
+    }
+}

@@ -1,0 +1,85 @@
+/// Deliberately wrong responses, for testing an RP's rejection paths. Each fault breaks one thing
+/// a correct RP checks (WebAuthn L3 §7.1 and §7.2), and only that: the rest of the response is
+/// what an honest authenticator would send, so a test can tell which check caught it.
+public enum Fault: String, CaseIterable, Sendable {
+    case badSignature = "bad-signature"
+    case wrongRpIdHash = "wrong-rp-id-hash"
+    case wrongChallenge = "wrong-challenge"
+    case wrongOrigin = "wrong-origin"
+    case wrongType = "wrong-type"
+    case upCleared = "up-cleared"
+    case uvClaimedWithoutCheck = "uv-claimed-without-check"
+    case counterRegress = "counter-regress"
+    case badCBOR = "bad-cbor"
+
+    /// What the fault does, and the RP check that must catch it.
+    public var summary: String {
+        switch self {
+        case .badSignature: "one bit of the signature flipped (assertion, or packed attestation) — signature verification fails"
+        case .wrongRpIdHash: "authenticator data carries the hash of another RP ID, correctly signed — the rpIdHash check fails"
+        case .wrongChallenge: "clientDataJSON carries another challenge, correctly signed — the challenge check fails"
+        case .wrongOrigin: "clientDataJSON names https://attacker.example as origin, correctly signed — the origin check fails"
+        case .wrongType: "clientDataJSON type is the other ceremony's, correctly signed — the type check fails"
+        case .upCleared: "the UP flag is cleared, correctly signed — the user-presence check fails"
+        case .uvClaimedWithoutCheck: "the UV flag is set after signing, with no PIN checked — signature verification fails"
+        case .counterRegress: "the sign count goes back below the last one reported, correctly signed — the counter check fails (needs a passkey made with --sign-counter that has signed before)"
+        case .badCBOR: "the attestation object is cut one byte short — CBOR decoding fails"
+        }
+    }
+
+    public enum Ceremony: Sendable { case registration, authentication }
+
+    /// Whether the fault can be produced for `ceremony`: registration has a signature to break
+    /// only with packed attestation, and neither a counter nor a bare UV flag an RP can check.
+    public func applies(to ceremony: Ceremony, attestation: AttestationFormat = .none) -> Bool {
+        switch self {
+        case .badSignature: ceremony == .authentication || attestation == .packed
+        case .uvClaimedWithoutCheck, .counterRegress: ceremony == .authentication
+        case .badCBOR: ceremony == .registration
+        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .wrongType, .upCleared: true
+        }
+    }
+
+    /// The attacker's RP ID and origin used by the faults that need another site.
+    public static let attackerRpId = "attacker.example"
+
+    // MARK: - Where each fault is applied
+
+    /// Client data, before it is hashed and signed.
+    func apply(to clientData: inout CollectedClientData) {
+        switch self {
+        case .wrongChallenge: clientData.challenge = SHA256.hash(clientData.challenge)
+        case .wrongOrigin: clientData.origin = "https://" + Fault.attackerRpId
+        case .wrongType: clientData.type = clientData.type == .create ? .get : .create
+        default: break
+        }
+    }
+
+    /// Authenticator data, before it is signed.
+    func apply(to authenticatorData: inout AuthenticatorData, previousSignCount: UInt32) throws {
+        switch self {
+        case .wrongRpIdHash: authenticatorData.rpIdHash = SHA256.hash(Array(Fault.attackerRpId.utf8))
+        case .upCleared: authenticatorData.flags.remove(.userPresent)
+        case .counterRegress:
+            guard previousSignCount >= 1 else {
+                throw AuthenticatorError(.usage, "counter-regress needs a passkey made with --sign-counter that has signed before")
+            }
+            authenticatorData.signCount = previousSignCount - 1
+        default: break
+        }
+    }
+
+    /// Signed bytes, after signing: the signature or the authenticator data itself.
+    func apply(toSignature signature: inout [UInt8], authenticatorData: inout [UInt8]) {
+        switch self {
+        case .badSignature: signature[signature.count - 1] ^= 0x01  // a bit of s: still valid DER
+        case .uvClaimedWithoutCheck: authenticatorData[32] |= AuthenticatorFlags.userVerified.rawValue
+        default: break
+        }
+    }
+
+    /// The encoded attestation object.
+    func apply(toAttestationObject bytes: inout [UInt8]) {
+        if self == .badCBOR { bytes.removeLast() }
+    }
+}
