@@ -54,7 +54,10 @@ extension Authenticator {
         // credential demands it (it was made with user verification; its key needs the PIN).
         let prompt = UserPrompt(ceremony: .authentication, rpId: request.rpId, userName: credential.userName,
                                 timeoutMilliseconds: request.timeoutMilliseconds)
-        let verify = request.performUserVerification || credential.requiresUserVerification
+        // With the uv-claimed-without-check fault the user is not verified (unless the key itself
+        // needs the PIN to be unsealed) and the signed flags say so; the UV bit is set afterwards.
+        let claimOnly = request.fault == .uvClaimedWithoutCheck
+        let verify = (request.performUserVerification && !claimOnly) || credential.requiresUserVerification
         try user.confirmPresence(prompt)
         if verify {
             guard user.canVerify else {
@@ -74,7 +77,7 @@ extension Authenticator {
         // Authenticator data without attested credential data; the signature is over
         // authenticatorData ‖ clientDataHash.
         var flags: AuthenticatorFlags = [.userPresent]
-        flags.set(.userVerified, verify)
+        flags.set(.userVerified, verify && !claimOnly)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
         var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount)

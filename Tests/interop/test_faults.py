@@ -1,0 +1,122 @@
+"""Every --fault makes a response that both py_webauthn and python-fido2 reject, while the same
+request without the fault is accepted: so a test can tell the two apart."""
+import json
+import struct
+
+import pytest
+from fido2.attestation import Attestation
+from fido2.server import Fido2Server
+from fido2.webauthn import AuthenticationResponse, PublicKeyCredentialRpEntity, PublicKeyCredentialUserEntity
+from webauthn import verify_authentication_response, verify_registration_response
+
+from conftest import unb64url
+
+RP_ID, ORIGIN = "yourbank.example", "https://yourbank.example"
+REGISTRATION_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "wrong-type",
+                       "up-cleared", "bad-cbor"]
+SIGN_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "wrong-type", "up-cleared",
+               "uv-claimed-without-check", "counter-regress"]
+
+
+def check_attestation(attestation_object, client_data_hash):
+    Attestation.for_type(attestation_object.fmt)().verify(
+        attestation_object.att_stmt, attestation_object.auth_data, client_data_hash)
+
+
+def fido2_server():
+    return Fido2Server(PublicKeyCredentialRpEntity(id=RP_ID, name="Bank"), attestation="direct",
+                       verify_origin=lambda o: o == ORIGIN, verify_attestation=check_attestation)
+
+
+def accepted(check):
+    try:
+        check()
+        return True
+    except Exception:
+        return False
+
+
+def test_faults_are_listed(authctl):
+    listed = authctl.run("faults").stdout.splitlines()
+    assert sorted(line.split()[0] for line in listed) == sorted(set(REGISTRATION_FAULTS + SIGN_FAULTS))
+
+
+@pytest.mark.parametrize("fault", REGISTRATION_FAULTS)
+def test_registration_fault_is_rejected_by_both_and_the_honest_one_accepted(authctl, fault):
+    results = {}
+    for user_id, with_fault in ((b"honest", False), (b"faulty", True)):
+        server = fido2_server()
+        options, state = server.register_begin(
+            PublicKeyCredentialUserEntity(id=user_id, name="budi", display_name="Budi"), user_verification="required")
+        extra = ("--fault", fault) if with_fault else ()
+        result = authctl.register(dict(options), ORIGIN, *extra)
+        assert result.code == 0, result.stderr
+        assert ("fault injected: " + fault in result.stderr) == with_fault
+        response = json.loads(result.stdout)
+        challenge = options.public_key.challenge
+        results[with_fault] = (
+            accepted(lambda: verify_registration_response(
+                credential=response, expected_challenge=challenge, expected_rp_id=RP_ID, expected_origin=ORIGIN,
+                require_user_verification=True)),
+            accepted(lambda: server.register_complete(state, response)),
+        )
+    assert results == {False: (True, True), True: (False, False)}, results
+
+
+@pytest.fixture
+def counting_passkey(authctl):
+    """A passkey that counts signatures and has signed once, and what an RP knows of it."""
+    server = fido2_server()
+    options, state = server.register_begin(
+        PublicKeyCredentialUserEntity(id=b"budi", name="budi", display_name="Budi"), user_verification="required")
+    response = authctl.register(dict(options), ORIGIN, "--sign-counter").json
+    credential = server.register_complete(state, response).credential_data
+    cose_key = verify_registration_response(credential=response, expected_challenge=options.public_key.challenge,
+                                            expected_rp_id=RP_ID, expected_origin=ORIGIN).credential_public_key
+    first = authctl.sign({"challenge": "Zmlyc3Q", "rpId": RP_ID}, ORIGIN).json
+    count = struct.unpack(">I", unb64url(first["response"]["authenticatorData"])[33:37])[0]
+    assert count == 1
+    return server, credential, cose_key, {"count": count}
+
+
+@pytest.mark.parametrize("fault", SIGN_FAULTS)
+def test_sign_fault_is_rejected_by_both_and_the_honest_one_accepted(authctl, counting_passkey, fault):
+    server, credential, cose_key, known = counting_passkey
+    results = {}
+    for with_fault in (False, True):
+        options, state = server.authenticate_begin([credential], user_verification="required")
+        extra = ("--fault", fault) if with_fault else ()
+        result = authctl.sign(dict(options), ORIGIN, *extra)
+        assert result.code == 0, result.stderr
+        assertion = json.loads(result.stdout)
+        stored = known["count"]
+
+        def python_fido2():
+            server.authenticate_complete(state, [credential], assertion)
+            # python-fido2 leaves the counter rule (WebAuthn L3 §7.2 step 22) to the application;
+            # this is that rule, applied to the counter python-fido2 parsed.
+            counter = AuthenticationResponse.from_dict(assertion).response.authenticator_data.counter
+            if (counter or stored) and counter <= stored:
+                raise ValueError("sign count did not increase")
+
+        results[with_fault] = (
+            accepted(lambda: verify_authentication_response(
+                credential=assertion, expected_challenge=options.public_key.challenge, expected_rp_id=RP_ID,
+                expected_origin=ORIGIN, credential_public_key=cose_key, credential_current_sign_count=stored,
+                require_user_verification=True)),
+            accepted(python_fido2),
+        )
+        if not with_fault:
+            known["count"] = struct.unpack(">I", unb64url(assertion["response"]["authenticatorData"])[33:37])[0]
+    assert results == {False: (True, True), True: (False, False)}, results
+
+
+def test_a_fault_that_cannot_apply_is_a_usage_error(authctl):
+    result = authctl.run("register", "--origin", ORIGIN, "--fault", "counter-regress")
+    assert result.code == 64 and "counter-regress" in result.stderr
+    result = authctl.run("register", "--origin", ORIGIN, "--fault", "bad-signature")  # attestation none
+    assert result.code == 64
+    authctl.run("register", "--origin", ORIGIN).json
+    result = authctl.run("sign", "--origin", ORIGIN, "--fault", "counter-regress")  # counter not enabled
+    assert result.code == 64 and result.stdout == ""
+    assert authctl.run("sign", "--origin", ORIGIN, "--fault", "nonsense").code == 64

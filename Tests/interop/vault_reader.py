@@ -1,0 +1,369 @@
+"""An independent, read-only reader of authctl's vault format (version 1).
+
+Written from docs/vault-format.md alone, to show that the document is enough to read a vault
+without the Swift sources. It never writes to the vault and never takes the lock: use it on a
+vault no authctl process is writing.
+"""
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import struct
+from dataclasses import dataclass, field
+
+from nacl import bindings as sodium
+from nacl.exceptions import CryptoError
+
+__all__ = [
+    "VaultError", "Locked", "Corrupted", "PinRequired", "WrongPin",
+    "Record", "Vault", "open_vault",
+    "KIND_TOMBSTONE", "KIND_CREDENTIAL", "KIND_SETTINGS",
+]
+
+FORMAT_VERSION = 1
+MAGIC = b"AUTHCTLV"
+HEADER_SIZE = 163
+COMMIT_SIZE = 64
+KDF_ARGON2ID13 = 2
+NONCE = 24
+TAG = 16
+KEY = 32
+
+KIND_TOMBSTONE = 0
+KIND_CREDENTIAL = 1
+KIND_SETTINGS = 2
+
+# Credential tags
+T_CREDENTIAL_ID = 1
+T_RP_ID = 2
+T_USER_HANDLE = 3
+T_USER_NAME = 4
+T_USER_DISPLAY_NAME = 5
+T_CREATED_AT = 6
+T_SIGN_COUNT = 7
+T_BACKUP_FLAGS = 8
+T_PUBLIC_KEY = 9
+T_SEALED_PRIVATE_KEY = 10
+T_COSE_ALG = 11
+T_COUNTS_SIGNATURES = 12
+T_REQUIRES_UV = 13
+
+# Settings tags
+S_BIOMETRY_SALT = 2
+S_WRAPPED_BIOMETRY_KEY = 3
+S_FAILED_ATTEMPTS = 4
+S_ATTEMPTS_ALLOWED = 5
+
+
+class VaultError(Exception):
+    pass
+
+
+class Locked(VaultError):
+    """The passphrase does not unwrap the vault key (`vaultLocked`)."""
+
+
+class Corrupted(VaultError):
+    """The vault's bytes are damaged or inconsistent (`vaultCorrupted`)."""
+
+
+class PinRequired(VaultError):
+    """The credential was made with user verification; its key is also sealed under the biometry key."""
+
+
+class WrongPin(VaultError):
+    """The PIN does not unwrap the biometry key."""
+
+
+@dataclass
+class Record:
+    kind: int
+    version: int
+    fields: dict = field(default_factory=dict)  # tag -> bytes, in ascending tag order
+    record_id: bytes = b""
+
+
+def _u16(b: bytes, o: int) -> int:
+    return struct.unpack_from(">H", b, o)[0]
+
+
+def _u32(b: bytes, o: int) -> int:
+    return struct.unpack_from(">I", b, o)[0]
+
+
+def _u64(b: bytes, o: int) -> int:
+    return struct.unpack_from(">Q", b, o)[0]
+
+
+def _open(ciphertext_and_tag: bytes, ad: bytes, nonce: bytes, key: bytes) -> bytes:
+    """XChaCha20-Poly1305 IETF decryption; raises CryptoError when authentication fails."""
+    if len(ciphertext_and_tag) < TAG:
+        raise CryptoError("sealed value shorter than its tag")
+    return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(ciphertext_and_tag, ad, nonce, key)
+
+
+def _pwhash(secret: bytes, salt: bytes, opslimit: int, memlimit: int) -> bytes:
+    return sodium.crypto_pwhash_alg(KEY, secret, salt, opslimit, memlimit, sodium.crypto_pwhash_ALG_ARGON2ID13)
+
+
+@dataclass
+class Header:
+    version: int
+    kdf: int
+    opslimit: int
+    memlimit: int
+    salt: bytes
+    vault_id: bytes
+    nonce: bytes
+    wrapped_key: bytes
+    raw: bytes
+
+
+def parse_header(data: bytes) -> Header:
+    if len(data) != HEADER_SIZE:
+        raise Corrupted(f"header is {len(data)} bytes, not {HEADER_SIZE}")
+    if data[0:8] != MAGIC:
+        raise Corrupted("header magic is not AUTHCTLV")
+    if hashlib.blake2b(data[0:131], digest_size=32).digest() != data[131:163]:
+        raise Corrupted("header checksum mismatch")
+    version = _u16(data, 8)
+    if version != FORMAT_VERSION:
+        raise Corrupted(f"unknown format version {version}")
+    kdf = data[10]
+    if kdf != KDF_ARGON2ID13:
+        raise Corrupted(f"unknown KDF algorithm {kdf}")
+    return Header(
+        version=version, kdf=kdf,
+        opslimit=_u64(data, 11), memlimit=_u64(data, 19),
+        salt=data[27:43], vault_id=data[43:59],
+        nonce=data[59:83], wrapped_key=data[83:131], raw=data,
+    )
+
+
+def parse_batch(plaintext: bytes) -> list[tuple[bytes, Record]]:
+    """A frame's plaintext: count (4) ‖ count records. Returns [(record id, Record)]."""
+    try:
+        count = _u32(plaintext, 0)
+        offset = 4
+        records = []
+        for _ in range(count):
+            record_id = plaintext[offset:offset + 16]
+            if len(record_id) != 16:
+                raise Corrupted("record runs past the end of its batch")
+            kind = plaintext[offset + 16]
+            version = _u64(plaintext, offset + 17)
+            field_count = _u16(plaintext, offset + 25)
+            offset += 27
+            fields: dict[int, bytes] = {}
+            previous = -1
+            for _ in range(field_count):
+                tag = plaintext[offset]
+                length = _u32(plaintext, offset + 1)
+                offset += 5
+                value = plaintext[offset:offset + length]
+                if len(value) != length:
+                    raise Corrupted("field value runs past the end of its batch")
+                offset += length
+                if tag <= previous:
+                    raise Corrupted(f"field tag {tag} repeated or out of order")
+                previous = tag
+                fields[tag] = value
+            records.append((record_id, Record(kind=kind, version=version, fields=fields, record_id=record_id)))
+    except (struct.error, IndexError):
+        raise Corrupted("batch is truncated") from None
+    if offset != len(plaintext):
+        raise Corrupted(f"{len(plaintext) - offset} stray bytes after the last record of a batch")
+    return records
+
+
+class Vault:
+    def __init__(self, path: pathlib.Path, header: Header, vault_key: bytes,
+                 generation: int, frame_count: int, log_length: int, records: dict):
+        self.path = path
+        self.header = header
+        self.vault_id = header.vault_id
+        self._vault_key = vault_key
+        self.generation = generation
+        self.frame_count = frame_count
+        self.log_length = log_length
+        self.records: dict[bytes, Record] = records
+
+    # -- records -------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Record | None:
+        found = [r for r in self.records.values() if r.kind == KIND_SETTINGS]
+        return found[0] if found else None
+
+    def credential_records(self) -> list[Record]:
+        return [r for r in self.records.values() if r.kind == KIND_CREDENTIAL]
+
+    def credentials(self) -> list[dict]:
+        out = []
+        for record in self.credential_records():
+            f = record.fields
+            sign_count = f.get(T_SIGN_COUNT)
+            out.append({
+                "credential_id": f.get(T_CREDENTIAL_ID, b""),
+                "rp_id": f.get(T_RP_ID, b"").decode("utf-8"),
+                "user_handle": f.get(T_USER_HANDLE, b""),
+                "user_name": f.get(T_USER_NAME, b"").decode("utf-8"),
+                "user_display_name": f.get(T_USER_DISPLAY_NAME, b"").decode("utf-8"),
+                "created_at": _u64(f[T_CREATED_AT], 0) if len(f.get(T_CREATED_AT, b"")) == 8 else None,
+                "public_point": f.get(T_PUBLIC_KEY, b""),
+                "requires_uv": f.get(T_REQUIRES_UV, b"\x00") == b"\x01",
+                "counts_signatures": f.get(T_COUNTS_SIGNATURES, b"\x00") == b"\x01",
+                "sign_count": _u32(sign_count, 0) if sign_count and len(sign_count) == 4 else 0,
+                "backup_flags": f.get(T_BACKUP_FLAGS, b"\x00")[0] if f.get(T_BACKUP_FLAGS) else 0,
+                "record_id": record.record_id,
+            })
+        return out
+
+    def record_for_credential(self, credential_id: bytes) -> Record:
+        for record in self.credential_records():
+            if record.fields.get(T_CREDENTIAL_ID) == credential_id:
+                return record
+        raise KeyError(credential_id)
+
+    # -- secrets -------------------------------------------------------------------------
+
+    def biometry_key(self, pin: bytes) -> bytes:
+        settings = self.settings
+        if settings is None or S_BIOMETRY_SALT not in settings.fields or S_WRAPPED_BIOMETRY_KEY not in settings.fields:
+            raise Corrupted("a credential requires user verification but no biometry key is enrolled")
+        salt = settings.fields[S_BIOMETRY_SALT]
+        wrapped = settings.fields[S_WRAPPED_BIOMETRY_KEY]
+        if len(salt) != 16 or len(wrapped) != NONCE + KEY + TAG:
+            raise Corrupted("malformed biometry fields in the settings record")
+        pin_key = _pwhash(pin, salt, self.header.opslimit, self.header.memlimit)
+        try:
+            return _open(wrapped[NONCE:], b"AUTHCTL-BIOMETRY" + self.vault_id, wrapped[:NONCE], pin_key)
+        except CryptoError:
+            raise WrongPin("the PIN does not unwrap the biometry key") from None
+
+    def private_key_der(self, record: Record | bytes, pin: bytes | None = None) -> bytes:
+        """The credential's DER ECPrivateKey (RFC 5915). `record` may be a Record or a record id."""
+        if isinstance(record, (bytes, bytearray)):
+            record = self.records[bytes(record)]
+        if record.kind != KIND_CREDENTIAL:
+            raise ValueError("not a credential record")
+        sealed = record.fields.get(T_SEALED_PRIVATE_KEY)
+        if sealed is None or len(sealed) < NONCE + TAG:
+            raise Corrupted("credential has no (or a malformed) sealed private key")
+        try:
+            inner = _open(sealed[NONCE:], b"AUTHCTL-SECRET" + self.vault_id + record.record_id,
+                          sealed[:NONCE], self._vault_key)
+        except CryptoError:
+            raise Corrupted("sealed private key fails authentication") from None
+        if record.fields.get(T_REQUIRES_UV, b"\x00") != b"\x01":
+            return inner
+        if pin is None:
+            raise PinRequired("this passkey was made with user verification: its key needs the PIN")
+        bio_key = self.biometry_key(pin)
+        if len(inner) < NONCE + TAG:
+            raise Corrupted("malformed user-verification seal")
+        try:
+            return _open(inner[NONCE:], b"AUTHCTL-UV-SECRET" + self.vault_id + record.record_id,
+                         inner[:NONCE], bio_key)
+        except CryptoError:
+            raise Corrupted("user-verification seal fails authentication") from None
+
+
+def _frame_ad(vault_id: bytes, generation: int, index: int) -> bytes:
+    return b"AUTHCTL-FRAME" + struct.pack(">H", FORMAT_VERSION) + vault_id + struct.pack(">QQ", generation, index)
+
+
+def _commit_ad(vault_id: bytes) -> bytes:
+    return b"AUTHCTL-COMMIT" + struct.pack(">H", FORMAT_VERSION) + vault_id
+
+
+def open_vault(path, passphrase: bytes) -> Vault:
+    path = pathlib.Path(path)
+    if isinstance(passphrase, str):
+        passphrase = passphrase.encode("utf-8")
+
+    # 1. header
+    try:
+        header_bytes = (path / "header").read_bytes()
+    except FileNotFoundError:
+        raise Corrupted(f"{path} is not a vault (no header)") from None
+    header = parse_header(header_bytes)
+
+    # 2-3. passphrase -> wrapping key -> vault key
+    wrapping_key = _pwhash(passphrase, header.salt, header.opslimit, header.memlimit)
+    try:
+        vault_key = _open(header.wrapped_key, header_bytes[0:59], header.nonce, wrapping_key)
+    except CryptoError:
+        raise Locked("the passphrase does not unwrap the vault key") from None
+
+    # 4. commit
+    try:
+        commit = (path / "commit").read_bytes()
+    except FileNotFoundError:
+        raise Corrupted("commit file is missing") from None
+    if len(commit) != COMMIT_SIZE:
+        raise Corrupted(f"commit is {len(commit)} bytes, not {COMMIT_SIZE}")
+    try:
+        pointer = _open(commit[NONCE:], _commit_ad(header.vault_id), commit[:NONCE], vault_key)
+    except CryptoError:
+        raise Corrupted("commit fails authentication") from None
+    generation, frame_count, log_length = struct.unpack(">QQQ", pointer)
+
+    # 5. log
+    try:
+        log = (path / f"log.{generation}").read_bytes()
+    except FileNotFoundError:
+        raise Corrupted(f"log.{generation} named by commit is missing") from None
+    if len(log) < log_length:
+        raise Corrupted(f"log.{generation} is {len(log)} bytes, shorter than the committed {log_length}")
+
+    frames: list[bytes] = []
+    offset = 0
+    while offset < log_length:
+        if offset + 4 > log_length:
+            raise Corrupted("frame length field runs past the committed length")
+        length = _u32(log, offset)
+        end = offset + 4 + length
+        if length < NONCE + TAG or end > log_length:
+            raise Corrupted(f"frame {len(frames)} runs past the committed length (or is too short)")
+        if len(frames) >= frame_count:
+            raise Corrupted("the committed length holds more frames than committed")
+        nonce = log[offset + 4:offset + 4 + NONCE]
+        try:
+            plaintext = _open(log[offset + 4 + NONCE:end], _frame_ad(header.vault_id, generation, len(frames)),
+                              nonce, vault_key)
+        except CryptoError:
+            raise Corrupted(f"frame {len(frames)} of log.{generation} fails authentication") from None
+        frames.append(plaintext)
+        offset = end
+    if len(frames) != frame_count:
+        raise Corrupted(f"committed part holds {len(frames)} frames, commit says {frame_count}")
+
+    # Unfinished append: at most one (possibly partial) frame after the committed length.
+    tail = log[log_length:]
+    if len(tail) >= 4:
+        tail_length = _u32(tail, 0)
+        if 4 + tail_length < len(tail):
+            raise Corrupted("more than one frame after the committed length: commit is older than the log")
+
+    # Apply batches in order.
+    live: dict[bytes, Record] = {}
+    last_version: dict[bytes, int] = {}
+    for plaintext in frames:
+        for record_id, record in parse_batch(plaintext):
+            previous = last_version.get(record_id)
+            if previous is not None and record.version <= previous:
+                raise Corrupted(f"record {record_id.hex()} version {record.version} does not exceed {previous}")
+            last_version[record_id] = record.version
+            if record.kind == KIND_TOMBSTONE:
+                if record.fields:
+                    raise Corrupted("tombstone with fields")
+                live.pop(record_id, None)
+            else:
+                live[record_id] = record
+
+    settings = [r for r in live.values() if r.kind == KIND_SETTINGS]
+    if len(settings) > 1:
+        raise Corrupted(f"{len(settings)} settings records; a vault has exactly one")
+
+    return Vault(path, header, vault_key, generation, frame_count, log_length, live)
