@@ -9,6 +9,7 @@ enum HelpCommand {
         usage: authctl [--json] COMMAND [OPTIONS]
 
           init      create a vault and enroll the biometric PIN  [--kdf min|interactive|moderate|sensitive] [--no-biometry]
+                    [--max-pin-attempts N]
           register  create a passkey: --origin URL [--options FILE|-] or [--rp-id ID --user-name N --user-id B64URL
                     --display-name N --challenge B64URL --attestation none|direct --user-verification V --exclude ID...]
                     [--device-bound] [--sign-counter]
@@ -16,8 +17,12 @@ enum HelpCommand {
                     --user-verification V]  [--credential ID | --user NAME]
           list      list passkeys  [--rp-id ID]   (with --json: JSON for scripts)
           delete    delete a passkey: authctl delete CREDENTIAL_ID
+          biometry  status | unlock | enroll [--new-pin-file F] [--reset]
+          faults    list what --fault NAME can break
           vault     info | check | compact | passwd [--new-passphrase-file F] [--kdf LEVEL]
           bench     vault [--sizes 10,1000,100000] [--runs N]   (build with -c release)
+
+        register and sign also take: --user-action approve|cancel|timeout|wrong-pin  --instant-timeout  --fault NAME
 
         vault options (every command):
           --vault DIR             default $AUTHCTL_VAULT, else $XDG_DATA_HOME/authctl, else ~/.local/share/authctl

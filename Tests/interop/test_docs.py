@@ -3,6 +3,7 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 
 from conftest import BIN, ROOT
 
@@ -16,3 +17,15 @@ def test_cli_reference_examples_run(tmp_path):
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "deleted passkey" in result.stderr
+
+
+def test_banking_example_runs_as_documented():
+    script = ROOT / "docs" / "examples" / "banking-flow.sh"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    env.update(AUTHCTL=BIN, PYTHON=sys.executable)
+    result = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert out.count("transfer approved (user verified)") == 2 and "welcome, budi" in out
+    assert "exit 11 (failed)" in out and "exit 18 (biometryLockout)" in out
+    assert "Could not verify authentication signature" in result.stderr

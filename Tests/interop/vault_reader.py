@@ -347,23 +347,24 @@ def open_vault(path, passphrase: bytes) -> Vault:
             raise Corrupted("more than one frame after the committed length: commit is older than the log")
 
     # Apply batches in order.
+    # A record (tombstones included) must carry a higher version than the *live* record with its
+    # id; the document compares against the live record only, so once a tombstone has removed an
+    # id nothing is remembered about it (authctl behaves the same way). Tombstones "have no
+    # fields", but like every reader we keep going past fields we do not expect.
     live: dict[bytes, Record] = {}
-    last_version: dict[bytes, int] = {}
-    for plaintext in frames:
+    for index, plaintext in enumerate(frames):
         for record_id, record in parse_batch(plaintext):
-            previous = last_version.get(record_id)
-            if previous is not None and record.version <= previous:
-                raise Corrupted(f"record {record_id.hex()} version {record.version} does not exceed {previous}")
-            last_version[record_id] = record.version
+            current = live.get(record_id)
+            if current is not None and record.version <= current.version:
+                raise Corrupted(f"frame {index}: record {record_id.hex()} goes back to version "
+                                f"{record.version} from {current.version}")
             if record.kind == KIND_TOMBSTONE:
-                if record.fields:
-                    raise Corrupted("tombstone with fields")
                 live.pop(record_id, None)
             else:
                 live[record_id] = record
 
     settings = [r for r in live.values() if r.kind == KIND_SETTINGS]
-    if len(settings) > 1:
+    if len(settings) != 1:
         raise Corrupted(f"{len(settings)} settings records; a vault has exactly one")
 
     return Vault(path, header, vault_key, generation, frame_count, log_length, live)
