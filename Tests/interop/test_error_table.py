@@ -1,0 +1,55 @@
+"""docs/errors.md is the truth: each error triggered from the CLI carries, in its --json form,
+exactly the exit code, DOMException, Apple code and CTAP2 status its row of the table gives."""
+import json
+import re
+
+from conftest import ROOT
+
+ORIGIN = "https://example.com"
+
+
+def table():
+    rows = {}
+    for line in (ROOT / "docs" / "errors.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 5 and re.fullmatch(r"`\w+`", cells[0]):
+            apple = re.match(r"(\d+)", cells[3])
+            ctap = re.match(r"0x([0-9A-Fa-f]{2})", cells[4])
+            rows[cells[0].strip("`")] = {"exitCode": int(cells[1]), "domException": cells[2],
+                                         "appleCode": int(apple.group(1)) if apple else None,
+                                         "ctapStatus": int(ctap.group(1), 16) if ctap else None}
+    return rows
+
+
+def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
+    made = authctl.run("register", "--origin", ORIGIN).json["id"]
+    lockout_env = {"AUTHCTL_VAULT": str(tmp_path / "locked")}
+    authctl.run("init", "--kdf", "min", "--max-pin-attempts", "1", env=lockout_env)
+    authctl.run("register", "--origin", ORIGIN, env=lockout_env)
+    authctl.run("sign", "--origin", ORIGIN, env=dict(lockout_env, AUTHCTL_PIN="0000"))
+    triggers = {
+        "canceled": (["sign", "--origin", ORIGIN, "--user-action", "cancel"], {}),
+        "failed": (["sign", "--origin", ORIGIN], {"AUTHCTL_PIN": "0000"}),
+        "notHandled": (["sign", "--origin", "https://nobody.example"], {}),
+        "notInteractive": (["sign", "--origin", ORIGIN], {"AUTHCTL_PIN": None}),
+        "matchedExcludedCredential": (["register", "--origin", ORIGIN, f"--exclude={made}"], {}),
+        "securityError": (["register", "--origin", "http://example.com"], {}),
+        "notSupported": (["register", "--origin", ORIGIN, "--options", str(ROOT / "Tests" / "interop" / "rs256-only.json")], {}),
+        "biometryLockout": (["sign", "--origin", ORIGIN], lockout_env),
+        "timedOut": (["sign", "--origin", ORIGIN, "--user-action", "timeout", "--instant-timeout"], {}),
+        "vaultLocked": (["list"], {"AUTHCTL_PASSPHRASE": "wrong"}),
+        "vaultNotFound": (["list"], {"AUTHCTL_VAULT": str(tmp_path / "none")}),
+        "vaultExists": (["init", "--kdf", "min"], {}),
+        "usage": (["frobnicate"], {}),
+        "badInput": (["register", "--origin", ORIGIN, "--challenge", "!!"], {}),
+    }
+    rows = table()
+    assert set(rows) - set(triggers) == {"invalidResponse", "unknown", "ioError", "vaultCorrupted"}
+    for name, (args, env) in triggers.items():
+        result = authctl.run("--json", *args, env=env)
+        assert result.stdout == "", name
+        error = json.loads(result.stderr)
+        assert error["error"] == name, (name, result.stderr)
+        assert result.code == rows[name]["exitCode"] == error["exitCode"], name
+        assert {k: error[k] for k in ("domException", "appleCode", "ctapStatus")} == \
+            {k: rows[name][k] for k in ("domException", "appleCode", "ctapStatus")}, name
