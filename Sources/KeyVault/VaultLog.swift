@@ -28,8 +28,13 @@ extension Vault {
     var logPath: String { Self.file(path, Self.logFile(generation)) }
 
     func readLog() throws(VaultError) {
-        let pointer = try CommitPointer(opening: try POSIXFile.readAll(Self.file(path, Self.commitFile)),
-                                        key: key, vaultId: header.vaultId)
+        let sealedPointer: [UInt8]
+        do {
+            sealedPointer = try POSIXFile.readAll(Self.file(path, Self.commitFile))
+        } catch where error.kind == .notFound {
+            throw VaultError(.corrupted, "the vault's commit file is missing")
+        }
+        let pointer = try CommitPointer(opening: sealedPointer, key: key, vaultId: header.vaultId)
         generation = pointer.generation
         let data: [UInt8]
         do {

@@ -16,8 +16,9 @@ struct BiometrySettings {
     var lockedOut: Bool { enrollment != nil && failures >= maxAttempts }
 
     init(in vault: Vault) throws {
-        guard let record = vault.records(kind: .settings).first else {
-            throw AuthenticatorError(.vaultCorrupted, "the vault has no settings record")
+        let all = vault.records(kind: .settings)
+        guard all.count == 1, let record = all.first else {
+            throw AuthenticatorError(.vaultCorrupted, "the vault has \(all.count) settings records; it must have exactly one")
         }
         self.record = record
         let fields = record.fields

@@ -24,10 +24,10 @@ private struct Harness {
         return try client.create(options: options, origin: origin)
     }
 
-    func authenticate(_ tweak: (inout RequestOptions) -> Void = { _ in }) throws -> AuthenticationResponse {
+    func authenticate(fault: Fault? = nil, _ tweak: (inout RequestOptions) -> Void = { _ in }) throws -> AuthenticationResponse {
         var options = try RequestOptions(json: jsonBytes(requestObject()))
         tweak(&options)
-        return try client.get(options: options, origin: origin)
+        return try client.get(options: options, origin: origin, fault: fault)
     }
 
     var storedIds: [[UInt8]] { store.stored.map(\.0.id) }
@@ -274,4 +274,72 @@ func registrationFlags(requirement: UserVerificationRequirement, canVerify: Bool
         #expect(try AuthenticatorData(parsing: harness.authenticate().result.authenticatorData).signCount == 0)
     }
     #expect(harness.store.stored.first?.0.signCount == 0)
+}
+
+
+// MARK: - User verification bound to the credential, and faults
+
+/// A user who records every verification asked of them.
+private final class CountingUser: UserInteraction {
+    var verifications = 0
+    var prompts: [UserPrompt] = []
+    var canVerify: Bool { true }
+    func confirmPresence(_ purpose: UserPrompt) throws { prompts.append(purpose) }
+    func verifyUser(_ purpose: UserPrompt) throws { verifications += 1 }
+}
+
+@Test func aCredentialMadeWithVerificationIsVerifiedOnEveryUse() throws {
+    let user = CountingUser()
+    let store = InMemoryCredentialStore()
+    let client = WebAuthnClient(authenticator: Authenticator(store: store, user: user), suffixes: { PublicSuffixList(text: "com\n") })
+    var options = try CreationOptions(json: jsonBytes(creationObject()))
+    options.userVerification = .required
+    _ = try client.create(options: options, origin: origin)
+    #expect(store.stored.first?.0.requiresUserVerification == true)
+    var request = try RequestOptions(json: jsonBytes(requestObject()))
+    request.userVerification = .discouraged
+    request.timeout = 1234
+    let response = try client.get(options: request, origin: origin)
+    #expect(user.verifications == 2)
+    #expect(response.result.authenticatorData[32] & uv == uv)
+    #expect(user.prompts.last?.timeoutMilliseconds == 1234)
+}
+
+@Test func faultsChangeOnlyWhatTheyName() throws {
+    let harness = Harness(configuration: .init(signatureCounter: true))
+    let registration = try harness.register()
+    let spki = registration.result.publicKeySPKI
+    _ = try harness.authenticate()  // count 1
+    let honest = try harness.authenticate()  // count 2
+    #expect(verifies(honest.result.signature, authData: honest.result.authenticatorData, clientDataJSON: honest.clientDataJSON, spki: spki))
+
+    let badSignature = try harness.authenticate(fault: .badSignature)
+    #expect(!verifies(badSignature.result.signature, authData: badSignature.result.authenticatorData,
+                      clientDataJSON: badSignature.clientDataJSON, spki: spki))
+
+    let wrongRP = try harness.authenticate(fault: .wrongRpIdHash)
+    #expect(Array(wrongRP.result.authenticatorData.prefix(32)) == SHA256.hash(Array(Fault.attackerRpId.utf8)))
+    #expect(verifies(wrongRP.result.signature, authData: wrongRP.result.authenticatorData, clientDataJSON: wrongRP.clientDataJSON, spki: spki))
+
+    let wrongOrigin = try harness.authenticate(fault: .wrongOrigin)
+    #expect(String(decoding: wrongOrigin.clientDataJSON, as: UTF8.self).contains(#""origin":"https://attacker.example""#))
+
+    let upCleared = try harness.authenticate(fault: .upCleared)
+    #expect(upCleared.result.authenticatorData[32] & up == 0)
+    #expect(verifies(upCleared.result.signature, authData: upCleared.result.authenticatorData, clientDataJSON: upCleared.clientDataJSON, spki: spki))
+
+    let claimed = try harness.authenticate(fault: .uvClaimedWithoutCheck) { $0.userVerification = .discouraged }
+    #expect(claimed.result.authenticatorData[32] & uv == uv)
+    #expect(!verifies(claimed.result.signature, authData: claimed.result.authenticatorData, clientDataJSON: claimed.clientDataJSON, spki: spki))
+
+    // The stored count keeps rising; only the reported one goes back.
+    let regressed = try harness.authenticate(fault: .counterRegress)
+    let reported = regressed.result.authenticatorData[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    #expect(reported < regressed.result.credential.signCount + 1 && reported == regressed.result.credential.signCount - 1)
+}
+
+@Test func aFaultThatCannotApplyIsRefusedBeforeAnythingHappens() throws {
+    let harness = Harness()
+    #expect(throws: AuthenticatorError.self) { try harness.client.create(options: CreationOptions(json: jsonBytes(creationObject())), origin: origin, fault: .counterRegress) }
+    #expect(harness.storedIds.isEmpty)
 }

@@ -1,0 +1,256 @@
+"""An independent reader (vault_reader.py, written from docs/vault-format.md alone) reads what authctl wrote.
+
+If these fail while authctl's own tests pass, the format document no longer describes the vault.
+"""
+import hashlib
+import os
+import struct
+
+import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+import vault_reader
+from conftest import PASSPHRASE, PIN, b64url, log_file, unb64url
+from vault_reader import Corrupted, Locked, PinRequired, WrongPin, open_vault
+
+ORIGIN = "https://example.com"
+
+
+def register(authctl, name: str, *extra: str) -> str:
+    """A passkey for `name` at example.com, made with the CLI's flags; returns its credential id."""
+    result = authctl.run("register", "--origin", ORIGIN, "--user-name", name,
+                         "--user-id", b64url(f"user-{name}".encode()), *extra)
+    return result.json["id"]
+
+
+def sign(authctl, credential_id: str) -> dict:
+    return authctl.run("sign", "--origin", ORIGIN, "--credential", credential_id).json
+
+
+def read(authctl):
+    return open_vault(authctl.vault, PASSPHRASE.encode())
+
+
+def by_id(vault) -> dict:
+    return {b64url(c["credential_id"]): c for c in vault.credentials()}
+
+
+def record_of(vault, credential_id: str):
+    return vault.records[by_id(vault)[credential_id]["record_id"]]
+
+
+def point_of(der_private_key: bytes) -> bytes:
+    key = serialization.load_der_private_key(der_private_key, password=None)
+    assert isinstance(key.curve, ec.SECP256R1)
+    return key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+
+
+def assert_matches_listing(vault, listing: list):
+    mine = by_id(vault)
+    assert sorted(mine) == sorted(entry["id"] for entry in listing)
+    for entry in listing:
+        cred = mine[entry["id"]]
+        assert cred["rp_id"] == entry["rpId"]
+        assert cred["user_name"] == entry["userName"]
+        assert b64url(cred["user_handle"]) == entry["userHandle"]
+        assert cred["sign_count"] == entry["signCount"]
+        spki = unb64url(entry["publicKey"])
+        assert cred["public_point"] == spki[-65:]
+        assert len(cred["public_point"]) == 65 and cred["public_point"][0] == 0x04
+
+
+@pytest.fixture
+def populated(authctl):
+    """Four passkeys made, one deleted, one counting signatures signed with three times."""
+    ids = {
+        "plain": register(authctl, "plain", "--user-verification", "discouraged"),
+        "verified": register(authctl, "verified"),  # "preferred" + an enrolled PIN → made with UV
+        "counter": register(authctl, "counter", "--sign-counter"),
+        "doomed": register(authctl, "doomed", "--user-verification", "discouraged"),
+    }
+    assert authctl.run("delete", ids.pop("doomed")).code == 0
+    for _ in range(3):
+        sign(authctl, ids["counter"])
+    return authctl, ids
+
+
+def test_credentials_match_listing(populated):
+    authctl, ids = populated
+    listing = authctl.listing()
+    vault = read(authctl)
+    assert_matches_listing(vault, listing)
+    mine = by_id(vault)
+    assert len(mine) == 3
+    assert mine[ids["counter"]]["sign_count"] == 3
+    assert mine[ids["plain"]]["sign_count"] == 0
+    assert mine[ids["plain"]]["requires_uv"] is False
+    assert mine[ids["verified"]]["requires_uv"] is True
+    assert mine[ids["counter"]]["requires_uv"] is True
+    # The counter's record was rewritten once per signature: version 1 + 3.
+    assert record_of(vault, ids["counter"]).version == 4
+    assert record_of(vault, ids["plain"]).version == 1
+    assert vault.generation == 0
+    assert len(vault.vault_id) == 16
+
+
+def test_private_key_without_user_verification(authctl):
+    credential_id = register(authctl, "plain", "--user-verification", "discouraged")
+    vault = read(authctl)
+    cred = by_id(vault)[credential_id]
+    assert cred["requires_uv"] is False
+    der = vault.private_key_der(record_of(vault, credential_id), None)
+    assert point_of(der) == cred["public_point"]
+
+    private_key = serialization.load_der_private_key(der, password=None)
+    message = os.urandom(64)
+    signature = private_key.sign(message, ec.ECDSA(hashes.SHA256()))
+    (entry,) = [e for e in authctl.listing() if e["id"] == credential_id]
+    listed = serialization.load_der_public_key(unb64url(entry["publicKey"]))
+    listed.verify(signature, message, ec.ECDSA(hashes.SHA256()))
+    with pytest.raises(InvalidSignature):
+        listed.verify(signature, message + b"!", ec.ECDSA(hashes.SHA256()))
+
+
+def test_private_key_with_user_verification_needs_the_pin(authctl):
+    credential_id = register(authctl, "verified")
+    vault = read(authctl)
+    record = record_of(vault, credential_id)
+    assert by_id(vault)[credential_id]["requires_uv"] is True
+    with pytest.raises(PinRequired):
+        vault.private_key_der(record, None)
+    with pytest.raises(WrongPin):
+        vault.private_key_der(record, b"0000" if PIN != "0000" else b"1111")
+    der = vault.private_key_der(record, PIN.encode())
+    assert point_of(der) == by_id(vault)[credential_id]["public_point"]
+    # The reader only reads: a wrong PIN tried here costs no attempt in the vault.
+    assert authctl.run("sign", "--origin", ORIGIN, "--credential", credential_id).code == 0
+
+
+def test_wrong_passphrase_is_locked(populated):
+    authctl, _ = populated
+    with pytest.raises(Locked):
+        open_vault(authctl.vault, b"not " + PASSPHRASE.encode())
+
+
+@pytest.mark.parametrize("where", ["length field", "first nonce", "middle", "last byte"])
+def test_flipped_log_byte_is_corrupted(populated, where):
+    authctl, _ = populated
+    path = log_file(authctl.vault)
+    data = bytearray(path.read_bytes())
+    index = {"length field": 3, "first nonce": 10, "middle": len(data) // 2, "last byte": len(data) - 1}[where]
+    data[index] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(Corrupted):
+        read(authctl)
+    assert authctl.run("vault", "check").code != 0  # authctl agrees
+
+
+@pytest.mark.parametrize("name,index", [("header", 0), ("header", 30), ("header", 100), ("header", 162),
+                                        ("commit", 0), ("commit", 40), ("commit", 63)])
+def test_flipped_header_or_commit_byte_is_corrupted(populated, name, index):
+    authctl, _ = populated
+    path = authctl.vault / name
+    data = bytearray(path.read_bytes())
+    data[index] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(Corrupted):
+        read(authctl)
+
+
+def test_structural_checks(populated):
+    authctl, _ = populated
+    vault = read(authctl)
+    log = log_file(authctl.vault)
+    original = {p: p.read_bytes() for p in (log, authctl.vault / "header", authctl.vault / "commit")}
+
+    def restore():
+        for p, data in original.items():
+            p.write_bytes(data)
+
+    # A truncated log.
+    log.write_bytes(original[log][:-1])
+    with pytest.raises(Corrupted, match="shorter"):
+        read(authctl)
+    restore()
+    # A header of the wrong size.
+    (authctl.vault / "header").write_bytes(original[authctl.vault / "header"] + b"\0")
+    with pytest.raises(Corrupted):
+        read(authctl)
+    restore()
+    # A header whose version is 2 (checksum recomputed): refused, not guessed at.
+    header = bytearray(original[authctl.vault / "header"])
+    header[8:10] = struct.pack(">H", 2)
+    header[131:] = hashlib.blake2b(bytes(header[:131]), digest_size=32).digest()
+    (authctl.vault / "header").write_bytes(bytes(header))
+    with pytest.raises(Corrupted, match="version 2"):
+        read(authctl)
+    restore()
+    # An edited salt with a recomputed checksum: the unwrap fails, so it reads as a wrong passphrase.
+    header = bytearray(original[authctl.vault / "header"])
+    header[30] ^= 0x01
+    header[131:] = hashlib.blake2b(bytes(header[:131]), digest_size=32).digest()
+    (authctl.vault / "header").write_bytes(bytes(header))
+    with pytest.raises(Locked):
+        read(authctl)
+    restore()
+    assert by_id(read(authctl)) == by_id(vault)
+
+
+def test_unfinished_append_rules(populated):
+    authctl, ids = populated
+    log = log_file(authctl.vault)
+    committed = log.read_bytes()
+    expected = by_id(read(authctl))
+    # Up to one (partial) frame after the committed length is a crash's leftover: ignored.
+    for tail in (b"\0\0", struct.pack(">I", 100) + b"x" * 60, struct.pack(">I", 50) + b"x" * 50):
+        log.write_bytes(committed + tail)
+        assert by_id(read(authctl)) == expected
+        assert authctl.run("vault", "check").code == 0
+    # More than one frame after it: the commit is older than the log.
+    log.write_bytes(committed + struct.pack(">I", 50) + b"x" * 51)
+    with pytest.raises(Corrupted, match="more than one frame"):
+        read(authctl)
+    log.write_bytes(committed)
+
+    # A commit put back by one frame reads as the earlier state; by two, as corruption.
+    commit = authctl.vault / "commit"
+    before_one = commit.read_bytes()
+    sign(authctl, ids["counter"])
+    after_one = commit.read_bytes()
+    sign(authctl, ids["counter"])
+    assert by_id(read(authctl))[ids["counter"]]["sign_count"] == 5
+    commit.write_bytes(after_one)
+    assert by_id(read(authctl))[ids["counter"]]["sign_count"] == 4
+    commit.write_bytes(before_one)
+    with pytest.raises(Corrupted):
+        read(authctl)
+
+
+def test_compaction_keeps_credentials(populated):
+    authctl, ids = populated
+    before = read(authctl)
+    credentials = by_id(before)
+    assert authctl.run("vault", "compact").code == 0
+    assert log_file(authctl.vault).name == f"log.{before.generation + 1}"
+    after = read(authctl)
+    assert after.generation == before.generation + 1
+    assert after.vault_id == before.vault_id
+    assert by_id(after) == credentials
+    assert_matches_listing(after, authctl.listing())
+    # Versions survive compaction; tombstones and superseded versions do not.
+    assert record_of(after, ids["counter"]).version == 4
+    assert after.frame_count == 1
+    assert {r.kind for r in after.records.values()} == {vault_reader.KIND_CREDENTIAL, vault_reader.KIND_SETTINGS}
+    # Sealed keys still open: their associated data does not involve the generation.
+    plain = after.private_key_der(record_of(after, ids["plain"]))
+    assert point_of(plain) == credentials[ids["plain"]]["public_point"]
+    verified = after.private_key_der(record_of(after, ids["verified"]), PIN.encode())
+    assert point_of(verified) == credentials[ids["verified"]]["public_point"]
+    # And the generation after that.
+    sign(authctl, ids["counter"])
+    assert authctl.run("vault", "compact").code == 0
+    again = read(authctl)
+    assert again.generation == before.generation + 2
+    assert by_id(again)[ids["counter"]]["sign_count"] == 4
