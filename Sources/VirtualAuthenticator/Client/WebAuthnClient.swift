@@ -71,6 +71,17 @@ public struct WebAuthnClient {
     }
 }
 
+/// The members every PublicKeyCredential's JSON has (WebAuthn L3 §5.1, `toJSON()`), around the
+/// ceremony's own `response`.
+func publicKeyCredentialJSON(id credentialId: [UInt8], response: [String: Any],
+                             clientExtensionResults: [String: Any]) -> [String: Any] {
+    let id = Base64URL.encode(credentialId)
+    return [
+        "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
+        "response": response, "clientExtensionResults": clientExtensionResults,
+    ]
+}
+
 /// RegistrationResponseJSON (WebAuthn L3 §5.1.11).
 public struct RegistrationResponse {
     public let clientDataJSON: [UInt8]
@@ -78,19 +89,14 @@ public struct RegistrationResponse {
     public let clientExtensionResults: [String: Any]
 
     public var json: [String: Any] {
-        let id = Base64URL.encode(result.credential.id)
-        return [
-            "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
-            "response": [
-                "clientDataJSON": Base64URL.encode(clientDataJSON),
-                "attestationObject": Base64URL.encode(result.attestationObject.bytes),
-                "authenticatorData": Base64URL.encode(result.authenticatorData),
-                "publicKey": Base64URL.encode(result.publicKeySPKI),
-                "publicKeyAlgorithm": COSEKey.es256,
-                "transports": ["hybrid", "internal"],
-            ] as [String: Any],
-            "clientExtensionResults": clientExtensionResults,
-        ]
+        publicKeyCredentialJSON(id: result.credential.id, response: [
+            "clientDataJSON": Base64URL.encode(clientDataJSON),
+            "attestationObject": Base64URL.encode(result.attestationObject.bytes),
+            "authenticatorData": Base64URL.encode(result.authenticatorData),
+            "publicKey": Base64URL.encode(result.publicKeySPKI),
+            "publicKeyAlgorithm": COSEKey.es256,
+            "transports": ["hybrid", "internal"],
+        ], clientExtensionResults: clientExtensionResults)
     }
 }
 
@@ -100,17 +106,12 @@ public struct AuthenticationResponse {
     public let result: GetAssertionResponse
 
     public var json: [String: Any] {
-        let id = Base64URL.encode(result.credential.id)
-        return [
-            "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
-            "response": [
-                "clientDataJSON": Base64URL.encode(clientDataJSON),
-                "authenticatorData": Base64URL.encode(result.authenticatorData),
-                "signature": Base64URL.encode(result.signature),
-                "userHandle": Base64URL.encode(result.credential.userHandle),
-            ],
-            "clientExtensionResults": [String: Any](),
-        ]
+        publicKeyCredentialJSON(id: result.credential.id, response: [
+            "clientDataJSON": Base64URL.encode(clientDataJSON),
+            "authenticatorData": Base64URL.encode(result.authenticatorData),
+            "signature": Base64URL.encode(result.signature),
+            "userHandle": Base64URL.encode(result.credential.userHandle),
+        ], clientExtensionResults: [:])
     }
 }
 
