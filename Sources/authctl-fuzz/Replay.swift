@@ -41,7 +41,9 @@ struct Replay {
             (.authenticatorData, authData.bytes),
         ]
         for (i, (target, input)) in seeds.enumerated() {
-            FileManager.default.createFile(atPath: "\(directory)/seed-\(i)", contents: Data([target.rawValue] + input))
+            guard FileManager.default.createFile(atPath: "\(directory)/seed-\(i)", contents: Data([target.rawValue] + input)) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
         }
     }
 }
