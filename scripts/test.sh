@@ -20,9 +20,13 @@ echo "== swift test"
 swift test 2>&1 | grep -E '^✘|Test run with|error:|Build complete'
 
 echo "== fuzzer build (libFuzzer + AddressSanitizer)"
-swift build --product authctl-fuzz --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 \
-  | grep -Ev '^\[[0-9]+/[0-9]+\]|Cannot export local symbol' >&2 || true
-test -x .build/fuzz/debug/authctl-fuzz || { echo "test: the fuzzer build failed" >&2; exit 1; }
+mkdir -p .build
+if ! swift build --product authctl-fuzz --scratch-path .build/fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING > .build/fuzz-build.log 2>&1; then
+  grep -v 'Cannot export local symbol' .build/fuzz-build.log >&2
+  echo "test: the fuzzer build failed" >&2
+  exit 1
+fi
 
 echo "== interop suite"
 AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"
