@@ -7,19 +7,26 @@ public struct BiometryEnrollment: Equatable, Sendable {
     public let salt: [UInt8]
     /// nonce ‖ XChaCha20-Poly1305(biometry key) ‖ tag; AD "AUTHCTL-BIOMETRY" ‖ vault id.
     public let wrappedKey: [UInt8]
+    /// The Argon2id limits the PIN key was derived with: the vault's at enrollment, kept here so a
+    /// later passphrase change to another KDF level leaves the PIN working.
+    public let opslimit: UInt64
+    public let memlimit: UInt64
 
-    public init(salt: [UInt8], wrappedKey: [UInt8]) {
+    public init(salt: [UInt8], wrappedKey: [UInt8], opslimit: UInt64, memlimit: UInt64) throws(VaultError) {
+        guard salt.count == Sodium.saltBytes, VaultHeader.opslimits.contains(opslimit), VaultHeader.memlimits.contains(memlimit) else {
+            throw VaultError(.corrupted, "the biometric enrollment's salt or KDF limits are out of range")
+        }
         self.salt = salt
         self.wrappedKey = wrappedKey
+        self.opslimit = opslimit
+        self.memlimit = memlimit
     }
 }
 
 extension Vault {
     private var biometryAssociatedData: [UInt8] { Array("AUTHCTL-BIOMETRY".utf8) + header.vaultId }
 
-    private func pinKey(_ pin: SecureBytes, salt: [UInt8]) throws(VaultError) -> SecureBytes {
-        try Sodium.deriveKey(from: pin, salt: salt, opslimit: header.opslimit, memlimit: header.memlimit)
-    }
+
 
     /// Wraps `biometryKey` (a fresh random one when `nil`) under `pin`. Returns the enrollment to
     /// store and the key itself.
@@ -28,14 +35,15 @@ extension Vault {
     {
         let key = biometryKey ?? Sodium.randomKey()
         let salt = Sodium.randomBytes(Sodium.saltBytes)
-        let wrapping = try pinKey(pin, salt: salt)
+        let wrapping = try Sodium.deriveKey(from: pin, salt: salt, opslimit: header.opslimit, memlimit: header.memlimit)
         let wrapped = key.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: biometryAssociatedData) }
-        return (BiometryEnrollment(salt: salt, wrappedKey: wrapped), key)
+        return (try BiometryEnrollment(salt: salt, wrappedKey: wrapped, opslimit: header.opslimit, memlimit: header.memlimit), key)
     }
 
     /// The biometry key if `pin` is the enrolled PIN; `nil` if it is not.
     public func unlockBiometry(pin: SecureBytes, _ enrollment: BiometryEnrollment) throws(VaultError) -> SecureBytes? {
-        let wrapping = try pinKey(pin, salt: enrollment.salt)
+        let wrapping = try Sodium.deriveKey(from: pin, salt: enrollment.salt, opslimit: enrollment.opslimit,
+                                            memlimit: enrollment.memlimit)
         guard let key = Sodium.open(enrollment.wrappedKey[...], key: wrapping, associatedData: biometryAssociatedData),
               key.count == Sodium.keyBytes
         else { return nil }

@@ -36,6 +36,8 @@ enum POSIXFile {
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
             throw VaultError(.io, "cannot create directory \(path): \(errorText())")
         }
+        // The new entry is durable only once its parent directory is flushed.
+        try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent)
     }
 
     static func readAll(_ path: String) throws(VaultError) -> [UInt8] {

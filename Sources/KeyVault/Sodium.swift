@@ -86,7 +86,7 @@ enum Sodium {
                 crypto_pwhash(
                     k.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(k.count),
                     s.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(s.count), salt,
-                    opslimit, Int(memlimit), crypto_pwhash_ALG_ARGON2ID13)
+                    opslimit, Int(clamping: memlimit), crypto_pwhash_ALG_ARGON2ID13)
             }
         }
         guard rc == 0 else { throw VaultError(.io, "Argon2id could not allocate \(memlimit) bytes of memory") }

@@ -92,7 +92,11 @@ public final class Vault {
     // MARK: - Create and open
 
     /// Creates a vault in `path`, which must be absent or an empty directory.
-    public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel) throws(VaultError) -> Vault {
+    /// `initialRecords` (given the new vault, whose key and id exist by then) are committed as the
+    /// first frame *before* the header is written, so a vault never exists without them: a crash
+    /// during creation leaves an unfinished directory that `create` may be run on again.
+    public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel,
+                              initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         try POSIXFile.makeDirectory(path)
         // Refuse a directory that holds anything but a vault (or an unfinished one) before
         // writing a byte into it; then check again for a vault under the lock, for racing inits.
@@ -113,13 +117,16 @@ public final class Vault {
         var header = VaultHeader(opslimit: kdf.opslimit, memlimit: kdf.memlimit, salt: salt,
                                  vaultId: Sodium.randomBytes(16), wrappedKey: [])
         header.wrappedKey = vaultKey.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: header.associatedData) }
-        // The empty log and its commit pointer first, the header last: a directory is a vault once
-        // its header exists.
+        // The empty log and its commit pointer first, then the initial records, the header last: a
+        // directory is a vault once its header exists.
         try POSIXFile.replaceAtomically(file(path, logFile(0)), with: [], directory: path)
         try POSIXFile.replaceAtomically(file(path, commitFile), with: CommitPointer(generation: 0, frameCount: 0, logLength: 0)
             .sealed(key: vaultKey, vaultId: header.vaultId), directory: path)
+        let vault = Vault(path: path, access: .write, header: header, key: vaultKey, lock: lock)
+        let initial = try initialRecords(vault)
+        if !initial.isEmpty { try vault.commit(initial) }
         try POSIXFile.replaceAtomically(file(path, headerFile), with: header.bytes, directory: path)
-        return Vault(path: path, access: .write, header: header, key: vaultKey, lock: lock)
+        return vault
     }
 
     /// Opens the vault at `path`: unwraps its key with the passphrase and reads every record.

@@ -12,6 +12,9 @@ struct VaultHeader: Equatable {
     static let kdfArgon2id13: UInt8 = 2  // libsodium's crypto_pwhash_ALG_ARGON2ID13
     static let wrappedKeyLength = Sodium.nonceBytes + Sodium.keyBytes + Sodium.tagBytes
     static let size = 8 + 2 + 1 + 8 + 8 + 16 + 16 + wrappedKeyLength + 32
+    /// KDF limits a header may carry: libsodium's minimum up to four times `sensitive`.
+    static let opslimits = KDFLevel.min.opslimit...(4 * KDFLevel.sensitive.opslimit)
+    static let memlimits = KDFLevel.min.memlimit...(4 * KDFLevel.sensitive.memlimit)
 
     var opslimit: UInt64
     var memlimit: UInt64
@@ -66,6 +69,10 @@ struct VaultHeader: Equatable {
         }
         opslimit = try r.read(UInt64.self)
         memlimit = try r.read(UInt64.self)
+        // The checksum is not a key: bound the KDF limits before they cost anything.
+        guard Self.opslimits.contains(opslimit), Self.memlimits.contains(memlimit) else {
+            throw VaultError(.corrupted, "the header's KDF limits (opslimit \(opslimit), memlimit \(memlimit)) are out of range")
+        }
         salt = try r.take(16)
         vaultId = try r.take(16)
         wrappedKey = try r.take(Self.wrappedKeyLength)

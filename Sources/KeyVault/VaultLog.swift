@@ -133,7 +133,10 @@ extension Vault {
     }
 
     /// Commits several batches, one frame each, with a single flush: for building large vaults
-    /// (fixtures, benchmarks) without paying a flush per passkey. Durable together, or not at all.
+    /// (fixtures, benchmarks) without paying a flush per passkey. Durable together once it
+    /// returns. A crash in the middle of it leaves several frames past the commit point, which
+    /// opening refuses as `corrupted` (see docs/vault-format.md): use it only on a vault that can
+    /// be built again.
     public func commit(batches: [[VaultRecord]]) throws(VaultError) {
         guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
         var versions = [ByteKey: UInt64]()

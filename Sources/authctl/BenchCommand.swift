@@ -11,7 +11,9 @@ enum BenchCommand {
             guard let n = Int(text), n >= 1 else { throw AuthenticatorError(.usage, "--sizes takes whole numbers, like 10,1000,100000") }
             return n
         }
-        let runs = Int(try args.value("--runs") ?? "7") ?? 7
+        guard let runs = Int(try args.value("--runs") ?? "7"), (1...1000).contains(runs) else {
+            throw AuthenticatorError(.usage, "--runs takes a whole number from 1 to 1000")
+        }
         let directory = try args.value("--dir") ?? "/tmp"
         try args.finish()
 

@@ -6,6 +6,7 @@ import VirtualAuthenticator
 /// Field tags are in docs/vault-format.md.
 struct BiometrySettings {
     static let salt: UInt8 = 2, wrappedKey: UInt8 = 3, failures: UInt8 = 4, maxAttempts: UInt8 = 5
+    static let opslimit: UInt8 = 6, memlimit: UInt8 = 7
     static let defaultMaxAttempts: UInt32 = 5
 
     var record: VaultRecord
@@ -23,36 +24,47 @@ struct BiometrySettings {
         self.record = record
         let fields = record.fields
         if let salt = fields[Self.salt], let wrapped = fields[Self.wrappedKey] {
-            enrollment = BiometryEnrollment(salt: salt, wrappedKey: wrapped)
+            enrollment = try BiometryEnrollment(
+                salt: salt, wrappedKey: wrapped, opslimit: try Self.number(fields, Self.opslimit, UInt64.self),
+                memlimit: try Self.number(fields, Self.memlimit, UInt64.self))
         }
-        failures = fields[Self.failures].map(Self.uint32) ?? 0
-        maxAttempts = fields[Self.maxAttempts].map(Self.uint32) ?? Self.defaultMaxAttempts
+        failures = fields[Self.failures] == nil ? 0 : try Self.number(fields, Self.failures, UInt32.self)
+        maxAttempts = fields[Self.maxAttempts] == nil ? Self.defaultMaxAttempts : try Self.number(fields, Self.maxAttempts, UInt32.self)
     }
 
     static func newRecord(enrollment: BiometryEnrollment?, maxAttempts: UInt32) -> VaultRecord {
         var settings = VaultRecord(id: VaultRecord.newId(), kind: .settings)
-        settings.fields = fields(enrollment: enrollment, failures: 0, maxAttempts: maxAttempts)
+        settings.fields = fields(of: [:], enrollment: enrollment, failures: 0, maxAttempts: maxAttempts)
         return settings
     }
 
-    /// The next version of the settings record, as it stands now.
+    /// The next version of the settings record, as it stands now; tags this version does not
+    /// know are kept as they were.
     var updatedRecord: VaultRecord {
         var next = record
         next.version += 1
-        next.fields = Self.fields(enrollment: enrollment, failures: failures, maxAttempts: maxAttempts)
+        next.fields = Self.fields(of: record.fields, enrollment: enrollment, failures: failures, maxAttempts: maxAttempts)
         return next
     }
 
-    private static func fields(enrollment: BiometryEnrollment?, failures: UInt32, maxAttempts: UInt32) -> [UInt8: [UInt8]] {
-        var fields: [UInt8: [UInt8]] = [Self.failures: bigEndian(failures), Self.maxAttempts: bigEndian(maxAttempts)]
-        if let enrollment {
-            fields[Self.salt] = enrollment.salt
-            fields[Self.wrappedKey] = enrollment.wrappedKey
-        }
+    private static func fields(of existing: [UInt8: [UInt8]], enrollment: BiometryEnrollment?, failures: UInt32,
+                               maxAttempts: UInt32) -> [UInt8: [UInt8]] {
+        var fields = existing
+        fields[Self.failures] = bigEndian(failures)
+        fields[Self.maxAttempts] = bigEndian(maxAttempts)
+        fields[Self.salt] = enrollment?.salt
+        fields[Self.wrappedKey] = enrollment?.wrappedKey
+        fields[Self.opslimit] = enrollment.map { bigEndian($0.opslimit) }
+        fields[Self.memlimit] = enrollment.map { bigEndian($0.memlimit) }
         return fields
     }
 
-    private static func uint32(_ bytes: [UInt8]) -> UInt32 { bytes.reduce(0) { $0 << 8 | UInt32($1) } }
+    private static func number<T: FixedWidthInteger>(_ fields: [UInt8: [UInt8]], _ tag: UInt8, _: T.Type) throws -> T {
+        guard let bytes = fields[tag], bytes.count == MemoryLayout<T>.size else {
+            throw AuthenticatorError(.vaultCorrupted, "settings field \(tag) is missing or has the wrong length")
+        }
+        return bytes.reduce(T(0)) { $0 << 8 | T($1) }
+    }
 }
 
 /// The simulated biometric check. A PIN is right when it unwraps the biometry key; every wrong
@@ -79,7 +91,7 @@ final class BiometricGate {
 
     func verify(_ purpose: UserPrompt) throws {
         guard let enrollment = settings.enrollment else {
-            throw AuthenticatorError(.notSupported, "no biometric PIN is enrolled in this vault")
+            throw AuthenticatorError(.notHandled, "no biometric PIN is enrolled in this vault")
         }
         guard !settings.lockedOut else {
             throw AuthenticatorError(.biometryLockout,
@@ -98,14 +110,16 @@ final class BiometricGate {
             }
             pin = given
         }
+        // Counted before the PIN is tried, as CTAP counts pinRetries: a process that dies, or a
+        // write that fails, after a wrong guess cannot leave the guess uncounted.
+        try record(failures: settings.failures + 1)
         guard let key = try vault.unlockBiometry(pin: pin, enrollment) else {
-            try record(failures: settings.failures + 1)
             let left = settings.maxAttempts - min(settings.failures, settings.maxAttempts)
             throw AuthenticatorError(.failed, "the biometric PIN did not match; " + (left == 0
                 ? "biometry is now locked out until 'authctl biometry unlock'"
                 : "\(left) attempt\(left == 1 ? "" : "s") left before lockout"))
         }
-        if settings.failures != 0 { try record(failures: 0) }
+        try record(failures: 0)
         biometryKey = key
     }
 
@@ -158,7 +172,7 @@ struct BiometricUser: UserInteraction {
             throw AuthenticatorError(.canceled, "the user canceled the \(purpose.ceremony.rawValue) prompt for \(purpose.rpId)")
         case .timeout:
             let milliseconds = purpose.timeoutMilliseconds ?? Self.defaultTimeoutMilliseconds
-            if !instantTimeout { usleep(UInt32(clamping: max(0, milliseconds) * 1000)) }
+            if !instantTimeout { sleepMilliseconds(milliseconds) }
             throw AuthenticatorError(.timedOut, "the user did not answer the \(purpose.ceremony.rawValue) prompt within \(milliseconds) ms")
         }
     }
@@ -179,4 +193,11 @@ struct InteractionOptions {
         self.action = action
         instantTimeout = args.flag("--instant-timeout") || environment("AUTHCTL_INSTANT_TIMEOUT") == "1"
     }
+}
+
+/// Sleeps for `milliseconds` (any Int: negative is none; whatever the options say, no overflow).
+private func sleepMilliseconds(_ milliseconds: Int) {
+    var request = timespec(tv_sec: max(0, milliseconds) / 1000, tv_nsec: (max(0, milliseconds) % 1000) * 1_000_000)
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
 }

@@ -29,9 +29,11 @@ enum InitCommand {
             try BiometryCommand.checkNewPIN(given)
             pin = given
         }
-        let vault = try Vault.create(at: options.path, passphrase: passphrase, kdf: kdf)
-        let enrollment = try pin.map { p throws(VaultError) in try vault.enrollBiometry(pin: p).0 }
-        try vault.commit([BiometrySettings.newRecord(enrollment: enrollment, maxAttempts: attempts)])
+        // The settings record is part of creation: there is never a vault without one.
+        _ = try Vault.create(at: options.path, passphrase: passphrase, kdf: kdf) { vault throws(VaultError) in
+            let enrollment = try pin.map { p throws(VaultError) in try vault.enrollBiometry(pin: p).0 }
+            return [BiometrySettings.newRecord(enrollment: enrollment, maxAttempts: attempts)]
+        }
         Output.diagnostic("authctl: created vault at \(options.path) (kdf \(kdf.rawValue), biometry \(noBiometry ? "not enrolled" : "enrolled"))")
     }
 }

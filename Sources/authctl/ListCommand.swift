@@ -11,7 +11,7 @@ enum ListCommand {
         let store = VaultCredentialStore(vault: try vaultOptions.open(.read))
         let credentials = try store.allCredentials().filter { rpId == nil || $0.rpId == rpId }
         if json {
-            Output.data(ResponseJSON.encode(["credentials": credentials.map(describe)]).replacingOccurrences(of: "\\/", with: "/"))
+            Output.data(ResponseJSON.encode(["credentials": credentials.map(describe)]))
             return
         }
         let rows = [["CREDENTIAL ID", "RP ID", "USER", "CREATED (UTC)", "BACKUP"]] + credentials.map { c in

@@ -37,7 +37,8 @@ enum SecretSource {
     private static func trimmed(_ buffer: SecureBytes, length: Int) -> SecureBytes {
         var end = length
         buffer.withUnsafeBytes { b in
-            if end > 0, b[end - 1] == 0x0A { end -= 1 }
+            guard end > 0, b[end - 1] == 0x0A else { return }  // "\n" or "\r\n", nothing else
+            end -= 1
             if end > 0, b[end - 1] == 0x0D { end -= 1 }
         }
         return buffer.prefix(end)

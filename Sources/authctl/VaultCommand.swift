@@ -30,9 +30,9 @@ enum VaultCommand {
         let store = VaultCredentialStore(vault: vault)
         var problems = [String]()
         let credentials = try store.allCredentials()
-        for credential in credentials {
+        let checkable = credentials.filter { !$0.requiresUserVerification }  // the rest need the PIN
+        for credential in checkable {
             let id = Base64URL.encode(credential.id)
-            if credential.requiresUserVerification { continue }  // sealed under the biometry key
             do {
                 let key = try store.privateKey(for: credential)
                 if key.publicPoint != credential.publicPoint { problems.append("credential \(id): private key does not match its public key") }
@@ -40,11 +40,13 @@ enum VaultCommand {
                 problems.append("credential \(id): \(ErrorReport.vocabulary(error).message)")
             }
         }
-        if vault.records(kind: .settings).count != 1 { problems.append("the vault must hold exactly one settings record") }
-        report(vault, extra: ["credentialsChecked": credentials.count, "problems": problems], json: json)
+        let settings = vault.records(kind: .settings).count
+        if settings != 1 { problems.append("the vault has \(settings) settings records; it must have exactly one") }
         guard problems.isEmpty else {
             throw AuthenticatorError(.vaultCorrupted, "\(problems.count) problem(s): " + problems.joined(separator: "; "))
         }
+        report(vault, extra: ["credentialsChecked": checkable.count,
+                              "sealedUnderBiometry": credentials.count - checkable.count], json: json)
     }
 
     /// Rewrites the log with only the live records (it also happens by itself as the log grows).

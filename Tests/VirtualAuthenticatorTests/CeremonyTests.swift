@@ -183,9 +183,10 @@ func registrationFlags(requirement: UserVerificationRequirement, canVerify: Bool
     #expect(harness.store.stored.isEmpty)
 }
 
-@Test func requiredVerificationWithoutAnEnrolledPINIsNotSupported() {
-    let harness = Harness(user: ScriptedUser(canVerify: false))
-    expectAuthenticatorError(.notSupported) { try harness.register { $0.userVerification = .required } }
+@Test func requiredVerificationWithoutAnEnrolledPINFindsNoEligibleAuthenticator() {
+    // Not even asked for presence: an authenticator that cannot verify is not eligible (NotAllowedError).
+    let harness = Harness(user: ScriptedUser(canVerify: false, presence: AuthenticatorError(.canceled, "asked")))
+    expectAuthenticatorError(.notHandled) { try harness.register { $0.userVerification = .required } }
     #expect(harness.store.stored.isEmpty)
 }
 

@@ -68,6 +68,11 @@ class Authctl:
     def listing(self) -> list:
         return self.run("list", "--json").json["credentials"]
 
+    def state(self) -> tuple:
+        """What a failed ceremony must leave as it was: every passkey with its counter, and the
+        biometric state. (Its bytes may differ: a PIN check writes its failure count.)"""
+        return self.listing(), self.run("--json", "biometry", "status").json
+
 
 @pytest.fixture
 def authctl(tmp_path) -> Authctl:

@@ -157,3 +157,50 @@ def test_pin_and_passphrase_files(tmp_path, authctl):
     env_wrong_pin = dict(env, AUTHCTL_PIN="1111")
     # The file wins over the environment, for both secrets.
     assert authctl.run("sign", "--origin", ORIGIN, *files, env=env_wrong_pin).code == 0
+
+
+def test_hostile_inputs_get_named_errors_not_crashes(authctl):
+    # A Punycode label whose decoding overflows, in an origin whose RP ID is a suffix of it.
+    expect_error(authctl.run("register", "--origin", "https://xn--1x767205604493046e.example.com",
+                             "--rp-id", "example.com"), "securityError", 16)
+    # A timeout larger than any clock: clamped to ten minutes, like a browser.
+    authctl.run("register", "--origin", ORIGIN).json
+    result = authctl.run("sign", "--origin", ORIGIN, "--options", "-", "--user-action", "timeout", "--instant-timeout",
+                         stdin=json.dumps({"challenge": "Y2hhbGxlbmdl", "timeout": 9300000000000000}))
+    expect_error(result, "timedOut", 19)
+    assert "600000 ms" in result.stderr
+    expect_error(authctl.run("bench", "vault", "--runs", "0"), "usage", 64)
+
+
+def test_list_json_keeps_backslashes(authctl):
+    authctl.run("register", "--origin", ORIGIN, "--user-name", "a\\/b").json
+    assert authctl.listing()[0]["userName"] == "a\\/b"
+
+
+def test_header_kdf_limits_out_of_range_are_corruption(registered):
+    import hashlib
+    path = registered.vault / "header"
+    original = path.read_bytes()
+    for offset, value in ((19, 1 << 63), (11, 0), (11, (1 << 32) - 1)):  # memlimit, opslimit, opslimit
+        data = bytearray(original)
+        data[offset:offset + 8] = value.to_bytes(8, "big")
+        data[131:] = hashlib.blake2b(bytes(data[:131]), digest_size=32).digest()  # a checksum is no key
+        path.write_bytes(bytes(data))
+        expect_error(registered.run("list"), "vaultCorrupted", 21)
+    path.write_bytes(original)
+    assert registered.run("list").code == 0
+
+
+def test_passphrase_change_to_another_kdf_level_keeps_the_pin_working(registered):
+    result = registered.run("vault", "passwd", "--kdf", "interactive", env={"AUTHCTL_NEW_PASSPHRASE": "new one"})
+    assert result.code == 0, result.stderr
+    signed = registered.run("sign", "--origin", ORIGIN, env={"AUTHCTL_PASSPHRASE": "new one"})
+    assert signed.code == 0, signed.stderr
+    assert registered.run("--json", "biometry", "status", env={"AUTHCTL_PASSPHRASE": "new one"}).json["failures"] == 0
+
+
+def test_vault_check_reports_what_it_checked(registered):
+    registered.run("register", "--origin", ORIGIN, "--user-name", "plain", "--user-id", "cA",
+                   "--user-verification", "discouraged").json
+    report = registered.run("--json", "vault", "check").json
+    assert (report["credentialsChecked"], report["sealedUnderBiometry"]) == (1, 1)

@@ -117,6 +117,12 @@ def test_a_fault_that_cannot_apply_is_a_usage_error(authctl):
     result = authctl.run("register", "--origin", ORIGIN, "--fault", "bad-signature")  # attestation none
     assert result.code == 64
     authctl.run("register", "--origin", ORIGIN).json
+    before = authctl.snapshot()
     result = authctl.run("sign", "--origin", ORIGIN, "--fault", "counter-regress")  # counter not enabled
     assert result.code == 64 and result.stdout == ""
+    assert authctl.snapshot() == before  # refused before the PIN or any counter was touched
+    counting = authctl.run("register", "--origin", ORIGIN, "--user-name", "c", "--user-id", "Yw", "--sign-counter").json
+    before = authctl.state()
+    result = authctl.run("sign", "--origin", ORIGIN, f"--credential={counting['id']}", "--fault", "counter-regress")
+    assert result.code == 64 and authctl.state() == before  # has not signed yet: nothing to regress from
     assert authctl.run("sign", "--origin", ORIGIN, "--fault", "nonsense").code == 64

@@ -80,12 +80,12 @@ def test_discoverable_sign_in_picks_by_user(authctl):
 
 def test_excluded_credential_is_refused_and_nothing_stored(authctl):
     _, response, _ = register(authctl, "example.com", "https://example.com")
-    before = authctl.snapshot()
+    before = authctl.state()
     _, as_json = registration_options("example.com", user_id=b"user-2", exclude=[unb64url(response["id"])])
     result = authctl.register(as_json, "https://example.com")
     assert result.code == 15 and result.stdout == ""
     assert "matchedExcludedCredential" in result.stderr
-    assert authctl.snapshot() == before
+    assert authctl.state() == before
 
 
 @pytest.mark.parametrize("field", ["clientDataJSON", "attestationObject"])

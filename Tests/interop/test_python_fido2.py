@@ -61,12 +61,12 @@ def test_none_attestation_registers(authctl):
 def test_excluded_credential_is_refused(authctl):
     rp = server("example.com", "https://example.com")
     auth_data, _ = register(authctl, rp, "https://example.com")
-    before = authctl.snapshot()
+    before = authctl.state()
     options, _ = rp.register_begin(PublicKeyCredentialUserEntity(id=b"other", name="x", display_name="x"),
                                    credentials=[auth_data.credential_data])
     result = authctl.register(dict(options), "https://example.com")
     assert result.code == 15 and "matchedExcludedCredential" in result.stderr
-    assert authctl.snapshot() == before
+    assert authctl.state() == before
 
 
 def test_same_user_registers_again_and_replaces(authctl):

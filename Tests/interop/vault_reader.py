@@ -51,6 +51,8 @@ T_REQUIRES_UV = 13
 # Settings tags
 S_BIOMETRY_SALT = 2
 S_WRAPPED_BIOMETRY_KEY = 3
+S_PIN_OPSLIMIT = 6
+S_PIN_MEMLIMIT = 7
 S_FAILED_ATTEMPTS = 4
 S_ATTEMPTS_ALLOWED = 5
 
@@ -235,7 +237,10 @@ class Vault:
         wrapped = settings.fields[S_WRAPPED_BIOMETRY_KEY]
         if len(salt) != 16 or len(wrapped) != NONCE + KEY + TAG:
             raise Corrupted("malformed biometry fields in the settings record")
-        pin_key = _pwhash(pin, salt, self.header.opslimit, self.header.memlimit)
+        limits = (settings.fields.get(S_PIN_OPSLIMIT), settings.fields.get(S_PIN_MEMLIMIT))
+        if any(value is None or len(value) != 8 for value in limits):
+            raise Corrupted("the settings record lacks the PIN key's KDF limits (tags 6 and 7)")
+        pin_key = _pwhash(pin, salt, _u64(limits[0], 0), _u64(limits[1], 0))
         try:
             return _open(wrapped[NONCE:], b"AUTHCTL-BIOMETRY" + self.vault_id, wrapped[:NONCE], pin_key)
         except CryptoError:

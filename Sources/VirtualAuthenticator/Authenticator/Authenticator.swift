@@ -45,6 +45,16 @@ public struct Authenticator {
     }
 }
 
+extension Authenticator {
+    /// An authenticator that cannot verify the user is not eligible for a request that needs it:
+    /// the browser finds none and rejects with NotAllowedError (WebAuthn L3 §5.1.3 step 20).
+    static func requireVerificationPossible(_ verify: Bool, user: any UserInteraction) throws {
+        guard !verify || user.canVerify else {
+            throw AuthenticatorError(.notHandled, "user verification is required, but no biometric PIN is enrolled in this vault")
+        }
+    }
+}
+
 /// How a request wants user verification (WebAuthn L3 §5.8.6), resolved by the client.
 public enum UserVerificationRequirement: String, Sendable {
     case required, preferred, discouraged

@@ -58,21 +58,21 @@ extension Authenticator {
         // needs the PIN to be unsealed) and the signed flags say so; the UV bit is set afterwards.
         let claimOnly = request.fault == .uvClaimedWithoutCheck
         let verify = (request.performUserVerification && !claimOnly) || credential.requiresUserVerification
-        try user.confirmPresence(prompt)
-        if verify {
-            guard user.canVerify else {
-                throw AuthenticatorError(.notSupported, "user verification was requested but no biometric PIN is enrolled")
-            }
-            try user.verifyUser(prompt)
+        // Everything that can refuse the request is checked before the user is asked anything.
+        try Authenticator.requireVerificationPossible(verify, user: user)
+        if request.fault == .counterRegress, !credential.countsSignatures || credential.signCount < 1 {
+            throw AuthenticatorError(.usage, "counter-regress needs a passkey made with --sign-counter that has signed before")
         }
+        try user.confirmPresence(prompt)
+        if verify { try user.verifyUser(prompt) }
 
-        // Step 11: a counting credential's counter moves, durably, before anything is signed, so
-        // no two assertions ever carry the same count. Synced passkeys keep signCount at 0.
+        // Step 11: a counting credential's next count (synced passkeys keep 0). It is stored, below,
+        // once the signature exists and before it is returned, so no two responses carry the same
+        // count and a failure before that leaves the counter as it was.
         var signCount = credential.signCount
         if credential.countsSignatures {
             guard signCount < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
             signCount += 1
-            try store.updateSignCount(of: credential, to: signCount)
         }
         // Authenticator data without attested credential data; the signature is over
         // authenticatorData ‖ clientDataHash.
@@ -86,6 +86,7 @@ extension Authenticator {
         let key = try store.privateKey(for: credential)
         var signature = try key.sign(authenticatorData + request.clientDataHash)
         request.fault?.apply(toSignature: &signature, authenticatorData: &authenticatorData)
+        if credential.countsSignatures { try store.updateSignCount(of: credential, to: signCount) }
         return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)
     }
 }

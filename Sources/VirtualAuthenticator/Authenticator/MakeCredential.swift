@@ -48,22 +48,20 @@ extension Authenticator {
         let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName,
                                 timeoutMilliseconds: request.timeoutMilliseconds)
         let existing = try store.credentials(forRP: request.rpId)
+        try Authenticator.requireVerificationPossible(request.performUserVerification, user: user)
 
-        // Step 4 (excludeList): an excluded credential bound to this RP is refused only after the
-        // user consented (user presence), so an RP cannot probe the keychain silently.
-        if existing.contains(where: { request.excludeList.contains($0.id) }) {
-            try user.confirmPresence(prompt)
+        // The user consents (presence; `cancel` ends here), then built-in user verification when
+        // the client asked for it (CTAP 2.1 §6.1.2 step 6, performBuiltInUv).
+        try user.confirmPresence(prompt)
+        if request.performUserVerification { try user.verifyUser(prompt) }
+
+        // Step 11 (excludeList), after the user consented, so an RP cannot probe the keychain
+        // silently. A passkey made with user verification (credProtect userVerificationRequired)
+        // is only visible once the user was verified: without UV it is left out of the check.
+        let excluded = existing.filter { request.excludeList.contains($0.id) }
+        if excluded.contains(where: { !$0.requiresUserVerification || request.performUserVerification }) {
             throw AuthenticatorError(.matchedExcludedCredential,
                 "a credential in excludeCredentials already exists for \(request.rpId); nothing was stored")
-        }
-
-        // Steps 11–12: the user consents; user verification when the client asked for it.
-        try user.confirmPresence(prompt)
-        if request.performUserVerification {
-            guard user.canVerify else {
-                throw AuthenticatorError(.notSupported, "user verification was requested but no biometric PIN is enrolled")
-            }
-            try user.verifyUser(prompt)
         }
 
         // Step 17: a fresh key pair and a random credential id.

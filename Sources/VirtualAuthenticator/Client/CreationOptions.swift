@@ -49,7 +49,15 @@ public struct CreationOptions: Sendable {
         // Unknown conveyance values are ignored (§5.4.7): they mean "none".
         attestation = AttestationConveyance(rawValue: try o.optionalString("attestation") ?? "none") ?? .none
         credProps = try o.optionalReader("extensions")?.bool("credProps") ?? false
-        timeout = try o.int("timeout")
+        timeout = try Self.timeout(o)
+    }
+
+    /// The longest a prompt stays up, whatever the options ask: ten minutes, as browsers clamp
+    /// `timeout` (WebAuthn L3 §5.4, "timeout": the client may adjust it).
+    public static let maximumTimeoutMilliseconds = 600_000
+
+    static func timeout(_ o: JSONReader) throws(AuthenticatorError) -> Int? {
+        try o.int("timeout").map { min(max($0, 0), maximumTimeoutMilliseconds) }
     }
 
     static func descriptorIds(_ o: JSONReader, _ key: String) throws(AuthenticatorError) -> [[UInt8]] {
@@ -84,6 +92,6 @@ public struct RequestOptions: Sendable {
         allowCredentials = try CreationOptions.descriptorIds(o, "allowCredentials")
         userVerification = try CreationOptions.userVerification(try o.optionalString("userVerification"),
                                                                 path: "options.userVerification")
-        timeout = try o.int("timeout")
+        timeout = try CreationOptions.timeout(o)
     }
 }

@@ -60,6 +60,8 @@ public struct Origin: Equatable, Sendable {
     static func isDomain(_ host: String) -> Bool {
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         guard host.utf8.count <= 253, !labels.isEmpty, let last = labels.last, !endsInNumber(last) else { return false }
+        // An A-label must decode (URL Standard "domain to ASCII" fails on bad Punycode).
+        guard labels.allSatisfy({ !$0.hasPrefix("xn--") || Punycode.decodeLabel(String($0)) != nil }) else { return false }
         return labels.allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
                 && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }

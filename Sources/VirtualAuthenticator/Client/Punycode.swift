@@ -33,7 +33,9 @@ enum Punycode {
                 k += base
             }
             bias = adapt(i - oldI, output.count + 1, first: oldI == 0)
-            n += i / (output.count + 1)
+            let (next, overflow) = n.addingReportingOverflow(i / (output.count + 1))
+            guard !overflow, next <= 0x10FFFF else { return nil }
+            n = next
             i %= output.count + 1
             guard let scalar = Unicode.Scalar(UInt32(clamping: n)) else { return nil }
             output.insert(scalar, at: i)

@@ -1,5 +1,5 @@
 /// The person in front of the authenticator: presence (a tap, a glance) and verification (the
-/// simulated biometric). The CLI answers from flags, environment and the vault's PIN verifier;
+/// simulated biometric). The CLI answers from flags, environment and the vault's biometry key;
 /// tests script it with ``ScriptedUser``.
 public protocol UserInteraction {
     /// Whether user verification is configured (a biometric PIN is enrolled).
