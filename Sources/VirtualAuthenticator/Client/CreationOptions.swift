@@ -44,8 +44,7 @@ public struct CreationOptions: Sendable {
         excludeCredentials = try Self.descriptorIds(o, "excludeCredentials")
         let selection = try o.optionalReader("authenticatorSelection")
         authenticatorAttachment = try selection?.optionalString("authenticatorAttachment")
-        userVerification = try Self.userVerification(selection?.optionalString("userVerification"),
-                                                     path: "options.authenticatorSelection.userVerification")
+        userVerification = Self.userVerification(try selection?.optionalString("userVerification"))
         // Unknown conveyance values are ignored (§5.4.7): they mean "none".
         attestation = AttestationConveyance(rawValue: try o.optionalString("attestation") ?? "none") ?? .none
         credProps = try o.optionalReader("extensions")?.bool("credProps") ?? false
@@ -69,7 +68,7 @@ public struct CreationOptions: Sendable {
     }
 
     /// Unknown values fall back to the default, "preferred" (§5.8.6: ignore unknown enum values).
-    static func userVerification(_ raw: String?, path: String) throws(AuthenticatorError) -> UserVerificationRequirement {
+    static func userVerification(_ raw: String?) -> UserVerificationRequirement {
         guard let raw else { return .preferred }
         return UserVerificationRequirement(rawValue: raw) ?? .preferred
     }
@@ -90,8 +89,7 @@ public struct RequestOptions: Sendable {
         challenge = try o.bytes("challenge")
         guard !challenge.isEmpty else { throw AuthenticatorError(.badInput, "options.challenge is empty") }
         allowCredentials = try CreationOptions.descriptorIds(o, "allowCredentials")
-        userVerification = try CreationOptions.userVerification(try o.optionalString("userVerification"),
-                                                                path: "options.userVerification")
+        userVerification = CreationOptions.userVerification(try o.optionalString("userVerification"))
         timeout = try CreationOptions.timeout(o)
     }
 }
