@@ -60,9 +60,7 @@ extension Authenticator {
         let verify = (request.performUserVerification && !claimOnly) || credential.requiresUserVerification
         // Everything that can refuse the request is checked before the user is asked anything.
         try Authenticator.requireVerificationPossible(verify, user: user)
-        if request.fault == .counterRegress, !credential.countsSignatures || credential.signCount < 1 {
-            throw AuthenticatorError(.usage, "counter-regress needs a passkey made with --sign-counter that has signed before")
-        }
+        try request.fault?.check(for: credential)
         try user.confirmPresence(prompt)
         if verify { try user.verifyUser(prompt) }
 
@@ -81,7 +79,7 @@ extension Authenticator {
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
         var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount)
-        try request.fault?.apply(to: &data, previousSignCount: credential.signCount)
+        request.fault?.apply(to: &data, previousSignCount: credential.signCount)
         var authenticatorData = data.bytes
         let key = try store.privateKey(for: credential)
         var signature = try key.sign(authenticatorData + request.clientDataHash)

@@ -86,7 +86,7 @@ extension Authenticator {
             rpId: request.rpId, flags: flags, signCount: credential.signCount,
             attestedCredentialData: AttestedCredentialData(
                 aaguid: configuration.aaguid, credentialId: credential.id, publicKey: coseKey))
-        try request.fault?.apply(to: &data, previousSignCount: 0)
+        request.fault?.apply(to: &data, previousSignCount: 0)
         var authenticatorData = data.bytes
 
         // Step 19: the attestation statement.

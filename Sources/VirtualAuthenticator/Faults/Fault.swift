@@ -40,6 +40,14 @@ public enum Fault: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the fault can be produced with `credential`; checked before the user is asked
+    /// anything, so a refused fault leaves every counter as it was.
+    func check(for credential: Credential) throws(AuthenticatorError) {
+        if self == .counterRegress, !credential.countsSignatures || credential.signCount < 1 {
+            throw AuthenticatorError(.usage, "counter-regress needs a passkey made with --sign-counter that has signed before")
+        }
+    }
+
     /// The attacker's RP ID and origin used by the faults that need another site.
     public static let attackerRpId = "attacker.example"
 
@@ -56,14 +64,11 @@ public enum Fault: String, CaseIterable, Sendable {
     }
 
     /// Authenticator data, before it is signed.
-    func apply(to authenticatorData: inout AuthenticatorData, previousSignCount: UInt32) throws {
+    func apply(to authenticatorData: inout AuthenticatorData, previousSignCount: UInt32) {
         switch self {
         case .wrongRpIdHash: authenticatorData.rpIdHash = SHA256.hash(Array(Fault.attackerRpId.utf8))
         case .upCleared: authenticatorData.flags.remove(.userPresent)
-        case .counterRegress:
-            guard previousSignCount >= 1 else {
-                throw AuthenticatorError(.usage, "counter-regress needs a passkey made with --sign-counter that has signed before")
-            }
+        case .counterRegress:  // check(for:) made sure the count is at least 1
             authenticatorData.signCount = previousSignCount - 1
         default: break
         }
