@@ -1,10 +1,17 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The module map, every arrow pointing one way (docs/design.md):
+//
+//   authctl (CLI: parse, call, print) ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault
+//
+// VirtualAuthenticator and KeyVault never import each other; each C library is imported by the one
+// module that owns it.
 let package = Package(
     name: "authctl",
     products: [
         .executable(name: "authctl", targets: ["authctl"]),
+        .library(name: "Keychain", targets: ["Keychain"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .library(name: "KeyVault", targets: ["KeyVault"]),
     ],
@@ -12,19 +19,24 @@ let package = Package(
         // C behind a wall: each system library is imported only by the module that owns it.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR"]),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2"]),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
         .target(name: "KeyVault", dependencies: ["CSodium"]),
-        // The command line: joins the two through a store adapter.
-        .executableTarget(name: "authctl", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        // The device: a vault-backed authenticator with its biometric sensor, as a library.
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        // The command line: parse, call the device, print.
+        .executableTarget(name: "authctl", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
 
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
     ]
 )

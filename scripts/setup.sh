@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what authctl needs on Debian 12 (C libraries, fido2-tools, the public suffix list) and
+# Installs what authctl needs on Debian 12 (C libraries: OpenSSL, libcbor, libsodium, libpsl,
+# libidn2; fido2-tools; the public suffix list) and
 # builds it. Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libssl-dev libcbor-dev libsodium-dev pkg-config publicsuffix fido2-tools openssl)
+packages=(libssl-dev libcbor-dev libsodium-dev libpsl-dev libidn2-dev pkg-config publicsuffix fido2-tools openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

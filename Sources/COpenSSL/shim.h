@@ -10,9 +10,7 @@
 #include <openssl/crypto.h>
 
 /* Function-like macros and compound constants Swift cannot import. */
-static inline void authctl_openssl_free(void *p) { OPENSSL_free(p); }
 static const char *const authctl_param_pub_key = OSSL_PKEY_PARAM_PUB_KEY;
 static const int authctl_pkey_ec = EVP_PKEY_EC;
 static const int authctl_nid_p256 = NID_X9_62_prime256v1;
-static const int authctl_point_uncompressed = POINT_CONVERSION_UNCOMPRESSED;
 #endif

@@ -1,3 +1,15 @@
+/// Big-endian integers, the byte order of every number in the vault's files.
+enum BigEndian {
+    /// `bytes` read as an unsigned big-endian integer; the caller has checked their number.
+    static func integer<T: FixedWidthInteger>(_ bytes: some Collection<UInt8>) -> T {
+        bytes.reduce(T(0)) { $0 << 8 | T($1) }
+    }
+
+    static func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian, Array.init)
+    }
+}
+
 /// Big-endian integer and length-prefixed encoding shared by the header, frames and records.
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
@@ -6,7 +18,7 @@ struct ByteWriter {
 
     mutating func append(_ raw: [UInt8]) { bytes += raw }
     mutating func append<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
+        bytes += BigEndian.bytes(value)
     }
 }
 
@@ -45,7 +57,7 @@ struct ByteReader {
     func slice(from start: Int) -> ArraySlice<UInt8> { bytes[start..<offset] }
 
     mutating func read<T: FixedWidthInteger>(_: T.Type) throws(VaultError) -> T {
-        try take(MemoryLayout<T>.size).reduce(T(0)) { $0 << 8 | T($1) }
+        BigEndian.integer(try take(MemoryLayout<T>.size))
     }
 }
 

@@ -129,12 +129,40 @@ public final class Vault {
         return vault
     }
 
+    /// Whether `path` holds a vault (its header exists): answered without a passphrase.
+    public static func exists(at path: String) -> Bool {
+        POSIXFile.exists(file(path, headerFile))
+    }
+
+    /// Deletes the vault at `path`: the files a vault writes, then the directory if that leaves it
+    /// empty. Anything else in the directory is left where it is. For throw-away vaults
+    /// (benchmarks, fixtures); no passphrase is asked, so never point it at a vault you keep.
+    public static func remove(at path: String) throws(VaultError) {
+        let lock = try VaultLock(path: file(path, lockFile), exclusive: true)
+        let ours = POSIXFile.entries(path).filter { name in
+            [headerFile, commitFile, headerFile + ".tmp", commitFile + ".tmp"].contains(name) || isLogFile(name)
+        }
+        for name in ours where unlink(file(path, name)) != 0 && errno != ENOENT {
+            throw VaultError(.io, "cannot remove \(file(path, name)): \(POSIXFile.errorText())")
+        }
+        unlink(file(path, lockFile))
+        withExtendedLifetime(lock) {}
+        rmdir(path)  // fails, harmlessly, when something else is still there
+    }
+
+    /// `log.N`, N a generation number in decimal: the only log names the vault writes.
+    static func isLogFile(_ name: String) -> Bool {
+        guard name.hasPrefix("log.") else { return false }
+        let digits = name.dropFirst(4)
+        return !digits.isEmpty && digits.allSatisfy { ("0"..."9").contains($0) } && String(UInt64(digits) ?? 0) == digits
+    }
+
     /// Opens the vault at `path`: unwraps its key with the passphrase and reads every record.
     public static func open(at path: String, passphrase: SecureBytes, access: Access) throws(VaultError) -> Vault {
         guard POSIXFile.exists(file(path, headerFile)) else {
             throw VaultError(.notFound, POSIXFile.isDirectory(path)
-                ? "\(path) is not an authctl vault (it has no header file); create one with 'authctl init'"
-                : "no vault at \(path); create one with 'authctl init'")
+                ? "\(path) is not an authctl vault (it has no header file)"
+                : "no vault at \(path)")
         }
         let lock = try VaultLock(path: file(path, lockFile), exclusive: access == .write)
         let header = try VaultHeader(parsing: try POSIXFile.readAll(file(path, headerFile)))
@@ -177,6 +205,9 @@ public final class Vault {
         /// Bytes after the committed end of the log: an append that never finished.
         public let uncommittedBytes: Int
         public let liveRecords: [VaultRecord.Kind: Int]
+
+        /// The vault id in lower-case hexadecimal.
+        public var vaultIdHex: String { hex(vaultId) }
     }
 
     public var facts: Facts {
@@ -207,5 +238,6 @@ public final class Vault {
 }
 
 func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    let digits = Array("0123456789abcdef".utf8)
+    return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
 }

@@ -78,7 +78,7 @@ extension Vault {
     }
 
     private static func frameLength(_ data: [UInt8], at offset: Int) -> Int {
-        Int(data[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        Int(BigEndian.integer(data[offset..<offset + 4]) as UInt32)
     }
 
     private func apply(_ plain: [UInt8], frame: UInt64) throws(VaultError) {

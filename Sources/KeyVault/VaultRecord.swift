@@ -2,9 +2,17 @@
 /// of the same id, and typed fields. Devices that sync will merge records by (id, version);
 /// deletions are tombstones so they can travel too.
 public struct VaultRecord: Equatable, Sendable {
-    public struct Kind: RawRepresentable, Equatable, Hashable, Sendable {
+    public struct Kind: RawRepresentable, Equatable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public var description: String {
+            switch self {
+            case .tombstone: "tombstone"
+            case .credential: "credential"
+            case .settings: "settings"
+            default: "kind-\(rawValue)"
+            }
+        }
         public static let tombstone = Kind(rawValue: 0)
         public static let credential = Kind(rawValue: 1)
         public static let settings = Kind(rawValue: 2)
@@ -49,6 +57,27 @@ public struct VaultRecord: Equatable, Sendable {
             offset += 5 + length
         }
         return nil
+    }
+
+    /// Field `tag` as a big-endian integer of `T`'s width; `nil` when the record lacks it.
+    public func integer<T: FixedWidthInteger>(_ tag: UInt8, as _: T.Type) throws(VaultError) -> T? {
+        guard let bytes = field(tag) else { return nil }
+        guard bytes.count == MemoryLayout<T>.size else {
+            throw VaultError(.corrupted, "field \(tag) of a \(kind) record is \(bytes.count) bytes, not \(MemoryLayout<T>.size)")
+        }
+        return BigEndian.integer(bytes)
+    }
+
+    /// Sets field `tag` to `value`; `nil` removes it.
+    public mutating func setField(_ tag: UInt8, _ value: [UInt8]?) {
+        var all = fields
+        all[tag] = value
+        fields = all
+    }
+
+    /// Sets field `tag` to `value`, big-endian; `nil` removes it.
+    public mutating func setInteger<T: FixedWidthInteger>(_ tag: UInt8, _ value: T?) {
+        setField(tag, value.map { BigEndian.bytes($0) })
     }
 
     /// id (16) ‖ kind u8 ‖ version u64 ‖ fieldCount u16 ‖ fieldCount × (tag u8 ‖ length u32 ‖ value),
@@ -99,6 +128,6 @@ public struct VaultRecord: Equatable, Sendable {
     }
 
     private static func uint32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> Int {
-        Int(bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        Int(BigEndian.integer(bytes[offset..<offset + 4]) as UInt32)
     }
 }

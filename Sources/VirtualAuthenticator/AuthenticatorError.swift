@@ -1,59 +1,72 @@
-/// The product's one error vocabulary, and the one table that maps it to the worlds a user meets:
-/// Apple's `ASAuthorizationError` codes, WebAuthn `DOMException` names, CTAP2 status codes and the
-/// CLI's exit status. Deeper layers (the vault, OpenSSL, libcbor) have their own errors that are
-/// mapped into this vocabulary at the boundary.
-public struct AuthenticatorError: Error, Equatable, CustomStringConvertible {
-    public let name: Name
-    public let message: String
-
-    public init(_ name: Name, _ message: String) {
-        self.name = name
-        self.message = message
+/// What a WebAuthn ceremony can end in, as the client and authenticator see it: the only error
+/// this module throws, typed on every entry point and port. Each code carries the two names the
+/// WebAuthn world gives it — the `DOMException` a browser rejects with and the CTAP 2.1 status an
+/// authenticator returns — so any transport (the CLI, a server, a CTAP socket) can speak it.
+/// What the vault, the command line or the operating system can go wrong with is not here: those
+/// layers own their errors and map this one, once, where they meet it.
+public struct AuthenticatorError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, CaseIterable, Sendable {
+        /// The user dismissed the prompt.
+        case canceled
+        /// User verification failed (a wrong biometric PIN).
+        case failed
+        /// No eligible authenticator or credential: nothing for the RP, none of the allowed ids,
+        /// verification required of an authenticator that cannot verify.
+        case notHandled
+        /// The user would have to be asked, and cannot be (no PIN source).
+        case notInteractive
+        /// excludeCredentials names a credential this authenticator holds.
+        case matchedExcludedCredential
+        /// User verification is blocked after too many failures.
+        case biometryLockout
+        /// The user did not answer within the request's timeout.
+        case timedOut
+        /// The origin is not a secure context, or the RP ID is not allowed for it.
+        case securityError
+        /// No requested algorithm is supported.
+        case notSupported
+        /// The options are malformed (the client's TypeError).
+        case badInput
+        /// A deliberate fault that the request cannot produce (see ``Fault``).
+        case faultNotApplicable
+        /// A port failed (the store, the user's device) or a library refused an operation.
+        case unknown
     }
 
-    public var description: String { "\(name.rawValue): \(message)" }
+    public let code: Code
+    public let message: String
+    /// The port's own error behind an `unknown` (the vault's, say), so the layer that supplied the
+    /// port can map it back; the authenticator never looks inside.
+    public let underlying: (any Error & Sendable)?
 
-    public enum Name: String, CaseIterable, Sendable {
-        // ASAuthorizationError names (as the seed documents use them).
-        case canceled, failed, invalidResponse, notHandled, unknown, notInteractive
-        case matchedExcludedCredential
-        // What the seeds lack.
-        case biometryLockout, timedOut
-        case securityError, notSupported, badInput, usage
-        case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, ioError
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    public static func == (a: AuthenticatorError, b: AuthenticatorError) -> Bool {
+        a.code == b.code && a.message == b.message
     }
 }
 
-extension AuthenticatorError.Name {
-    /// `ASAuthorizationError.Code` raw value; `nil` where Apple has no counterpart.
-    public var appleCode: Int? {
-        switch self {
-        case .unknown: 1000
-        case .canceled: 1001
-        case .invalidResponse: 1002
-        case .notHandled: 1003
-        case .failed: 1004
-        case .notInteractive: 1005
-        case .matchedExcludedCredential: 1006
-        default: nil
-        }
-    }
-
-    /// The `DOMException` name a browser's `navigator.credentials` call would reject with.
+extension AuthenticatorError.Code {
+    /// The `DOMException` a browser's `navigator.credentials` call rejects with (WebAuthn L3 §5.1.3,
+    /// §5.1.4: every authenticator-side refusal is NotAllowedError, so a page cannot probe).
     public var domException: String {
         switch self {
         case .canceled, .failed, .notHandled, .notInteractive, .biometryLockout, .timedOut: "NotAllowedError"
         case .matchedExcludedCredential: "InvalidStateError"
         case .securityError: "SecurityError"
         case .notSupported: "NotSupportedError"
-        case .badInput, .usage: "TypeError"
-        case .invalidResponse, .unknown, .vaultLocked, .vaultCorrupted, .vaultNotFound,
-            .vaultExists, .ioError:
-            "UnknownError"
+        case .badInput, .faultNotApplicable: "TypeError"
+        case .unknown: "UnknownError"
         }
     }
 
-    /// The CTAP 2.1 status byte an authenticator would return; `nil` for client-side errors.
+    /// The CTAP 2.1 status byte (§8.2) an authenticator returns; `nil` where the client decides alone.
     public var ctapStatus: UInt8? {
         switch self {
         case .canceled: 0x27  // CTAP2_ERR_OPERATION_DENIED
@@ -63,35 +76,16 @@ extension AuthenticatorError.Name {
         case .notHandled: 0x2E  // CTAP2_ERR_NO_CREDENTIALS
         case .matchedExcludedCredential: 0x19  // CTAP2_ERR_CREDENTIAL_EXCLUDED
         case .notSupported: 0x26  // CTAP2_ERR_UNSUPPORTED_ALGORITHM
-        case .invalidResponse: 0x12  // CTAP2_ERR_INVALID_CBOR
         case .badInput: 0x02  // CTAP1_ERR_INVALID_PARAMETER
-        case .unknown, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .ioError:
-            0x7F  // CTAP1_ERR_OTHER
-        case .securityError, .notInteractive, .usage: nil
+        case .unknown: 0x7F  // CTAP1_ERR_OTHER
+        case .securityError, .notInteractive, .faultNotApplicable: nil
         }
     }
+}
 
-    /// The CLI's exit status. sysexits where one fits; 10–29 for the WebAuthn outcomes.
-    public var exitCode: Int32 {
-        switch self {
-        case .canceled: 10
-        case .failed: 11
-        case .invalidResponse: 12
-        case .notHandled: 13
-        case .notInteractive: 14
-        case .matchedExcludedCredential: 15
-        case .securityError: 16
-        case .notSupported: 17
-        case .biometryLockout: 18
-        case .timedOut: 19
-        case .vaultLocked: 20
-        case .vaultCorrupted: 21
-        case .vaultNotFound: 22
-        case .vaultExists: 23
-        case .usage: 64  // EX_USAGE
-        case .badInput: 65  // EX_DATAERR
-        case .unknown: 70  // EX_SOFTWARE
-        case .ioError: 74  // EX_IOERR
-        }
+extension AuthenticatorError {
+    /// An OpenSSL failure inside a ceremony: nothing the caller did, so `unknown`.
+    init(_ failure: OpenSSLFailure) {
+        self.init(.unknown, "OpenSSL: \(failure)", underlying: failure)
     }
 }

@@ -28,7 +28,7 @@ struct Replay {
         let key = try P256PrivateKey.generate()
         let authData = AuthenticatorData(
             rpId: "example.com", flags: [.userPresent, .userVerified], signCount: 7,
-            attestedCredentialData: AttestedCredentialData(aaguid: Authenticator.Configuration.authctlAAGUID,
+            attestedCredentialData: AttestedCredentialData(aaguid: AuthenticatorConfiguration.authctlAAGUID,
                                                            credentialId: Array(repeating: 9, count: 16),
                                                            publicKey: COSEKey(uncompressedPoint: key.publicPoint)!))
         let seeds: [(FuzzTarget, [UInt8])] = [

@@ -10,11 +10,11 @@ private let up: UInt8 = 0x01, uv: UInt8 = 0x04, be: UInt8 = 0x08, bs: UInt8 = 0x
 /// user id 01 02 03, challenge 00 01 02 (create) or 04 05 06 (get).
 private struct Harness {
     let store = InMemoryCredentialStore()
-    let authenticator: Authenticator
-    let client: WebAuthnClient
+    let authenticator: Authenticator<InMemoryCredentialStore, ScriptedUser>
+    let client: WebAuthnClient<InMemoryCredentialStore, ScriptedUser>
 
-    init(user: ScriptedUser = ScriptedUser(), configuration: Authenticator.Configuration = .init()) {
-        authenticator = Authenticator(configuration: configuration, store: store, user: user, clock: Clock { fixedTime })
+    init(user: ScriptedUser = ScriptedUser(), configuration: AuthenticatorConfiguration = .init()) {
+        authenticator = Authenticator(configuration: configuration, store: store, user: user, clock: WallClock { fixedTime })
         client = WebAuthnClient(authenticator: authenticator, suffixes: { PublicSuffixList(text: "com\n") })
     }
 
@@ -67,7 +67,7 @@ private func verifies(_ signature: [UInt8]?, authData: [UInt8], clientDataJSON: 
     #expect(decoded.statement?[.text("x5c")] == nil)
     #expect(decoded.authData.rpIdHash == SHA256.hash(Array("example.com".utf8)))
     #expect(decoded.authData.signCount == 0)
-    #expect(attested.aaguid == Authenticator.Configuration.authctlAAGUID)
+    #expect(attested.aaguid == AuthenticatorConfiguration.authctlAAGUID)
     #expect(attested.credentialId == response.result.credential.id)
     #expect(attested.credentialId.count == 16)
     #expect(attested.publicKey.subjectPublicKeyInfo == response.result.publicKeySPKI)
@@ -247,7 +247,8 @@ func registrationFlags(requirement: UserVerificationRequirement, canVerify: Bool
     let registrar = Harness()
     _ = try registrar.register()
     let failing = Harness(user: ScriptedUser(verification: AuthenticatorError(.failed, "x")))
-    try failing.store.save(registrar.store.stored[0].0, privateKey: registrar.store.stored[0].1, replacing: [])
+    try failing.store.save(registrar.store.stored[0].0, privateKey: registrar.store.stored[0].1, replacing: [],
+                           verification: ScriptedUser.Verified())
     expectAuthenticatorError(.failed) { try failing.authenticate { $0.userVerification = .required } }
 }
 
@@ -285,8 +286,14 @@ private final class CountingUser: UserInteraction {
     var verifications = 0
     var prompts: [UserPrompt] = []
     var canVerify: Bool { true }
-    func confirmPresence(_ purpose: UserPrompt) throws { prompts.append(purpose) }
-    func verifyUser(_ purpose: UserPrompt) throws { verifications += 1 }
+    func selectAccount(from candidates: [Credential], for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
+        try Credential.newest(of: candidates)
+    }
+    func confirmPresence(_ prompt: UserPrompt) throws(AuthenticatorError) { prompts.append(prompt) }
+    func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> ScriptedUser.Verified {
+        verifications += 1
+        return ScriptedUser.Verified()
+    }
 }
 
 @Test func aCredentialMadeWithVerificationIsVerifiedOnEveryUse() throws {

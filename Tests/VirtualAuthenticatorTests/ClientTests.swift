@@ -2,12 +2,12 @@ import Foundation
 import Testing
 @testable import VirtualAuthenticator
 
-/// Expects `body` to throw an ``AuthenticatorError`` named `name`. Shared with CeremonyTests.
+/// Expects `body` to throw an ``AuthenticatorError`` with `code`. Shared with CeremonyTests.
 func expectAuthenticatorError<R>(
-    _ name: AuthenticatorError.Name, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
+    _ code: AuthenticatorError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R
 ) {
     let error = #expect(throws: AuthenticatorError.self, sourceLocation: sourceLocation) { _ = try body() }
-    #expect(error?.name == name, sourceLocation: sourceLocation)
+    #expect(error?.code == code, sourceLocation: sourceLocation)
 }
 
 /// PublicKeyCredentialCreationOptionsJSON for example.com, edited by `edit`. Shared with CeremonyTests.
@@ -141,6 +141,41 @@ func hexadecimalIPv4HostsAreSecurityErrors(text: String) {
 @Test func pathQueryAndFragmentAreDropped() throws {
     #expect(try Origin(parsing: "https://example.com/login?next=%2F#top").serialized == "https://example.com")
     #expect(try Origin(parsing: "https://example.com:444/a/b").serialized == "https://example.com:444")
+}
+
+@Test(arguments: [
+    ("https://bücher.example", "https://xn--bcher-kva.example"),
+    ("https://BÜCHER.Example:8443/x", "https://xn--bcher-kva.example:8443"),
+    ("https://faß.de", "https://xn--fa-hia.de"),  // non-transitional, as browsers map it
+    ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
+    ("https://公司.cn", "https://xn--55qx5d.cn"),
+])
+func unicodeHostsBecomeALabels(text: String, serialized: String) throws {
+    #expect(try Origin(parsing: text).serialized == serialized)
+}
+
+@Test(arguments: ["https://xn--a.com", "https://xn--a", "https://a.xn--zz.example", "https://bü\u{00AD}\u{200D}x.example"])
+func invalidInternationalizedHostsAreSecurityErrors(text: String) {
+    expectAuthenticatorError(.securityError) { try Origin(parsing: text) }
+}
+
+@Test func aUnicodeRPIDIsComparedAsItsALabels() throws {
+    #expect(try validateRP("bücher.example", origin: "https://shop.xn--bcher-kva.example") == "xn--bcher-kva.example")
+    #expect(try validateRP("xn--bcher-kva.example", origin: "https://shop.bücher.example") == "xn--bcher-kva.example")
+    #expect(try validateRP("BÜCHER.example", origin: "https://bücher.example") == "xn--bcher-kva.example")
+}
+
+@Test func theSystemListKnowsPrivateSuffixes() throws {
+    // Debian's list (libpsl): github.io is in the list's private section, which browsers honour.
+    #expect(PublicSuffixList.system.isPublicSuffix("github.io"))
+    #expect(PublicSuffixList.system.isPublicSuffix("co.uk"))
+    #expect(!PublicSuffixList.system.isPublicSuffix("example.co.uk"))
+    for (rpId, origin) in [("github.io", "https://alice.github.io"), ("co.uk", "https://shop.example.co.uk")] {
+        expectAuthenticatorError(.securityError) {
+            try RelyingPartyIdentifier.validate(rpId, for: try Origin(parsing: origin))
+        }
+    }
+    #expect(try RelyingPartyIdentifier.validate("example.co.uk", for: try Origin(parsing: "https://shop.example.co.uk")) == "example.co.uk")
 }
 
 // MARK: - RP ID

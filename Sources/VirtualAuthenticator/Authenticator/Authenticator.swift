@@ -1,61 +1,29 @@
 /// The platform authenticator: CTAP 2.1 authenticatorMakeCredential and authenticatorGetAssertion
 /// over injected ports (store, user, randomness, clock). See MakeCredential.swift and
-/// GetAssertion.swift for the two commands.
-public struct Authenticator {
-    public struct Configuration: Sendable {
-        /// The AAGUID (WebAuthn L3 §6.5.2) this authenticator model reports.
-        public var aaguid: [UInt8]
-        /// Length of new credential ids; WebAuthn wants at least 16 bytes of entropy.
-        public var credentialIdLength: Int
-        /// BE/BS for new credentials: synced passkeys are backup eligible and backed up.
-        public var backupEligible: Bool
-        public var backupState: Bool
-        /// New credentials count their signatures (1, 2, 3, …) instead of always reporting 0.
-        public var signatureCounter: Bool
-
-        public init(aaguid: [UInt8] = Configuration.authctlAAGUID, credentialIdLength: Int = 16,
-                    backupEligible: Bool = true, backupState: Bool = true, signatureCounter: Bool = false) {
-            precondition(aaguid.count == 16 && credentialIdLength >= 16)
-            self.aaguid = aaguid
-            self.credentialIdLength = credentialIdLength
-            self.backupEligible = backupEligible
-            self.backupState = backupEligible && backupState
-            self.signatureCounter = signatureCounter
-        }
-
-        /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.
-        public static let authctlAAGUID: [UInt8] = [
-            0x6f, 0x0e, 0x1a, 0x4c, 0x2b, 0x3d, 0x4e, 0x5f, 0x8a, 0x9b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x5b,
-        ]
-    }
-
-    public var configuration: Configuration
-    public let store: any CredentialStore
-    public let user: any UserInteraction
+/// GetAssertion.swift for the two commands. The store and the user agree on what a verification
+/// proves (`Verification`), which is how a passkey made with user verification stays out of reach
+/// of a ceremony that did not verify.
+public struct Authenticator<Store: CredentialStore, User: UserInteraction> where Store.Verification == User.Verification {
+    public var configuration: AuthenticatorConfiguration
+    public let store: Store
+    public let user: User
     public let random: RandomSource
-    public let clock: Clock
+    public let clock: WallClock
 
-    public init(configuration: Configuration = Configuration(), store: any CredentialStore,
-                user: any UserInteraction, random: RandomSource = .live, clock: Clock = .live) {
+    public init(configuration: AuthenticatorConfiguration = AuthenticatorConfiguration(), store: Store,
+                user: User, random: RandomSource = .live, clock: WallClock = .live) {
         self.configuration = configuration
         self.store = store
         self.user = user
         self.random = random
         self.clock = clock
     }
-}
 
-extension Authenticator {
     /// An authenticator that cannot verify the user is not eligible for a request that needs it:
     /// the browser finds none and rejects with NotAllowedError (WebAuthn L3 §5.1.3 step 20).
-    static func requireVerificationPossible(_ verify: Bool, user: any UserInteraction) throws {
+    func requireVerificationPossible(_ verify: Bool) throws(AuthenticatorError) {
         guard !verify || user.canVerify else {
-            throw AuthenticatorError(.notHandled, "user verification is required, but no biometric PIN is enrolled in this vault")
+            throw AuthenticatorError(.notHandled, "user verification is required, but no biometric PIN is enrolled")
         }
     }
-}
-
-/// How a request wants user verification (WebAuthn L3 §5.8.6), resolved by the client.
-public enum UserVerificationRequirement: String, Sendable {
-    case required, preferred, discouraged
 }

@@ -40,3 +40,11 @@ public struct Credential: Equatable, Sendable {
         self.requiresUserVerification = requiresUserVerification
     }
 }
+
+extension Credential {
+    /// The account a picker offers first: the most recently created of `candidates` (oldest first).
+    public static func newest(of candidates: [Credential]) throws(AuthenticatorError) -> Credential {
+        guard let last = candidates.last else { throw AuthenticatorError(.notHandled, "no candidate credential") }
+        return last
+    }
+}

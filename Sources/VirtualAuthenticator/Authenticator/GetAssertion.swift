@@ -1,31 +1,21 @@
 /// authenticatorGetAssertion (CTAP 2.1 §6.2), as a platform authenticator performs it.
-public struct GetAssertionRequest {
+public struct GetAssertionRequest: Sendable {
     public var clientDataHash: [UInt8]
     public var rpId: String
     /// Credential ids the RP allows; empty means any discoverable credential for the RP.
     public var allowList: [[UInt8]]
     public var performUserVerification: Bool
-    /// Picks among several candidates (oldest first); stands in for the account picker.
-    public var select: ([Credential]) throws -> Credential
     public var timeoutMilliseconds: Int?
     public var fault: Fault?
 
     public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
-                select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest,
                 timeoutMilliseconds: Int? = nil, fault: Fault? = nil) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.allowList = allowList
         self.performUserVerification = performUserVerification
-        self.select = select
         self.timeoutMilliseconds = timeoutMilliseconds
         self.fault = fault
-    }
-
-    /// The default choice: the most recently created candidate.
-    public static func newest(_ candidates: [Credential]) throws -> Credential {
-        guard let last = candidates.last else { throw AuthenticatorError(.notHandled, "no candidate credential") }
-        return last
     }
 }
 
@@ -36,7 +26,7 @@ public struct GetAssertionResponse: Sendable {
 }
 
 extension Authenticator {
-    public func getAssertion(_ request: GetAssertionRequest) throws -> GetAssertionResponse {
+    public func getAssertion(_ request: GetAssertionRequest) throws(AuthenticatorError) -> GetAssertionResponse {
         // Step 7: the applicable credentials — bound to rpId and, with an allow list, listed in it.
         var candidates = try store.credentials(forRP: request.rpId)
         if !request.allowList.isEmpty {
@@ -44,11 +34,13 @@ extension Authenticator {
         }
         guard !candidates.isEmpty else {
             throw AuthenticatorError(.notHandled, request.allowList.isEmpty
-                ? "no passkey for \(request.rpId) in the vault"
-                : "none of the \(request.allowList.count) allowed credentials is in the vault for \(request.rpId)")
+                ? "no passkey for \(request.rpId)"
+                : "none of the \(request.allowList.count) allowed credentials is here for \(request.rpId)")
         }
         // The account picker comes before the biometric prompt, as on a phone.
-        let credential = try request.select(candidates)
+        let credential = try user.selectAccount(
+            from: candidates, for: UserPrompt(ceremony: .authentication, rpId: request.rpId, userName: nil,
+                                              timeoutMilliseconds: request.timeoutMilliseconds))
 
         // Steps 9–10: user presence, then user verification when the client asked for it or the
         // credential demands it (it was made with user verification; its key needs the PIN).
@@ -59,10 +51,10 @@ extension Authenticator {
         let claimOnly = request.fault == .uvClaimedWithoutCheck
         let verify = (request.performUserVerification && !claimOnly) || credential.requiresUserVerification
         // Everything that can refuse the request is checked before the user is asked anything.
-        try Authenticator.requireVerificationPossible(verify, user: user)
+        try requireVerificationPossible(verify)
         try request.fault?.check(for: credential)
         try user.confirmPresence(prompt)
-        if verify { try user.verifyUser(prompt) }
+        let verification = verify ? try user.verifyUser(prompt) : nil
 
         // Step 11: a counting credential's next count (synced passkeys keep 0). It is stored, below,
         // once the signature exists and before it is returned, so no two responses carry the same
@@ -81,8 +73,9 @@ extension Authenticator {
         var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount)
         request.fault?.apply(to: &data, previousSignCount: credential.signCount)
         var authenticatorData = data.bytes
-        let key = try store.privateKey(for: credential)
-        var signature = try key.sign(authenticatorData + request.clientDataHash)
+        let key = try store.privateKey(for: credential, verification: verification)
+        var signature: [UInt8]
+        do { signature = try key.sign(authenticatorData + request.clientDataHash) } catch { throw AuthenticatorError(error) }
         request.fault?.apply(toSignature: &signature, authenticatorData: &authenticatorData)
         if credential.countsSignatures { try store.updateSignCount(of: credential, to: signCount) }
         return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)

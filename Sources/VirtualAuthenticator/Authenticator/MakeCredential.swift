@@ -40,7 +40,7 @@ public struct MakeCredentialResponse: Sendable {
 }
 
 extension Authenticator {
-    public func makeCredential(_ request: MakeCredentialRequest) throws -> MakeCredentialResponse {
+    public func makeCredential(_ request: MakeCredentialRequest) throws(AuthenticatorError) -> MakeCredentialResponse {
         // Step 3: the first algorithm we support, in the RP's order. Only ES256 today.
         guard request.algorithms.contains(COSEKey.es256) else {
             throw AuthenticatorError(.notSupported, "no supported algorithm in pubKeyCredParams (authctl supports ES256, -7)")
@@ -48,24 +48,25 @@ extension Authenticator {
         let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName,
                                 timeoutMilliseconds: request.timeoutMilliseconds)
         let existing = try store.credentials(forRP: request.rpId)
-        try Authenticator.requireVerificationPossible(request.performUserVerification, user: user)
+        try requireVerificationPossible(request.performUserVerification)
 
         // The user consents (presence; `cancel` ends here), then built-in user verification when
         // the client asked for it (CTAP 2.1 §6.1.2 step 6, performBuiltInUv).
         try user.confirmPresence(prompt)
-        if request.performUserVerification { try user.verifyUser(prompt) }
+        let verification = request.performUserVerification ? try user.verifyUser(prompt) : nil
 
         // Step 11 (excludeList), after the user consented, so an RP cannot probe the keychain
         // silently. A passkey made with user verification (credProtect userVerificationRequired)
         // is only visible once the user was verified: without UV it is left out of the check.
         let excluded = existing.filter { request.excludeList.contains($0.id) }
-        if excluded.contains(where: { !$0.requiresUserVerification || request.performUserVerification }) {
+        if excluded.contains(where: { !$0.requiresUserVerification || verification != nil }) {
             throw AuthenticatorError(.matchedExcludedCredential,
                 "a credential in excludeCredentials already exists for \(request.rpId); nothing was stored")
         }
 
         // Step 17: a fresh key pair and a random credential id.
-        let key = try P256PrivateKey.generate()
+        let key: P256PrivateKey
+        do { key = try P256PrivateKey.generate() } catch { throw AuthenticatorError(error) }
         let point = key.publicPoint
         guard let coseKey = COSEKey(uncompressedPoint: point) else {
             throw AuthenticatorError(.unknown, "OpenSSL returned a malformed public point")
@@ -90,10 +91,13 @@ extension Authenticator {
         var authenticatorData = data.bytes
 
         // Step 19: the attestation statement.
-        var attestation: AttestationObject = switch request.attestation {
-        case .none: .none(authenticatorData: authenticatorData)
-        case .packed: try .packedSelf(authenticatorData: authenticatorData, clientDataHash: request.clientDataHash, key: key)
-        }
+        var attestation: AttestationObject
+        do {
+            attestation = switch request.attestation {
+            case .none: .none(authenticatorData: authenticatorData)
+            case .packed: try .packedSelf(authenticatorData: authenticatorData, clientDataHash: request.clientDataHash, key: key)
+            }
+        } catch { throw AuthenticatorError(error) }
         if let fault = request.fault {
             attestation = attestation.withFault(fault)
             authenticatorData = attestation.authenticatorData
@@ -101,7 +105,7 @@ extension Authenticator {
 
         // Step 17 (rk): a platform passkey is always discoverable; one per RP and user handle.
         let replaced = existing.filter { $0.userHandle == request.userHandle }
-        try store.save(credential, privateKey: key, replacing: replaced)
+        try store.save(credential, privateKey: key, replacing: replaced, verification: verification)
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
                                       attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo)

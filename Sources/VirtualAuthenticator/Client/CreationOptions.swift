@@ -41,55 +41,13 @@ public struct CreationOptions: Sendable {
         // §5.1.3 step 10: an empty list means ES256 and RS256.
         self.algorithms = o.has("pubKeyCredParams") && !(o.object["pubKeyCredParams"] as? [Any] ?? []).isEmpty
             ? algorithms : [COSEKey.es256, -257]
-        excludeCredentials = try Self.descriptorIds(o, "excludeCredentials")
+        excludeCredentials = try o.descriptorIds("excludeCredentials")
         let selection = try o.optionalReader("authenticatorSelection")
         authenticatorAttachment = try selection?.optionalString("authenticatorAttachment")
-        userVerification = Self.userVerification(try selection?.optionalString("userVerification"))
+        userVerification = try selection?.userVerification() ?? .preferred
         // Unknown conveyance values are ignored (§5.4.7): they mean "none".
         attestation = AttestationConveyance(rawValue: try o.optionalString("attestation") ?? "none") ?? .none
         credProps = try o.optionalReader("extensions")?.bool("credProps") ?? false
-        timeout = try Self.timeout(o)
-    }
-
-    /// The longest a prompt stays up, whatever the options ask: ten minutes, as browsers clamp
-    /// `timeout` (WebAuthn L3 §5.4, "timeout": the client may adjust it).
-    public static let maximumTimeoutMilliseconds = 600_000
-
-    static func timeout(_ o: JSONReader) throws(AuthenticatorError) -> Int? {
-        try o.int("timeout").map { min(max($0, 0), maximumTimeoutMilliseconds) }
-    }
-
-    static func descriptorIds(_ o: JSONReader, _ key: String) throws(AuthenticatorError) -> [[UInt8]] {
-        var ids = [[UInt8]]()
-        for d in try o.readers(key) where try d.string("type") == "public-key" {
-            ids.append(try d.bytes("id"))
-        }
-        return ids
-    }
-
-    /// Unknown values fall back to the default, "preferred" (§5.8.6: ignore unknown enum values).
-    static func userVerification(_ raw: String?) -> UserVerificationRequirement {
-        guard let raw else { return .preferred }
-        return UserVerificationRequirement(rawValue: raw) ?? .preferred
-    }
-}
-
-/// PublicKeyCredentialRequestOptionsJSON (WebAuthn L3 §5.5.x), likewise.
-public struct RequestOptions: Sendable {
-    public var rpId: String?
-    public var challenge: [UInt8]
-    public var allowCredentials: [[UInt8]]
-    public var userVerification: UserVerificationRequirement
-    public var timeout: Int?
-
-    public init(json: [UInt8]) throws(AuthenticatorError) {
-        var o = try JSONReader(parsing: json, path: "options")
-        if o.has("publicKey") { o = try o.reader("publicKey") }
-        rpId = try o.optionalString("rpId")
-        challenge = try o.bytes("challenge")
-        guard !challenge.isEmpty else { throw AuthenticatorError(.badInput, "options.challenge is empty") }
-        allowCredentials = try CreationOptions.descriptorIds(o, "allowCredentials")
-        userVerification = CreationOptions.userVerification(try o.optionalString("userVerification"))
-        timeout = try CreationOptions.timeout(o)
+        timeout = try o.timeout()
     }
 }

@@ -2,12 +2,14 @@
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
 public struct Origin: Equatable, Sendable {
     public let scheme: String
+    /// The host in ASCII: lower case, internationalized labels as A-labels (`xn--…`).
     public let host: String
     public let port: Int?
 
     /// Parses an origin or any URL of it (the path, query and fragment are dropped).
     /// Throws `securityError` unless the origin is a secure context WebAuthn accepts: `https`, or
     /// `http` on `localhost` (and its subdomains), with a domain — not an IP address — as host.
+    /// A Unicode host (`https://bücher.example`) is turned into its A-labels, as a browser does.
     public init(parsing text: String) throws(AuthenticatorError) {
         // scheme "://" [userinfo "@"] host [":" port] [path / query / fragment]
         guard let schemeEnd = text.range(of: "://") else {
@@ -29,23 +31,19 @@ public struct Origin: Equatable, Sendable {
             }
             port = number
         }
-        let lowered = host.lowercased()
-        guard !lowered.isEmpty else { throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host") }
-        guard lowered.unicodeScalars.allSatisfy(\.isASCII) else {
-            throw AuthenticatorError(.securityError,
-                "origin host '\(host)' is not ASCII: give internationalized names in their xn-- (Punycode) form")
-        }
-        let isLocalhost = lowered == "localhost" || lowered.hasSuffix(".localhost")
+        guard !host.isEmpty else { throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host") }
+        let ascii = try Origin.domainToASCII(String(host), what: "origin host")
+        let isLocalhost = ascii == "localhost" || ascii.hasSuffix(".localhost")
         guard scheme == "https" || (scheme == "http" && isLocalhost) else {
             throw AuthenticatorError(.securityError,
                 "origin '\(text)' is not a secure context (use https://, or http://localhost)")
         }
-        guard Origin.isDomain(lowered) else {
-            throw AuthenticatorError(.securityError, "origin host '\(lowered)' is not a valid domain (IP addresses cannot be RP IDs)")
+        guard Origin.isDomain(ascii) else {
+            throw AuthenticatorError(.securityError, "origin host '\(ascii)' is not a valid domain (IP addresses cannot be RP IDs)")
         }
         let defaultPort = scheme == "https" ? 443 : 80
         self.scheme = scheme
-        self.host = lowered
+        self.host = ascii
         self.port = port.flatMap { $0 == defaultPort ? nil : $0 }
     }
 
@@ -54,52 +52,36 @@ public struct Origin: Equatable, Sendable {
         "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
     }
 
+    /// A host as the URL Standard's host parser leaves a domain: ASCII, lower case. Names with
+    /// non-ASCII characters go through IDNA (libidn2); ASCII names are lower-cased and their
+    /// A-labels checked.
+    static func domainToASCII(_ host: String, what: String) throws(AuthenticatorError) -> String {
+        guard host.unicodeScalars.allSatisfy(\.isASCII) else {
+            switch IDNA.toASCII(host) {
+            case .success(let ascii): return ascii
+            case .failure(let refusal):
+                throw AuthenticatorError(.securityError, "\(what) '\(host)' is not a valid internationalized domain name (\(refusal.reason))")
+            }
+        }
+        return host.lowercased()
+    }
+
     /// A lower-case ASCII domain: dot-separated labels of letters, digits and hyphens, whose last
     /// label is not a number (URL Standard "ends in a number": decimal, or `0x` hexadecimal), which
-    /// would make the host an IPv4 address.
+    /// would make the host an IPv4 address; an `xn--` label must be a valid A-label.
     static func isDomain(_ host: String) -> Bool {
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         guard host.utf8.count <= 253, !labels.isEmpty, let last = labels.last, !endsInNumber(last) else { return false }
-        // An A-label must decode (URL Standard "domain to ASCII" fails on bad Punycode).
-        guard labels.allSatisfy({ !$0.hasPrefix("xn--") || Punycode.decodeLabel(String($0)) != nil }) else { return false }
         return labels.allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
                 && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+                && (!label.hasPrefix("xn--") || IDNA.isValidALabel(label))
         }
     }
-}
 
-private func endsInNumber(_ label: Substring) -> Bool {
-    if !label.isEmpty, label.allSatisfy({ ("0"..."9").contains($0) }) { return true }
-    guard label.hasPrefix("0x") else { return false }
-    return label.dropFirst(2).allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
-}
-
-/// The RP ID rule (WebAuthn L3 §5.1.3 step 8, §5.1.4.1 step 8): the RP ID must equal the origin's
-/// effective domain or be a registrable domain suffix of it (HTML §7.2).
-public enum RelyingPartyIdentifier {
-    public static func validate(_ rpId: String?, for origin: Origin,
-                                suffixes: PublicSuffixList) throws(AuthenticatorError) -> String {
-        try validate(rpId, for: origin) { suffixes }
-    }
-
-    public static func validate(_ rpId: String?, for origin: Origin,
-                                suffixes loadSuffixes: () -> PublicSuffixList = { .system }) throws(AuthenticatorError) -> String {
-        guard let rpId else { return origin.host }
-        let candidate = rpId.lowercased()
-        if candidate == origin.host { return candidate }
-        guard Origin.isDomain(candidate) else {
-            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a valid domain")
-        }
-        guard origin.host.hasSuffix("." + candidate) else {
-            throw AuthenticatorError(.securityError,
-                "rp id '\(rpId)' is neither the origin's host '\(origin.host)' nor a suffix of it")
-        }
-        let suffixes = loadSuffixes()
-        let hostSuffix = suffixes.publicSuffix(of: origin.host)
-        if candidate == suffixes.publicSuffix(of: candidate) || hostSuffix.hasSuffix("." + candidate) || hostSuffix == candidate {
-            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is a public suffix; it cannot be registrable")
-        }
-        return candidate
+    private static func endsInNumber(_ label: Substring) -> Bool {
+        if !label.isEmpty, label.allSatisfy({ ("0"..."9").contains($0) }) { return true }
+        guard label.hasPrefix("0x") else { return false }
+        return label.dropFirst(2).allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
     }
 }

@@ -1,22 +1,20 @@
-import Foundation
-
 /// The browser's part of the ceremonies (WebAuthn L3 §5.1.3 "Create a New Credential" and §5.1.4
 /// "Use an Existing Credential"): check the origin and RP ID, write clientDataJSON, decide user
-/// verification, call the authenticator, and shape the response JSON a page would POST.
-public struct WebAuthnClient {
-    public let authenticator: Authenticator
+/// verification, call the authenticator, and shape the response a page would POST.
+public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> where Store.Verification == User.Verification {
+    public let authenticator: Authenticator<Store, User>
     /// The Public Suffix List, fetched only when an RP ID differs from the origin's host.
     public let suffixes: @Sendable () -> PublicSuffixList
 
-    public init(authenticator: Authenticator, suffixes: @escaping @Sendable () -> PublicSuffixList = { .system }) {
+    public init(authenticator: Authenticator<Store, User>, suffixes: @escaping @Sendable () -> PublicSuffixList = { .system }) {
         self.authenticator = authenticator
         self.suffixes = suffixes
     }
 
-    /// `navigator.credentials.create()`: returns RegistrationResponseJSON (§5.1.11) as an object.
-    public func create(options: CreationOptions, origin originText: String, fault: Fault? = nil) throws -> RegistrationResponse {
+    /// `navigator.credentials.create()`: returns RegistrationResponseJSON (§5.1.11).
+    public func create(options: CreationOptions, origin originText: String, fault: Fault? = nil) throws(AuthenticatorError) -> RegistrationResponse {
         let origin = try Origin(parsing: originText)
-        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes)
+        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes())
         // Step 10: ES256 must be among the acceptable algorithms, or no authenticator can serve.
         guard options.algorithms.contains(COSEKey.es256) else {
             throw AuthenticatorError(.notSupported,
@@ -28,7 +26,7 @@ public struct WebAuthnClient {
                 "authenticatorSelection.authenticatorAttachment is cross-platform; authctl is a platform authenticator")
         }
         if let fault, !fault.applies(to: .registration, attestation: options.attestation.format) {
-            throw AuthenticatorError(.usage, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
+            throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
         var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
         fault?.apply(to: &clientData)
@@ -40,22 +38,21 @@ public struct WebAuthnClient {
             attestation: options.attestation.format, timeoutMilliseconds: options.timeout, fault: fault))
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
-            clientExtensionResults: options.credProps ? ["credProps": ["rk": true]] : [:])
+            clientExtensionResults: ClientExtensionResults(credProps: options.credProps ? .init(rk: true) : nil))
     }
 
-    /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12) as an object.
-    public func get(options: RequestOptions, origin originText: String, fault: Fault? = nil,
-                    select: @escaping ([Credential]) throws -> Credential = GetAssertionRequest.newest) throws -> AuthenticationResponse {
+    /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12).
+    public func get(options: RequestOptions, origin originText: String, fault: Fault? = nil) throws(AuthenticatorError) -> AuthenticationResponse {
         let origin = try Origin(parsing: originText)
-        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes)
+        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes())
         if let fault, !fault.applies(to: .authentication) {
-            throw AuthenticatorError(.usage, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
+            throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
         }
         var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized)
         fault?.apply(to: &clientData)
         let result = try authenticator.getAssertion(GetAssertionRequest(
             clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
-            performUserVerification: performsUserVerification(options.userVerification), select: select,
+            performUserVerification: performsUserVerification(options.userVerification),
             timeoutMilliseconds: options.timeout, fault: fault))
         return AuthenticationResponse(clientDataJSON: clientData.json, result: result)
     }
@@ -68,57 +65,5 @@ public struct WebAuthnClient {
         case .preferred: authenticator.user.canVerify
         case .discouraged: false
         }
-    }
-}
-
-/// The members every PublicKeyCredential's JSON has (WebAuthn L3 §5.1, `toJSON()`), around the
-/// ceremony's own `response`.
-func publicKeyCredentialJSON(id credentialId: [UInt8], response: [String: Any],
-                             clientExtensionResults: [String: Any]) -> [String: Any] {
-    let id = Base64URL.encode(credentialId)
-    return [
-        "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
-        "response": response, "clientExtensionResults": clientExtensionResults,
-    ]
-}
-
-/// RegistrationResponseJSON (WebAuthn L3 §5.1.11).
-public struct RegistrationResponse {
-    public let clientDataJSON: [UInt8]
-    public let result: MakeCredentialResponse
-    public let clientExtensionResults: [String: Any]
-
-    public var json: [String: Any] {
-        publicKeyCredentialJSON(id: result.credential.id, response: [
-            "clientDataJSON": Base64URL.encode(clientDataJSON),
-            "attestationObject": Base64URL.encode(result.attestationObject.bytes),
-            "authenticatorData": Base64URL.encode(result.authenticatorData),
-            "publicKey": Base64URL.encode(result.publicKeySPKI),
-            "publicKeyAlgorithm": COSEKey.es256,
-            "transports": ["hybrid", "internal"],
-        ], clientExtensionResults: clientExtensionResults)
-    }
-}
-
-/// AuthenticationResponseJSON (WebAuthn L3 §5.1.12).
-public struct AuthenticationResponse {
-    public let clientDataJSON: [UInt8]
-    public let result: GetAssertionResponse
-
-    public var json: [String: Any] {
-        publicKeyCredentialJSON(id: result.credential.id, response: [
-            "clientDataJSON": Base64URL.encode(clientDataJSON),
-            "authenticatorData": Base64URL.encode(result.authenticatorData),
-            "signature": Base64URL.encode(result.signature),
-            "userHandle": Base64URL.encode(result.credential.userHandle),
-        ], clientExtensionResults: [:])
-    }
-}
-
-/// Serializes response objects the same way everywhere: compact, keys sorted, slashes unescaped.
-public enum ResponseJSON {
-    public static func encode(_ object: [String: Any]) -> String {
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
     }
 }

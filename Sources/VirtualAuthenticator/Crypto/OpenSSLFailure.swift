@@ -2,7 +2,7 @@ import COpenSSL
 
 /// An OpenSSL call failed. Carries the library's own message; the queue is cleared so later
 /// messages are not polluted.
-public struct OpenSSLFailure: Error, CustomStringConvertible {
+public struct OpenSSLFailure: Error, Sendable, CustomStringConvertible {
     public let operation: String
     public let detail: String
     public var description: String { "\(operation) failed: \(detail)" }

@@ -44,7 +44,7 @@ public enum Fault: String, CaseIterable, Sendable {
     /// anything, so a refused fault leaves every counter as it was.
     func check(for credential: Credential) throws(AuthenticatorError) {
         if self == .counterRegress, !credential.countsSignatures || credential.signCount < 1 {
-            throw AuthenticatorError(.usage, "counter-regress needs a passkey made with --sign-counter that has signed before")
+            throw AuthenticatorError(.faultNotApplicable, "counter-regress needs a passkey made with --sign-counter that has signed before")
         }
     }
 

@@ -1,0 +1,27 @@
+import VirtualAuthenticator
+
+/// Which account the user picks when several passkeys could sign in: a credential id, a user (by
+/// name or base64url user handle), both, or neither (the most recently created one).
+public struct AccountChoice: Sendable, Equatable {
+    public var credentialId: [UInt8]?
+    public var user: String?
+
+    public init(credentialId: [UInt8]? = nil, user: String? = nil) {
+        self.credentialId = credentialId
+        self.user = user
+    }
+
+    /// The most recently created candidate, as a phone's picker offers first.
+    public static let newest = AccountChoice()
+
+    func pick(from candidates: [Credential]) throws(AuthenticatorError) -> Credential {
+        var matching = candidates
+        if let credentialId { matching = matching.filter { $0.id == credentialId } }
+        if let user { matching = matching.filter { $0.userName == user || Base64URL.encode($0.userHandle) == user } }
+        guard !matching.isEmpty else {
+            let wanted = [credentialId.map { "credential \(Base64URL.encode($0))" }, user.map { "user \($0)" }]
+            throw AuthenticatorError(.notHandled, "no candidate passkey matches " + wanted.compactMap { $0 }.joined(separator: " and "))
+        }
+        return try Credential.newest(of: matching)
+    }
+}

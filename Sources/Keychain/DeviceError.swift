@@ -1,0 +1,71 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// What can go wrong with a device: a ceremony's outcome, passed through as the authenticator
+/// named it, or the device's own trouble with its vault and its caller. Vault errors are mapped
+/// here, once; the command line maps this to its table.
+public struct DeviceError: Error, Sendable, CustomStringConvertible {
+    public enum Code: Equatable, Sendable {
+        /// What the ceremony (or the biometric check outside one) ended in.
+        case authenticator(AuthenticatorError.Code)
+        /// No vault at the path.
+        case vaultNotFound
+        /// A vault already exists where one is being created.
+        case vaultExists
+        /// The passphrase does not open the vault.
+        case vaultLocked
+        /// The vault's files are damaged, or were edited.
+        case vaultCorrupted
+        /// The operating system refused a file operation.
+        case storage
+        /// The caller asked for something the device cannot do (a PIN too short, a directory that
+        /// is not empty).
+        case invalidArgument
+        /// No passkey with the id the caller gave.
+        case noSuchCredential
+    }
+
+    public let code: Code
+    public let message: String
+    /// The error a caller-supplied port (a PIN source, say) threw in its own words, carried back to
+    /// that caller unchanged.
+    public let underlying: (any Error & Sendable)?
+
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String { message }
+
+    init(_ error: VaultError) {
+        let code: Code = switch error.kind {
+        case .notFound: .vaultNotFound
+        case .exists: .vaultExists
+        case .locked: .vaultLocked
+        case .corrupted: .vaultCorrupted
+        case .io: .storage
+        case .invalid: .invalidArgument
+        }
+        self.init(code, error.message)
+    }
+
+    /// A ceremony's error; a store or sensor failure inside it is the vault's error it carries.
+    init(_ error: AuthenticatorError) {
+        if let vault = error.underlying as? VaultError {
+            self.init(vault)
+        } else if let device = error.underlying as? DeviceError {
+            self = device
+        } else {
+            self.init(.authenticator(error.code), error.message, underlying: error.underlying)
+        }
+    }
+}
+
+extension AuthenticatorError {
+    /// A vault failure inside a port, carried through the authenticator to the device unchanged.
+    init(_ error: VaultError) {
+        self.init(.unknown, error.message, underlying: error)
+    }
+}

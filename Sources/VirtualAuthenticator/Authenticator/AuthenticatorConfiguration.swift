@@ -1,0 +1,27 @@
+/// What kind of authenticator model this is, and what kind of passkeys it makes.
+public struct AuthenticatorConfiguration: Sendable {
+    /// The AAGUID (WebAuthn L3 §6.5.2) this authenticator model reports.
+    public var aaguid: [UInt8]
+    /// Length of new credential ids; WebAuthn wants at least 16 bytes of entropy.
+    public var credentialIdLength: Int
+    /// BE/BS for new credentials: synced passkeys are backup eligible and backed up.
+    public var backupEligible: Bool
+    public var backupState: Bool
+    /// New credentials count their signatures (1, 2, 3, …) instead of always reporting 0.
+    public var signatureCounter: Bool
+
+    public init(aaguid: [UInt8] = AuthenticatorConfiguration.authctlAAGUID, credentialIdLength: Int = 16,
+                backupEligible: Bool = true, backupState: Bool = true, signatureCounter: Bool = false) {
+        precondition(aaguid.count == 16 && credentialIdLength >= 16)
+        self.aaguid = aaguid
+        self.credentialIdLength = credentialIdLength
+        self.backupEligible = backupEligible
+        self.backupState = backupEligible && backupState
+        self.signatureCounter = signatureCounter
+    }
+
+    /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.
+    public static let authctlAAGUID: [UInt8] = [
+        0x6f, 0x0e, 0x1a, 0x4c, 0x2b, 0x3d, 0x4e, 0x5f, 0x8a, 0x9b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x5b,
+    ]
+}

@@ -1,0 +1,24 @@
+/// AuthenticationResponseJSON (WebAuthn L3 §5.1.12): what `get()` resolves to, as a page POSTs it.
+public struct AuthenticationResponse: Sendable, Encodable {
+    public let clientDataJSON: [UInt8]
+    public let result: GetAssertionResponse
+
+    /// AuthenticatorAssertionResponseJSON (§5.2.2.1).
+    struct AssertionResponseJSON: Encodable {
+        let clientDataJSON: String
+        let authenticatorData: String
+        let signature: String
+        let userHandle: String
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try PublicKeyCredentialJSON(credentialId: result.credential.id, response: AssertionResponseJSON(
+            clientDataJSON: Base64URL.encode(clientDataJSON),
+            authenticatorData: Base64URL.encode(result.authenticatorData),
+            signature: Base64URL.encode(result.signature),
+            userHandle: Base64URL.encode(result.credential.userHandle)), clientExtensionResults: ClientExtensionResults()).encode(to: encoder)
+    }
+
+    /// The JSON text, one line, as the CLI prints it.
+    public var json: String { JSONOutput.string(self) }
+}

@@ -1,0 +1,29 @@
+/// RegistrationResponseJSON (WebAuthn L3 §5.1.11): what `create()` resolves to, as a page POSTs it.
+public struct RegistrationResponse: Sendable, Encodable {
+    public let clientDataJSON: [UInt8]
+    public let result: MakeCredentialResponse
+    public let clientExtensionResults: ClientExtensionResults
+
+    /// AuthenticatorAttestationResponseJSON (§5.2.1.1).
+    struct AttestationResponseJSON: Encodable {
+        let clientDataJSON: String
+        let attestationObject: String
+        let authenticatorData: String
+        let publicKey: String
+        let publicKeyAlgorithm: Int
+        let transports: [String]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try PublicKeyCredentialJSON(credentialId: result.credential.id, response: AttestationResponseJSON(
+            clientDataJSON: Base64URL.encode(clientDataJSON),
+            attestationObject: Base64URL.encode(result.attestationObject.bytes),
+            authenticatorData: Base64URL.encode(result.authenticatorData),
+            publicKey: Base64URL.encode(result.publicKeySPKI),
+            publicKeyAlgorithm: COSEKey.es256,
+            transports: ["hybrid", "internal"]), clientExtensionResults: clientExtensionResults).encode(to: encoder)
+    }
+
+    /// The JSON text, one line, as the CLI prints it.
+    public var json: String { JSONOutput.string(self) }
+}

@@ -1,0 +1,26 @@
+/// The RP ID rule (WebAuthn L3 §5.1.3 step 8, §5.1.4.1 step 8): the RP ID must equal the origin's
+/// effective domain or be a registrable domain suffix of it (HTML §7.2).
+public enum RelyingPartyIdentifier {
+    /// The RP ID to use: the origin's host when `rpId` is absent, else `rpId` in ASCII (a Unicode
+    /// RP ID becomes its A-labels) once it passes the rule.
+    public static func validate(_ rpId: String?, for origin: Origin,
+                                suffixes: @autoclosure () -> PublicSuffixList = .system) throws(AuthenticatorError) -> String {
+        guard let rpId else { return origin.host }
+        let candidate = try Origin.domainToASCII(rpId, what: "rp id")
+        if candidate == origin.host { return candidate }
+        guard Origin.isDomain(candidate) else {
+            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a valid domain")
+        }
+        guard origin.host.hasSuffix("." + candidate) else {
+            throw AuthenticatorError(.securityError,
+                "rp id '\(rpId)' is neither the origin's host '\(origin.host)' nor a suffix of it")
+        }
+        // HTML §7.2 step 4.3: not a public suffix itself, nor inside the host's public suffix.
+        let list = suffixes()
+        let hostSuffix = list.publicSuffix(of: origin.host)
+        if list.isPublicSuffix(candidate) || hostSuffix == candidate || hostSuffix.hasSuffix("." + candidate) {
+            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is a public suffix; it cannot be registrable")
+        }
+        return candidate
+    }
+}

@@ -1,0 +1,41 @@
+/// A store in memory, for tests and in-process use. It asks for the same proof the vault does: a
+/// passkey made with user verification is stored and used only with a ``ScriptedUser``'s
+/// verification in hand. Not `Sendable`: it is one ceremony's store, used from one thread.
+public final class InMemoryCredentialStore: CredentialStore {
+    public typealias Verification = ScriptedUser.Verified
+    public private(set) var stored: [(Credential, P256PrivateKey)] = []
+
+    public init() {}
+
+    public func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential] {
+        stored.map(\.0).filter { $0.rpId == rpId }
+    }
+
+    public func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> P256PrivateKey {
+        guard let key = stored.first(where: { $0.0.id == credential.id })?.1 else {
+            throw AuthenticatorError(.notHandled, "credential is gone")
+        }
+        try Self.requireVerification(for: credential, verification)
+        return key
+    }
+
+    public func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential],
+                     verification: Verification?) throws(AuthenticatorError) {
+        try Self.requireVerification(for: credential, verification)
+        stored.removeAll { entry in replacing.contains { $0.id == entry.0.id } }
+        stored.append((credential, privateKey))
+    }
+
+    public func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError) {
+        guard let index = stored.firstIndex(where: { $0.0.id == credential.id }) else {
+            throw AuthenticatorError(.notHandled, "credential is gone")
+        }
+        stored[index].0.signCount = count
+    }
+
+    private static func requireVerification(for credential: Credential, _ verification: Verification?) throws(AuthenticatorError) {
+        if credential.requiresUserVerification, verification == nil {
+            throw AuthenticatorError(.failed, "this passkey needs user verification")
+        }
+    }
+}

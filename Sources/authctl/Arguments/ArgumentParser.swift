@@ -1,0 +1,134 @@
+/// Reads a command line against the declared command tree, the way getopt_long does:
+///
+/// - the first words that name commands choose the command (`vault info`);
+/// - `--name value` and `--name=value`; an option that takes a value takes the next word whatever
+///   it looks like, so `--credential -AbC` works; flags take no value;
+/// - global options (``GlobalOptions``) are accepted before and after the command;
+/// - `--` ends options: every later word is a positional argument (a credential id may start
+///   with `-`);
+/// - `-h`/`--help` anywhere asks for the chosen command's help, `--version` for the version.
+///
+/// Anything unknown is a usage error that names the nearest known spelling.
+struct ArgumentParser {
+    enum Outcome {
+        case run(CommandSpec, ParsedArguments)
+        case help([String])
+        case version
+    }
+
+    let root: CommandSpec
+    let globals: [OptionSpec]
+
+    func parse(_ words: [String]) throws(CLIError) -> Outcome {
+        var path = [String]()
+        var command = root
+        var values = [String: [String]]()
+        var flags = Set<String>()
+        var positionals = [String]()
+        var wantsHelp = false, wantsVersion = false, endOfOptions = false
+        var i = 0
+        while i < words.count {
+            let word = words[i]
+            i += 1
+            if !endOfOptions && word == "--" {
+                endOfOptions = true
+                continue
+            }
+            if !endOfOptions && word.hasPrefix("-") && word != "-" {
+                if word == "-h" || word == "--help" { wantsHelp = true; continue }
+                if word == "--version" { wantsVersion = true; continue }
+                let (name, inline) = Self.split(word)
+                guard word.hasPrefix("--"), let option = (globals + command.options).first(where: { $0.name == name }) else {
+                    throw unknownOption(name, command: command, path: path)
+                }
+                guard option.takesValue else {
+                    if inline != nil { throw CLIError(.usage, "\(name) is a flag and takes no value") }
+                    flags.insert(name)
+                    continue
+                }
+                let value: String
+                if let inline {
+                    value = inline
+                } else {
+                    guard i < words.count else { throw CLIError(.usage, "\(name) needs a value (\(option.synopsis))") }
+                    value = words[i]
+                    i += 1
+                }
+                if let choices = option.choices, !choices.contains(value) {
+                    throw CLIError(.usage, "\(name) must be one of \(choices.joined(separator: ", ")), not '\(value)'"
+                        + NearestName.hint(value, among: choices))
+                }
+                if values[name] != nil && !option.repeatable {
+                    throw CLIError(.usage, "\(name) given more than once")
+                }
+                values[name, default: []].append(value)
+                continue
+            }
+            if !command.subcommands.isEmpty && positionals.isEmpty {
+                guard let next = command.subcommand(named: word) else {
+                    let place = path.isEmpty ? "" : " of 'authctl \(path.joined(separator: " "))'"
+                    throw CLIError(.usage, "unknown command '\(word)'\(place)"
+                        + NearestName.hint(word, among: command.subcommands.map(\.name)) + " (see 'authctl help')")
+                }
+                path.append(word)
+                command = next
+                continue
+            }
+            positionals.append(word)
+        }
+
+        if wantsHelp { return .help(path) }
+        if wantsVersion { return .version }
+        guard command.run != nil else {
+            if path.isEmpty { return .help([]) }
+            throw CLIError(.usage, "'authctl \(path.joined(separator: " "))' needs one of: "
+                + command.subcommands.map(\.name).joined(separator: ", "))
+        }
+        let parsed = ParsedArguments(path: path, values: values, flags: flags, positionals: positionals)
+        try check(parsed, against: command)
+        return .run(command, parsed)
+    }
+
+    /// Required options present; positional arguments as many as declared, and of the declared choices.
+    private func check(_ parsed: ParsedArguments, against command: CommandSpec) throws(CLIError) {
+        for option in command.options where option.required && parsed.values[option.name] == nil {
+            throw CLIError(.usage, "\(option.synopsis) is required: \(option.help) (see '\(parsed.commandName) --help')")
+        }
+        let declared = command.arguments
+        let needed = declared.filter { !$0.optional }.count
+        guard parsed.positionals.count >= needed else {
+            throw CLIError(.usage, "\(parsed.commandName) needs \(declared[parsed.positionals.count].name)")
+        }
+        if declared.last?.variadic != true, parsed.positionals.count > declared.count {
+            let extra = parsed.positionals[declared.count]
+            throw CLIError(.usage, "unexpected argument '\(extra)' for '\(parsed.commandName)'"
+                + (extra.hasPrefix("-") ? "" : " (see '\(parsed.commandName) --help')"))
+        }
+        for (index, value) in parsed.positionals.enumerated() {
+            let spec = declared[min(index, declared.count - 1)]
+            if let choices = spec.choices, !choices.contains(value) {
+                throw CLIError(.usage, "\(spec.name) must be one of \(choices.joined(separator: ", ")), not '\(value)'")
+            }
+        }
+    }
+
+    private static func split(_ word: String) -> (String, String?) {
+        guard let equals = word.firstIndex(of: "=") else { return (word, nil) }
+        return (String(word[..<equals]), String(word[word.index(after: equals)...]))
+    }
+
+    /// Names the nearest option this command knows, or the command the option belongs to.
+    private func unknownOption(_ name: String, command: CommandSpec, path: [String]) -> CLIError {
+        let here = "authctl" + path.map { " " + $0 }.joined()
+        if !name.hasPrefix("--") {
+            return CLIError(.usage, "unknown option '\(name)' for '\(here)'"
+                + NearestName.hint("-" + name, among: (globals + command.options).map(\.name))
+                + "; options are spelled --name, and an argument that starts with '-' goes after '--'")
+        }
+        if let owner = command.walk(path).first(where: { $0.command.options.contains { $0.name == name } }) {
+            return CLIError(.usage, "\(name) belongs to 'authctl \(owner.path.joined(separator: " "))': give it after the command")
+        }
+        return CLIError(.usage, "unknown option '\(name)' for '\(here)'"
+            + NearestName.hint(name, among: (globals + command.options).map(\.name) + ["--help", "--version"]))
+    }
+}

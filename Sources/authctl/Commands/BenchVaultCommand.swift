@@ -1,0 +1,115 @@
+import Glibc
+import KeyVault
+import Keychain
+import VirtualAuthenticator
+
+/// `authctl bench vault`: what opening, registering and signing cost as the vault grows, measured
+/// in-process through the device library. It prints figures and the ratios measured in one run.
+enum BenchVaultCommand {
+    static let sizes = OptionSpec.value("--sizes", "N,N,...", "vault sizes in passkeys (default 10,1000,100000)")
+    static let runs = OptionSpec.value("--runs", "N", "runs per size; the median is shown (1-1000, default 7)")
+    static let directory = OptionSpec.value("--dir", "DIR", "where the throw-away vaults go (default /tmp)", completion: .directories)
+
+    static let spec = CommandSpec(
+        name: "vault", abstract: "time open, register and sign at several vault sizes",
+        options: [sizes, runs, directory],
+        examples: [".build/release/authctl bench vault --sizes 10,1000,100000 --runs 7"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        var counts = [Int]()
+        for text in (args.value(sizes) ?? "10,1000,100000").split(separator: ",") {
+            guard let n = Int(text), n >= 1 else { throw CLIError(.usage, "--sizes takes whole numbers, like 10,1000,100000") }
+            counts.append(n)
+        }
+        let runCount = try args.integer(runs, in: 1...1000) ?? 7
+        let dir = args.value(directory) ?? "/tmp"
+
+        Output.data("vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)")
+        var rows: [(Int, [Double])] = []
+        for size in counts {
+            let figures: [Double]
+            do { figures = try measure(size: size, runs: runCount, directory: dir) } catch { throw CLIError(error) }
+            rows.append((size, figures))
+            Output.data(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
+                pad(format(v, i == 4 ? 2 : 3), [15, 13, 9, 14, 9][i]) }.joined(separator: "   "))
+        }
+        guard let first = rows.first, rows.count > 1 else { return }
+        Output.data("")
+        for (size, figures) in rows.dropFirst() {
+            let ratios = zip(figures.prefix(4), first.1.prefix(4)).map { format($0 / $1, 2) + "x" }
+            Output.data("ratio \(size)/\(first.0): open+index \(ratios[0]), register \(ratios[1]), sign \(ratios[2]), open+sign \(ratios[3])")
+        }
+    }
+
+    static let registration = Array(#"{"rp":{"id":"bench.example"},"user":{"id":"YmVuY2g","name":"b"},"challenge":"Y2hhbGxlbmdl","pubKeyCredParams":[{"type":"public-key","alg":-7}],"authenticatorSelection":{"userVerification":"discouraged"}}"#.utf8)
+    static let request = Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged"}"#.utf8)
+
+    /// Milliseconds: median open (with the index of the one RP), register, sign, open + sign; log MiB.
+    static func measure(size: Int, runs: Int, directory: String) throws(DeviceError) -> [Double] {
+        let path = directory + "/authctl-bench-\(getpid())-\(size)"
+        defer { try? Vault.remove(at: path) }
+        let passphrase = SecureBytes(count: 5)
+        passphrase.withUnsafeMutableBytes { $0.copyBytes(from: Array("bench".utf8)) }
+        try fill(path: path, size: size, passphrase: passphrase)
+
+        var open = [Double](), register = [Double](), sign = [Double](), cold = [Double]()
+        for _ in 0..<runs {
+            var device: Device? = nil
+            open.append(try time { () throws(DeviceError) in
+                device = try Device.open(at: path, passphrase: passphrase)
+                _ = try device!.credentials(rpId: "target.example")
+            })
+            sign.append(try time { () throws(DeviceError) in _ = try device!.sign(optionsJSON: request, origin: "https://target.example") })
+            register.append(try time { () throws(DeviceError) in
+                _ = try device!.register(optionsJSON: registration, origin: "https://bench.example")
+            })
+            device = nil  // releases the vault's lock
+            cold.append(try time { () throws(DeviceError) in
+                _ = try Device.open(at: path, passphrase: passphrase).sign(optionsJSON: request, origin: "https://target.example")
+            })
+        }
+        let facts = try Device.open(at: path, passphrase: passphrase, access: .read).facts
+        return [median(open), median(register), median(sign), median(cold), Double(facts.committedBytes) / 1_048_576]
+    }
+
+    /// A vault of `size` real passkeys spread over 1,000 RPs, one frame per passkey as `register`
+    /// writes them, but flushed a thousand at a time; the last passkey is the one signed with.
+    static func fill(path: String, size: Int, passphrase: SecureBytes) throws(DeviceError) {
+        let device = try Device.create(at: path, passphrase: passphrase, kdf: .min, biometricPIN: nil)
+        var batch = [(Credential, P256PrivateKey)]()
+        for i in 0..<size {
+            let key: P256PrivateKey
+            do { key = try P256PrivateKey.generate() } catch { throw DeviceError(.storage, "OpenSSL: \(error)") }
+            let rpId = i == size - 1 ? "target.example" : "rp\(i % 1000).example"
+            batch.append((Credential(
+                id: RandomSource.live.bytes(16), rpId: rpId, userHandle: RandomSource.live.bytes(16),
+                userName: "user\(i)@example.com", userDisplayName: "User \(i)", createdAt: 1_700_000_000,
+                signCount: 0, backupEligible: true, backupState: true, publicPoint: key.publicPoint), key))
+            if batch.count == 1024 || i == size - 1 {
+                try device.addInBulk(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    static func time(_ body: () throws(DeviceError) -> Void) throws(DeviceError) -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try body()
+        let (seconds, attoseconds) = (clock.now - start).components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    static func format(_ value: Double, _ digits: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        return "\((value * scale).rounded() / scale)"
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - text.count)) + text
+    }
+}

@@ -1,0 +1,19 @@
+import Keychain
+
+/// `authctl delete ID`: removes one passkey (a tombstone in the vault).
+enum DeleteCommand {
+    static let spec = CommandSpec(
+        name: "delete", abstract: "delete a passkey",
+        arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey's base64url credential id (after '--' when it starts with '-')")],
+        examples: ["authctl delete AbCdEfGhIjKlMnOpQrStUw", "authctl delete -- -bCdEfGhIjKlMnOpQrStUw"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let id = try SignCommand.decodeId(args.argument(0) ?? "")
+        let device = try VaultSelection(args).open(.write)
+        do {
+            let deleted = try device.delete(credentialId: id)
+            Output.diagnostic("authctl: deleted passkey \(args.argument(0) ?? "") (\(deleted.rpId), \(deleted.userName))")
+        } catch { throw CLIError(error) }
+    }
+}

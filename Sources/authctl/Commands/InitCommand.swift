@@ -1,0 +1,33 @@
+import KeyVault
+import Keychain
+
+/// `authctl init`: creates a vault and enrolls the simulated biometric PIN.
+enum InitCommand {
+    static let kdf = OptionSpec.value(
+        "--kdf", "LEVEL", "Argon2id cost: interactive (default, ~64 MiB), moderate, sensitive, or min (insecure, for test fixtures)",
+        choices: KDFLevel.allCases.map(\.rawValue))
+    static let noBiometry = OptionSpec.flag(
+        "--no-biometry", "enroll no PIN: user verification is never performed, and 'required' fails with notHandled")
+    static let maxPINAttempts = OptionSpec.value(
+        "--max-pin-attempts", "N", "consecutive wrong PINs before biometry locks out (1-100, default \(Device.defaultMaxPINAttempts))")
+
+    static let spec = CommandSpec(
+        name: "init", abstract: "create a vault and enroll the biometric PIN",
+        discussion: "The directory must be absent or empty. The PIN (at least \(Device.minimumPINLength) bytes) comes from --pin-file, $AUTHCTL_PIN or a prompt.",
+        options: [kdf, noBiometry, maxPINAttempts],
+        examples: ["AUTHCTL_PASSPHRASE='a long passphrase' AUTHCTL_PIN=1234 authctl init"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let vault = VaultSelection(args)
+        let level = args.value(kdf).flatMap(KDFLevel.init(rawValue:)) ?? .interactive
+        let attempts = try args.integer(maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
+        let passphrase = try vault.passphrase()
+        let pin = args.flag(noBiometry) ? nil
+            : try SecretSource.read(.enrolledPIN, file: vault.pinFile, fileOption: GlobalOptions.pinFile.name)
+        do {
+            _ = try Device.create(at: vault.path, passphrase: passphrase, kdf: level, biometricPIN: pin, maxPINAttempts: attempts)
+        } catch { throw CLIError(error) }
+        Output.diagnostic("authctl: created vault at \(vault.path) (kdf \(level.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled"))")
+    }
+}

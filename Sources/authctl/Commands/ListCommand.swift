@@ -1,0 +1,66 @@
+import Foundation
+import Keychain
+import VirtualAuthenticator
+
+/// `authctl list`: the passkeys in the vault, as a table for people or JSON for scripts.
+enum ListCommand {
+    static let rpId = OptionSpec.value("--rp-id", "ID", "only the passkeys of this RP ID")
+
+    static let spec = CommandSpec(
+        name: "list", abstract: "list the passkeys in the vault (with --json: JSON for scripts)",
+        discussion: "Listing never decrypts a private key.",
+        options: [rpId], examples: ["authctl list", "authctl list --json --rp-id example.com"], run: run)
+
+    /// One passkey as `list --json` shows it.
+    struct Entry: Encodable {
+        let id, rpId, userHandle, userName, userDisplayName, createdAt: String
+        let signCount: UInt32
+        let backupEligible, backupState: Bool
+        let publicKey: String
+        let publicKeyAlgorithm: Int
+
+        init(_ c: Credential) {
+            id = Base64URL.encode(c.id)
+            rpId = c.rpId
+            userHandle = Base64URL.encode(c.userHandle)
+            userName = c.userName
+            userDisplayName = c.userDisplayName
+            createdAt = ListCommand.timestamp(c.createdAt)
+            signCount = c.signCount
+            backupEligible = c.backupEligible
+            backupState = c.backupState
+            publicKey = Base64URL.encode(COSEKey(uncompressedPoint: c.publicPoint)?.subjectPublicKeyInfo ?? [])
+            publicKeyAlgorithm = COSEKey.es256
+        }
+    }
+
+    struct Listing: Encodable { let credentials: [Entry] }
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let device = try VaultSelection(args).open(.read)
+        let credentials: [Credential]
+        do { credentials = try device.credentials().filter { args.value(rpId) == nil || $0.rpId == args.value(rpId) } } catch {
+            throw CLIError(error)
+        }
+        if args.flag(GlobalOptions.json) {
+            Output.data(JSONOutput.string(Listing(credentials: credentials.map(Entry.init))))
+            return
+        }
+        let rows = [["CREDENTIAL ID", "RP ID", "USER", "CREATED (UTC)", "BACKUP"]] + credentials.map { c in
+            [Base64URL.encode(c.id), c.rpId, c.userName, timestamp(c.createdAt),
+             c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound"]
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            Output.data(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    /// RFC 3339 UTC, second precision.
+    static func timestamp(_ seconds: UInt64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+}

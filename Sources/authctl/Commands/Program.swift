@@ -1,0 +1,30 @@
+/// The top level: only the list of commands, each declared in its own file.
+enum Program {
+    static let version = "0.2.0"
+
+    static let root = CommandSpec(
+        name: "authctl",
+        abstract: "a software platform authenticator (passkeys) for RP developers",
+        subcommands: [
+            InitCommand.spec, RegisterCommand.spec, SignCommand.spec, ListCommand.spec, DeleteCommand.spec,
+            BiometryCommand.spec, FaultsCommand.spec, VaultCommand.spec, BenchCommand.spec,
+            HelpCommand.spec, CompletionCommand.spec, VersionCommand.spec,
+        ])
+
+    static var parser: ArgumentParser { ArgumentParser(root: root, globals: GlobalOptions.all) }
+
+    /// Parses `words` and runs what they ask for; returns the exit status.
+    static func main(_ words: [String]) -> Int32 {
+        let json = GlobalOptions.wantsJSON(words)
+        do throws(CLIError) {
+            switch try parser.parse(words) {
+            case .help(let path): Output.data(Help.text(for: path, root: root, globals: GlobalOptions.all))
+            case .version: Output.data("authctl \(version)")
+            case .run(let command, let arguments): try command.run?(arguments)
+            }
+            return 0
+        } catch {
+            return ErrorReport.emit(error, json: json)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Keychain
+import VirtualAuthenticator
+
+/// `authctl register`: navigator.credentials.create() from the shell.
+enum RegisterCommand {
+    static let deviceBound = OptionSpec.flag(
+        "--device-bound", "the new passkey is not backup eligible (BE=0, BS=0) instead of a synced one (BE=1, BS=1)")
+    static let signCounter = OptionSpec.flag(
+        "--sign-counter", "the new passkey counts its signatures (1, 2, 3, …) instead of always reporting 0")
+    // Without --options, these build the options (random where absent).
+    static let rpId = OptionSpec.value("--rp-id", "ID", "built options: the RP ID (default: the origin's host)")
+    static let userName = OptionSpec.value("--user-name", "NAME", "built options: user.name (default user)")
+    static let userId = OptionSpec.value("--user-id", "B64URL", "built options: user.id (default 16 random bytes)")
+    static let displayName = OptionSpec.value("--display-name", "NAME", "built options: user.displayName (default the user name)")
+    static let challenge = OptionSpec.value("--challenge", "B64URL", "built options: the challenge (default 32 random bytes)")
+    static let attestation = OptionSpec.value(
+        "--attestation", "CONVEYANCE", "built options: attestation (default none)", choices: ["none", "indirect", "direct", "enterprise"])
+    static let userVerification = OptionSpec.value(
+        "--user-verification", "REQUIREMENT", "built options: userVerification (default preferred)",
+        choices: ["required", "preferred", "discouraged"])
+    static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
+
+    static let spec = CommandSpec(
+        name: "register", abstract: "create a passkey: navigator.credentials.create() from the shell",
+        discussion: """
+        Reads PublicKeyCredentialCreationOptionsJSON (also wrapped as {"publicKey": …}) from --options,
+        or builds it from the flags, and prints RegistrationResponseJSON on stdout.
+        """,
+        options: CeremonyOptions.all + [deviceBound, signCounter, rpId, userName, userId, displayName, challenge, attestation,
+                                        userVerification, exclude],
+        examples: [
+            "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
+            "curl -s https://rp.test/register/begin | authctl register --origin https://rp.test --options -",
+        ],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let vault = VaultSelection(args)
+        let optionsJSON = try CeremonyOptions.optionsJSON(args) ?? builtOptions(args)
+        let user = try CeremonyOptions.user(args, vault: vault)
+        let fault = CeremonyOptions.chosenFault(args)
+        let passkey = PasskeySettings(deviceBound: args.flag(deviceBound), signatureCounter: args.flag(signCounter))
+        let device = try vault.open(.write)
+        let response: RegistrationResponse
+        do {
+            response = try device.register(optionsJSON: optionsJSON, origin: args.value(CeremonyOptions.origin) ?? "",
+                                           user: user, passkey: passkey, fault: fault)
+        } catch { throw CLIError(error) }
+        CeremonyOptions.announce(fault)
+        Output.data(response.json)
+    }
+
+    /// PublicKeyCredentialCreationOptionsJSON, as much of it as the flags build.
+    struct BuiltOptions: Encodable {
+        struct RP: Encodable { let id: String?; let name: String }
+        struct User: Encodable { let id: String; let name: String; let displayName: String }
+        struct Parameter: Encodable { var type = "public-key"; let alg: Int }
+        struct Descriptor: Encodable { var type = "public-key"; let id: String }
+        struct Selection: Encodable { var residentKey = "required"; let userVerification: String }
+        struct Extensions: Encodable { var credProps = true }
+
+        let rp: RP
+        let user: User
+        let challenge: String
+        let pubKeyCredParams: [Parameter]
+        let attestation: String
+        let authenticatorSelection: Selection
+        let excludeCredentials: [Descriptor]
+        var extensions = Extensions()
+    }
+
+    static func builtOptions(_ args: ParsedArguments) -> [UInt8] {
+        let name = args.value(userName) ?? "user"
+        let options = BuiltOptions(
+            rp: BuiltOptions.RP(id: args.value(rpId), name: args.value(rpId) ?? "authctl"),
+            user: BuiltOptions.User(id: args.value(userId) ?? Base64URL.encode(RandomSource.live.bytes(16)), name: name,
+                                    displayName: args.value(displayName) ?? name),
+            challenge: args.value(challenge) ?? Base64URL.encode(RandomSource.live.bytes(32)),
+            pubKeyCredParams: [BuiltOptions.Parameter(alg: COSEKey.es256)],
+            attestation: args.value(attestation) ?? "none",
+            authenticatorSelection: BuiltOptions.Selection(userVerification: args.value(userVerification) ?? "preferred"),
+            excludeCredentials: args.values(exclude).map { BuiltOptions.Descriptor(id: $0) })
+        return Array(JSONOutput.string(options).utf8)
+    }
+}

@@ -1,0 +1,24 @@
+import KeyVault
+
+/// `authctl vault passwd`: a new passphrase (and KDF level) for the vault.
+enum VaultPasswdCommand {
+    static let newPassphraseFile = OptionSpec.value(
+        "--new-passphrase-file", "FILE", "read the new passphrase from FILE (default $AUTHCTL_NEW_PASSPHRASE, else a prompt)",
+        completion: .files)
+    static let kdf = OptionSpec.value("--kdf", "LEVEL", "a new Argon2id cost level", choices: KDFLevel.allCases.map(\.rawValue))
+
+    static let spec = CommandSpec(
+        name: "passwd", abstract: "change the vault passphrase (and KDF level)",
+        options: [newPassphraseFile, kdf],
+        examples: ["AUTHCTL_NEW_PASSPHRASE='another passphrase' authctl vault passwd --kdf moderate"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let device = try VaultSelection(args).open(.write)
+        let new = try SecretSource.read(.newPassphrase, file: args.value(newPassphraseFile), fileOption: newPassphraseFile.name)
+        do {
+            try device.changePassphrase(to: new, kdf: args.value(kdf).flatMap(KDFLevel.init(rawValue:)))
+        } catch { throw CLIError(error) }
+        Output.diagnostic("authctl: the vault passphrase was changed")
+    }
+}

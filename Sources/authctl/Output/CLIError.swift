@@ -1,0 +1,115 @@
+import Keychain
+import VirtualAuthenticator
+
+/// The one user-facing error table (docs/errors.md): every failure the command line reports has
+/// one of these names, and each name one exit code, DOMException, Apple `ASAuthorizationError`
+/// code and CTAP2 status. The ceremony's names are the authenticator's own (with its DOMException
+/// and CTAP status); the vault's come from the device; `usage` is the command line's.
+struct CLIError: Error, Sendable {
+    enum Name: String, CaseIterable, Sendable {
+        case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
+        case biometryLockout, timedOut, securityError, notSupported, badInput, usage
+        case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, ioError
+    }
+
+    let name: Name
+    let message: String
+
+    init(_ name: Name, _ message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    init(_ error: DeviceError) {
+        if let own = error.underlying as? CLIError {
+            self = own  // a port the command line supplied (the PIN reader) failed in its own words
+            return
+        }
+        let name: Name = switch error.code {
+        case .authenticator(let code): Name(code)
+        case .vaultNotFound: .vaultNotFound
+        case .vaultExists: .vaultExists
+        case .vaultLocked: .vaultLocked
+        case .vaultCorrupted: .vaultCorrupted
+        case .storage: .ioError
+        case .invalidArgument: .badInput
+        case .noSuchCredential: .notHandled
+        }
+        self.init(name, error.message)
+    }
+}
+
+extension CLIError.Name {
+    init(_ code: AuthenticatorError.Code) {
+        self = switch code {
+        case .canceled: .canceled
+        case .failed: .failed
+        case .notHandled: .notHandled
+        case .notInteractive: .notInteractive
+        case .matchedExcludedCredential: .matchedExcludedCredential
+        case .biometryLockout: .biometryLockout
+        case .timedOut: .timedOut
+        case .securityError: .securityError
+        case .notSupported: .notSupported
+        case .badInput: .badInput
+        case .faultNotApplicable: .usage  // --fault is a command-line flag
+        case .unknown: .unknown
+        }
+    }
+
+    /// The authenticator's code of the same name, whose DOMException and CTAP status this name shares.
+    private var authenticatorCode: AuthenticatorError.Code? { AuthenticatorError.Code(rawValue: rawValue) }
+
+    /// The exit status: sysexits where one fits; 10–29 for WebAuthn outcomes and the vault.
+    var exitCode: Int32 {
+        switch self {
+        case .canceled: 10
+        case .failed: 11
+        case .invalidResponse: 12
+        case .notHandled: 13
+        case .notInteractive: 14
+        case .matchedExcludedCredential: 15
+        case .securityError: 16
+        case .notSupported: 17
+        case .biometryLockout: 18
+        case .timedOut: 19
+        case .vaultLocked: 20
+        case .vaultCorrupted: 21
+        case .vaultNotFound: 22
+        case .vaultExists: 23
+        case .usage: 64  // EX_USAGE
+        case .badInput: 65  // EX_DATAERR
+        case .unknown: 70  // EX_SOFTWARE
+        case .ioError: 74  // EX_IOERR
+        }
+    }
+
+    /// `ASAuthorizationError.Code` raw value (the names the seed documents use); `nil` where Apple
+    /// has no counterpart.
+    var appleCode: Int? {
+        switch self {
+        case .unknown: 1000
+        case .canceled: 1001
+        case .invalidResponse: 1002
+        case .notHandled: 1003
+        case .failed: 1004
+        case .notInteractive: 1005
+        case .matchedExcludedCredential: 1006
+        default: nil
+        }
+    }
+
+    var domException: String {
+        if let authenticatorCode { return authenticatorCode.domException }
+        return self == .usage ? "TypeError" : "UnknownError"
+    }
+
+    var ctapStatus: UInt8? {
+        if let authenticatorCode { return authenticatorCode.ctapStatus }
+        switch self {
+        case .invalidResponse: return 0x12  // CTAP2_ERR_INVALID_CBOR
+        case .usage: return nil
+        default: return 0x7F  // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// The secrets the command line asks for, each with the flag, the variable and the prompt that can
+/// give it, and what to say when none can.
+enum Secret {
+    case passphrase(vault: String)
+    case newPassphrase
+    case pin(rpId: String, userName: String?)
+    /// The first PIN, enrolled by `init` (from the same places as the PIN).
+    case enrolledPIN
+    case newPIN
+
+    var environment: String {
+        switch self {
+        case .passphrase: "AUTHCTL_PASSPHRASE"
+        case .newPassphrase: "AUTHCTL_NEW_PASSPHRASE"
+        case .pin, .enrolledPIN: "AUTHCTL_PIN"
+        case .newPIN: "AUTHCTL_NEW_PIN"
+        }
+    }
+
+    var prompt: String {
+        switch self {
+        case .passphrase(let vault): "Vault passphrase for \(vault): "
+        case .newPassphrase: "New vault passphrase: "
+        case .pin(let rpId, let userName): "Biometric PIN for \(rpId)\(userName.map { " as \($0)" } ?? ""): "
+        case .enrolledPIN: "Biometric PIN to enroll: "
+        case .newPIN: "New biometric PIN: "
+        }
+    }
+
+    /// The `notInteractive` message: what is missing and the three ways to give it.
+    func missing(fileOption: String) -> String {
+        let what = switch self {
+        case .passphrase: "the vault needs its passphrase"
+        case .newPassphrase: "the new passphrase is needed"
+        case .pin: "user verification needs the biometric PIN"
+        case .enrolledPIN: "enrolling the biometric PIN needs one"
+        case .newPIN: "the new PIN is needed"
+        }
+        let orNone = if case .enrolledPIN = self { ", run on a terminal, or pass --no-biometry" } else { ", or run on a terminal" }
+        return "\(what): set \(environment), pass \(fileOption)\(orNone)"
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import KeyVault
+import Keychain
+import Testing
+import VirtualAuthenticator
+
+/// A fresh directory under the system's temporary directory, removed when `body` returns.
+func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
+    var template = Array((NSTemporaryDirectory() + "/keychain-test-XXXXXX").utf8CString)
+    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
+    let path = String(cString: made)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
+
+func secret(_ text: String) -> SecureBytes {
+    var bytes = Array(text.utf8)
+    return SecureBytes(consuming: &bytes)
+}
+
+let passphrase = "correct horse battery staple"
+let pin = "4242"
+let origin = "https://login.example.com"
+
+/// A device on a new vault in `directory`, with the PIN above enrolled (cheapest KDF).
+func makeDevice(in directory: String, maxPINAttempts: UInt32 = 5, pin enrolled: String? = pin) throws -> Device {
+    try Device.create(at: directory + "/vault", passphrase: secret(passphrase), kdf: .min,
+                      biometricPIN: enrolled.map(secret), maxPINAttempts: maxPINAttempts)
+}
+
+func creationOptions(userId: String = "AQID", userVerification: String = "preferred", exclude: [String] = []) -> [UInt8] {
+    json([
+        "rp": ["id": "example.com", "name": "Example"],
+        "user": ["id": userId, "name": "alice@example.com", "displayName": "Alice"],
+        "challenge": "Y2hhbGxlbmdlLTE",
+        "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+        "authenticatorSelection": ["userVerification": userVerification],
+        "excludeCredentials": exclude.map { ["type": "public-key", "id": $0] },
+    ])
+}
+
+func requestOptions(userVerification: String = "preferred", allow: [String] = []) -> [UInt8] {
+    json(["rpId": "example.com", "challenge": "Y2hhbGxlbmdlLTI", "userVerification": userVerification,
+          "allowCredentials": allow.map { ["type": "public-key", "id": $0] }])
+}
+
+func json(_ object: Any) -> [UInt8] { Array(try! JSONSerialization.data(withJSONObject: object)) }
+
+/// The response JSON a ceremony printed, parsed back.
+func parsed(_ text: String) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+}
+
+func member(_ object: [String: Any], _ path: String...) throws -> String {
+    var current: Any = object
+    for key in path { current = try #require((current as? [String: Any])?[key]) }
+    return try #require(current as? String)
+}
+
+/// Expects `body` to fail with a DeviceError whose code is `code`.
+func expectDeviceError<R>(_ code: DeviceError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R) {
+    let error = #expect(throws: DeviceError.self, sourceLocation: sourceLocation) { _ = try body() }
+    #expect(error?.code == code, sourceLocation: sourceLocation)
+}
