@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what authctl needs on Debian 12 (C libraries: OpenSSL, libcbor, libsodium, libpsl,
-# libidn2; fido2-tools; the public suffix list) and
-# builds it. Safe to run again: it installs only what is missing.
+# libidn2; fido2-tools; the public suffix list) and builds it. Safe to run again: it installs only
+# what is missing. $AUTHCTL_EXTRA_PACKAGES adds packages (the test suite's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(libssl-dev libcbor-dev libsodium-dev libpsl-dev libidn2-dev pkg-config publicsuffix fido2-tools openssl)
+read -r -a extra <<< "${AUTHCTL_EXTRA_PACKAGES:-}"
+packages+=("${extra[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,5 +19,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-swift build ${AUTHCTL_BUILD_FLAGS:-} 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' >&2 || true
-test -x .build/debug/authctl || { echo "setup: the build failed" >&2; exit 1; }
+mkdir -p .build
+if ! swift build ${AUTHCTL_BUILD_FLAGS:-} > .build/setup-build.log 2>&1; then
+  grep -Ev '^\[[0-9]+/[0-9]+\]' .build/setup-build.log >&2
+  echo "setup: the build failed" >&2
+  exit 1
+fi

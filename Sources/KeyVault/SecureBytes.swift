@@ -3,7 +3,11 @@ import CSodium
 /// Secret bytes in memory the vault owns: allocated with `sodium_malloc` (guard pages, locked
 /// against swapping where the system allows), wiped and freed in `deinit`. Never copied into a
 /// Swift `Array` or `String`; callers borrow them through ``withUnsafeBytes(_:)``.
-public final class SecureBytes: @unchecked Sendable {
+///
+/// A class, not a `~Copyable` struct: a secret is shared by reference (the PIN source a caller
+/// hands the device captures one in a closure, which a non-copyable value cannot be), and copying
+/// the reference never copies the bytes. Not `Sendable`: its bytes can be changed in place.
+public final class SecureBytes: Equatable {
     private let base: UnsafeMutableRawPointer
     public let count: Int
 
@@ -45,8 +49,9 @@ public final class SecureBytes: @unchecked Sendable {
         SecureBytes(copying: UnsafeRawBufferPointer(start: base, count: min(length, count)))
     }
 
-    /// Constant-time comparison.
-    public func equals(_ other: SecureBytes) -> Bool {
-        count == other.count && sodium_memcmp(base, other.base, count) == 0
+    /// Equal contents, compared in constant time (`sodium_memcmp`): how long it takes says nothing
+    /// of where two secrets differ. Lengths are not secret.
+    public static func == (a: SecureBytes, b: SecureBytes) -> Bool {
+        a.count == b.count && sodium_memcmp(a.base, b.base, a.count) == 0
     }
 }

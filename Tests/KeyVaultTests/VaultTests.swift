@@ -328,13 +328,13 @@ final class VaultTests {
         try create()
         try withVault { vault in
             let (enrollment, key) = try vault.enrollBiometry(pin: secure("4921"))
-            #expect(try vault.unlockBiometry(pin: secure("4921"), enrollment)?.equals(key) == true)
+            #expect(try vault.unlockBiometry(pin: secure("4921"), enrollment) == key)
             #expect(try vault.unlockBiometry(pin: secure("4922"), enrollment) == nil)
             #expect(try vault.unlockBiometry(pin: secure("49211"), enrollment) == nil)
             // Re-enrolling with the same key under a new PIN keeps the key; the old PIN stops working.
             let (second, same) = try vault.enrollBiometry(pin: secure("7777"), keeping: key)
-            #expect(same.equals(key) && second.salt != enrollment.salt)
-            #expect(try vault.unlockBiometry(pin: secure("7777"), second)?.equals(key) == true)
+            #expect(same == key && second.salt != enrollment.salt)
+            #expect(try vault.unlockBiometry(pin: secure("7777"), second) == key)
             #expect(try vault.unlockBiometry(pin: secure("4921"), second) == nil)
         }
     }
@@ -393,9 +393,9 @@ final class VaultTests {
     let a = [UInt8]([1, 2, 3]).withUnsafeBytes { SecureBytes(copying: $0) }
     let b = [UInt8]([1, 2, 3]).withUnsafeBytes { SecureBytes(copying: $0) }
     let c = [UInt8]([1, 2, 4]).withUnsafeBytes { SecureBytes(copying: $0) }
-    #expect(a.equals(b))
-    #expect(!a.equals(c))
-    #expect(!a.equals(a.prefix(2)))
+    #expect(a == b)
+    #expect(a != c)
+    #expect(a != a.prefix(2))
     #expect(a.prefix(2).withUnsafeBytes { Array($0) } == [1, 2])
 }
 

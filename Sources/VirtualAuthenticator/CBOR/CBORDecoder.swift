@@ -40,7 +40,7 @@ extension CBORValue {
                 let size = 1 << Int(info - 24)
                 guard bytes.count - offset >= size else { throw fail("truncated argument") }
                 defer { offset += size }
-                return bytes[offset..<offset + size].reduce(0) { $0 << 8 | UInt64($1) }
+                return BigEndian.integer(bytes[offset..<offset + size])
             default: throw fail("indefinite length or reserved value")
             }
         }

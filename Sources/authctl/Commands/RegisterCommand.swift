@@ -15,9 +15,6 @@ enum RegisterCommand {
     static let challenge = OptionSpec.value("--challenge", "B64URL", "built options: the challenge (default 32 random bytes)")
     static let attestation = OptionSpec.value(
         "--attestation", "CONVEYANCE", "built options: attestation (default none)", choices: ["none", "indirect", "direct", "enterprise"])
-    static let userVerification = OptionSpec.value(
-        "--user-verification", "REQUIREMENT", "built options: userVerification (default preferred)",
-        choices: ["required", "preferred", "discouraged"])
     static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
 
     static let spec = CommandSpec(
@@ -27,7 +24,7 @@ enum RegisterCommand {
         or builds it from the flags, and prints RegistrationResponseJSON on stdout.
         """,
         options: CeremonyOptions.all + [deviceBound, signCounter, rpId, userName, userId, displayName, challenge, attestation,
-                                        userVerification, exclude],
+                                        CeremonyOptions.userVerification, exclude],
         examples: [
             "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
             "curl -s https://rp.test/register/begin | authctl register --origin https://rp.test --options -",
@@ -35,19 +32,10 @@ enum RegisterCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let vault = VaultSelection(args)
-        let optionsJSON = try CeremonyOptions.optionsJSON(args) ?? builtOptions(args)
-        let user = try CeremonyOptions.user(args, vault: vault)
-        let fault = CeremonyOptions.chosenFault(args)
         let passkey = PasskeySettings(deviceBound: args.flag(deviceBound), signatureCounter: args.flag(signCounter))
-        let device = try vault.open(.write)
-        let response: RegistrationResponse
-        do {
-            response = try device.register(optionsJSON: optionsJSON, origin: args.value(CeremonyOptions.origin) ?? "",
-                                           user: user, passkey: passkey, fault: fault)
-        } catch { throw CLIError(error) }
-        CeremonyOptions.announce(fault)
-        Output.data(response.json)
+        try CeremonyOptions.perform(args, buildOptions: builtOptions) { device, options, origin, user, fault throws(DeviceError) in
+            try device.register(optionsJSON: options, origin: origin, user: user, passkey: passkey, fault: fault)
+        }
     }
 
     /// PublicKeyCredentialCreationOptionsJSON, as much of it as the flags build.
@@ -55,7 +43,6 @@ enum RegisterCommand {
         struct RP: Encodable { let id: String?; let name: String }
         struct User: Encodable { let id: String; let name: String; let displayName: String }
         struct Parameter: Encodable { var type = "public-key"; let alg: Int }
-        struct Descriptor: Encodable { var type = "public-key"; let id: String }
         struct Selection: Encodable { var residentKey = "required"; let userVerification: String }
         struct Extensions: Encodable { var credProps = true }
 
@@ -65,7 +52,7 @@ enum RegisterCommand {
         let pubKeyCredParams: [Parameter]
         let attestation: String
         let authenticatorSelection: Selection
-        let excludeCredentials: [Descriptor]
+        let excludeCredentials: [CeremonyOptions.Descriptor]
         var extensions = Extensions()
     }
 
@@ -78,8 +65,8 @@ enum RegisterCommand {
             challenge: args.value(challenge) ?? Base64URL.encode(RandomSource.live.bytes(32)),
             pubKeyCredParams: [BuiltOptions.Parameter(alg: COSEKey.es256)],
             attestation: args.value(attestation) ?? "none",
-            authenticatorSelection: BuiltOptions.Selection(userVerification: args.value(userVerification) ?? "preferred"),
-            excludeCredentials: args.values(exclude).map { BuiltOptions.Descriptor(id: $0) })
+            authenticatorSelection: BuiltOptions.Selection(userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred"),
+            excludeCredentials: args.values(exclude).map { CeremonyOptions.Descriptor(id: $0) })
         return Array(JSONOutput.string(options).utf8)
     }
 }

@@ -9,9 +9,6 @@ enum SignCommand {
     static let rpId = OptionSpec.value("--rp-id", "ID", "built options: rpId (default: the origin's host)")
     static let challenge = OptionSpec.value("--challenge", "B64URL", "built options: the challenge (default 32 random bytes)")
     static let allow = OptionSpec.value("--allow", "ID", "built options: a credential id for allowCredentials (repeatable)", repeatable: true)
-    static let userVerification = OptionSpec.value(
-        "--user-verification", "REQUIREMENT", "built options: userVerification (default preferred)",
-        choices: ["required", "preferred", "discouraged"])
 
     static let spec = CommandSpec(
         name: "sign", abstract: "sign in with a passkey: navigator.credentials.get() from the shell",
@@ -20,7 +17,7 @@ enum SignCommand {
         flags, and prints AuthenticationResponseJSON on stdout. Among several candidates the newest is
         used unless --credential, --user or CREDENTIAL_ID picks one.
         """,
-        options: CeremonyOptions.all + [credential, user, rpId, challenge, allow, userVerification],
+        options: CeremonyOptions.all + [credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
         arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey to use, as --credential (after '--' when it starts with '-')",
                                  optional: true)],
         examples: [
@@ -30,22 +27,14 @@ enum SignCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let vault = VaultSelection(args)
-        let optionsJSON = try CeremonyOptions.optionsJSON(args) ?? builtOptions(args)
         let ids = [args.value(credential), args.argument(0)].compactMap { $0 }
         guard Set(ids).count <= 1 else { throw CLIError(.usage, "--credential and CREDENTIAL_ID name different passkeys") }
         let account = AccountChoice(credentialId: try ids.first.map(decodeId), user: args.value(user))
-        let person = try CeremonyOptions.user(args, vault: vault, account: account)
-        let fault = CeremonyOptions.chosenFault(args)
-        // Exclusive: a counting credential's counter, and the biometric failure count, are written
-        // before anything is printed.
-        let device = try vault.open(.write)
-        let response: AuthenticationResponse
-        do {
-            response = try device.sign(optionsJSON: optionsJSON, origin: args.value(CeremonyOptions.origin) ?? "", user: person, fault: fault)
-        } catch { throw CLIError(error) }
-        CeremonyOptions.announce(fault)
-        Output.data(response.json)
+        // Exclusive, as every ceremony: a counting credential's counter, and the biometric failure
+        // count, are written before anything is printed.
+        try CeremonyOptions.perform(args, account: account, buildOptions: builtOptions) { device, options, origin, user, fault throws(DeviceError) in
+            try device.sign(optionsJSON: options, origin: origin, user: user, fault: fault)
+        }
     }
 
     static func decodeId(_ text: String) throws(CLIError) -> [UInt8] {
@@ -55,18 +44,17 @@ enum SignCommand {
 
     /// PublicKeyCredentialRequestOptionsJSON, as much of it as the flags build.
     struct BuiltOptions: Encodable {
-        struct Descriptor: Encodable { var type = "public-key"; let id: String }
         let rpId: String?
         let challenge: String
         let userVerification: String
-        let allowCredentials: [Descriptor]
+        let allowCredentials: [CeremonyOptions.Descriptor]
     }
 
     static func builtOptions(_ args: ParsedArguments) -> [UInt8] {
         let options = BuiltOptions(
             rpId: args.value(rpId), challenge: args.value(challenge) ?? Base64URL.encode(RandomSource.live.bytes(32)),
-            userVerification: args.value(userVerification) ?? "preferred",
-            allowCredentials: args.values(allow).map { BuiltOptions.Descriptor(id: $0) })
+            userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred",
+            allowCredentials: args.values(allow).map { CeremonyOptions.Descriptor(id: $0) })
         return Array(JSONOutput.string(options).utf8)
     }
 }

@@ -18,7 +18,17 @@ enum CeremonyOptions {
         "--fault", "NAME", "make the response deliberately wrong in one named way (see 'authctl faults')",
         choices: Fault.allCases.map(\.rawValue))
 
+    static let userVerification = OptionSpec.value(
+        "--user-verification", "REQUIREMENT", "built options: userVerification (default preferred)",
+        choices: ["required", "preferred", "discouraged"])
+
     static let all = [origin, options, userAction, instantTimeout, fault]
+
+    /// PublicKeyCredentialDescriptorJSON, for options the flags build.
+    struct Descriptor: Encodable {
+        var type = "public-key"
+        let id: String
+    }
 
     /// The simulated user: `--user-action` / `$AUTHCTL_USER_ACTION`, `--instant-timeout`, the PIN
     /// source of `vault`, and the account picked.
@@ -31,14 +41,23 @@ enum CeremonyOptions {
         return vault.user(action: action, account: account, instantTimeout: instant)
     }
 
-    static func chosenFault(_ args: ParsedArguments) -> Fault? {
-        args.value(fault).flatMap(Fault.init(rawValue:))
-    }
-
-    /// Said on stderr whenever a response is deliberately wrong, so no one mistakes it for a bug.
-    static func announce(_ fault: Fault?) {
-        guard let fault else { return }
-        Output.diagnostic("authctl: fault injected: \(fault.rawValue): \(fault.summary)")
+    /// What both ceremonies do around the device: read the options (from `--options`, else what
+    /// `buildOptions` makes of the flags), open the vault for writing, run `ceremony` with the
+    /// simulated user, and print the response; a fault, deliberately wrong, is said on stderr so no
+    /// one mistakes it for a bug.
+    static func perform(
+        _ args: ParsedArguments, account: AccountChoice = .newest, buildOptions: (ParsedArguments) -> [UInt8],
+        _ ceremony: (Device, _ options: [UInt8], _ origin: String, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
+    ) throws(CLIError) {
+        let vault = VaultSelection(args)
+        let optionsJSON = try optionsJSON(args) ?? buildOptions(args)
+        let person = try user(args, vault: vault, account: account)
+        let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
+        let device = try vault.open(.write)
+        let response: any Encodable
+        do { response = try ceremony(device, optionsJSON, args.value(origin) ?? "", person, chosen) } catch { throw CLIError(error) }
+        if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
+        Output.data(JSONOutput.string(response))
     }
 
     /// The options JSON from `--options FILE|-`, or `nil` when the flags build them.
@@ -49,10 +68,5 @@ enum CeremonyOptions {
             throw CLIError(.badInput, "cannot read options file \(source)")
         }
         return Array(data)
-    }
-
-    /// Options JSON the convenience flags describe: a JSON text of `object`.
-    static func serialize(_ object: [String: Any]) -> [UInt8] {
-        Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
     }
 }

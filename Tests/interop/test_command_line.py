@@ -1,0 +1,158 @@
+"""The command line parses like one: global options before or after the command, `--` ends
+options, every command has --help (the same text as `authctl help COMMAND`), --version, unknown
+names get the nearest known one, and shell completion comes from the same declarations."""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BIN
+
+ORIGIN = "https://example.com"
+
+
+def expect_usage(result, *fragments):
+    assert (result.code, result.stdout) == (64, ""), result.stderr
+    assert result.stderr.startswith("authctl: error: usage: "), result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+def test_global_options_work_before_and_after_the_command(authctl):
+    made = authctl.run("register", "--origin", ORIGIN).json["id"]
+    vault = str(authctl.vault)
+    elsewhere = {"AUTHCTL_VAULT": None}
+    for args in (["--vault", vault, "list", "--json"], ["list", "--vault", vault, "--json"],
+                 ["--json", "list", f"--vault={vault}"], ["list", "--json", "--vault", vault]):
+        listing = authctl.run(*args, env=elsewhere).json
+        assert [c["id"] for c in listing["credentials"]] == [made], args
+    for args in (["vault", "--vault", vault, "info"], ["--vault", vault, "vault", "info"], ["vault", "info", "--vault", vault]):
+        result = authctl.run(*args, env=elsewhere)
+        assert result.code == 0 and f"path: {vault}" in result.stdout, (args, result.stderr)
+    # A value given before the command is not mistaken for the command.
+    result = authctl.run("--vault", vault, "list", env=elsewhere)
+    assert result.code == 0 and made in result.stdout
+
+
+def test_double_dash_ends_options_so_ids_may_start_with_a_dash(authctl):
+    # Credential ids are random base64url: register until one starts with '-' (1 in 64 does).
+    script = f"""
+    for i in $(seq 1 1500); do
+      id=$("{BIN}" register --origin {ORIGIN} --user-id "$(printf 'u%04d' $i | base64 | tr -d '=')" \\
+           --user-verification discouraged | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+      case "$id" in -*) echo "$id"; exit 0;; esac
+    done
+    exit 1
+    """
+    found = subprocess.run(["bash", "-c", script], env=authctl.env, capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stderr
+    dashed = found.stdout.strip()
+    assert dashed.startswith("-")
+
+    # Without `--` it reads as an option, and the error says what to do.
+    expect_usage(authctl.run("sign", "--origin", ORIGIN, dashed), "after '--'")
+    signed = authctl.run("sign", "--origin", ORIGIN, "--user-verification", "discouraged", "--", dashed).json
+    assert signed["id"] == dashed
+    # An option that takes a value takes the next word, dash or not.
+    assert authctl.run("sign", "--origin", ORIGIN, "--credential", dashed, "--user-verification", "discouraged").json["id"] == dashed
+    assert authctl.run("sign", "--origin", ORIGIN, f"--credential={dashed}", "--user-verification", "discouraged").json["id"] == dashed
+    # After `--`, even --help is an argument.
+    result = authctl.run("sign", "--origin", ORIGIN, "--", "--help")
+    assert result.code == 65 and "not base64url" in result.stderr
+    assert authctl.run("delete", "--", dashed).code == 0
+    assert dashed not in [c["id"] for c in authctl.listing()]
+    result = authctl.run("delete", "--", dashed)
+    assert result.code == 13 and "notHandled" in result.stderr
+
+
+@pytest.mark.parametrize("path", [["sign"], ["register"], ["init"], ["list"], ["delete"], ["vault"], ["vault", "passwd"],
+                                  ["biometry", "enroll"], ["bench", "vault"], ["completion"], ["faults"]])
+def test_every_command_has_help_and_help_command_says_the_same(authctl, path):
+    direct = authctl.run(*path, "--help")
+    assert direct.code == 0 and direct.stderr == "", direct.stderr
+    assert direct.stdout.startswith("usage: authctl " + " ".join(path))
+    assert authctl.run("help", *path).stdout == direct.stdout
+    assert authctl.run(*path, "-h").stdout == direct.stdout
+    assert authctl.run("--help", *path).stdout == direct.stdout
+
+
+def test_help_lists_what_the_command_declares(authctl):
+    text = authctl.run("sign", "--help").stdout
+    for option in ("--origin URL", "--options FILE", "--credential ID", "--user NAME", "--allow ID", "--fault NAME",
+                   "--user-action approve|cancel|timeout|wrong-pin", "--vault DIR", "--pin-file FILE", "--json"):
+        assert option in text, option
+    assert "usage: authctl sign --origin URL [OPTIONS] [CREDENTIAL_ID]" in text
+    top = authctl.run("help").stdout
+    assert authctl.run().stdout == top and authctl.run("--help").stdout == top
+    for command in ("init", "register", "sign", "list", "delete", "vault info", "vault passwd", "biometry enroll",
+                    "faults", "completion", "bench vault"):
+        assert f"\n  {command} " in top, command
+
+
+def test_version(authctl):
+    for args in (["--version"], ["version"], ["list", "--version"]):
+        result = authctl.run(*args)
+        assert (result.code, result.stderr) == (0, "")
+        assert result.stdout.startswith("authctl ") and len(result.stdout.splitlines()) == 1
+
+
+def test_unknown_names_get_the_nearest_known_one(authctl):
+    expect_usage(authctl.run("regster", "--origin", ORIGIN), "unknown command 'regster'", "did you mean 'register'?")
+    expect_usage(authctl.run("register", "--orign", ORIGIN), "unknown option '--orign'", "did you mean '--origin'?")
+    expect_usage(authctl.run("vault", "inf"), "did you mean 'info'?")
+    expect_usage(authctl.run("init", "--kdf", "minn"), "--kdf must be one of", "did you mean 'min'?")
+    expect_usage(authctl.run("vault", "--kdf", "min", "passwd"), "--kdf belongs to 'authctl vault passwd'")
+    expect_usage(authctl.run("register"), "--origin URL is required")
+    expect_usage(authctl.run("vault"), "needs one of: info, check, compact, passwd")
+    expect_usage(authctl.run("list", "--json=yes"), "--json is a flag")
+    expect_usage(authctl.run("list", "extra"), "unexpected argument 'extra'")
+    expect_usage(authctl.run("register", "--origin"), "--origin needs a value")
+    expect_usage(authctl.run("register", "--origin", ORIGIN, "--origin", ORIGIN), "given more than once")
+    result = authctl.run("--json", "frobnicate")
+    assert result.code == 64 and json.loads(result.stderr)["error"] == "usage"
+
+
+def complete(script: str, words: list[str]) -> list[str]:
+    line = " ".join(words)
+    probe = f"""{script}
+COMP_WORDS=({line}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+[[ "{line}" == *" " ]] && COMP_WORDS+=("") && COMP_CWORD=${{#COMP_WORDS[@]}}-1
+_authctl; printf '%s\\n' "${{COMPREPLY[@]}}"
+"""
+    result = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return sorted(result.stdout.split())
+
+
+def test_bash_completion_knows_commands_options_and_values(authctl):
+    script = authctl.run("completion", "bash").stdout
+    assert "complete -o default -F _authctl authctl" in script
+    assert complete(script, ["authctl", "re"]) == ["register"]
+    assert complete(script, ["authctl", "vault", "p"]) == ["passwd"]
+    assert complete(script, ["authctl", "--vault", "/tmp", "vault", "c"]) == ["check", "compact"]
+    assert complete(script, ["authctl", "sign", "--cr"]) == ["--credential"]
+    assert complete(script, ["authctl", "init", "--kdf", "m"]) == ["min", "moderate"]
+    assert complete(script, ["authctl", "sign", "--origin", "https://x", "--user-action", "w"]) == ["wrong-pin"]
+    assert "--passphrase-file" in complete(script, ["authctl", "register", "--pa"])
+    assert complete(script, ["authctl", "completion", "z"]) == ["zsh"]
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_completion_is_valid_zsh(authctl, tmp_path):
+    script = authctl.run("completion", "zsh").stdout
+    assert script.startswith("#compdef authctl")
+    path = tmp_path / "_authctl"
+    path.write_text(script)
+    checked = subprocess.run(["zsh", "-n", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    loaded = subprocess.run(["zsh", "-c", f"autoload -Uz compinit && compinit -u -D && source {path} && whence -w _authctl"],
+                            capture_output=True, text=True)
+    assert "_authctl: function" in loaded.stdout, loaded.stderr
+
+
+def test_streams_and_exit_codes_stay_as_documented(authctl):
+    result = authctl.run("help")
+    assert result.code == 0 and result.stdout and result.stderr == ""
+    result = authctl.run("faults")
+    assert result.code == 0 and "bad-signature" in result.stdout and result.stderr == ""
