@@ -21,14 +21,17 @@ let package = Package(
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // Linux process controls Swift cannot call directly (prctl is variadic).
+        .systemLibrary(name: "CProcess"),
 
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2"]),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "CCurl"]),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
         .target(name: "KeyVault", dependencies: ["CSodium"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
-        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"]),
         // The command line: parse, call the device, print.
         .executableTarget(name: "authctl", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see

@@ -5,6 +5,9 @@
 ///     nonce (24) ‖ XChaCha20-Poly1305(generation u64 ‖ frameCount u64 ‖ logLength u64) ‖ tag (16)
 ///     associated data: "AUTHCTL-COMMIT" ‖ formatVersion u16 ‖ vaultId (16)
 struct CommitPointer: Equatable {
+    /// The sealed file's size: nonce (24) ‖ three u64 (24) ‖ tag (16).
+    static let size = 64
+
     var generation: UInt64
     var frameCount: UInt64
     var logLength: UInt64

@@ -4,11 +4,18 @@ import Glibc
 import Darwin
 #endif
 
-/// The few file operations the vault needs, with errors that say which file and why.
+/// The few file operations the vault needs, with errors that say which file and why. Hand-written
+/// on POSIX calls rather than Foundation's file APIs because every step must be seen: the vault
+/// never follows a symbolic link for a file it reads or writes, reads only regular files of a
+/// bounded size it owns, creates files exclusively, and fsyncs what it must.
 enum POSIXFile {
-    static func errorText() -> String { String(cString: strerror(errno)) }
+    static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    /// Whether a directory entry exists at `path` (a dangling link counts: it is not ours to ignore).
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
 
     static func isDirectory(_ path: String) -> Bool {
         var st = stat()
@@ -40,18 +47,80 @@ enum POSIXFile {
         try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent)
     }
 
-    static func readAll(_ path: String) throws(VaultError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw VaultError(errno == ENOENT ? .notFound : .io, "cannot read \(path): \(errorText())") }
-        defer { close(fd) }
-        var out = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "cannot read \(path): \(errorText())") }
-            if n == 0 { return out }
-            out += chunk[0..<n]
+    /// Refuses a vault directory that is not a directory this user owns, or that others can write
+    /// to: someone who can add, replace or link files in it could plant what the vault then reads
+    /// or overwrites (ssh and gpg refuse their directories for the same reason).
+    static func requirePrivateDirectory(_ path: String) throws(VaultError) {
+        try requireOwnDirectory(path)
+        var st = stat()
+        stat(path, &st)
+        guard st.st_mode & 0o022 == 0 else {
+            throw VaultError(.unsafe, "\(path) can be written by others (mode \(String(st.st_mode & 0o777, radix: 8))); run 'chmod 700 \(path)'")
         }
+    }
+
+    /// Refuses a directory that is not this user's (whatever its mode).
+    static func requireOwnDirectory(_ path: String) throws(VaultError) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw VaultError(.io, "cannot inspect \(path): \(errorText())") }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw VaultError(.invalid, "\(path) is not a directory") }
+        guard st.st_uid == geteuid() else {
+            throw VaultError(.unsafe, "\(path) belongs to another user (uid \(st.st_uid)); a vault must be in a directory you own")
+        }
+    }
+
+    /// Makes the vault directory private (0700) and checks that it is.
+    static func makePrivate(_ path: String) throws(VaultError) {
+        guard chmod(path, 0o700) == 0 else { throw VaultError(.io, "cannot make \(path) private: \(errorText())") }
+        try requirePrivateDirectory(path)
+    }
+
+    /// Opens a file the vault owns, never through a symbolic link and never blocking on a FIFO, and
+    /// checks that it is a regular file of this user's. A missing file is `notFound`.
+    static func openOwned(_ path: String, _ flags: Int32) throws(VaultError) -> Int32 {
+        let fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: throw VaultError(.notFound, "\(path) is missing")
+            case ELOOP: throw VaultError(.corrupted, "\(path) is a symbolic link, which the vault never follows")
+            default: throw VaultError(.io, "cannot open \(path): \(errorText())")
+            }
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let text = errorText()
+            close(fd)
+            throw VaultError(.io, "cannot inspect \(path): \(text)")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw VaultError(.corrupted, "\(path) is not a regular file")
+        }
+        guard st.st_uid == geteuid() else {
+            close(fd)
+            throw VaultError(.unsafe, "\(path) belongs to another user (uid \(st.st_uid))")
+        }
+        return fd
+    }
+
+    /// The whole of a regular file the vault owns, refused when longer than `limit` bytes.
+    static func readAll(_ path: String, limit: Int) throws(VaultError) -> [UInt8] {
+        let fd = try openOwned(path, O_RDONLY)
+        defer { close(fd) }
+        var st = stat()
+        fstat(fd, &st)
+        guard Int(st.st_size) <= limit else {
+            throw VaultError(.corrupted, "\(path) is \(st.st_size) bytes, more than a vault file of its kind can hold (\(limit))")
+        }
+        var out = [UInt8](repeating: 0, count: Int(st.st_size))
+        var length = 0
+        while length < out.count {
+            let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
+            if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "cannot read \(path): \(errorText())") }
+            if n == 0 { break }
+            length += n
+        }
+        return Array(out.prefix(length))
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(VaultError) {
@@ -74,44 +143,38 @@ enum POSIXFile {
         try sync(fd, path: path)
     }
 
-    /// Replaces `path` atomically: write a temporary file (0600), flush it, rename it over the
-    /// target, flush the directory. A reader sees the old file or the new one, never a mix.
-    static func replaceAtomically(_ path: String, with bytes: [UInt8], directory: String) throws(VaultError) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw VaultError(.io, "cannot create \(temporary): \(errorText())") }
+    /// Creates `path` afresh (mode 0600) and writes `bytes` to it, flushed. Whatever was at `path`
+    /// is unlinked first — a link planted there is removed, never followed — and the file is
+    /// created exclusively, so the vault writes only into a file it just made.
+    static func writeNew(_ path: String, _ bytes: [UInt8]) throws(VaultError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw VaultError(.io, "cannot remove \(path): \(errorText())") }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw VaultError(.io, "cannot create \(path): \(errorText())") }
         do {
-            try writeAll(fd, bytes, path: temporary)
-            try sync(fd, path: temporary)
+            try writeAll(fd, bytes, path: path)
+            try sync(fd, path: path)
         } catch {
             close(fd)
-            unlink(temporary)
+            unlink(path)
             throw error
         }
         close(fd)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw VaultError(.io, "cannot rename \(temporary) to \(path): \(errorText())")
-        }
+    }
+
+    /// Replaces `path` atomically: a fresh temporary file (``writeNew(_:_:)``), renamed over the
+    /// target, then the directory flushed. A reader sees the old file or the new one, never a mix.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8], directory: String) throws(VaultError) {
+        let temporary = path + ".tmp"
+        try writeNew(temporary, bytes)
+        try renameFile(temporary, to: path)
         try syncDirectory(directory)
     }
-}
 
-/// An advisory lock (`flock`) on the vault's `lock` file, held for as long as this object lives:
-/// shared for readers, exclusive for writers, so parallel processes never interleave a write.
-final class VaultLock {
-    private let fd: Int32
-
-    init(path: String, exclusive: Bool) throws(VaultError) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw VaultError(.io, "cannot open lock file \(path): \(POSIXFile.errorText())") }
-        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            if errno == EINTR { continue }
-            let text = POSIXFile.errorText()
-            close(fd)
-            throw VaultError(.io, "cannot lock \(path): \(text)")
+    static func renameFile(_ from: String, to: String) throws(VaultError) {
+        guard rename(from, to) == 0 else {
+            let text = errorText()
+            unlink(from)
+            throw VaultError(.io, "cannot rename \(from) to \(to): \(text)")
         }
     }
-
-    deinit { close(fd) }  // closing releases the lock
 }

@@ -6,23 +6,48 @@ import Darwin
 
 /// An encrypted vault directory (see docs/vault-format.md):
 ///
-///     header   the KDF parameters and the vault key, wrapped under the passphrase
-///     log.N    append-only frames of generation N; each seals one atomic batch of records
-///     commit   which generation is current and how much of it is acknowledged, sealed
-///     lock     an empty file for flock
+///     header       the KDF parameters and the vault key, wrapped under the passphrase
+///     log.N        append-only frames of generation N; each seals one atomic batch of records
+///     commit       which generation is current and how much of it is acknowledged, sealed
+///     commit.next  only while the vault key is being replaced (see VaultKeyRotation.swift)
+///     writer       flock: held exclusively by a writer for its whole life, so writers take turns
+///     lock         flock: held exclusively while a change is written, shared while the log is read
 ///
-/// A `Vault` holds the directory's lock for its whole life (shared to read, exclusive to write),
-/// so what it read cannot change under it.
+/// A reader holds no lock once it has read the log, so it never waits for a writer that is
+/// waiting for a person (a PIN prompt); a writer's view cannot change under it, because every
+/// other writer waits for it.
 public final class Vault {
     public enum Access: Sendable { case read, write }
 
-    static let headerFile = "header", commitFile = "commit", lockFile = "lock"
+    /// How long to wait for another process holding the vault, and what to do when the wait
+    /// begins (the command line says so on stderr).
+    public struct Waiting {
+        public var limit: Duration
+        public var notice: () -> Void
+
+        public init(limit: Duration = Waiting.defaultLimit, notice: @escaping () -> Void = {}) {
+            self.limit = limit
+            self.notice = notice
+        }
+
+        public static let defaultLimit = Duration.seconds(180)
+    }
+
+    static let headerFile = "header", commitFile = "commit", nextCommitFile = "commit.next"
+    static let lockFile = "lock", writerLockFile = "writer"
+    /// The largest log read: far beyond a million passkeys, far below what would exhaust memory.
+    static let logLimit = 1 << 31
 
     public let path: String
     public let access: Access
     var header: VaultHeader
-    let key: SecureBytes
-    private let lock: VaultLock
+    var key: SecureBytes
+    let waiting: Waiting
+    /// A writer's turn, held for its whole life; `nil` for a reader.
+    private let writerLock: VaultLock?
+    /// The commit file as this process last read or wrote it: a change is refused when the file
+    /// on disk is no longer this, rather than written over another process's change.
+    var committedPointer: [UInt8] = []
     var generation: UInt64 = 0  // which log file is current; compaction moves to the next
     var frameCount: UInt64 = 0
     var validLength = 0  // bytes of the log that are committed
@@ -78,55 +103,76 @@ public final class Vault {
         entries.sorted { $0.sequence < $1.sequence }.map(\.record)
     }
 
-    private init(path: String, access: Access, header: VaultHeader, key: SecureBytes, lock: VaultLock) {
+    private init(path: String, access: Access, header: VaultHeader, key: SecureBytes, waiting: Waiting, writerLock: VaultLock?) {
         self.path = path
         self.access = access
         self.header = header
         self.key = key
-        self.lock = lock
+        self.waiting = waiting
+        self.writerLock = writerLock
     }
 
     static func file(_ dir: String, _ name: String) -> String { dir + "/" + name }
     static func logFile(_ generation: UInt64) -> String { "log.\(generation)" }
 
+    /// The lock that guards the files' contents: exclusive to change them, shared to read them.
+    func stateLock(exclusive: Bool) throws(VaultError) -> VaultLock {
+        try VaultLock(path: Self.file(path, Self.lockFile), exclusive: exclusive, wait: waiting.limit, waiting: waiting.notice)
+    }
+
     // MARK: - Create and open
 
-    /// Creates a vault in `path`, which must be absent or an empty directory.
+    /// Names a vault directory may hold before its header exists: what an unfinished `create`
+    /// leaves behind, which `create` may be run on again.
+    static let unfinishedCreation: Set<String> = [
+        lockFile, writerLockFile, logFile(0), logFile(0) + ".tmp", commitFile, commitFile + ".tmp", headerFile + ".tmp",
+    ]
+
+    /// Creates a vault in `path`, which must be absent, or an empty directory of this user's.
     /// `initialRecords` (given the new vault, whose key and id exist by then) are committed as the
     /// first frame *before* the header is written, so a vault never exists without them: a crash
     /// during creation leaves an unfinished directory that `create` may be run on again.
-    public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel,
+    public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         try POSIXFile.makeDirectory(path)
-        // Refuse a directory that holds anything but a vault (or an unfinished one) before
-        // writing a byte into it; then check again for a vault under the lock, for racing inits.
+        // Another user's directory is refused before anything is written into it; one of ours is
+        // made private before anything is looked at in it.
+        try POSIXFile.requireOwnDirectory(path)
+        try POSIXFile.makePrivate(path)
+        // Refuse a directory that holds anything but a vault (or an unfinished one) before writing
+        // a byte into it; then check again for a vault under the writer lock, for racing creators.
         func refuseExisting() throws(VaultError) {
             if POSIXFile.exists(file(path, headerFile)) { throw VaultError(.exists, "a vault already exists at \(path)") }
-            let strangers = POSIXFile.entries(path).filter { ![lockFile, logFile(0), commitFile, commitFile + ".tmp", headerFile + ".tmp"].contains($0) }
+            let strangers = POSIXFile.entries(path).filter { !unfinishedCreation.contains($0) }
             guard strangers.isEmpty else {
                 throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))); choose a new directory for the vault")
             }
         }
         try refuseExisting()
-        let lock = try VaultLock(path: file(path, lockFile), exclusive: true)
+        let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice)
         try refuseExisting()
-        chmod(path, 0o700)
         let salt = Sodium.randomBytes(Sodium.saltBytes)
         let vaultKey = Sodium.randomKey()
-        let wrapping = try Sodium.deriveKey(from: passphrase, salt: salt, opslimit: kdf.opslimit, memlimit: kdf.memlimit)
         var header = VaultHeader(opslimit: kdf.opslimit, memlimit: kdf.memlimit, salt: salt,
                                  vaultId: Sodium.randomBytes(16), wrappedKey: [])
+        let wrapping = try Sodium.deriveKey(from: passphrase, salt: salt, opslimit: kdf.opslimit, memlimit: kdf.memlimit)
         header.wrappedKey = vaultKey.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: header.associatedData) }
         // The empty log and its commit pointer first, then the initial records, the header last: a
         // directory is a vault once its header exists.
-        try POSIXFile.replaceAtomically(file(path, logFile(0)), with: [], directory: path)
-        try POSIXFile.replaceAtomically(file(path, commitFile), with: CommitPointer(generation: 0, frameCount: 0, logLength: 0)
-            .sealed(key: vaultKey, vaultId: header.vaultId), directory: path)
-        let vault = Vault(path: path, access: .write, header: header, key: vaultKey, lock: lock)
+        let vault = Vault(path: path, access: .write, header: header, key: vaultKey, waiting: waiting, writerLock: writer)
+        try vault.writeEmptyLog()
         let initial = try initialRecords(vault)
         if !initial.isEmpty { try vault.commit(initial) }
         try POSIXFile.replaceAtomically(file(path, headerFile), with: header.bytes, directory: path)
         return vault
+    }
+
+    /// The first, empty log and its commit pointer, under the exclusive state lock.
+    private func writeEmptyLog() throws(VaultError) {
+        let state = try stateLock(exclusive: true)
+        defer { withExtendedLifetime(state) {} }
+        try POSIXFile.replaceAtomically(Self.file(path, Self.logFile(0)), with: [], directory: path)
+        try writeCommitPointer(CommitPointer(generation: 0, frameCount: 0, logLength: 0))
     }
 
     /// Whether `path` holds a vault (its header exists): answered without a passphrase.
@@ -138,15 +184,17 @@ public final class Vault {
     /// empty. Anything else in the directory is left where it is. For throw-away vaults
     /// (benchmarks, fixtures); no passphrase is asked, so never point it at a vault you keep.
     public static func remove(at path: String) throws(VaultError) {
-        let lock = try VaultLock(path: file(path, lockFile), exclusive: true)
+        try POSIXFile.requirePrivateDirectory(path)
+        let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: .zero)
         let ours = POSIXFile.entries(path).filter { name in
-            [headerFile, commitFile, headerFile + ".tmp", commitFile + ".tmp"].contains(name) || isLogFile(name)
+            [headerFile, commitFile, nextCommitFile].contains(name) || name.hasSuffix(".tmp") || isLogFile(name)
         }
         for name in ours where unlink(file(path, name)) != 0 && errno != ENOENT {
             throw VaultError(.io, "cannot remove \(file(path, name)): \(POSIXFile.errorText())")
         }
         unlink(file(path, lockFile))
-        withExtendedLifetime(lock) {}
+        unlink(file(path, writerLockFile))
+        withExtendedLifetime(writer) {}
         rmdir(path)  // fails, harmlessly, when something else is still there
     }
 
@@ -157,42 +205,44 @@ public final class Vault {
         return !digits.isEmpty && digits.allSatisfy { ("0"..."9").contains($0) } && String(UInt64(digits) ?? 0) == digits
     }
 
-    /// Opens the vault at `path`: unwraps its key with the passphrase and reads every record.
-    public static func open(at path: String, passphrase: SecureBytes, access: Access) throws(VaultError) -> Vault {
-        guard POSIXFile.exists(file(path, headerFile)) else {
-            throw VaultError(.notFound, POSIXFile.isDirectory(path)
-                ? "\(path) is not an authctl vault (it has no header file)"
-                : "no vault at \(path)")
+    /// Opens the vault at `path`: unwraps its key with the passphrase and reads every record. A
+    /// writer then holds the writer lock until it is released; a reader holds nothing.
+    public static func open(at path: String, passphrase: SecureBytes, access: Access,
+                            waiting: Waiting = Waiting()) throws(VaultError) -> Vault {
+        guard exists(at: path) else {
+            throw VaultError(.notFound, POSIXFile.isDirectory(path) ? "\(path) is not an authctl vault (it has no header file)" : "no vault at \(path)")
         }
-        let lock = try VaultLock(path: file(path, lockFile), exclusive: access == .write)
-        let header = try VaultHeader(parsing: try POSIXFile.readAll(file(path, headerFile)))
+        try POSIXFile.requirePrivateDirectory(path)
+        let writer = access == .write
+            ? try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice) : nil
+        let (vault, repairs) = try readUnderStateLock(path, passphrase: passphrase, access: access, waiting: waiting, writer: writer)
+        if access == .write && repairs { try vault.tidy() }
+        return vault
+    }
+
+    /// The header, the key it wraps and the log, read under the shared state lock, which is
+    /// released when this returns (before any tidying takes it exclusively).
+    private static func readUnderStateLock(_ path: String, passphrase: SecureBytes, access: Access, waiting: Waiting,
+                                           writer: VaultLock?) throws(VaultError) -> (Vault, Bool) {
+        let state = try VaultLock(path: file(path, lockFile), exclusive: false, wait: waiting.limit, waiting: waiting.notice)
+        defer { withExtendedLifetime(state) {} }
+        let header: VaultHeader
+        do {
+            header = try VaultHeader(parsing: try POSIXFile.readAll(file(path, headerFile), limit: VaultHeader.size))
+        } catch where error.kind == .notFound {
+            throw VaultError(.notFound, "no vault at \(path)")
+        }
         let wrapping = try Sodium.deriveKey(from: passphrase, salt: header.salt, opslimit: header.opslimit, memlimit: header.memlimit)
         guard let key = Sodium.open(header.wrappedKey[...], key: wrapping, associatedData: header.associatedData),
               key.count == Sodium.keyBytes
         else { throw VaultError(.locked, "wrong passphrase for the vault at \(path)") }
-        let vault = Vault(path: path, access: access, header: header, key: key, lock: lock)
-        try vault.readLog()
-        if access == .write { vault.removeOrphanLogs() }
-        return vault
+        let vault = Vault(path: path, access: access, header: header, key: key, waiting: waiting, writerLock: writer)
+        return (vault, try vault.readLog())
     }
 
-    // MARK: - Passphrase and facts
+    // MARK: - Facts
 
-    /// Re-wraps the vault key under a new passphrase (and, if given, a new KDF level). No record is
-    /// re-encrypted; the header is replaced atomically, so a crash leaves the old or the new one.
-    public func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel?) throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
-        var updated = header
-        updated.opslimit = kdf?.opslimit ?? header.opslimit
-        updated.memlimit = kdf?.memlimit ?? header.memlimit
-        updated.salt = Sodium.randomBytes(Sodium.saltBytes)
-        let wrapping = try Sodium.deriveKey(from: passphrase, salt: updated.salt, opslimit: updated.opslimit, memlimit: updated.memlimit)
-        updated.wrappedKey = key.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: updated.associatedData) }
-        try POSIXFile.replaceAtomically(Self.file(path, Self.headerFile), with: updated.bytes, directory: path)
-        header = updated
-    }
-
-    /// What `authctl vault info` and `check` report.
+    /// What the vault can say about itself without opening a secret (`authctl vault info`).
     public struct Facts: Sendable {
         public let formatVersion: UInt16
         public let vaultId: [UInt8]
@@ -219,7 +269,7 @@ public final class Vault {
 
     // MARK: - Secrets inside records
 
-    private func secretAssociatedData(_ recordId: [UInt8]) -> [UInt8] {
+    func secretAssociatedData(_ recordId: [UInt8]) -> [UInt8] {
         Array("AUTHCTL-SECRET".utf8) + header.vaultId + recordId
     }
 

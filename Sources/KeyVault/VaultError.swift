@@ -1,5 +1,5 @@
-/// What can go wrong with a vault. The CLI maps these to the product's error vocabulary.
-public struct VaultError: Error, Equatable, CustomStringConvertible {
+/// What can go wrong with a vault. The device library maps these to its own errors.
+public struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// No vault at the path (no header file).
         case notFound
@@ -11,6 +11,12 @@ public struct VaultError: Error, Equatable, CustomStringConvertible {
         case corrupted
         /// The operating system refused a file operation.
         case io
+        /// Another process holds the vault longer than the caller would wait, or changed it under
+        /// this one.
+        case busy
+        /// The vault's directory or one of its files belongs to another user or can be written by
+        /// others: something in it could have been planted.
+        case unsafe
         /// A caller error (an unknown record, say).
         case invalid
     }

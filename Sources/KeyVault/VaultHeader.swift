@@ -12,9 +12,11 @@ struct VaultHeader: Equatable {
     static let kdfArgon2id13: UInt8 = 2  // libsodium's crypto_pwhash_ALG_ARGON2ID13
     static let wrappedKeyLength = Sodium.nonceBytes + Sodium.keyBytes + Sodium.tagBytes
     static let size = 8 + 2 + 1 + 8 + 8 + 16 + 16 + wrappedKeyLength + 32
-    /// KDF limits a header may carry: libsodium's minimum up to four times `sensitive`.
-    static let opslimits = KDFLevel.min.opslimit...(4 * KDFLevel.sensitive.opslimit)
-    static let memlimits = KDFLevel.min.memlimit...(4 * KDFLevel.sensitive.memlimit)
+    /// KDF limits a header may carry: libsodium's minimum up to its `sensitive` level. The checksum
+    /// is not a key, so anyone who can write the header can set these; the bound caps what one
+    /// open can be made to cost (`sensitive`: about 1 GiB and a few seconds) before it is refused.
+    static let opslimits = KDFLevel.min.opslimit...KDFLevel.sensitive.opslimit
+    static let memlimits = KDFLevel.min.memlimit...KDFLevel.sensitive.memlimit
 
     var opslimit: UInt64
     var memlimit: UInt64

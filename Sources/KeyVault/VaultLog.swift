@@ -27,18 +27,14 @@ extension Vault {
 
     var logPath: String { Self.file(path, Self.logFile(generation)) }
 
-    func readLog() throws(VaultError) {
-        let sealedPointer: [UInt8]
-        do {
-            sealedPointer = try POSIXFile.readAll(Self.file(path, Self.commitFile))
-        } catch where error.kind == .notFound {
-            throw VaultError(.corrupted, "the vault's commit file is missing")
-        }
-        let pointer = try CommitPointer(opening: sealedPointer, key: key, vaultId: header.vaultId)
+    /// Reads the commit pointer and every committed frame. Returns whether the directory holds
+    /// leftovers a writer should tidy (see ``tidy()``).
+    func readLog() throws(VaultError) -> Bool {
+        let (pointer, fromNext) = try readCommitPointer()
         generation = pointer.generation
         let data: [UInt8]
         do {
-            data = try POSIXFile.readAll(logPath)
+            data = try POSIXFile.readAll(logPath, limit: Self.logLimit)
         } catch where error.kind == .notFound {
             throw VaultError(.corrupted, "the log \(Self.logFile(generation)) named by the commit file is missing")
         }
@@ -75,6 +71,29 @@ extension Vault {
             throw VaultError(.corrupted, "\(tail) bytes follow the committed end of the log, more than one unfinished frame: the commit file is older than the log")
         }
         validLength = committed
+        return fromNext || POSIXFile.exists(Self.file(path, Self.nextCommitFile)) || !orphanLogs.isEmpty
+    }
+
+    /// The commit pointer, and whether it was read from `commit.next`: after a key rotation that
+    /// stopped between replacing the header and renaming `commit.next` over `commit`, the old
+    /// `commit` no longer opens under the header's key and `commit.next` does.
+    private func readCommitPointer() throws(VaultError) -> (CommitPointer, Bool) {
+        let sealed: [UInt8]
+        do {
+            sealed = try POSIXFile.readAll(Self.file(path, Self.commitFile), limit: CommitPointer.size)
+        } catch where error.kind == .notFound {
+            throw VaultError(.corrupted, "the vault's commit file is missing")
+        }
+        if let pointer = try? CommitPointer(opening: sealed, key: key, vaultId: header.vaultId) {
+            committedPointer = sealed
+            return (pointer, false)
+        }
+        if let next = try? POSIXFile.readAll(Self.file(path, Self.nextCommitFile), limit: CommitPointer.size),
+           let pointer = try? CommitPointer(opening: next, key: key, vaultId: header.vaultId) {
+            committedPointer = next
+            return (pointer, true)
+        }
+        throw VaultError(.corrupted, "the commit file failed authentication: the vault was damaged or tampered with")
     }
 
     private static func frameLength(_ data: [UInt8], at offset: Int) -> Int {
@@ -93,7 +112,7 @@ extension Vault {
     /// Makes `record` the live version of its id (a tombstone: removes the id), keeping the kind
     /// and field indexes in step. A replaced record keeps its place; an id that comes back after
     /// a tombstone takes a new one.
-    private func applyInMemory(_ record: VaultRecord) {
+    func applyInMemory(_ record: VaultRecord) {
         let id = ByteKey(record.id)
         let old = live[id]
         if let old { unindex(old.record) }
@@ -115,8 +134,9 @@ extension Vault {
         }
     }
 
-    /// A sealed frame: length ‖ nonce ‖ ciphertext ‖ tag.
-    private func frame(_ records: ArraySlice<VaultRecord>, sequence: UInt64, generation: UInt64) -> [UInt8] {
+    /// A sealed frame: length ‖ nonce ‖ ciphertext ‖ tag; under `key` when given, else the vault's.
+    private func frame(_ records: ArraySlice<VaultRecord>, sequence: UInt64, generation: UInt64, key: SecureBytes? = nil) -> [UInt8] {
+        let key = key ?? self.key
         var plain = VaultDecoding.encodeBatch(records)
         let sealed = plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: frameAssociatedData(sequence, generation: generation)) }
         plain.withUnsafeMutableBytes { sodiumWipe($0) }
@@ -139,6 +159,9 @@ extension Vault {
     /// be built again.
     public func commit(batches: [[VaultRecord]]) throws(VaultError) {
         guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        let state = try stateLock(exclusive: true)
+        defer { withExtendedLifetime(state) {} }
+        try requireUnchanged()
         var versions = [ByteKey: UInt64]()
         for change in batches.joined() {
             let id = ByteKey(change.id)
@@ -151,8 +174,7 @@ extension Vault {
         for (i, batch) in batches.enumerated() {
             bytes += frame(batch[...], sequence: frameCount + UInt64(i), generation: generation)
         }
-        let fd = Glibc.open(logPath, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw VaultError(.io, "cannot open \(logPath): \(POSIXFile.errorText())") }
+        let fd = try POSIXFile.openOwned(logPath, O_WRONLY)
         defer { close(fd) }
         // Cut off whatever follows the committed end: an earlier process's unfinished append, or
         // this one's own failed write.
@@ -168,12 +190,23 @@ extension Vault {
         frameCount = frames
         for change in batches.joined() { applyInMemory(change) }
         // The commit is durable; compaction only saves space, so its failure is not the commit's.
-        if needsCompaction { try? compact() }
+        if needsCompaction { try? compactLocked() }
     }
 
-    private func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
-        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile),
-                                        with: pointer.sealed(key: key, vaultId: header.vaultId), directory: path)
+    func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
+        let sealed = pointer.sealed(key: key, vaultId: header.vaultId)
+        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path)
+        committedPointer = sealed
+    }
+
+    /// Refuses to write when the commit file is not the one this process read or wrote last: some
+    /// other process changed the vault (one that did not take the writer lock), and writing now
+    /// would cut its frames off.
+    func requireUnchanged() throws(VaultError) {
+        let onDisk = try? POSIXFile.readAll(Self.file(path, Self.commitFile), limit: CommitPointer.size)
+        guard onDisk == committedPointer else {
+            throw VaultError(.busy, "another process changed the vault at \(path) while this one had it open; nothing was written")
+        }
     }
 
     /// Superseded versions and tombstones pile up (a counting credential writes a version per
@@ -187,29 +220,33 @@ extension Vault {
     /// an orphan, removed later); after, the new one. The old log is then deleted.
     public func compact() throws(VaultError) {
         guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
-        let next = generation + 1
-        let current = records
+        let state = try stateLock(exclusive: true)
+        defer { withExtendedLifetime(state) {} }
+        try requireUnchanged()
+        try compactLocked()
+    }
+
+    /// A whole log of generation `generation` holding `records`, in frames of
+    /// ``compactionBatch``, sealed under `key`; and its frame count.
+    func logBytes(_ records: [VaultRecord], generation: UInt64, key: SecureBytes) -> ([UInt8], UInt64) {
         var bytes = [UInt8]()
         var frames: UInt64 = 0
         var start = 0
         repeat {
-            let end = min(start + Self.compactionBatch, current.count)
-            bytes += frame(current[start..<end], sequence: frames, generation: next)
+            let end = min(start + Self.compactionBatch, records.count)
+            bytes += frame(records[start..<end], sequence: frames, generation: generation, key: key)
             frames += 1
             start = end
-        } while start < current.count
+        } while start < records.count
+        return (bytes, frames)
+    }
+
+    /// ``compact()`` for a caller that holds the state lock exclusively.
+    func compactLocked() throws(VaultError) {
+        let next = generation + 1
+        let (bytes, frames) = logBytes(records, generation: next, key: key)
         let nextPath = Self.file(path, Self.logFile(next))
-        let fd = Glibc.open(nextPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw VaultError(.io, "cannot create \(nextPath): \(POSIXFile.errorText())") }
-        do throws(VaultError) {
-            try POSIXFile.writeAll(fd, bytes, path: nextPath)
-            try POSIXFile.sync(fd, path: nextPath)
-        } catch {
-            close(fd)
-            unlink(nextPath)
-            throw error
-        }
-        close(fd)
+        try POSIXFile.writeNew(nextPath, bytes)
         try POSIXFile.syncDirectory(path)
         try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count)))
         let oldPath = logPath
@@ -221,11 +258,31 @@ extension Vault {
         removeOrphanLogs()
     }
 
-    /// Log files of other generations: left by a compaction that was interrupted.
-    func removeOrphanLogs() {
-        let current = Self.logFile(generation)
-        for name in POSIXFile.entries(path) where name.hasPrefix("log.") && name != current {
-            unlink(Self.file(path, name))
+    /// Log files a compaction or a key rotation left when it was interrupted: the generation
+    /// before the current one (the old log was not yet deleted) or after it (the new one was not
+    /// yet made current). Only these: any other file is not the vault's to delete.
+    var orphanLogs: [String] {
+        let neighbours = [generation > 0 ? Self.logFile(generation - 1) : nil, Self.logFile(generation + 1)]
+        return neighbours.compactMap { $0 }.filter { POSIXFile.exists(Self.file(path, $0)) }
+    }
+
+    /// A writer's clean-up at open, under the exclusive state lock: finishes a key rotation that
+    /// stopped after its new header was in place (`commit.next` becomes `commit`), drops a
+    /// `commit.next` that never took effect, and deletes orphaned logs.
+    func tidy() throws(VaultError) {
+        let state = try stateLock(exclusive: true)
+        defer { withExtendedLifetime(state) {} }
+        let next = Self.file(path, Self.nextCommitFile)
+        if let pending = try? POSIXFile.readAll(next, limit: CommitPointer.size), pending == committedPointer {
+            try POSIXFile.renameFile(next, to: Self.file(path, Self.commitFile))
+            try POSIXFile.syncDirectory(path)
+        } else {
+            unlink(next)
         }
+        removeOrphanLogs()
+    }
+
+    func removeOrphanLogs() {
+        for name in orphanLogs { unlink(Self.file(path, name)) }
     }
 }

@@ -44,6 +44,7 @@ public final class Device {
     /// the simulated biometric: passkeys made with user verification then need that PIN.
     public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
                               biometricPIN: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                              waiting: Vault.Waiting = Vault.Waiting(),
                               random: RandomSource = .live, clock: WallClock = .live) throws(DeviceError) -> Device {
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         if let biometricPIN { try checkNewPIN(biometricPIN) }
@@ -52,7 +53,7 @@ public final class Device {
         }
         do {
             // The settings record is part of creation: there is never a vault without one.
-            let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf) { vault throws(VaultError) in
+            let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting) { vault throws(VaultError) in
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 return [DeviceSettings.newRecord(enrollment: enrollment, maxAttempts: maxPINAttempts)]
             }
@@ -60,12 +61,15 @@ public final class Device {
         } catch { throw DeviceError(error) }
     }
 
-    /// Opens the vault at `path`. `.write` (an exclusive lock) for ceremonies and changes; `.read`
-    /// (shared) to look.
+    /// Opens the vault at `path`: `.write` for ceremonies and changes (writers take turns: this one
+    /// holds the vault until it is released), `.read` to look (a reader waits for no prompt). When
+    /// another process holds the vault, `waiting` says how long to wait and what to do meanwhile.
     public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write,
+                            waiting: Vault.Waiting = Vault.Waiting(),
                             random: RandomSource = .live, clock: WallClock = .live) throws(DeviceError) -> Device {
         do {
-            return try Device(vault: try Vault.open(at: path, passphrase: passphrase, access: access), random: random, clock: clock)
+            let vault = try Vault.open(at: path, passphrase: passphrase, access: access, waiting: waiting)
+            return try Device(vault: vault, random: random, clock: clock)
         } catch { throw DeviceError(error) }
     }
 
@@ -218,9 +222,12 @@ public final class Device {
         do { try vault.compact() } catch { throw DeviceError(error) }
     }
 
-    /// Wraps the vault key under a new passphrase (and KDF level, when given).
+    /// A new passphrase (and KDF level, when given) and a new vault key: every record is written
+    /// again under the new key, so an old copy of the header with the old passphrase opens nothing.
     public func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel? = nil) throws(DeviceError) {
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the new passphrase is empty") }
-        do { try vault.changePassphrase(to: passphrase, kdf: kdf) } catch { throw DeviceError(error) }
+        do {
+            try vault.changePassphrase(to: passphrase, kdf: kdf, sealedFields: [.credential: [CredentialRecord.Tag.sealedPrivateKey]])
+        } catch { throw DeviceError(error) }
     }
 }

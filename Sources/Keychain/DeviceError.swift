@@ -16,6 +16,10 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case vaultLocked
         /// The vault's files are damaged, or were edited.
         case vaultCorrupted
+        /// Another process held the vault longer than the caller would wait, or changed it underneath.
+        case vaultBusy
+        /// The vault's directory or a file in it belongs to another user or can be written by others.
+        case vaultInsecure
         /// The operating system refused a file operation.
         case storage
         /// The caller asked for something the device cannot do (a PIN too short, a directory that
@@ -46,6 +50,8 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case .locked: .vaultLocked
         case .corrupted: .vaultCorrupted
         case .io: .storage
+        case .busy: .vaultBusy
+        case .unsafe: .vaultInsecure
         case .invalid: .invalidArgument
         }
         self.init(code, error.message)

@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 import KeyVault
 import VirtualAuthenticator
 
@@ -34,12 +34,9 @@ public struct UserPolicy {
         throw AuthenticatorError(.notInteractive, "user verification for \(prompt.rpId) needs the biometric PIN, and none was given")
     }
 
-    /// Sleeps for `duration` in real time (interrupted sleeps resume).
+    /// Sleeps for `duration` in real time.
     public static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0 else { return }
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
     }
 }

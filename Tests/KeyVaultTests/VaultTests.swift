@@ -273,9 +273,84 @@ final class VaultTests {
 
     @Test func changedPassphraseOpensAndTheOldOneIsLocked() throws {
         try create(commits: [[record(1)]])
-        try withVault { try $0.changePassphrase(to: secure("new passphrase"), kdf: nil) }
+        try withVault { try $0.changePassphrase(to: secure("new passphrase"), kdf: nil, sealedFields: [:]) }
         expectVaultError(.locked) { try records() }
         #expect(try records(passphrase: "new passphrase") == [record(1)])
+    }
+
+    /// A record whose field 3 is a secret sealed in `vault`.
+    private func recordWithSecret(_ n: UInt8, in vault: Vault, secret: [UInt8]) -> VaultRecord {
+        var r = record(n)
+        r.setField(3, secret.withUnsafeBytes { vault.sealSecret($0, recordId: r.id) })
+        return r
+    }
+
+    @Test func aNewPassphraseBringsANewVaultKeySoAnOldHeaderOpensNothing() throws {
+        let secret: [UInt8] = [7, 7, 7, 7]
+        do {
+            let vault = try Vault.create(at: path, passphrase: secure(rightPassphrase), kdf: .min)
+            try vault.commit([recordWithSecret(1, in: vault, secret: secret), record(2)])
+        }
+        let oldHeader = try read("header")
+        try withVault { vault in
+            try vault.changePassphrase(to: secure("new passphrase"), kdf: nil, sealedFields: [.credential: [3]])
+            try vault.commit([record(3)])  // written after the change, under the new key
+        }
+        // The new passphrase opens everything, the secret included, sealed again under the new key.
+        let opened = try withVault(passphrase: "new passphrase", access: .read) { vault in
+            (vault.records.map(\.id), try vault.openSecret(Array(vault.record(id: recordId(1))!.field(3)!), recordId: recordId(1))
+                .withUnsafeBytes { Array($0) })
+        }
+        #expect(opened.0 == [recordId(1), recordId(2), recordId(3)])
+        #expect(opened.1 == secret)
+        // The old header and the old passphrase: the vault key it unwraps opens nothing current.
+        try write("header", oldHeader)
+        #expect(openErrorKind() == .corrupted)
+        expectVaultError(.locked) { try records(passphrase: "new passphrase") }
+    }
+
+    @Test func aKeyRotationInterruptedAnywhereLeavesTheOldVaultOrTheNewOne() throws {
+        try create(commits: [[record(1)]])
+        let before = try snapshot()
+        try withVault { try $0.changePassphrase(to: secure("new passphrase"), kdf: nil, sealedFields: [:]) }
+        let after = try snapshot()
+        let newLog = try logName()
+        // Stopped before the header was replaced: the old header, commit and log, plus the new
+        // generation's log and commit.next. The old vault, whole.
+        try restore(before)
+        try write(newLog, after[newLog]!)
+        try write("commit.next", after["commit"]!)
+        #expect(try records() == [record(1)])
+        try withVault { _ in }  // a writer tidies the leftovers away
+        #expect(!FileManager.default.fileExists(atPath: path + "/commit.next"))
+        #expect(!FileManager.default.fileExists(atPath: path + "/" + newLog))
+        // Stopped after the header, before commit.next became commit: the new vault.
+        try restore(before)
+        try write("header", after["header"]!)
+        try write(newLog, after[newLog]!)
+        try write("commit.next", after["commit"]!)
+        expectVaultError(.locked) { try records() }
+        #expect(try records(passphrase: "new passphrase") == [record(1)])
+        try withVault(passphrase: "new passphrase") { _ in }
+        #expect(!FileManager.default.fileExists(atPath: path + "/commit.next"))
+        #expect(try read("commit") == after["commit"]!)
+    }
+
+    /// Every file of the vault but the lock files, by name.
+    private func snapshot() throws -> [String: [UInt8]] {
+        var out = [String: [UInt8]]()
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) where !["lock", "writer"].contains(name) {
+            out[name] = try read(name)
+        }
+        return out
+    }
+
+    /// Puts the directory back to `files` (lock files aside).
+    private func restore(_ files: [String: [UInt8]]) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) where !["lock", "writer"].contains(name) {
+            try FileManager.default.removeItem(atPath: path + "/" + name)
+        }
+        for (name, bytes) in files { try write(name, bytes) }
     }
 
     // MARK: Sequences of commits

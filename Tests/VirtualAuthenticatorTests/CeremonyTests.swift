@@ -18,10 +18,10 @@ private struct Harness {
         client = WebAuthnClient(authenticator: authenticator, suffixes: { PublicSuffixList(text: "com\n") })
     }
 
-    func register(_ tweak: (inout CreationOptions) -> Void = { _ in }) throws -> RegistrationResponse {
+    func register(fault: Fault? = nil, _ tweak: (inout CreationOptions) -> Void = { _ in }) throws -> RegistrationResponse {
         var options = try CreationOptions(json: jsonBytes(creationObject()))
         tweak(&options)
-        return try client.create(options: options, origin: origin)
+        return try client.create(options: options, origin: origin, fault: fault)
     }
 
     func authenticate(fault: Fault? = nil, _ tweak: (inout RequestOptions) -> Void = { _ in }) throws -> AuthenticationResponse {
@@ -340,10 +340,22 @@ private final class CountingUser: UserInteraction {
     #expect(claimed.result.authenticatorData[32] & uv == uv)
     #expect(!verifies(claimed.result.signature, authData: claimed.result.authenticatorData, clientDataJSON: claimed.clientDataJSON, spki: spki))
 
-    // The stored count keeps rising; only the reported one goes back.
+    // The reported count goes back below the stored one, which no faulted response moves.
     let regressed = try harness.authenticate(fault: .counterRegress)
     let reported = regressed.result.authenticatorData[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-    #expect(reported < regressed.result.credential.signCount + 1 && reported == regressed.result.credential.signCount - 1)
+    #expect(reported == regressed.result.credential.signCount - 1)
+    #expect(harness.store.stored.first?.0.signCount == 2)
+    let next = try harness.authenticate()
+    #expect(try AuthenticatorData(parsing: next.result.authenticatorData).signCount == 3)
+}
+
+@Test func aFaultedRegistrationStoresNothingAndReplacesNothing() throws {
+    let harness = Harness()
+    let honest = try harness.register()
+    for fault in [Fault.badCBOR, .wrongChallenge, .upCleared, .wrongRpIdHash] {
+        _ = try harness.register(fault: fault)
+        #expect(harness.storedIds == [honest.result.credential.id], "\(fault)")
+    }
 }
 
 @Test func aFaultThatCannotApplyIsRefusedBeforeAnythingHappens() throws {

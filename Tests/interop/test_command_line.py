@@ -50,10 +50,13 @@ def test_double_dash_ends_options_so_ids_may_start_with_a_dash(authctl):
     dashed = found.stdout.strip()
     assert dashed.startswith("-")
 
-    # Without `--` it reads as an option, and the error says what to do.
-    expect_usage(authctl.run("sign", "--origin", ORIGIN, dashed), "after '--'")
+    # A single dash starts no option: where the command takes an argument, the word is one.
     signed = authctl.run("sign", "--origin", ORIGIN, "--user-verification", "discouraged", "--", dashed).json
     assert signed["id"] == dashed
+    assert authctl.run("sign", "--origin", ORIGIN, dashed, "--user-verification", "discouraged").json["id"] == dashed
+    # A long option mistyped with one dash is still caught, and so is a dash word where no argument is taken.
+    expect_usage(authctl.run("sign", "-origin", ORIGIN), "did you mean '--origin'?")
+    expect_usage(authctl.run("list", dashed), "after '--'")
     # An option that takes a value takes the next word, dash or not.
     assert authctl.run("sign", "--origin", ORIGIN, "--credential", dashed, "--user-verification", "discouraged").json["id"] == dashed
     assert authctl.run("sign", "--origin", ORIGIN, f"--credential={dashed}", "--user-verification", "discouraged").json["id"] == dashed

@@ -253,12 +253,12 @@ def test_compaction_keeps_live_records_and_drops_the_rest(authctl):
     assert authctl.run("vault", "check").code == 0
 
 
-def test_passphrase_change_rewraps_and_keeps_everything(authctl, tmp_path):
+def test_passphrase_change_rotates_the_key_and_keeps_everything(authctl, tmp_path):
     made = authctl.run("register", "--origin", ORIGIN).json["id"]
-    log_before = log_file(authctl.vault).read_bytes()
+    old_log = log_file(authctl.vault)
     result = authctl.run("vault", "passwd", env={"AUTHCTL_NEW_PASSPHRASE": "new passphrase"})
     assert result.code == 0, result.stderr
-    assert log_file(authctl.vault).read_bytes() == log_before  # nothing re-encrypted
+    assert log_file(authctl.vault) != old_log and not old_log.exists()  # rewritten as a new generation
     assert authctl.run("list").code == 20  # the old passphrase no longer opens it
     new = {"AUTHCTL_PASSPHRASE": "new passphrase"}
     assert authctl.run("sign", "--origin", ORIGIN, env=new).json["id"] == made

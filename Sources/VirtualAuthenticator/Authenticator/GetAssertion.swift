@@ -57,8 +57,8 @@ extension Authenticator {
         let verification = verify ? try user.verifyUser(prompt) : nil
 
         // Step 11: a counting credential's next count (synced passkeys keep 0). It is stored, below,
-        // once the signature exists and before it is returned, so no two responses carry the same
-        // count and a failure before that leaves the counter as it was.
+        // once the signature exists and before it is returned, so no two honest responses carry
+        // the same count and a failure before that leaves the counter as it was.
         var signCount = credential.signCount
         if credential.countsSignatures {
             guard signCount < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
@@ -77,7 +77,8 @@ extension Authenticator {
         var signature: [UInt8]
         do { signature = try key.sign(authenticatorData + request.clientDataHash) } catch { throw AuthenticatorError(error) }
         request.fault?.apply(toSignature: &signature, authenticatorData: &authenticatorData)
-        if credential.countsSignatures { try store.updateSignCount(of: credential, to: signCount) }
+        // A faulted response is one the RP must reject: the stored count stays where it was.
+        if credential.countsSignatures && request.fault == nil { try store.updateSignCount(of: credential, to: signCount) }
         return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)
     }
 }

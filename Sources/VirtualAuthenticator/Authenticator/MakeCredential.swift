@@ -103,9 +103,13 @@ extension Authenticator {
             authenticatorData = attestation.authenticatorData
         }
 
-        // Step 17 (rk): a platform passkey is always discoverable; one per RP and user handle.
-        let replaced = existing.filter { $0.userHandle == request.userHandle }
-        try store.save(credential, privateKey: key, replacing: replaced, verification: verification)
+        // Step 17 (rk): a platform passkey is always discoverable; one per RP and user handle. A
+        // faulted response is one the RP must reject, so it leaves the store as it was: nothing is
+        // stored, and no passkey the RP still relies on is replaced.
+        if request.fault == nil {
+            let replaced = existing.filter { $0.userHandle == request.userHandle }
+            try store.save(credential, privateKey: key, replacing: replaced, verification: verification)
+        }
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
                                       attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo)

@@ -11,35 +11,25 @@ public struct Origin: Equatable, Sendable {
     /// `http` on `localhost` (and its subdomains), with a domain — not an IP address — as host.
     /// A Unicode host (`https://bücher.example`) is turned into its A-labels, as a browser does.
     public init(parsing text: String) throws(AuthenticatorError) {
-        // scheme "://" [userinfo "@"] host [":" port] [path / query / fragment]
-        guard let schemeEnd = text.range(of: "://") else {
-            throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host")
+        let parts: URLParts
+        do { parts = try URLParts(text) } catch {
+            throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host (\(error.reason))")
         }
-        let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        let afterScheme = text[schemeEnd.upperBound...]
-        let authority = afterScheme.prefix { !"/?#".contains($0) }
-        guard !authority.contains("@") else {
+        guard !parts.hasCredentials else {
             throw AuthenticatorError(.securityError, "origin '\(text)' must not carry credentials")
         }
-        var host = Substring(authority)
-        var port: Int? = nil
-        if let colon = authority.lastIndex(of: ":"), !authority.hasPrefix("[") {
-            host = authority[..<colon]
-            let digits = authority[authority.index(after: colon)...]
-            guard let number = Int(digits), (0...65535).contains(number), digits.allSatisfy(\.isASCII) else {
-                throw AuthenticatorError(.securityError, "origin '\(text)' has a bad port")
-            }
-            port = number
-        }
-        guard !host.isEmpty else { throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host") }
+        let scheme = parts.scheme, host = parts.host, port = parts.port
         let ascii = try Origin.domainToASCII(String(host), what: "origin host")
         let isLocalhost = ascii == "localhost" || ascii.hasSuffix(".localhost")
         guard scheme == "https" || (scheme == "http" && isLocalhost) else {
             throw AuthenticatorError(.securityError,
                 "origin '\(text)' is not a secure context (use https://, or http://localhost)")
         }
+        guard !Origin.isIPAddress(ascii) else {
+            throw AuthenticatorError(.securityError, "origin host '\(ascii)' is an IP address, which cannot be an RP ID")
+        }
         guard Origin.isDomain(ascii) else {
-            throw AuthenticatorError(.securityError, "origin host '\(ascii)' is not a valid domain (IP addresses cannot be RP IDs)")
+            throw AuthenticatorError(.securityError, "origin host '\(ascii)' is not a valid domain")
         }
         let defaultPort = scheme == "https" ? 443 : 80
         self.scheme = scheme
@@ -66,12 +56,19 @@ public struct Origin: Equatable, Sendable {
         return host.lowercased()
     }
 
-    /// A lower-case ASCII domain: dot-separated labels of letters, digits and hyphens, whose last
-    /// label is not a number (URL Standard "ends in a number": decimal, or `0x` hexadecimal), which
-    /// would make the host an IPv4 address; an `xn--` label must be a valid A-label.
+    /// An IPv6 literal (`[::1]`), or a host whose last label is a number (URL Standard "ends in a
+    /// number": decimal, or `0x` hexadecimal), which makes it an IPv4 address.
+    static func isIPAddress(_ host: String) -> Bool {
+        host.hasPrefix("[") || host.split(separator: ".", omittingEmptySubsequences: false).last.map(endsInNumber) == true
+    }
+
+    /// A lower-case ASCII domain, as an RP ID must be: dot-separated labels of 1–63 letters, digits
+    /// and hyphens, neither starting nor ending with a hyphen, 253 bytes at most, not an IP address;
+    /// an `xn--` label must be a valid A-label. (Hand-written: libidn2 holds ASCII labels to
+    /// IDNA2008's stricter hyphen rules, which browsers do not apply to them.)
     static func isDomain(_ host: String) -> Bool {
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard host.utf8.count <= 253, !labels.isEmpty, let last = labels.last, !endsInNumber(last) else { return false }
+        guard host.utf8.count <= 253, !labels.isEmpty, !isIPAddress(host) else { return false }
         return labels.allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
                 && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }

@@ -5,7 +5,7 @@
 ///   it looks like, so `--credential -AbC` works; flags take no value;
 /// - global options (``GlobalOptions``) are accepted before and after the command;
 /// - `--` ends options: every later word is a positional argument (a credential id may start
-///   with `-`);
+///   with `-`); a word with a single leading dash is an argument where the command takes one;
 /// - `-h`/`--help` anywhere asks for the chosen command's help, `--version` for the version.
 ///
 /// Anything unknown is a usage error that names the nearest known spelling.
@@ -37,6 +37,13 @@ struct ArgumentParser {
             if !endOfOptions && word.hasPrefix("-") && word != "-" {
                 if word == "-h" || word == "--help" { wantsHelp = true; continue }
                 if word == "--version" { wantsVersion = true; continue }
+                // A single dash starts no option here (there are no short ones but -h): a base64url
+                // credential id may start with one, so it is an argument where the command takes one.
+                if !word.hasPrefix("--") && !command.arguments.isEmpty
+                    && !(globals + command.options).contains(where: { $0.name == "-" + word }) {
+                    positionals.append(word)
+                    continue
+                }
                 let (name, inline) = Self.split(word)
                 guard word.hasPrefix("--"), let option = (globals + command.options).first(where: { $0.name == name }) else {
                     throw unknownOption(name, command: command, path: path)

@@ -25,20 +25,20 @@ enum BenchVaultCommand {
         let runCount = try args.integer(runs, in: 1...1000) ?? 7
         let dir = args.value(directory) ?? "/tmp"
 
-        Output.data("vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)")
+        try Output.data("vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)")
         var rows: [(Int, [Double])] = []
         for size in counts {
             let figures: [Double]
             do { figures = try measure(size: size, runs: runCount, directory: dir) } catch { throw CLIError(error) }
             rows.append((size, figures))
-            Output.data(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
+            try Output.data(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
                 pad(format(v, i == 4 ? 2 : 3), [15, 13, 9, 14, 9][i]) }.joined(separator: "   "))
         }
         guard let first = rows.first, rows.count > 1 else { return }
-        Output.data("")
+        try Output.data("")
         for (size, figures) in rows.dropFirst() {
             let ratios = zip(figures.prefix(4), first.1.prefix(4)).map { format($0 / $1, 2) + "x" }
-            Output.data("ratio \(size)/\(first.0): open+index \(ratios[0]), register \(ratios[1]), sign \(ratios[2]), open+sign \(ratios[3])")
+            try Output.data("ratio \(size)/\(first.0): open+index \(ratios[0]), register \(ratios[1]), sign \(ratios[2]), open+sign \(ratios[3])")
         }
     }
 

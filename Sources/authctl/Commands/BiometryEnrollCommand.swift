@@ -14,7 +14,7 @@ enum BiometryEnrollCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let vault = VaultSelection(args)
+        let vault = try VaultSelection(args)
         let device = try vault.open(.write)
         let newPIN = try SecretSource.read(.newPIN, file: args.value(newPINFile), fileOption: newPINFile.name)
         let dropped: Int

@@ -6,6 +6,6 @@ enum BiometryStatusCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let device = try VaultSelection(args).open(.read)
-        Report.print(device.biometry, json: args.flag(GlobalOptions.json))
+        try Report.print(device.biometry, json: args.flag(GlobalOptions.json))
     }
 }

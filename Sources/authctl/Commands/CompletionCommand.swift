@@ -8,8 +8,8 @@ enum CompletionCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         switch args.argument(0) {
-        case "zsh": Output.data(Completion.zsh(root: Program.root, globals: GlobalOptions.all))
-        default: Output.data(Completion.bash(root: Program.root, globals: GlobalOptions.all))
+        case "zsh": try Output.data(Completion.zsh(root: Program.root, globals: GlobalOptions.all))
+        default: try Output.data(Completion.bash(root: Program.root, globals: GlobalOptions.all))
         }
     }
 }

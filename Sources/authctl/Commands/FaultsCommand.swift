@@ -2,7 +2,9 @@ import VirtualAuthenticator
 
 /// `authctl faults`: what `--fault NAME` can break, where, and the RP check that must catch it.
 enum FaultsCommand {
-    static let spec = CommandSpec(name: "faults", abstract: "list what --fault NAME can break", run: { _ throws(CLIError) in
+    static let spec = CommandSpec(name: "faults", abstract: "list what --fault NAME can break", run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
         let width = Fault.allCases.map(\.rawValue.count).max() ?? 0
         for fault in Fault.allCases {
             let scopes = [
@@ -11,7 +13,7 @@ enum FaultsCommand {
                     : (fault.applies(to: .registration, attestation: .packed) ? "register (packed)" : nil),
             ].compactMap { $0 }
             let name = fault.rawValue + String(repeating: " ", count: width - fault.rawValue.count)
-            Output.data("\(name)  [\(scopes.joined(separator: ", "))] \(fault.summary)")
+            try Output.data("\(name)  [\(scopes.joined(separator: ", "))] \(fault.summary)")
         }
-    })
+    }
 }

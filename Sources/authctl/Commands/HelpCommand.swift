@@ -15,6 +15,6 @@ enum HelpCommand {
             }
             command = next
         }
-        Output.data(Help.text(for: args.positionals, root: Program.root, globals: GlobalOptions.all))
+        try Output.data(Help.text(for: args.positionals, root: Program.root, globals: GlobalOptions.all))
     }
 }

@@ -19,10 +19,11 @@ enum InitCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let vault = VaultSelection(args)
+        let vault = try VaultSelection(args)
         let level = args.value(kdf).flatMap(KDFLevel.init(rawValue:)) ?? .interactive
         let attempts = try args.integer(maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
-        let passphrase = try vault.passphrase()
+        let passphrase = try SecretSource.read(.firstPassphrase(vault: vault.path), file: vault.passphraseFile,
+                                               fileOption: GlobalOptions.passphraseFile.name)
         let pin = args.flag(noBiometry) ? nil
             : try SecretSource.read(.enrolledPIN, file: vault.pinFile, fileOption: GlobalOptions.pinFile.name)
         do {

@@ -37,22 +37,25 @@ enum ListCommand {
     struct Listing: Encodable { let credentials: [Entry] }
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
+        try Output.requireStdout()
         let device = try VaultSelection(args).open(.read)
         let credentials: [Credential]
         do { credentials = try device.credentials().filter { args.value(rpId) == nil || $0.rpId == args.value(rpId) } } catch {
             throw CLIError(error)
         }
         if args.flag(GlobalOptions.json) {
-            Output.data(JSONOutput.string(Listing(credentials: credentials.map(Entry.init))))
+            try Output.data(JSONOutput.string(Listing(credentials: credentials.map(Entry.init))))
             return
         }
+        // A table for people: what an RP supplied (the user name) is shown escaped, so it can
+        // neither forge a row nor reach the terminal as a control sequence.
         let rows = [["CREDENTIAL ID", "RP ID", "USER", "CREATED (UTC)", "BACKUP"]] + credentials.map { c in
-            [Base64URL.encode(c.id), c.rpId, c.userName, timestamp(c.createdAt),
+            [Base64URL.encode(c.id), c.rpId, TerminalText.escaped(c.userName), timestamp(c.createdAt),
              c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound"]
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
-            Output.data(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+            try Output.data(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
     }

@@ -18,8 +18,8 @@ enum Program {
         let json = GlobalOptions.wantsJSON(words)
         do throws(CLIError) {
             switch try parser.parse(words) {
-            case .help(let path): Output.data(Help.text(for: path, root: root, globals: GlobalOptions.all))
-            case .version: Output.data("authctl \(version)")
+            case .help(let path): try Output.data(Help.text(for: path, root: root, globals: GlobalOptions.all))
+            case .version: try Output.data("authctl \(version)")
             case .run(let command, let arguments): try command.run?(arguments)
             }
             return 0

@@ -10,7 +10,7 @@ enum VaultInfoCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let device = try VaultSelection(args).open(.read)
-        Report.print(VaultReport(device, check: nil), json: args.flag(GlobalOptions.json))
+        try Report.print(VaultReport(device, check: nil), json: args.flag(GlobalOptions.json))
     }
 }
 

@@ -1,6 +1,8 @@
 /// `authctl version` (also `authctl --version`).
 enum VersionCommand {
-    static let spec = CommandSpec(name: "version", abstract: "print the version", run: { _ throws(CLIError) in
-        Output.data("authctl \(Program.version)")
-    })
+    static let spec = CommandSpec(name: "version", abstract: "print the version", run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        try Output.data("authctl \(Program.version)")
+    }
 }

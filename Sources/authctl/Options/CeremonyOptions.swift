@@ -1,4 +1,3 @@
-import Foundation
 import Keychain
 import VirtualAuthenticator
 
@@ -49,7 +48,8 @@ enum CeremonyOptions {
         _ args: ParsedArguments, account: AccountChoice = .newest, buildOptions: (ParsedArguments) -> [UInt8],
         _ ceremony: (Device, _ options: [UInt8], _ origin: String, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
     ) throws(CLIError) {
-        let vault = VaultSelection(args)
+        try Output.requireStdout()
+        let vault = try VaultSelection(args)
         let optionsJSON = try optionsJSON(args) ?? buildOptions(args)
         let person = try user(args, vault: vault, account: account)
         let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
@@ -57,16 +57,17 @@ enum CeremonyOptions {
         let response: any Encodable
         do { response = try ceremony(device, optionsJSON, args.value(origin) ?? "", person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
-        Output.data(JSONOutput.string(response))
+        do {
+            try Output.data(JSONOutput.string(response))
+        } catch {
+            // The vault change is durable by now (it had to be, before the response could exist).
+            throw CLIError(.ioError, "\(error.message); the vault keeps what this ceremony did "
+                + "(a registration's passkey is stored; a sign-in's counter, if the passkey counts, has advanced)")
+        }
     }
 
     /// The options JSON from `--options FILE|-`, or `nil` when the flags build them.
     static func optionsJSON(_ args: ParsedArguments) throws(CLIError) -> [UInt8]? {
-        guard let source = args.value(options) else { return nil }
-        if source == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
-        guard let data = FileManager.default.contents(atPath: source) else {
-            throw CLIError(.badInput, "cannot read options file \(source)")
-        }
-        return Array(data)
+        try args.value(options).map(OptionsInput.read)
     }
 }

@@ -9,18 +9,34 @@ struct VaultSelection {
     let path: String
     let passphraseFile: String?
     let pinFile: String?
+    let waitSeconds: Int
 
-    init(_ args: ParsedArguments) {
-        path = args.value(GlobalOptions.vault) ?? Self.defaultPath()
+    init(_ args: ParsedArguments) throws(CLIError) {
+        if let given = args.value(GlobalOptions.vault) { path = given } else { path = try Self.defaultPath() }
         passphraseFile = args.value(GlobalOptions.passphraseFile)
         pinFile = args.value(GlobalOptions.pinFile)
+        waitSeconds = try args.integer(GlobalOptions.wait, in: 0...86_400) ?? GlobalOptions.defaultWaitSeconds
     }
 
-    /// `$AUTHCTL_VAULT`, else `$XDG_DATA_HOME/authctl`, else `~/.local/share/authctl`.
-    static func defaultPath() -> String {
+    /// `$AUTHCTL_VAULT`, else `$XDG_DATA_HOME/authctl` (an absolute one, as the XDG spec says), else
+    /// `~/.local/share/authctl` — home from `$HOME`, else the user database. Never the current
+    /// directory by accident.
+    static func defaultPath() throws(CLIError) -> String {
         if let v = environment("AUTHCTL_VAULT"), !v.isEmpty { return v }
         if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/authctl" }
-        return (environment("HOME") ?? ".") + "/.local/share/authctl"
+        if let home = environment("HOME"), home.hasPrefix("/") { return home + "/.local/share/authctl" }
+        if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir.map({ String(cString: $0) }), dir.hasPrefix("/") {
+            return dir + "/.local/share/authctl"
+        }
+        throw CLIError(.usage, "no home directory to keep the vault in: set AUTHCTL_VAULT or pass --vault DIR")
+    }
+
+    /// While another process holds the vault: say so once, and wait up to `--wait`.
+    var waiting: Vault.Waiting {
+        Vault.Waiting(limit: .seconds(waitSeconds)) { [path, waitSeconds] in
+            Output.diagnostic("authctl: waiting for the vault at \(path): another authctl process is using it "
+                + "(waiting up to \(waitSeconds) s; see --wait)")
+        }
     }
 
     func passphrase() throws(CLIError) -> SecureBytes {
@@ -28,13 +44,18 @@ struct VaultSelection {
     }
 
     /// The biometric PIN, read only when the sensor asks for it. Its failures travel through the
-    /// device in the command line's own words.
+    /// device: as the ceremony outcome they are (`notInteractive`, `canceled` at an interrupted
+    /// prompt), or in the command line's own words.
     func pin(_ prompt: UserPrompt) throws(AuthenticatorError) -> SecureBytes {
         do {
             return try SecretSource.read(.pin(rpId: prompt.rpId, userName: prompt.userName), file: pinFile,
                                          fileOption: GlobalOptions.pinFile.name)
         } catch {
-            throw AuthenticatorError(error.name == .notInteractive ? .notInteractive : .unknown, error.message, underlying: error)
+            switch error.name {
+            case .notInteractive: throw AuthenticatorError(.notInteractive, error.message)
+            case .canceled: throw AuthenticatorError(.canceled, error.message)
+            default: throw AuthenticatorError(.unknown, error.message, underlying: error)
+            }
         }
     }
 
@@ -44,7 +65,7 @@ struct VaultSelection {
             throw CLIError(.vaultNotFound, "no vault at \(path); create one with 'authctl init' (or choose one with --vault)")
         }
         let secret = try passphrase()
-        do { return try Device.open(at: path, passphrase: secret, access: access) } catch { throw CLIError(error) }
+        do { return try Device.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }
     }
 
     /// The person at the device: this vault's PIN source, and what the command line says they do.

@@ -9,7 +9,7 @@ struct CLIError: Error, Sendable {
     enum Name: String, CaseIterable, Sendable {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
         case biometryLockout, timedOut, securityError, notSupported, badInput, usage
-        case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, ioError
+        case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, ioError
     }
 
     let name: Name
@@ -31,6 +31,8 @@ struct CLIError: Error, Sendable {
         case .vaultExists: .vaultExists
         case .vaultLocked: .vaultLocked
         case .vaultCorrupted: .vaultCorrupted
+        case .vaultBusy: .vaultBusy
+        case .vaultInsecure: .vaultInsecure
         case .storage: .ioError
         case .invalidArgument: .badInput
         case .noSuchCredential: .notHandled
@@ -77,6 +79,8 @@ extension CLIError.Name {
         case .vaultCorrupted: 21
         case .vaultNotFound: 22
         case .vaultExists: 23
+        case .vaultBusy: 24
+        case .vaultInsecure: 25
         case .usage: 64  // EX_USAGE
         case .badInput: 65  // EX_DATAERR
         case .unknown: 70  // EX_SOFTWARE

@@ -21,7 +21,11 @@ enum ErrorReport {
     }
 
     static func emit(_ error: CLIError, json: Bool) -> Int32 {
-        Output.diagnostic(json ? JSONOutput.string(Document(error: error)) : "authctl: error: \(error.name.rawValue): \(error.message)")
+        if json {
+            Output.diagnosticJSON(JSONOutput.string(Document(error: error)))
+        } else {
+            Output.diagnostic("authctl: error: \(error.name.rawValue): \(error.message)")
+        }
         return error.name.exitCode
     }
 }

@@ -1,22 +1,74 @@
 import Glibc
 
-/// Where output goes: data to stdout only, diagnostics to stderr only.
+/// Where output goes: data to stdout only, diagnostics to stderr only. Writes are checked: data
+/// that cannot be written (a closed pipe, a full disk, a file-size limit) is an `ioError`, never a
+/// signal — ``prepareProcess()`` turns SIGPIPE and SIGXFSZ into errors a write returns.
 enum Output {
-    static func data(_ line: String) {
-        write(line + "\n", to: STDOUT_FILENO)
+    /// Standard streams that were closed when the process started. Each was reopened on
+    /// /dev/null, so that no file the vault opens can take its number and receive output.
+    nonisolated(unsafe) private(set) static var closedAtStart: Set<Int32> = []
+
+    /// Run first: ignore the signals a failed write raises, and keep descriptors 0–2 taken.
+    static func prepareProcess() {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
+        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            closedAtStart.insert(fd)
+            let null = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if null >= 0 && null != fd {
+                dup2(null, fd)
+                close(null)
+            }
+        }
     }
 
+    /// A line of data (JSON, a listing) on stdout, exactly as given.
+    static func data(_ line: String) throws(CLIError) {
+        try requireStdout()
+        if let failure = write(line + "\n", to: STDOUT_FILENO) {
+            throw CLIError(.ioError, "cannot write to stdout: \(failure)")
+        }
+    }
+
+    /// A line for people on stdout: control characters shown escaped, never acted on.
+    static func text(_ line: String) throws(CLIError) {
+        try data(TerminalText.escaped(line))
+    }
+
+    /// Fails before any work is done when stdout was closed.
+    static func requireStdout() throws(CLIError) {
+        if closedAtStart.contains(STDOUT_FILENO) { throw CLIError(.ioError, "stdout is closed; nothing was done") }
+    }
+
+    /// A message on stderr, control characters escaped (one line stays one line). A failure to
+    /// write it cannot be reported anywhere; the exit code still tells.
     static func diagnostic(_ line: String) {
-        write(line + "\n", to: STDERR_FILENO)
+        _ = write(TerminalText.escaped(line) + "\n", to: STDERR_FILENO)
     }
 
-    private static func write(_ text: String, to fd: Int32) {
+    /// A JSON document on stderr (an error with `--json`), exactly as encoded.
+    static func diagnosticJSON(_ json: String) {
+        _ = write(json + "\n", to: STDERR_FILENO)
+    }
+
+    /// Writes all of `text`, waiting out a non-blocking descriptor; the error text on failure.
+    private static func write(_ text: String, to fd: Int32) -> String? {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return }
+            if n < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN:
+                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&ready, 1, -1)
+                    continue
+                default: return String(cString: strerror(errno))
+                }
+            }
+            guard n > 0 else { return "nothing was written" }
             bytes = bytes.dropFirst(n)
         }
+        return nil
     }
 }

@@ -4,11 +4,12 @@ import VirtualAuthenticator
 /// A report printed two ways from one value: JSON with `--json`, else one `key: value` line per
 /// member, keys sorted (a nested object's members as `name=value` pairs, a list joined by `; `).
 enum Report {
-    static func print(_ value: some Encodable, json: Bool) {
+    static func print(_ value: some Encodable, json: Bool) throws(CLIError) {
         let text = JSONOutput.string(value)
-        guard !json else { return Output.data(text) }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return Output.data(text) }
-        for key in object.keys.sorted() { Output.data("\(key): \(describe(object[key]!))") }
+        guard !json, let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            return try Output.data(text)
+        }
+        for key in object.keys.sorted() { try Output.text("\(key): \(describe(object[key]!))") }
     }
 
     private static func describe(_ value: Any) -> String {

@@ -2,6 +2,8 @@
 /// give it, and what to say when none can.
 enum Secret {
     case passphrase(vault: String)
+    /// The passphrase of a vault being created (from the same places as the passphrase).
+    case firstPassphrase(vault: String)
     case newPassphrase
     case pin(rpId: String, userName: String?)
     /// The first PIN, enrolled by `init` (from the same places as the PIN).
@@ -10,7 +12,7 @@ enum Secret {
 
     var environment: String {
         switch self {
-        case .passphrase: "AUTHCTL_PASSPHRASE"
+        case .passphrase, .firstPassphrase: "AUTHCTL_PASSPHRASE"
         case .newPassphrase: "AUTHCTL_NEW_PASSPHRASE"
         case .pin, .enrolledPIN: "AUTHCTL_PIN"
         case .newPIN: "AUTHCTL_NEW_PIN"
@@ -20,6 +22,7 @@ enum Secret {
     var prompt: String {
         switch self {
         case .passphrase(let vault): "Vault passphrase for \(vault): "
+        case .firstPassphrase(let vault): "Passphrase for the new vault at \(vault): "
         case .newPassphrase: "New vault passphrase: "
         case .pin(let rpId, let userName): "Biometric PIN for \(rpId)\(userName.map { " as \($0)" } ?? ""): "
         case .enrolledPIN: "Biometric PIN to enroll: "
@@ -27,10 +30,20 @@ enum Secret {
         }
     }
 
+    /// A secret being set rather than given: typed twice at a terminal, so one typo cannot lock
+    /// the user out.
+    var isNew: Bool {
+        switch self {
+        case .passphrase, .pin: false
+        case .firstPassphrase, .newPassphrase, .enrolledPIN, .newPIN: true
+        }
+    }
+
     /// The `notInteractive` message: what is missing and the three ways to give it.
     func missing(fileOption: String) -> String {
         let what = switch self {
         case .passphrase: "the vault needs its passphrase"
+        case .firstPassphrase: "the new vault needs a passphrase"
         case .newPassphrase: "the new passphrase is needed"
         case .pin: "user verification needs the biometric PIN"
         case .enrolledPIN: "enrolling the biometric PIN needs one"

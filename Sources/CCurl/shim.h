@@ -1,0 +1,4 @@
+#ifndef AUTHCTL_CCURL_SHIM_H
+#define AUTHCTL_CCURL_SHIM_H
+#include <curl/curl.h>
+#endif

@@ -1,0 +1,36 @@
+import CCurl
+
+/// A URL split into the parts an origin needs, by libcurl's URL API (`curl_url`): the scheme,
+/// whether it carries credentials, the host (percent-decoded, IPv4 numbers in their dotted form),
+/// and the port as written. libcurl refuses what is not a URL — a port that is not 0–65535 in
+/// plain digits, spaces in the host, a missing scheme — so none of that is parsed here by hand.
+struct URLParts {
+    let scheme: String
+    let host: String
+    let port: Int?
+    let hasCredentials: Bool
+
+    struct Refusal: Error {
+        let reason: String
+    }
+
+    init(_ text: String) throws(Refusal) {
+        guard let handle = curl_url() else { throw Refusal(reason: "libcurl could not allocate a URL handle") }
+        defer { curl_url_cleanup(handle) }
+        let rc = curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_NON_SUPPORT_SCHEME))
+        guard rc == CURLUE_OK else { throw Refusal(reason: String(cString: curl_url_strerror(rc))) }
+        func part(_ which: CURLUPart) -> String? {
+            var value: UnsafeMutablePointer<CChar>? = nil
+            guard curl_url_get(handle, which, &value, 0) == CURLUE_OK, let value else { return nil }
+            defer { curl_free(value) }
+            return String(cString: value)
+        }
+        guard let scheme = part(CURLUPART_SCHEME), let host = part(CURLUPART_HOST), !host.isEmpty else {
+            throw Refusal(reason: "no host")
+        }
+        self.scheme = scheme.lowercased()
+        self.host = host
+        self.port = part(CURLUPART_PORT).flatMap { Int($0) }
+        self.hasCredentials = part(CURLUPART_USER) != nil || part(CURLUPART_PASSWORD) != nil
+    }
+}
