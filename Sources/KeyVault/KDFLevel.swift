@@ -5,6 +5,12 @@ import CSodium
 public enum KDFLevel: String, CaseIterable, Sendable {
     case min, interactive, moderate, sensitive
 
+    /// The level with exactly these limits, if any.
+    public init?(opslimit: UInt64, memlimit: UInt64) {
+        guard let level = Self.allCases.first(where: { $0.opslimit == opslimit && $0.memlimit == memlimit }) else { return nil }
+        self = level
+    }
+
     public var opslimit: UInt64 {
         switch self {
         case .min: UInt64(crypto_pwhash_opslimit_min())

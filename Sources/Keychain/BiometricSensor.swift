@@ -6,6 +6,16 @@ import VirtualAuthenticator
 /// count is read and written under the vault's exclusive lock, so parallel processes cannot race
 /// past it. At `maxAttempts` consecutive failures biometry locks out until ``unlock()``.
 final class BiometricSensor {
+    /// Proof that the user passed the biometric check in this ceremony: the biometry key the PIN
+    /// unwrapped. Only the sensor makes one (its initializer is private to this file); the store
+    /// needs it to seal or open a passkey made with user verification, so no code path reaches
+    /// such a key without the PIN.
+    struct Unlock {
+        let biometryKey: SecureBytes
+
+        fileprivate init(biometryKey: SecureBytes) { self.biometryKey = biometryKey }
+    }
+
     private let vault: Vault
     private var settings: DeviceSettings
 
@@ -23,7 +33,7 @@ final class BiometricSensor {
 
     /// Checks the PIN `readPIN` gives (read only once the sensor is known to be usable) and returns
     /// the unlocked biometry key.
-    func verify(_ prompt: UserPrompt, readPIN: () throws(AuthenticatorError) -> SecureBytes) throws(AuthenticatorError) -> BiometricUnlock {
+    func verify(_ prompt: UserPrompt, readPIN: () throws(AuthenticatorError) -> SecureBytes) throws(AuthenticatorError) -> BiometricSensor.Unlock {
         guard let enrollment = settings.enrollment else {
             throw AuthenticatorError(.notHandled, "no biometric PIN is enrolled in this vault")
         }
@@ -44,7 +54,7 @@ final class BiometricSensor {
                 : "\(left) attempt\(left == 1 ? "" : "s") left before lockout"))
         }
         try record(failures: 0)
-        return BiometricUnlock(biometryKey: key)
+        return Unlock(biometryKey: key)
     }
 
     private func record(failures: UInt32) throws(AuthenticatorError) {
@@ -61,7 +71,7 @@ final class BiometricSensor {
 
     /// Wraps the biometry key `keeping` unlocked (or a new one) under `pin`, clears the count, and
     /// commits `others` (passkeys dropped with the old key) in the same frame.
-    func enroll(pin: SecureBytes, keeping: BiometricUnlock?, committing others: [VaultRecord] = []) throws(VaultError) {
+    func enroll(pin: SecureBytes, keeping: BiometricSensor.Unlock?, committing others: [VaultRecord] = []) throws(VaultError) {
         let (enrollment, _) = try vault.enrollBiometry(pin: pin, keeping: keeping?.biometryKey)
         settings.enrollment = enrollment
         settings.failures = 0

@@ -35,6 +35,12 @@ public final class Device {
     /// Whether `path` holds a vault (asks for no passphrase).
     public static func exists(at path: String) -> Bool { Vault.exists(at: path) }
 
+    /// Deletes the vault at `path` and every passkey in it, asking for no passphrase: for
+    /// throw-away vaults (benchmarks, fixtures). Files the vault did not write are left alone.
+    public static func removeVault(at path: String) throws(DeviceError) {
+        do { try Vault.remove(at: path) } catch { throw DeviceError(error) }
+    }
+
     /// The shortest biometric PIN an enrollment takes, in bytes.
     public static let minimumPINLength = 4
     /// Consecutive wrong PINs that lock biometry out, unless creation says otherwise.
@@ -107,10 +113,12 @@ public final class Device {
 
     // MARK: - Passkeys
 
-    /// The passkeys on this device, oldest first; only those of `rpId` when given.
+    /// The passkeys on this device, oldest first; only those of `rpId` when given (in any form a
+    /// client accepts: `Bücher.example` finds the passkeys of `xn--bcher-kva.example`).
     public func credentials(rpId: String? = nil) throws(DeviceError) -> [Credential] {
         if let rpId {
-            do { return try store.credentials(forRP: rpId) } catch { throw DeviceError(error) }
+            let ascii = (try? RelyingPartyIdentifier.ascii(rpId)) ?? rpId
+            do { return try store.credentials(forRP: ascii) } catch { throw DeviceError(error) }
         }
         do { return try store.allCredentials() } catch { throw DeviceError(error) }
     }
@@ -168,7 +176,7 @@ public final class Device {
         try Self.checkNewPIN(newPIN)
         if sensor.enrolled && !reset {
             let prompt = UserPrompt(ceremony: .registration, rpId: "biometry enrollment", userName: nil)
-            let unlock: BiometricUnlock
+            let unlock: BiometricSensor.Unlock
             do { unlock = try SimulatedUser(sensor: sensor, policy: user).verifyUser(prompt) } catch { throw DeviceError(error) }
             do { try sensor.enroll(pin: newPIN, keeping: unlock) } catch { throw DeviceError(error) }
             return 0

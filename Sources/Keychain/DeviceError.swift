@@ -61,8 +61,6 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
     init(_ error: AuthenticatorError) {
         if let vault = error.underlying as? VaultError {
             self.init(vault)
-        } else if let device = error.underlying as? DeviceError {
-            self = device
         } else {
             self.init(.authenticator(error.code), error.message, underlying: error.underlying)
         }

@@ -29,7 +29,7 @@ struct SimulatedUser: UserInteraction {
         }
     }
 
-    func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> BiometricUnlock {
+    func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> BiometricSensor.Unlock {
         try sensor.verify(prompt) { () throws(AuthenticatorError) in
             // The wrong finger: 32 zero bytes, never an enrolled PIN (PINs are checked on enrollment).
             policy.action == .wrongPIN ? SecureBytes(count: 32) : try policy.pin(prompt)

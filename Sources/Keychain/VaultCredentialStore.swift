@@ -4,9 +4,9 @@ import VirtualAuthenticator
 /// The authenticator's store port over the vault: passkeys are `credential` records
 /// (``CredentialRecord``); private keys are sealed secrets inside them, opened only for the
 /// signature at hand. A passkey made with user verification is sealed a second time, under the
-/// biometry key, which only a ``BiometricUnlock`` from this ceremony provides.
+/// biometry key, which only a ``BiometricSensor/Unlock`` from this ceremony provides.
 final class VaultCredentialStore: CredentialStore {
-    typealias Verification = BiometricUnlock
+    typealias Verification = BiometricSensor.Unlock
 
     let vault: Vault
     private var recordIds: [[UInt8]: [UInt8]] = [:]  // credential id → record id
@@ -23,12 +23,12 @@ final class VaultCredentialStore: CredentialStore {
         do { return try decode(recordsOf(rpId: rpId)) } catch { throw AuthenticatorError(error) }
     }
 
-    func privateKey(for credential: Credential, verification: BiometricUnlock?) throws(AuthenticatorError) -> P256PrivateKey {
+    func privateKey(for credential: Credential, verification: BiometricSensor.Unlock?) throws(AuthenticatorError) -> P256PrivateKey {
         do { return try unsealedKey(of: credential, verification: verification) } catch { throw AuthenticatorError(error) }
     }
 
     func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential],
-              verification: BiometricUnlock?) throws(AuthenticatorError) {
+              verification: BiometricSensor.Unlock?) throws(AuthenticatorError) {
         do {
             let record = try newRecord(for: credential, privateKey: privateKey, verification: verification)
             try vault.commit(try tombstones(for: replacing) + [record])
@@ -46,7 +46,7 @@ final class VaultCredentialStore: CredentialStore {
     }
 
     /// The private key of `credential`, opened with the biometry key when it was sealed under one.
-    func unsealedKey(of credential: Credential, verification: BiometricUnlock?) throws(VaultError) -> P256PrivateKey {
+    func unsealedKey(of credential: Credential, verification: BiometricSensor.Unlock?) throws(VaultError) -> P256PrivateKey {
         let record = try record(of: credential)
         guard let sealed = record.field(CredentialRecord.Tag.sealedPrivateKey).map(Array.init) else {
             throw VaultError(.corrupted, "credential \(Base64URL.encode(credential.id)) has no private key")
@@ -63,7 +63,7 @@ final class VaultCredentialStore: CredentialStore {
 
     /// A credential record ready to commit; a passkey made with user verification is sealed under
     /// the biometry key `verification` carries.
-    func newRecord(for credential: Credential, privateKey: P256PrivateKey, verification: BiometricUnlock?) throws(VaultError) -> VaultRecord {
+    func newRecord(for credential: Credential, privateKey: P256PrivateKey, verification: BiometricSensor.Unlock?) throws(VaultError) -> VaultRecord {
         let recordId = VaultRecord.newId()
         let der = SecureBytes(count: privateKey.privateKeyDERCount)
         let length: Int
@@ -96,7 +96,7 @@ final class VaultCredentialStore: CredentialStore {
         return out
     }
 
-    private func biometryKey(for credential: Credential, _ verification: BiometricUnlock?) throws(VaultError) -> SecureBytes {
+    private func biometryKey(for credential: Credential, _ verification: BiometricSensor.Unlock?) throws(VaultError) -> SecureBytes {
         guard let verification else {
             // The authenticator verifies before it asks for such a key; reaching here without the
             // proof is a caller's mistake, refused rather than worked around.

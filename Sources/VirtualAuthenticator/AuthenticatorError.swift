@@ -1,5 +1,7 @@
-/// What a WebAuthn ceremony can end in, as the client and authenticator see it: the only error
-/// this module throws, typed on every entry point and port. Each code carries the two names the
+/// What a WebAuthn ceremony can end in, as the client and authenticator see it: the only error its
+/// ceremonies throw, typed on every entry point (`WebAuthnClient`, `Authenticator`, the options
+/// parsers) and port. (Its building blocks — CBOR, authenticator data, P-256 — throw their own
+/// small errors, which the ceremonies map.) Each code carries the two names the
 /// WebAuthn world gives it — the `DOMException` a browser rejects with and the CTAP 2.1 status an
 /// authenticator returns — so any transport (the CLI, a server, a CTAP socket) can speak it.
 /// What the vault, the command line or the operating system can go wrong with is not here: those
@@ -27,7 +29,8 @@ public struct AuthenticatorError: Error, Equatable, Sendable, CustomStringConver
         case notSupported
         /// The options are malformed (the client's TypeError).
         case badInput
-        /// A deliberate fault that the request cannot produce (see ``Fault``).
+        /// A deliberate fault that the request cannot produce (see ``Fault``): not a WebAuthn
+        /// outcome but a misuse of this authenticator's test controls.
         case faultNotApplicable
         /// A port failed (the store, the user's device) or a library refused an operation.
         case unknown

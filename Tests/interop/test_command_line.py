@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN
+from conftest import BIN, ROOT
 
 ORIGIN = "https://example.com"
 
@@ -139,19 +139,36 @@ def test_bash_completion_knows_commands_options_and_values(authctl):
     assert complete(script, ["authctl", "sign", "--origin", "https://x", "--user-action", "w"]) == ["wrong-pin"]
     assert "--passphrase-file" in complete(script, ["authctl", "register", "--pa"])
     assert complete(script, ["authctl", "completion", "z"]) == ["zsh"]
+    # `--name=value`: bash splits the word at "=", the value is still completed.
+    assert complete(script, ["authctl", "init", "--kdf", "=", "m"]) == ["min", "moderate"]
+    assert complete(script, ["authctl", "sign", "--user-action", "="]) == ["approve", "cancel", "timeout", "wrong-pin"]
+    assert complete(script, ["authctl", "--vault", "=", "/tmp", "vault", "i"]) == ["info"]
+    assert complete(script, ["authctl", "help", "va"]) == ["vault"]
+    assert "--origin" not in complete(script, ["authctl", "sign", "--", "--o"])
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
-def test_zsh_completion_is_valid_zsh(authctl, tmp_path):
+def test_zsh_completion_completes_in_a_real_zsh(authctl, tmp_path):
     script = authctl.run("completion", "zsh").stdout
     assert script.startswith("#compdef authctl")
     path = tmp_path / "_authctl"
     path.write_text(script)
-    checked = subprocess.run(["zsh", "-n", str(path)], capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stderr
-    loaded = subprocess.run(["zsh", "-c", f"autoload -Uz compinit && compinit -u -D && source {path} && whence -w _authctl"],
-                            capture_output=True, text=True)
-    assert "_authctl: function" in loaded.stdout, loaded.stderr
+    assert subprocess.run(["zsh", "-n", str(path)], capture_output=True).returncode == 0
+
+    def zsh_complete(line):
+        result = subprocess.run(["zsh", str(ROOT / "Tests" / "interop" / "zsh_complete.zsh"), str(path), line],
+                                capture_output=True, text=True, timeout=60)
+        assert "@@ERROR" not in result.stdout, result.stdout
+        return sorted(set(" ".join(result.stdout.split("\n")).split()))
+
+    assert zsh_complete("authctl re") == ["register"]
+    assert zsh_complete("authctl vault ") == ["check", "compact", "info", "passwd"]
+    assert zsh_complete("authctl --vault /tmp vault c") == ["check", "compact"]
+    assert zsh_complete("authctl init --kdf s") == ["sensitive"]
+    assert zsh_complete("authctl sign --user-action=w") == ["wrong-pin"]
+    assert zsh_complete("authctl list --r") == ["--rp-id"]
+    assert zsh_complete("authctl completion z") == ["zsh"]
+    assert zsh_complete("authctl help va") == ["vault"]
 
 
 def test_streams_and_exit_codes_stay_as_documented(authctl):

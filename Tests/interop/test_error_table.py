@@ -3,7 +3,10 @@ exactly the exit code, DOMException, Apple code and CTAP2 status its row of the 
 import json
 import re
 
-from conftest import ROOT
+import subprocess
+import time
+
+from conftest import BIN, ROOT
 
 ORIGIN = "https://example.com"
 
@@ -43,10 +46,31 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
         "usage": (["frobnicate"], {}),
         "badInput": (["register", "--origin", ORIGIN, "--challenge", "!!"], {}),
     }
+    insecure = tmp_path / "open"
+    authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(insecure)})
+    insecure.chmod(0o777)
+    triggers["vaultInsecure"] = (["list"], {"AUTHCTL_VAULT": str(insecure)})
+    triggers["ioError"] = (["list"], {})  # with stdout on /dev/full, below
+    triggers["vaultBusy"] = (["sign", "--origin", ORIGIN, "--wait", "0"], {})  # while `holder` waits for its user
     rows = table()
-    assert set(rows) - set(triggers) == {"invalidResponse", "unknown", "ioError", "vaultCorrupted"}
+    assert set(rows) - set(triggers) == {"invalidResponse", "unknown", "vaultCorrupted"}
     for name, (args, env) in triggers.items():
-        result = authctl.run("--json", *args, env=env)
+        holder = None
+        if name == "vaultBusy":
+            holder = subprocess.Popen([BIN, "sign", "--origin", ORIGIN, "--user-action", "timeout", "--options", "-"],
+                                      env=authctl.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, text=True)
+            holder.stdin.write('{"challenge": "aG9sZA", "timeout": 3000}')
+            holder.stdin.close()
+            time.sleep(0.7)
+        if name == "ioError":
+            full = subprocess.run([BIN, "--json", *args], env=authctl.env, stdout=open("/dev/full", "w"),
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
+            result = type("R", (), {"code": full.returncode, "stdout": "", "stderr": full.stderr})
+        else:
+            result = authctl.run("--json", *args, env=env)
+        if holder:
+            holder.wait(timeout=30)
         assert result.stdout == "", name
         error = json.loads(result.stderr)
         assert error["error"] == name, (name, result.stderr)

@@ -34,7 +34,7 @@ def ids(authctl):
 def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
     rng = random.Random(20261129)
     counting = authctl.run("register", "--origin", ORIGIN, "--user-name", "counter", "--sign-counter").json["id"]
-    acknowledged, maybe, deleted = {counting}, set(), set()
+    acknowledged, maybe, deleted, maybe_deleted = {counting}, set(), set(), set()
     counts = []
     # Calibrate: how long the slowest command takes here, so kills land all over its life and
     # about half of the commands finish.
@@ -81,11 +81,10 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
         elif action == "sign" and ok:
             counts.append(sign_count(json.loads(out)))
         elif action == "delete":
-            if ok:
-                acknowledged.discard(victim)
-                deleted.add(victim)
-            else:
-                maybe.add(victim)
+            # Killed, a deletion may or may not have happened (the kill can land after its commit,
+            # before it exits): the passkey is no longer one that must be there.
+            acknowledged.discard(victim)
+            (deleted if ok else maybe_deleted).add(victim)
         if i % 15 == 0:
             check = authctl.run("vault", "check")
             assert check.code == 0, check.stderr
@@ -95,8 +94,8 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
     listing = {c["id"]: c for c in authctl.listing()}
     assert acknowledged <= set(listing), "an acknowledged passkey was lost"
     assert not (deleted & set(listing)), "an acknowledged deletion came back"
-    for extra in set(listing) - acknowledged:  # only unacknowledged registrations may appear
-        assert listing[extra]["userName"] in maybe
+    for extra in set(listing) - acknowledged:  # only unacknowledged registrations or deletions may appear
+        assert listing[extra]["userName"] in maybe or extra in maybe_deleted
     # Acknowledged signature counts strictly increase, and the stored count is at least the last.
     assert counts == sorted(set(counts))
     assert listing[counting]["signCount"] >= (counts[-1] if counts else 0)

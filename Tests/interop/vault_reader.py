@@ -301,17 +301,22 @@ def open_vault(path, passphrase: bytes) -> Vault:
     except CryptoError:
         raise Locked("the passphrase does not unwrap the vault key") from None
 
-    # 4. commit
+    # 4. commit (or commit.next, after a key rotation stopped past its switch)
+    def read_pointer(name):
+        commit = (path / name).read_bytes()
+        if len(commit) != COMMIT_SIZE:
+            raise Corrupted(f"{name} is {len(commit)} bytes, not {COMMIT_SIZE}")
+        return _open(commit[NONCE:], _commit_ad(header.vault_id), commit[:NONCE], vault_key)
+
+    if not (path / "commit").exists():
+        raise Corrupted("commit file is missing")
     try:
-        commit = (path / "commit").read_bytes()
-    except FileNotFoundError:
-        raise Corrupted("commit file is missing") from None
-    if len(commit) != COMMIT_SIZE:
-        raise Corrupted(f"commit is {len(commit)} bytes, not {COMMIT_SIZE}")
-    try:
-        pointer = _open(commit[NONCE:], _commit_ad(header.vault_id), commit[:NONCE], vault_key)
+        pointer = read_pointer("commit")
     except CryptoError:
-        raise Corrupted("commit fails authentication") from None
+        try:
+            pointer = read_pointer("commit.next")
+        except (CryptoError, Corrupted, FileNotFoundError):
+            raise Corrupted("commit fails authentication") from None
     generation, frame_count, log_length = struct.unpack(">QQQ", pointer)
 
     # 5. log

@@ -30,21 +30,6 @@ public struct AttestationObject: Sendable {
     }
 }
 
-/// The attestation statement formats this authenticator can produce (WebAuthn L3 §8).
-public enum AttestationFormat: String, Sendable {
-    case none
-    case packed
-}
-
-/// What the RP asked for (`AttestationConveyancePreference`, WebAuthn L3 §5.4.7).
-public enum AttestationConveyance: String, Sendable {
-    case none, indirect, direct, enterprise
-
-    /// The format this authenticator answers a preference with: self attestation in `packed`
-    /// whenever the RP asks for any attestation at all.
-    public var format: AttestationFormat { self == .none ? .none : .packed }
-}
-
 extension AttestationObject {
     /// `none` (WebAuthn L3 §8.7): an empty statement.
     static func none(authenticatorData: [UInt8]) -> AttestationObject {

@@ -6,7 +6,7 @@ public struct Credential: Equatable, Sendable {
     public var userHandle: [UInt8]
     public var userName: String
     public var userDisplayName: String
-    /// Seconds since the Unix epoch, from the injected ``Clock``.
+    /// Seconds since the Unix epoch, from the injected ``WallClock``.
     public var createdAt: UInt64
     public var signCount: UInt32
     /// Backup eligibility (BE) and state (BS), WebAuthn L3 §6.1.3. Synced passkeys have both.

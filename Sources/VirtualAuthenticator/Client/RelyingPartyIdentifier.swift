@@ -1,12 +1,17 @@
 /// The RP ID rule (WebAuthn L3 §5.1.3 step 8, §5.1.4.1 step 8): the RP ID must equal the origin's
 /// effective domain or be a registrable domain suffix of it (HTML §7.2).
 public enum RelyingPartyIdentifier {
+    /// `rpId` as the client compares and hashes it: ASCII, lower case, Unicode labels as A-labels.
+    public static func ascii(_ rpId: String) throws(AuthenticatorError) -> String {
+        try Origin.domainToASCII(rpId, what: "rp id")
+    }
+
     /// The RP ID to use: the origin's host when `rpId` is absent, else `rpId` in ASCII (a Unicode
     /// RP ID becomes its A-labels) once it passes the rule.
     public static func validate(_ rpId: String?, for origin: Origin,
                                 suffixes: @autoclosure () -> PublicSuffixList = .system) throws(AuthenticatorError) -> String {
         guard let rpId else { return origin.host }
-        let candidate = try Origin.domainToASCII(rpId, what: "rp id")
+        let candidate = try ascii(rpId)
         if candidate == origin.host { return candidate }
         guard Origin.isDomain(candidate) else {
             throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a valid domain")

@@ -1,7 +1,9 @@
 import COpenSSL
 
 /// An ECDSA P-256 key pair (the key behind COSE algorithm ES256). Owns exactly one OpenSSL
-/// `EVP_PKEY` and frees it in `deinit`; no OpenSSL type escapes this file.
+/// `EVP_PKEY` and frees it in `deinit`; no OpenSSL type escapes this file. `Sendable` because the
+/// key never changes after it is made and every operation builds its own context: OpenSSL 3 makes
+/// a shared `EVP_PKEY` safe to sign and read from several threads.
 public final class P256PrivateKey: @unchecked Sendable {
     private let pkey: OpaquePointer
 
@@ -81,25 +83,5 @@ public final class P256PrivateKey: @unchecked Sendable {
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(ctx, &signature, &length, message, message.count) == 1 else { throw OpenSSLFailure("EVP_DigestSign") }
         return Array(signature.prefix(length))
-    }
-}
-
-/// Verifies ES256 signatures against a DER SubjectPublicKeyInfo. Used by tests and by the CLI's
-/// self-check, never to decide what the authenticator does.
-public enum P256Verifier {
-    public static func verify(signature: [UInt8], message: [UInt8], spki: [UInt8]) -> Bool {
-        var cursor: UnsafePointer<UInt8>? = nil
-        let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
-            cursor = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count)
-        }
-        guard let key else { ERR_clear_error(); return false }
-        defer { EVP_PKEY_free(key) }
-        guard let ctx = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { ERR_clear_error(); return false }
-        let ok = EVP_DigestVerify(ctx, signature, signature.count, message, message.count) == 1
-        ERR_clear_error()
-        return ok
     }
 }

@@ -37,6 +37,9 @@ struct ArgumentParser {
             if !endOfOptions && word.hasPrefix("-") && word != "-" {
                 if word == "-h" || word == "--help" { wantsHelp = true; continue }
                 if word == "--version" { wantsVersion = true; continue }
+                if word.hasPrefix("--help=") || word.hasPrefix("--version=") {
+                    throw CLIError(.usage, "\(Self.split(word).0) is a flag and takes no value")
+                }
                 // A single dash starts no option here (there are no short ones but -h): a base64url
                 // credential id may start with one, so it is an argument where the command takes one.
                 if !word.hasPrefix("--") && !command.arguments.isEmpty
@@ -60,6 +63,9 @@ struct ArgumentParser {
                     guard i < words.count else { throw CLIError(.usage, "\(name) needs a value (\(option.synopsis))") }
                     value = words[i]
                     i += 1
+                }
+                if value.isEmpty && !option.allowsEmpty {
+                    throw CLIError(.usage, "\(name) needs a value that is not empty (\(option.synopsis))")
                 }
                 if let choices = option.choices, !choices.contains(value) {
                     throw CLIError(.usage, "\(name) must be one of \(choices.joined(separator: ", ")), not '\(value)'"
@@ -132,8 +138,10 @@ struct ArgumentParser {
                 + NearestName.hint("-" + name, among: (globals + command.options).map(\.name))
                 + "; options are spelled --name, and an argument that starts with '-' goes after '--'")
         }
-        if let owner = command.walk(path).first(where: { $0.command.options.contains { $0.name == name } }) {
-            return CLIError(.usage, "\(name) belongs to 'authctl \(owner.path.joined(separator: " "))': give it after the command")
+        let owners = command.walk(path).filter { $0.command.options.contains { $0.name == name } }
+        if !owners.isEmpty {
+            let names = owners.map { "'authctl \($0.path.joined(separator: " "))'" }.joined(separator: ", ")
+            return CLIError(.usage, "\(name) belongs to \(names): give it after the command")
         }
         return CLIError(.usage, "unknown option '\(name)' for '\(here)'"
             + NearestName.hint(name, among: (globals + command.options).map(\.name) + ["--help", "--version"]))

@@ -2,7 +2,7 @@
 /// when it is close enough to be a typo.
 enum NearestName {
     static func to(_ typed: String, among names: [String]) -> String? {
-        let best = names.map { ($0, distance(typed, $0)) }.min { $0.1 < $1.1 }
+        let best = names.map { ($0, distance(typed.lowercased(), $0.lowercased())) }.min { $0.1 < $1.1 }
         guard let (name, d) = best, d <= max(2, typed.count / 3) else { return nil }
         return name
     }

@@ -12,6 +12,8 @@ struct OptionSpec: Sendable, Hashable {
     var repeatable = false
     var required = false
     var completion: Completion = .none
+    /// Whether `--name ""` is a value (a user name may be empty; a path may not).
+    var allowsEmpty = false
 
     var takesValue: Bool { placeholder != nil }
 
@@ -20,9 +22,10 @@ struct OptionSpec: Sendable, Hashable {
     }
 
     static func value(_ name: String, _ placeholder: String, _ help: String, choices: [String]? = nil,
-                      repeatable: Bool = false, required: Bool = false, completion: Completion = .none) -> OptionSpec {
+                      repeatable: Bool = false, required: Bool = false, completion: Completion = .none,
+                      allowsEmpty: Bool = false) -> OptionSpec {
         OptionSpec(name: name, placeholder: placeholder, help: help, choices: choices, repeatable: repeatable,
-                   required: required, completion: completion)
+                   required: required, completion: completion, allowsEmpty: allowsEmpty)
     }
 
     /// How the option reads in a usage line: `--origin URL`, `--kdf min|interactive`, `--json`.
@@ -32,14 +35,4 @@ struct OptionSpec: Sendable, Hashable {
         guard let choices, choices.count <= 4 else { return name + " " + placeholder }
         return name + " " + choices.joined(separator: "|")
     }
-}
-
-/// A positional argument a command declares.
-struct ArgumentSpec: Sendable, Hashable {
-    let name: String
-    let help: String
-    var optional = false
-    /// Takes every remaining positional argument.
-    var variadic = false
-    var choices: [String]? = nil
 }

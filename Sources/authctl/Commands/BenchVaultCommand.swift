@@ -24,12 +24,14 @@ enum BenchVaultCommand {
         }
         let runCount = try args.integer(runs, in: 1...1000) ?? 7
         let dir = args.value(directory) ?? "/tmp"
+        guard !counts.isEmpty else { throw CLIError(.usage, "--sizes takes whole numbers, like 10,1000,100000") }
+        var st = stat()
+        guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { throw CLIError(.usage, "--dir \(dir) is not a directory") }
 
         try Output.data("vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)")
         var rows: [(Int, [Double])] = []
         for size in counts {
-            let figures: [Double]
-            do { figures = try measure(size: size, runs: runCount, directory: dir) } catch { throw CLIError(error) }
+            let figures = try measure(size: size, runs: runCount, directory: dir)
             rows.append((size, figures))
             try Output.data(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
                 pad(format(v, i == 4 ? 2 : 3), [15, 13, 9, 14, 9][i]) }.joined(separator: "   "))
@@ -46,26 +48,33 @@ enum BenchVaultCommand {
     static let request = Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged"}"#.utf8)
 
     /// Milliseconds: median open (with the index of the one RP), register, sign, open + sign; log MiB.
-    static func measure(size: Int, runs: Int, directory: String) throws(DeviceError) -> [Double] {
+    static func measure(size: Int, runs: Int, directory: String) throws(CLIError) -> [Double] {
         let path = directory + "/authctl-bench-\(getpid())-\(size)"
-        defer { try? Vault.remove(at: path) }
+        defer { try? Device.removeVault(at: path) }
         let passphrase = SecureBytes(count: 5)
         passphrase.withUnsafeMutableBytes { $0.copyBytes(from: Array("bench".utf8)) }
-        try fill(path: path, size: size, passphrase: passphrase)
+        let passkeys = try makePasskeys(size)
+        do throws(DeviceError) {
+            try fill(path: path, passkeys: passkeys, passphrase: passphrase)
+            return try time(runs: runs, path: path, passphrase: passphrase)
+        } catch { throw CLIError(error) }
+    }
 
+    /// The median of `runs` timings of each step, on the filled vault at `path`.
+    static func time(runs: Int, path: String, passphrase: SecureBytes) throws(DeviceError) -> [Double] {
         var open = [Double](), register = [Double](), sign = [Double](), cold = [Double]()
         for _ in 0..<runs {
             var device: Device? = nil
-            open.append(try time { () throws(DeviceError) in
+            open.append(try milliseconds { () throws(DeviceError) in
                 device = try Device.open(at: path, passphrase: passphrase)
                 _ = try device!.credentials(rpId: "target.example")
             })
-            sign.append(try time { () throws(DeviceError) in _ = try device!.sign(optionsJSON: request, origin: "https://target.example") })
-            register.append(try time { () throws(DeviceError) in
+            sign.append(try milliseconds { () throws(DeviceError) in _ = try device!.sign(optionsJSON: request, origin: "https://target.example") })
+            register.append(try milliseconds { () throws(DeviceError) in
                 _ = try device!.register(optionsJSON: registration, origin: "https://bench.example")
             })
             device = nil  // releases the vault's lock
-            cold.append(try time { () throws(DeviceError) in
+            cold.append(try milliseconds { () throws(DeviceError) in
                 _ = try Device.open(at: path, passphrase: passphrase).sign(optionsJSON: request, origin: "https://target.example")
             })
         }
@@ -73,27 +82,29 @@ enum BenchVaultCommand {
         return [median(open), median(register), median(sign), median(cold), Double(facts.committedBytes) / 1_048_576]
     }
 
-    /// A vault of `size` real passkeys spread over 1,000 RPs, one frame per passkey as `register`
-    /// writes them, but flushed a thousand at a time; the last passkey is the one signed with.
-    static func fill(path: String, size: Int, passphrase: SecureBytes) throws(DeviceError) {
-        let device = try Device.create(at: path, passphrase: passphrase, kdf: .min, biometricPIN: nil)
-        var batch = [(Credential, P256PrivateKey)]()
+    /// `size` real passkeys spread over 1,000 RPs; the last one, of target.example, is signed with.
+    static func makePasskeys(_ size: Int) throws(CLIError) -> [(Credential, P256PrivateKey)] {
+        var out = [(Credential, P256PrivateKey)]()
+        out.reserveCapacity(size)
         for i in 0..<size {
             let key: P256PrivateKey
-            do { key = try P256PrivateKey.generate() } catch { throw DeviceError(.storage, "OpenSSL: \(error)") }
-            let rpId = i == size - 1 ? "target.example" : "rp\(i % 1000).example"
-            batch.append((Credential(
-                id: RandomSource.live.bytes(16), rpId: rpId, userHandle: RandomSource.live.bytes(16),
-                userName: "user\(i)@example.com", userDisplayName: "User \(i)", createdAt: 1_700_000_000,
-                signCount: 0, backupEligible: true, backupState: true, publicPoint: key.publicPoint), key))
-            if batch.count == 1024 || i == size - 1 {
-                try device.addInBulk(batch)
-                batch.removeAll(keepingCapacity: true)
-            }
+            do { key = try P256PrivateKey.generate() } catch { throw CLIError(.unknown, "OpenSSL: \(error)") }
+            out.append((Credential(
+                id: RandomSource.live.bytes(16), rpId: i == size - 1 ? "target.example" : "rp\(i % 1000).example",
+                userHandle: RandomSource.live.bytes(16), userName: "user\(i)@example.com", userDisplayName: "User \(i)",
+                createdAt: 1_700_000_000, signCount: 0, backupEligible: true, backupState: true, publicPoint: key.publicPoint), key))
         }
+        return out
     }
 
-    static func time(_ body: () throws(DeviceError) -> Void) throws(DeviceError) -> Double {
+    /// A vault holding `passkeys`, one frame each as `register` writes them, but flushed a thousand
+    /// at a time.
+    static func fill(path: String, passkeys: [(Credential, P256PrivateKey)], passphrase: SecureBytes) throws(DeviceError) {
+        let device = try Device.create(at: path, passphrase: passphrase, kdf: .min, biometricPIN: nil)
+        try device.addInBulk(passkeys)
+    }
+
+    static func milliseconds(_ body: () throws(DeviceError) -> Void) throws(DeviceError) -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         try body()

@@ -9,7 +9,7 @@ enum DeleteCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let id = try SignCommand.decodeId(args.argument(0) ?? "")
+        let id = try CredentialId.decode(args.argument(0) ?? "")
         let device = try VaultSelection(args).open(.write)
         do {
             let deleted = try device.delete(credentialId: id)

@@ -2,7 +2,8 @@
 enum HelpCommand {
     static let spec = CommandSpec(
         name: "help", abstract: "show help for authctl or one of its commands",
-        arguments: [ArgumentSpec(name: "COMMAND", help: "the command (and subcommand) to explain", optional: true, variadic: true)],
+        arguments: [ArgumentSpec(name: "COMMAND", help: "the command (and subcommand) to explain", optional: true, variadic: true,
+                                 completesCommands: true)],
         examples: ["authctl help sign", "authctl help vault passwd"],
         run: run)
 

@@ -3,9 +3,6 @@ import Keychain
 
 /// `authctl init`: creates a vault and enrolls the simulated biometric PIN.
 enum InitCommand {
-    static let kdf = OptionSpec.value(
-        "--kdf", "LEVEL", "Argon2id cost: interactive (default, ~64 MiB), moderate, sensitive, or min (insecure, for test fixtures)",
-        choices: KDFLevel.allCases.map(\.rawValue))
     static let noBiometry = OptionSpec.flag(
         "--no-biometry", "enroll no PIN: user verification is never performed, and 'required' fails with notHandled")
     static let maxPINAttempts = OptionSpec.value(
@@ -14,13 +11,13 @@ enum InitCommand {
     static let spec = CommandSpec(
         name: "init", abstract: "create a vault and enroll the biometric PIN",
         discussion: "The directory must be absent or empty. The PIN (at least \(Device.minimumPINLength) bytes) comes from --pin-file, $AUTHCTL_PIN or a prompt.",
-        options: [kdf, noBiometry, maxPINAttempts],
+        options: [KDFOption.spec, noBiometry, maxPINAttempts],
         examples: ["AUTHCTL_PASSPHRASE='a long passphrase' AUTHCTL_PIN=1234 authctl init"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let vault = try VaultSelection(args)
-        let level = args.value(kdf).flatMap(KDFLevel.init(rawValue:)) ?? .interactive
+        let level = KDFOption.level(args) ?? .interactive
         let attempts = try args.integer(maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
         let passphrase = try SecretSource.read(.firstPassphrase(vault: vault.path), file: vault.passphraseFile,
                                                fileOption: GlobalOptions.passphraseFile.name)

@@ -40,9 +40,7 @@ enum ListCommand {
         try Output.requireStdout()
         let device = try VaultSelection(args).open(.read)
         let credentials: [Credential]
-        do { credentials = try device.credentials().filter { args.value(rpId) == nil || $0.rpId == args.value(rpId) } } catch {
-            throw CLIError(error)
-        }
+        do { credentials = try device.credentials(rpId: args.value(rpId)) } catch { throw CLIError(error) }
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(Listing(credentials: credentials.map(Entry.init))))
             return

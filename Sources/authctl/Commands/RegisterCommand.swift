@@ -9,9 +9,10 @@ enum RegisterCommand {
         "--sign-counter", "the new passkey counts its signatures (1, 2, 3, …) instead of always reporting 0")
     // Without --options, these build the options (random where absent).
     static let rpId = OptionSpec.value("--rp-id", "ID", "built options: the RP ID (default: the origin's host)")
-    static let userName = OptionSpec.value("--user-name", "NAME", "built options: user.name (default user)")
+    static let userName = OptionSpec.value("--user-name", "NAME", "built options: user.name (default user)", allowsEmpty: true)
     static let userId = OptionSpec.value("--user-id", "B64URL", "built options: user.id (default 16 random bytes)")
-    static let displayName = OptionSpec.value("--display-name", "NAME", "built options: user.displayName (default the user name)")
+    static let displayName = OptionSpec.value(
+        "--display-name", "NAME", "built options: user.displayName (default the user name)", allowsEmpty: true)
     static let challenge = OptionSpec.value("--challenge", "B64URL", "built options: the challenge (default 32 random bytes)")
     static let attestation = OptionSpec.value(
         "--attestation", "CONVEYANCE", "built options: attestation (default none)", choices: ["none", "indirect", "direct", "enterprise"])

@@ -29,17 +29,12 @@ enum SignCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let ids = [args.value(credential), args.argument(0)].compactMap { $0 }
         guard Set(ids).count <= 1 else { throw CLIError(.usage, "--credential and CREDENTIAL_ID name different passkeys") }
-        let account = AccountChoice(credentialId: try ids.first.map(decodeId), user: args.value(user))
+        let account = AccountChoice(credentialId: try ids.first.map(CredentialId.decode), user: args.value(user))
         // Exclusive, as every ceremony: a counting credential's counter, and the biometric failure
         // count, are written before anything is printed.
         try CeremonyOptions.perform(args, account: account, buildOptions: builtOptions) { device, options, origin, user, fault throws(DeviceError) in
             try device.sign(optionsJSON: options, origin: origin, user: user, fault: fault)
         }
-    }
-
-    static func decodeId(_ text: String) throws(CLIError) -> [UInt8] {
-        guard let raw = Base64URL.decode(text) else { throw CLIError(.badInput, "credential id '\(text)' is not base64url") }
-        return raw
     }
 
     /// PublicKeyCredentialRequestOptionsJSON, as much of it as the flags build.

@@ -5,11 +5,10 @@ enum VaultPasswdCommand {
     static let newPassphraseFile = OptionSpec.value(
         "--new-passphrase-file", "FILE", "read the new passphrase from FILE (default $AUTHCTL_NEW_PASSPHRASE, else a prompt)",
         completion: .files)
-    static let kdf = OptionSpec.value("--kdf", "LEVEL", "a new Argon2id cost level", choices: KDFLevel.allCases.map(\.rawValue))
 
     static let spec = CommandSpec(
         name: "passwd", abstract: "change the vault passphrase (and KDF level)",
-        options: [newPassphraseFile, kdf],
+        options: [newPassphraseFile, KDFOption.spec],
         examples: ["AUTHCTL_NEW_PASSPHRASE='another passphrase' authctl vault passwd --kdf moderate"],
         run: run)
 
@@ -17,7 +16,7 @@ enum VaultPasswdCommand {
         let device = try VaultSelection(args).open(.write)
         let new = try SecretSource.read(.newPassphrase, file: args.value(newPassphraseFile), fileOption: newPassphraseFile.name)
         do {
-            try device.changePassphrase(to: new, kdf: args.value(kdf).flatMap(KDFLevel.init(rawValue:)))
+            try device.changePassphrase(to: new, kdf: KDFOption.level(args))
         } catch { throw CLIError(error) }
         Output.diagnostic("authctl: the vault passphrase was changed")
     }

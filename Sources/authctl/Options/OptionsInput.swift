@@ -31,8 +31,7 @@ enum OptionsInput {
                 switch errno {
                 case EINTR: continue
                 case EAGAIN:
-                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&ready, 1, -1)
+                    Output.awaitReady(fd, for: POLLIN)
                     continue
                 default: throw CLIError(.badInput, "cannot read \(name): \(String(cString: strerror(errno)))")
                 }

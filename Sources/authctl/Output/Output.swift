@@ -51,6 +51,12 @@ enum Output {
         _ = write(json + "\n", to: STDERR_FILENO)
     }
 
+    /// Waits until a non-blocking descriptor (one another program set so) can be read or written.
+    static func awaitReady(_ fd: Int32, for events: Int32) {
+        var ready = pollfd(fd: fd, events: Int16(events), revents: 0)
+        _ = poll(&ready, 1, -1)
+    }
+
     /// Writes all of `text`, waiting out a non-blocking descriptor; the error text on failure.
     private static func write(_ text: String, to fd: Int32) -> String? {
         var bytes = Array(text.utf8)[...]
@@ -60,8 +66,7 @@ enum Output {
                 switch errno {
                 case EINTR: continue
                 case EAGAIN:
-                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&ready, 1, -1)
+                    awaitReady(fd, for: POLLOUT)
                     continue
                 default: return String(cString: strerror(errno))
                 }

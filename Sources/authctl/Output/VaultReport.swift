@@ -1,0 +1,42 @@
+import KeyVault
+import Keychain
+
+/// What `vault info` and `vault check` print.
+struct VaultReport: Encodable {
+    struct KDF: Encodable {
+        let algorithm = "argon2id13"
+        let level: String
+        let opslimit: UInt64
+        let memlimit: UInt64
+    }
+
+    let path: String
+    let formatVersion: UInt16
+    let vaultId: String
+    let kdf: KDF
+    let generation: UInt64
+    let frames: UInt64
+    let committedBytes: Int
+    let uncommittedBytes: Int
+    let credentials: Int
+    let biometry: BiometryStatus
+    let credentialsChecked: Int?
+    let sealedUnderBiometry: Int?
+
+    init(_ device: Device, check: VaultCheck?) {
+        let facts = device.facts
+        let level = KDFLevel(opslimit: facts.opslimit, memlimit: facts.memlimit)
+        path = device.path
+        formatVersion = facts.formatVersion
+        vaultId = facts.vaultIdHex
+        kdf = KDF(level: level?.rawValue ?? "custom", opslimit: facts.opslimit, memlimit: facts.memlimit)
+        generation = facts.generation
+        frames = facts.frames
+        committedBytes = facts.committedBytes
+        uncommittedBytes = facts.uncommittedBytes
+        credentials = facts.liveRecords[.credential] ?? 0
+        biometry = device.biometry
+        credentialsChecked = check?.credentialsChecked
+        sealedUnderBiometry = check?.sealedUnderBiometry
+    }
+}

@@ -1,0 +1,430 @@
+"""What an adversarial probe found, each as a test on the built binary: no signal exits, no lost
+passkeys, no files planted by others followed, no secret left behind. Numbers are the findings'."""
+import hashlib
+import json
+import os
+import pty
+import pwd
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import termios
+import time
+
+import pytest
+
+from conftest import BIN, PASSPHRASE, PIN, log_file
+
+ORIGIN = "https://example.com"
+GOOD = {"rp": {"id": "example.com", "name": "Example"}, "user": {"id": "dXNlcg", "name": "u", "displayName": "U"},
+        "challenge": "Y2hhbGxlbmdlLWNoYWxsZW5nZQ", "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
+        "authenticatorSelection": {"userVerification": "discouraged"}}
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+
+
+def expect(result, name, code):
+    assert (result.code, result.stdout) == (code, ""), (result.code, result.stderr)
+    assert f"{name}: " in result.stderr, result.stderr
+
+
+def shell(authctl, script, **kw):
+    """Runs a bash script with `$A` the binary and the vault's environment."""
+    env = dict(authctl.env, A=BIN)
+    return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60, **kw)
+
+
+# 1. Options input: no crash, a named error, a documented limit.
+
+@pytest.mark.parametrize("redirect", ["< /tmp", "<&-", "< /proc/self/mem"])
+def test_unreadable_stdin_is_bad_input_not_a_crash(authctl, redirect):
+    result = shell(authctl, f'$A register --origin {ORIGIN} --options - {redirect}; echo "exit $?"')
+    assert result.stdout.strip().endswith("exit 65"), result.stdout + result.stderr
+    assert "authctl: error: badInput: " in result.stderr and "Fatal error" not in result.stderr
+    assert authctl.listing() == []
+
+
+def test_options_larger_than_the_limit_are_refused(authctl, tmp_path):
+    big = tmp_path / "big.json"
+    big.write_bytes(b'{"x":"' + b"a" * (2 << 20) + b'"}')
+    for args, stdin in ((["--options", str(big)], None), (["--options", "-"], big.read_text())):
+        result = authctl.run("register", "--origin", ORIGIN, *args, stdin=stdin or "")
+        expect(result, "badInput", 65)
+        assert "1048576 bytes" in result.stderr
+    expect(authctl.run("register", "--origin", ORIGIN, "--options", str(tmp_path)), "badInput", 65)
+
+
+# 2. A response that cannot be written is an ioError, never a signal; the docs say what the vault holds.
+
+def test_a_full_disk_for_the_response_is_an_io_error_and_the_passkey_is_kept(authctl):
+    result = shell(authctl, f'$A register --origin {ORIGIN} > /dev/full; echo "exit $?"')
+    assert result.stdout.strip() == "exit 74", result.stderr
+    assert "ioError" in result.stderr and "passkey is stored" in result.stderr
+    assert len(authctl.listing()) == 1
+
+
+def run_with_broken_pipe(args, env, stream):
+    """Runs authctl with stdout or stderr a pipe whose reading end is already closed."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        where = {"stdout": write_end} if stream == "stdout" else {"stderr": write_end, "stdout": subprocess.DEVNULL}
+        proc = subprocess.run([BIN, *args], env=env, stdin=subprocess.DEVNULL, timeout=60, **where)
+    finally:
+        os.close(write_end)
+    return proc.returncode
+
+
+def test_a_closed_pipe_is_an_io_error_not_sigpipe(authctl):
+    authctl.run("register", "--origin", ORIGIN, "--sign-counter").json
+    code = run_with_broken_pipe(["sign", "--origin", ORIGIN], authctl.env, "stdout")
+    assert code == 74, code
+    assert authctl.listing()[0]["signCount"] == 1  # the counter advanced, as the docs say
+    assert run_with_broken_pipe(["list"], authctl.env, "stdout") == 74
+    # A failing command whose stderr is a closed pipe: its exit code, not SIGPIPE.
+    assert run_with_broken_pipe(["frobnicate"], authctl.env, "stderr") == 64
+
+
+def test_a_file_size_limit_is_an_io_error_not_sigxfsz(authctl):
+    result = shell(authctl, f'ulimit -f 0; $A register --origin {ORIGIN} > /dev/null; echo "exit $?"')
+    assert result.stdout.strip() == "exit 74", result.stdout + result.stderr  # the vault's own append hits the limit
+    assert authctl.listing() == []
+
+
+def test_a_closed_stdout_fails_before_anything_is_done(authctl):
+    before = authctl.snapshot()
+    result = shell(authctl, f'$A register --origin {ORIGIN} >&-; echo "exit $?" >&2')
+    assert result.stderr.strip().endswith("exit 74"), result.stderr
+    assert "stdout is closed" in result.stderr
+    assert authctl.snapshot() == before
+
+
+# 3. Ctrl-C or SIGTERM at a hidden prompt leaves the terminal as it was.
+
+def spawn_on_terminal(args, env):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(BIN, [BIN, *args], env)
+    return pid, fd
+
+
+def read_until(fd, marker, timeout=10.0):
+    seen = b""
+    deadline = time.time() + timeout
+    while marker not in seen and time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def wait_exit(pid, fd):
+    read_until(fd, b"\x00", timeout=5)  # drain
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "sighup"])
+def test_an_interrupted_prompt_restores_echo(authctl, how):
+    env = {k: v for k, v in authctl.env.items() if k != "AUTHCTL_PASSPHRASE"}
+    pid, fd = spawn_on_terminal(["list"], env)
+    assert b"Vault passphrase for" in read_until(fd, b": ")
+    assert not termios.tcgetattr(fd)[3] & termios.ECHO  # echo is off while it waits
+    if how == "ctrl-c":
+        os.write(fd, b"\x03")
+    else:
+        os.kill(pid, signal.SIGTERM if how == "sigterm" else signal.SIGHUP)
+    code = wait_exit(pid, fd)
+    assert code == 10, code  # canceled: a named error, not a signal exit
+    assert termios.tcgetattr(fd)[3] & termios.ECHO
+    os.close(fd)
+
+
+def test_a_typed_passphrase_works(authctl):
+    env = {k: v for k, v in authctl.env.items() if k != "AUTHCTL_PASSPHRASE"}
+    pid, fd = spawn_on_terminal(["list", "--json"], env)
+    read_until(fd, b": ")
+    os.write(fd, PASSPHRASE.encode() + b"\n")
+    out = read_until(fd, b"}")
+    assert wait_exit(pid, fd) == 0 and b'"credentials"' in out
+    os.close(fd)
+
+
+# 4. A faulted ceremony leaves the vault as it was.
+
+def test_a_faulted_registration_keeps_the_working_passkey(authctl):
+    first = authctl.register(GOOD, ORIGIN).json["id"]
+    before = authctl.listing()
+    for fault in ("bad-cbor", "wrong-challenge", "up-cleared"):
+        result = authctl.register(GOOD, ORIGIN, "--fault", fault)
+        assert result.code == 0 and "fault injected" in result.stderr
+        assert authctl.listing() == before, fault
+    assert authctl.sign({"challenge": "c2lnbg", "rpId": "example.com"}, ORIGIN).json["id"] == first
+
+
+def test_a_faulted_sign_in_leaves_the_counter(authctl):
+    authctl.run("register", "--origin", ORIGIN, "--sign-counter").json
+    authctl.run("sign", "--origin", ORIGIN).json
+    for fault in ("bad-signature", "counter-regress", "wrong-origin"):
+        assert authctl.run("sign", "--origin", ORIGIN, "--fault", fault).code == 0
+        assert authctl.listing()[0]["signCount"] == 1, fault
+
+
+# 5. Only files the vault made are ever removed.
+
+def test_files_that_merely_look_like_logs_survive_every_writer(authctl):
+    authctl.run("register", "--origin", ORIGIN).json
+    strangers = {"log.0.bak": b"backup", "log.txt": b"notes", "log.7": b"not ours"}
+    for name, data in strangers.items():
+        (authctl.vault / name).write_bytes(data)
+        os.chmod(authctl.vault / name, 0o600)
+    authctl.run("register", "--origin", ORIGIN, "--user-id", "Yg").json
+    assert authctl.run("vault", "compact").code == 0
+    assert authctl.run("vault", "passwd", env={"AUTHCTL_NEW_PASSPHRASE": "another"}).code == 0
+    for name, data in strangers.items():
+        assert (authctl.vault / name).read_bytes() == data, name
+
+
+# 6. An unfinished init can be run again; losers of a race get vaultExists.
+
+def test_init_runs_again_over_what_a_killed_init_left(tmp_path, authctl):
+    target = tmp_path / "half"
+    target.mkdir(mode=0o700)
+    for name in ("log.0.tmp", "commit.tmp", "header.tmp", "lock", "writer"):
+        (target / name).write_bytes(b"partial")
+        os.chmod(target / name, 0o600)
+    result = authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(target)})
+    assert result.code == 0, result.stderr
+
+
+def test_parallel_inits_one_wins_the_rest_get_vault_exists(tmp_path, authctl):
+    env = dict(authctl.env, AUTHCTL_VAULT=str(tmp_path / "raced"))
+    procs = [subprocess.Popen([BIN, "init", "--kdf", "min"], env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(8)]
+    codes = sorted(p.wait(timeout=60) for p in procs)
+    assert codes == [0] + [23] * 7, codes
+
+
+# 7. Secrets: typed twice when new, never cut short, never empty; a vault never lands in the cwd.
+
+def test_init_asks_twice_and_refuses_a_mismatch(tmp_path, authctl):
+    env = {k: v for k, v in authctl.env.items() if k not in ("AUTHCTL_PASSPHRASE", "AUTHCTL_PIN")}
+    env["AUTHCTL_VAULT"] = str(tmp_path / "typed")
+    pid, fd = spawn_on_terminal(["init", "--kdf", "min", "--no-biometry"], env)
+    read_until(fd, b": ")
+    os.write(fd, b"first passphrase\n")
+    read_until(fd, b"confirm: ")
+    os.write(fd, b"frist passphrase\n")
+    assert wait_exit(pid, fd) == 65
+    os.close(fd)
+    assert not (tmp_path / "typed" / "header").exists()
+
+
+def test_a_long_typed_passphrase_is_kept_whole(tmp_path, authctl):
+    long = "p" * 3000
+    env = {k: v for k, v in authctl.env.items() if k not in ("AUTHCTL_PASSPHRASE", "AUTHCTL_PIN")}
+    env["AUTHCTL_VAULT"] = str(tmp_path / "long")
+    pid, fd = spawn_on_terminal(["init", "--kdf", "min", "--no-biometry"], env)
+    for prompt in (b": ", b"confirm: "):
+        read_until(fd, prompt)
+        os.write(fd, long.encode() + b"\n")
+    assert wait_exit(pid, fd) == 0
+    os.close(fd)
+    # The same passphrase from the environment opens it: nothing was cut at 1,024 bytes.
+    assert authctl.run("list", env={"AUTHCTL_VAULT": str(tmp_path / "long"), "AUTHCTL_PASSPHRASE": long}).code == 0
+    too_long = authctl.run("list", env={"AUTHCTL_VAULT": str(tmp_path / "long"), "AUTHCTL_PASSPHRASE": "p" * 5000})
+    expect(too_long, "badInput", 65)
+
+
+def test_an_empty_passphrase_is_refused_by_init_as_by_passwd(tmp_path, authctl):
+    env = {"AUTHCTL_VAULT": str(tmp_path / "empty"), "AUTHCTL_PASSPHRASE": ""}
+    expect(authctl.run("init", "--kdf", "min", env=env), "badInput", 65)
+    assert not (tmp_path / "empty" / "header").exists()
+
+
+def test_without_home_the_vault_is_not_in_the_current_directory(tmp_path, authctl):
+    env = {k: v for k, v in authctl.env.items() if k not in ("AUTHCTL_VAULT", "HOME", "XDG_DATA_HOME")}
+    result = subprocess.run([BIN, "list"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    expected = pwd.getpwuid(os.geteuid()).pw_dir + "/.local/share/authctl"
+    assert result.returncode in (22, 0), result.stderr
+    if result.returncode == 22:
+        assert f"no vault at {expected}" in result.stderr, result.stderr
+    assert not (tmp_path / ".local").exists()
+
+
+# 8. Another user's directory, a world-writable one, and a planted symlink.
+
+def nobody():
+    return pwd.getpwnam("nobody")
+
+
+@ROOT_ONLY
+def test_init_refuses_a_directory_another_user_owns(tmp_path, authctl):
+    planted = tmp_path / "theirs"
+    planted.mkdir()
+    os.chmod(planted, 0o777)
+    os.chown(planted, nobody().pw_uid, nobody().pw_gid)
+    result = authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(planted)})
+    expect(result, "vaultInsecure", 25)
+    st = planted.stat()
+    assert (st.st_uid, stat.S_IMODE(st.st_mode), list(planted.iterdir())) == (nobody().pw_uid, 0o777, [])
+
+
+def test_a_planted_symlink_is_never_followed(tmp_path, authctl):
+    target = tmp_path / "precious"
+    target.write_bytes(b"do not overwrite")
+    vault = tmp_path / "fresh"
+    vault.mkdir(mode=0o700)
+    os.symlink(target, vault / "header.tmp")
+    os.symlink(target, vault / "commit.tmp")
+    assert authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(vault)}).code == 0
+    assert target.read_bytes() == b"do not overwrite"
+    # A symlink in place of a vault file is refused, not read through.
+    os.rename(vault / "commit", tmp_path / "commit.real")
+    os.symlink(tmp_path / "commit.real", vault / "commit")
+    expect(authctl.run("list", env={"AUTHCTL_VAULT": str(vault)}), "vaultCorrupted", 21)
+
+
+def test_a_vault_directory_others_can_write_is_refused(authctl):
+    os.chmod(authctl.vault, 0o777)
+    result = authctl.run("list")
+    expect(result, "vaultInsecure", 25)
+    assert "chmod 700" in result.stderr
+    os.chmod(authctl.vault, 0o700)
+    assert authctl.run("list").code == 0
+
+
+# 9. Only regular files are read, with size bounds.
+
+@pytest.mark.parametrize("name", ["header", "commit", "log.0"])
+def test_a_fifo_in_place_of_a_vault_file_is_corruption_not_a_hang(authctl, name):
+    path = authctl.vault / name
+    path.unlink()
+    os.mkfifo(path, 0o600)
+    started = time.time()
+    expect(authctl.run("list"), "vaultCorrupted", 21)
+    assert time.time() - started < 10
+
+
+def test_a_log_linked_to_dev_zero_is_corruption(authctl):
+    log = log_file(authctl.vault)
+    log.unlink()
+    os.symlink("/dev/zero", log)
+    expect(authctl.run("list"), "vaultCorrupted", 21)
+
+
+# 10. KDF limits above `sensitive` are refused before any derivation.
+
+def test_a_header_asking_for_more_than_sensitive_is_refused_at_once(authctl):
+    path = authctl.vault / "header"
+    original = path.read_bytes()
+    sensitive_ops, sensitive_mem = 4, 1 << 30
+    for offset, value in ((11, sensitive_ops + 1), (19, sensitive_mem * 4)):
+        data = bytearray(original)
+        data[offset:offset + 8] = value.to_bytes(8, "big")
+        data[131:] = hashlib.blake2b(bytes(data[:131]), digest_size=32).digest()
+        path.write_bytes(bytes(data))
+        started = time.time()
+        expect(authctl.run("list"), "vaultCorrupted", 21)
+        assert time.time() - started < 5
+    path.write_bytes(original)
+
+
+# 11. A prompt in one terminal blocks no reader, and a waiting writer says so and gives up.
+
+def test_a_pending_prompt_blocks_no_reader_and_a_writer_waits_with_a_limit(authctl):
+    authctl.run("register", "--origin", ORIGIN).json
+    slow = subprocess.Popen([BIN, "sign", "--origin", ORIGIN, "--user-action", "timeout", "--options", "-"],
+                            env=authctl.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    slow.stdin.write(json.dumps({"challenge": "c2xvdw", "timeout": 6000}))
+    slow.stdin.close()
+    time.sleep(0.7)  # it holds the vault, waiting for the user
+    started = time.time()
+    assert authctl.run("list").code == 0
+    assert authctl.run("--json", "biometry", "status").code == 0
+    assert time.time() - started < 3, "a reader waited for the prompt"
+    writer = authctl.run("sign", "--origin", ORIGIN, "--wait", "1")
+    expect(writer, "vaultBusy", 24)
+    assert "waiting for the vault" in writer.stderr
+    assert slow.poll() is None, "the prompt was still up"
+    assert slow.wait(timeout=30) == 19
+
+
+# 12. A new passphrase brings a new vault key: an old header is useless.
+
+def test_an_old_header_with_the_old_passphrase_opens_nothing_after_passwd(authctl):
+    authctl.run("register", "--origin", ORIGIN).json
+    old_header = (authctl.vault / "header").read_bytes()
+    assert authctl.run("vault", "passwd", env={"AUTHCTL_NEW_PASSPHRASE": "rotated"}).code == 0
+    authctl.run("register", "--origin", ORIGIN, "--user-id", "bmV3", env={"AUTHCTL_PASSPHRASE": "rotated"}).json
+    (authctl.vault / "header").write_bytes(old_header)
+    result = authctl.run("list")  # the old passphrase, with the header it opened
+    assert result.code in (20, 21) and result.stdout == ""
+
+
+# 13. No core dumps; not dumpable.
+
+@ROOT_ONLY
+def test_the_process_is_not_dumpable_and_has_no_core_limit(tmp_path, authctl):
+    home = tempfile.mkdtemp(prefix="authctl-nobody-")
+    try:
+        os.chmod(home, 0o755)
+        os.chown(home, nobody().pw_uid, nobody().pw_gid)
+        env = dict(authctl.env, AUTHCTL_VAULT=home + "/vault")
+        as_nobody = ["setpriv", f"--reuid={nobody().pw_uid}", f"--regid={nobody().pw_gid}", "--clear-groups", BIN]
+        assert subprocess.run(as_nobody + ["init", "--kdf", "min"], env=env, capture_output=True).returncode == 0
+        assert subprocess.run(as_nobody + ["register", "--origin", ORIGIN], env=env, capture_output=True).returncode == 0
+        proc = subprocess.Popen(as_nobody + ["sign", "--origin", ORIGIN, "--user-action", "timeout", "--options", "-"],
+                                env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc.stdin.write(json.dumps({"challenge": "ZHVtcA", "timeout": 3000}))
+        proc.stdin.close()
+        time.sleep(0.7)
+        status = open(f"/proc/{proc.pid}/status").read()
+        assert f"Uid:\t{nobody().pw_uid}" in status  # it runs as nobody …
+        assert os.stat(f"/proc/{proc.pid}/environ").st_uid == 0  # … yet its /proc files are root's: not dumpable
+        limits = open(f"/proc/{proc.pid}/limits").read()
+        assert [line.split()[4:6] for line in limits.splitlines() if line.startswith("Max core file size")] == [["0", "0"]]
+        assert proc.wait(timeout=30) == 19
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+# 14. Control characters from an RP are shown escaped to people, exact in JSON.
+
+def test_control_characters_in_a_user_name_cannot_forge_rows(authctl):
+    evil = "eve\x1b[31m\nFAKE  example.com  admin\u202e"
+    options = dict(GOOD, user={"id": "ZXZl", "name": evil, "displayName": "Eve"})
+    authctl.register(options, ORIGIN).json
+    table = authctl.run("list").stdout
+    assert "\x1b" not in table and "\u202e" not in table
+    assert len(table.splitlines()) == 2 and "\\x1b[31m\\x0aFAKE" in table
+    assert authctl.listing()[0]["userName"] == evil
+
+
+def test_the_pin_prompt_shows_an_rp_supplied_name_escaped(authctl):
+    options = dict(GOOD, user={"id": "ZXZl", "name": "eve\x1b]0;pwned\x07", "displayName": "Eve"},
+                   authenticatorSelection={"userVerification": "required"})
+    authctl.register(options, ORIGIN).json
+    env = {k: v for k, v in authctl.env.items() if k != "AUTHCTL_PIN"}
+    pid, fd = spawn_on_terminal(["sign", "--origin", ORIGIN], env)
+    prompt = read_until(fd, b": ")
+    assert b"Biometric PIN for example.com as eve\\x1b]0;pwned\\x07" in prompt and b"\x1b]0" not in prompt
+    os.write(fd, PIN.encode() + b"\n")
+    assert wait_exit(pid, fd) == 0
+    os.close(fd)
+
+
+# 15. Origins parsed as a URL parser parses them.
+
+@pytest.mark.parametrize("origin", ["https://example.com:+8443", "https://example.com:-0", "https://xn--a.example",
+                                    "https://example.com:65536", "https://exa mple.com"])
+def test_origins_browsers_refuse_are_refused(authctl, origin):
+    expect(authctl.run("register", "--origin", origin, "--rp-id", "example.com"), "securityError", 16)
