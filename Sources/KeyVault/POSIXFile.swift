@@ -79,13 +79,7 @@ enum POSIXFile {
     /// checks that it is a regular file of this user's. A missing file is `notFound`.
     static func openOwned(_ path: String, _ flags: Int32) throws(VaultError) -> Int32 {
         let fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            switch errno {
-            case ENOENT: throw VaultError(.notFound, "\(path) is missing")
-            case ELOOP: throw VaultError(.corrupted, "\(path) is a symbolic link, which the vault never follows")
-            default: throw VaultError(.io, "cannot open \(path): \(errorText())")
-            }
-        }
+        guard fd >= 0 else { throw openFailure(path) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
             let text = errorText()
@@ -103,8 +97,30 @@ enum POSIXFile {
         return fd
     }
 
+    /// Why `open(path)` failed, as the vault names it: what is at a vault file's name and is not a
+    /// regular file (a link, a socket, a directory, a device) is corruption, not an I/O error.
+    static func openFailure(_ path: String, _ code: Int32 = errno) -> VaultError {
+        if code == ENOENT { return VaultError(.notFound, "\(path) is missing") }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            switch st.st_mode & S_IFMT {
+            case S_IFLNK: return VaultError(.corrupted, "\(path) is a symbolic link, which the vault never follows")
+            case S_IFREG: break
+            default: return VaultError(.corrupted, "\(path) is not a regular file")
+            }
+        }
+        return VaultError(.io, "cannot open \(path): \(errorText(code))")
+    }
+
     /// The whole of a regular file the vault owns, refused when longer than `limit` bytes.
     static func readAll(_ path: String, limit: Int) throws(VaultError) -> [UInt8] {
+        try readPrefix(path, limit: limit, upTo: limit).bytes
+    }
+
+    /// The first `wanted` bytes of a regular file the vault owns (fewer if it is shorter), and the
+    /// file's size; refused when the file is longer than `limit`. Only what is asked for is
+    /// allocated, so a huge or sparse file costs nothing to refuse or to skip past.
+    static func readPrefix(_ path: String, limit: Int, upTo wanted: Int) throws(VaultError) -> (bytes: [UInt8], size: Int) {
         let fd = try openOwned(path, O_RDONLY)
         defer { close(fd) }
         var st = stat()
@@ -112,7 +128,7 @@ enum POSIXFile {
         guard Int(st.st_size) <= limit else {
             throw VaultError(.corrupted, "\(path) is \(st.st_size) bytes, more than a vault file of its kind can hold (\(limit))")
         }
-        var out = [UInt8](repeating: 0, count: Int(st.st_size))
+        var out = [UInt8](repeating: 0, count: min(Int(st.st_size), max(wanted, 0)))
         var length = 0
         while length < out.count {
             let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
@@ -120,7 +136,8 @@ enum POSIXFile {
             if n == 0 { break }
             length += n
         }
-        return Array(out.prefix(length))
+        out.removeLast(out.count - length)
+        return (out, Int(st.st_size))
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(VaultError) {

@@ -135,12 +135,10 @@ public final class Vault {
     public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         try POSIXFile.makeDirectory(path)
-        // Another user's directory is refused before anything is written into it; one of ours is
-        // made private before anything is looked at in it.
-        try POSIXFile.requireOwnDirectory(path)
-        try POSIXFile.makePrivate(path)
-        // Refuse a directory that holds anything but a vault (or an unfinished one) before writing
-        // a byte into it; then check again for a vault under the writer lock, for racing creators.
+        // Another user's directory, or one holding anything but an unfinished vault, is refused
+        // before anything in it changes — its mode included. Then it is made private, and looked
+        // at again under the writer lock (for racing creators, and for whatever arrived before the
+        // mode changed).
         func refuseExisting() throws(VaultError) {
             if POSIXFile.exists(file(path, headerFile)) { throw VaultError(.exists, "a vault already exists at \(path)") }
             let strangers = POSIXFile.entries(path).filter { !unfinishedCreation.contains($0) }
@@ -148,7 +146,9 @@ public final class Vault {
                 throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))); choose a new directory for the vault")
             }
         }
+        try POSIXFile.requireOwnDirectory(path)
         try refuseExisting()
+        try POSIXFile.makePrivate(path)
         let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice)
         try refuseExisting()
         let salt = Sodium.randomBytes(Sodium.saltBytes)
@@ -216,7 +216,11 @@ public final class Vault {
         let writer = access == .write
             ? try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice) : nil
         let (vault, repairs) = try readUnderStateLock(path, passphrase: passphrase, access: access, waiting: waiting, writer: writer)
-        if access == .write && repairs { try vault.tidy() }
+        if repairs {
+            // A writer tidies, waiting its turn; a reader tidies only if it can at once, and
+            // carries on regardless (it may not even be able to write here).
+            if access == .write { try vault.tidy(wait: waiting.limit) } else { try? vault.tidy(wait: .zero) }
+        }
         return vault
     }
 

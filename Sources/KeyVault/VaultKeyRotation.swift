@@ -10,8 +10,8 @@ import Darwin
 ///
 /// Two files change — `header` (the new key, wrapped under the new passphrase) and `commit` (sealed
 /// under the new key) — and no rename replaces two files at once. So the new commit pointer is
-/// written first as `commit.next`, then `header` is replaced (the switch), then `commit.next` is
-/// renamed over `commit`. Opening reads `commit` and, when it does not open under the header's
+/// written first as `commit.next`, then `header` is replaced (the switch), then the old log is
+/// deleted and `commit.next` renamed over `commit`. Opening reads `commit` and, when it does not open under the header's
 /// key, `commit.next`: a crash at any point leaves the old vault (old header, old commit, old log)
 /// or the new one (new header, `commit.next` or new commit, new log), never neither.
 extension Vault {
@@ -65,8 +65,10 @@ extension Vault {
         validLength = log.count
         fileLength = log.count
         for record in rewritten { applyInMemory(record) }
+        // The old log goes first: from here an old copy of the header, with the old passphrase,
+        // finds the old `commit` naming a log that is gone.
+        unlink(oldLog)
         try POSIXFile.renameFile(Self.file(path, Self.nextCommitFile), to: Self.file(path, Self.commitFile))
         try POSIXFile.syncDirectory(path)
-        unlink(oldLog)
     }
 }

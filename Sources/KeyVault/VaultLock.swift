@@ -44,11 +44,7 @@ extension POSIXFile {
     /// A lock file: created if missing (0600), never through a link, and a regular file of ours.
     static func openLockFile(_ path: String) throws(VaultError) -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw errno == ELOOP
-                ? VaultError(.corrupted, "\(path) is a symbolic link, which the vault never follows")
-                : VaultError(.io, "cannot open lock file \(path): \(errorText())")
-        }
+        guard fd >= 0 else { throw openFailure(path) }
         close(fd)
         return try openOwned(path, O_RDWR)
     }

@@ -32,17 +32,22 @@ extension Vault {
     func readLog() throws(VaultError) -> Bool {
         let (pointer, fromNext) = try readCommitPointer()
         generation = pointer.generation
-        let data: [UInt8]
+        guard pointer.logLength <= UInt64(Self.logLimit) else {
+            throw VaultError(.corrupted, "the commit file names a log of \(pointer.logLength) bytes, more than a log can hold")
+        }
+        let committed = Int(pointer.logLength)
+        // The committed bytes and the first 4 of any tail (an unfinished frame's length): nothing
+        // past them is read, however long the file says it is.
+        let data: [UInt8], size: Int
         do {
-            data = try POSIXFile.readAll(logPath, limit: Self.logLimit)
+            (data, size) = try POSIXFile.readPrefix(logPath, limit: Self.logLimit, upTo: committed + 4)
         } catch where error.kind == .notFound {
             throw VaultError(.corrupted, "the log \(Self.logFile(generation)) named by the commit file is missing")
         }
-        fileLength = data.count
-        guard UInt64(data.count) >= pointer.logLength else {
-            throw VaultError(.corrupted, "the log is \(data.count) bytes but \(pointer.logLength) are committed: it was truncated")
+        fileLength = size
+        guard size >= committed else {
+            throw VaultError(.corrupted, "the log is \(size) bytes but \(committed) are committed: it was truncated")
         }
-        let committed = Int(pointer.logLength)
         live.reserveCapacity(Int(min(pointer.frameCount, 10_000_000)))  // about one record per frame
         var offset = 0
         while offset < committed {
@@ -66,8 +71,8 @@ extension Vault {
         // before the commit file was replaced, so nothing acknowledged it): ignored here, cut off
         // before the next append. One writer appends one frame at a time, so such a tail holds at
         // most one frame; more is not a crash but a commit file put back from the past.
-        let tail = data.count - committed
-        if tail >= 4, tail > 4 + Self.frameLength(data, at: committed) {
+        let tail = size - committed
+        if tail >= 4, data.count >= committed + 4, tail > 4 + Self.frameLength(data, at: committed) {
             throw VaultError(.corrupted, "\(tail) bytes follow the committed end of the log, more than one unfinished frame: the commit file is older than the log")
         }
         validLength = committed
@@ -269,8 +274,8 @@ extension Vault {
     /// A writer's clean-up at open, under the exclusive state lock: finishes a key rotation that
     /// stopped after its new header was in place (`commit.next` becomes `commit`), drops a
     /// `commit.next` that never took effect, and deletes orphaned logs.
-    func tidy() throws(VaultError) {
-        let state = try stateLock(exclusive: true)
+    func tidy(wait: Duration) throws(VaultError) {
+        let state = try VaultLock(path: Self.file(path, Self.lockFile), exclusive: true, wait: wait)
         defer { withExtendedLifetime(state) {} }
         let next = Self.file(path, Self.nextCommitFile)
         if let pending = try? POSIXFile.readAll(next, limit: CommitPointer.size), pending == committedPointer {

@@ -428,3 +428,121 @@ def test_the_pin_prompt_shows_an_rp_supplied_name_escaped(authctl):
                                     "https://example.com:65536", "https://exa mple.com"])
 def test_origins_browsers_refuse_are_refused(authctl, origin):
     expect(authctl.run("register", "--origin", origin, "--rp-id", "example.com"), "securityError", 16)
+
+
+# What a second probe found.
+
+def test_a_refused_init_leaves_the_directory_as_it_was(tmp_path, authctl):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "someone-elses-file").write_text("x")
+    expect(authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(shared)}), "badInput", 65)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert sorted(p.name for p in shared.iterdir()) == ["someone-elses-file"]
+
+
+def test_bench_touches_nothing_that_was_in_its_directory(tmp_path, authctl):
+    scratch = tmp_path / "bench"
+    scratch.mkdir()
+    existing = scratch / "authctl-bench-1-10"
+    authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(existing)})
+    before = sorted(p.name for p in existing.iterdir())
+    result = authctl.run("bench", "vault", "--sizes", "3", "--runs", "1", "--dir", str(scratch))
+    assert result.code == 0, result.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == ["authctl-bench-1-10"]
+    assert sorted(p.name for p in existing.iterdir()) == before
+    expect(authctl.run("bench", "vault", "--sizes", "9223372036854775807"), "usage", 64)
+
+
+def test_a_huge_sparse_log_is_skipped_past_not_read(authctl):
+    authctl.run("register", "--origin", ORIGIN).json
+    log = log_file(authctl.vault)
+    os.truncate(log, 2147483000)
+    result = shell(authctl, 'ulimit -v 1500000; $A list; echo "exit $?"')
+    assert result.stdout.strip().endswith("exit 21"), result.stdout + result.stderr
+    assert "Fatal error" not in result.stderr
+
+
+def test_a_typed_secret_is_at_most_4095_bytes_and_end_of_input_cancels(authctl):
+    env = {k: v for k, v in authctl.env.items() if k != "AUTHCTL_PASSPHRASE"}
+    pid, fd = spawn_on_terminal(["list"], env)
+    read_until(fd, b": ")
+    os.write(fd, b"a" * 4095 + b"\x04" + b"a\n")  # Ctrl-D sends the full line, then one more byte
+    assert wait_exit(pid, fd) == 65
+    os.close(fd)
+    # Ctrl-D at an empty PIN prompt: the user walked away; no attempt is counted.
+    authctl.run("register", "--origin", ORIGIN).json
+    env = {k: v for k, v in authctl.env.items() if k != "AUTHCTL_PIN"}
+    pid, fd = spawn_on_terminal(["sign", "--origin", ORIGIN, "--user-verification", "required"], env)
+    read_until(fd, b": ")
+    os.write(fd, b"\x04")
+    assert wait_exit(pid, fd) == 10
+    os.close(fd)
+    assert authctl.run("--json", "biometry", "status").json["failures"] == 0
+
+
+def test_the_table_cuts_no_name_short(authctl):
+    names = ["😀😀😀😀alice", "e\u0301e\u0301e\u0301-carol", "👨‍👩‍👧‍👦dave"]
+    for i, name in enumerate(names):
+        authctl.run("register", "--origin", ORIGIN, "--user-name", name, "--user-id", f"dTA{i}").json
+    table = authctl.run("list").stdout
+    for name in names:
+        assert name in table, name
+
+
+@pytest.mark.parametrize("char", ["\u061c", "\u2028", "\u2029", "\u200f", "\x85"])
+def test_every_line_breaking_or_reordering_character_is_escaped(authctl, char):
+    authctl.run("register", "--origin", ORIGIN, "--user-name", f"x{char}y").json
+    assert char not in authctl.run("list").stdout
+    assert authctl.listing()[0]["userName"] == f"x{char}y"
+
+
+@pytest.mark.parametrize("name", ["header", "commit", "lock", "writer"])
+def test_a_socket_or_directory_at_a_vault_file_is_corruption(authctl, name):
+    import socket
+    path = authctl.vault / name
+    saved = path.read_bytes() if path.exists() else None
+    path.unlink(missing_ok=True)
+    path.mkdir()
+    expect(authctl.run("register", "--origin", ORIGIN), "vaultCorrupted", 21)
+    path.rmdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    try:
+        expect(authctl.run("register", "--origin", ORIGIN), "vaultCorrupted", 21)
+    finally:
+        server.close()
+        path.unlink()
+    if saved is not None:
+        path.write_bytes(saved)
+        os.chmod(path, 0o600)
+
+
+def test_a_read_only_stdout_fails_before_anything_is_done(authctl):
+    authctl.run("register", "--origin", ORIGIN, "--sign-counter").json
+    before = authctl.listing()
+    result = shell(authctl, f'$A sign --origin {ORIGIN} 1</dev/null; echo "exit $?" >&2')
+    assert result.stderr.strip().endswith("exit 74"), result.stderr
+    assert authctl.listing() == before
+
+
+def test_after_a_rotation_stopped_past_its_switch_the_old_header_opens_nothing(authctl):
+    made = authctl.run("register", "--origin", ORIGIN).json["id"]
+    old_header, old_commit = (authctl.vault / "header").read_bytes(), (authctl.vault / "commit").read_bytes()
+    old_log = log_file(authctl.vault)
+    assert authctl.run("vault", "passwd", env={"AUTHCTL_NEW_PASSPHRASE": "rotated"}).code == 0
+    new_header, new_commit = (authctl.vault / "header").read_bytes(), (authctl.vault / "commit").read_bytes()
+    # The state of a crash after the old log was deleted, before commit.next became commit.
+    (authctl.vault / "commit.next").write_bytes(new_commit)
+    (authctl.vault / "commit").write_bytes(old_commit)
+    os.chmod(authctl.vault / "commit.next", 0o600)
+    assert not old_log.exists()
+    (authctl.vault / "header").write_bytes(old_header)
+    expect(authctl.run("list"), "vaultCorrupted", 21)  # the old commit names a log that is gone
+    (authctl.vault / "header").write_bytes(new_header)
+    rotated = {"AUTHCTL_PASSPHRASE": "rotated"}
+    assert [c["id"] for c in authctl.run("list", "--json", env=rotated).json["credentials"]] == [made]
+    # That reader could take the lock at once, so it finished the rotation.
+    assert not (authctl.vault / "commit.next").exists()
+    assert (authctl.vault / "commit").read_bytes() == new_commit

@@ -19,29 +19,33 @@ enum BenchVaultCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         var counts = [Int]()
         for text in (args.value(sizes) ?? "10,1000,100000").split(separator: ",") {
-            guard let n = Int(text), n >= 1 else { throw CLIError(.usage, "--sizes takes whole numbers, like 10,1000,100000") }
+            guard let n = Int(text), (1...10_000_000).contains(n) else {
+                throw CLIError(.usage, "--sizes takes whole numbers from 1 to 10000000, like 10,1000,100000")
+            }
             counts.append(n)
         }
+        guard !counts.isEmpty else { throw CLIError(.usage, "--sizes takes whole numbers, like 10,1000,100000") }
         let runCount = try args.integer(runs, in: 1...1000) ?? 7
         let dir = args.value(directory) ?? "/tmp"
-        guard !counts.isEmpty else { throw CLIError(.usage, "--sizes takes whole numbers, like 10,1000,100000") }
         var st = stat()
         guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { throw CLIError(.usage, "--dir \(dir) is not a directory") }
 
-        try Output.data("vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)")
+        // Everything is measured before anything is printed: a failure leaves stdout empty.
         var rows: [(Int, [Double])] = []
-        for size in counts {
-            let figures = try measure(size: size, runs: runCount, directory: dir)
-            rows.append((size, figures))
-            try Output.data(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
+        for size in counts { rows.append((size, try measure(size: size, runs: runCount, directory: dir))) }
+        var lines = ["vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)"]
+        for (size, figures) in rows {
+            lines.append(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
                 pad(format(v, i == 4 ? 2 : 3), [15, 13, 9, 14, 9][i]) }.joined(separator: "   "))
         }
-        guard let first = rows.first, rows.count > 1 else { return }
-        try Output.data("")
-        for (size, figures) in rows.dropFirst() {
-            let ratios = zip(figures.prefix(4), first.1.prefix(4)).map { format($0 / $1, 2) + "x" }
-            try Output.data("ratio \(size)/\(first.0): open+index \(ratios[0]), register \(ratios[1]), sign \(ratios[2]), open+sign \(ratios[3])")
+        if let first = rows.first, rows.count > 1 {
+            lines.append("")
+            for (size, figures) in rows.dropFirst() {
+                let ratios = zip(figures.prefix(4), first.1.prefix(4)).map { format($0 / $1, 2) + "x" }
+                lines.append("ratio \(size)/\(first.0): open+index \(ratios[0]), register \(ratios[1]), sign \(ratios[2]), open+sign \(ratios[3])")
+            }
         }
+        for line in lines { try Output.data(line) }
     }
 
     static let registration = Array(#"{"rp":{"id":"bench.example"},"user":{"id":"YmVuY2g","name":"b"},"challenge":"Y2hhbGxlbmdl","pubKeyCredParams":[{"type":"public-key","alg":-7}],"authenticatorSelection":{"userVerification":"discouraged"}}"#.utf8)
@@ -49,8 +53,18 @@ enum BenchVaultCommand {
 
     /// Milliseconds: median open (with the index of the one RP), register, sign, open + sign; log MiB.
     static func measure(size: Int, runs: Int, directory: String) throws(CLIError) -> [Double] {
-        let path = directory + "/authctl-bench-\(getpid())-\(size)"
-        defer { try? Device.removeVault(at: path) }
+        // A directory of its own, made for this run (mkdtemp): nothing that was there before is
+        // ever opened, let alone removed.
+        var template = Array((directory + "/authctl-bench-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CLIError(.ioError, "cannot make a directory in \(directory): \(String(cString: strerror(errno)))")
+        }
+        let scratch = String(cString: made)
+        let path = scratch + "/vault"
+        defer {
+            try? Device.removeVault(at: path)
+            rmdir(scratch)
+        }
         let passphrase = SecureBytes(count: 5)
         passphrase.withUnsafeMutableBytes { $0.copyBytes(from: Array("bench".utf8)) }
         let passkeys = try makePasskeys(size)

@@ -12,6 +12,10 @@ enum Output {
     static func prepareProcess() {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)
+        // stdout or stderr opened for reading only (`1</dev/null`) can take no output either.
+        for fd in [STDOUT_FILENO, STDERR_FILENO] where fcntl(fd, F_GETFL) & O_ACCMODE == O_RDONLY {
+            closedAtStart.insert(fd)
+        }
         for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
             closedAtStart.insert(fd)
             let null = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY)
@@ -37,7 +41,9 @@ enum Output {
 
     /// Fails before any work is done when stdout was closed.
     static func requireStdout() throws(CLIError) {
-        if closedAtStart.contains(STDOUT_FILENO) { throw CLIError(.ioError, "stdout is closed; nothing was done") }
+        if closedAtStart.contains(STDOUT_FILENO) {
+            throw CLIError(.ioError, "stdout is closed or not open for writing; nothing was done")
+        }
     }
 
     /// A message on stderr, control characters escaped (one line stays one line). A failure to

@@ -7,12 +7,12 @@ enum TerminalText {
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x00...0x1F, 0x7F...0x9F:
-                out += "\\x" + hex(scalar.value, digits: 2)
-            case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:  // bidirectional marks and overrides
-                out += "\\u{" + hex(scalar.value, digits: 4) + "}"
-            default:
+            let properties = scalar.properties
+            if scalar.value < 0x100, properties.generalCategory == .control {
+                out += "\\x" + hex(scalar.value, digits: 2)  // C0, DEL, C1
+            } else if properties.isBidiControl || [.lineSeparator, .paragraphSeparator].contains(properties.generalCategory) {
+                out += "\\u{" + hex(scalar.value, digits: 4) + "}"  // reorders or breaks the line
+            } else {
                 out.unicodeScalars.append(scalar)
             }
         }

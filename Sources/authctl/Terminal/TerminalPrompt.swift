@@ -56,8 +56,12 @@ enum TerminalPrompt {
                 throw CLIError(.canceled, "the prompt was interrupted (signal \(interruptingSignal)); nothing was done")
             }
             if n < 0 && errno == EINTR { continue }
+            if n == 0 && length == 0 {
+                // Ctrl-D on an empty line: the user closed the prompt rather than answer it.
+                throw CLIError(.canceled, "the prompt was closed (end of input); nothing was done")
+            }
             if n <= 0 || byte == 0x0A { break }
-            guard length < buffer.count else {
+            guard length < SecretSource.maximumLength else {
                 throw CLIError(.badInput, "the secret typed is longer than \(SecretSource.maximumLength) bytes")
             }
             buffer.withUnsafeMutableBytes { $0[length] = byte }
