@@ -140,8 +140,13 @@ public final class Vault {
         // at again under the writer lock (for racing creators, and for whatever arrived before the
         // mode changed).
         func refuseExisting() throws(VaultError) {
-            if POSIXFile.exists(file(path, headerFile)) { throw VaultError(.exists, "a vault already exists at \(path)") }
-            let strangers = POSIXFile.entries(path).filter { !unfinishedCreation.contains($0) }
+            // Listed first, the header checked after: a header that appears meanwhile (a racing
+            // creator finishing) is a vault that exists, not a stranger in the directory.
+            let entries = POSIXFile.entries(path)
+            if entries.contains(headerFile) || POSIXFile.exists(file(path, headerFile)) {
+                throw VaultError(.exists, "a vault already exists at \(path)")
+            }
+            let strangers = entries.filter { !unfinishedCreation.contains($0) }
             guard strangers.isEmpty else {
                 throw VaultError(.invalid, "\(path) is not empty (\(strangers.sorted().prefix(3).joined(separator: ", "))); choose a new directory for the vault")
             }
