@@ -50,23 +50,32 @@ extension Vault {
         return key
     }
 
-    private func innerAssociatedData(_ recordId: [UInt8]) -> [UInt8] {
-        Array("AUTHCTL-UV-SECRET".utf8) + header.vaultId + recordId
+    private func innerAssociatedData(_ itemId: [UInt8]) -> [UInt8] {
+        Array("AUTHCTL-UV-SECRET".utf8) + header.vaultId + itemId
     }
 
-    /// Seals a secret under the biometry key, then (like every secret) under the vault key.
-    public func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8], biometryKey: SecureBytes) -> [UInt8] {
-        var inner = Sodium.seal(secret, key: biometryKey, associatedData: innerAssociatedData(recordId))
+    /// Seals a secret under the biometry key (bound to `itemId`, the passkey's stable identity;
+    /// the record's own id when absent), then (like every secret) under the vault key (bound to
+    /// `recordId`).
+    public func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8], biometryKey: SecureBytes,
+                           itemId: [UInt8]? = nil) -> [UInt8] {
+        var inner = Sodium.seal(secret, key: biometryKey, associatedData: innerAssociatedData(itemId ?? recordId))
         defer { inner.withUnsafeMutableBytes { sodiumWipe($0) } }
         return inner.withUnsafeBytes { sealSecret($0, recordId: recordId) }
     }
 
-    /// Opens a secret sealed with ``sealSecret(_:recordId:biometryKey:)``; throws `locked` when
-    /// the biometry key is not the one it was sealed under.
-    public func openSecret(_ sealed: [UInt8], recordId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
-        let inner = try openSecret(sealed, recordId: recordId)
+    /// Opens a secret sealed with ``sealSecret(_:recordId:biometryKey:itemId:)``; throws `locked`
+    /// when the biometry key is not the one it was sealed under.
+    public func openSecret(_ sealed: [UInt8], recordId: [UInt8], biometryKey: SecureBytes,
+                           itemId: [UInt8]? = nil) throws(VaultError) -> SecureBytes {
+        try openBiometrySealed(try openSecret(sealed, recordId: recordId), itemId: itemId ?? recordId, biometryKey: biometryKey)
+    }
+
+    /// Opens the inner, biometry-key layer of a secret whose outer layer was already opened
+    /// (by the vault key, or by the account key for a passkey that came from the account store).
+    public func openBiometrySealed(_ inner: SecureBytes, itemId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
         let bytes = inner.withUnsafeBytes { Array($0) }
-        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(recordId)) else {
+        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(itemId)) else {
             throw VaultError(.locked, "this passkey is sealed under a different biometric enrollment")
         }
         return plain

@@ -296,7 +296,4 @@ public final class Vault {
     }
 }
 
-func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
-}
+func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }

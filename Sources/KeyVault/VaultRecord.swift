@@ -10,12 +10,14 @@ public struct VaultRecord: Equatable, Sendable {
             case .tombstone: "tombstone"
             case .credential: "credential"
             case .settings: "settings"
+            case .device: "device"
             default: "kind-\(rawValue)"
             }
         }
         public static let tombstone = Kind(rawValue: 0)
         public static let credential = Kind(rawValue: 1)
         public static let settings = Kind(rawValue: 2)
+        public static let device = Kind(rawValue: 3)
     }
 
     public var id: [UInt8]

@@ -14,7 +14,7 @@ private struct Harness {
     let client: WebAuthnClient<InMemoryCredentialStore, ScriptedUser>
 
     init(user: ScriptedUser = ScriptedUser(), configuration: AuthenticatorConfiguration = .init()) {
-        authenticator = Authenticator(configuration: configuration, store: store, user: user, clock: WallClock { fixedTime })
+        authenticator = Authenticator(configuration: configuration, store: store, user: user, clock: .fixed(seconds: fixedTime))
         client = WebAuthnClient(authenticator: authenticator, suffixes: { PublicSuffixList(text: "com\n") })
     }
 

@@ -17,7 +17,7 @@ from nacl.exceptions import CryptoError
 __all__ = [
     "VaultError", "Locked", "Corrupted", "PinRequired", "WrongPin",
     "Record", "Vault", "open_vault",
-    "KIND_TOMBSTONE", "KIND_CREDENTIAL", "KIND_SETTINGS",
+    "KIND_TOMBSTONE", "KIND_CREDENTIAL", "KIND_SETTINGS", "KIND_DEVICE",
 ]
 
 FORMAT_VERSION = 1
@@ -32,6 +32,7 @@ KEY = 32
 KIND_TOMBSTONE = 0
 KIND_CREDENTIAL = 1
 KIND_SETTINGS = 2
+KIND_DEVICE = 3
 
 # Credential tags
 T_CREDENTIAL_ID = 1
@@ -47,6 +48,11 @@ T_SEALED_PRIVATE_KEY = 10
 T_COSE_ALG = 11
 T_COUNTS_SIGNATURES = 12
 T_REQUIRES_UV = 13
+T_ITEM_ID = 14
+T_DEVICE_ID = 15
+T_CHANGED_AT = 16
+T_REMOVED = 17
+T_DEVICE_NAME = 18
 
 # Settings tags
 S_BIOMETRY_SALT = 2
@@ -55,6 +61,7 @@ S_PIN_OPSLIMIT = 6
 S_PIN_MEMLIMIT = 7
 S_FAILED_ATTEMPTS = 4
 S_ATTEMPTS_ALLOWED = 5
+S_DEVICE_NAME = 8
 
 
 class VaultError(Exception):
@@ -200,11 +207,45 @@ class Vault:
     def credential_records(self) -> list[Record]:
         return [r for r in self.records.values() if r.kind == KIND_CREDENTIAL]
 
-    def credentials(self) -> list[dict]:
+    def device_name(self, record: Record) -> str:
+        return record.fields.get(S_DEVICE_NAME, b"default").decode("utf-8")
+
+    def revisions(self, device: Record | None = None) -> list[Record]:
+        """The credential records (revisions) a device made: tag 15 names it, or is absent for the first device."""
+        device = device or self.settings
+        return [r for r in self.credential_records()
+                if r.fields.get(T_DEVICE_ID, self.settings.record_id) == device.record_id]
+
+    @staticmethod
+    def item_id(record: Record) -> bytes:
+        return record.fields.get(T_ITEM_ID, record.record_id)
+
+    def _order(self, record: Record):
+        f = record.fields
+        changed = _u64(f[T_CHANGED_AT], 0) if T_CHANGED_AT in f else _u64(f[T_CREATED_AT], 0) * 1000
+        name = f.get(T_DEVICE_NAME, self.settings.fields.get(S_DEVICE_NAME, b"default"))
+        return (changed, name, record.record_id)
+
+    def held(self, device: Record | None = None) -> list[tuple[Record, int]]:
+        """The passkeys a device holds from its own revisions: per item the winner by (changed at,
+        device name, record id), unless it is a removal, with the highest sign count of the item."""
+        groups: dict[bytes, list[Record]] = {}
+        for record in self.revisions(device):
+            groups.setdefault(self.item_id(record), []).append(record)
         out = []
-        for record in self.credential_records():
+        for revisions in groups.values():
+            winner = max(revisions, key=self._order)
+            if winner.fields.get(T_REMOVED) == b"\x01":
+                continue
+            counts = [_u32(r.fields[T_SIGN_COUNT], 0) for r in revisions
+                      if r.fields.get(T_REMOVED) != b"\x01" and len(r.fields.get(T_SIGN_COUNT, b"")) == 4]
+            out.append((winner, max(counts, default=0)))
+        return out
+
+    def credentials(self, device: Record | None = None) -> list[dict]:
+        out = []
+        for record, sign_count in self.held(device):
             f = record.fields
-            sign_count = f.get(T_SIGN_COUNT)
             out.append({
                 "credential_id": f.get(T_CREDENTIAL_ID, b""),
                 "rp_id": f.get(T_RP_ID, b"").decode("utf-8"),
@@ -215,14 +256,15 @@ class Vault:
                 "public_point": f.get(T_PUBLIC_KEY, b""),
                 "requires_uv": f.get(T_REQUIRES_UV, b"\x00") == b"\x01",
                 "counts_signatures": f.get(T_COUNTS_SIGNATURES, b"\x00") == b"\x01",
-                "sign_count": _u32(sign_count, 0) if sign_count and len(sign_count) == 4 else 0,
+                "sign_count": sign_count,
                 "backup_flags": f.get(T_BACKUP_FLAGS, b"\x00")[0] if f.get(T_BACKUP_FLAGS) else 0,
                 "record_id": record.record_id,
             })
         return out
 
     def record_for_credential(self, credential_id: bytes) -> Record:
-        for record in self.credential_records():
+        """The winning revision of a passkey the first device holds."""
+        for record, _ in self.held():
             if record.fields.get(T_CREDENTIAL_ID) == credential_id:
                 return record
         raise KeyError(credential_id)
@@ -268,7 +310,7 @@ class Vault:
         if len(inner) < NONCE + TAG:
             raise Corrupted("malformed user-verification seal")
         try:
-            return _open(inner[NONCE:], b"AUTHCTL-UV-SECRET" + self.vault_id + record.record_id,
+            return _open(inner[NONCE:], b"AUTHCTL-UV-SECRET" + self.vault_id + self.item_id(record),
                          inner[:NONCE], bio_key)
         except CryptoError:
             raise Corrupted("user-verification seal fails authentication") from None

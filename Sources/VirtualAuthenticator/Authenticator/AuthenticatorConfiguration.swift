@@ -9,15 +9,19 @@ public struct AuthenticatorConfiguration: Sendable {
     public var backupState: Bool
     /// New credentials count their signatures (1, 2, 3, …) instead of always reporting 0.
     public var signatureCounter: Bool
+    /// How the client reaches this authenticator (`cross-platform` for a phone over hybrid).
+    public var attachment: AuthenticatorAttachment
 
     public init(aaguid: [UInt8] = AuthenticatorConfiguration.authctlAAGUID, credentialIdLength: Int = 16,
-                backupEligible: Bool = true, backupState: Bool = true, signatureCounter: Bool = false) {
+                backupEligible: Bool = true, backupState: Bool = true, signatureCounter: Bool = false,
+                attachment: AuthenticatorAttachment = .platform) {
         precondition(aaguid.count == 16 && credentialIdLength >= 16)
         self.aaguid = aaguid
         self.credentialIdLength = credentialIdLength
         self.backupEligible = backupEligible
         self.backupState = backupEligible && backupState
         self.signatureCounter = signatureCounter
+        self.attachment = attachment
     }
 
     /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.

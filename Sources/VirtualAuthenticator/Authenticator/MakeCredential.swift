@@ -74,7 +74,7 @@ extension Authenticator {
         let credential = Credential(
             id: random.bytes(configuration.credentialIdLength), rpId: request.rpId,
             userHandle: request.userHandle, userName: request.userName,
-            userDisplayName: request.userDisplayName, createdAt: clock.now(), signCount: 0,
+            userDisplayName: request.userDisplayName, createdAt: clock.seconds, signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
             publicPoint: point, countsSignatures: configuration.signatureCounter,
             requiresUserVerification: request.performUserVerification)

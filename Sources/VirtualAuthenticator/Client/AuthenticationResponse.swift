@@ -2,6 +2,7 @@
 public struct AuthenticationResponse: Sendable, Encodable {
     public let clientDataJSON: [UInt8]
     public let result: GetAssertionResponse
+    public let authenticatorAttachment: AuthenticatorAttachment
 
     /// AuthenticatorAssertionResponseJSON (§5.2.2.1).
     struct AssertionResponseJSON: Encodable {
@@ -12,7 +13,7 @@ public struct AuthenticationResponse: Sendable, Encodable {
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try PublicKeyCredentialJSON(credentialId: result.credential.id, response: AssertionResponseJSON(
+        try PublicKeyCredentialJSON(credentialId: result.credential.id, attachment: authenticatorAttachment, response: AssertionResponseJSON(
             clientDataJSON: Base64URL.encode(clientDataJSON),
             authenticatorData: Base64URL.encode(result.authenticatorData),
             signature: Base64URL.encode(result.signature),

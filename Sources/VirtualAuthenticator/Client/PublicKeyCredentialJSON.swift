@@ -4,13 +4,15 @@ struct PublicKeyCredentialJSON<Response: Encodable>: Encodable {
     let id: String
     let rawId: String
     let type = "public-key"
-    let authenticatorAttachment = "platform"
+    let authenticatorAttachment: String
     let response: Response
     let clientExtensionResults: ClientExtensionResults
 
-    init(credentialId: [UInt8], response: Response, clientExtensionResults: ClientExtensionResults) {
+    init(credentialId: [UInt8], attachment: AuthenticatorAttachment, response: Response,
+         clientExtensionResults: ClientExtensionResults) {
         id = Base64URL.encode(credentialId)
         rawId = id
+        authenticatorAttachment = attachment.rawValue
         self.response = response
         self.clientExtensionResults = clientExtensionResults
     }

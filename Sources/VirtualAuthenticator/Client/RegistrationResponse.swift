@@ -3,6 +3,7 @@ public struct RegistrationResponse: Sendable, Encodable {
     public let clientDataJSON: [UInt8]
     public let result: MakeCredentialResponse
     public let clientExtensionResults: ClientExtensionResults
+    public let authenticatorAttachment: AuthenticatorAttachment
 
     /// AuthenticatorAttestationResponseJSON (§5.2.1.1).
     struct AttestationResponseJSON: Encodable {
@@ -15,7 +16,7 @@ public struct RegistrationResponse: Sendable, Encodable {
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try PublicKeyCredentialJSON(credentialId: result.credential.id, response: AttestationResponseJSON(
+        try PublicKeyCredentialJSON(credentialId: result.credential.id, attachment: authenticatorAttachment, response: AttestationResponseJSON(
             clientDataJSON: Base64URL.encode(clientDataJSON),
             attestationObject: Base64URL.encode(result.attestationObject.bytes),
             authenticatorData: Base64URL.encode(result.authenticatorData),

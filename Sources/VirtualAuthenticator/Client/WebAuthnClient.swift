@@ -38,7 +38,8 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             attestation: options.attestation.format, timeoutMilliseconds: options.timeout, fault: fault))
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
-            clientExtensionResults: ClientExtensionResults(credProps: options.credProps ? .init(rk: true) : nil))
+            clientExtensionResults: ClientExtensionResults(credProps: options.credProps ? .init(rk: true) : nil),
+            authenticatorAttachment: authenticator.configuration.attachment)
     }
 
     /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12).
@@ -54,7 +55,8 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
             timeoutMilliseconds: options.timeout, fault: fault))
-        return AuthenticationResponse(clientDataJSON: clientData.json, result: result)
+        return AuthenticationResponse(clientDataJSON: clientData.json, result: result,
+                                      authenticatorAttachment: authenticator.configuration.attachment)
     }
 
     /// `required` always verifies; `preferred` verifies when a biometric is enrolled (as a phone

@@ -1,12 +1,23 @@
 import Glibc
 
-/// The calendar time a passkey records as its creation date, injected so scenario scripts can run
-/// on a virtual clock. (Named apart from the standard library's `Clock` protocol, which measures
-/// intervals; this reads the date.)
+/// The calendar time, injected so scenario scripts can run on a virtual clock: a passkey's creation
+/// date, and the times a synced keychain schedules its uploads and downloads by. (Named apart from
+/// the standard library's `Clock` protocol, which measures intervals; this one reads the date.)
 public struct WallClock: Sendable {
-    public let now: @Sendable () -> UInt64  // seconds since the Unix epoch
+    /// Milliseconds since the Unix epoch.
+    public let milliseconds: @Sendable () -> UInt64
 
-    public init(now: @escaping @Sendable () -> UInt64) { self.now = now }
+    public init(milliseconds: @escaping @Sendable () -> UInt64) { self.milliseconds = milliseconds }
 
-    public static let live = WallClock { UInt64(time(nil)) }
+    /// Seconds since the Unix epoch.
+    public var seconds: UInt64 { milliseconds() / 1000 }
+
+    /// A clock that always reads `seconds`.
+    public static func fixed(seconds: UInt64) -> WallClock { WallClock { seconds * 1000 } }
+
+    public static let live = WallClock {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+    }
 }

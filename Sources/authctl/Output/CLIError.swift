@@ -36,6 +36,7 @@ struct CLIError: Error, Sendable {
         case .storage: .ioError
         case .invalidArgument: .badInput
         case .noSuchCredential: .notHandled
+        case .noSuchDevice: .usage
         }
         self.init(name, error.message)
     }

@@ -27,6 +27,8 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case invalidArgument
         /// No passkey with the id the caller gave.
         case noSuchCredential
+        /// No device with the name the caller gave.
+        case noSuchDevice
     }
 
     public let code: Code

@@ -1,0 +1,60 @@
+import KeyVault
+
+/// The account's own fields, in the vault's settings record beside the first device's: the account
+/// key that seals what goes to the store, the account id, the seed of its delays, how it reports
+/// backup state, its default delays, and where its store is. Tags in docs/vault-format.md.
+struct AccountSettings {
+    enum Tag {
+        static let accountKey: UInt8 = 20, accountId: UInt8 = 21, seed: UInt8 = 22, backupStateImmediate: UInt8 = 23
+        static let uploadDelay: UInt8 = 24, downloadDelay: UInt8 = 25, storePath: UInt8 = 26
+    }
+
+    let accountKey: SealingKey
+    let accountId: [UInt8]
+    let seed: UInt64
+    /// Report BS=1 from a passkey's creation (as Apple does), rather than once its upload landed.
+    let backupStateImmediate: Bool
+    let uploadDelay: DelayRange
+    let downloadDelay: DelayRange
+    /// `nil`: the default, `<vault>/cloud`.
+    let storePath: String?
+
+    /// Reads the account's fields; a vault from before accounts gets them (a new account key and
+    /// id) the first time a writer opens it.
+    static func read(in vault: Vault) throws(VaultError) -> AccountSettings {
+        let settings = try DeviceRecord.all(in: vault)[0].record
+        if settings.field(Tag.accountKey) == nil {
+            guard vault.access == .write else {
+                // A reader of a vault from before accounts: an account of its own, in memory only.
+                return AccountSettings(accountKey: .random(), accountId: VaultRecord.newId(), seed: 0,
+                                       backupStateImmediate: false, uploadDelay: .none, downloadDelay: .none, storePath: nil)
+            }
+            try DeviceRecord.update(settings.id, in: vault) { record throws(VaultError) in
+                record.setField(Tag.accountKey, vault.sealSecret(SealingKey.random(), recordId: record.id))
+                record.setField(Tag.accountId, VaultRecord.newId())
+            }
+            return try read(in: vault)
+        }
+        let record = settings
+        let key = try vault.openSealingKey(Array(record.field(Tag.accountKey)!), recordId: record.id)
+        guard let id = record.field(Tag.accountId).map(Array.init), id.count == 16 else {
+            throw VaultError(.corrupted, "the account id is missing or malformed")
+        }
+        func delay(_ tag: UInt8) throws(VaultError) -> DelayRange {
+            guard let bytes = record.field(tag) else { return .none }
+            guard let range = DelayRange(bytes: bytes) else { throw VaultError(.corrupted, "the account's sync delay is malformed") }
+            return range
+        }
+        let path = record.field(Tag.storePath).flatMap { String(validating: Array($0), as: UTF8.self) }
+        return AccountSettings(
+            accountKey: key, accountId: id, seed: try record.integer(Tag.seed, as: UInt64.self) ?? 0,
+            backupStateImmediate: record.field(Tag.backupStateImmediate)?.elementsEqual([1]) ?? false,
+            uploadDelay: try delay(Tag.uploadDelay), downloadDelay: try delay(Tag.downloadDelay), storePath: path)
+    }
+
+    /// The fields of a new account, for the first device's settings record.
+    static func initialize(_ record: inout VaultRecord, in vault: Vault) {
+        record.setField(Tag.accountKey, vault.sealSecret(SealingKey.random(), recordId: record.id))
+        record.setField(Tag.accountId, VaultRecord.newId())
+    }
+}

@@ -1,0 +1,114 @@
+import KeyVault
+
+/// One device of the account, as its vault record holds it: its name, its biometric enrollment (a
+/// wrap of the account's biometry key under this device's PIN) and failure count, its sync delays,
+/// when it was offline, and since when its replica has existed. The first device lives in the
+/// vault's `settings` record (beside the account's own fields); every other in a `device` record.
+/// Field tags are in docs/vault-format.md; tags this version does not know are kept.
+struct DeviceRecord {
+    enum Tag {
+        static let salt: UInt8 = 2, wrappedKey: UInt8 = 3, failures: UInt8 = 4, maxAttempts: UInt8 = 5
+        static let opslimit: UInt8 = 6, memlimit: UInt8 = 7, name: UInt8 = 8
+        static let uploadDelay: UInt8 = 9, downloadDelay: UInt8 = 10, offline: UInt8 = 11, syncedFrom: UInt8 = 12
+    }
+
+    static let defaultMaxAttempts = Device.defaultMaxPINAttempts
+    static let defaultName = Device.defaultDeviceName
+
+    let record: VaultRecord
+    let name: String
+    let enrollment: BiometryEnrollment?
+    let failures: UInt32
+    let maxAttempts: UInt32
+    /// This device's own delays; `nil`: the account's.
+    let uploadDelay: DelayRange?
+    let downloadDelay: DelayRange?
+    let offline: [OfflineInterval]
+    /// When this device's replica started empty: when it was added, or last reset.
+    let syncedFrom: UInt64
+
+    var id: [UInt8] { record.id }
+    var lockedOut: Bool { enrollment != nil && failures >= maxAttempts }
+    var isOnline: Bool { offline.last.map { $0.to != nil } ?? true }
+
+    init(_ record: VaultRecord) throws(VaultError) {
+        self.record = record
+        if let salt = record.field(Tag.salt), let wrapped = record.field(Tag.wrappedKey) {
+            guard let opslimit = try record.integer(Tag.opslimit, as: UInt64.self),
+                  let memlimit = try record.integer(Tag.memlimit, as: UInt64.self)
+            else { throw VaultError(.corrupted, "a biometric enrollment lacks its KDF limits") }
+            enrollment = try BiometryEnrollment(salt: Array(salt), wrappedKey: Array(wrapped), opslimit: opslimit, memlimit: memlimit)
+        } else {
+            enrollment = nil
+        }
+        failures = try record.integer(Tag.failures, as: UInt32.self) ?? 0
+        maxAttempts = try record.integer(Tag.maxAttempts, as: UInt32.self) ?? Self.defaultMaxAttempts
+        guard let name = String(validating: Array(record.field(Tag.name) ?? Array(Self.defaultName.utf8)[...]), as: UTF8.self),
+              !name.isEmpty
+        else { throw VaultError(.corrupted, "a device's name is not UTF-8") }
+        self.name = name
+        uploadDelay = try Self.delay(record, Tag.uploadDelay)
+        downloadDelay = try Self.delay(record, Tag.downloadDelay)
+        guard let offline = OfflineInterval.list(record.field(Tag.offline) ?? []) else {
+            throw VaultError(.corrupted, "a device's offline intervals are malformed")
+        }
+        self.offline = offline
+        syncedFrom = try record.integer(Tag.syncedFrom, as: UInt64.self) ?? 0
+    }
+
+    private static func delay(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> DelayRange? {
+        guard let bytes = record.field(tag) else { return nil }
+        guard let range = DelayRange(bytes: bytes) else { throw VaultError(.corrupted, "a device's sync delay is malformed") }
+        return range
+    }
+
+    /// A new device's record (kind `settings` for the first device, `device` for the others).
+    static func newRecord(kind: VaultRecord.Kind, name: String, enrollment: BiometryEnrollment?, maxAttempts: UInt32,
+                          syncedFrom: UInt64) -> VaultRecord {
+        var record = VaultRecord(id: VaultRecord.newId(), kind: kind)
+        record.setField(Tag.name, Array(name.utf8))
+        record.setInteger(Tag.failures, UInt32(0))
+        record.setInteger(Tag.maxAttempts, maxAttempts)
+        record.setInteger(Tag.syncedFrom, syncedFrom)
+        setEnrollment(enrollment, in: &record)
+        return record
+    }
+
+    static func setEnrollment(_ enrollment: BiometryEnrollment?, in record: inout VaultRecord) {
+        record.setField(Tag.salt, enrollment?.salt)
+        record.setField(Tag.wrappedKey, enrollment?.wrappedKey)
+        record.setInteger(Tag.opslimit, enrollment?.opslimit)
+        record.setInteger(Tag.memlimit, enrollment?.memlimit)
+    }
+
+    static func setDelay(_ range: DelayRange?, _ tag: UInt8, in record: inout VaultRecord) {
+        record.setField(tag, range?.bytes)
+    }
+
+    static func setOffline(_ intervals: [OfflineInterval], in record: inout VaultRecord) {
+        record.setField(Tag.offline, intervals.isEmpty ? nil : OfflineInterval.bytes(intervals))
+    }
+
+    /// Every device of the vault: the first (the settings record) first, then the others in the
+    /// order they were added.
+    static func all(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
+        let settings = vault.records(kind: .settings)
+        guard settings.count == 1 else {
+            throw VaultError(.corrupted, "the vault has \(settings.count) settings records; it must have exactly one")
+        }
+        var out = [try DeviceRecord(settings[0])]
+        for record in vault.records(kind: .device) { out.append(try DeviceRecord(record)) }
+        return out
+    }
+
+    /// Applies `change` to the live version of record `id` and commits it (with `others`, in one
+    /// frame). Each change reads the record afresh, so the settings record's two readers (the
+    /// first device and the account) never write over each other.
+    static func update(_ id: [UInt8], in vault: Vault, with others: [VaultRecord] = [],
+                       _ change: (inout VaultRecord) throws(VaultError) -> Void) throws(VaultError) {
+        guard var record = vault.record(id: id) else { throw VaultError(.invalid, "no such device record") }
+        record.version += 1
+        try change(&record)
+        try vault.commit(others + [record])
+    }
+}

@@ -1,0 +1,90 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// One device's simulated biometric sensor. A PIN is right when it unwraps the account's biometry
+/// key from this device's enrollment; every wrong PIN is counted in the sealed vault before it is
+/// tried, so a restart does not forget it, and the count is read and written under the vault's
+/// writer lock, so parallel processes cannot race past it. At `maxAttempts` consecutive failures
+/// this device's biometry locks out until ``unlock()``; other devices keep their own count.
+final class BiometricSensor {
+    /// Proof that the user passed the biometric check in this ceremony: the biometry key the PIN
+    /// unwrapped. Only the sensor makes one (its initializer is private to this file); the store
+    /// needs it to seal or open a passkey made with user verification, so no code path reaches
+    /// such a key without the PIN.
+    struct Unlock {
+        let biometryKey: SecureBytes
+
+        fileprivate init(biometryKey: SecureBytes) { self.biometryKey = biometryKey }
+    }
+
+    private let account: Account
+    private let deviceId: [UInt8]
+
+    init(account: Account, deviceId: [UInt8]) {
+        self.account = account
+        self.deviceId = deviceId
+    }
+
+    /// The device's record as the vault holds it now.
+    private func record() throws(AuthenticatorError) -> DeviceRecord {
+        do { return try account.deviceRecord(id: deviceId) } catch {
+            throw AuthenticatorError(.unknown, error.message, underlying: error)
+        }
+    }
+
+    var enrolled: Bool { (try? record().enrollment) != nil }
+
+    var status: BiometryStatus {
+        let r = try? record()
+        return BiometryStatus(enrolled: r?.enrollment != nil, failures: r?.failures ?? 0,
+                              maxAttempts: r?.maxAttempts ?? DeviceRecord.defaultMaxAttempts, lockedOut: r?.lockedOut ?? false)
+    }
+
+    /// Checks the PIN `readPIN` gives (read only once the sensor is known to be usable) and returns
+    /// the unlocked biometry key.
+    func verify(_ prompt: UserPrompt, readPIN: () throws(AuthenticatorError) -> SecureBytes) throws(AuthenticatorError) -> Unlock {
+        let device = try record()
+        guard let enrollment = device.enrollment else {
+            throw AuthenticatorError(.notHandled, "no biometric PIN is enrolled on device '\(device.name)'")
+        }
+        guard !device.lockedOut else {
+            throw AuthenticatorError(.biometryLockout,
+                "biometry on '\(device.name)' is locked out after \(device.failures) failed attempts; unlock it with the vault passphrase ('authctl biometry unlock')")
+        }
+        let pin = try readPIN()
+        // Counted before the PIN is tried, as CTAP counts pinRetries: a process that dies, or a
+        // write that fails, after a wrong guess cannot leave the guess uncounted.
+        try setFailures(device.failures + 1)
+        let key: SecureBytes?
+        do { key = try account.vault.unlockBiometry(pin: pin, enrollment) } catch { throw AuthenticatorError(error) }
+        guard let key else {
+            let left = device.maxAttempts - min(device.failures + 1, device.maxAttempts)
+            throw AuthenticatorError(.failed, "the biometric PIN did not match; " + (left == 0
+                ? "biometry is now locked out until 'authctl biometry unlock'"
+                : "\(left) attempt\(left == 1 ? "" : "s") left before lockout"))
+        }
+        try setFailures(0)
+        return Unlock(biometryKey: key)
+    }
+
+    private func setFailures(_ failures: UInt32) throws(AuthenticatorError) {
+        do {
+            try DeviceRecord.update(deviceId, in: account.vault) { r throws(VaultError) in r.setInteger(DeviceRecord.Tag.failures, failures) }
+        } catch { throw AuthenticatorError(error) }
+    }
+
+    /// Clears the failure count (the vault passphrase is the proof, as the device passcode is on a
+    /// phone).
+    func unlock() throws(VaultError) {
+        try DeviceRecord.update(deviceId, in: account.vault) { r throws(VaultError) in r.setInteger(DeviceRecord.Tag.failures, UInt32(0)) }
+    }
+
+    /// Makes `enrollment` this device's, clearing the count, and commits `others` (passkeys dropped
+    /// with an old key) in the same frame.
+    func enroll(_ enrollment: BiometryEnrollment, committing others: [VaultRecord] = []) throws(VaultError) {
+        try DeviceRecord.update(deviceId, in: account.vault, with: others) { r throws(VaultError) in
+            DeviceRecord.setEnrollment(enrollment, in: &r)
+            r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
+        }
+    }
+}

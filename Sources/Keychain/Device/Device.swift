@@ -1,0 +1,286 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// A passkey device: a platform authenticator on one device of a synced keychain account, with its
+/// simulated biometric sensor. What the CLI does, a Swift program can do in-process:
+///
+///     let device = try Device.create(at: dir, passphrase: secret, kdf: .min, biometricPIN: pin)
+///     let registration = try device.register(optionsJSON: options, origin: "https://example.com",
+///                                             user: UserPolicy(pin: pin))
+///     print(registration.json)   // RegistrationResponseJSON, as a page would POST it
+///
+/// Its passkeys are what it holds now: the ones it made, and those sync has brought from the
+/// account's other devices (``Account``). The account holds its vault's lock for as long as it
+/// lives: a writer's turn when opened for writing (every ceremony writes); nothing, once read, for
+/// a reader. Open one account per vault in a process.
+public final class Device {
+    public let account: Account
+    let id: [UInt8]
+    public let name: String
+
+    init(account: Account, record: DeviceRecord) {
+        self.account = account
+        self.id = record.id
+        self.name = record.name
+    }
+
+    private func record() throws(DeviceError) -> DeviceRecord { try account.deviceRecord(id: id) }
+
+    // MARK: - A vault with one device, in one call
+
+    /// Whether `path` holds a vault (asks for no passphrase).
+    public static func exists(at path: String) -> Bool { Vault.exists(at: path) }
+
+    /// Deletes the vault at `path`, its default account store, and every passkey in them, asking for
+    /// no passphrase: for throw-away vaults (benchmarks, fixtures). Files they did not write are left.
+    public static func removeVault(at path: String) throws(DeviceError) {
+        do {
+            if DirectoryStore.exists(at: path + "/cloud") { try DirectoryStore.remove(at: path + "/cloud") }
+            try Vault.remove(at: path)
+        } catch { throw DeviceError(error) }
+    }
+
+    /// The shortest biometric PIN an enrollment takes, in bytes.
+    public static let minimumPINLength = 4
+    /// Consecutive wrong PINs that lock biometry out, unless creation says otherwise.
+    public static let defaultMaxPINAttempts: UInt32 = 5
+    /// What the first device is called when no name was given (and in vaults from before devices).
+    public static let defaultDeviceName = "default"
+
+    /// Creates a vault at `path` (absent or an empty directory) with its account and this, its first
+    /// device (`deviceName`); with `biometricPIN`, the simulated biometric is enrolled.
+    public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
+                              deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
+                              maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts, waiting: Vault.Waiting = Vault.Waiting(),
+                              random: RandomSource = .live, clock: WallClock = .live) throws(DeviceError) -> Device {
+        try Account.create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
+                           maxPINAttempts: maxPINAttempts, waiting: waiting, clock: clock, random: random).device()
+    }
+
+    /// Opens the vault at `path` as device `device` (the first device when `nil`): `.write` for
+    /// ceremonies and changes, `.read` to look.
+    public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write, device: String? = nil,
+                            waiting: Vault.Waiting = Vault.Waiting(),
+                            random: RandomSource = .live, clock: WallClock = .live) throws(DeviceError) -> Device {
+        try Account.open(at: path, passphrase: passphrase, access: access, waiting: waiting, clock: clock, random: random).device(device)
+    }
+
+    // MARK: - Ceremonies
+
+    /// `navigator.credentials.create()` with PublicKeyCredentialCreationOptionsJSON (also wrapped as
+    /// `{"publicKey": …}`) from `origin`; the response's ``RegistrationResponse/json`` is what a
+    /// browser would hand the page. The new passkey is backup eligible (unless device-bound); its
+    /// BS flag is 1 once its first upload has landed in the account store (at once with the
+    /// account's `backupStateImmediate`, or with no upload delay).
+    public func register(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
+                         passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil) throws(DeviceError) -> RegistrationResponse {
+        let device = try record()
+        let revisionId = VaultRecord.newId()
+        let time = account.now
+        let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
+        let configuration = AuthenticatorConfiguration(
+            backupEligible: !passkey.deviceBound, backupState: !passkey.deviceBound && uploadsNow,
+            signatureCounter: passkey.signatureCounter)
+        let client = try client(device, user, configuration, revisionId: revisionId)
+        do {
+            return try client.create(options: try CreationOptions(json: optionsJSON), origin: origin, fault: fault)
+        } catch { throw DeviceError(error) }
+    }
+
+    /// `navigator.credentials.get()` with PublicKeyCredentialRequestOptionsJSON from `origin`. With
+    /// `attachment` `.crossPlatform`, this device answers for another one over hybrid (a phone
+    /// signing a laptop's sign-in): its passkeys, its flags, its PIN.
+    public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
+                     fault: Fault? = nil, attachment: AuthenticatorAttachment = .platform) throws(DeviceError) -> AuthenticationResponse {
+        let device = try record()
+        let client = try client(device, user, AuthenticatorConfiguration(attachment: attachment), revisionId: VaultRecord.newId())
+        do {
+            return try client.get(options: try RequestOptions(json: optionsJSON), origin: origin, fault: fault)
+        } catch { throw DeviceError(error) }
+    }
+
+    private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
+                        revisionId: [UInt8]) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
+        let store: ViewCredentialStore
+        do { store = try ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId) } catch { throw DeviceError(error) }
+        let user = SimulatedUser(sensor: BiometricSensor(account: account, deviceId: id), policy: policy)
+        return WebAuthnClient(authenticator: Authenticator(configuration: configuration, store: store, user: user,
+                                                           random: account.random, clock: account.clock),
+                              suffixes: account.suffixes)
+    }
+
+    private func store() throws(DeviceError) -> ViewCredentialStore {
+        let device = try record()
+        do { return try ViewCredentialStore(account: account, device: device, nextRevisionId: VaultRecord.newId()) } catch {
+            throw DeviceError(error)
+        }
+    }
+
+    // MARK: - Passkeys
+
+    /// The passkeys this device holds now, oldest first; only those of `rpId` when given (in any
+    /// form a client accepts: `Bücher.example` finds those of `xn--bcher-kva.example`).
+    public func credentials(rpId: String? = nil) throws(DeviceError) -> [Credential] {
+        let all = try store().items.map(\.credential)
+        guard let rpId else { return all }
+        let ascii = (try? RelyingPartyIdentifier.ascii(rpId)) ?? rpId
+        return all.filter { $0.rpId == ascii }
+    }
+
+    /// The passkey with credential id `id`, if this device holds it.
+    public func credential(id: [UInt8]) throws(DeviceError) -> Credential? {
+        try credentials().first { $0.id == id }
+    }
+
+    /// Deletes the passkey with credential id `id` on this device (the deletion syncs) and returns
+    /// what it was.
+    @discardableResult
+    public func delete(credentialId id: [UInt8]) throws(DeviceError) -> Credential {
+        let store = try store()
+        guard let credential = store.items.map(\.credential).first(where: { $0.id == id }) else {
+            throw DeviceError(.noSuchCredential, "no passkey with id \(Base64URL.encode(id)) on device '\(name)'")
+        }
+        do { try store.delete([credential]) } catch { throw DeviceError(error) }
+        return credential
+    }
+
+    /// Adds passkeys made elsewhere (without user verification) to this device, a thousand to a
+    /// frame and flushed once: for building large vaults for benchmarks and fixtures. Not
+    /// crash-safe part-way (see docs/vault-format.md, "bulk commits").
+    public func addInBulk(_ passkeys: [(Credential, P256PrivateKey)]) throws(DeviceError) {
+        let device = try record()
+        do throws(VaultError) {
+            var frames = [[VaultRecord]]()
+            let time = account.now
+            for (credential, key) in passkeys {
+                guard !credential.requiresUserVerification else {
+                    throw VaultError(.invalid, "bulk-added passkeys cannot require user verification")
+                }
+                let id = VaultRecord.newId()
+                let der = SecureBytes(count: key.privateKeyDERCount)
+                let length: Int
+                do {
+                    length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try key.writePrivateKeyDER(into: buffer) }
+                } catch { throw VaultError(.invalid, "OpenSSL could not encode a private key: \(error)") }
+                let sealed = der.withUnsafeBytes { account.vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: id) }
+                frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)])
+            }
+            for start in stride(from: 0, to: frames.count, by: 1024) {
+                try account.vault.commit(batches: Array(frames[start..<min(start + 1024, frames.count)]))
+            }
+        } catch { throw DeviceError(error) }
+    }
+
+    // MARK: - Biometry
+
+    public var biometry: BiometryStatus { BiometricSensor(account: account, deviceId: id).status }
+
+    /// Clears a lockout: the vault passphrase that opened this account is the proof, as the device
+    /// passcode is on a phone.
+    public func unlockBiometry() throws(DeviceError) {
+        do { try BiometricSensor(account: account, deviceId: id).unlock() } catch { throw DeviceError(error) }
+    }
+
+    /// Enrolls `newPIN` on this device, wrapping the account's biometry key:
+    /// - enrolled here and not `reset`: this device's current PIN (from `user`) unlocks the key;
+    /// - not enrolled here (a new or factory-reset device) while another device is: that device
+    ///   approves — `approvedBy` (default: the first enrolled one) verifies with `approver`;
+    /// - no device enrolled, or `reset` (a forgotten PIN) with no other device enrolled: a new key.
+    ///   Passkeys made with user verification were sealed under the old one and are deleted, as a
+    ///   phone drops biometry-bound keychain items when the enrollment changes. Returns how many.
+    @discardableResult
+    public func enrollBiometricPIN(_ newPIN: SecureBytes, user: UserPolicy = UserPolicy(), reset: Bool = false,
+                                   approvedBy: String? = nil, approver: UserPolicy = UserPolicy()) throws(DeviceError) -> Int {
+        try Self.checkNewPIN(newPIN)
+        let sensor = BiometricSensor(account: account, deviceId: id)
+        let others = try account.deviceRecords().filter { $0.id != id && $0.enrollment != nil }
+        if sensor.enrolled && !reset {
+            let prompt = UserPrompt(ceremony: .registration, rpId: "a new PIN on \(name)", userName: nil)
+            let unlock: BiometricSensor.Unlock
+            do { unlock = try SimulatedUser(sensor: sensor, policy: user).verifyUser(prompt) } catch { throw DeviceError(error) }
+            do { try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN, keeping: unlock.biometryKey).0) } catch { throw DeviceError(error) }
+            return 0
+        }
+        if !others.isEmpty {
+            let enrollment = try account.newEnrollment(newPIN, for: name, approvedBy: approvedBy, approver: approver)
+            do { try sensor.enroll(enrollment) } catch { throw DeviceError(error) }
+            return 0
+        }
+        do {
+            // One frame: the new enrollment and the passkeys it orphans go together.
+            let store = try store()
+            let dropped = reset ? store.items.map(\.credential).filter(\.requiresUserVerification) : []
+            let time = account.now
+            let device = try record()
+            var removals = [VaultRecord]()
+            for item in store.items where dropped.contains(where: { $0.id == item.credential.id }) {
+                removals.append(CredentialRecord.removal(of: item.credential, itemId: item.itemId, device: device, changedAt: time))
+            }
+            try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN).0, committing: removals)
+            return dropped.count
+        } catch let error as VaultError {
+            throw DeviceError(error)
+        } catch let error as DeviceError {
+            throw error
+        } catch {
+            throw DeviceError(.storage, "\(error)")
+        }
+    }
+
+    static func checkNewPIN(_ pin: SecureBytes) throws(DeviceError) {
+        guard pin.count >= minimumPINLength else {
+            throw DeviceError(.invalidArgument, "the biometric PIN must be at least \(minimumPINLength) bytes")
+        }
+        guard pin.withUnsafeBytes({ !$0.contains(0) }) else {
+            throw DeviceError(.invalidArgument, "the biometric PIN must not contain a NUL byte")
+        }
+    }
+
+    // MARK: - The vault itself (the account's, through this device)
+
+    public var path: String { account.path }
+    public var facts: Vault.Facts { account.facts }
+    public var random: RandomSource {
+        get { account.random }
+        set { account.random = newValue }
+    }
+    public var clock: WallClock {
+        get { account.clock }
+        set { account.clock = newValue }
+    }
+    public var suffixes: @Sendable () -> PublicSuffixList {
+        get { account.suffixes }
+        set { account.suffixes = newValue }
+    }
+
+    /// Opening already authenticated every committed frame and parsed every record; this also
+    /// opens the private key of every passkey this device holds that is not sealed under the
+    /// biometry key, and compares it with the passkey's public key. Throws `vaultCorrupted`
+    /// listing every problem.
+    public func check() throws(DeviceError) -> VaultCheck {
+        let store = try store()
+        var problems = [String]()
+        let all = store.items.map(\.credential)
+        let checkable = all.filter { !$0.requiresUserVerification }
+        for credential in checkable {
+            do {
+                let key = try store.privateKeyWithoutVerification(of: credential)
+                if key.publicPoint != credential.publicPoint {
+                    problems.append("credential \(Base64URL.encode(credential.id)): private key does not match its public key")
+                }
+            } catch {
+                problems.append("credential \(Base64URL.encode(credential.id)): \(error.message)")
+            }
+        }
+        guard problems.isEmpty else {
+            throw DeviceError(.vaultCorrupted, "\(problems.count) problem(s): " + problems.joined(separator: "; "))
+        }
+        return VaultCheck(credentialsChecked: checkable.count, sealedUnderBiometry: all.count - checkable.count)
+    }
+
+    public func compact() throws(DeviceError) { try account.compact() }
+
+    public func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel? = nil) throws(DeviceError) {
+        try account.changePassphrase(to: passphrase, kdf: kdf)
+    }
+}

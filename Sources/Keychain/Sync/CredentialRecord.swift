@@ -1,0 +1,64 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// A passkey revision as a vault `credential` record: the field tags (documented in
+/// docs/vault-format.md) and how to make one. Every change a device makes to a passkey — its
+/// creation, a new signature count, its deletion — is a new record, a revision, so that each can
+/// travel to the account store at its own time. The private key is a sealed secret in its own field.
+enum CredentialRecord {
+    enum Tag {
+        static let credentialId: UInt8 = 1, rpId: UInt8 = 2, userHandle: UInt8 = 3, userName: UInt8 = 4
+        static let userDisplayName: UInt8 = 5, createdAt: UInt8 = 6, signCount: UInt8 = 7
+        static let backupFlags: UInt8 = 8, publicPoint: UInt8 = 9, sealedPrivateKey: UInt8 = 10
+        static let algorithm: UInt8 = 11, countsSignatures: UInt8 = 12, requiresUserVerification: UInt8 = 13
+        /// The passkey's identity across revisions and devices (absent: the record's own id).
+        static let itemId: UInt8 = 14
+        /// The device that made the revision (absent: the first device), and its name.
+        static let deviceId: UInt8 = 15, deviceName: UInt8 = 18
+        /// When the revision was made, in milliseconds (absent: `createdAt` in seconds).
+        static let changedAt: UInt8 = 16
+        /// `1`: the revision deletes the passkey.
+        static let removed: UInt8 = 17
+    }
+
+    /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
+    static func make(id recordId: [UInt8], itemId: [UInt8], for credential: Credential, sealedKey: [UInt8],
+                     device: DeviceRecord, changedAt: UInt64) -> VaultRecord {
+        var record = VaultRecord(id: recordId, kind: .credential, fields: [
+            Tag.credentialId: credential.id,
+            Tag.rpId: Array(credential.rpId.utf8),
+            Tag.userHandle: credential.userHandle,
+            Tag.userName: Array(credential.userName.utf8),
+            Tag.userDisplayName: Array(credential.userDisplayName.utf8),
+            Tag.backupFlags: [credential.backupEligible ? 1 : 0],
+            Tag.publicPoint: credential.publicPoint,
+            Tag.sealedPrivateKey: sealedKey,
+            Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
+            Tag.requiresUserVerification: [credential.requiresUserVerification ? 1 : 0],
+        ])
+        record.setInteger(Tag.createdAt, credential.createdAt)
+        record.setInteger(Tag.signCount, credential.signCount)
+        record.setInteger(Tag.algorithm, Int32(COSEKey.es256))
+        stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
+        return record
+    }
+
+    /// The revision that deletes passkey `itemId` (holding just what names it).
+    static func removal(of credential: Credential, itemId: [UInt8], device: DeviceRecord, changedAt: UInt64) -> VaultRecord {
+        var record = VaultRecord(id: VaultRecord.newId(), kind: .credential, fields: [
+            Tag.credentialId: credential.id,
+            Tag.rpId: Array(credential.rpId.utf8),
+            Tag.userHandle: credential.userHandle,
+            Tag.removed: [1],
+        ])
+        stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
+        return record
+    }
+
+    private static func stamp(_ record: inout VaultRecord, itemId: [UInt8], device: DeviceRecord, changedAt: UInt64) {
+        record.setField(Tag.itemId, itemId)
+        record.setField(Tag.deviceId, device.id)
+        record.setField(Tag.deviceName, Array(device.name.utf8))
+        record.setInteger(Tag.changedAt, changedAt)
+    }
+}

@@ -1,0 +1,69 @@
+/// How long an upload or a download takes: a fixed time, or a range from which each transfer's
+/// delay is drawn with the account's seeded generator. Written as people write durations:
+/// `250ms`, `30s`, `2m`, `1h`, `1.5s`, and ranges `1s..5s`.
+public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
+    /// Milliseconds, inclusive.
+    public let lower: UInt64
+    public let upper: UInt64
+
+    public init(lower: UInt64, upper: UInt64) {
+        precondition(lower <= upper)
+        self.lower = lower
+        self.upper = upper
+    }
+
+    public static let none = DelayRange(lower: 0, upper: 0)
+
+    /// Parses `2s` or `1s..5s`; `nil` when it is neither.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "..", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let lower = Self.milliseconds(parts[0]),
+              let upper = parts.count == 2 ? Self.milliseconds(parts[1]) : lower, lower <= upper
+        else { return nil }
+        self.init(lower: lower, upper: upper)
+    }
+
+    /// A duration in milliseconds: a decimal number and a unit (`ms`, `s`, `m`, `h`).
+    public static func milliseconds(_ text: some StringProtocol) -> UInt64? {
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        for (unit, scale) in units where text.hasSuffix(unit) {
+            let number = text.dropLast(unit.count)
+            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+                  number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { return nil }
+            let ms = (value * scale).rounded()
+            guard ms >= 0, ms <= 1e15 else { return nil }
+            return UInt64(ms)
+        }
+        return nil
+    }
+
+    /// `0ms`-style text that parses back to the same value.
+    public static func text(milliseconds ms: UInt64) -> String {
+        if ms % 3_600_000 == 0 && ms > 0 { return "\(ms / 3_600_000)h" }
+        if ms % 60_000 == 0 && ms > 0 { return "\(ms / 60_000)m" }
+        if ms % 1000 == 0 { return "\(ms / 1000)s" }
+        return "\(ms)ms"
+    }
+
+    public var description: String {
+        lower == upper ? Self.text(milliseconds: lower) : Self.text(milliseconds: lower) + ".." + Self.text(milliseconds: upper)
+    }
+
+    /// 16 bytes, big-endian lower and upper, as a vault field holds it.
+    var bytes: [UInt8] { BigEndianBytes.of(lower) + BigEndianBytes.of(upper) }
+
+    init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        let array = Array(bytes)
+        let lower: UInt64 = BigEndianBytes.integer(array[0..<8]), upper: UInt64 = BigEndianBytes.integer(array[8..<16])
+        guard lower <= upper else { return nil }
+        self.init(lower: lower, upper: upper)
+    }
+}
+
+/// Big-endian integers inside the Keychain's own composite fields (delay ranges, offline
+/// intervals, store objects). Whole integer fields go through `VaultRecord.integer`/`setInteger`.
+enum BigEndianBytes {
+    static func of<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+    static func integer<T: FixedWidthInteger>(_ bytes: some Collection<UInt8>) -> T { bytes.reduce(T(0)) { $0 << 8 | T($1) } }
+}

@@ -1,0 +1,90 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// One revision of a passkey, wherever it was read: a record in this vault (a change one of its
+/// devices made) or an object in the account store (a change that travelled there).
+struct Revision {
+    enum Source {
+        /// In this vault: its private key sealed under the vault key, bound to the record.
+        case local(VaultRecord)
+        /// From the account store: landed at `landedAt`; its private key sealed under the account key.
+        case store(landedAt: UInt64)
+    }
+
+    let id: [UInt8]
+    let itemId: [UInt8]
+    let originId: [UInt8]
+    let originName: String
+    /// Milliseconds since the epoch.
+    let changedAt: UInt64
+    let removed: Bool
+    /// The passkey as this revision leaves it (for a removal, only its id, RP ID and user handle).
+    let credential: Credential
+    let sealedKey: [UInt8]?
+    let source: Source
+    /// Where a local revision stands in the vault's order (`Int.max` for one from the store).
+    let sequence: Int
+
+    var storeLandedAt: UInt64? { if case .store(let t) = source { t } else { nil } }
+
+    /// Reads a `credential` record. Records from before devices and sync lack the revision tags:
+    /// they are the first device's, made when the passkey was created, each its own item.
+    init(_ record: VaultRecord, source: Source, sequence: Int = Int.max, firstDevice: DeviceRecord) throws(VaultError) {
+        typealias Tag = CredentialRecord.Tag
+        func field(_ tag: UInt8) throws(VaultError) -> [UInt8] {
+            guard let value = record.field(tag) else { throw VaultError(.corrupted, "a credential record lacks field \(tag)") }
+            return Array(value)
+        }
+        func text(_ tag: UInt8, default fallback: String? = nil) throws(VaultError) -> String {
+            guard let bytes = record.field(tag) else {
+                if let fallback { return fallback }
+                throw VaultError(.corrupted, "a credential record lacks field \(tag)")
+            }
+            guard let s = String(validating: Array(bytes), as: UTF8.self) else {
+                throw VaultError(.corrupted, "field \(tag) of a credential record is not UTF-8")
+            }
+            return s
+        }
+        func integer<T: FixedWidthInteger>(_ tag: UInt8, _ type: T.Type, default fallback: T? = nil) throws(VaultError) -> T {
+            guard let value = try record.integer(tag, as: type) ?? fallback else {
+                throw VaultError(.corrupted, "a credential record lacks field \(tag)")
+            }
+            return value
+        }
+        id = record.id
+        itemId = record.field(Tag.itemId).map(Array.init) ?? record.id
+        originId = record.field(Tag.deviceId).map(Array.init) ?? firstDevice.id
+        originName = try text(Tag.deviceName, default: firstDevice.name)
+        removed = record.field(Tag.removed)?.elementsEqual([1]) ?? false
+        self.source = source
+        self.sequence = sequence
+        if removed {
+            changedAt = try integer(Tag.changedAt, UInt64.self)
+            sealedKey = nil
+            credential = Credential(
+                id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
+                userName: "", userDisplayName: "", createdAt: 0, signCount: 0, backupEligible: false, backupState: false,
+                publicPoint: [])
+            return
+        }
+        let createdAt = try integer(Tag.createdAt, UInt64.self)
+        changedAt = try integer(Tag.changedAt, UInt64.self, default: createdAt * 1000)
+        sealedKey = try field(Tag.sealedPrivateKey)
+        let flags = try field(Tag.backupFlags).first ?? 0
+        credential = Credential(
+            id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
+            userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
+            createdAt: createdAt, signCount: try integer(Tag.signCount, UInt32.self),
+            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint),
+            countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false,
+            requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
+    }
+
+    /// The order last-writer-wins resolves by: the later change, then the greater device name,
+    /// then the greater revision id — so every device settles on the same winner.
+    static func precedes(_ a: Revision, _ b: Revision) -> Bool {
+        if a.changedAt != b.changedAt { return a.changedAt < b.changedAt }
+        if a.originName != b.originName { return a.originName < b.originName }
+        return a.id.lexicographicallyPrecedes(b.id)
+    }
+}

@@ -1,0 +1,58 @@
+import VirtualAuthenticator
+
+/// When a change lands in the account store and when it reaches a device: computed from the times
+/// events happened, so no process has to be running when they do. Opening a device at any time
+/// gives the same answer as if a daemon had moved every change at the moment it arrived.
+///
+/// - An upload starts when its change is made, or when its device next comes online, and lands
+///   after the device's upload delay.
+/// - A download of an object starts once it has landed and the device has been (re)started — its
+///   `syncedFrom`, when it was added or last reset — and the device is online; it arrives after
+///   the device's download delay.
+/// - A delay drawn from a range is a function of the account's seed, the direction, the device and
+///   the change: the same scenario gives the same times, in any order of evaluation.
+struct SyncSchedule {
+    let seed: UInt64
+
+    enum Direction: String { case upload, download }
+
+    /// The delay for one transfer, drawn deterministically from `range`.
+    func delay(_ range: DelayRange, _ direction: Direction, device: String, revision: [UInt8]) -> UInt64 {
+        guard range.upper > range.lower else { return range.lower }
+        let digest = SHA256.hash(Array("AUTHCTL-SYNC".utf8) + BigEndianBytes.of(seed) + Array(direction.rawValue.utf8)
+                                 + [0] + Array(device.utf8) + [0] + revision)
+        let draw: UInt64 = BigEndianBytes.integer(digest.prefix(8))
+        return range.lower + draw % (range.upper - range.lower + 1)
+    }
+
+    /// The first moment at or after `time` when a device with these offline intervals is online;
+    /// `nil` when it went offline before then and has not come back.
+    static func firstOnline(after time: UInt64, offline: [OfflineInterval]) -> UInt64? {
+        var t = time
+        for interval in offline.sorted(by: { $0.from < $1.from }) where interval.from <= t {
+            guard let end = interval.to else { return nil }
+            if end > t { t = end }
+        }
+        return t
+    }
+}
+
+/// A span of time a device was offline: `to` is `nil` while it still is.
+public struct OfflineInterval: Equatable, Sendable {
+    public let from: UInt64
+    public let to: UInt64?
+
+    /// The list as a vault field holds it: from u64 ‖ to u64 (UInt64.max while open) per interval.
+    static func bytes(_ intervals: [OfflineInterval]) -> [UInt8] {
+        intervals.flatMap { BigEndianBytes.of($0.from) + BigEndianBytes.of($0.to ?? UInt64.max) }
+    }
+
+    static func list(_ bytes: some Collection<UInt8>) -> [OfflineInterval]? {
+        guard bytes.count % 16 == 0 else { return nil }
+        let array = Array(bytes)
+        return stride(from: 0, to: array.count, by: 16).map { i in
+            let from: UInt64 = BigEndianBytes.integer(array[i..<i + 8]), to: UInt64 = BigEndianBytes.integer(array[i + 8..<i + 16])
+            return OfflineInterval(from: from, to: to == UInt64.max ? nil : to)
+        }
+    }
+}
