@@ -30,6 +30,10 @@ public final class Account {
     }
 
     var now: UInt64 { clock.milliseconds() }
+
+    /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
+    /// makes ids, and the delays drawn for them, repeat.
+    func newRevisionId() -> [UInt8] { random.bytes(16) }
     var schedule: SyncSchedule { SyncSchedule(seed: settings.seed) }
 
     // MARK: - Create and open
@@ -266,6 +270,9 @@ public final class Account {
     var storeInUse: Bool {
         storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || DirectoryStore.exists(at: storePath)
     }
+
+    /// The revisions the store held when last read.
+    var storeRevisions: [Revision] { storeState?.revisions ?? [] }
 
     /// Opens (creating) the store and reads every revision in it.
     func useStore() throws(VaultError) {

@@ -75,7 +75,7 @@ public final class Device {
     public func register(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                          passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
-        let revisionId = VaultRecord.newId()
+        let revisionId = account.newRevisionId()
         let time = account.now
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
         let configuration = AuthenticatorConfiguration(
@@ -93,7 +93,7 @@ public final class Device {
     public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                      fault: Fault? = nil, attachment: AuthenticatorAttachment = .platform) throws(DeviceError) -> AuthenticationResponse {
         let device = try record()
-        let client = try client(device, user, AuthenticatorConfiguration(attachment: attachment), revisionId: VaultRecord.newId())
+        let client = try client(device, user, AuthenticatorConfiguration(attachment: attachment), revisionId: account.newRevisionId())
         do {
             return try client.get(options: try RequestOptions(json: optionsJSON), origin: origin, fault: fault)
         } catch { throw DeviceError(error) }
@@ -111,7 +111,7 @@ public final class Device {
 
     private func store() throws(DeviceError) -> ViewCredentialStore {
         let device = try record()
-        do { return try ViewCredentialStore(account: account, device: device, nextRevisionId: VaultRecord.newId()) } catch {
+        do { return try ViewCredentialStore(account: account, device: device, nextRevisionId: account.newRevisionId()) } catch {
             throw DeviceError(error)
         }
     }
@@ -156,7 +156,7 @@ public final class Device {
                 guard !credential.requiresUserVerification else {
                     throw VaultError(.invalid, "bulk-added passkeys cannot require user verification")
                 }
-                let id = VaultRecord.newId()
+                let id = account.newRevisionId()
                 let der = SecureBytes(count: key.privateKeyDERCount)
                 let length: Int
                 do {
@@ -214,7 +214,7 @@ public final class Device {
             let device = try record()
             var removals = [VaultRecord]()
             for item in store.items where dropped.contains(where: { $0.id == item.credential.id }) {
-                removals.append(CredentialRecord.removal(of: item.credential, itemId: item.itemId, device: device, changedAt: time))
+                removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: item.credential, itemId: item.itemId, device: device, changedAt: time))
             }
             try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN).0, committing: removals)
             return dropped.count

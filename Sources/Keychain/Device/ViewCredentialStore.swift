@@ -59,7 +59,7 @@ final class ViewCredentialStore: CredentialStore {
             }
             let time = account.now
             let removals = try replacing.map { old throws(VaultError) in
-                CredentialRecord.removal(of: old, itemId: try item(old).itemId, device: device, changedAt: time)
+                CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)
             let done = try account.replaced(items: try replacing.map { old throws(VaultError) in try item(old).itemId }, by: device)
@@ -70,7 +70,7 @@ final class ViewCredentialStore: CredentialStore {
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError) {
         do {
             let item = try item(credential)
-            let id = VaultRecord.newId()
+            let id = account.newRevisionId()
             var state = item.credential
             state.signCount = count
             let sealed = try account.resealKey(of: item.winner, into: id)
@@ -88,7 +88,7 @@ final class ViewCredentialStore: CredentialStore {
         for credential in credentials {
             let itemId = try item(credential).itemId
             items.append(itemId)
-            removals.append(CredentialRecord.removal(of: credential, itemId: itemId, device: device, changedAt: time))
+            removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: credential, itemId: itemId, device: device, changedAt: time))
         }
         try account.vault.commit(try account.replaced(items: items, by: device) + removals)
         view = try account.view(of: device)

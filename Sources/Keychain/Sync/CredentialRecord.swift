@@ -44,8 +44,8 @@ enum CredentialRecord {
     }
 
     /// The revision that deletes passkey `itemId` (holding just what names it).
-    static func removal(of credential: Credential, itemId: [UInt8], device: DeviceRecord, changedAt: UInt64) -> VaultRecord {
-        var record = VaultRecord(id: VaultRecord.newId(), kind: .credential, fields: [
+    static func removal(id: [UInt8], of credential: Credential, itemId: [UInt8], device: DeviceRecord, changedAt: UInt64) -> VaultRecord {
+        var record = VaultRecord(id: id, kind: .credential, fields: [
             Tag.credentialId: credential.id,
             Tag.rpId: Array(credential.rpId.utf8),
             Tag.userHandle: credential.userHandle,

@@ -10,7 +10,7 @@ enum InitCommand {
 
     static let spec = CommandSpec(
         name: "init", abstract: "create a vault and enroll the biometric PIN",
-        discussion: "The directory must be absent or empty. The PIN (at least \(Device.minimumPINLength) bytes) comes from --pin-file, $AUTHCTL_PIN or a prompt.",
+        discussion: "The directory must be absent or empty. The PIN (at least \(Device.minimumPINLength) bytes) comes from --pin-file, $AUTHCTL_PIN or a prompt. The vault holds one account; its first device is named by --device (default 'default').",
         options: [KDFOption.spec, noBiometry, maxPINAttempts],
         examples: ["AUTHCTL_PASSPHRASE='a long passphrase' AUTHCTL_PIN=1234 authctl init"],
         run: run)
@@ -24,7 +24,8 @@ enum InitCommand {
         let pin = args.flag(noBiometry) ? nil
             : try SecretSource.read(.enrolledPIN, file: vault.pinFile, fileOption: GlobalOptions.pinFile.name)
         do {
-            _ = try Device.create(at: vault.path, passphrase: passphrase, kdf: level, biometricPIN: pin, maxPINAttempts: attempts)
+            _ = try Device.create(at: vault.path, passphrase: passphrase, kdf: level, deviceName: vault.deviceName ?? Device.defaultDeviceName,
+                                  biometricPIN: pin, maxPINAttempts: attempts)
         } catch { throw CLIError(error) }
         Output.diagnostic("authctl: created vault at \(vault.path) (kdf \(level.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled"))")
     }

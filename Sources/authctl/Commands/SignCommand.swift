@@ -3,6 +3,8 @@ import VirtualAuthenticator
 
 /// `authctl sign`: navigator.credentials.get() from the shell.
 enum SignCommand {
+    static let via = OptionSpec.value(
+        "--via", "DEVICE", "sign on another device of the account over hybrid (as a phone does for a laptop): its passkeys, its flags, its PIN")
     static let credential = OptionSpec.value("--credential", "ID", "use this passkey among the candidates (base64url credential id)")
     static let user = OptionSpec.value("--user", "NAME", "use the candidate whose user name, or base64url user handle, is NAME")
     // Without --options, these build the options.
@@ -17,7 +19,7 @@ enum SignCommand {
         flags, and prints AuthenticationResponseJSON on stdout. Among several candidates the newest is
         used unless --credential, --user or CREDENTIAL_ID picks one.
         """,
-        options: CeremonyOptions.all + [credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
+        options: CeremonyOptions.all + [via, credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
         arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey to use, as --credential (after '--' when it starts with '-')",
                                  optional: true)],
         examples: [
@@ -32,8 +34,11 @@ enum SignCommand {
         let account = AccountChoice(credentialId: try ids.first.map(CredentialId.decode), user: args.value(user))
         // Exclusive, as every ceremony: a counting credential's counter, and the biometric failure
         // count, are written before anything is printed.
-        try CeremonyOptions.perform(args, account: account, buildOptions: builtOptions) { device, options, origin, user, fault throws(DeviceError) in
-            try device.sign(optionsJSON: options, origin: origin, user: user, fault: fault)
+        let hybrid = args.value(via)
+        try CeremonyOptions.perform(args, account: account, device: hybrid, buildOptions: builtOptions) {
+            device, options, origin, user, fault throws(DeviceError) in
+            try device.sign(optionsJSON: options, origin: origin, user: user, fault: fault,
+                            attachment: hybrid == nil ? .platform : .crossPlatform)
         }
     }
 

@@ -45,7 +45,7 @@ enum CeremonyOptions {
     /// simulated user, and print the response; a fault, deliberately wrong, is said on stderr so no
     /// one mistakes it for a bug.
     static func perform(
-        _ args: ParsedArguments, account: AccountChoice = .newest, buildOptions: (ParsedArguments) -> [UInt8],
+        _ args: ParsedArguments, account: AccountChoice = .newest, device other: String? = nil, buildOptions: (ParsedArguments) -> [UInt8],
         _ ceremony: (Device, _ options: [UInt8], _ origin: String, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
     ) throws(CLIError) {
         try Output.requireStdout()
@@ -53,7 +53,7 @@ enum CeremonyOptions {
         let optionsJSON = try optionsJSON(args) ?? buildOptions(args)
         let person = try user(args, vault: vault, account: account)
         let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
-        let device = try vault.open(.write)
+        let device = try vault.open(.write, as: other)
         let response: any Encodable
         do { response = try ceremony(device, optionsJSON, args.value(origin) ?? "", person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }

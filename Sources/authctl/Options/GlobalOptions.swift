@@ -9,11 +9,13 @@ enum GlobalOptions {
         completion: .files)
     static let pinFile = OptionSpec.value(
         "--pin-file", "FILE", "read the biometric PIN from FILE (default $AUTHCTL_PIN, else a prompt)", completion: .files)
+    static let device = OptionSpec.value(
+        "--device", "NAME", "the account's device to act as (default $AUTHCTL_DEVICE, else the first device)")
     static let wait = OptionSpec.value(
         "--wait", "SECONDS", "how long to wait while another authctl process holds the vault (0-86400, default \(defaultWaitSeconds))")
 
     static let defaultWaitSeconds = 180
-    static let all = [json, vault, passphraseFile, pinFile, wait]
+    static let all = [json, vault, device, passphraseFile, pinFile, wait]
 
     /// Whether `--json` is on the command line, read before parsing so that a parse error too is
     /// reported as JSON.

@@ -10,12 +10,15 @@ struct VaultSelection {
     let passphraseFile: String?
     let pinFile: String?
     let waitSeconds: Int
+    /// `--device` or `$AUTHCTL_DEVICE`; `nil`: the first device.
+    let deviceName: String?
 
     init(_ args: ParsedArguments) throws(CLIError) {
         if let given = args.value(GlobalOptions.vault) { path = given } else { path = try Self.defaultPath() }
         passphraseFile = args.value(GlobalOptions.passphraseFile)
         pinFile = args.value(GlobalOptions.pinFile)
         waitSeconds = try args.integer(GlobalOptions.wait, in: 0...86_400) ?? GlobalOptions.defaultWaitSeconds
+        deviceName = args.value(GlobalOptions.device) ?? environment("AUTHCTL_DEVICE").flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// `$AUTHCTL_VAULT`, else `$XDG_DATA_HOME/authctl` (an absolute one, as the XDG spec says), else
@@ -59,13 +62,20 @@ struct VaultSelection {
         }
     }
 
-    /// Opens the device, asking for the passphrase only once there is a vault to open.
-    func open(_ access: Vault.Access) throws(CLIError) -> Device {
+    /// Opens the account, asking for the passphrase only once there is a vault to open.
+    func openAccount(_ access: Vault.Access) throws(CLIError) -> Account {
         guard Device.exists(at: path) else {
             throw CLIError(.vaultNotFound, "no vault at \(path); create one with 'authctl init' (or choose one with --vault)")
         }
         let secret = try passphrase()
-        do { return try Device.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }
+        do { return try Account.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }
+    }
+
+    /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first),
+    /// or as `other` when given.
+    func open(_ access: Vault.Access, as other: String? = nil) throws(CLIError) -> Device {
+        let account = try openAccount(access)
+        do { return try account.device(other ?? deviceName) } catch { throw CLIError(error) }
     }
 
     /// The person at the device: this vault's PIN source, and what the command line says they do.

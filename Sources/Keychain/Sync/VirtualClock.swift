@@ -1,0 +1,21 @@
+import Synchronization
+import VirtualAuthenticator
+
+/// Time that moves only when told to: what a scenario runs on, so an hour of sync delay takes no
+/// time at all and every run sees the same times.
+public final class VirtualClock: Sendable {
+    private let milliseconds: Mutex<UInt64>
+
+    /// Starting at `start` milliseconds since the epoch.
+    public init(start: UInt64) { milliseconds = Mutex(start) }
+
+    public var now: UInt64 { milliseconds.withLock { $0 } }
+
+    public func advance(by delta: UInt64) { milliseconds.withLock { $0 += delta } }
+
+    /// Moves to `time`; a time already past leaves the clock where it is.
+    public func advance(to time: UInt64) { milliseconds.withLock { $0 = max($0, time) } }
+
+    /// The clock as the account reads it.
+    public var wallClock: WallClock { WallClock { [self] in now } }
+}

@@ -1,0 +1,36 @@
+import Keychain
+
+/// `authctl device add NAME`: a new device of the account, its replica empty until sync brings the
+/// account's passkeys.
+enum DeviceAddCommand {
+    static let noBiometry = OptionSpec.flag("--no-biometry", "enroll no PIN on the new device")
+    static let newPINFile = OptionSpec.value(
+        "--new-pin-file", "FILE", "the new device's PIN from FILE (default $AUTHCTL_NEW_PIN, else a prompt)", completion: .files)
+    static let approveWith = OptionSpec.value(
+        "--approve-with", "DEVICE", "the enrolled device that approves the new one, with its PIN (--pin-file / $AUTHCTL_PIN); default the first enrolled")
+
+    static let spec = CommandSpec(
+        name: "add", abstract: "add a device to the account (its own biometric PIN, approved by an enrolled device)",
+        discussion: """
+        Every device's PIN wraps the account's one biometry key, so a passkey made with user
+        verification on one device works on another with that device's PIN. Adding an enrolled
+        device therefore needs an enrolled device's approval: its PIN, as an iPhone asks for another
+        device's passcode to join the keychain.
+        """,
+        options: [noBiometry, newPINFile, approveWith, InitCommand.maxPINAttempts],
+        arguments: [DeviceCommand.name],
+        examples: ["AUTHCTL_NEW_PIN=5678 authctl device add laptop"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let vault = try VaultSelection(args)
+        let account = try vault.openAccount(.write)
+        let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
+        let pin = args.flag(noBiometry) ? nil : try SecretSource.read(.newPIN, file: args.value(newPINFile), fileOption: newPINFile.name)
+        let name = args.argument(0) ?? ""
+        do {
+            try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user())
+        } catch { throw CLIError(error) }
+        Output.diagnostic("authctl: added device \(name) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
+    }
+}

@@ -1,0 +1,23 @@
+import VirtualAuthenticator
+import Keychain
+
+/// `authctl device list`: the account's devices and their sync state.
+enum DeviceListCommand {
+    static let spec = CommandSpec(name: "list", abstract: "list the account's devices (with --json: JSON)", run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        try Output.requireStdout()
+        let account = try VaultSelection(args).openAccount(.read)
+        let status: SyncStatus
+        do { status = try account.syncStatus() } catch { throw CLIError(error) }
+        if args.flag(GlobalOptions.json) {
+            try Output.data(JSONOutput.string(["devices": status.devices]))
+            return
+        }
+        try Output.text("DEVICE  ONLINE  BIOMETRY  PASSKEYS  PENDING UP/DOWN")
+        for d in status.devices {
+            try Output.text([d.name, d.online ? "yes" : "no", d.biometryEnrolled ? "enrolled" : "none", String(d.passkeys),
+                             "\(d.pendingUploads.count)/\(d.pendingDownloads.count)"].joined(separator: "  "))
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import VirtualAuthenticator
+import Keychain
+
+/// `authctl sync status`: per device, what is pending and when it lands.
+enum SyncStatusCommand {
+    static let spec = CommandSpec(name: "status", abstract: "show each device's pending uploads and downloads, and when they land",
+                                  examples: ["authctl sync status", "authctl --json sync status"], run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        try Output.requireStdout()
+        let account = try VaultSelection(args).openAccount(.read)
+        let status: SyncStatus
+        do { status = try account.syncStatus() } catch { throw CLIError(error) }
+        if args.flag(GlobalOptions.json) { return try Output.data(JSONOutput.string(status)) }
+        try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
+        for d in status.devices {
+            try Output.text("\(d.name): \(d.online ? "online" : "offline"), \(d.passkeys) passkey(s), upload \(d.uploadDelay), download \(d.downloadDelay)")
+            for t in d.pendingUploads { try Output.text("  uploads " + describe(t, status.now)) }
+            for t in d.pendingDownloads { try Output.text("  downloads " + describe(t, status.now)) }
+        }
+    }
+
+    static func describe(_ t: SyncStatus.Transfer, _ now: UInt64) -> String {
+        let what = (t.removal ? "removal of " : "") + "\(t.credentialId) (\(t.rpId)\(t.userName.isEmpty ? "" : ", \(t.userName)"))"
+        guard let at = t.at else { return what + " when the device is back online" }
+        return what + " in " + DelayRange.text(milliseconds: at - now)
+    }
+}
