@@ -26,14 +26,18 @@ let package = Package(
         // Linux process controls Swift cannot call directly (prctl is variadic).
         .systemLibrary(name: "CProcess"),
 
+        // libcurl behind a wall: URLs split as a URL parser splits them, and HTTP for scenarios.
+        .target(name: "Curl", dependencies: ["CCurl"]),
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "CCurl"]),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
         .target(name: "KeyVault", dependencies: ["CSodium"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
         .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"]),
+        // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
+        .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // The command line: parse, call the device, print.
-        .executableTarget(name: "authctl", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
+        .executableTarget(name: "authctl", dependencies: ["Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),

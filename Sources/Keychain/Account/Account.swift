@@ -184,6 +184,9 @@ public final class Account {
             try sync()
             let wiped = try localRevisions().filter { $0.originId == record.id }.map(tombstone)
             try DeviceRecord.update(record.id, in: vault, with: wiped) { r throws(VaultError) in
+                // The enrollment is retired, not destroyed: the former PIN can recover the
+                // account's key, as iCloud Keychain asks for the old iPhone's passcode.
+                if let current = record.enrollment { DeviceRecord.setFormerEnrollment(current, in: &r) }
                 DeviceRecord.setEnrollment(nil, in: &r)
                 r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
                 r.setInteger(DeviceRecord.Tag.syncedFrom, now)

@@ -10,6 +10,9 @@ struct DeviceRecord {
         static let salt: UInt8 = 2, wrappedKey: UInt8 = 3, failures: UInt8 = 4, maxAttempts: UInt8 = 5
         static let opslimit: UInt8 = 6, memlimit: UInt8 = 7, name: UInt8 = 8
         static let uploadDelay: UInt8 = 9, downloadDelay: UInt8 = 10, offline: UInt8 = 11, syncedFrom: UInt8 = 12
+        /// The enrollment a factory reset retired (salt, wrapped key, opslimit, memlimit): the
+        /// device's former PIN still unwraps it, to recover the account's biometry key.
+        static let formerSalt: UInt8 = 13, formerWrappedKey: UInt8 = 14, formerOpslimit: UInt8 = 15, formerMemlimit: UInt8 = 16
     }
 
     static let defaultMaxAttempts = Device.defaultMaxPINAttempts
@@ -18,6 +21,8 @@ struct DeviceRecord {
     let record: VaultRecord
     let name: String
     let enrollment: BiometryEnrollment?
+    /// The enrollment the last factory reset retired, if no new one replaced it since.
+    let formerEnrollment: BiometryEnrollment?
     let failures: UInt32
     let maxAttempts: UInt32
     /// This device's own delays; `nil`: the account's.
@@ -33,14 +38,8 @@ struct DeviceRecord {
 
     init(_ record: VaultRecord) throws(VaultError) {
         self.record = record
-        if let salt = record.field(Tag.salt), let wrapped = record.field(Tag.wrappedKey) {
-            guard let opslimit = try record.integer(Tag.opslimit, as: UInt64.self),
-                  let memlimit = try record.integer(Tag.memlimit, as: UInt64.self)
-            else { throw VaultError(.corrupted, "a biometric enrollment lacks its KDF limits") }
-            enrollment = try BiometryEnrollment(salt: Array(salt), wrappedKey: Array(wrapped), opslimit: opslimit, memlimit: memlimit)
-        } else {
-            enrollment = nil
-        }
+        enrollment = try Self.enrollment(record, Tag.salt, Tag.wrappedKey, Tag.opslimit, Tag.memlimit)
+        formerEnrollment = try Self.enrollment(record, Tag.formerSalt, Tag.formerWrappedKey, Tag.formerOpslimit, Tag.formerMemlimit)
         failures = try record.integer(Tag.failures, as: UInt32.self) ?? 0
         maxAttempts = try record.integer(Tag.maxAttempts, as: UInt32.self) ?? Self.defaultMaxAttempts
         guard let name = String(validating: Array(record.field(Tag.name) ?? Array(Self.defaultName.utf8)[...]), as: UTF8.self),
@@ -54,6 +53,15 @@ struct DeviceRecord {
         }
         self.offline = offline
         syncedFrom = try record.integer(Tag.syncedFrom, as: UInt64.self) ?? 0
+    }
+
+    private static func enrollment(_ record: VaultRecord, _ salt: UInt8, _ wrapped: UInt8, _ ops: UInt8,
+                                   _ mem: UInt8) throws(VaultError) -> BiometryEnrollment? {
+        guard let saltBytes = record.field(salt), let wrappedBytes = record.field(wrapped) else { return nil }
+        guard let opslimit = try record.integer(ops, as: UInt64.self), let memlimit = try record.integer(mem, as: UInt64.self) else {
+            throw VaultError(.corrupted, "a biometric enrollment lacks its KDF limits")
+        }
+        return try BiometryEnrollment(salt: Array(saltBytes), wrappedKey: Array(wrappedBytes), opslimit: opslimit, memlimit: memlimit)
     }
 
     private static func delay(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> DelayRange? {
@@ -79,6 +87,13 @@ struct DeviceRecord {
         record.setField(Tag.wrappedKey, enrollment?.wrappedKey)
         record.setInteger(Tag.opslimit, enrollment?.opslimit)
         record.setInteger(Tag.memlimit, enrollment?.memlimit)
+    }
+
+    static func setFormerEnrollment(_ enrollment: BiometryEnrollment?, in record: inout VaultRecord) {
+        record.setField(Tag.formerSalt, enrollment?.salt)
+        record.setField(Tag.formerWrappedKey, enrollment?.wrappedKey)
+        record.setInteger(Tag.formerOpslimit, enrollment?.opslimit)
+        record.setInteger(Tag.formerMemlimit, enrollment?.memlimit)
     }
 
     static func setDelay(_ range: DelayRange?, _ tag: UInt8, in record: inout VaultRecord) {

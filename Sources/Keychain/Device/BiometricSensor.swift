@@ -41,11 +41,14 @@ final class BiometricSensor {
     }
 
     /// Checks the PIN `readPIN` gives (read only once the sensor is known to be usable) and returns
-    /// the unlocked biometry key.
-    func verify(_ prompt: UserPrompt, readPIN: () throws(AuthenticatorError) -> SecureBytes) throws(AuthenticatorError) -> Unlock {
+    /// the unlocked biometry key. With `former`, the PIN is checked against the enrollment the last
+    /// factory reset retired (recovering the account's key on a reset device).
+    func verify(_ prompt: UserPrompt, former: Bool = false,
+                readPIN: () throws(AuthenticatorError) -> SecureBytes) throws(AuthenticatorError) -> Unlock {
         let device = try record()
-        guard let enrollment = device.enrollment else {
-            throw AuthenticatorError(.notHandled, "no biometric PIN is enrolled on device '\(device.name)'")
+        guard let enrollment = former ? device.formerEnrollment : device.enrollment else {
+            throw AuthenticatorError(.notHandled, former ? "device '\(device.name)' has no former PIN to recover with"
+                : "no biometric PIN is enrolled on device '\(device.name)'")
         }
         guard !device.lockedOut else {
             throw AuthenticatorError(.biometryLockout,
@@ -84,6 +87,7 @@ final class BiometricSensor {
     func enroll(_ enrollment: BiometryEnrollment, committing others: [VaultRecord] = []) throws(VaultError) {
         try DeviceRecord.update(deviceId, in: account.vault, with: others) { r throws(VaultError) in
             DeviceRecord.setEnrollment(enrollment, in: &r)
+            DeviceRecord.setFormerEnrollment(nil, in: &r)
             r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
         }
     }

@@ -45,6 +45,25 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// The name of this error in the product's one vocabulary (docs/errors.md): the ceremony's
+    /// outcome as the authenticator names it, or the vault's trouble as the table names it.
+    public var name: String {
+        switch code {
+        case .authenticator(.faultNotApplicable): "usage"  // a test control misused by the caller
+        case .authenticator(let code): code.rawValue
+        case .vaultNotFound: "vaultNotFound"
+        case .vaultExists: "vaultExists"
+        case .vaultLocked: "vaultLocked"
+        case .vaultCorrupted: "vaultCorrupted"
+        case .vaultBusy: "vaultBusy"
+        case .vaultInsecure: "vaultInsecure"
+        case .storage: "ioError"
+        case .invalidArgument: "badInput"
+        case .noSuchCredential: "notHandled"
+        case .noSuchDevice: "usage"
+        }
+    }
+
     init(_ error: VaultError) {
         let code: Code = switch error.kind {
         case .notFound: .vaultNotFound

@@ -1,3 +1,4 @@
+import Curl
 /// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
 public struct Origin: Equatable, Sendable {

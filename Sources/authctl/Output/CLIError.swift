@@ -9,7 +9,7 @@ struct CLIError: Error, Sendable {
     enum Name: String, CaseIterable, Sendable {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
         case biometryLockout, timedOut, securityError, notSupported, badInput, usage
-        case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, ioError
+        case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, scenarioFailed, ioError
     }
 
     let name: Name
@@ -25,41 +25,13 @@ struct CLIError: Error, Sendable {
             self = own  // a port the command line supplied (the PIN reader) failed in its own words
             return
         }
-        let name: Name = switch error.code {
-        case .authenticator(let code): Name(code)
-        case .vaultNotFound: .vaultNotFound
-        case .vaultExists: .vaultExists
-        case .vaultLocked: .vaultLocked
-        case .vaultCorrupted: .vaultCorrupted
-        case .vaultBusy: .vaultBusy
-        case .vaultInsecure: .vaultInsecure
-        case .storage: .ioError
-        case .invalidArgument: .badInput
-        case .noSuchCredential: .notHandled
-        case .noSuchDevice: .usage
-        }
+        // The device names its errors in the table's vocabulary.
+        let name = Name(rawValue: error.name) ?? .unknown
         self.init(name, error.message)
     }
 }
 
 extension CLIError.Name {
-    init(_ code: AuthenticatorError.Code) {
-        self = switch code {
-        case .canceled: .canceled
-        case .failed: .failed
-        case .notHandled: .notHandled
-        case .notInteractive: .notInteractive
-        case .matchedExcludedCredential: .matchedExcludedCredential
-        case .biometryLockout: .biometryLockout
-        case .timedOut: .timedOut
-        case .securityError: .securityError
-        case .notSupported: .notSupported
-        case .badInput: .badInput
-        case .faultNotApplicable: .usage  // --fault is a command-line flag
-        case .unknown: .unknown
-        }
-    }
-
     /// The authenticator's code of the same name, whose DOMException and CTAP status this name shares.
     private var authenticatorCode: AuthenticatorError.Code? { AuthenticatorError.Code(rawValue: rawValue) }
 
@@ -82,6 +54,7 @@ extension CLIError.Name {
         case .vaultExists: 23
         case .vaultBusy: 24
         case .vaultInsecure: 25
+        case .scenarioFailed: 26
         case .usage: 64  // EX_USAGE
         case .badInput: 65  // EX_DATAERR
         case .unknown: 70  // EX_SOFTWARE
@@ -113,7 +86,7 @@ extension CLIError.Name {
         if let authenticatorCode { return authenticatorCode.ctapStatus }
         switch self {
         case .invalidResponse: return 0x12  // CTAP2_ERR_INVALID_CBOR
-        case .usage: return nil
+        case .usage, .scenarioFailed: return nil
         default: return 0x7F  // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business
         }
     }

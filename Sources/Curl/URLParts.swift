@@ -4,17 +4,17 @@ import CCurl
 /// whether it carries credentials, the host (percent-decoded, IPv4 numbers in their dotted form),
 /// and the port as written. libcurl refuses what is not a URL — a port that is not 0–65535 in
 /// plain digits, spaces in the host, a missing scheme — so none of that is parsed here by hand.
-struct URLParts {
-    let scheme: String
-    let host: String
-    let port: Int?
-    let hasCredentials: Bool
+public struct URLParts {
+    public let scheme: String
+    public let host: String
+    public let port: Int?
+    public let hasCredentials: Bool
 
-    struct Refusal: Error {
-        let reason: String
+    public struct Refusal: Error {
+        public let reason: String
     }
 
-    init(_ text: String) throws(Refusal) {
+    public init(_ text: String) throws(Refusal) {
         guard let handle = curl_url() else { throw Refusal(reason: "libcurl could not allocate a URL handle") }
         defer { curl_url_cleanup(handle) }
         let rc = curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_NON_SUPPORT_SCHEME))

@@ -1,0 +1,277 @@
+import Keychain
+
+/// Reads a scenario: one step per line, `#` comments, `${NAME}` replaced from the environment,
+/// an optional `at DURATION` before a step and `=> expectation` after it. Every mistake is a
+/// `ScenarioError` that names the file, line and column.
+struct ScenarioParser {
+    let file: String
+    let environment: [String: String]
+
+    func parse(_ text: String) throws(ScenarioError) -> [ScenarioLine] {
+        var lines = [ScenarioLine]()
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            let expanded = try substitute(String(raw), line: number)
+            let tokens: [Token]
+            do { tokens = try Tokenizer.tokens(expanded) } catch { throw ScenarioError(file: file, line: number, column: error.column, error.message) }
+            guard !tokens.isEmpty else { continue }
+            lines.append(try line(tokens, number: number))
+        }
+        return lines
+    }
+
+    private func fail(_ line: Int, _ token: Token?, _ message: String) -> ScenarioError {
+        ScenarioError(file: file, line: line, column: token?.column ?? 1, message)
+    }
+
+    /// `${NAME}` from the environment; an unset name is an error, not an empty string.
+    private func substitute(_ line: String, line number: Int) throws(ScenarioError) -> String {
+        var out = ""
+        var rest = Substring(line)
+        while let open = rest.range(of: "${") {
+            out += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
+                throw ScenarioError(file: file, line: number, "'${' without its '}'")
+            }
+            let name = String(rest[open.upperBound..<close])
+            guard let value = environment[name] else {
+                throw ScenarioError(file: file, line: number, "${\(name)} is not set in the environment")
+            }
+            out += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+
+    private func line(_ all: [Token], number: Int) throws(ScenarioError) -> ScenarioLine {
+        var tokens = all
+        var at: UInt64? = nil
+        if tokens.first?.text == "at", tokens.count >= 2 {
+            guard let t = DelayRange.milliseconds(tokens[1].text) else { throw fail(number, tokens[1], "'at' takes a time like 30s or 1m") }
+            at = t
+            tokens.removeFirst(2)
+        }
+        var expectation: Expectation? = nil
+        if let arrow = tokens.firstIndex(where: { $0.kind == .word && $0.text == "=>" }) {
+            expectation = try self.expectation(Array(tokens[(arrow + 1)...]), number: number, arrow: tokens[arrow])
+            tokens = Array(tokens[..<arrow])
+        }
+        let text = tokens.map { $0.kind == .string ? quoted($0.text) : $0.text }.joined(separator: " ")
+        guard !tokens.isEmpty else {
+            guard at != nil, expectation == nil else { throw fail(number, all.first, "an expectation needs a step before its '=>'") }
+            return ScenarioLine(number: number, text: "", at: at, step: nil, expectation: nil)
+        }
+        return ScenarioLine(number: number, text: text, at: at, step: try step(tokens, number: number), expectation: expectation)
+    }
+
+    private func quoted(_ s: String) -> String {
+        "\"" + s.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"").replacingOccurrences("\n", "\\n") + "\""
+    }
+
+    private func expectation(_ tokens: [Token], number: Int, arrow: Token) throws(ScenarioError) -> Expectation {
+        guard let first = tokens.first else { throw fail(number, arrow, "'=>' needs an expected outcome: ok, an error name, or key=value") }
+        var checks = [(key: String, value: String, column: Int)]()
+        var outcome: String? = nil
+        for (i, token) in tokens.enumerated() {
+            if let equals = token.text.firstIndex(of: "="), token.kind == .word {
+                let key = String(token.text[..<equals]), value = String(token.text[token.text.index(after: equals)...])
+                guard !key.isEmpty else { throw fail(number, token, "a check is key=value") }
+                checks.append((key, value, token.column))
+            } else if i == 0 {
+                outcome = first.text
+            } else if token.kind == .string || token.kind == .json, let last = checks.popLast(), last.value.isEmpty {
+                checks.append((last.key, token.kind == .string ? quoted(token.text) : token.text, last.column))  // key= "a b"
+            } else {
+                throw fail(number, token, "after the outcome, only key=value checks")
+            }
+        }
+        return Expectation(outcome: outcome, checks: checks)
+    }
+
+    private func step(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
+        func word(_ i: Int, _ what: String) throws(ScenarioError) -> String {
+            guard i < t.count else { throw fail(number, t.last, "'\(t[0].text)' needs \(what)") }
+            return t[i].text
+        }
+        func none(after i: Int) throws(ScenarioError) {
+            if i < t.count { throw fail(number, t[i], "unexpected '\(t[i].text)'") }
+        }
+        func duration(_ i: Int) throws(ScenarioError) -> UInt64 {
+            guard let ms = DelayRange.milliseconds(try word(i, "a duration")) else {
+                throw fail(number, t[i], "'\(t[i].text)' is not a duration (250ms, 30s, 2m, 1h)")
+            }
+            return ms
+        }
+        switch t[0].text {
+        case "seed":
+            guard let n = UInt64(try word(1, "a number")) else { throw fail(number, t[1], "a seed is a whole number") }
+            try none(after: 2)
+            return .seed(n)
+        case "origin":
+            let o = try word(1, "a URL")
+            try none(after: 2)
+            return .origin(o)
+        case "rp-id":
+            let id = try word(1, "an RP ID")
+            try none(after: 2)
+            return .rpId(id)
+        case "wait":
+            let d = try duration(1)
+            try none(after: 2)
+            return .wait(d)
+        case "device":
+            return try device(t, number: number)
+        case "sync":
+            return try sync(t, number: number)
+        case "http":
+            let method = try word(1, "a method")
+            guard ["GET", "POST", "PUT", "DELETE", "PATCH"].contains(method) else { throw fail(number, t[1], "an HTTP method: GET, POST, PUT, DELETE or PATCH") }
+            let url = try word(2, "a URL")
+            var body: String? = nil
+            if t.count > 3 {
+                guard t[3].text == "body", t.count == 5 else { throw fail(number, t[3], "after the URL: body JSON") }
+                body = t[4].kind == .string ? quoted(t[4].text) : t[4].text
+            }
+            return .http(method: method, url: url, body: body)
+        default:
+            return try deviceStep(t, number: number)
+        }
+    }
+
+    private func device(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
+        guard t.count >= 3 else { throw fail(number, t.last, "device add NAME …, or device NAME offline|online|reset|remove|unlock|pin PIN") }
+        if t[1].text == "add" {
+            let name = t[2].text
+            var pin: String? = nil, attempts: UInt32? = nil, approver: String? = nil
+            var i = 3
+            while i < t.count {
+                switch t[i].text {
+                case "pin": pin = try value(t, i, number); i += 2
+                case "attempts":
+                    guard let n = UInt32(try value(t, i, number)) else { throw fail(number, t[i + 1], "attempts is a whole number") }
+                    attempts = n
+                    i += 2
+                case "approve-with": approver = try value(t, i, number); i += 2
+                default: throw fail(number, t[i], "device add takes: pin PIN, attempts N, approve-with DEVICE")
+                }
+            }
+            return .addDevice(name, pin: pin, attempts: attempts, approver: approver)
+        }
+        let name = t[1].text
+        switch t[2].text {
+        case "offline", "online", "reset", "remove", "unlock":
+            guard t.count == 3 else { throw fail(number, t[3], "unexpected '\(t[3].text)'") }
+            let change: Step.DeviceChange = switch t[2].text {
+            case "offline": .offline
+            case "online": .online
+            case "reset": .reset
+            case "remove": .remove
+            default: .unlock
+            }
+            return .changeDevice(name, change)
+        case "pin":
+            let pin = try value(t, 2, number)
+            var approver: String? = nil
+            if t.count > 4 {
+                guard t[4].text == "approve-with", t.count == 6 else { throw fail(number, t[4], "after the PIN: approve-with DEVICE") }
+                approver = t[5].text
+            }
+            return .changeDevice(name, .pin(pin, approver: approver))
+        default:
+            throw fail(number, t[2], "a device is: offline, online, reset, remove, unlock, or pin PIN")
+        }
+    }
+
+    private func sync(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
+        if t.count == 3, t[1].text == "backup-state" {
+            guard ["immediate", "after-upload"].contains(t[2].text) else { throw fail(number, t[2], "backup-state is immediate or after-upload") }
+            return .backupState(immediate: t[2].text == "immediate")
+        }
+        var device: String? = nil, upload: DelayRange? = nil, download: DelayRange? = nil
+        var i = 1
+        while i < t.count {
+            let key = t[i].text
+            let v = try value(t, i, number)
+            switch key {
+            case "device": device = v
+            case "upload", "download":
+                guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(v)' is not a delay (2s, or 1s..5s)") }
+                if key == "upload" { upload = range } else { download = range }
+            default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload")
+            }
+            i += 2
+        }
+        guard upload != nil || download != nil else { throw fail(number, t[0], "sync needs upload or download") }
+        return .delays(device: device, upload: upload, download: download)
+    }
+
+    private func value(_ t: [Token], _ i: Int, _ number: Int) throws(ScenarioError) -> String {
+        guard i + 1 < t.count else { throw fail(number, t[i], "'\(t[i].text)' needs a value") }
+        return t[i + 1].text
+    }
+
+    /// `NAME register …`, `NAME sign …`, `NAME delete LABEL`, `NAME holds`.
+    private func deviceStep(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
+        guard t.count >= 2 else { throw fail(number, t[0], "unknown step '\(t[0].text)' (see docs/scenarios.md)") }
+        let device = t[0].text
+        switch t[1].text {
+        case "holds":
+            guard t.count == 2 else { throw fail(number, t[2], "holds takes no words: the expectation after '=>' lists the passkeys") }
+            return .holds(device)
+        case "delete":
+            guard t.count == 3 else { throw fail(number, t.count > 3 ? t[3] : t[1], "delete takes a passkey's label") }
+            return .delete(device, label: t[2].text)
+        case "register", "sign":
+            var c = Step.Ceremony()
+            var i = 2
+            while i < t.count {
+                let key = t[i].text
+                switch key {
+                case "device-bound": c.deviceBound = true; i += 1; continue
+                case "sign-counter": c.signCounter = true; i += 1; continue
+                default: break
+                }
+                let v = try value(t, i, number)
+                switch key {
+                case "user": c.user = v
+                case "display": c.displayName = v
+                case "as": c.label = v
+                case "credential": c.credential = v
+                case "uv":
+                    guard ["required", "preferred", "discouraged"].contains(v) else { throw fail(number, t[i + 1], "uv is required, preferred or discouraged") }
+                    c.userVerification = v
+                case "attestation": c.attestation = v
+                case "exclude": c.exclude = v.split(separator: ",").map(String.init)
+                case "allow": c.allow = v.split(separator: ",").map(String.init)
+                case "options":
+                    if v == "reply" || v.hasPrefix("reply.") {
+                        c.options = .reply(path: v.split(separator: ".").dropFirst().map(String.init))
+                    } else {
+                        c.options = .file(v)
+                    }
+                case "action":
+                    guard let action = UserAction(rawValue: v) else { throw fail(number, t[i + 1], "action is approve, cancel, timeout or wrong-pin") }
+                    c.action = action
+                case "pin": c.pin = v
+                case "fault": c.fault = v
+                case "via": c.via = v
+                case "timeout":
+                    guard let ms = DelayRange.milliseconds(v) else { throw fail(number, t[i + 1], "timeout is a duration") }
+                    c.timeout = Int(ms)
+                default:
+                    throw fail(number, t[i], "\(t[1].text) does not take '\(key)' (see docs/scenarios.md)")
+                }
+                i += 2
+            }
+            return t[1].text == "register" ? .register(device, c) : .sign(device, c)
+        default:
+            throw fail(number, t[1], "a device step is register, sign, delete LABEL, or holds")
+        }
+    }
+}
+
+extension String {
+    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,68 @@
+import Keychain
+
+/// One step of a scenario, as its line says it. See docs/scenarios.md for the grammar.
+enum Step {
+    struct Ceremony {
+        var user: String? = nil
+        var displayName: String? = nil
+        var label: String? = nil
+        var credential: String? = nil
+        var userVerification: String? = nil
+        var attestation: String? = nil
+        var exclude: [String] = []
+        var allow: [String] = []
+        var deviceBound = false
+        var signCounter = false
+        var options: OptionsSource? = nil
+        var action: UserAction = .approve
+        var pin: String? = nil
+        var fault: String? = nil
+        var via: String? = nil
+        var timeout: Int? = nil
+    }
+
+    enum OptionsSource {
+        /// A file, relative to the scenario.
+        case file(String)
+        /// The last HTTP reply, or one of its members (`reply.publicKey`).
+        case reply(path: [String])
+    }
+
+    enum DeviceChange {
+        case offline, online, reset, remove, unlock
+        case pin(String, approver: String?)
+    }
+
+    case seed(UInt64)
+    case origin(String)
+    case rpId(String)
+    case addDevice(String, pin: String?, attempts: UInt32?, approver: String?)
+    case changeDevice(String, DeviceChange)
+    case delays(device: String?, upload: DelayRange?, download: DelayRange?)
+    case backupState(immediate: Bool)
+    case wait(UInt64)
+    case register(String, Ceremony)
+    case sign(String, Ceremony)
+    case delete(String, label: String)
+    case holds(String)
+    /// `body` is JSON text, in which `$response` stands for the last ceremony's response.
+    case http(method: String, url: String, body: String?)
+}
+
+/// What a line expects after `=>`: an outcome (`ok`, an error name, or for `holds` the passkeys)
+/// and `key=value` checks of the result.
+struct Expectation {
+    let outcome: String?
+    let checks: [(key: String, value: String, column: Int)]
+}
+
+/// A parsed line.
+struct ScenarioLine {
+    let number: Int
+    /// The step as written (without time, expectation or comment), for the timeline.
+    let text: String
+    /// `at DURATION` before the step: the time since the start at which it runs.
+    let at: UInt64?
+    let step: Step?
+    let expectation: Expectation?
+}

@@ -1,0 +1,68 @@
+import Keychain
+import VirtualAuthenticator
+
+/// What a step came to: `ok`, an error's name (with its message), or — for `holds` — the labels of
+/// the passkeys; and the result's facts, in the order the timeline prints them.
+struct Outcome {
+    var name: String
+    var error: String?
+    var isList = false
+    var fields: [(key: String, value: String)] = []
+
+    static let ok = Outcome(name: "ok")
+
+    init(name: String, error: String? = nil, isList: Bool = false) {
+        self.name = name
+        self.error = error
+        self.isList = isList
+    }
+
+    init(_ error: DeviceError) {
+        self.init(name: error.name, error: error.message)
+    }
+
+    /// A registration's or sign-in's facts, from the authenticator data it returned.
+    init(ceremony authenticatorData: [UInt8], credential: String, user: String, attachment: String, format: String?) {
+        self.init(name: "ok")
+        let flags = authenticatorData.count > 32 ? authenticatorData[32] : 0
+        let names = [(0x01, "UP"), (0x04, "UV"), (0x08, "BE"), (0x10, "BS")].filter { flags & UInt8($0.0) != 0 }.map(\.1)
+        let count = authenticatorData.count >= 37 ? authenticatorData[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
+        fields = [("credential", credential), ("user", user), ("flags", names.joined(separator: ",")), ("count", String(count)),
+                  ("attachment", attachment)]
+        if let format { fields.append(("fmt", format)) }
+    }
+
+    init(status: Int) {
+        self.init(name: "ok")
+        fields = [("status", String(status))]
+    }
+
+    /// The `=> …` text the timeline prints; empty for a step with nothing to report.
+    var resultText: String {
+        guard name != "ok" || !fields.isEmpty || isList else { return "" }
+        return ([name] + fields.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
+    }
+
+    /// The value a `key=value` check compares: a field, a single flag (`uv`, `up`, `be`, `bs` as
+    /// 0/1), or a member of the last HTTP reply (`json.a.b`).
+    func value(of key: String, reply: [UInt8]?) -> String? {
+        if let field = fields.first(where: { $0.key == key }) { return field.value }
+        if let flag = ["up": "UP", "uv": "UV", "be": "BE", "bs": "BS"][key], let flags = fields.first(where: { $0.key == "flags" }) {
+            return flags.value.split(separator: ",").contains(Substring(flag)) ? "1" : "0"
+        }
+        if key.hasPrefix("json."), let reply {
+            return JSONText.member(reply, key.dropFirst(5).split(separator: ".").map(String.init)).map(JSONText.display)
+        }
+        return nil
+    }
+
+    /// Whether an expected value matches: flags as a set, a quoted value as the string inside.
+    static func matches(expected: String, actual: String?) -> Bool {
+        guard let actual else { return false }
+        let want = expected.count >= 2 && expected.hasPrefix("\"") && expected.hasSuffix("\"") ? String(expected.dropFirst().dropLast()) : expected
+        if want.contains(",") || actual.contains(",") {
+            return Set(want.split(separator: ",")) == Set(actual.split(separator: ","))
+        }
+        return want == actual
+    }
+}

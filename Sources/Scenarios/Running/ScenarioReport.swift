@@ -1,0 +1,79 @@
+/// One step as it ran: when, what, and what came of it.
+public struct StepReport: Encodable, Sendable {
+    public let line: Int
+    /// Milliseconds since the scenario began.
+    public let time: UInt64
+    public let step: String
+    public let outcome: String
+    public let error: String?
+    public let result: [String: String]
+
+    init(line: Int, time: UInt64, step: String, outcome: Outcome) {
+        self.line = line
+        self.time = time
+        self.step = step
+        self.outcome = outcome.name
+        self.error = outcome.error
+        self.result = Dictionary(outcome.fields.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        self.resultText = outcome.resultText
+    }
+
+    let resultText: String
+    enum CodingKeys: String, CodingKey { case line, time, step, outcome, error, result }
+
+    /// `at 2.5s  laptop sign => ok credential=alice …`: a line that reads back as a step with its
+    /// expectation.
+    public var timelineLine: String {
+        let head = "at \(TimeText.of(time))"
+        let padded = head + String(repeating: " ", count: max(1, 10 - head.count)) + step
+        return resultText.isEmpty ? padded : padded + " => " + resultText
+    }
+}
+
+/// An expectation a step did not meet: where, what was expected, what happened.
+public struct ScenarioFailure: Encodable, Sendable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public var column: Int = 1
+    public let step: String
+    public let expected: String
+    public let actual: String
+
+    public var description: String { "\(file):\(line):\(column): \(step): expected \(expected), got \(actual)" }
+}
+
+/// What a run came to: the timeline, and every unmet expectation.
+public struct ScenarioReport: Encodable, Sendable {
+    public let file: String
+    public var seed: UInt64 = 0
+    public private(set) var steps: [StepReport] = []
+    public private(set) var failures: [ScenarioFailure] = []
+    public private(set) var expectationsChecked = 0
+
+    init(file: String) { self.file = file }
+
+    public var passed: Bool { failures.isEmpty }
+
+    mutating func record(_ step: StepReport, failures: [ScenarioFailure]) {
+        steps.append(step)
+        self.failures += failures
+    }
+
+    /// The timeline, one line per step, and a summary.
+    public var timeline: String {
+        var lines = ["scenario \(file) (seed \(seed))"] + steps.map(\.timelineLine)
+        lines.append(passed ? "passed: \(steps.count) steps" : "failed: \(failures.count) unmet expectation(s) in \(steps.count) steps")
+        return lines.joined(separator: "\n")
+    }
+
+    enum CodingKeys: String, CodingKey { case file, seed, steps, failures, passed }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(file, forKey: .file)
+        try c.encode(seed, forKey: .seed)
+        try c.encode(steps, forKey: .steps)
+        try c.encode(failures, forKey: .failures)
+        try c.encode(passed, forKey: .passed)
+    }
+}

@@ -1,0 +1,379 @@
+import Curl
+import Foundation
+import KeyVault
+import Keychain
+import VirtualAuthenticator
+
+/// Runs a scenario: a throw-away vault (cheapest KDF) in a temporary directory, an account whose
+/// devices the scenario adds, a virtual clock that only `wait` and `at` move (and a prompt left to
+/// time out), and a random source seeded by `seed` — so the same file gives the same timeline,
+/// byte for byte, in milliseconds of wall time.
+public final class ScenarioRunner {
+    public struct Options {
+        /// Report every unmet expectation, not only the first.
+        public var keepGoing = false
+        /// Where `${NAME}` in the scenario is looked up.
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        public init() {}
+    }
+
+    /// When every scenario begins: 2026-01-01T00:00:00Z.
+    public static let epoch: UInt64 = 1_767_225_600_000
+
+    let file: String
+    let options: Options
+    let clock = VirtualClock(start: ScenarioRunner.epoch)
+    let directory: String
+    var seed: UInt64 = 0
+    var account: Account?
+    /// The PIN each device was enrolled with, as the scenario declared it; and the PIN a factory
+    /// reset retired (which recovers the account's biometry key).
+    var pins = [String: String]()
+    var formerPins = [String: String]()
+    var origin = "https://example.com"
+    var rpId: String?
+    var labels = [String: [UInt8]]()
+    var lastResponse: String?
+    var lastReply: [UInt8]?
+    var http: HTTPClient?
+
+    init(file: String, options: Options) throws(ScenarioError) {
+        self.file = file
+        self.options = options
+        var template = Array((NSTemporaryDirectory() + "/authctl-scenario-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw ScenarioError(file: file, line: 0, "cannot make a temporary directory") }
+        directory = String(cString: made)
+    }
+
+    deinit {
+        account = nil  // releases the vault's lock, so it can be removed
+        try? Device.removeVault(at: directory + "/vault")
+        rmdir(directory)
+    }
+
+    /// Reads and runs the scenario at `path`.
+    public static func run(file path: String, options: Options = Options()) throws(ScenarioError) -> ScenarioReport {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw ScenarioError(file: path, line: 0, "cannot read the scenario (or it is not UTF-8)")
+        }
+        let lines = try ScenarioParser(file: path, environment: options.environment).parse(text)
+        return try ScenarioRunner(file: path, options: options).run(lines)
+    }
+
+    func run(_ lines: [ScenarioLine]) throws(ScenarioError) -> ScenarioReport {
+        var report = ScenarioReport(file: file)
+        for line in lines {
+            if let at = line.at {
+                let target = Self.epoch + at
+                guard target >= clock.now else {
+                    throw ScenarioError(file: file, line: line.number, "at \(TimeText.of(at)) is earlier than now (\(TimeText.of(clock.now - Self.epoch)))")
+                }
+                clock.advance(to: target)
+            }
+            guard let step = line.step else { continue }
+            let time = clock.now - Self.epoch
+            let outcome = try perform(step, line: line)
+            let failures = judge(outcome, against: line.expectation, line: line)
+            report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            if !failures.isEmpty && !options.keepGoing { break }
+        }
+        report.seed = seed
+        return report
+    }
+
+    // MARK: - Judging
+
+    /// The failures of `outcome` against what the line expects. Without an expectation, any error
+    /// is a failure (a scenario says when it expects one).
+    func judge(_ outcome: Outcome, against expectation: Expectation?, line: ScenarioLine) -> [ScenarioFailure] {
+        guard let expectation else {
+            guard let error = outcome.error else { return [] }
+            return [ScenarioFailure(file: file, line: line.number, step: line.text, expected: "ok",
+                                    actual: "\(outcome.name): \(error)")]
+        }
+        var failures = [ScenarioFailure]()
+        if let expected = expectation.outcome ?? (outcome.error != nil ? "ok" : nil) {
+            let matches = outcome.isList ? Set(expected.split(separator: ",").map(String.init)) == Set(outcome.name.split(separator: ",").map(String.init))
+                : expected == outcome.name
+            if !matches {
+                failures.append(ScenarioFailure(file: file, line: line.number, step: line.text, expected: expected,
+                                                actual: outcome.name + (outcome.error.map { ": \($0)" } ?? "")))
+                return failures  // the checks of a result that did not happen would only repeat it
+            }
+        }
+        for check in expectation.checks {
+            let actual = outcome.value(of: check.key, reply: lastReply)
+            if !Outcome.matches(expected: check.value, actual: actual) {
+                failures.append(ScenarioFailure(file: file, line: line.number, column: check.column, step: line.text,
+                                                expected: "\(check.key)=\(check.value)", actual: "\(check.key)=\(actual ?? "(none)")"))
+            }
+        }
+        return failures
+    }
+
+    // MARK: - Steps
+
+    private func fail(_ line: ScenarioLine, _ message: String) -> ScenarioError {
+        ScenarioError(file: file, line: line.number, message)
+    }
+
+    private func requireAccount(_ line: ScenarioLine) throws(ScenarioError) -> Account {
+        guard let account else { throw fail(line, "no device yet: a scenario starts with 'device add NAME'") }
+        return account
+    }
+
+    func perform(_ step: Step, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        switch step {
+        case .seed(let n):
+            guard account == nil else { throw fail(line, "seed comes before the first device") }
+            seed = n
+            return .ok
+        case .origin(let text):
+            origin = text
+            return .ok
+        case .rpId(let id):
+            rpId = id
+            return .ok
+        case .wait(let ms):
+            clock.advance(by: ms)
+            return .ok
+        case .addDevice(let name, let pin, let attempts, let approver):
+            return try addDevice(name, pin: pin, attempts: attempts, approver: approver, line: line)
+        case .changeDevice(let name, let change):
+            return try changeDevice(name, change, line: line)
+        case .delays(let device, let upload, let download):
+            return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setDelays(upload: upload, download: download, device: device) }
+        case .backupState(let immediate):
+            return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setSyncOptions(backupStateImmediate: immediate) }
+        case .register(let name, let ceremony):
+            return try register(on: name, ceremony, line: line)
+        case .sign(let name, let ceremony):
+            return try sign(on: name, ceremony, line: line)
+        case .delete(let name, let label):
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            let device = try device(name, line: line)
+            return outcome { () throws(DeviceError) in try device.delete(credentialId: id) }
+        case .holds(let name):
+            let device = try device(name, line: line)
+            do {
+                let held = try device.credentials().map { label(of: $0.id) }
+                return Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
+            } catch { return Outcome(error) }
+        case .http(let method, let url, let body):
+            return try send(method, url, body, line: line)
+        }
+    }
+
+    /// The account, or a scenario error in the device layer's words (for `outcome`).
+    private func requireAccountOrThrow(_ line: ScenarioLine) throws(DeviceError) -> Account {
+        guard let account else { throw DeviceError(.invalidArgument, "no device yet: a scenario starts with 'device add NAME'") }
+        return account
+    }
+
+    private func outcome(_ body: () throws(DeviceError) -> Void) -> Outcome {
+        do {
+            try body()
+            return .ok
+        } catch { return Outcome(error) }
+    }
+
+    private func device(_ name: String, line: ScenarioLine) throws(ScenarioError) -> Device {
+        let account = try requireAccount(line)
+        do { return try account.device(name) } catch { throw fail(line, error.message) }
+    }
+
+    func label(of id: [UInt8]) -> String {
+        labels.first { $0.value == id }?.key ?? Base64URL.encode(id)
+    }
+
+    private func secret(_ text: String) -> SecureBytes {
+        var bytes = Array(text.utf8)
+        return SecureBytes(consuming: &bytes)
+    }
+
+    /// The person at device `name`: the scenario's action, account choice and PIN (the device's
+    /// declared one unless the step gives another); a timeout passes on the virtual clock.
+    private func user(on name: String, _ c: Step.Ceremony = Step.Ceremony(), account choice: AccountChoice = .newest) -> UserPolicy {
+        let pin = c.pin ?? pins[name]
+        let clock = self.clock
+        return UserPolicy(action: c.action, account: choice, pin: { [self] prompt throws(AuthenticatorError) in
+            guard let pin else { throw AuthenticatorError(.notInteractive, "device '\(name)' has no PIN in this scenario") }
+            return secret(pin)
+        }, wait: { duration in
+            let (seconds, attoseconds) = duration.components
+            clock.advance(by: UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000))
+        })
+    }
+
+    /// The device that approves a new enrollment: `approver`, else the first with a PIN here.
+    private func approver(_ named: String?, excluding name: String) -> String? {
+        named ?? account?.deviceNames.first { $0 != name && pins[$0] != nil }
+    }
+
+    private func addDevice(_ name: String, pin: String?, attempts: UInt32?, approver: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        guard let account else {
+            do {
+                let created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
+                                                 biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
+                                                 clock: clock.wallClock, random: .seeded(seed))
+                try created.setSyncOptions(seed: seed)
+                account = created
+                pins[name] = pin
+                return .ok
+            } catch { return Outcome(error) }
+        }
+        let approving = self.approver(approver, excluding: name)
+        do {
+            try account.addDevice(name, pin: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
+                                  approvedBy: pin == nil ? nil : approving, approver: user(on: approving ?? ""))
+            pins[name] = pin
+            return .ok
+        } catch { return Outcome(error) }
+    }
+
+    private func changeDevice(_ name: String, _ change: Step.DeviceChange, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let account = try requireAccount(line)
+        do {
+            switch change {
+            case .offline: try account.setOnline(false, device: name)
+            case .online: try account.setOnline(true, device: name)
+            case .reset:
+                try account.resetDevice(name)
+                formerPins[name] = pins[name]
+                pins[name] = nil
+            case .remove:
+                try account.removeDevice(name)
+                pins[name] = nil
+            case .unlock: try account.device(name).unlockBiometry()
+            case .pin(let pin, let approverName):
+                let approving = self.approver(approverName, excluding: name)
+                var current = user(on: name)
+                if pins[name] == nil, let former = formerPins[name] {
+                    current = UserPolicy(pin: secret(former))  // a reset device recovers with its former PIN
+                }
+                try account.device(name).enrollBiometricPIN(secret(pin), user: current, approvedBy: approving,
+                                                            approver: user(on: approving ?? ""))
+                pins[name] = pin
+                formerPins[name] = nil
+            }
+            return .ok
+        } catch { return Outcome(error) }
+    }
+
+    // MARK: - Ceremonies
+
+    private func randomChallenge() -> String { Base64URL.encode(account?.random.bytes(32) ?? [UInt8](repeating: 0, count: 32)) }
+
+    private func options(_ source: Step.OptionsSource?, line: ScenarioLine, build: () -> [String: Any]) throws(ScenarioError) -> [UInt8] {
+        switch source {
+        case nil:
+            return JSONText.bytes(build())
+        case .file(let name):
+            let path = name.hasPrefix("/") ? name : (file as NSString).deletingLastPathComponent + "/" + name
+            guard let data = FileManager.default.contents(atPath: path) else { throw fail(line, "cannot read options file \(name)") }
+            return Array(data)
+        case .reply(let path):
+            guard let reply = lastReply else { throw fail(line, "'options reply' needs an http step before it") }
+            guard let member = JSONText.member(reply, path) else {
+                throw fail(line, "the last reply has no \(path.isEmpty ? "JSON" : "member " + path.joined(separator: "."))")
+            }
+            return member
+        }
+    }
+
+    private func ids(_ labels: [String], line: ScenarioLine) throws(ScenarioError) -> [String] {
+        var out = [String]()
+        for label in labels {
+            guard let id = self.labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            out.append(Base64URL.encode(id))
+        }
+        return out
+    }
+
+    private func register(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let device = try device(name, line: line)
+        let user = c.user ?? "user"
+        let excluded = try ids(c.exclude, line: line)
+        let options = try self.options(c.options, line: line) {
+            var o: [String: Any] = [
+                "rp": ["id": rpId ?? ((try? Origin(parsing: origin).host) ?? "example.com"), "name": "Scenario RP"],
+                "user": ["id": Base64URL.encode(Array(user.utf8)), "name": user, "displayName": c.displayName ?? user],
+                "challenge": randomChallenge(),
+                "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+                "attestation": c.attestation ?? "none",
+                "authenticatorSelection": ["residentKey": "required", "userVerification": c.userVerification ?? "preferred"],
+                "excludeCredentials": excluded.map { ["type": "public-key", "id": $0] },
+            ]
+            if let timeout = c.timeout { o["timeout"] = timeout }
+            return o
+        }
+        let fault = try self.fault(c.fault, line: line)
+        do {
+            let response = try device.register(optionsJSON: options, origin: origin, user: self.user(on: name, c),
+                                               passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter),
+                                               fault: fault)
+            lastResponse = response.json
+            if fault == nil { labels[c.label ?? user] = response.result.credential.id }
+            return Outcome(ceremony: response.result.authenticatorData, credential: label(of: response.result.credential.id),
+                           user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue,
+                           format: response.result.attestationObject.format.rawValue)
+        } catch { return Outcome(error) }
+    }
+
+    private func sign(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let signer = c.via ?? name
+        let device = try device(signer, line: line)
+        if c.via != nil { _ = try self.device(name, line: line) }  // the client side must exist too
+        let allowed = try ids(c.allow, line: line)
+        var choice = AccountChoice(user: c.user)
+        if let label = c.credential {
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            choice.credentialId = id
+        }
+        let options = try self.options(c.options, line: line) {
+            var o: [String: Any] = ["challenge": randomChallenge(), "userVerification": c.userVerification ?? "preferred",
+                                    "allowCredentials": allowed.map { ["type": "public-key", "id": $0] }]
+            if let rpId { o["rpId"] = rpId }
+            if let timeout = c.timeout { o["timeout"] = timeout }
+            return o
+        }
+        let fault = try self.fault(c.fault, line: line)
+        do {
+            let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
+                                           attachment: c.via == nil ? .platform : .crossPlatform)
+            lastResponse = response.json
+            return Outcome(ceremony: response.result.authenticatorData, credential: label(of: response.result.credential.id),
+                           user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)
+        } catch { return Outcome(error) }
+    }
+
+    private func fault(_ name: String?, line: ScenarioLine) throws(ScenarioError) -> Fault? {
+        guard let name else { return nil }
+        guard let fault = Fault(rawValue: name) else { throw fail(line, "unknown fault '\(name)' (see 'authctl faults')") }
+        return fault
+    }
+
+    // MARK: - HTTP
+
+    private func send(_ method: String, _ url: String, _ body: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        var payload: [UInt8]? = nil
+        if var text = body {
+            if text.contains("$response") {
+                guard let response = lastResponse else { throw fail(line, "'$response' needs a register or sign step before it") }
+                text = text.replacingOccurrences("$response", response)
+            }
+            guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil else {
+                throw fail(line, "the body is not JSON")
+            }
+            payload = Array(text.utf8)
+        }
+        do {
+            if http == nil { http = try HTTPClient() }
+            let response = try http!.send(method: method, url: url, body: payload)
+            lastReply = response.body
+            return Outcome(status: response.status)
+        } catch {
+            throw fail(line, error.message)
+        }
+    }
+}

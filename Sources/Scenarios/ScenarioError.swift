@@ -1,0 +1,18 @@
+/// What goes wrong with a scenario before any expectation is judged: the file cannot be read, a
+/// line does not parse, a step cannot run (a device that does not exist, an RP that does not
+/// answer). Says where, compiler-style: `file:line:column: message`.
+public struct ScenarioError: Error, Sendable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let column: Int
+    public let message: String
+
+    public init(file: String, line: Int, column: Int = 1, _ message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String { "\(file):\(line):\(column): \(message)" }
+}

@@ -1,0 +1,35 @@
+import Scenarios
+import VirtualAuthenticator
+
+/// `authctl scenario run FILE`: prints the timeline (with `--json`, the report as JSON) and fails
+/// with `scenarioFailed` at the first unmet expectation (every one with `--keep-going`).
+enum ScenarioRunCommand {
+    static let keepGoing = OptionSpec.flag("--keep-going", "report every unmet expectation, not only the first")
+
+    static let spec = CommandSpec(
+        name: "run", abstract: "run a scenario file and print its timeline",
+        discussion: """
+        The scenario runs on a throw-away vault in a temporary directory, on a virtual clock, with
+        randomness seeded by its 'seed' step: the same file gives the same output, byte for byte.
+        ${NAME} in the file is taken from the environment. See docs/scenarios.md.
+        """,
+        options: [keepGoing],
+        arguments: [ArgumentSpec(name: "FILE", help: "the scenario (docs/scenarios/*.scn are examples)")],
+        examples: ["authctl scenario run docs/scenarios/factory-reset.scn", "authctl --json scenario run --keep-going my.scn"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        try Output.requireStdout()
+        var options = ScenarioRunner.Options()
+        options.keepGoing = args.flag(keepGoing)
+        let report: ScenarioReport
+        do { report = try ScenarioRunner.run(file: args.argument(0) ?? "", options: options) } catch {
+            throw CLIError(.badInput, error.description)
+        }
+        try Output.data(args.flag(GlobalOptions.json) ? JSONOutput.string(report) : report.timeline)
+        guard report.passed else {
+            for failure in report.failures.dropLast() { Output.diagnostic("authctl: \(failure)") }
+            throw CLIError(.scenarioFailed, report.failures.last!.description)
+        }
+    }
+}
