@@ -3,7 +3,8 @@ import PackageDescription
 
 // The module map, every arrow pointing one way (docs/design.md):
 //
-//   authctl (CLI: parse, call, print) ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault
+//   authctl (CLI: parse, call, print) ──▶ Scenarios ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault
+//                                                                               VirtualAuthenticator ──▶ Curl
 //
 // VirtualAuthenticator and KeyVault never import each other; each C library is imported by the one
 // module that owns it.
@@ -11,6 +12,7 @@ let package = Package(
     name: "authctl",
     products: [
         .executable(name: "authctl", targets: ["authctl"]),
+        .library(name: "Scenarios", targets: ["Scenarios"]),
         .library(name: "Keychain", targets: ["Keychain"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .library(name: "KeyVault", targets: ["KeyVault"]),
@@ -45,5 +47,6 @@ let package = Package(
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
     ]
 )

@@ -224,3 +224,46 @@ private func holds(_ account: Account, _ device: String) throws -> [[UInt8]] {
     #expect(try arrival(seed: 1) == first)
     #expect((1...9).contains(first))
 }
+
+@Test func aDelayChangeAppliesToTransfersThatStartAfterIt() throws {
+    try withTemporaryDirectory { dir in
+        let (account, clock) = try account(in: dir)
+        let first = try registerOnPhone(account)
+        at(clock, 5)
+        #expect(try holds(account, "laptop") == [first.id])
+        // A passkey the laptop holds stays held when downloads become slow.
+        try account.setDelays(upload: DelayRange(parsing: "1h"), download: DelayRange(parsing: "1h"))
+        #expect(try holds(account, "laptop") == [first.id])
+        // One under way keeps the delays it started with: made at 5 s, it lands at 7 s; its
+        // download starts then, under the new 1 h delay.
+        try account.setDelays(upload: DelayRange(parsing: "2s"), download: DelayRange(parsing: "3s"))
+        let second = try registerOnPhone(account, userId: "BAUG")
+        at(clock, 6)
+        try account.setDelays(upload: DelayRange(parsing: "1h"), download: DelayRange(parsing: "1h"))
+        at(clock, 7)
+        #expect(try account.device("phone").credentials().first { $0.id == second.id }?.backupState == true)
+        at(clock, 7 + 3599.999)
+        #expect(try holds(account, "laptop") == [first.id])
+        at(clock, 7 + 3600)
+        #expect(try holds(account, "laptop") == [first.id, second.id])
+        let status = try account.syncStatus()
+        #expect(status.uploadDelay == "1h" && status.devices.allSatisfy { $0.pendingUploads.isEmpty && $0.pendingDownloads.isEmpty })
+    }
+}
+
+@Test func aNewSeedDrawsOnlyTransfersThatStartAfterIt() throws {
+    try withTemporaryDirectory { dir in
+        let (account, clock) = try account(in: dir, upload: "0s", download: "1s..100s")
+        let made = try registerOnPhone(account)
+        var arrival: UInt64 = 0
+        for ms in stride(from: UInt64(1000), through: 100_000, by: 1000) {
+            clock.advance(to: start + ms)
+            if try !holds(account, "laptop").isEmpty { arrival = ms; break }
+        }
+        #expect(arrival > 0)
+        for seed in UInt64(1)...20 {
+            try account.setSyncOptions(seed: seed)
+            #expect(try holds(account, "laptop") == [made.id], "seed \(seed) moved a download already done")
+        }
+    }
+}

@@ -19,7 +19,7 @@ public final class Account {
     /// The Public Suffix List the client checks RP IDs against.
     public var suffixes: @Sendable () -> PublicSuffixList = { .system }
     /// The store and what it held when last read (revisions by id, object names), once it is in use.
-    private var storeState: (store: any AccountStore, revisions: [Revision], revisionIds: Set<[UInt8]>)?
+    private var storeState: (store: any AccountStore, revisions: [Revision], landed: [[UInt8]: UInt64])?
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path
@@ -34,7 +34,17 @@ public final class Account {
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
     /// makes ids, and the delays drawn for them, repeat.
     func newRevisionId() -> [UInt8] { random.bytes(16) }
-    var schedule: SyncSchedule { SyncSchedule(seed: settings.seed) }
+    /// The delay draws of a transfer that starts at `time`.
+    func schedule(at time: UInt64) -> SyncSchedule { SyncSchedule(seed: settings.seed.value(at: time)?.value ?? 0) }
+
+    /// The delays of `device` in force at `time`: its own, else the account's.
+    func uploadDelay(of device: DeviceRecord, at time: UInt64) -> DelayRange {
+        device.uploadDelay.value(at: time) ?? settings.uploadDelay.value(at: time) ?? .none
+    }
+
+    func downloadDelay(of device: DeviceRecord, at time: UInt64) -> DelayRange {
+        device.downloadDelay.value(at: time) ?? settings.downloadDelay.value(at: time) ?? .none
+    }
 
     // MARK: - Create and open
 
@@ -214,38 +224,49 @@ public final class Account {
     // MARK: - Sync settings
 
     /// Sets the account's delays, or one device's when `device` is named (`nil` ranges are left as
-    /// they are). What is in flight keeps the delay it started with.
+    /// they are), from now on: what is in flight keeps the delay it started with.
     public func setDelays(upload: DelayRange?, download: DelayRange?, device name: String? = nil) throws(DeviceError) {
         let target = name == nil ? try deviceRecords()[0] : try deviceRecord(named: name)
         do {
             try sync()
             try useStore()
+            let time = now
             try DeviceRecord.update(target.id, in: vault) { r throws(VaultError) in
+                let device = try DeviceRecord(r)
                 let (up, down) = name == nil
                     ? (AccountSettings.Tag.uploadDelay, AccountSettings.Tag.downloadDelay)
                     : (DeviceRecord.Tag.uploadDelay, DeviceRecord.Tag.downloadDelay)
-                if let upload { DeviceRecord.setDelay(upload, up, in: &r) }
-                if let download { DeviceRecord.setDelay(download, down, in: &r) }
+                var (ups, downs) = name == nil ? (settings.uploadDelay, settings.downloadDelay) : (device.uploadDelay, device.downloadDelay)
+                if let upload { ups.set(upload, from: time) }
+                if let download { downs.set(download, from: time) }
+                DeviceRecord.setHistory(ups, up, in: &r)
+                DeviceRecord.setHistory(downs, down, in: &r)
             }
             settings = try AccountSettings.read(in: vault)
         } catch { throw DeviceError(error) }
     }
 
-    /// The seed delays in a range are drawn with, and whether BS is reported from a passkey's
-    /// creation (`immediate`, as Apple does) rather than once its first upload landed.
+    /// The seed delays in a range are drawn with (from now on: what is in flight keeps its draw),
+    /// and whether BS is reported from a passkey's creation (`immediate`, as Apple does) rather
+    /// than once its first upload landed.
     public func setSyncOptions(seed: UInt64? = nil, backupStateImmediate: Bool? = nil) throws(DeviceError) {
         let first = try deviceRecords()[0].id
         do {
             try sync()
+            let time = now
             try DeviceRecord.update(first, in: vault) { r throws(VaultError) in
-                if let seed { r.setInteger(AccountSettings.Tag.seed, seed) }
+                if let seed {
+                    var seeds = settings.seed
+                    seeds.set(Seed(seed), from: time)
+                    DeviceRecord.setHistory(seeds, AccountSettings.Tag.seed, in: &r)
+                }
                 if let backupStateImmediate { r.setField(AccountSettings.Tag.backupStateImmediate, [backupStateImmediate ? 1 : 0]) }
             }
             settings = try AccountSettings.read(in: vault)
         } catch { throw DeviceError(error) }
     }
 
-    public var seed: UInt64 { settings.seed }
+    public var seed: UInt64 { settings.seed.current?.value ?? 0 }
     public var backupStateImmediate: Bool { settings.backupStateImmediate }
 
     // MARK: - Revisions, the store, views
@@ -265,7 +286,7 @@ public final class Account {
         return VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1)
     }
 
-    /// Where the account store is: set by `sync set --store`, else `<vault>/cloud`.
+    /// Where the account store is: the path the account's settings name (tag 26), else `<vault>/cloud`.
     var storePath: String { settings.storePath ?? path + "/cloud" }
 
     /// Whether devices sync through the store yet: once there is a second device, a reset, or a
@@ -281,32 +302,32 @@ public final class Account {
     func useStore() throws(VaultError) {
         guard storeState == nil else { return }
         let store = try DirectoryStore(path: storePath)
-        storeState = (store, [], [])
+        storeState = (store, [], [:])
         try readStore()
     }
 
     private func readStore() throws(VaultError) {
         guard let state = storeState else { return }
         let first = try DeviceRecord.all(in: vault)[0]
-        var revisions = [Revision](), ids = Set<[UInt8]>()
+        var revisions = [Revision](), landed = [[UInt8]: UInt64]()
         for name in try state.store.names() {
             guard let nameBytes = Hex.bytes(name),
                   let entries = StorePack.open(try state.store.object(name), name: nameBytes, key: settings.accountKey,
                                                accountId: settings.accountId)
             else { continue }  // not this account's, or damaged: the store is not trusted
-            for entry in entries where !ids.contains(entry.record.id) {
+            for entry in entries where landed[entry.record.id] == nil {
                 guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt), firstDevice: first) else { continue }
                 revisions.append(revision)
-                ids.insert(revision.id)
+                landed[revision.id] = entry.landedAt
             }
         }
-        storeState = (state.store, revisions, ids)
+        storeState = (state.store, revisions, landed)
     }
 
     /// When a revision reached (or will reach) the store; `nil` while its device is offline. A
     /// revision made before its device's last reset never uploads (it was lost with the replica).
     func landedAt(_ revision: Revision, devices: [DeviceRecord]) -> UInt64? {
-        if let landed = revision.storeLandedAt { return landed }
+        if let landed = revision.storeLandedAt ?? storeState?.landed[revision.id] { return landed }
         guard let origin = devices.first(where: { $0.id == revision.originId }) else { return nil }
         return landing(of: revision.id, from: origin, changedAt: revision.changedAt)
     }
@@ -316,13 +337,14 @@ public final class Account {
         guard changedAt >= origin.syncedFrom, let start = SyncSchedule.firstOnline(after: changedAt, offline: origin.offline) else {
             return nil
         }
-        return start + schedule.delay(origin.uploadDelay ?? settings.uploadDelay, .upload, device: origin.name, revision: id)
+        return start + schedule(at: start).delay(uploadDelay(of: origin, at: start), .upload, device: origin.name, revision: id)
     }
 
     /// When a store revision reaches `device`; `nil` while it is offline.
     func arrival(of revision: Revision, at device: DeviceRecord, landed: UInt64) -> UInt64? {
         guard let start = SyncSchedule.firstOnline(after: max(landed, device.syncedFrom), offline: device.offline) else { return nil }
-        return start + schedule.delay(device.downloadDelay ?? settings.downloadDelay, .download, device: device.name, revision: revision.id)
+        return start + schedule(at: start).delay(downloadDelay(of: device, at: start), .download, device: device.name,
+                                                 revision: revision.id)
     }
 
     /// Uploads every local revision that has landed by now and is not in the store, in one object;
@@ -335,7 +357,7 @@ public final class Account {
         if storeInUse {
             try useStore()
             let landed = local.compactMap { r in landedAt(r, devices: devices).flatMap { $0 <= time ? (r, $0) : nil } }
-                .filter { !storeState!.revisionIds.contains($0.0.id) }
+                .filter { storeState!.landed[$0.0.id] == nil }
             for chunk in stride(from: 0, to: landed.count, by: 4096).map({ Array(landed[$0..<min($0 + 4096, landed.count)]) }) {
                 try upload(chunk)
             }
@@ -347,7 +369,7 @@ public final class Account {
             let latest = revisions.max(by: Revision.precedes)!
             for r in revisions where r.id != latest.id {
                 guard let landed = landedAt(r, devices: devices), landed <= time else { continue }
-                if storeInUse && !(storeState?.revisionIds.contains(r.id) ?? false) { continue }
+                if storeInUse && storeState?.landed[r.id] == nil { continue }
                 superseded.append(tombstone(r))
             }
         }
@@ -363,7 +385,7 @@ public final class Account {
         return try localRevisions().filter { r in
             guard r.originId == device.id, items.contains(r.itemId),
                   let landed = landedAt(r, devices: devices), landed <= time else { return false }
-            return !storeInUse || (storeState?.revisionIds.contains(r.id) ?? false)
+            return !storeInUse || storeState?.landed[r.id] != nil
         }.map(tombstone)
     }
 

@@ -2,7 +2,8 @@ import KeyVault
 
 /// The account's own fields, in the vault's settings record beside the first device's: the account
 /// key that seals what goes to the store, the account id, the seed of its delays, how it reports
-/// backup state, its default delays, and where its store is. Tags in docs/vault-format.md.
+/// backup state, its default delays, and where its store is. The seed and delays are histories
+/// (``SettingHistory``): a transfer takes those in force when it started. Tags in docs/vault-format.md.
 struct AccountSettings {
     enum Tag {
         static let accountKey: UInt8 = 20, accountId: UInt8 = 21, seed: UInt8 = 22, backupStateImmediate: UInt8 = 23
@@ -11,11 +12,11 @@ struct AccountSettings {
 
     let accountKey: SealingKey
     let accountId: [UInt8]
-    let seed: UInt64
+    let seed: SettingHistory<Seed>
     /// Report BS=1 from a passkey's creation (as Apple does), rather than once its upload landed.
     let backupStateImmediate: Bool
-    let uploadDelay: DelayRange
-    let downloadDelay: DelayRange
+    let uploadDelay: SettingHistory<DelayRange>
+    let downloadDelay: SettingHistory<DelayRange>
     /// `nil`: the default, `<vault>/cloud`.
     let storePath: String?
 
@@ -26,8 +27,9 @@ struct AccountSettings {
         if settings.field(Tag.accountKey) == nil {
             guard vault.access == .write else {
                 // A reader of a vault from before accounts: an account of its own, in memory only.
-                return AccountSettings(accountKey: .random(), accountId: VaultRecord.newId(), seed: 0,
-                                       backupStateImmediate: false, uploadDelay: .none, downloadDelay: .none, storePath: nil)
+                return AccountSettings(accountKey: .random(), accountId: VaultRecord.newId(), seed: SettingHistory(),
+                                       backupStateImmediate: false, uploadDelay: SettingHistory(), downloadDelay: SettingHistory(),
+                                       storePath: nil)
             }
             try DeviceRecord.update(settings.id, in: vault) { record throws(VaultError) in
                 record.setField(Tag.accountKey, vault.sealSecret(SealingKey.random(), recordId: record.id))
@@ -40,16 +42,17 @@ struct AccountSettings {
         guard let id = record.field(Tag.accountId).map(Array.init), id.count == 16 else {
             throw VaultError(.corrupted, "the account id is missing or malformed")
         }
-        func delay(_ tag: UInt8) throws(VaultError) -> DelayRange {
-            guard let bytes = record.field(tag) else { return .none }
-            guard let range = DelayRange(bytes: bytes) else { throw VaultError(.corrupted, "the account's sync delay is malformed") }
-            return range
+        func history<Value>(_ tag: UInt8, _ what: String) throws(VaultError) -> SettingHistory<Value> {
+            guard let bytes = record.field(tag) else { return SettingHistory() }
+            guard let history = SettingHistory<Value>(bytes: bytes) else { throw VaultError(.corrupted, "the account's \(what) is malformed") }
+            return history
         }
         let path = record.field(Tag.storePath).flatMap { String(validating: Array($0), as: UTF8.self) }
         return AccountSettings(
-            accountKey: key, accountId: id, seed: try record.integer(Tag.seed, as: UInt64.self) ?? 0,
+            accountKey: key, accountId: id, seed: try history(Tag.seed, "seed"),
             backupStateImmediate: record.field(Tag.backupStateImmediate)?.elementsEqual([1]) ?? false,
-            uploadDelay: try delay(Tag.uploadDelay), downloadDelay: try delay(Tag.downloadDelay), storePath: path)
+            uploadDelay: try history(Tag.uploadDelay, "upload delay"), downloadDelay: try history(Tag.downloadDelay, "download delay"),
+            storePath: path)
     }
 
     /// The fields of a new account, for the first device's settings record.

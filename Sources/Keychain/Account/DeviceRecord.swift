@@ -25,9 +25,9 @@ struct DeviceRecord {
     let formerEnrollment: BiometryEnrollment?
     let failures: UInt32
     let maxAttempts: UInt32
-    /// This device's own delays; `nil`: the account's.
-    let uploadDelay: DelayRange?
-    let downloadDelay: DelayRange?
+    /// This device's own delays over time; where they have no value yet, the account's apply.
+    let uploadDelay: SettingHistory<DelayRange>
+    let downloadDelay: SettingHistory<DelayRange>
     let offline: [OfflineInterval]
     /// When this device's replica started empty: when it was added, or last reset.
     let syncedFrom: UInt64
@@ -64,10 +64,10 @@ struct DeviceRecord {
         return try BiometryEnrollment(salt: Array(saltBytes), wrappedKey: Array(wrappedBytes), opslimit: opslimit, memlimit: memlimit)
     }
 
-    private static func delay(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> DelayRange? {
-        guard let bytes = record.field(tag) else { return nil }
-        guard let range = DelayRange(bytes: bytes) else { throw VaultError(.corrupted, "a device's sync delay is malformed") }
-        return range
+    private static func delay(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> SettingHistory<DelayRange> {
+        guard let bytes = record.field(tag) else { return SettingHistory() }
+        guard let history = SettingHistory<DelayRange>(bytes: bytes) else { throw VaultError(.corrupted, "a device's sync delay is malformed") }
+        return history
     }
 
     /// A new device's record (kind `settings` for the first device, `device` for the others).
@@ -96,8 +96,8 @@ struct DeviceRecord {
         record.setInteger(Tag.formerMemlimit, enrollment?.memlimit)
     }
 
-    static func setDelay(_ range: DelayRange?, _ tag: UInt8, in record: inout VaultRecord) {
-        record.setField(tag, range?.bytes)
+    static func setHistory<Value>(_ history: SettingHistory<Value>, _ tag: UInt8, in record: inout VaultRecord) {
+        record.setField(tag, history.entries.isEmpty ? nil : history.bytes)
     }
 
     static func setOffline(_ intervals: [OfflineInterval], in record: inout VaultRecord) {

@@ -183,10 +183,11 @@ public final class Device {
 
     /// Enrolls `newPIN` on this device, wrapping the account's biometry key:
     /// - enrolled here and not `reset`: this device's current PIN (from `user`) unlocks the key;
-    /// - not enrolled here (a new or factory-reset device) while another device is: that device
-    ///   approves — `approvedBy` (default: the first enrolled one) verifies with `approver`;
-    /// - a factory-reset device with no other device enrolled: its former PIN (from `user`)
-    ///   recovers the key, as iCloud Keychain asks for the passcode of the old iPhone;
+    /// - a factory-reset device, unless `approvedBy` names an approver: its former PIN (from
+    ///   `user`) recovers the key, as iCloud Keychain asks for the passcode of the old iPhone;
+    /// - not enrolled here (a new device, a reset one with `approvedBy`, or `reset`) while another
+    ///   device is: that device approves — `approvedBy` (default: the first enrolled one) verifies
+    ///   with `approver`;
     /// - no device enrolled, or `reset` (a forgotten PIN) with no other device enrolled: a new key.
     ///   Passkeys made with user verification were sealed under the old one and are deleted, as a
     ///   phone drops biometry-bound keychain items when the enrollment changes. Returns how many.
@@ -203,12 +204,13 @@ public final class Device {
             do { try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN, keeping: unlock.biometryKey).0) } catch { throw DeviceError(error) }
             return 0
         }
-        if !others.isEmpty {
+        let former = try record().formerEnrollment != nil
+        if !others.isEmpty && (approvedBy != nil || !former || reset) {
             let enrollment = try account.newEnrollment(newPIN, for: name, approvedBy: approvedBy, approver: approver)
             do { try sensor.enroll(enrollment) } catch { throw DeviceError(error) }
             return 0
         }
-        if !reset, try record().formerEnrollment != nil {
+        if !reset, former {
             let prompt = UserPrompt(ceremony: .registration, rpId: "the former PIN of \(name)", userName: nil)
             let unlock: BiometricSensor.Unlock
             do { unlock = try sensor.verify(prompt, former: true) { () throws(AuthenticatorError) in try user.pin(prompt) } } catch {

@@ -37,12 +37,18 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// `0ms`-style text that parses back to the same value.
+    /// Text that parses back to the same value: `0s`, `250ms`, `2.5s`, `90s`, `2m`, `1h`.
     public static func text(milliseconds ms: UInt64) -> String {
-        if ms % 3_600_000 == 0 && ms > 0 { return "\(ms / 3_600_000)h" }
-        if ms % 60_000 == 0 && ms > 0 { return "\(ms / 60_000)m" }
-        if ms % 1000 == 0 { return "\(ms / 1000)s" }
-        return "\(ms)ms"
+        if ms == 0 { return "0s" }
+        if ms < 1000 { return "\(ms)ms" }
+        if ms % 1000 != 0 {
+            var text = "\(ms / 1000).\(String(1000 + ms % 1000).dropFirst())"
+            while text.hasSuffix("0") { text.removeLast() }
+            return text + "s"
+        }
+        if ms % 3_600_000 == 0 { return "\(ms / 3_600_000)h" }
+        if ms % 60_000 == 0 { return "\(ms / 60_000)m" }
+        return "\(ms / 1000)s"
     }
 
     public var description: String {

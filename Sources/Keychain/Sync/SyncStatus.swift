@@ -63,14 +63,15 @@ extension Account {
                     }
                 return SyncStatus.DeviceStatus(
                     name: device.name, online: device.isOnline, biometryEnrolled: device.enrollment != nil,
-                    syncedFrom: device.syncedFrom, uploadDelay: (device.uploadDelay ?? settings.uploadDelay).description,
-                    downloadDelay: (device.downloadDelay ?? settings.downloadDelay).description,
+                    syncedFrom: device.syncedFrom, uploadDelay: uploadDelay(of: device, at: time).description,
+                    downloadDelay: downloadDelay(of: device, at: time).description,
                     passkeys: try view(of: device).items.count,
                     pendingUploads: uploads.sorted { ($0.at ?? .max) < ($1.at ?? .max) },
                     pendingDownloads: downloads.sorted { ($0.at ?? .max) < ($1.at ?? .max) })
             }
-            return SyncStatus(now: time, seed: settings.seed, backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
-                              uploadDelay: settings.uploadDelay.description, downloadDelay: settings.downloadDelay.description,
+            return SyncStatus(now: time, seed: settings.seed.value(at: time)?.value ?? 0, backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
+                              uploadDelay: (settings.uploadDelay.value(at: time) ?? .none).description,
+                              downloadDelay: (settings.downloadDelay.value(at: time) ?? .none).description,
                               storeInUse: storeInUse, devices: statuses)
         } catch { throw DeviceError(error) }
     }

@@ -79,8 +79,8 @@ struct ScenarioParser {
                 checks.append((key, value, token.column))
             } else if i == 0 {
                 outcome = first.text
-            } else if token.kind == .string || token.kind == .json, let last = checks.popLast(), last.value.isEmpty {
-                checks.append((last.key, token.kind == .string ? quoted(token.text) : token.text, last.column))  // key= "a b"
+            } else if token.kind == .string || token.kind == .json, let last = checks.last, last.value.isEmpty {
+                checks[checks.count - 1] = (last.key, token.text, last.column)  // key="a b", key={"a": 1}
             } else {
                 throw fail(number, token, "after the outcome, only key=value checks")
             }
@@ -244,7 +244,9 @@ struct ScenarioParser {
                 case "exclude": c.exclude = v.split(separator: ",").map(String.init)
                 case "allow": c.allow = v.split(separator: ",").map(String.init)
                 case "options":
-                    if v == "reply" || v.hasPrefix("reply.") {
+                    if t[i + 1].kind == .json {
+                        c.options = .inline(v)
+                    } else if v == "reply" || v.hasPrefix("reply.") {
                         c.options = .reply(path: v.split(separator: ".").dropFirst().map(String.init))
                     } else {
                         c.options = .file(v)
@@ -265,7 +267,7 @@ struct ScenarioParser {
             }
             return t[1].text == "register" ? .register(device, c) : .sign(device, c)
         default:
-            throw fail(number, t[1], "a device step is register, sign, delete LABEL, or holds")
+            throw fail(number, t[1], "unknown step '\(t[0].text) \(t[1].text)': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds (see docs/scenarios.md)")
         }
     }
 }

@@ -26,6 +26,8 @@ enum Step {
         case file(String)
         /// The last HTTP reply, or one of its members (`reply.publicKey`).
         case reply(path: [String])
+        /// JSON written on the line itself.
+        case inline(String)
     }
 
     enum DeviceChange {

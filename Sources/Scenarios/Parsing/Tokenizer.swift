@@ -64,7 +64,10 @@ enum Tokenizer {
                 guard depth == 0, !inString else { throw Failure(column: start + 1, message: "a JSON literal that does not close") }
                 out.append(Token(kind: .json, text: String(String.UnicodeScalarView(chars[start..<i])), column: start + 1))
             } else {
-                while i < chars.count, !" \t\r".unicodeScalars.contains(chars[i]) { i += 1 }
+                // A word ends at white space, or before a string or JSON literal right after `=`
+                // (`key="a b"`, `key={…}`).
+                while i < chars.count, !" \t\r".unicodeScalars.contains(chars[i]),
+                      !(i > start && chars[i - 1] == "=" && "\"{[".unicodeScalars.contains(chars[i])) { i += 1 }
                 out.append(Token(kind: .word, text: String(String.UnicodeScalarView(chars[start..<i])), column: start + 1))
             }
         }

@@ -1,3 +1,5 @@
+import Keychain
+
 /// One step as it ran: when, what, and what came of it.
 public struct StepReport: Encodable, Sendable {
     public let line: Int
@@ -14,7 +16,7 @@ public struct StepReport: Encodable, Sendable {
         self.step = step
         self.outcome = outcome.name
         self.error = outcome.error
-        self.result = Dictionary(outcome.fields.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        self.result = Dictionary((outcome.fields + outcome.details).map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
         self.resultText = outcome.resultText
     }
 
@@ -24,7 +26,7 @@ public struct StepReport: Encodable, Sendable {
     /// `at 2.5s  laptop sign => ok credential=alice …`: a line that reads back as a step with its
     /// expectation.
     public var timelineLine: String {
-        let head = "at \(TimeText.of(time))"
+        let head = "at \(DelayRange.text(milliseconds: time))"
         let padded = head + String(repeating: " ", count: max(1, 10 - head.count)) + step
         return resultText.isEmpty ? padded : padded + " => " + resultText
     }
@@ -48,7 +50,6 @@ public struct ScenarioReport: Encodable, Sendable {
     public var seed: UInt64 = 0
     public private(set) var steps: [StepReport] = []
     public private(set) var failures: [ScenarioFailure] = []
-    public private(set) var expectationsChecked = 0
 
     init(file: String) { self.file = file }
 

@@ -66,7 +66,7 @@ public final class ScenarioRunner {
             if let at = line.at {
                 let target = Self.epoch + at
                 guard target >= clock.now else {
-                    throw ScenarioError(file: file, line: line.number, "at \(TimeText.of(at)) is earlier than now (\(TimeText.of(clock.now - Self.epoch)))")
+                    throw ScenarioError(file: file, line: line.number, "at \(DelayRange.text(milliseconds: at)) is earlier than now (\(DelayRange.text(milliseconds: clock.now - Self.epoch)))")
                 }
                 clock.advance(to: target)
             }
@@ -278,6 +278,8 @@ public final class ScenarioRunner {
                 throw fail(line, "the last reply has no \(path.isEmpty ? "JSON" : "member " + path.joined(separator: "."))")
             }
             return member
+        case .inline(let json):
+            return Array(json.utf8)
         }
     }
 
@@ -314,7 +316,7 @@ public final class ScenarioRunner {
                                                fault: fault)
             lastResponse = response.json
             if fault == nil { labels[c.label ?? user] = response.result.credential.id }
-            return Outcome(ceremony: response.result.authenticatorData, credential: label(of: response.result.credential.id),
+            return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
                            user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue,
                            format: response.result.attestationObject.format.rawValue)
         } catch { return Outcome(error) }
@@ -342,7 +344,7 @@ public final class ScenarioRunner {
             let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
                                            attachment: c.via == nil ? .platform : .crossPlatform)
             lastResponse = response.json
-            return Outcome(ceremony: response.result.authenticatorData, credential: label(of: response.result.credential.id),
+            return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
                            user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)
         } catch { return Outcome(error) }
     }

@@ -7,10 +7,21 @@ enum BiometryEnrollCommand {
     static let reset = OptionSpec.flag(
         "--reset", "for a forgotten PIN: a new biometry key; passkeys made with user verification are deleted")
 
+    static let approveWith = OptionSpec.value(
+        "--approve-with", "DEVICE", "on a device with no PIN: the enrolled device that approves, with its PIN (--pin-file / $AUTHCTL_PIN)")
+
     static let spec = CommandSpec(
         name: "enroll", abstract: "enroll a new biometric PIN (the current one from --pin-file / $AUTHCTL_PIN)",
-        options: [newPINFile, reset],
-        examples: ["AUTHCTL_NEW_PIN=97531 authctl biometry enroll"],
+        discussion: """
+        The PIN from --pin-file / $AUTHCTL_PIN is, in turn: this device's current PIN; on a
+        factory-reset device, its former PIN (the account's biometry key comes back with it);
+        on a device with no PIN, that of the enrolled device that approves (--approve-with, default
+        the first enrolled). Only with no device enrolled, or --reset with no other device
+        enrolled, is a new biometry key made.
+        """,
+        options: [newPINFile, approveWith, reset],
+        examples: ["AUTHCTL_NEW_PIN=97531 authctl biometry enroll",
+                   "AUTHCTL_PIN=4242 AUTHCTL_NEW_PIN=1357 authctl --device laptop biometry enroll --approve-with phone"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -18,7 +29,8 @@ enum BiometryEnrollCommand {
         let device = try vault.open(.write)
         let newPIN = try SecretSource.read(.newPIN, file: args.value(newPINFile), fileOption: newPINFile.name)
         let dropped: Int
-        do { dropped = try device.enrollBiometricPIN(newPIN, user: vault.user(), reset: args.flag(reset)) } catch {
+        do { dropped = try device.enrollBiometricPIN(newPIN, user: vault.user(), reset: args.flag(reset),
+                                                    approvedBy: args.value(approveWith), approver: vault.user()) } catch {
             throw CLIError(error)
         }
         Output.diagnostic("authctl: enrolled a new biometric PIN"

@@ -14,10 +14,10 @@ enum DeviceListCommand {
             try Output.data(JSONOutput.string(["devices": status.devices]))
             return
         }
-        try Output.text("DEVICE  ONLINE  BIOMETRY  PASSKEYS  PENDING UP/DOWN")
-        for d in status.devices {
-            try Output.text([d.name, d.online ? "yes" : "no", d.biometryEnrolled ? "enrolled" : "none", String(d.passkeys),
-                             "\(d.pendingUploads.count)/\(d.pendingDownloads.count)"].joined(separator: "  "))
+        let rows = [["DEVICE", "ONLINE", "BIOMETRY", "PASSKEYS", "PENDING UP/DOWN"]] + status.devices.map { d in
+            [TerminalText.escaped(d.name), d.online ? "yes" : "no", d.biometryEnrolled ? "enrolled" : "none", String(d.passkeys),
+             "\(d.pendingUploads.count)/\(d.pendingDownloads.count)"]
         }
+        for line in TextTable.lines(rows) { try Output.data(line) }
     }
 }

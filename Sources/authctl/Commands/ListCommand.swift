@@ -51,14 +51,7 @@ enum ListCommand {
             [Base64URL.encode(c.id), c.rpId, TerminalText.escaped(c.userName), timestamp(c.createdAt),
              c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound"]
         }
-        // Widths and padding both count characters (not UTF-16 units), so no name is cut short.
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            let cells = zip(row, widths).map { cell, width in cell + String(repeating: " ", count: width - cell.count) }
-            var line = cells.joined(separator: "  ")
-            while line.last == " " { line.removeLast() }
-            try Output.data(line)
-        }
+        for line in TextTable.lines(rows) { try Output.data(line) }
     }
 
     /// RFC 3339 UTC, second precision.

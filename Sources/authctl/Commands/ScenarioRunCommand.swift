@@ -28,7 +28,10 @@ enum ScenarioRunCommand {
         }
         try Output.data(args.flag(GlobalOptions.json) ? JSONOutput.string(report) : report.timeline)
         guard report.passed else {
-            for failure in report.failures.dropLast() { Output.diagnostic("authctl: \(failure)") }
+            // Every failure is in the JSON report; stderr then carries the one error object.
+            if !args.flag(GlobalOptions.json) {
+                for failure in report.failures.dropLast() { Output.diagnostic("authctl: \(failure)") }
+            }
             throw CLIError(.scenarioFailed, report.failures.last!.description)
         }
     }

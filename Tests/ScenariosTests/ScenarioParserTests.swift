@@ -1,0 +1,107 @@
+import Testing
+
+@testable import Scenarios
+
+private func parse(_ text: String, environment: [String: String] = [:]) throws(ScenarioError) -> [ScenarioLine] {
+    try ScenarioParser(file: "t.scn", environment: environment).parse(text)
+}
+
+/// Where parsing `text` fails, and with what message.
+private func failure(_ text: String, environment: [String: String] = [:]) -> ScenarioError? {
+    do {
+        _ = try parse(text, environment: environment)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+@Test func everyStepFormParses() throws {
+    let text = """
+        # a comment, then a blank line
+
+        seed 7
+        origin https://example.com   # a trailing comment
+        rp-id example.com
+        device add phone pin 1234 attempts 3
+        device add laptop pin 5678 approve-with phone
+        device laptop offline
+        device laptop online
+        device laptop reset
+        device laptop pin 2468 approve-with phone
+        device phone unlock
+        device laptop remove
+        sync upload 2s download 1s..5s
+        sync device phone upload 250ms
+        sync backup-state immediate
+        wait 1.5s
+        at 2m phone register user alice display "Alice A." as a1 uv required attestation direct exclude x,y device-bound sign-counter action cancel pin 0000 fault counter-regress timeout 30s => canceled
+        phone sign credential a1 allow a1,b2 via laptop options reply.publicKey => ok flags=UP,UV count=1 json.x="a b"
+        phone sign options {"challenge": "AAAA", "rpId": "example.com"}
+        phone sign options opts.json
+        phone delete a1 => notHandled
+        phone holds => a1,b2
+        http POST https://rp.example/finish body {"credential": $response} => ok status=200
+        http GET https://rp.example/account
+        at 10m
+        """
+    let lines = try parse(text)
+    #expect(lines.count == 24)
+    #expect(lines.first?.number == 3)
+    guard case .register(let device, let ceremony)? = lines[15].step else { Issue.record("not a register step"); return }
+    #expect(device == "phone" && ceremony.user == "alice" && ceremony.displayName == "Alice A." && ceremony.label == "a1")
+    #expect(ceremony.exclude == ["x", "y"] && ceremony.deviceBound && ceremony.signCounter && ceremony.timeout == 30_000)
+    #expect(lines[15].at == 120_000 && lines[15].expectation?.outcome == "canceled")
+    #expect(lines[16].expectation?.checks.map(\.key) == ["flags", "count", "json.x"])
+    #expect(lines[16].expectation?.checks.last?.value == "a b")
+    guard case .sign(_, let inline)? = lines[17].step, case .inline(let json)? = inline.options else {
+        Issue.record("inline options not read"); return
+    }
+    #expect(json == #"{"challenge": "AAAA", "rpId": "example.com"}"#)
+    guard case .http(let method, let url, let body)? = lines[21].step else { Issue.record("not an http step"); return }
+    #expect(method == "POST" && url == "https://rp.example/finish" && body == #"{"credential": $response}"#)
+    #expect(lines[23].step == nil && lines[23].at == 600_000)
+}
+
+@Test func mistakesNameTheLineAndColumn() {
+    let cases: [(text: String, line: Int, column: Int, says: String)] = [
+        ("device add phone\nfrobnicate now", 2, 12, "unknown step"),
+        ("frobnicate", 1, 1, "unknown step"),
+        ("wait soon", 1, 6, "not a duration"),
+        ("at later phone holds", 1, 4, "'at' takes a time"),
+        ("phone holds =>", 1, 13, "needs an expected outcome"),
+        ("phone holds extra", 1, 13, "holds takes no words"),
+        ("phone register uv maybe", 1, 19, "uv is required"),
+        ("phone register colour blue", 1, 16, "does not take 'colour'"),
+        ("phone register user", 1, 16, "needs a value"),
+        ("phone sign action dance", 1, 19, "action is"),
+        (#"phone register user "alice"#, 1, 21, "does not end"),
+        (#"phone register user "a\qb""#, 1, 23, "unknown escape"),
+        ("http POST https://x.example body {\"a\": 1", 1, 34, "JSON"),
+        ("http FETCH https://x.example", 1, 6, "an HTTP method"),
+        ("sync upload fast", 1, 13, "not a delay"),
+        ("sync upload 5s..1s", 1, 13, "not a delay"),
+        ("sync backup-state sometimes", 1, 19, "immediate or after-upload"),
+        ("device phone explode", 1, 14, "a device is"),
+        ("device add phone attempts many", 1, 27, "whole number"),
+        ("seed -1", 1, 6, "whole number"),
+        ("phone holds => a b", 1, 18, "only key=value"),
+        ("\n\n=> ok", 3, 1, "needs a step"),
+    ]
+    for c in cases {
+        guard let error = failure(c.text) else {
+            Issue.record("'\(c.text)' parsed")
+            continue
+        }
+        #expect(error.file == "t.scn" && error.line == c.line && error.column == c.column, "\(c.text): \(error)")
+        #expect(error.message.contains(c.says), "\(c.text): \(error.message)")
+    }
+}
+
+@Test func environmentNamesAreSubstitutedAndAnUnsetOneIsAnError() throws {
+    let lines = try parse("http GET ${RP}/x", environment: ["RP": "http://127.0.0.1:9"])
+    guard case .http(_, let url, _)? = lines[0].step else { Issue.record("not http"); return }
+    #expect(url == "http://127.0.0.1:9/x")
+    #expect(failure("http GET ${RP}/x")?.message.contains("${RP} is not set") == true)
+    #expect(failure("http GET ${RP/x")?.message.contains("without its '}'") == true)
+}

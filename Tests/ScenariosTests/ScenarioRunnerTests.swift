@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import Scenarios
+
+/// Runs `text` as a scenario file in a temporary directory.
+private func run(_ text: String, keepGoing: Bool = false) throws(ScenarioError) -> ScenarioReport {
+    let path = NSTemporaryDirectory() + "/scenario-\(UUID().uuidString).scn"
+    FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    var options = ScenarioRunner.Options()
+    options.keepGoing = keepGoing
+    options.environment = [:]
+    return try ScenarioRunner.run(file: path, options: options)
+}
+
+private let twoDevices = """
+    seed 11
+    origin https://example.com
+    device add phone pin 1111
+    device add laptop pin 2222
+    sync upload 1s..3s download 2s..9s
+    phone register user alice as a uv required => ok flags=UP,UV,BE
+    laptop holds => none
+    at 1m laptop holds => a
+    laptop sign uv required => ok credential=a flags=UP,UV,BE,BS count=0 attachment=platform
+    laptop sign via phone => ok attachment=cross-platform
+    """
+
+@Test func theSameFileGivesTheSameTimelineAndReport() throws {
+    let first = try run(twoDevices), second = try run(twoDevices)
+    #expect(first.passed, "\(first.failures)")
+    let text = first.timeline.replacingOccurrences(of: first.file, with: "F")
+    #expect(text == second.timeline.replacingOccurrences(of: second.file, with: "F"))
+    #expect(first.steps.map(\.result) == second.steps.map(\.result))
+    // Credential ids come from the seeded source: they repeat, and differ under another seed.
+    let id = first.steps.first { $0.step.hasPrefix("phone register") }?.result["id"]
+    #expect(id != nil && id == second.steps.first { $0.step.hasPrefix("phone register") }?.result["id"])
+    let reseeded = try run(twoDevices.replacingOccurrences(of: "seed 11", with: "seed 12"))
+    #expect(reseeded.steps.first { $0.step.hasPrefix("phone register") }?.result["id"] != id)
+}
+
+@Test func anUnmetExpectationStopsTheRunUnlessKeepGoing() throws {
+    let text = """
+        device add phone pin 1111
+        phone register user alice as a => ok
+        phone holds => b
+        phone sign => ok count=5
+        phone sign => notHandled
+        """
+    let stopped = try run(text)
+    #expect(!stopped.passed && stopped.steps.count == 3 && stopped.failures.count == 1)
+    let failure = stopped.failures[0]
+    #expect(failure.line == 3 && failure.expected == "b" && failure.actual == "a")
+    let all = try run(text, keepGoing: true)
+    #expect(all.steps.count == 5 && all.failures.map(\.line) == [3, 4, 5])
+    #expect(all.failures[1].expected == "count=5" && all.failures[1].actual == "count=0" && all.failures[1].column == 18)
+    #expect(all.failures[2].expected == "notHandled" && all.failures[2].actual == "ok")
+}
+
+@Test func anErrorWithoutAnExpectationIsAFailure() throws {
+    let report = try run("device add phone pin 1111\nphone sign\n")
+    #expect(report.failures.first?.expected == "ok" && report.failures.first?.actual.hasPrefix("notHandled") == true)
+}
+
+@Test func stepsThatCannotRunAreScenarioErrors() {
+    let cases: [(String, Int, String)] = [
+        ("phone holds", 1, "no device yet"),
+        ("device add phone\nlaptop holds", 2, "laptop"),
+        ("device add phone\nwait 1m\nat 30s phone holds", 3, "earlier than now"),
+        ("device add phone\nseed 3", 2, "seed comes before"),
+        ("device add phone\nphone delete nothing", 2, "no passkey labelled"),
+        ("device add phone\nphone sign options reply", 2, "needs an http step"),
+    ]
+    for (text, line, says) in cases {
+        do {
+            let report = try run(text)
+            Issue.record("'\(text)' ran: \(report.timeline)")
+        } catch {
+            #expect(error.line == line && error.message.contains(says), "\(text): \(error)")
+        }
+    }
+}

@@ -1,0 +1,240 @@
+"""The synced keychain from the command line: devices of one account, sync delays in real time,
+hybrid sign-in, concurrent processes, and what the account store may hold. py_webauthn judges every
+response, from every device."""
+import concurrent.futures
+import json
+import pathlib
+import time
+
+import pytest
+from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
+                      verify_authentication_response, verify_registration_response)
+from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, ResidentKeyRequirement,
+                                      UserVerificationRequirement)
+
+import vault_reader
+from conftest import PASSPHRASE, PIN, b64url, unb64url
+
+RP_ID, ORIGIN = "example.com", "https://example.com"
+LAPTOP_PIN = "9753"
+
+
+@pytest.fixture
+def account(authctl):
+    """A vault whose first device is `phone` (PIN 4242) and a second, `laptop` (PIN 9753)."""
+    result = authctl.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": LAPTOP_PIN})
+    assert result.code == 0, result.stderr
+    devices = authctl.run("--json", "device", "list").json["devices"]
+    assert [d["name"] for d in devices] == ["default", "laptop"], devices
+    return authctl
+
+
+def register(tool, user: bytes = b"user-1", name="alice", uv="required", device=None, pin=PIN, **kw):
+    options = generate_registration_options(
+        rp_id=RP_ID, rp_name="RP", user_name=name, user_id=user,
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.REQUIRED, user_verification=UserVerificationRequirement(uv)))
+    extra = ["--device", device] if device else []
+    result = tool.register(json.loads(options_to_json(options)), ORIGIN, *extra, env={"AUTHCTL_PIN": pin}, **kw)
+    if result.code != 0:
+        return result, None
+    verified = verify_registration_response(credential=result.json, expected_challenge=options.challenge,
+                                            expected_rp_id=RP_ID, expected_origin=ORIGIN,
+                                            require_user_verification=(uv == "required"))
+    return result, verified
+
+
+def sign(tool, public_key: bytes, *extra, uv="required", pin=PIN, count=0):
+    options = generate_authentication_options(rp_id=RP_ID, user_verification=UserVerificationRequirement(uv))
+    result = tool.sign(json.loads(options_to_json(options)), ORIGIN, *extra, env={"AUTHCTL_PIN": pin})
+    if result.code != 0:
+        return result, None
+    verified = verify_authentication_response(
+        credential=result.json, expected_challenge=options.challenge, expected_rp_id=RP_ID, expected_origin=ORIGIN,
+        credential_public_key=public_key, credential_current_sign_count=count,
+        require_user_verification=(uv == "required"))
+    return result, verified
+
+
+def test_delay_in_real_time_fails_before_and_succeeds_after(account):
+    """A passkey made on the phone with 1 s upload and 2 s download reaches the laptop 3 s later:
+    before, the laptop has no passkey (notHandled); after, it signs and py_webauthn accepts it."""
+    assert account.run("sync", "set", "--upload-delay", "1s", "--download-delay", "2s").code == 0
+    made = time.monotonic()
+    result, registration = register(account)
+    assert registration is not None, result.stderr
+    # BS=0 until the first upload lands.
+    assert registration.credential_device_type == "multi_device" and not registration.credential_backed_up
+
+    status = account.run("--json", "sync", "status").json
+    laptop = next(d for d in status["devices"] if d["name"] == "laptop")
+    assert len(laptop["pendingDownloads"]) == 1, status
+
+    before, _ = sign(account, registration.credential_public_key, "--device", "laptop", pin=LAPTOP_PIN)
+    if time.monotonic() - made < 3.0:  # on a badly stalled machine the delay may already be over
+        assert before.code == 13 and "notHandled" in before.stderr, before.stderr
+    listing = account.run("--json", "--device", "laptop", "list").json["credentials"]
+    assert listing == [] or time.monotonic() - made >= 3.0
+
+    time.sleep(max(0.0, 3.1 - (time.monotonic() - made)))
+    after, assertion = sign(account, registration.credential_public_key, "--device", "laptop", pin=LAPTOP_PIN)
+    assert assertion is not None, after.stderr
+    assert assertion.user_verified and assertion.credential_backed_up
+    assert after.json["authenticatorAttachment"] == "platform"
+    assert account.run("--json", "sync", "status").json["devices"][1]["pendingDownloads"] == []
+    # The phone, too, now reports BS=1 for it.
+    _, on_phone = sign(account, registration.credential_public_key)
+    assert on_phone.credential_backed_up
+
+
+def test_backup_state_immediate(account):
+    assert account.run("sync", "set", "--upload-delay", "1h", "--backup-state", "immediate").code == 0
+    _, registration = register(account)
+    assert registration.credential_backed_up
+
+
+def test_every_device_signs_with_its_own_pin_and_hybrid_reports_cross_platform(account):
+    _, registration = register(account)
+    key = registration.credential_public_key
+    # The laptop's own PIN verifies the user for a passkey the phone made with UV.
+    result, laptop = sign(account, key, "--device", "laptop", pin=LAPTOP_PIN)
+    assert laptop.user_verified and result.json["authenticatorAttachment"] == "platform"
+    # The phone's PIN is not the laptop's.
+    wrong, _ = sign(account, key, "--device", "laptop", pin=PIN)
+    assert wrong.code == 11, wrong.stderr
+    # Hybrid: the laptop signs in with the phone's passkey, the phone verifying with its PIN.
+    result, hybrid = sign(account, key, "--device", "laptop", "--via", "default", pin=PIN)
+    assert hybrid.user_verified and hybrid.credential_backed_up
+    assert result.json["authenticatorAttachment"] == "cross-platform"
+
+
+def test_hybrid_works_without_a_synced_copy(account):
+    assert account.run("sync", "set", "--upload-delay", "1h").code == 0
+    _, registration = register(account)
+    assert account.run("--json", "--device", "laptop", "list").json["credentials"] == []
+    result, hybrid = sign(account, registration.credential_public_key, "--device", "laptop", "--via", "default")
+    assert hybrid is not None, result.stderr
+    assert result.json["authenticatorAttachment"] == "cross-platform"
+    assert not hybrid.credential_backed_up  # the phone's flags: not uploaded yet
+
+
+def test_deletion_propagates_and_offline_device_catches_up(account):
+    _, registration = register(account)
+    credential_id = b64url(registration.credential_id)
+    assert account.run("device", "offline", "laptop").code == 0
+    assert account.run("delete", credential_id).code == 0
+    assert account.run("--json", "list").json["credentials"] == []
+    held = account.run("--json", "--device", "laptop", "list").json["credentials"]
+    assert [c["id"] for c in held] == [credential_id]
+    assert account.run("device", "online", "laptop").code == 0
+    assert account.run("--json", "--device", "laptop", "list").json["credentials"] == []
+
+
+def test_factory_reset_loses_the_replica_and_enrollment_until_sync(account):
+    assert account.run("sync", "set", "--download-delay", "1s").code == 0
+    _, registration = register(account, device="laptop", pin=LAPTOP_PIN)
+    time.sleep(1.1)
+    assert len(account.run("--json", "list").json["credentials"]) == 1
+    assert account.run("device", "reset", "default").code == 0
+    status = account.run("--json", "biometry", "status").json
+    assert status["enrolled"] is False, status
+    time.sleep(1.1)
+    assert len(account.run("--json", "list").json["credentials"]) == 1
+    # Without biometry the reset phone cannot verify the user for it; with a new PIN it can.
+    refused, _ = sign(account, registration.credential_public_key)
+    assert refused.code == 13, refused.stderr
+    assert account.run("biometry", "enroll", env={"AUTHCTL_NEW_PIN": "1234"}).code == 0
+    _, assertion = sign(account, registration.credential_public_key, pin="1234")
+    assert assertion is not None and assertion.user_verified
+
+
+def test_concurrent_processes_on_two_devices_lose_no_update(account):
+    """Eight registrations on the phone and eight on the laptop, all at once in separate processes;
+    then every passkey is on both devices."""
+    def job(i):
+        device, pin = ("default", PIN) if i % 2 == 0 else ("laptop", LAPTOP_PIN)
+        result, verified = register(account, user=f"user-{i}".encode(), name=f"user{i}", device=device, pin=pin)
+        assert verified is not None, result.stderr
+        return b64url(verified.credential_id)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        made = set(pool.map(job, range(16)))
+    assert len(made) == 16
+    for device in ("default", "laptop"):
+        held = {c["id"] for c in account.run("--json", "--device", device, "list").json["credentials"]}
+        assert held == made, device
+    # Concurrent deletions on both devices, likewise.
+    ids = sorted(made)
+
+    def delete(i):
+        device = "default" if i % 2 == 0 else "laptop"
+        result = account.run("--device", device, "delete", ids[i])
+        assert result.code == 0, result.stderr
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(delete, range(8)))
+    for device in ("default", "laptop"):
+        held = {c["id"] for c in account.run("--json", "--device", device, "list").json["credentials"]}
+        assert held == set(ids[8:]), device
+    assert account.run("vault", "check").code == 0
+
+
+def test_store_holds_no_plaintext(account):
+    """The account store holds only ciphertext: no private key, public key, credential id, user
+    handle, name or RP ID, in raw bytes, hex or base64url."""
+    user = b"store-secret-user-handle"
+    name = "store.secret.alice@example.com"
+    _, registration = register(account, user=user, name=name)
+    _, laptop_made = register(account, user=b"second-handle-xyz", name="laptop.person@example.com",
+                              device="laptop", pin=LAPTOP_PIN)
+    store = account.vault / "cloud" / "objects"
+    blobs = [p.read_bytes() for p in store.iterdir()]
+    assert blobs, "nothing reached the store"
+    names = b"".join(p.name.encode() for p in store.iterdir())
+
+    vault = vault_reader.open_vault(account.vault, PASSPHRASE.encode())
+    secrets = [user, name.encode(), b"second-handle-xyz", b"laptop.person@example.com", RP_ID.encode()]
+    for made in (registration, laptop_made):
+        record = next(r for r in vault.credential_records()
+                      if r.fields.get(vault_reader.T_CREDENTIAL_ID) == made.credential_id
+                      and vault_reader.T_SEALED_PRIVATE_KEY in r.fields)
+        der = vault.private_key_der(record, pin=PIN.encode())
+        scalar = der[7:39]  # ECPrivateKey: 30 len 02 01 01 04 20 <d>
+        assert der[5:7] == b"\x04\x20"
+        secrets += [scalar, der, made.credential_id, made.credential_public_key[-32:]]
+    for secret in secrets:
+        for form in (secret, secret.hex().encode(), b64url(secret).encode()):
+            assert all(form not in blob for blob in blobs), secret
+            assert form not in names
+
+
+def test_device_command_errors(account):
+    duplicate = account.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": "1111"})
+    assert duplicate.code == 65 and "laptop" in duplicate.stderr, duplicate.stderr
+    unknown = account.run("--device", "tablet", "list")
+    assert unknown.code == 64 and "tablet" in unknown.stderr, unknown.stderr
+    env_unknown = account.run("list", env={"AUTHCTL_DEVICE": "watch"})
+    assert env_unknown.code == 64 and "watch" in env_unknown.stderr
+    assert account.run("device", "remove", "default").code == 65  # not the first device
+    assert account.run("device", "offline", "tablet").code == 64
+    wrong_approval = account.run("device", "add", "tablet", env={"AUTHCTL_NEW_PIN": "1111", "AUTHCTL_PIN": "0000"})
+    assert wrong_approval.code == 11, wrong_approval.stderr
+    assert [d["name"] for d in account.run("--json", "device", "list").json["devices"]] == ["default", "laptop"]
+    for bad in ("5", "-1s", "1s..", "2s..1s", "1x", "", "99999999999h"):
+        result = account.run("sync", "set", "--upload-delay", bad)
+        assert result.code == 64, (bad, result.stderr)
+    assert account.run("sync", "set", "--seed", "x").code == 64
+    assert account.run("device", "remove", "laptop").code == 0
+    assert account.run("--device", "laptop", "list").code == 64
+
+
+def test_device_list_and_sync_status_text(account):
+    assert account.run("sync", "set", "--upload-delay", "1h").code == 0
+    register(account)
+    table = account.run("device", "list").stdout.splitlines()
+    assert table[0].split() == ["DEVICE", "ONLINE", "BIOMETRY", "PASSKEYS", "PENDING", "UP/DOWN"]
+    # Columns line up: each header starts where its cells do.
+    column = table[0].index("PASSKEYS")
+    assert [line[column] for line in table[1:]] == ["1", "0"]
+    status = account.run("sync", "status").stdout
+    assert "uploads" in status and "in 59m59" in status or "in 3599" in status or "in 1h" in status, status

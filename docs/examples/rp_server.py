@@ -1,0 +1,178 @@
+"""A small relying party over HTTP, written with py_webauthn: a bank with passwords and passkeys,
+for scenarios that drive a real RP (docs/scenarios.md, "RP in the loop").
+
+    python3 docs/examples/rp_server.py [--port 8765]      # prints "listening on http://127.0.0.1:PORT"
+
+Its one user is budi (password "rahasia"). Every endpoint takes and returns JSON; a session cookie
+says who is signed in. The RP ID is yourbank.example, the origin https://yourbank.example.
+
+    POST /password/login   {"username", "password"}  -> {"user", "offerPasskey"}   (sets the session)
+    POST /upgrade/decline                            -> {"declined"}               (asks less often)
+    POST /register/begin                             -> {"publicKey": creation options}  (signed in)
+    POST /register/finish  {"credential": response}  -> {"verified", "passkeys"}
+    POST /login/begin                                -> {"publicKey": request options}   (discoverable)
+    POST /login/finish     {"credential": response}  -> {"verified", "user"}       (sets the session)
+    POST /transfer/begin   {"amount"}                -> {"publicKey": request options, UV required}
+    POST /transfer/finish  {"credential": response}  -> {"approved", "amount"}
+    GET  /account                                    -> {"user", "password", "passkeys"}
+    POST /reset                                      -> {"reset"}   (forgets every passkey and session)
+A refusal is HTTP 400 (or 401 when not signed in) with {"error": message}.
+"""
+import argparse
+import base64
+import json
+import secrets
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
+                      verify_authentication_response, verify_registration_response)
+from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, PublicKeyCredentialDescriptor,
+                                      ResidentKeyRequirement, UserVerificationRequirement)
+
+RP_ID, ORIGIN = "yourbank.example", "https://yourbank.example"
+MAX_OFFERS = 3  # the guide's AuthUpgradeManager: offer a passkey at most three times
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Bank:
+    def __init__(self):
+        self.users = {"budi": {"id": b"customer-0042", "password": "rahasia", "passkeys": {}, "declined": 0}}
+        self.sessions = {}  # session id -> {"user", "challenge", "uv", "amount"}
+
+    def user_by_handle(self, handle: bytes):
+        return next((name for name, u in self.users.items() if u["id"] == handle), None)
+
+
+class Handler(BaseHTTPRequestHandler):
+    bank: Bank
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def reply(self, status: int, body: dict, cookie: str | None = None):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if cookie:
+            self.send_header("Set-Cookie", f"session={cookie}; Path=/; HttpOnly")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def session(self):
+        for part in self.headers.get("Cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == "session" and value in self.bank.sessions:
+                return value, self.bank.sessions[value]
+        return None, None
+
+    def do_GET(self):
+        _, session = self.session()
+        if self.path == "/account" and session and session.get("user"):
+            user = self.bank.users[session["user"]]
+            return self.reply(200, {"user": session["user"], "password": user["password"] is not None,
+                                    "passkeys": len(user["passkeys"])})
+        return self.reply(401, {"error": "not signed in"})
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        sid, session = self.session()
+        try:
+            status, out, cookie = self.route(body, sid, session)
+        except Exception as error:  # py_webauthn's refusals
+            status, out, cookie = 400, {"error": str(error)}, None
+        self.reply(status, out, cookie)
+
+    def new_session(self, user: str) -> str:
+        sid = secrets.token_urlsafe(16)
+        self.bank.sessions[sid] = {"user": user}
+        return sid
+
+    def route(self, body, sid, session):
+        bank = self.bank
+        if self.path == "/reset":
+            bank.__init__()
+            return 200, {"reset": True}, None
+        if self.path == "/password/login":
+            user = bank.users.get(body.get("username"))
+            if not user or user["password"] != body.get("password"):
+                return 401, {"error": "wrong username or password"}, None
+            offer = not user["passkeys"] and user["declined"] < MAX_OFFERS
+            return 200, {"user": body["username"], "offerPasskey": offer}, self.new_session(body["username"])
+        if self.path == "/login/begin":
+            options = generate_authentication_options(rp_id=RP_ID, user_verification=UserVerificationRequirement.PREFERRED)
+            sid = sid or secrets.token_urlsafe(16)
+            bank.sessions.setdefault(sid, {})
+            bank.sessions[sid].update(challenge=options.challenge, uv=False)
+            return 200, {"publicKey": json.loads(options_to_json(options))}, sid
+        if self.path == "/login/finish":
+            return self.finish_authentication(body, session, sid, login=True)
+        if not session or not session.get("user"):
+            return 401, {"error": "not signed in"}, None
+        user = bank.users[session["user"]]
+        if self.path == "/upgrade/decline":
+            user["declined"] += 1
+            return 200, {"declined": user["declined"]}, None
+        if self.path == "/register/begin":
+            options = generate_registration_options(
+                rp_id=RP_ID, rp_name="Your Bank", user_name=session["user"], user_id=user["id"],
+                exclude_credentials=[PublicKeyCredentialDescriptor(id=unb64(c)) for c in user["passkeys"]],
+                authenticator_selection=AuthenticatorSelectionCriteria(
+                    resident_key=ResidentKeyRequirement.REQUIRED, user_verification=UserVerificationRequirement.REQUIRED))
+            session["challenge"] = options.challenge
+            return 200, {"publicKey": json.loads(options_to_json(options))}, None
+        if self.path == "/register/finish":
+            verified = verify_registration_response(credential=body["credential"], expected_challenge=session["challenge"],
+                                                    expected_rp_id=RP_ID, expected_origin=ORIGIN,
+                                                    require_user_verification=True)
+            user["passkeys"][b64(verified.credential_id)] = {"key": verified.credential_public_key,
+                                                            "count": verified.sign_count}
+            return 200, {"verified": True, "passkeys": len(user["passkeys"])}, None
+        if self.path == "/transfer/begin":
+            options = generate_authentication_options(rp_id=RP_ID, user_verification=UserVerificationRequirement.REQUIRED,
+                                                      allow_credentials=[PublicKeyCredentialDescriptor(id=unb64(c))
+                                                                         for c in user["passkeys"]])
+            session.update(challenge=options.challenge, uv=True, amount=body.get("amount"))
+            return 200, {"publicKey": json.loads(options_to_json(options))}, None
+        if self.path == "/transfer/finish":
+            return self.finish_authentication(body, session, sid, login=False)
+        return 404, {"error": f"no endpoint {self.path}"}, None
+
+    def finish_authentication(self, body, session, sid, login: bool):
+        if not session or "challenge" not in session:
+            return 400, {"error": "no challenge: call begin first"}, None
+        credential = body["credential"]
+        name = self.bank.user_by_handle(unb64(credential["response"].get("userHandle", "")))
+        passkey = self.bank.users[name]["passkeys"].get(credential["id"]) if name else None
+        if passkey is None:
+            return 400, {"error": "unknown passkey"}, None
+        verified = verify_authentication_response(
+            credential=credential, expected_challenge=session.pop("challenge"), expected_rp_id=RP_ID,
+            expected_origin=ORIGIN, credential_public_key=passkey["key"], credential_current_sign_count=passkey["count"],
+            require_user_verification=session.get("uv", False))
+        passkey["count"] = verified.new_sign_count
+        if login:
+            session["user"] = name
+            return 200, {"verified": True, "user": name}, sid
+        return 200, {"approved": True, "amount": session.get("amount")}, None
+
+
+def serve(port: int = 0) -> ThreadingHTTPServer:
+    handler = type("BankHandler", (Handler,), {"bank": Bank()})
+    return ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    server = serve(parser.parse_args().port)
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+    server.serve_forever()
