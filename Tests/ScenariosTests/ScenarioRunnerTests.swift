@@ -71,6 +71,8 @@ private let twoDevices = """
         ("device add phone\nseed 3", 2, "seed comes before"),
         ("device add phone\nphone delete nothing", 2, "no passkey labelled"),
         ("device add phone\nphone sign options reply", 2, "needs an http step"),
+        ("device add phone\nwait 99999999h", 2, "year 9999"),
+        ("device add phone\nat 99999999h phone holds", 2, "year 9999"),
     ]
     for (text, line, says) in cases {
         do {

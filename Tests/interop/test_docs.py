@@ -13,10 +13,25 @@ def test_cli_reference_examples_run(tmp_path):
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
     assert len(blocks) >= 5
     script = "set -eu\n" + "\n".join(blocks).replace("$PWD/.build/debug/authctl", BIN)
+    script = script.replace(" docs/scenarios/", f" {ROOT}/docs/scenarios/")
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "deleted passkey" in result.stderr
+    assert "passed: 22 steps" in result.stdout and "added device laptop" in result.stderr
+
+
+def test_sync_guide_examples_run(tmp_path):
+    text = (ROOT / "docs" / "sync.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    script = "set -eu\nauthctl() { \"$BIN\" \"$@\"; }\n" + "\n".join(blocks).replace("/tmp/keychain", str(tmp_path / "v"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    env["BIN"] = BIN
+    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "laptop  yes     enrolled  0         0/0" in result.stdout
+    assert "account: upload 2s, download 1s..5s, seed 7, backup state after-upload" in result.stdout
 
 
 def test_banking_example_runs_as_documented():

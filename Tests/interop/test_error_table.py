@@ -52,6 +52,9 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     triggers["vaultInsecure"] = (["list"], {"AUTHCTL_VAULT": str(insecure)})
     triggers["ioError"] = (["list"], {})  # with stdout on /dev/full, below
     triggers["vaultBusy"] = (["sign", "--origin", ORIGIN, "--wait", "0"], {})  # while `holder` waits for its user
+    unmet = tmp_path / "unmet.scn"
+    unmet.write_text("device add phone\nphone holds => alice\n")
+    triggers["scenarioFailed"] = (["scenario", "run", str(unmet)], {})
     rows = table()
     assert set(rows) - set(triggers) == {"invalidResponse", "unknown", "vaultCorrupted"}
     for name, (args, env) in triggers.items():
@@ -71,7 +74,10 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
             result = authctl.run("--json", *args, env=env)
         if holder:
             holder.wait(timeout=30)
-        assert result.stdout == "", name
+        if name == "scenarioFailed":  # the report of the run is on stdout, by design
+            assert json.loads(result.stdout)["passed"] is False
+        else:
+            assert result.stdout == "", name
         error = json.loads(result.stderr)
         assert error["error"] == name, (name, result.stderr)
         assert result.code == rows[name]["exitCode"] == error["exitCode"], name

@@ -65,6 +65,9 @@ public final class ScenarioRunner {
         for line in lines {
             if let at = line.at {
                 let target = Self.epoch + at
+                guard target <= VirtualClock.end else {
+                    throw ScenarioError(file: file, line: line.number, "at \(DelayRange.text(milliseconds: at)) is past the end of the year 9999")
+                }
                 guard target >= clock.now else {
                     throw ScenarioError(file: file, line: line.number, "at \(DelayRange.text(milliseconds: at)) is earlier than now (\(DelayRange.text(milliseconds: clock.now - Self.epoch)))")
                 }
@@ -135,6 +138,7 @@ public final class ScenarioRunner {
             rpId = id
             return .ok
         case .wait(let ms):
+            guard ms <= VirtualClock.end - clock.now else { throw fail(line, "the clock would pass the end of the year 9999") }
             clock.advance(by: ms)
             return .ok
         case .addDevice(let name, let pin, let attempts, let approver):
@@ -246,10 +250,11 @@ public final class ScenarioRunner {
                 pins[name] = nil
             case .unlock: try account.device(name).unlockBiometry()
             case .pin(let pin, let approverName):
-                let approving = self.approver(approverName, excluding: name)
+                var approving = self.approver(approverName, excluding: name)
                 var current = user(on: name)
-                if pins[name] == nil, let former = formerPins[name] {
+                if pins[name] == nil, let former = formerPins[name], approverName == nil {
                     current = UserPolicy(pin: secret(former))  // a reset device recovers with its former PIN
+                    approving = nil
                 }
                 try account.device(name).enrollBiometricPIN(secret(pin), user: current, approvedBy: approving,
                                                             approver: user(on: approving ?? ""))
