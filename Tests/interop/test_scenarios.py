@@ -155,3 +155,22 @@ http POST ${RP}/login/finish body {"credential": $response} => ok status=400 jso
 """
     result = scenario(write(tmp_path, text), env={"RP": rp})
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_response_posted_raw_or_wrapped(rp, tmp_path):
+    text = """origin https://yourbank.example
+http POST ${RP}/reset
+device add phone pin 1234
+http POST ${RP}/password/login body {"username": "budi", "password": "rahasia"} => ok status=200
+http POST ${RP}/register/begin
+phone register as budi options reply.publicKey
+http POST ${RP}/register/finish body $response => ok status=200 json.verified=true
+http POST ${RP}/login/begin
+phone sign options reply.publicKey fault wrong-challenge
+http POST ${RP}/login/finish body $response => ok status=400
+http POST ${RP}/login/begin
+phone sign options reply.publicKey
+http POST ${RP}/login/finish body {"credential": $response} => ok status=200 json.user=budi
+"""
+    result = scenario(write(tmp_path, text), env={"RP": rp})
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -16,7 +16,7 @@ says who is signed in. The RP ID is yourbank.example, the origin https://yourban
     POST /transfer/finish  {"credential": response}  -> {"approved", "amount"}
     GET  /account                                    -> {"user", "password", "passkeys"}
     POST /reset                                      -> {"reset"}   (forgets every passkey and session)
-A refusal is HTTP 400 (or 401 when not signed in) with {"error": message}.
+A finish endpoint also takes the response itself as the body, unwrapped. A refusal is HTTP 400 (or 401 when not signed in) with {"error": message}.
 """
 import argparse
 import base64
@@ -130,7 +130,7 @@ class Handler(BaseHTTPRequestHandler):
             session["challenge"] = options.challenge
             return 200, {"publicKey": json.loads(options_to_json(options))}, None
         if self.path == "/register/finish":
-            verified = verify_registration_response(credential=body["credential"], expected_challenge=session["challenge"],
+            verified = verify_registration_response(credential=body.get("credential", body), expected_challenge=session["challenge"],
                                                     expected_rp_id=RP_ID, expected_origin=ORIGIN,
                                                     require_user_verification=True)
             user["passkeys"][b64(verified.credential_id)] = {"key": verified.credential_public_key,
@@ -149,7 +149,7 @@ class Handler(BaseHTTPRequestHandler):
     def finish_authentication(self, body, session, sid, login: bool):
         if not session or "challenge" not in session:
             return 400, {"error": "no challenge: call begin first"}, None
-        credential = body["credential"]
+        credential = body.get("credential", body)
         name = self.bank.user_by_handle(unb64(credential["response"].get("userHandle", "")))
         passkey = self.bank.users[name]["passkeys"].get(credential["id"]) if name else None
         if passkey is None:
