@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// HTTP requests through libcurl's easy interface: one handle, so cookies set by one reply go with
 /// the next request (libcurl's cookie engine), as a browser session keeps them. For a scenario's
@@ -17,8 +20,18 @@ public final class HTTPClient {
     /// The most a reply may hold; anything longer is refused.
     public static let replyLimit = 4 << 20
 
+    /// libcurl's global set-up, once per process (it is not safe to repeat alongside other threads).
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+    /// Hosts never reached through a proxy: loopback, where a test RP runs; plus `$NO_PROXY`.
+    static var noProxy: String {
+        let names: [String] = ["NO_PROXY", "no_proxy"]
+        let extra = names.compactMap { (name: String) -> String? in getenv(name).map { String(cString: $0) } }.filter { !$0.isEmpty }
+        return (["localhost", "127.0.0.1", "::1"] + extra).joined(separator: ",")
+    }
+
     public init() throws(Failure) {
-        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        guard Self.globalInit == CURLE_OK else { throw Failure(message: "libcurl could not be initialised") }
         guard let handle = curl_easy_init() else { throw Failure(message: "libcurl could not start a session") }
         self.handle = handle
     }
@@ -38,6 +51,7 @@ public final class HTTPClient {
             authctl_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method),
             authctl_curl_setopt_long(handle, CURLOPT_TIMEOUT, timeoutSeconds),
             authctl_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
+            authctl_curl_setopt_string(handle, CURLOPT_NOPROXY, Self.noProxy),
             authctl_curl_setopt_write(handle, { data, size, count, context in
                 guard let data, let context else { return 0 }
                 let buffer = Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue()
@@ -49,12 +63,15 @@ public final class HTTPClient {
             authctl_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(reply).toOpaque()),
         ]
         if let failed = codes.first(where: { $0 != CURLE_OK }) { throw Failure(message: String(cString: curl_easy_strerror(failed))) }
-        if let body {
+        // A method that carries a body gets one, empty when none is given (Content-Length: 0).
+        let sent = body ?? (["POST", "PUT", "PATCH"].contains(method) ? [] : nil)
+        if let body = sent {
             headers = curl_slist_append(headers, "Content-Type: application/json")
             headers = curl_slist_append(headers, "Accept: application/json")
             _ = authctl_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers))
             _ = authctl_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count)
-            _ = body.withUnsafeBytes { authctl_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+            let bytes = body.isEmpty ? [0] : body  // a valid pointer even for no bytes (the size says 0)
+            _ = bytes.withUnsafeBytes { authctl_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
         }
         let rc = withExtendedLifetime(reply) { curl_easy_perform(handle) }
         guard rc == CURLE_OK else { throw Failure(message: "\(method) \(url): \(String(cString: curl_easy_strerror(rc)))") }

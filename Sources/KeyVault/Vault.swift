@@ -269,6 +269,11 @@ public final class Vault {
         public var vaultIdHex: String { hex(vaultId) }
     }
 
+    /// Where the vault's history stands: every commit moves it forward, compaction and key
+    /// rotation too (a new generation), so positions order writes — the next frame's position is
+    /// greater than any record committed so far had.
+    public var position: UInt64 { generation << 32 | min(frameCount, UInt64(UInt32.max)) }
+
     public var facts: Facts {
         Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
               memlimit: header.memlimit, generation: generation, frames: frameCount, committedBytes: validLength,

@@ -14,5 +14,6 @@ public struct ScenarioError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(file):\(line):\(column): \(message)" }
+    /// `file:line:column: message`, or `file: message` for the file as a whole.
+    public var description: String { line == 0 ? "\(file): \(message)" : "\(file):\(line):\(column): \(message)" }
 }

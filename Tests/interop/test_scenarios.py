@@ -7,6 +7,7 @@ import os
 import pathlib
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -174,3 +175,50 @@ http POST ${RP}/login/finish body {"credential": $response} => ok status=200 jso
 """
     result = scenario(write(tmp_path, text), env={"RP": rp})
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("signal_number", [2, 15, 1])
+def test_interrupted_run_removes_its_vault_and_exits_canceled(tmp_path, signal_number):
+    lines = ["device add phone pin 1111", "device add laptop pin 2222"] + ["device laptop offline", "device laptop online"] * 3000
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    environment["TMPDIR"] = str(tmpdir)
+    proc = subprocess.Popen([BIN, "scenario", "run", str(path)], env=environment, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not any(tmpdir.iterdir()) and time.monotonic() < deadline:  # until the run has made its vault
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal_number)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 10, err
+    assert err.startswith("authctl: error: canceled: interrupted by signal"), err
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_rp_supplied_text_is_escaped_in_the_timeline(tmp_path):
+    path = write(tmp_path, 'device add phone pin 1234\nphone register user "eve\\u001b[2J\\npassed: 9 steps" => ok\n')
+    result = scenario(path)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and result.stdout.count("\n") == 4
+    assert "eve\\x1b[2J\\x0apassed: 9 steps" in result.stdout
+    report = json.loads(scenario(path, "--json").stdout)
+    assert report["steps"][1]["result"]["user"] == "eve\x1b[2J\npassed: 9 steps"  # JSON stays exact
+
+
+def test_scenario_size_limits(tmp_path):
+    big = tmp_path / "big.scn"
+    big.write_text("# padding\n" * 500_000)  # 5 MB of comments
+    result = scenario(big)
+    assert result.returncode == 65 and "larger than 4 MiB" in result.stderr
+    assert f"{big}: " in result.stderr and f"{big}:0" not in result.stderr
+    huge = "x" * (1 << 20)
+    options = write(tmp_path, 'device add phone\nphone register options {"pad": "' + huge + '"}\n', "options.scn")
+    result = scenario(options)
+    assert result.returncode == 65 and "at most 1 MiB" in result.stderr
+    fifo = tmp_path / "fifo.scn"
+    os.mkfifo(fifo)
+    result = scenario(fifo)
+    assert result.returncode == 65 and "not a regular file" in result.stderr

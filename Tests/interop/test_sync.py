@@ -4,6 +4,7 @@ response, from every device."""
 import concurrent.futures
 import json
 import pathlib
+import shutil
 import time
 
 import pytest
@@ -29,12 +30,12 @@ def account(authctl):
     return authctl
 
 
-def register(tool, user: bytes = b"user-1", name="alice", uv="required", device=None, pin=PIN, **kw):
+def register(tool, user: bytes = b"user-1", name="alice", uv="required", device=None, pin=PIN, extra=(), **kw):
     options = generate_registration_options(
         rp_id=RP_ID, rp_name="RP", user_name=name, user_id=user,
         authenticator_selection=AuthenticatorSelectionCriteria(
             resident_key=ResidentKeyRequirement.REQUIRED, user_verification=UserVerificationRequirement(uv)))
-    extra = ["--device", device] if device else []
+    extra = (["--device", device] if device else []) + list(extra)
     result = tool.register(json.loads(options_to_json(options)), ORIGIN, *extra, env={"AUTHCTL_PIN": pin}, **kw)
     if result.code != 0:
         return result, None
@@ -238,3 +239,58 @@ def test_device_list_and_sync_status_text(account):
     assert [line[column] for line in table[1:]] == ["1", "0"]
     status = account.run("sync", "status").stdout
     assert "uploads" in status and "in 59m59" in status or "in 3599" in status or "in 1h" in status, status
+
+
+def test_device_bound_passkey_stays_on_its_device(account):
+    result, registration = register(account, device="laptop", pin=LAPTOP_PIN, extra=("--device-bound",))
+    assert registration is not None, result.stderr
+    assert not registration.credential_backed_up and registration.credential_device_type == "single_device"
+    assert account.run("--json", "list").json["credentials"] == []  # not on the phone
+    assert account.run("--json", "--device", "laptop", "list").json["credentials"][0]["backupEligible"] is False
+    store = account.vault / "cloud" / "objects"
+    assert not store.exists() or list(store.iterdir()) == []
+
+
+def test_an_unusable_store_is_set_aside_with_a_warning(account):
+    _, registration = register(account)
+    (account.vault / "cloud").chmod(0o777)
+    listed = account.run("--json", "--device", "laptop", "list")
+    assert listed.code == 0
+    assert "authctl: warning: the account store at" in listed.stderr and "not used" in listed.stderr
+    assert [c["id"] for c in json.loads(listed.stdout)["credentials"]] == [b64url(registration.credential_id)]
+    _, second = register(account, user=b"user-2", name="bob", device="laptop", pin=LAPTOP_PIN)
+    assert second is not None
+    status = account.run("--json", "sync", "status").json
+    assert status["storeProblem"] and "not used" in status["storeProblem"]
+    (account.vault / "cloud").chmod(0o700)
+    assert account.run("--json", "sync", "status").json.get("storeProblem") is None
+    assert len(account.run("--json", "list").json["credentials"]) == 2
+
+
+def test_removed_device_leaves_what_it_uploaded(account):
+    _, made = register(account, device="laptop", pin=LAPTOP_PIN)
+    assert account.run("device", "remove", "laptop").code == 0
+    shutil.rmtree(account.vault / "cloud")  # even without the store's copy
+    assert [c["id"] for c in account.run("--json", "list").json["credentials"]] == [b64url(made.credential_id)]
+    assert account.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": LAPTOP_PIN}).code == 0  # the name is free
+    assert len(account.run("--json", "--device", "laptop", "list").json["credentials"]) == 1
+
+
+def test_former_pin_guesses_lock_out(account):
+    assert account.run("device", "reset", "laptop").code == 0
+    for guess in ("0001", "0002", "0003", "0004", "0005"):
+        wrong = account.run("--device", "laptop", "biometry", "enroll", env={"AUTHCTL_PIN": guess, "AUTHCTL_NEW_PIN": "3333"})
+        assert wrong.code == 11, wrong.stderr
+    locked = account.run("--device", "laptop", "biometry", "enroll", env={"AUTHCTL_PIN": LAPTOP_PIN, "AUTHCTL_NEW_PIN": "3333"})
+    assert locked.code == 18, locked.stderr
+    assert account.run("--json", "--device", "laptop", "biometry", "status").json["lockedOut"] is True
+    assert account.run("--device", "laptop", "biometry", "unlock").code == 0
+    again = account.run("--device", "laptop", "biometry", "enroll", env={"AUTHCTL_PIN": LAPTOP_PIN, "AUTHCTL_NEW_PIN": "3333"})
+    assert again.code == 0, again.stderr
+
+
+def test_an_approver_that_is_no_device_is_a_usage_error(account):
+    for args in (["device", "add", "tablet", "--no-biometry", "--approve-with", "watch"],
+                 ["biometry", "enroll", "--approve-with", "watch"]):
+        result = account.run(*args, env={"AUTHCTL_NEW_PIN": "5555"})
+        assert result.code == 64 and "watch" in result.stderr, (args, result.stderr)

@@ -53,6 +53,7 @@ T_DEVICE_ID = 15
 T_CHANGED_AT = 16
 T_REMOVED = 17
 T_DEVICE_NAME = 18
+T_CHANGED_ORDER = 19
 
 # Settings tags
 S_BIOMETRY_SALT = 2
@@ -223,12 +224,14 @@ class Vault:
     def _order(self, record: Record):
         f = record.fields
         changed = _u64(f[T_CHANGED_AT], 0) if T_CHANGED_AT in f else _u64(f[T_CREATED_AT], 0) * 1000
+        order = _u64(f[T_CHANGED_ORDER], 0) if T_CHANGED_ORDER in f else 0
         name = f.get(T_DEVICE_NAME, self.settings.fields.get(S_DEVICE_NAME, b"default"))
-        return (changed, name, record.record_id)
+        return (changed, order, name, record.record_id)
 
     def held(self, device: Record | None = None) -> list[tuple[Record, int]]:
         """The passkeys a device holds from its own revisions: per item the winner by (changed at,
-        device name, record id), unless it is a removal, with the highest sign count of the item."""
+        changed order, device name, record id), unless it is a removal, with the highest sign count
+        of the item."""
         groups: dict[bytes, list[Record]] = {}
         for record in self.revisions(device):
             groups.setdefault(self.item_id(record), []).append(record)

@@ -18,8 +18,10 @@ public final class Account {
     public var random: RandomSource
     /// The Public Suffix List the client checks RP IDs against.
     public var suffixes: @Sendable () -> PublicSuffixList = { .system }
-    /// The store and what it held when last read (revisions by id, object names), once it is in use.
-    private var storeState: (store: any AccountStore, revisions: [Revision], landed: [[UInt8]: UInt64])?
+    /// The store and what it held when last read (its revisions, and when each landed), once it is
+    /// in use; and why it is not used, when it cannot be (AccountSync.swift).
+    var storeState: (store: any AccountStore, revisions: [Revision], landed: [[UInt8]: Instant])?
+    public internal(set) var storeProblem: String?
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path
@@ -34,17 +36,6 @@ public final class Account {
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
     /// makes ids, and the delays drawn for them, repeat.
     func newRevisionId() -> [UInt8] { random.bytes(16) }
-    /// The delay draws of a transfer that starts at `time`.
-    func schedule(at time: UInt64) -> SyncSchedule { SyncSchedule(seed: settings.seed.value(at: time)?.value ?? 0) }
-
-    /// The delays of `device` in force at `time`: its own, else the account's.
-    func uploadDelay(of device: DeviceRecord, at time: UInt64) -> DelayRange {
-        device.uploadDelay.value(at: time) ?? settings.uploadDelay.value(at: time) ?? .none
-    }
-
-    func downloadDelay(of device: DeviceRecord, at time: UInt64) -> DelayRange {
-        device.downloadDelay.value(at: time) ?? settings.downloadDelay.value(at: time) ?? .none
-    }
 
     // MARK: - Create and open
 
@@ -67,7 +58,7 @@ public final class Account {
             let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting) { vault throws(VaultError) in
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
-                                                      maxAttempts: maxPINAttempts, syncedFrom: clock.milliseconds())
+                                                      maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))
                 AccountSettings.initialize(&settings, in: vault)
                 return [settings]
             }
@@ -76,7 +67,8 @@ public final class Account {
     }
 
     /// Opens the vault at `path`: `.write` for ceremonies and changes (writers take turns), `.read`
-    /// to look. Changes that have landed by now are uploaded to the store.
+    /// to look. A writer uploads to the store the changes that have landed by now; a reader only
+    /// reads it. ``storeProblem`` says when the store could not be used.
     public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write,
                             waiting: Vault.Waiting = Vault.Waiting(),
                             clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
@@ -84,6 +76,7 @@ public final class Account {
             let vault = try Vault.open(at: path, passphrase: passphrase, access: access, waiting: waiting)
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
+            if DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
             return account
         } catch { throw DeviceError(error) }
     }
@@ -140,12 +133,14 @@ public final class Account {
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
         }
+        if let approverName { _ = try deviceRecord(named: approverName) }
         let enrollment = try pin.map { pin throws(DeviceError) in try newEnrollment(pin, for: name, approvedBy: approverName, approver: approver) }
-        let record = DeviceRecord.newRecord(kind: .device, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
-                                            syncedFrom: now)
         do {
-            try vault.commit([record])
             try sync()
+            let record = DeviceRecord.newRecord(kind: .device, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
+                                                syncedFrom: eventTime)
+            try vault.commit([record])
+            try sync()  // with a second device the store comes into use: what has landed uploads
         } catch { throw DeviceError(error) }
         return try device(name)
     }
@@ -170,8 +165,9 @@ public final class Account {
         do { return try vault.enrollBiometry(pin: pin, keeping: unlock?.biometryKey).0 } catch { throw DeviceError(error) }
     }
 
-    /// Removes device `name` (not the first): what it uploaded stays in the store; what it had not
-    /// yet uploaded is lost with it.
+    /// Removes device `name` (not the first): what it had uploaded by now stays part of the
+    /// account; what it had not is lost with it (as are its device-bound passkeys). Its record
+    /// stays, marked removed, so the times of what it uploaded stay known; its name is free again.
     public func removeDevice(_ name: String) throws(DeviceError) {
         let record = try deviceRecord(named: name)
         guard record.record.kind == .device else {
@@ -179,9 +175,23 @@ public final class Account {
         }
         do throws(VaultError) {
             try sync()
-            let gone = try localRevisions().filter { $0.originId == record.id }.map(tombstone)
-            try vault.commit(gone + [VaultRecord(id: record.id, kind: .tombstone, version: record.record.version + 1)])
+            let time = eventTime
+            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone)) { r throws(VaultError) in
+                r.setField(DeviceRecord.Tag.removedAt, time.bytes)
+                DeviceRecord.setEnrollment(nil, in: &r)
+                DeviceRecord.setFormerEnrollment(nil, in: &r)
+            }
         } catch { throw DeviceError(error) }
+    }
+
+    /// The revisions `device` made that leave with it at `time` (a reset or its removal): those
+    /// that will not have landed by then, and its device-bound passkeys.
+    private func lost(from device: DeviceRecord, at time: Instant) throws(VaultError) -> [Revision] {
+        let history = try history()
+        return history.revisions.filter { r in
+            guard case .local = r.source, r.originId == device.id, r.changedAt.order >= device.syncedFrom.order else { return false }
+            return history.deviceBound.contains(r.itemId) || (landedAt(r, in: history).map { $0 > time } ?? true)
+        }
     }
 
     /// A factory reset of device `name`: its replica and its biometric enrollment are gone, and
@@ -190,16 +200,16 @@ public final class Account {
     public func resetDevice(_ name: String) throws(DeviceError) {
         let record = try deviceRecord(named: name)
         do throws(VaultError) {
-            try useStore()
+            useStore()
             try sync()
-            let wiped = try localRevisions().filter { $0.originId == record.id }.map(tombstone)
-            try DeviceRecord.update(record.id, in: vault, with: wiped) { r throws(VaultError) in
+            let time = eventTime
+            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone)) { r throws(VaultError) in
                 // The enrollment is retired, not destroyed: the former PIN can recover the
                 // account's key, as iCloud Keychain asks for the old iPhone's passcode.
                 if let current = record.enrollment { DeviceRecord.setFormerEnrollment(current, in: &r) }
                 DeviceRecord.setEnrollment(nil, in: &r)
                 r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
-                r.setInteger(DeviceRecord.Tag.syncedFrom, now)
+                DeviceRecord.setSyncedFrom(time, in: &r)
             }
         } catch { throw DeviceError(error) }
     }
@@ -209,14 +219,15 @@ public final class Account {
     public func setOnline(_ online: Bool, device name: String) throws(DeviceError) {
         let record = try deviceRecord(named: name)
         guard record.isOnline != online else { return }
-        var intervals = record.offline
-        if online, let open = intervals.popLast() {
-            intervals.append(OfflineInterval(from: open.from, to: max(now, open.from)))
-        } else {
-            intervals.append(OfflineInterval(from: now, to: nil))
-        }
         do {
             try sync()
+            let time = eventTime
+            var intervals = record.offline
+            if online, let open = intervals.popLast() {
+                intervals.append(OfflineInterval(from: open.from, to: max(time, open.from)))
+            } else {
+                intervals.append(OfflineInterval(from: time, to: nil))
+            }
             try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in DeviceRecord.setOffline(intervals, in: &r) }
         } catch { throw DeviceError(error) }
     }
@@ -229,8 +240,8 @@ public final class Account {
         let target = name == nil ? try deviceRecords()[0] : try deviceRecord(named: name)
         do {
             try sync()
-            try useStore()
-            let time = now
+            useStore()
+            let time = eventTime
             try DeviceRecord.update(target.id, in: vault) { r throws(VaultError) in
                 let device = try DeviceRecord(r)
                 let (up, down) = name == nil
@@ -253,7 +264,7 @@ public final class Account {
         let first = try deviceRecords()[0].id
         do {
             try sync()
-            let time = now
+            let time = eventTime
             try DeviceRecord.update(first, in: vault) { r throws(VaultError) in
                 if let seed {
                     var seeds = settings.seed
@@ -268,160 +279,6 @@ public final class Account {
 
     public var seed: UInt64 { settings.seed.current?.value ?? 0 }
     public var backupStateImmediate: Bool { settings.backupStateImmediate }
-
-    // MARK: - Revisions, the store, views
-
-    /// Every revision in this vault, of every device, in the vault's order.
-    func localRevisions() throws(VaultError) -> [Revision] {
-        let first = try DeviceRecord.all(in: vault)[0]
-        var out = [Revision]()
-        for (index, record) in vault.records(kind: .credential).enumerated() {
-            out.append(try Revision(record, source: .local(record), sequence: index, firstDevice: first))
-        }
-        return out
-    }
-
-    func tombstone(_ revision: Revision) -> VaultRecord {
-        guard case .local(let record) = revision.source else { preconditionFailure("only a local revision is tombstoned") }
-        return VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1)
-    }
-
-    /// Where the account store is: the path the account's settings name (tag 26), else `<vault>/cloud`.
-    var storePath: String { settings.storePath ?? path + "/cloud" }
-
-    /// Whether devices sync through the store yet: once there is a second device, a reset, or a
-    /// sync setting. A lone device never writes one (its changes are uploaded when one appears).
-    var storeInUse: Bool {
-        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || DirectoryStore.exists(at: storePath)
-    }
-
-    /// The revisions the store held when last read.
-    var storeRevisions: [Revision] { storeState?.revisions ?? [] }
-
-    /// Opens (creating) the store and reads every revision in it.
-    func useStore() throws(VaultError) {
-        guard storeState == nil else { return }
-        let store = try DirectoryStore(path: storePath)
-        storeState = (store, [], [:])
-        try readStore()
-    }
-
-    private func readStore() throws(VaultError) {
-        guard let state = storeState else { return }
-        let first = try DeviceRecord.all(in: vault)[0]
-        var revisions = [Revision](), landed = [[UInt8]: UInt64]()
-        for name in try state.store.names() {
-            guard let nameBytes = Hex.bytes(name),
-                  let entries = StorePack.open(try state.store.object(name), name: nameBytes, key: settings.accountKey,
-                                               accountId: settings.accountId)
-            else { continue }  // not this account's, or damaged: the store is not trusted
-            for entry in entries where landed[entry.record.id] == nil {
-                guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt), firstDevice: first) else { continue }
-                revisions.append(revision)
-                landed[revision.id] = entry.landedAt
-            }
-        }
-        storeState = (state.store, revisions, landed)
-    }
-
-    /// When a revision reached (or will reach) the store; `nil` while its device is offline. A
-    /// revision made before its device's last reset never uploads (it was lost with the replica).
-    func landedAt(_ revision: Revision, devices: [DeviceRecord]) -> UInt64? {
-        if let landed = revision.storeLandedAt ?? storeState?.landed[revision.id] { return landed }
-        guard let origin = devices.first(where: { $0.id == revision.originId }) else { return nil }
-        return landing(of: revision.id, from: origin, changedAt: revision.changedAt)
-    }
-
-    /// When revision `id`, made by `origin` at `changedAt`, lands in the store.
-    func landing(of id: [UInt8], from origin: DeviceRecord, changedAt: UInt64) -> UInt64? {
-        guard changedAt >= origin.syncedFrom, let start = SyncSchedule.firstOnline(after: changedAt, offline: origin.offline) else {
-            return nil
-        }
-        return start + schedule(at: start).delay(uploadDelay(of: origin, at: start), .upload, device: origin.name, revision: id)
-    }
-
-    /// When a store revision reaches `device`; `nil` while it is offline.
-    func arrival(of revision: Revision, at device: DeviceRecord, landed: UInt64) -> UInt64? {
-        guard let start = SyncSchedule.firstOnline(after: max(landed, device.syncedFrom), offline: device.offline) else { return nil }
-        return start + schedule(at: start).delay(downloadDelay(of: device, at: start), .download, device: device.name,
-                                                 revision: revision.id)
-    }
-
-    /// Uploads every local revision that has landed by now and is not in the store, in one object;
-    /// then (a writer) drops revisions a later one of the same device replaced, once they have
-    /// landed and so no longer need uploading.
-    func sync() throws(VaultError) {
-        let devices = try DeviceRecord.all(in: vault)
-        let local = try localRevisions()
-        let time = now
-        if storeInUse {
-            try useStore()
-            let landed = local.compactMap { r in landedAt(r, devices: devices).flatMap { $0 <= time ? (r, $0) : nil } }
-                .filter { storeState!.landed[$0.0.id] == nil }
-            for chunk in stride(from: 0, to: landed.count, by: 4096).map({ Array(landed[$0..<min($0 + 4096, landed.count)]) }) {
-                try upload(chunk)
-            }
-            if !landed.isEmpty { try readStore() }
-        }
-        guard vault.access == .write else { return }
-        var superseded = [VaultRecord]()
-        for (_, revisions) in Dictionary(grouping: local, by: { $0.originId + $0.itemId }) where revisions.count > 1 {
-            let latest = revisions.max(by: Revision.precedes)!
-            for r in revisions where r.id != latest.id {
-                guard let landed = landedAt(r, devices: devices), landed <= time else { continue }
-                if storeInUse && storeState?.landed[r.id] == nil { continue }
-                superseded.append(tombstone(r))
-            }
-        }
-        if !superseded.isEmpty { try vault.commit(superseded) }
-    }
-
-    /// Tombstones for `device`'s revisions of `items` that a new revision by the same device is
-    /// about to replace, and that have nothing left to do: landed by now (and, when devices sync,
-    /// uploaded). Committed with the new revision, so a change costs one frame.
-    func replaced(items: [[UInt8]], by device: DeviceRecord) throws(VaultError) -> [VaultRecord] {
-        let devices = try DeviceRecord.all(in: vault)
-        let time = now
-        return try localRevisions().filter { r in
-            guard r.originId == device.id, items.contains(r.itemId),
-                  let landed = landedAt(r, devices: devices), landed <= time else { return false }
-            return !storeInUse || storeState?.landed[r.id] != nil
-        }.map(tombstone)
-    }
-
-    private func upload(_ revisions: [(Revision, UInt64)]) throws(VaultError) {
-        guard let state = storeState else { return }
-        var entries = [(record: VaultRecord, landedAt: UInt64)]()
-        for (revision, landed) in revisions {
-            guard case .local(var record) = revision.source else { continue }
-            if let sealed = revision.sealedKey {
-                let secret = try vault.openSecret(sealed, recordId: record.id)
-                record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
-                    secret, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: record.id)))
-            }
-            entries.append((record, landed))
-        }
-        let name = random.bytes(16)
-        try state.store.put(Hex.string(name), StorePack.seal(entries, name: name, key: settings.accountKey, accountId: settings.accountId))
-    }
-
-    /// What `device` holds now.
-    func view(of device: DeviceRecord) throws(VaultError) -> DeviceView {
-        try sync()
-        let devices = try DeviceRecord.all(in: vault)
-        let time = now
-        let own = try localRevisions().filter { $0.originId == device.id }
-        var arrivals = [(Revision, UInt64?)]()
-        for revision in storeState?.revisions ?? [] {
-            if revision.originId == device.id && revision.changedAt >= device.syncedFrom {
-                arrivals.append((revision, revision.changedAt))  // its own change since its last reset
-            } else {
-                arrivals.append((revision, arrival(of: revision, at: device, landed: revision.storeLandedAt ?? 0)))
-            }
-        }
-        return DeviceView(own: own, arrivals: arrivals, at: time, landedAt: { self.landedAt($0, devices: devices) },
-                          backupStateImmediate: settings.backupStateImmediate)
-    }
 
     /// A passkey revision's private key, opened for one signature: from this vault or from the
     /// store, through the biometry key when it was made with user verification.

@@ -9,10 +9,13 @@ struct DeviceRecord {
     enum Tag {
         static let salt: UInt8 = 2, wrappedKey: UInt8 = 3, failures: UInt8 = 4, maxAttempts: UInt8 = 5
         static let opslimit: UInt8 = 6, memlimit: UInt8 = 7, name: UInt8 = 8
-        static let uploadDelay: UInt8 = 9, downloadDelay: UInt8 = 10, offline: UInt8 = 11, syncedFrom: UInt8 = 12
+        static let uploadDelay: UInt8 = 9, downloadDelay: UInt8 = 10, syncedFrom: UInt8 = 12
         /// The enrollment a factory reset retired (salt, wrapped key, opslimit, memlimit): the
         /// device's former PIN still unwraps it, to recover the account's biometry key.
         static let formerSalt: UInt8 = 13, formerWrappedKey: UInt8 = 14, formerOpslimit: UInt8 = 15, formerMemlimit: UInt8 = 16
+        /// The vault position of `syncedFrom`; when the device left the account; its offline
+        /// intervals (``OfflineInterval``).
+        static let syncedFromOrder: UInt8 = 17, removedAt: UInt8 = 18, offline: UInt8 = 19
     }
 
     static let defaultMaxAttempts = Device.defaultMaxPINAttempts
@@ -30,10 +33,14 @@ struct DeviceRecord {
     let downloadDelay: SettingHistory<DelayRange>
     let offline: [OfflineInterval]
     /// When this device's replica started empty: when it was added, or last reset.
-    let syncedFrom: UInt64
+    let syncedFrom: Instant
+    /// When the device left the account (`device remove`); `nil` while it is part of it. Its
+    /// record stays, so the changes it uploaded before keep their times.
+    let removedAt: Instant?
 
     var id: [UInt8] { record.id }
-    var lockedOut: Bool { enrollment != nil && failures >= maxAttempts }
+    /// Too many wrong PINs in a row: against its enrollment, or — on a reset device — its former one.
+    var lockedOut: Bool { (enrollment != nil || formerEnrollment != nil) && failures >= maxAttempts }
     var isOnline: Bool { offline.last.map { $0.to != nil } ?? true }
 
     init(_ record: VaultRecord) throws(VaultError) {
@@ -52,7 +59,14 @@ struct DeviceRecord {
             throw VaultError(.corrupted, "a device's offline intervals are malformed")
         }
         self.offline = offline
-        syncedFrom = try record.integer(Tag.syncedFrom, as: UInt64.self) ?? 0
+        syncedFrom = Instant(ms: try record.integer(Tag.syncedFrom, as: UInt64.self) ?? 0,
+                             order: try record.integer(Tag.syncedFromOrder, as: UInt64.self) ?? 0)
+        if let removed = record.field(Tag.removedAt) {
+            guard let at = Instant(bytes: removed) else { throw VaultError(.corrupted, "a device's removal time is malformed") }
+            removedAt = at
+        } else {
+            removedAt = nil
+        }
     }
 
     private static func enrollment(_ record: VaultRecord, _ salt: UInt8, _ wrapped: UInt8, _ ops: UInt8,
@@ -72,12 +86,12 @@ struct DeviceRecord {
 
     /// A new device's record (kind `settings` for the first device, `device` for the others).
     static func newRecord(kind: VaultRecord.Kind, name: String, enrollment: BiometryEnrollment?, maxAttempts: UInt32,
-                          syncedFrom: UInt64) -> VaultRecord {
+                          syncedFrom: Instant) -> VaultRecord {
         var record = VaultRecord(id: VaultRecord.newId(), kind: kind)
         record.setField(Tag.name, Array(name.utf8))
         record.setInteger(Tag.failures, UInt32(0))
         record.setInteger(Tag.maxAttempts, maxAttempts)
-        record.setInteger(Tag.syncedFrom, syncedFrom)
+        setSyncedFrom(syncedFrom, in: &record)
         setEnrollment(enrollment, in: &record)
         return record
     }
@@ -100,13 +114,23 @@ struct DeviceRecord {
         record.setField(tag, history.entries.isEmpty ? nil : history.bytes)
     }
 
+    static func setSyncedFrom(_ time: Instant, in record: inout VaultRecord) {
+        record.setInteger(Tag.syncedFrom, time.ms)
+        record.setInteger(Tag.syncedFromOrder, time.order)
+    }
+
     static func setOffline(_ intervals: [OfflineInterval], in record: inout VaultRecord) {
         record.setField(Tag.offline, intervals.isEmpty ? nil : OfflineInterval.bytes(intervals))
     }
 
-    /// Every device of the vault: the first (the settings record) first, then the others in the
-    /// order they were added.
+    /// Every device of the account: the first (the settings record) first, then the others in
+    /// the order they were added. Removed devices are left out.
     static func all(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
+        try everyRecord(in: vault).filter { $0.removedAt == nil }
+    }
+
+    /// Every device record, removed devices too (whose uploaded changes still count).
+    static func everyRecord(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
         let settings = vault.records(kind: .settings)
         guard settings.count == 1 else {
             throw VaultError(.corrupted, "the vault has \(settings.count) settings records; it must have exactly one")

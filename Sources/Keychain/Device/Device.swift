@@ -76,7 +76,7 @@ public final class Device {
                          passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
         let revisionId = account.newRevisionId()
-        let time = account.now
+        let time = account.eventTime
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
         let configuration = AuthenticatorConfiguration(
             backupEligible: !passkey.deviceBound, backupState: !passkey.deviceBound && uploadsNow,
@@ -151,7 +151,7 @@ public final class Device {
         let device = try record()
         do throws(VaultError) {
             var frames = [[VaultRecord]]()
-            let time = account.now
+            let time = account.eventTime
             for (credential, key) in passkeys {
                 guard !credential.requiresUserVerification else {
                     throw VaultError(.invalid, "bulk-added passkeys cannot require user verification")
@@ -195,6 +195,7 @@ public final class Device {
     public func enrollBiometricPIN(_ newPIN: SecureBytes, user: UserPolicy = UserPolicy(), reset: Bool = false,
                                    approvedBy: String? = nil, approver: UserPolicy = UserPolicy()) throws(DeviceError) -> Int {
         try Self.checkNewPIN(newPIN)
+        if let approvedBy { _ = try account.deviceRecord(named: approvedBy) }
         let sensor = BiometricSensor(account: account, deviceId: id)
         let others = try account.deviceRecords().filter { $0.id != id && $0.enrollment != nil }
         if sensor.enrolled && !reset {
@@ -223,7 +224,7 @@ public final class Device {
             // One frame: the new enrollment and the passkeys it orphans go together.
             let store = try store()
             let dropped = reset ? store.items.map(\.credential).filter(\.requiresUserVerification) : []
-            let time = account.now
+            let time = account.eventTime
             let device = try record()
             var removals = [VaultRecord]()
             for item in store.items where dropped.contains(where: { $0.id == item.credential.id }) {

@@ -57,13 +57,12 @@ final class ViewCredentialStore: CredentialStore {
                 return uvKey.map { account.vault.sealSecret(secret, recordId: id, biometryKey: $0, itemId: id) }
                     ?? account.vault.sealSecret(secret, recordId: id)
             }
-            let time = account.now
+            let time = account.eventTime
             let removals = try replacing.map { old throws(VaultError) in
                 CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)
-            let done = try account.replaced(items: try replacing.map { old throws(VaultError) in try item(old).itemId }, by: device)
-            try account.vault.commit(done + removals + [record])
+            try account.commitChange(removals + [record])
         } catch { throw AuthenticatorError(error) }
     }
 
@@ -74,23 +73,21 @@ final class ViewCredentialStore: CredentialStore {
             var state = item.credential
             state.signCount = count
             let sealed = try account.resealKey(of: item.winner, into: id)
-            let done = try account.replaced(items: [item.itemId], by: device)
-            try account.vault.commit(done + [CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
-                                                                   device: device, changedAt: account.now)])
+            try account.commitChange([CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
+                                                            device: device, changedAt: account.eventTime)])
             view = try account.view(of: device)
         } catch { throw AuthenticatorError(error) }
     }
 
     /// Deletes passkeys on this device: removal revisions, which sync like any change.
     func delete(_ credentials: [Credential]) throws(VaultError) {
-        let time = account.now
-        var removals = [VaultRecord](), items = [[UInt8]]()
+        let time = account.eventTime
+        var removals = [VaultRecord]()
         for credential in credentials {
-            let itemId = try item(credential).itemId
-            items.append(itemId)
-            removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: credential, itemId: itemId, device: device, changedAt: time))
+            removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: credential, itemId: try item(credential).itemId,
+                                                     device: device, changedAt: time))
         }
-        try account.vault.commit(try account.replaced(items: items, by: device) + removals)
+        try account.commitChange(removals)
         view = try account.view(of: device)
     }
 

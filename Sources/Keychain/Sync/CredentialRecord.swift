@@ -19,11 +19,13 @@ enum CredentialRecord {
         static let changedAt: UInt8 = 16
         /// `1`: the revision deletes the passkey.
         static let removed: UInt8 = 17
+        /// The vault position the revision was written at (orders changes in one millisecond).
+        static let changedOrder: UInt8 = 19
     }
 
     /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
     static func make(id recordId: [UInt8], itemId: [UInt8], for credential: Credential, sealedKey: [UInt8],
-                     device: DeviceRecord, changedAt: UInt64) -> VaultRecord {
+                     device: DeviceRecord, changedAt: Instant) -> VaultRecord {
         var record = VaultRecord(id: recordId, kind: .credential, fields: [
             Tag.credentialId: credential.id,
             Tag.rpId: Array(credential.rpId.utf8),
@@ -44,7 +46,7 @@ enum CredentialRecord {
     }
 
     /// The revision that deletes passkey `itemId` (holding just what names it).
-    static func removal(id: [UInt8], of credential: Credential, itemId: [UInt8], device: DeviceRecord, changedAt: UInt64) -> VaultRecord {
+    static func removal(id: [UInt8], of credential: Credential, itemId: [UInt8], device: DeviceRecord, changedAt: Instant) -> VaultRecord {
         var record = VaultRecord(id: id, kind: .credential, fields: [
             Tag.credentialId: credential.id,
             Tag.rpId: Array(credential.rpId.utf8),
@@ -55,10 +57,11 @@ enum CredentialRecord {
         return record
     }
 
-    private static func stamp(_ record: inout VaultRecord, itemId: [UInt8], device: DeviceRecord, changedAt: UInt64) {
+    private static func stamp(_ record: inout VaultRecord, itemId: [UInt8], device: DeviceRecord, changedAt: Instant) {
         record.setField(Tag.itemId, itemId)
         record.setField(Tag.deviceId, device.id)
         record.setField(Tag.deviceName, Array(device.name.utf8))
-        record.setInteger(Tag.changedAt, changedAt)
+        record.setInteger(Tag.changedAt, changedAt.ms)
+        record.setInteger(Tag.changedOrder, changedAt.order)
     }
 }

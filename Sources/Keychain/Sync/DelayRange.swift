@@ -14,6 +14,9 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
 
     public static let none = DelayRange(lower: 0, upper: 0)
 
+    /// The longest delay: 10¹⁵ ms, some 31,700 years.
+    public static let maximum: UInt64 = 1_000_000_000_000_000
+
     /// Parses `2s` or `1s..5s`; `nil` when it is neither.
     public init?(parsing text: String) {
         let parts = text.split(separator: "..", omittingEmptySubsequences: false)
@@ -31,7 +34,7 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
             guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
                   number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { return nil }
             let ms = (value * scale).rounded()
-            guard ms >= 0, ms <= 1e15 else { return nil }
+            guard ms >= 0, ms <= Double(maximum) else { return nil }
             return UInt64(ms)
         }
         return nil
@@ -62,7 +65,7 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
         guard bytes.count == 16 else { return nil }
         let array = Array(bytes)
         let lower: UInt64 = BigEndianBytes.integer(array[0..<8]), upper: UInt64 = BigEndianBytes.integer(array[8..<16])
-        guard lower <= upper else { return nil }
+        guard lower <= upper, upper <= Self.maximum else { return nil }
         self.init(lower: lower, upper: upper)
     }
 }

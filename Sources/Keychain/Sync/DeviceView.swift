@@ -2,12 +2,13 @@ import VirtualAuthenticator
 
 /// What one device holds at one moment: every passkey whose revisions have reached it, each as its
 /// winning revision leaves it. Computed, not stored, from the revisions it made itself and those
-/// that have arrived from the account store by then (SyncSchedule).
+/// that have arrived by then (AccountSync.swift).
 ///
 /// Concurrent changes to one passkey on two devices resolve the same way on every device:
-/// last-writer-wins by ``Revision/precedes(_:_:)`` (the later change, then the greater device name,
-/// then the greater revision id); a winning removal deletes the passkey. The signature count is the
-/// highest any arrived revision reports, so it never goes back.
+/// last-writer-wins by ``Revision/precedes(_:_:)`` (the later change — in one millisecond, the one
+/// written later — then the greater device name, then the greater revision id); a winning removal
+/// deletes the passkey. The signature count is the highest any arrived revision reports, so it
+/// never goes back. BS is 1 once any arrived revision of the passkey has landed in the store.
 struct DeviceView {
     struct Item {
         /// As the device reports it: the winner's state, the highest count, BS as it stands now.
@@ -15,7 +16,7 @@ struct DeviceView {
         let itemId: [UInt8]
         let winner: Revision
         /// When the passkey was first visible to this device.
-        let since: UInt64
+        let since: Instant
         let sequence: Int
     }
 
@@ -23,18 +24,13 @@ struct DeviceView {
     let items: [Item]
 
     /// - Parameters:
-    ///   - own: revisions this device made since it was (re)started;
-    ///   - arrivals: the other revisions with the moment each reaches this device (`nil`: not yet
-    ///     scheduled, as while it is offline);
+    ///   - visible: the revisions the device has by `now`, each with the moment it got it (its own
+    ///     changes when made, others when they arrived);
     ///   - landedAt: when a revision reached the store (`nil`: not yet);
-    ///   - backupStateImmediate: report BS=1 from the start, rather than once the first upload landed.
-    init(own: [Revision], arrivals: [(Revision, UInt64?)], at now: UInt64, landedAt: (Revision) -> UInt64?,
-         backupStateImmediate: Bool) {
-        var visible = [[UInt8]: (revision: Revision, at: UInt64)]()
-        for revision in own { visible[revision.id] = (revision, revision.changedAt) }
-        for (revision, arrival) in arrivals where visible[revision.id] == nil {
-            if let arrival, arrival <= now { visible[revision.id] = (revision, arrival) }
-        }
+    ///   - backupStateImmediate: report BS=1 from the start, rather than once an upload landed.
+    init(visible list: [(Revision, Instant)], at now: Instant, landedAt: (Revision) -> Instant?, backupStateImmediate: Bool) {
+        var visible = [[UInt8]: (revision: Revision, at: Instant)]()
+        for (revision, at) in list where visible[revision.id].map({ at < $0.at }) ?? true { visible[revision.id] = (revision, at) }
         let byItem = Dictionary(grouping: visible.values, by: { $0.revision.itemId })
         var items = [Item]()
         for (itemId, seen) in byItem {
@@ -44,7 +40,7 @@ struct DeviceView {
             credential.signCount = revisions.filter { !$0.removed }.map(\.credential.signCount).max() ?? 0
             let firstLanded = revisions.compactMap(landedAt).min()
             credential.backupState = credential.backupEligible && (backupStateImmediate || firstLanded.map { $0 <= now } ?? false)
-            items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? 0,
+            items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? .zero,
                               sequence: revisions.map(\.sequence).min() ?? Int.max))
         }
         // Creation order: seconds, then the moment first seen, then the order revisions were

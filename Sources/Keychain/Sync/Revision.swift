@@ -8,15 +8,15 @@ struct Revision {
         /// In this vault: its private key sealed under the vault key, bound to the record.
         case local(VaultRecord)
         /// From the account store: landed at `landedAt`; its private key sealed under the account key.
-        case store(landedAt: UInt64)
+        case store(landedAt: Instant)
     }
 
     let id: [UInt8]
     let itemId: [UInt8]
     let originId: [UInt8]
     let originName: String
-    /// Milliseconds since the epoch.
-    let changedAt: UInt64
+    /// When it was made: milliseconds since the epoch, and the vault position it was written at.
+    let changedAt: Instant
     let removed: Bool
     /// The passkey as this revision leaves it (for a removal, only its id, RP ID and user handle).
     let credential: Credential
@@ -25,7 +25,7 @@ struct Revision {
     /// Where a local revision stands in the vault's order (`Int.max` for one from the store).
     let sequence: Int
 
-    var storeLandedAt: UInt64? { if case .store(let t) = source { t } else { nil } }
+    var storeLandedAt: Instant? { if case .store(let t) = source { t } else { nil } }
 
     /// Reads a `credential` record. Records from before devices and sync lack the revision tags:
     /// they are the first device's, made when the passkey was created, each its own item.
@@ -59,7 +59,7 @@ struct Revision {
         self.source = source
         self.sequence = sequence
         if removed {
-            changedAt = try integer(Tag.changedAt, UInt64.self)
+            changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self), order: try integer(Tag.changedOrder, UInt64.self, default: 0))
             sealedKey = nil
             credential = Credential(
                 id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
@@ -68,7 +68,8 @@ struct Revision {
             return
         }
         let createdAt = try integer(Tag.createdAt, UInt64.self)
-        changedAt = try integer(Tag.changedAt, UInt64.self, default: createdAt * 1000)
+        changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self, default: createdAt.multipliedReportingOverflow(by: 1000).overflow ? .max : createdAt * 1000),
+                            order: try integer(Tag.changedOrder, UInt64.self, default: 0))
         sealedKey = try field(Tag.sealedPrivateKey)
         let flags = try field(Tag.backupFlags).first ?? 0
         credential = Credential(
@@ -80,8 +81,9 @@ struct Revision {
             requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
     }
 
-    /// The order last-writer-wins resolves by: the later change, then the greater device name,
-    /// then the greater revision id — so every device settles on the same winner.
+    /// The order last-writer-wins resolves by: the later change (in one millisecond, the one
+    /// written later), then the greater device name, then the greater revision id — so every
+    /// device settles on the same winner.
     static func precedes(_ a: Revision, _ b: Revision) -> Bool {
         if a.changedAt != b.changedAt { return a.changedAt < b.changedAt }
         if a.originName != b.originName { return a.originName < b.originName }

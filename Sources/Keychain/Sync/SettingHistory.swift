@@ -2,11 +2,11 @@
 /// its moment on. A transfer takes the setting in force when it started, so changing a delay never
 /// moves a transfer already under way, let alone one done (a passkey a device holds stays held).
 ///
-/// As a vault field: one entry per change, `since u64 ‖ value`, oldest first. A field of just a
-/// value (from before histories) is one entry since 0.
+/// As a vault field: one entry per change, `since (ms u64 ‖ order u64) ‖ value`, oldest first. A
+/// field of just a value (from before histories) is one entry since the beginning.
 struct SettingHistory<Value: SettingValue>: Equatable {
     struct Entry: Equatable {
-        let since: UInt64
+        let since: Instant
         let value: Value
     }
 
@@ -15,7 +15,7 @@ struct SettingHistory<Value: SettingValue>: Equatable {
     init(_ entries: [Entry] = []) { self.entries = entries }
 
     /// The value in force at `time`; `nil` before the first change.
-    func value(at time: UInt64) -> Value? {
+    func value(at time: Instant) -> Value? {
         entries.last(where: { $0.since <= time })?.value
     }
 
@@ -23,12 +23,12 @@ struct SettingHistory<Value: SettingValue>: Equatable {
 
     /// `value` from `time` on. A change at the same moment as earlier ones (or, on a clock set
     /// back, before them) replaces them.
-    mutating func set(_ value: Value, from time: UInt64) {
+    mutating func set(_ value: Value, from time: Instant) {
         entries.removeAll { $0.since >= time }
         if entries.last?.value != value { entries.append(Entry(since: time, value: value)) }
     }
 
-    var bytes: [UInt8] { entries.flatMap { BigEndianBytes.of($0.since) + $0.value.bytes } }
+    var bytes: [UInt8] { entries.flatMap { $0.since.bytes + $0.value.bytes } }
 
     /// `nil` when the field is malformed (a length that is no whole number of entries, times not
     /// ascending, a value that does not decode).
@@ -36,15 +36,15 @@ struct SettingHistory<Value: SettingValue>: Equatable {
         let array = Array(bytes)
         if array.count == Value.byteCount {
             guard let value = Value(bytes: array[...]) else { return nil }
-            self.init([Entry(since: 0, value: value)])
+            self.init([Entry(since: .zero, value: value)])
             return
         }
-        let size = 8 + Value.byteCount
+        let size = 16 + Value.byteCount
         guard array.count % size == 0 else { return nil }
         var entries = [Entry]()
         for start in stride(from: 0, to: array.count, by: size) {
-            let since: UInt64 = BigEndianBytes.integer(array[start..<start + 8])
-            guard let value = Value(bytes: array[start + 8..<start + size]), since > (entries.last?.since ?? 0) || entries.isEmpty
+            guard let since = Instant(bytes: array[start..<start + 16]), let value = Value(bytes: array[start + 16..<start + size]),
+                  entries.last.map({ $0.since < since }) ?? true
             else { return nil }
             entries.append(Entry(since: since, value: value))
         }

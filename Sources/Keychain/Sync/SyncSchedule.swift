@@ -16,7 +16,8 @@ struct SyncSchedule {
 
     enum Direction: String { case upload, download }
 
-    /// The delay for one transfer, drawn deterministically from `range`.
+    /// The delay for one transfer, drawn deterministically from `range` (at most
+    /// ``DelayRange/maximum``, so the arithmetic cannot overflow).
     func delay(_ range: DelayRange, _ direction: Direction, device: String, revision: [UInt8]) -> UInt64 {
         guard range.upper > range.lower else { return range.lower }
         let digest = SHA256.hash(Array("AUTHCTL-SYNC".utf8) + BigEndianBytes.of(seed) + Array(direction.rawValue.utf8)
@@ -26,8 +27,8 @@ struct SyncSchedule {
     }
 
     /// The first moment at or after `time` when a device with these offline intervals is online;
-    /// `nil` when it went offline before then and has not come back.
-    static func firstOnline(after time: UInt64, offline: [OfflineInterval]) -> UInt64? {
+    /// `nil` when it went offline at or before then and has not come back.
+    static func firstOnline(after time: Instant, offline: [OfflineInterval]) -> Instant? {
         var t = time
         for interval in offline.sorted(by: { $0.from < $1.from }) where interval.from <= t {
             guard let end = interval.to else { return nil }
@@ -39,20 +40,25 @@ struct SyncSchedule {
 
 /// A span of time a device was offline: `to` is `nil` while it still is.
 public struct OfflineInterval: Equatable, Sendable {
-    public let from: UInt64
-    public let to: UInt64?
+    let from: Instant
+    let to: Instant?
 
-    /// The list as a vault field holds it: from u64 ‖ to u64 (UInt64.max while open) per interval.
+    /// The list as a vault field holds it: from ‖ to (16 + 16 bytes, ``Instant/bytes``) per
+    /// interval, oldest first; `to` is all ones while offline.
     static func bytes(_ intervals: [OfflineInterval]) -> [UInt8] {
-        intervals.flatMap { BigEndianBytes.of($0.from) + BigEndianBytes.of($0.to ?? UInt64.max) }
+        intervals.flatMap { $0.from.bytes + ($0.to ?? Instant(ms: .max, order: .max)).bytes }
     }
 
     static func list(_ bytes: some Collection<UInt8>) -> [OfflineInterval]? {
-        guard bytes.count % 16 == 0 else { return nil }
+        guard bytes.count % 32 == 0 else { return nil }
         let array = Array(bytes)
-        return stride(from: 0, to: array.count, by: 16).map { i in
-            let from: UInt64 = BigEndianBytes.integer(array[i..<i + 8]), to: UInt64 = BigEndianBytes.integer(array[i + 8..<i + 16])
-            return OfflineInterval(from: from, to: to == UInt64.max ? nil : to)
+        var out = [OfflineInterval]()
+        for i in stride(from: 0, to: array.count, by: 32) {
+            guard let from = Instant(bytes: array[i..<i + 16]), let to = Instant(bytes: array[i + 16..<i + 32]) else { return nil }
+            let open = to == Instant(ms: .max, order: .max)
+            guard open || from <= to else { return nil }
+            out.append(OfflineInterval(from: from, to: open ? nil : to))
         }
+        return out
     }
 }

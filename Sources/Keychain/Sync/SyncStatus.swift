@@ -33,6 +33,8 @@ public struct SyncStatus: Encodable, Sendable {
     public let uploadDelay: String
     public let downloadDelay: String
     public let storeInUse: Bool
+    /// Why the account store is set aside, when it is (sync.md, "The store").
+    public let storeProblem: String?
     public let devices: [DeviceStatus]
 }
 
@@ -40,39 +42,41 @@ extension Account {
     public func syncStatus() throws(DeviceError) -> SyncStatus {
         do {
             try sync()
-            let devices = try DeviceRecord.all(in: vault)
-            let local = try localRevisions()
-            let store = storeRevisions
-            let time = now
-            func transfer(_ r: Revision, _ at: UInt64?) -> SyncStatus.Transfer {
+            let history = try history()
+            let now = present
+            func transfer(_ r: Revision, _ at: Instant?) -> SyncStatus.Transfer {
                 SyncStatus.Transfer(credentialId: Base64URL.encode(r.credential.id), rpId: r.credential.rpId,
-                                    userName: r.credential.userName, removal: r.removed, changedAt: r.changedAt, at: at)
+                                    userName: r.credential.userName, removal: r.removed, changedAt: r.changedAt.ms, at: at?.ms)
             }
-            let statuses = try devices.map { device throws(VaultError) in
-                let uploads = local.filter { $0.originId == device.id }.compactMap { r -> SyncStatus.Transfer? in
-                    let landed = landedAt(r, devices: devices)
-                    return landed.map { $0 > time } ?? true ? transfer(r, landed) : nil
-                }
-                // What has landed and not yet arrived, and what this vault's other devices made that
-                // will land and then arrive.
-                let inFlight = local.filter { r in r.originId != device.id && !store.contains { $0.id == r.id } }
-                let downloads = (store.filter { !($0.originId == device.id && $0.changedAt >= device.syncedFrom) } + inFlight)
-                    .compactMap { r -> SyncStatus.Transfer? in
-                        let arrives = landedAt(r, devices: devices).flatMap { arrival(of: r, at: device, landed: $0) }
-                        return arrives.map { $0 > time } ?? true ? transfer(r, arrives) : nil
+            let statuses = try history.current.map { device throws(VaultError) in
+                var uploads = [SyncStatus.Transfer](), downloads = [SyncStatus.Transfer]()
+                for r in history.revisions where !history.deviceBound.contains(r.itemId) {
+                    let own = r.originId == device.id && r.changedAt.order >= device.syncedFrom.order
+                    let landed = landedAt(r, in: history)
+                    if own {
+                        // Its own change, until it lands (nil: waiting for the device to be online).
+                        if landed.map({ $0 > now }) ?? true { uploads.append(transfer(r, landed)) }
+                        continue
                     }
+                    // Someone else's (or its own from before a reset): until it arrives here. A
+                    // change that will never land (lost with its device) is not pending.
+                    guard landed != nil || history.devices[r.originId].map({ !$0.isOnline && $0.removedAt == nil }) == true else { continue }
+                    let arrives = landed.flatMap { arrival(of: r.id, at: device, landed: $0) }
+                    if arrives.map({ $0 > now }) ?? true { downloads.append(transfer(r, arrives)) }
+                }
                 return SyncStatus.DeviceStatus(
                     name: device.name, online: device.isOnline, biometryEnrolled: device.enrollment != nil,
-                    syncedFrom: device.syncedFrom, uploadDelay: uploadDelay(of: device, at: time).description,
-                    downloadDelay: downloadDelay(of: device, at: time).description,
+                    syncedFrom: device.syncedFrom.ms, uploadDelay: uploadDelay(of: device, at: now).description,
+                    downloadDelay: downloadDelay(of: device, at: now).description,
                     passkeys: try view(of: device).items.count,
                     pendingUploads: uploads.sorted { ($0.at ?? .max) < ($1.at ?? .max) },
                     pendingDownloads: downloads.sorted { ($0.at ?? .max) < ($1.at ?? .max) })
             }
-            return SyncStatus(now: time, seed: settings.seed.value(at: time)?.value ?? 0, backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
-                              uploadDelay: (settings.uploadDelay.value(at: time) ?? .none).description,
-                              downloadDelay: (settings.downloadDelay.value(at: time) ?? .none).description,
-                              storeInUse: storeInUse, devices: statuses)
+            return SyncStatus(now: now.ms, seed: settings.seed.value(at: now)?.value ?? 0,
+                              backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
+                              uploadDelay: (settings.uploadDelay.value(at: now) ?? .none).description,
+                              downloadDelay: (settings.downloadDelay.value(at: now) ?? .none).description,
+                              storeInUse: storeState != nil, storeProblem: storeProblem, devices: statuses)
         } catch { throw DeviceError(error) }
     }
 }

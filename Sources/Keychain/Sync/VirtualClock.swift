@@ -9,9 +9,8 @@ public final class VirtualClock: Sendable {
     /// Starting at `start` milliseconds since the epoch.
     public init(start: UInt64) { milliseconds = Mutex(min(start, Self.end)) }
 
-    /// The last moment the clock reaches: the end of the year 9999 (what dates can be written
-    /// in). Every sum of a time and a delay stays far from overflowing.
-    public static let end: UInt64 = 253_402_300_799_999
+    /// The last moment the clock reaches: the end of the year 9999, as ``WallClock/latest``.
+    public static let end: UInt64 = WallClock.latest
 
     public var now: UInt64 { milliseconds.withLock { $0 } }
 

@@ -7,6 +7,9 @@ struct ScenarioParser {
     let file: String
     let environment: [String: String]
 
+    /// The most JSON one step carries (options, a body): what the command line reads as options.
+    static let jsonLimit = 1 << 20
+
     func parse(_ text: String) throws(ScenarioError) -> [ScenarioLine] {
         var lines = [ScenarioLine]()
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -130,6 +133,7 @@ struct ScenarioParser {
             var body: String? = nil
             if t.count > 3 {
                 guard t[3].text == "body", t.count == 5 else { throw fail(number, t[3], "after the URL: body JSON") }
+                guard t[4].text.utf8.count <= Self.jsonLimit else { throw fail(number, t[4], "a body is at most 1 MiB") }
                 body = t[4].kind == .string ? quoted(t[4].text) : t[4].text
             }
             return .http(method: method, url: url, body: body)
@@ -244,6 +248,7 @@ struct ScenarioParser {
                 case "exclude": c.exclude = v.split(separator: ",").map(String.init)
                 case "allow": c.allow = v.split(separator: ",").map(String.init)
                 case "options":
+                    guard v.utf8.count <= Self.jsonLimit else { throw fail(number, t[i + 1], "options are at most 1 MiB, as at the command line") }
                     if t[i + 1].kind == .json {
                         c.options = .inline(v)
                     } else if v == "reply" || v.hasPrefix("reply.") {

@@ -41,7 +41,11 @@ public struct ScenarioFailure: Encodable, Sendable, CustomStringConvertible {
     public let expected: String
     public let actual: String
 
-    public var description: String { "\(file):\(line):\(column): \(step): expected \(expected), got \(actual)" }
+    /// One line, the step cut to 200 characters (the JSON report has it whole).
+    public var description: String {
+        let shown = step.count > 200 ? step.prefix(200) + "…" : Substring(step)
+        return "\(file):\(line):\(column): \(shown): expected \(expected), got \(actual)"
+    }
 }
 
 /// What a run came to: the timeline, and every unmet expectation.
@@ -60,12 +64,14 @@ public struct ScenarioReport: Encodable, Sendable {
         self.failures += failures
     }
 
-    /// The timeline, one line per step, and a summary.
-    public var timeline: String {
-        var lines = ["scenario \(file) (seed \(seed))"] + steps.map(\.timelineLine)
-        lines.append(passed ? "passed: \(steps.count) steps" : "failed: \(failures.count) unmet expectation(s) in \(steps.count) steps")
-        return lines.joined(separator: "\n")
+    /// The timeline: a heading, one line per step, and a summary. A line can hold text an RP
+    /// supplied (a user name): a program that shows it to a person escapes it.
+    public var timelineLines: [String] {
+        ["scenario \(file) (seed \(seed))"] + steps.map(\.timelineLine)
+            + [passed ? "passed: \(steps.count) steps" : "failed: \(failures.count) unmet expectation(s) in \(steps.count) steps"]
     }
+
+    public var timeline: String { timelineLines.joined(separator: "\n") }
 
     enum CodingKeys: String, CodingKey { case file, seed, steps, failures, passed }
 

@@ -14,6 +14,9 @@ public final class ScenarioRunner {
         public var keepGoing = false
         /// Where `${NAME}` in the scenario is looked up.
         public var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// An empty directory, the caller's, for the throw-away vault (removed after the run, the
+        /// directory left); `nil`: a new one in the temporary directory, removed with it.
+        public var workspace: String? = nil
         public init() {}
     }
 
@@ -24,6 +27,7 @@ public final class ScenarioRunner {
     let options: Options
     let clock = VirtualClock(start: ScenarioRunner.epoch)
     let directory: String
+    let ownsDirectory: Bool
     var seed: UInt64 = 0
     var account: Account?
     /// The PIN each device was enrolled with, as the scenario declared it; and the PIN a factory
@@ -40,21 +44,52 @@ public final class ScenarioRunner {
     init(file: String, options: Options) throws(ScenarioError) {
         self.file = file
         self.options = options
+        if let workspace = options.workspace {
+            directory = workspace
+            ownsDirectory = false
+        } else {
+            directory = try Self.makeWorkspace(file: file)
+            ownsDirectory = true
+        }
+    }
+
+    /// A new private directory in the temporary directory, for a run's vault.
+    public static func makeWorkspace(file: String = "") throws(ScenarioError) -> String {
         var template = Array((NSTemporaryDirectory() + "/authctl-scenario-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw ScenarioError(file: file, line: 0, "cannot make a temporary directory") }
-        directory = String(cString: made)
+        return String(cString: made)
+    }
+
+    /// Removes a workspace and the vault in it, whatever state a run left it in.
+    public static func removeWorkspace(_ path: String) {
+        // A run still going may write a file between two passes: a few passes catch it.
+        for _ in 0..<5 where FileManager.default.fileExists(atPath: path) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     deinit {
         account = nil  // releases the vault's lock, so it can be removed
         try? Device.removeVault(at: directory + "/vault")
-        rmdir(directory)
+        if ownsDirectory { rmdir(directory) }
     }
+
+    /// The largest scenario file read: far beyond any written by hand or generated for a test.
+    public static let fileLimit = 4 << 20
 
     /// Reads and runs the scenario at `path`.
     public static func run(file path: String, options: Options = Options()) throws(ScenarioError) -> ScenarioReport {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw ScenarioError(file: path, line: 0, "cannot read the scenario (or it is not UTF-8)")
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        guard let attributes, attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw ScenarioError(file: path, line: 0, attributes == nil ? "cannot read the scenario" : "the scenario is not a regular file")
+        }
+        guard (attributes[.size] as? Int ?? 0) <= fileLimit else {
+            throw ScenarioError(file: path, line: 0, "the scenario is larger than \(fileLimit >> 20) MiB")
+        }
+        guard let data = FileManager.default.contents(atPath: path), data.count <= fileLimit,
+              let text = String(data: data, encoding: .utf8), !text.contains("\0")
+        else {
+            throw ScenarioError(file: path, line: 0, "cannot read the scenario, or it is not UTF-8 text")
         }
         let lines = try ScenarioParser(file: path, environment: options.environment).parse(text)
         return try ScenarioRunner(file: path, options: options).run(lines)
@@ -75,7 +110,9 @@ public final class ScenarioRunner {
             }
             guard let step = line.step else { continue }
             let time = clock.now - Self.epoch
-            let outcome = try perform(step, line: line)
+            var outcome = try perform(step, line: line)
+            // The same file gives the same report: the temporary vault's path is not part of it.
+            outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
             if !failures.isEmpty && !options.keepGoing { break }

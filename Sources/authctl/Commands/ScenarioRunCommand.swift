@@ -22,11 +22,21 @@ enum ScenarioRunCommand {
         try Output.requireStdout()
         var options = ScenarioRunner.Options()
         options.keepGoing = args.flag(keepGoing)
+        let file = args.argument(0) ?? ""
+        do { options.workspace = try ScenarioRunner.makeWorkspace(file: file) } catch { throw CLIError(.badInput, error.description) }
+        let workspace = options.workspace!
+        defer { ScenarioRunner.removeWorkspace(workspace) }
+        // Interrupted, the run's temporary vault goes with it.
+        Interruption.onSignal(json: args.flag(GlobalOptions.json)) { ScenarioRunner.removeWorkspace(workspace) }
         let report: ScenarioReport
-        do { report = try ScenarioRunner.run(file: args.argument(0) ?? "", options: options) } catch {
+        do { report = try ScenarioRunner.run(file: file, options: options) } catch {
             throw CLIError(.badInput, error.description)
         }
-        try Output.data(args.flag(GlobalOptions.json) ? JSONOutput.string(report) : report.timeline)
+        if args.flag(GlobalOptions.json) {
+            try Output.data(JSONOutput.string(report))
+        } else {
+            for line in report.timelineLines { try Output.text(line) }  // escaped: RP-supplied names reach the terminal
+        }
         guard report.passed else {
             // Every failure is in the JSON report; stderr then carries the one error object.
             if !args.flag(GlobalOptions.json) {

@@ -68,7 +68,10 @@ struct VaultSelection {
             throw CLIError(.vaultNotFound, "no vault at \(path); create one with 'authctl init' (or choose one with --vault)")
         }
         let secret = try passphrase()
-        do { return try Account.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }
+        let account: Account
+        do { account = try Account.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }
+        if let problem = account.storeProblem { Output.diagnostic("authctl: warning: \(problem)") }
+        return account
     }
 
     /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first),

@@ -1,0 +1,261 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// How an account's devices sync: when each change lands in the store and reaches each device,
+/// what a device holds at a moment, and what a writer keeps in step — the store's copy, and the
+/// revisions nobody needs any more. See docs/sync.md for the rules.
+///
+/// Every revision of the account — of every device, removed and reset ones too — stays in this
+/// vault for as long as it can matter, so what a device holds never depends on the store being
+/// intact: the store is a sealed mirror of what has landed, for anything outside the vault to read.
+extension Account {
+    /// The moment of a change being made now: the clock, and the vault position it is written at.
+    var eventTime: Instant { Instant(ms: now, order: vault.position) }
+
+    /// Everything that has happened by now.
+    var present: Instant { .endOf(now) }
+
+    /// The delay draws of a transfer that starts at `time`.
+    func schedule(at time: Instant) -> SyncSchedule { SyncSchedule(seed: settings.seed.value(at: time)?.value ?? 0) }
+
+    /// The delays of `device` in force at `time`: its own, else the account's.
+    func uploadDelay(of device: DeviceRecord, at time: Instant) -> DelayRange {
+        device.uploadDelay.value(at: time) ?? settings.uploadDelay.value(at: time) ?? .none
+    }
+
+    func downloadDelay(of device: DeviceRecord, at time: Instant) -> DelayRange {
+        device.downloadDelay.value(at: time) ?? settings.downloadDelay.value(at: time) ?? .none
+    }
+
+    // MARK: - Revisions
+
+    /// Every revision in this vault, of every device, in the vault's order.
+    func localRevisions() throws(VaultError) -> [Revision] {
+        let first = try DeviceRecord.everyRecord(in: vault)[0]
+        var out = [Revision]()
+        for (index, record) in vault.records(kind: .credential).enumerated() {
+            out.append(try Revision(record, source: .local(record), sequence: index, firstDevice: first))
+        }
+        return out
+    }
+
+    func tombstone(_ revision: Revision) -> VaultRecord {
+        guard case .local(let record) = revision.source else { preconditionFailure("only a local revision is tombstoned") }
+        return VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1)
+    }
+
+    /// What the schedule needs, read once: every revision (this vault's, then the store's it lacks),
+    /// every device record by id (removed ones too), and the passkeys that are device-bound.
+    struct History {
+        let revisions: [Revision]
+        let devices: [[UInt8]: DeviceRecord]
+        let current: [DeviceRecord]
+        /// Items with a revision made backup-ineligible (`register --device-bound`): they never
+        /// leave the device that made them.
+        let deviceBound: Set<[UInt8]>
+    }
+
+    func history() throws(VaultError) -> History {
+        let every = try DeviceRecord.everyRecord(in: vault)
+        let local = try localRevisions()
+        let localIds = Set(local.map(\.id))
+        let revisions = local + (storeState?.revisions ?? []).filter { !localIds.contains($0.id) }
+        let bound = Set(revisions.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId))
+        return History(revisions: revisions, devices: Dictionary(every.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
+                       current: every.filter { $0.removedAt == nil }, deviceBound: bound)
+    }
+
+    // MARK: - The schedule
+
+    /// When `revision` reached (or will reach) the store: as the store recorded it, else by its
+    /// device's schedule. `nil`: not while its device is offline, or never — made before its
+    /// device's reset or removal and not landed by then, it was lost with the device.
+    func landedAt(_ revision: Revision, in history: History) -> Instant? {
+        if let landed = revision.storeLandedAt ?? storeState?.landed[revision.id] { return landed }
+        guard let origin = history.devices[revision.originId] else { return nil }
+        return landing(of: revision.id, from: origin, changedAt: revision.changedAt)
+    }
+
+    /// When revision `id`, made by `origin` at `changedAt`, lands in the store.
+    func landing(of id: [UInt8], from origin: DeviceRecord, changedAt: Instant) -> Instant? {
+        guard let start = SyncSchedule.firstOnline(after: changedAt, offline: origin.offline) else { return nil }
+        let landed = start.after(schedule(at: start).delay(uploadDelay(of: origin, at: start), .upload, device: origin.name, revision: id))
+        // Before the device's last reset (in write order, whatever the clock said): only what
+        // had landed by the reset survived it.
+        if changedAt.order < origin.syncedFrom.order && landed > origin.syncedFrom { return nil }
+        if let removed = origin.removedAt, landed > removed { return nil }
+        return landed
+    }
+
+    /// When a revision that landed at `landed` reaches `device`; `nil` while the device is offline.
+    func arrival(of id: [UInt8], at device: DeviceRecord, landed: Instant) -> Instant? {
+        guard let start = SyncSchedule.firstOnline(after: max(landed, device.syncedFrom), offline: device.offline) else { return nil }
+        return start.after(schedule(at: start).delay(downloadDelay(of: device, at: start), .download, device: device.name, revision: id))
+    }
+
+    /// When `revision` becomes part of what `device` holds: its own changes since its last reset
+    /// at once; anything else once it has landed and downloaded. `nil`: not scheduled yet (a
+    /// device offline), or never (lost, or another device's device-bound passkey).
+    func visibility(of revision: Revision, to device: DeviceRecord, in history: History) -> Instant? {
+        if revision.originId == device.id && revision.changedAt.order >= device.syncedFrom.order { return revision.changedAt }
+        guard !history.deviceBound.contains(revision.itemId), let landed = landedAt(revision, in: history) else { return nil }
+        return arrival(of: revision.id, at: device, landed: landed)
+    }
+
+    /// What `device` holds now.
+    func view(of device: DeviceRecord) throws(VaultError) -> DeviceView {
+        try sync()
+        let history = try history()
+        let now = present
+        let visible = history.revisions.compactMap { r in visibility(of: r, to: device, in: history).flatMap { $0 <= now ? (r, $0) : nil } }
+        return DeviceView(visible: visible, at: now, landedAt: { self.landedAt($0, in: history) },
+                          backupStateImmediate: settings.backupStateImmediate)
+    }
+
+    // MARK: - The store
+
+    /// Where the account store is: the path the account's settings name (tag 26), else `<vault>/cloud`.
+    var storePath: String { settings.storePath ?? path + "/cloud" }
+
+    /// Whether devices sync through the store yet: once there is a second device, a reset, or a
+    /// delay setting. A lone device never writes one (its changes upload when one appears).
+    var storeInUse: Bool {
+        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || DirectoryStore.exists(at: storePath)
+    }
+
+    /// Opens (creating) the store and reads what it holds. A store that cannot be used — not a
+    /// private directory of the user's, unreadable — is set aside with the reason in
+    /// ``storeProblem``, as a cloud that is down would be: every device keeps working from this
+    /// vault, and what has landed uploads once the store is usable again.
+    func useStore() {
+        guard storeState == nil, storeProblem == nil else { return }
+        do {
+            let store = try DirectoryStore(path: storePath)
+            storeState = (store, [], [:])
+            try readStore()
+        } catch {
+            storeState = nil
+            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+        }
+    }
+
+    /// Every revision the store's objects hold. An object that cannot be read (not a regular file,
+    /// too large) or does not open under the account key (damaged, another account's, renamed) is
+    /// passed over: the store is not trusted.
+    private func readStore() throws(VaultError) {
+        guard let state = storeState else { return }
+        let first = try DeviceRecord.everyRecord(in: vault)[0]
+        var revisions = [Revision](), landed = [[UInt8]: Instant]()
+        for name in try state.store.names() {
+            guard let nameBytes = Hex.bytes(name), let bytes = try? state.store.object(name),
+                  let entries = StorePack.open(bytes, name: nameBytes, key: settings.accountKey, accountId: settings.accountId)
+            else { continue }
+            for entry in entries where landed[entry.record.id] == nil {
+                guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt), firstDevice: first) else { continue }
+                revisions.append(revision)
+                landed[revision.id] = entry.landedAt
+            }
+        }
+        storeState = (state.store, revisions, landed)
+    }
+
+    /// The most one store object holds, in bytes of records: well under what the store reads back
+    /// (``DirectoryStore``'s object limit), whatever a revision weighs.
+    static let objectBudget = 768 * 1024
+
+    /// A writer keeps the store in step: it uploads every revision that has landed by now and is
+    /// not in the store yet (never a device-bound passkey's, nor one a later revision of the same
+    /// device has already superseded in landing). A reader writes nothing: what it computes does
+    /// not depend on the store's copy.
+    func sync() throws(VaultError) {
+        guard vault.access == .write else { return }
+        if storeInUse { useStore() }
+        let history = try history()
+        let now = present
+        let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
+        var latestLanded = [[UInt8]: Instant]()  // per (device, item): the newest landed revision's change time
+        var landedNow = [(Revision, Instant)]()
+        for r in local {
+            guard let landed = landedAt(r, in: history), landed <= now else { continue }
+            landedNow.append((r, landed))
+            let key = r.originId + r.itemId
+            latestLanded[key] = max(latestLanded[key] ?? r.changedAt, r.changedAt)
+        }
+        if let state = storeState {
+            let pending = landedNow.filter { r, _ in
+                state.landed[r.id] == nil && !history.deviceBound.contains(r.itemId) && latestLanded[r.originId + r.itemId] == r.changedAt
+            }
+            do {
+                try upload(pending)
+                if !pending.isEmpty { try readStore() }
+            } catch {
+                storeState = nil
+                storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+            }
+        }
+    }
+
+    /// Commits a change of passkeys (`records`, new revisions) together with tombstones for the
+    /// revisions nobody needs any more — superseded by a later one of the same device that every
+    /// device has received — so a change costs one frame, clean-up included.
+    /// The new revisions count as made now: on a device alone in its account, each change
+    /// replaces the one before in the same frame.
+    func commitChange(_ records: [VaultRecord]) throws(VaultError) {
+        let before = try history()
+        let first = try DeviceRecord.everyRecord(in: vault)[0]
+        let made = try records.filter { $0.kind == .credential }.map { record throws(VaultError) in
+            try Revision(record, source: .local(record), firstDevice: first)
+        }
+        let history = History(revisions: before.revisions + made, devices: before.devices, current: before.current,
+                              deviceBound: before.deviceBound.union(made.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId)))
+        let madeIds = Set(made.map(\.id))
+        let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
+        let done = supersededRevisions(local, in: history, at: present).filter { !madeIds.contains($0.id) }
+        try vault.commit(done.map(tombstone) + records)
+    }
+
+    /// Local revisions a later revision of the same device and passkey outranks on every device
+    /// from now on: that one has reached every device of the account, so this one can never be
+    /// what a device shows again.
+    private func supersededRevisions(_ local: [Revision], in history: History, at now: Instant) -> [Revision] {
+        var out = [Revision]()
+        for (_, revisions) in Dictionary(grouping: local, by: { $0.originId + $0.itemId }) where revisions.count > 1 {
+            let ordered = revisions.sorted(by: Revision.precedes)
+            // The newest revision everybody holds; every older one is done with.
+            guard let settled = ordered.lastIndex(where: { r in
+                history.current.allSatisfy { device in
+                    device.id == r.originId || history.deviceBound.contains(r.itemId)
+                        || (visibility(of: r, to: device, in: history).map { $0 <= now } ?? false)
+                }
+            }) else { continue }
+            out += ordered[..<settled]
+        }
+        return out
+    }
+
+    /// Seals `revisions` into store objects of at most ``objectBudget`` bytes of records each.
+    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError) {
+        guard let state = storeState, !revisions.isEmpty else { return }
+        var batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
+        func flush() throws(VaultError) {
+            guard !batch.isEmpty else { return }
+            let name = random.bytes(16)
+            try state.store.put(Hex.string(name), StorePack.seal(batch, name: name, key: settings.accountKey, accountId: settings.accountId))
+            batch = []
+            size = 0
+        }
+        for (revision, landed) in revisions {
+            guard case .local(var record) = revision.source else { continue }
+            if let sealed = revision.sealedKey {
+                let secret = try vault.openSecret(sealed, recordId: record.id)
+                record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
+                    secret, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: record.id)))
+            }
+            let weight = VaultDecoding.encodeBatch([record]).count + 16
+            if size + weight > Self.objectBudget { try flush() }
+            batch.append((record, landed))
+            size += weight
+        }
+        try flush()
+    }
+}
