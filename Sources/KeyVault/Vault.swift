@@ -55,6 +55,8 @@ public final class Vault {
     var live: [ByteKey: LiveRecord] = [:]
     var nextSequence = 0
     var countByKind: [VaultRecord.Kind: Int] = [:]
+    /// The live ids of each kind, so the few records of a small kind are found without a scan.
+    var idsByKind: [VaultRecord.Kind: Set<ByteKey>] = [:]
     /// (kind, tag) → field value → ids, built on the first query for that (kind, tag).
     var fieldIndexes: [FieldIndexKey: [ByteKey: [ByteKey]]] = [:]
 
@@ -81,7 +83,7 @@ public final class Vault {
 
     /// Live records of one kind, in the order they became live.
     public func records(kind: VaultRecord.Kind) -> [VaultRecord] {
-        ordered(live.values.lazy.filter { $0.record.kind == kind })
+        ordered((idsByKind[kind] ?? []).compactMap { live[$0] })
     }
 
     /// Live records of `kind` whose field `tag` equals `value`, in the order they became live.

@@ -126,6 +126,7 @@ extension Vault {
         if old == nil { nextSequence += 1 }
         live[id] = LiveRecord(record: record, sequence: sequence)
         countByKind[record.kind, default: 0] += 1
+        idsByKind[record.kind, default: []].insert(id)
         for key in fieldIndexes.keys where key.kind == record.kind {
             if let value = record.field(key.tag) { fieldIndexes[key]![ByteKey(value), default: []].append(id) }
         }
@@ -134,6 +135,7 @@ extension Vault {
     private func unindex(_ record: VaultRecord) {
         let id = ByteKey(record.id)
         countByKind[record.kind, default: 0] -= 1
+        idsByKind[record.kind]?.remove(id)
         for key in fieldIndexes.keys where key.kind == record.kind {
             if let value = record.field(key.tag) { fieldIndexes[key]![ByteKey(value)]?.removeAll { $0 == id } }
         }

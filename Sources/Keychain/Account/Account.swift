@@ -20,7 +20,7 @@ public final class Account {
     public var suffixes: @Sendable () -> PublicSuffixList = { .system }
     /// The store and what it held when last read (its revisions, and when each landed), once it is
     /// in use; and why it is not used, when it cannot be (AccountSync.swift).
-    var storeState: (store: any AccountStore, revisions: [Revision], landed: [[UInt8]: Instant])?
+    var storeState: StoreState?
     public internal(set) var storeProblem: String?
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {

@@ -101,8 +101,7 @@ public final class Device {
 
     private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
                         revisionId: [UInt8]) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
-        let store: ViewCredentialStore
-        do { store = try ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId) } catch { throw DeviceError(error) }
+        let store = ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId)
         let user = SimulatedUser(sensor: BiometricSensor(account: account, deviceId: id), policy: policy)
         return WebAuthnClient(authenticator: Authenticator(configuration: configuration, store: store, user: user,
                                                            random: account.random, clock: account.clock),
@@ -110,10 +109,7 @@ public final class Device {
     }
 
     private func store() throws(DeviceError) -> ViewCredentialStore {
-        let device = try record()
-        do { return try ViewCredentialStore(account: account, device: device, nextRevisionId: account.newRevisionId()) } catch {
-            throw DeviceError(error)
-        }
+        ViewCredentialStore(account: account, device: try record(), nextRevisionId: account.newRevisionId())
     }
 
     // MARK: - Passkeys
@@ -121,10 +117,12 @@ public final class Device {
     /// The passkeys this device holds now, oldest first; only those of `rpId` when given (in any
     /// form a client accepts: `Bücher.example` finds those of `xn--bcher-kva.example`).
     public func credentials(rpId: String? = nil) throws(DeviceError) -> [Credential] {
-        let all = try store().items.map(\.credential)
-        guard let rpId else { return all }
-        let ascii = (try? RelyingPartyIdentifier.ascii(rpId)) ?? rpId
-        return all.filter { $0.rpId == ascii }
+        let store = try store()
+        do throws(VaultError) {
+            guard let rpId else { return try store.allItems().map(\.credential) }
+            let ascii = (try? RelyingPartyIdentifier.ascii(rpId)) ?? rpId
+            return try store.items(rpIds: [ascii]).map(\.credential)
+        } catch { throw DeviceError(error) }
     }
 
     /// The passkey with credential id `id`, if this device holds it.
@@ -137,7 +135,9 @@ public final class Device {
     @discardableResult
     public func delete(credentialId id: [UInt8]) throws(DeviceError) -> Credential {
         let store = try store()
-        guard let credential = store.items.map(\.credential).first(where: { $0.id == id }) else {
+        let held: [DeviceView.Item]
+        do { held = try store.items(rpIds: account.rpIds(ofCredential: id)) } catch { throw DeviceError(error) }
+        guard let credential = held.map(\.credential).first(where: { $0.id == id }) else {
             throw DeviceError(.noSuchCredential, "no passkey with id \(Base64URL.encode(id)) on device '\(name)'")
         }
         do { try store.delete([credential]) } catch { throw DeviceError(error) }
@@ -223,11 +223,12 @@ public final class Device {
         do {
             // One frame: the new enrollment and the passkeys it orphans go together.
             let store = try store()
-            let dropped = reset ? store.items.map(\.credential).filter(\.requiresUserVerification) : []
+            let items = reset ? try store.allItems() : []
+            let dropped = items.map(\.credential).filter(\.requiresUserVerification)
             let time = account.eventTime
             let device = try record()
             var removals = [VaultRecord]()
-            for item in store.items where dropped.contains(where: { $0.id == item.credential.id }) {
+            for item in items where dropped.contains(where: { $0.id == item.credential.id }) {
                 removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: item.credential, itemId: item.itemId, device: device, changedAt: time))
             }
             try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN).0, committing: removals)
@@ -274,7 +275,8 @@ public final class Device {
     public func check() throws(DeviceError) -> VaultCheck {
         let store = try store()
         var problems = [String]()
-        let all = store.items.map(\.credential)
+        let all: [Credential]
+        do { all = try store.allItems().map(\.credential) } catch { throw DeviceError(error) }
         let checkable = all.filter { !$0.requiresUserVerification }
         for credential in checkable {
             do {

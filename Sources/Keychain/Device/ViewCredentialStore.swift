@@ -14,17 +14,44 @@ final class ViewCredentialStore: CredentialStore {
     /// The id the next new passkey's first revision will have (decided before the ceremony, since
     /// the BS flag the authenticator signs depends on when that revision uploads).
     let nextRevisionId: [UInt8]
-    private var view: DeviceView
+    /// What the device holds of each RP asked about (a ceremony asks about one), and of all of
+    /// them once asked; forgotten after each change this store makes.
+    private var views = [String: DeviceView]()
+    private var everything: DeviceView?
 
-    init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]) throws(VaultError) {
+    init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]) {
         self.account = account
         self.device = device
         self.nextRevisionId = nextRevisionId
-        self.view = try account.view(of: device)
+    }
+
+    private func view(rpId: String) throws(VaultError) -> DeviceView {
+        if let view = views[rpId] { return view }
+        let view = try account.view(of: device, rpIds: [rpId])
+        views[rpId] = view
+        return view
+    }
+
+    private func changed() {
+        views = [:]
+        everything = nil
     }
 
     func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential] {
-        view.items.map(\.credential).filter { $0.rpId == rpId }
+        do { return try view(rpId: rpId).items.map(\.credential) } catch { throw AuthenticatorError(error) }
+    }
+
+    /// Every passkey the device holds, oldest first.
+    func allItems() throws(VaultError) -> [DeviceView.Item] {
+        if let everything { return everything.items }
+        let view = try account.view(of: device)
+        everything = view
+        return view.items
+    }
+
+    /// The passkeys of `rpIds` the device holds.
+    func items(rpIds: Set<String>) throws(VaultError) -> [DeviceView.Item] {
+        try account.view(of: device, rpIds: rpIds).items
     }
 
     func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> P256PrivateKey {
@@ -63,6 +90,7 @@ final class ViewCredentialStore: CredentialStore {
             }
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)
             try account.commitChange(removals + [record])
+            changed()
         } catch { throw AuthenticatorError(error) }
     }
 
@@ -75,7 +103,7 @@ final class ViewCredentialStore: CredentialStore {
             let sealed = try account.resealKey(of: item.winner, into: id)
             try account.commitChange([CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
                                                             device: device, changedAt: account.eventTime)])
-            view = try account.view(of: device)
+            changed()
         } catch { throw AuthenticatorError(error) }
     }
 
@@ -88,7 +116,7 @@ final class ViewCredentialStore: CredentialStore {
                                                      device: device, changedAt: time))
         }
         try account.commitChange(removals)
-        view = try account.view(of: device)
+        changed()
     }
 
     /// The opened private key of `credential`, for `vault check` (no biometry key: only passkeys
@@ -103,10 +131,8 @@ final class ViewCredentialStore: CredentialStore {
         }
     }
 
-    var items: [DeviceView.Item] { view.items }
-
     private func item(_ credential: Credential) throws(VaultError) -> DeviceView.Item {
-        guard let item = view.item(credentialId: credential.id) else {
+        guard let item = try view(rpId: credential.rpId).item(credentialId: credential.id) else {
             throw VaultError(.invalid, "credential \(Base64URL.encode(credential.id)) is not on this device")
         }
         return item

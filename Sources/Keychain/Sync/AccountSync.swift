@@ -31,9 +31,14 @@ extension Account {
 
     /// Every revision in this vault, of every device, in the vault's order.
     func localRevisions() throws(VaultError) -> [Revision] {
+        try revisions(vault.records(kind: .credential))
+    }
+
+    private func revisions(_ records: [VaultRecord]) throws(VaultError) -> [Revision] {
         let first = try DeviceRecord.everyRecord(in: vault)[0]
         var out = [Revision]()
-        for (index, record) in vault.records(kind: .credential).enumerated() {
+        out.reserveCapacity(records.count)
+        for (index, record) in records.enumerated() {
             out.append(try Revision(record, source: .local(record), sequence: index, firstDevice: first))
         }
         return out
@@ -44,7 +49,7 @@ extension Account {
         return VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1)
     }
 
-    /// What the schedule needs, read once: every revision (this vault's, then the store's it lacks),
+    /// What the schedule needs, read once: revisions (this vault's, then the store's it lacks),
     /// every device record by id (removed ones too), and the passkeys that are device-bound.
     struct History {
         let revisions: [Revision]
@@ -53,16 +58,33 @@ extension Account {
         /// Items with a revision made backup-ineligible (`register --device-bound`): they never
         /// leave the device that made them.
         let deviceBound: Set<[UInt8]>
+
+        init(revisions: [Revision], devices every: [DeviceRecord]) {
+            self.revisions = revisions
+            devices = Dictionary(every.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            current = every.filter { $0.removedAt == nil }
+            deviceBound = Set(revisions.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId))
+        }
     }
 
-    func history() throws(VaultError) -> History {
-        let every = try DeviceRecord.everyRecord(in: vault)
-        let local = try localRevisions()
+    /// The history of every passkey, or of one RP's (found through the vault's index on the RP ID
+    /// field, so a ceremony costs the same among ten passkeys or a hundred thousand).
+    func history(rpIds: Set<String>? = nil) throws(VaultError) -> History {
+        let records = rpIds.map { ids in
+            ids.sorted().flatMap { vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array($0.utf8)) }
+        } ?? vault.records(kind: .credential)
+        let local = try revisions(records)
         let localIds = Set(local.map(\.id))
-        let revisions = local + (storeState?.revisions ?? []).filter { !localIds.contains($0.id) }
-        let bound = Set(revisions.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId))
-        return History(revisions: revisions, devices: Dictionary(every.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
-                       current: every.filter { $0.removedAt == nil }, deviceBound: bound)
+        let stored = (storeState?.revisions ?? []).filter { !localIds.contains($0.id) && (rpIds?.contains($0.credential.rpId) ?? true) }
+        return History(revisions: local + stored, devices: try DeviceRecord.everyRecord(in: vault))
+    }
+
+    /// The RP IDs of the passkey whose credential id is `id`, wherever a revision of it is.
+    func rpIds(ofCredential id: [UInt8]) -> Set<String> {
+        let local = vault.records(kind: .credential, field: CredentialRecord.Tag.credentialId, equals: id)
+            .compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } }
+        let stored = (storeState?.revisions ?? []).filter { $0.credential.id == id }.map(\.credential.rpId)
+        return Set(local + stored)
     }
 
     // MARK: - The schedule
@@ -102,10 +124,10 @@ extension Account {
         return arrival(of: revision.id, at: device, landed: landed)
     }
 
-    /// What `device` holds now.
-    func view(of device: DeviceRecord) throws(VaultError) -> DeviceView {
+    /// What `device` holds now: every passkey, or those of `rpIds`.
+    func view(of device: DeviceRecord, rpIds: Set<String>? = nil) throws(VaultError) -> DeviceView {
         try sync()
-        let history = try history()
+        let history = try history(rpIds: rpIds)
         let now = present
         let visible = history.revisions.compactMap { r in visibility(of: r, to: device, in: history).flatMap { $0 <= now ? (r, $0) : nil } }
         return DeviceView(visible: visible, at: now, landedAt: { self.landedAt($0, in: history) },
@@ -130,8 +152,7 @@ extension Account {
     func useStore() {
         guard storeState == nil, storeProblem == nil else { return }
         do {
-            let store = try DirectoryStore(path: storePath)
-            storeState = (store, [], [:])
+            storeState = StoreState(store: try DirectoryStore(path: storePath))
             try readStore()
         } catch {
             storeState = nil
@@ -143,20 +164,24 @@ extension Account {
     /// too large) or does not open under the account key (damaged, another account's, renamed) is
     /// passed over: the store is not trusted.
     private func readStore() throws(VaultError) {
-        guard let state = storeState else { return }
+        guard var state = storeState else { return }
         let first = try DeviceRecord.everyRecord(in: vault)[0]
-        var revisions = [Revision](), landed = [[UInt8]: Instant]()
+        state.revisions = []
+        state.landed = [:]
+        state.latest = [:]
         for name in try state.store.names() {
             guard let nameBytes = Hex.bytes(name), let bytes = try? state.store.object(name),
                   let entries = StorePack.open(bytes, name: nameBytes, key: settings.accountKey, accountId: settings.accountId)
             else { continue }
-            for entry in entries where landed[entry.record.id] == nil {
+            for entry in entries where state.landed[entry.record.id] == nil {
                 guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt), firstDevice: first) else { continue }
-                revisions.append(revision)
-                landed[revision.id] = entry.landedAt
+                state.revisions.append(revision)
+                state.landed[revision.id] = entry.landedAt
+                let key = revision.originId + revision.itemId
+                state.latest[key] = max(state.latest[key] ?? revision.changedAt, revision.changedAt)
             }
         }
-        storeState = (state.store, revisions, landed)
+        storeState = state
     }
 
     /// The most one store object holds, in bytes of records: well under what the store reads back
@@ -168,30 +193,29 @@ extension Account {
     /// device has already superseded in landing). A reader writes nothing: what it computes does
     /// not depend on the store's copy.
     func sync() throws(VaultError) {
-        guard vault.access == .write else { return }
-        if storeInUse { useStore() }
-        let history = try history()
+        guard vault.access == .write, storeInUse else { return }
+        useStore()
+        guard let state = storeState else { return }
+        // Only what the store lacks is read: in the steady state, the last few changes.
+        let missing = vault.records(kind: .credential).filter { state.landed[$0.id] == nil }
+        guard !missing.isEmpty else { return }
+        let history = History(revisions: try revisions(missing), devices: try DeviceRecord.everyRecord(in: vault))
         let now = present
-        let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
-        var latestLanded = [[UInt8]: Instant]()  // per (device, item): the newest landed revision's change time
+        var latest = state.latest  // per (device, item): the newest landed change
         var landedNow = [(Revision, Instant)]()
-        for r in local {
+        for r in history.revisions where !history.deviceBound.contains(r.itemId) {
             guard let landed = landedAt(r, in: history), landed <= now else { continue }
             landedNow.append((r, landed))
             let key = r.originId + r.itemId
-            latestLanded[key] = max(latestLanded[key] ?? r.changedAt, r.changedAt)
+            latest[key] = max(latest[key] ?? r.changedAt, r.changedAt)
         }
-        if let state = storeState {
-            let pending = landedNow.filter { r, _ in
-                state.landed[r.id] == nil && !history.deviceBound.contains(r.itemId) && latestLanded[r.originId + r.itemId] == r.changedAt
-            }
-            do {
-                try upload(pending)
-                if !pending.isEmpty { try readStore() }
-            } catch {
-                storeState = nil
-                storeProblem = "the account store at \(storePath) is not used: \(error.message)"
-            }
+        let pending = landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt }
+        do {
+            try upload(pending)
+            if !pending.isEmpty { try readStore() }
+        } catch {
+            storeState = nil
+            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
         }
     }
 
@@ -201,13 +225,13 @@ extension Account {
     /// The new revisions count as made now: on a device alone in its account, each change
     /// replaces the one before in the same frame.
     func commitChange(_ records: [VaultRecord]) throws(VaultError) {
-        let before = try history()
+        let rpIds = Set(records.compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } })
+        let before = try history(rpIds: rpIds)
         let first = try DeviceRecord.everyRecord(in: vault)[0]
         let made = try records.filter { $0.kind == .credential }.map { record throws(VaultError) in
             try Revision(record, source: .local(record), firstDevice: first)
         }
-        let history = History(revisions: before.revisions + made, devices: before.devices, current: before.current,
-                              deviceBound: before.deviceBound.union(made.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId)))
+        let history = History(revisions: before.revisions + made, devices: Array(before.devices.values))
         let madeIds = Set(made.map(\.id))
         let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
         let done = supersededRevisions(local, in: history, at: present).filter { !madeIds.contains($0.id) }
@@ -258,4 +282,13 @@ extension Account {
         }
         try flush()
     }
+}
+
+/// The account store in use, and what it held when last read: its revisions, when each landed,
+/// and per (device, passkey) the newest change it holds.
+struct StoreState {
+    let store: any AccountStore
+    var revisions: [Revision] = []
+    var landed: [[UInt8]: Instant] = [:]
+    var latest: [[UInt8]: Instant] = [:]
 }

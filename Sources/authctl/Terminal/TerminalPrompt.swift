@@ -50,8 +50,12 @@ enum TerminalPrompt {
         let buffer = SecureBytes(count: SecretSource.maximumLength + 1)
         var length = 0
         while true {
+            // A signal can come just before `read` starts, where it would not interrupt it: wait
+            // in short polls and look at the flag between them.
+            var ready = pollfd(fd: tty, events: Int16(POLLIN), revents: 0)
+            if interruptingSignal == 0 && poll(&ready, 1, 100) == 0 { continue }
             var byte: UInt8 = 0
-            let n = Glibc.read(tty, &byte, 1)
+            let n = interruptingSignal != 0 ? -1 : Glibc.read(tty, &byte, 1)
             if interruptingSignal != 0 {
                 throw CLIError(.canceled, "the prompt was interrupted (signal \(interruptingSignal)); nothing was done")
             }
