@@ -22,18 +22,32 @@ enum POSIXFile {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Entries of a directory, without `.` and `..`.
+    /// Entries of a directory, without `.` and `..`; none when it cannot be listed.
     static func entries(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
+        (try? listing(path)) ?? []
+    }
+
+    /// Entries of a directory, without `.` and `..`, or why it cannot be listed.
+    static func listing(_ path: String) throws(VaultError) -> [String] {
+        guard let dir = opendir(path) else { throw VaultError(.io, "cannot list \(path): \(errorText())") }
         defer { closedir(dir) }
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         var out = [String]()
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            // The name is read through a pointer, up to its NUL: a dirent is only as long as its
+            // name, so copying the whole `d_name` array could read past the end of its buffer.
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { out.append(name) }
         }
         return out
+    }
+
+    /// Refuses a path that is a symbolic link (or missing): for directories the vault makes itself
+    /// inside its own, which are never links.
+    static func requireNoLink(_ path: String) throws(VaultError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { throw VaultError(.io, "cannot inspect \(path): \(errorText())") }
+        guard (st.st_mode & S_IFMT) != S_IFLNK else { throw VaultError(.unsafe, "\(path) is a symbolic link, which the vault never follows") }
     }
 
     static func makeDirectory(_ path: String) throws(VaultError) {

@@ -86,6 +86,12 @@ public final class Vault {
         ordered((idsByKind[kind] ?? []).compactMap { live[$0] })
     }
 
+    /// Live records of one kind in no particular order: a scan without the sort, for a caller
+    /// that keeps only a few of them.
+    public func unorderedRecords(kind: VaultRecord.Kind) -> [VaultRecord] {
+        (idsByKind[kind] ?? []).compactMap { live[$0]?.record }
+    }
+
     /// Live records of `kind` whose field `tag` equals `value`, in the order they became live.
     /// The first query for a (kind, tag) builds an index, kept up to date from then on, so finding
     /// the passkeys of one RP among many costs a hash lookup.

@@ -70,6 +70,21 @@ public struct VaultRecord: Equatable, Sendable {
         return BigEndian.integer(bytes)
     }
 
+    // The widths records use, spelled out: a call from another module then runs code compiled
+    // for the type rather than the generic version above (which every revision read goes through).
+
+    public func integer(_ tag: UInt8, as _: UInt64.Type) throws(VaultError) -> UInt64? { try fixedWidth(tag) }
+    public func integer(_ tag: UInt8, as _: UInt32.Type) throws(VaultError) -> UInt32? { try fixedWidth(tag) }
+    public func integer(_ tag: UInt8, as _: Int32.Type) throws(VaultError) -> Int32? { try fixedWidth(tag) }
+
+    private func fixedWidth<T: FixedWidthInteger>(_ tag: UInt8) throws(VaultError) -> T? {
+        guard let bytes = field(tag) else { return nil }
+        guard bytes.count == MemoryLayout<T>.size else {
+            throw VaultError(.corrupted, "field \(tag) of a \(kind) record is \(bytes.count) bytes, not \(MemoryLayout<T>.size)")
+        }
+        return BigEndian.integer(bytes)
+    }
+
     /// Sets field `tag` to `value`; `nil` removes it.
     public mutating func setField(_ tag: UInt8, _ value: [UInt8]?) {
         var all = fields

@@ -207,3 +207,53 @@ private func storeObjects(_ dir: String) -> [String] {
         #expect(try holds(phone, "phone") == [made.id])
     }
 }
+
+@Test func theStoreIsMergedSoItStaysAboutAsLargeAsTheAccount() throws {
+    try withTemporaryDirectory { dir in
+        var (phone, clock): (Account?, VirtualClock) = try account(in: dir)
+        let made = try register(phone!, on: "phone", counter: true)
+        for _ in 0..<100 {
+            _ = try phone!.device("laptop").sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin)
+            _ = try phone!.syncStatus()  // a writer's sync: each change uploads on its own
+        }
+        #expect(storeObjects(dir).count <= Account.mergeThreshold + 1)
+        phone = nil
+        let reopened = try reopen(dir, clock: clock)
+        #expect(try reopened.device("phone").credential(id: made.id)?.signCount == 100)
+        #expect(try reopened.syncStatus().storeInUse)
+    }
+}
+
+@Test func aClockSteppedBackHidesNothingADeviceMadeItself() throws {
+    try withTemporaryDirectory { dir in
+        let (phone, _) = try account(in: dir, upload: "10s", download: "10s")
+        let made = try register(phone, on: "phone")
+        let clock = phone.clock
+        phone.clock = WallClock.fixed(seconds: start / 1000 - 3600)
+        #expect(try holds(phone, "phone") == [made.id])
+        phone.clock = clock
+    }
+}
+
+@Test func aLinkedOrMisplacedStoreIsSetAsideNotFollowed() throws {
+    try withTemporaryDirectory { dir in
+        var (phone, clock): (Account?, VirtualClock) = try account(in: dir)
+        let made = try register(phone!, on: "phone")
+        phone = nil
+        let elsewhere = dir + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
+        try FileManager.default.removeItem(atPath: dir + "/vault/cloud")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/vault/cloud", withDestinationPath: elsewhere)
+        var linked: Account! = try reopen(dir, clock: clock)
+        #expect(linked.storeProblem?.contains("symbolic link") == true)
+        _ = try register(linked, on: "laptop", userId: "BAUG")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+        linked = nil
+        // A reader says so too, for a file in the store's place.
+        try FileManager.default.removeItem(atPath: dir + "/vault/cloud")
+        FileManager.default.createFile(atPath: dir + "/vault/cloud", contents: Data("x".utf8))
+        let reader = try reopen(dir, clock: clock, access: .read)
+        #expect(reader.storeProblem != nil)
+        #expect(try holds(reader, "laptop").contains(made.id))
+    }
+}

@@ -16,21 +16,35 @@ public final class DirectoryStore: AccountStore {
     /// Opens the store at `path`, creating it (0700) when it does not exist.
     public init(path: String) throws(VaultError) {
         self.path = path
+        if POSIXFile.exists(path) { try POSIXFile.requireNoLink(path) }
         try POSIXFile.makeDirectory(path)
-        try POSIXFile.requireOwnDirectory(path)
+        try POSIXFile.requireNoLink(path)
         try POSIXFile.requirePrivateDirectory(path)
+        if POSIXFile.exists(objects) { try POSIXFile.requireNoLink(objects) }
         try POSIXFile.makeDirectory(objects)
+        try POSIXFile.requireNoLink(objects)
         try POSIXFile.requirePrivateDirectory(objects)
     }
 
     private var objects: String { path + "/objects" }
 
-    /// Whether a store directory exists at `path`.
-    public static func exists(at path: String) -> Bool { POSIXFile.isDirectory(path) }
+    /// Whether anything exists at `path` (a store, or something in its place).
+    public static func exists(at path: String) -> Bool { POSIXFile.exists(path) }
 
     /// Deletes the store at `path`: its objects, then its directories if that empties them.
     public static func remove(at path: String) throws(VaultError) {
+        guard POSIXFile.exists(path) else { return }
+        if !POSIXFile.isDirectory(path) || (try? POSIXFile.requireNoLink(path)) == nil {
+            // A file or a link in the store's place goes itself; a link is never followed.
+            guard unlink(path) == 0 || errno == ENOENT else { throw VaultError(.io, "cannot remove \(path): \(POSIXFile.errorText())") }
+            return
+        }
         try POSIXFile.requirePrivateDirectory(path)
+        if (try? POSIXFile.requireNoLink(path + "/objects")) == nil {
+            unlink(path + "/objects")
+            rmdir(path)
+            return
+        }
         for name in POSIXFile.entries(path + "/objects") where unlink(path + "/objects/" + name) != 0 && errno != ENOENT {
             throw VaultError(.io, "cannot remove \(name) from \(path): \(POSIXFile.errorText())")
         }
@@ -39,7 +53,7 @@ public final class DirectoryStore: AccountStore {
     }
 
     public func names() throws(VaultError) -> [String] {
-        POSIXFile.entries(objects).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".tmp") }
+        try POSIXFile.listing(objects).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".tmp") }
     }
 
     public func object(_ name: String) throws(VaultError) -> [UInt8] {
@@ -59,6 +73,16 @@ public final class DirectoryStore: AccountStore {
         }
         try POSIXFile.syncDirectory(objects)
     }
+
+    public func delete(_ name: String) throws(VaultError) {
+        try Self.checkName(name)
+        guard unlink(objects + "/" + name) == 0 || errno == ENOENT else {
+            throw VaultError(.io, "cannot remove object \(name) from \(path): \(POSIXFile.errorText())")
+        }
+    }
+
+    /// Flushes the objects directory: the deletions before it are durable.
+    public func flush() throws(VaultError) { try POSIXFile.syncDirectory(objects) }
 
     /// Object names are the vault's own (hexadecimal): nothing that could leave the directory.
     private static func checkName(_ name: String) throws(VaultError) {

@@ -21,6 +21,8 @@ public final class Account {
     /// The store and what it held when last read (its revisions, and when each landed), once it is
     /// in use; and why it is not used, when it cannot be (AccountSync.swift).
     var storeState: StoreState?
+    /// Credential records already read as revisions, by record id (AccountSync.swift).
+    var revisionCache = [[UInt8]: Revision]()
     public internal(set) var storeProblem: String?
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {

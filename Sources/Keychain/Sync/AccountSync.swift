@@ -34,12 +34,20 @@ extension Account {
         try revisions(vault.records(kind: .credential))
     }
 
+    /// `records` read as revisions; each record is read once and kept (``revisionCache``), so a
+    /// ceremony that looks at an RP's passkeys twice decodes them once.
     private func revisions(_ records: [VaultRecord]) throws(VaultError) -> [Revision] {
         let first = try DeviceRecord.everyRecord(in: vault)[0]
         var out = [Revision]()
         out.reserveCapacity(records.count)
-        for (index, record) in records.enumerated() {
-            out.append(try Revision(record, source: .local(record), sequence: index, firstDevice: first))
+        for record in records {
+            if let cached = revisionCache[record.id], case .local(let seen) = cached.source, seen.version == record.version {
+                out.append(cached)
+                continue
+            }
+            let revision = try Revision(record, source: .local(record), firstDevice: first)
+            revisionCache[record.id] = revision
+            out.append(revision)
         }
         return out
     }
@@ -129,7 +137,13 @@ extension Account {
         try sync()
         let history = try history(rpIds: rpIds)
         let now = present
-        let visible = history.revisions.compactMap { r in visibility(of: r, to: device, in: history).flatMap { $0 <= now ? (r, $0) : nil } }
+        // A device holds what it made itself whatever its clock says since (a clock stepped back
+        // must not hide it); the rest once it has arrived.
+        let visible = history.revisions.compactMap { r -> (Revision, Instant)? in
+            guard let at = visibility(of: r, to: device, in: history) else { return nil }
+            let own = r.originId == device.id && r.changedAt.order >= device.syncedFrom.order
+            return own || at <= now ? (r, at) : nil
+        }
         return DeviceView(visible: visible, at: now, landedAt: { self.landedAt($0, in: history) },
                           backupStateImmediate: settings.backupStateImmediate)
     }
@@ -164,24 +178,56 @@ extension Account {
     /// too large) or does not open under the account key (damaged, another account's, renamed) is
     /// passed over: the store is not trusted.
     private func readStore() throws(VaultError) {
-        guard var state = storeState else { return }
-        let first = try DeviceRecord.everyRecord(in: vault)[0]
-        state.revisions = []
-        state.landed = [:]
-        state.latest = [:]
+        guard let current = storeState else { return }
+        var state = StoreState(store: current.store)
         for name in try state.store.names() {
             guard let nameBytes = Hex.bytes(name), let bytes = try? state.store.object(name),
                   let entries = StorePack.open(bytes, name: nameBytes, key: settings.accountKey, accountId: settings.accountId)
             else { continue }
-            for entry in entries where state.landed[entry.record.id] == nil {
-                guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt), firstDevice: first) else { continue }
-                state.revisions.append(revision)
-                state.landed[revision.id] = entry.landedAt
-                let key = revision.originId + revision.itemId
-                state.latest[key] = max(state.latest[key] ?? revision.changedAt, revision.changedAt)
-            }
+            state.names.append(name)
+            try add(entries, to: &state)
         }
         storeState = state
+    }
+
+    /// Adds what an object holds to what the store is known to hold.
+    private func add(_ entries: [(record: VaultRecord, landedAt: Instant)], to state: inout StoreState) throws(VaultError) {
+        let first = try DeviceRecord.everyRecord(in: vault)[0]
+        for entry in entries where state.landed[entry.record.id] == nil {
+            guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
+            else { continue }
+            state.revisions.append(revision)
+            state.landed[revision.id] = entry.landedAt
+            let key = revision.originId + revision.itemId
+            state.latest[key] = max(state.latest[key] ?? revision.changedAt, revision.changedAt)
+        }
+    }
+
+    /// Past this many objects, a writer merges the store.
+    public static let mergeThreshold = 32
+
+    /// Writes the newest revision of each (device, passkey) the store holds into as few objects as
+    /// the budget allows, then deletes the objects they came from: the store stays about as large
+    /// as the account, and an open reads a few objects, not one per change ever made.
+    private func mergeStore() throws(VaultError) {
+        guard let state = storeState, state.names.count > Self.mergeThreshold else { return }
+        var newest = [[UInt8]: Revision]()
+        for r in state.revisions {
+            let key = r.originId + r.itemId
+            if let kept = newest[key], !Revision.precedes(kept, r) { continue }
+            newest[key] = r
+        }
+        let entries = newest.values.compactMap { r -> (record: VaultRecord, landedAt: Instant)? in
+            guard case .store(let landed, let record) = r.source else { return nil }
+            return (record, landed)
+        }.sorted { a, b in a.landedAt != b.landedAt ? a.landedAt < b.landedAt : a.record.id.lexicographicallyPrecedes(b.record.id) }
+        let written = try writeObjects(entries)
+        for name in state.names { try state.store.delete(name) }
+        try (state.store as? DirectoryStore)?.flush()
+        var merged = StoreState(store: state.store)
+        merged.names = written
+        try add(entries, to: &merged)
+        storeState = merged
     }
 
     /// The most one store object holds, in bytes of records: well under what the store reads back
@@ -197,9 +243,10 @@ extension Account {
         useStore()
         guard let state = storeState else { return }
         // Only what the store lacks is read: in the steady state, the last few changes.
-        let missing = vault.records(kind: .credential).filter { state.landed[$0.id] == nil }
+        let missing = vault.unorderedRecords(kind: .credential).filter { state.landed[$0.id] == nil }
         guard !missing.isEmpty else { return }
-        let history = History(revisions: try revisions(missing), devices: try DeviceRecord.everyRecord(in: vault))
+        let history = History(revisions: try revisions(missing).sorted { $0.changedAt < $1.changedAt },
+                              devices: try DeviceRecord.everyRecord(in: vault))
         let now = present
         var latest = state.latest  // per (device, item): the newest landed change
         var landedNow = [(Revision, Instant)]()
@@ -211,8 +258,13 @@ extension Account {
         }
         let pending = landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt }
         do {
-            try upload(pending)
-            if !pending.isEmpty { try readStore() }
+            guard !pending.isEmpty else { return }
+            let (stored, names) = try upload(pending)
+            var known = state
+            known.names += names
+            try add(stored, to: &known)
+            storeState = known
+            try mergeStore()
         } catch {
             storeState = nil
             storeProblem = "the account store at \(storePath) is not used: \(error.message)"
@@ -257,17 +309,10 @@ extension Account {
         return out
     }
 
-    /// Seals `revisions` into store objects of at most ``objectBudget`` bytes of records each.
-    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError) {
-        guard let state = storeState, !revisions.isEmpty else { return }
-        var batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
-        func flush() throws(VaultError) {
-            guard !batch.isEmpty else { return }
-            let name = random.bytes(16)
-            try state.store.put(Hex.string(name), StorePack.seal(batch, name: name, key: settings.accountKey, accountId: settings.accountId))
-            batch = []
-            size = 0
-        }
+    /// Seals `revisions` (this vault's) for the store — their private keys sealed again under the
+    /// account key — and writes them; returns the entries as stored and the objects' names.
+    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError) -> (entries: [(record: VaultRecord, landedAt: Instant)], names: [String]) {
+        var entries = [(record: VaultRecord, landedAt: Instant)]()
         for (revision, landed) in revisions {
             guard case .local(var record) = revision.source else { continue }
             if let sealed = revision.sealedKey {
@@ -275,12 +320,32 @@ extension Account {
                 record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
                     secret, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: record.id)))
             }
-            let weight = VaultDecoding.encodeBatch([record]).count + 16
+            entries.append((record, landed))
+        }
+        return (entries, try writeObjects(entries))
+    }
+
+    /// Writes `entries` as store objects of at most ``objectBudget`` bytes of records each, and
+    /// returns their names.
+    private func writeObjects(_ entries: [(record: VaultRecord, landedAt: Instant)]) throws(VaultError) -> [String] {
+        guard let state = storeState, !entries.isEmpty else { return [] }
+        var names = [String](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
+        func flush() throws(VaultError) {
+            guard !batch.isEmpty else { return }
+            let name = random.bytes(16)
+            try state.store.put(Hex.string(name), StorePack.seal(batch, name: name, key: settings.accountKey, accountId: settings.accountId))
+            names.append(Hex.string(name))
+            batch = []
+            size = 0
+        }
+        for entry in entries {
+            let weight = VaultDecoding.encodeBatch([entry.record]).count + 16
             if size + weight > Self.objectBudget { try flush() }
-            batch.append((record, landed))
+            batch.append(entry)
             size += weight
         }
         try flush()
+        return names
     }
 }
 
@@ -288,6 +353,8 @@ extension Account {
 /// and per (device, passkey) the newest change it holds.
 struct StoreState {
     let store: any AccountStore
+    /// The objects read (those that opened under the account key).
+    var names: [String] = []
     var revisions: [Revision] = []
     var landed: [[UInt8]: Instant] = [:]
     var latest: [[UInt8]: Instant] = [:]

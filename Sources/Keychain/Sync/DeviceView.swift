@@ -17,7 +17,8 @@ struct DeviceView {
         let winner: Revision
         /// When the passkey was first visible to this device.
         let since: Instant
-        let sequence: Int
+        /// The vault position of its first visible revision: the order it was written in.
+        let written: UInt64
     }
 
     /// Oldest first (the order an account picker lists them, the newest last).
@@ -41,14 +42,14 @@ struct DeviceView {
             let firstLanded = revisions.compactMap(landedAt).min()
             credential.backupState = credential.backupEligible && (backupStateImmediate || firstLanded.map { $0 <= now } ?? false)
             items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? .zero,
-                              sequence: revisions.map(\.sequence).min() ?? Int.max))
+                              written: revisions.map(\.changedAt.order).min() ?? .max))
         }
         // Creation order: seconds, then the moment first seen, then the order revisions were
         // written here (several in one millisecond), then the item id.
         self.items = items.sorted { a, b in
             if a.credential.createdAt != b.credential.createdAt { return a.credential.createdAt < b.credential.createdAt }
             if a.since != b.since { return a.since < b.since }
-            if a.sequence != b.sequence { return a.sequence < b.sequence }
+            if a.written != b.written { return a.written < b.written }
             return a.itemId.lexicographicallyPrecedes(b.itemId)
         }
     }

@@ -3,12 +3,12 @@ import VirtualAuthenticator
 
 /// One revision of a passkey, wherever it was read: a record in this vault (a change one of its
 /// devices made) or an object in the account store (a change that travelled there).
-struct Revision {
+final class Revision {
     enum Source {
         /// In this vault: its private key sealed under the vault key, bound to the record.
         case local(VaultRecord)
         /// From the account store: landed at `landedAt`; its private key sealed under the account key.
-        case store(landedAt: Instant)
+        case store(landedAt: Instant, record: VaultRecord)
     }
 
     let id: [UInt8]
@@ -22,14 +22,12 @@ struct Revision {
     let credential: Credential
     let sealedKey: [UInt8]?
     let source: Source
-    /// Where a local revision stands in the vault's order (`Int.max` for one from the store).
-    let sequence: Int
 
-    var storeLandedAt: Instant? { if case .store(let t) = source { t } else { nil } }
+    var storeLandedAt: Instant? { if case .store(let t, _) = source { t } else { nil } }
 
     /// Reads a `credential` record. Records from before devices and sync lack the revision tags:
     /// they are the first device's, made when the passkey was created, each its own item.
-    init(_ record: VaultRecord, source: Source, sequence: Int = Int.max, firstDevice: DeviceRecord) throws(VaultError) {
+    init(_ record: VaultRecord, source: Source, firstDevice: DeviceRecord) throws(VaultError) {
         typealias Tag = CredentialRecord.Tag
         func field(_ tag: UInt8) throws(VaultError) -> [UInt8] {
             guard let value = record.field(tag) else { throw VaultError(.corrupted, "a credential record lacks field \(tag)") }
@@ -45,8 +43,14 @@ struct Revision {
             }
             return s
         }
-        func integer<T: FixedWidthInteger>(_ tag: UInt8, _ type: T.Type, default fallback: T? = nil) throws(VaultError) -> T {
-            guard let value = try record.integer(tag, as: type) ?? fallback else {
+        func integer(_ tag: UInt8, _ type: UInt64.Type, default fallback: UInt64? = nil) throws(VaultError) -> UInt64 {
+            guard let value = try record.integer(tag, as: UInt64.self) ?? fallback else {
+                throw VaultError(.corrupted, "a credential record lacks field \(tag)")
+            }
+            return value
+        }
+        func integer(_ tag: UInt8, _ type: UInt32.Type) throws(VaultError) -> UInt32 {
+            guard let value = try record.integer(tag, as: UInt32.self) else {
                 throw VaultError(.corrupted, "a credential record lacks field \(tag)")
             }
             return value
@@ -57,7 +61,6 @@ struct Revision {
         originName = try text(Tag.deviceName, default: firstDevice.name)
         removed = record.field(Tag.removed)?.elementsEqual([1]) ?? false
         self.source = source
-        self.sequence = sequence
         if removed {
             changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self), order: try integer(Tag.changedOrder, UInt64.self, default: 0))
             sealedKey = nil

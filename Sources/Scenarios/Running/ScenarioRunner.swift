@@ -357,7 +357,7 @@ public final class ScenarioRunner {
                                                passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter),
                                                fault: fault)
             lastResponse = response.json
-            if fault == nil { labels[c.label ?? user] = response.result.credential.id }
+            if fault == nil { labels[c.label ?? c.user ?? response.result.credential.userName] = response.result.credential.id }
             return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
                            user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue,
                            format: response.result.attestationObject.format.rawValue)
