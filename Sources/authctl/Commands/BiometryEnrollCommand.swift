@@ -2,8 +2,6 @@
 /// biometry key, which the new PIN then wraps; `--reset`, for a forgotten PIN, makes a new key and
 /// deletes the passkeys sealed under the old one.
 enum BiometryEnrollCommand {
-    static let newPINFile = OptionSpec.value(
-        "--new-pin-file", "FILE", "read the new PIN from FILE (default $AUTHCTL_NEW_PIN, else a prompt)", completion: .files)
     static let reset = OptionSpec.flag(
         "--reset", "for a forgotten PIN: a new biometry key; passkeys made with user verification are deleted")
 
@@ -19,7 +17,7 @@ enum BiometryEnrollCommand {
         the first enrolled). Only with no device enrolled, or --reset with no other device
         enrolled, is a new biometry key made.
         """,
-        options: [newPINFile, approveWith, reset],
+        options: [NewPINOption.spec, approveWith, reset],
         examples: ["AUTHCTL_NEW_PIN=97531 authctl biometry enroll",
                    "AUTHCTL_PIN=4242 AUTHCTL_NEW_PIN=1357 authctl --device laptop biometry enroll --approve-with phone"],
         run: run)
@@ -27,7 +25,7 @@ enum BiometryEnrollCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let vault = try VaultSelection(args)
         let device = try vault.open(.write)
-        let newPIN = try SecretSource.read(.newPIN, file: args.value(newPINFile), fileOption: newPINFile.name)
+        let newPIN = try NewPINOption.read(args)
         let dropped: Int
         do { dropped = try device.enrollBiometricPIN(newPIN, user: vault.user(), reset: args.flag(reset),
                                                     approvedBy: args.value(approveWith), approver: vault.user()) } catch {

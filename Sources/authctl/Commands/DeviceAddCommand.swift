@@ -4,8 +4,6 @@ import Keychain
 /// account's passkeys.
 enum DeviceAddCommand {
     static let noBiometry = OptionSpec.flag("--no-biometry", "enroll no PIN on the new device")
-    static let newPINFile = OptionSpec.value(
-        "--new-pin-file", "FILE", "the new device's PIN from FILE (default $AUTHCTL_NEW_PIN, else a prompt)", completion: .files)
     static let approveWith = OptionSpec.value(
         "--approve-with", "DEVICE", "the enrolled device that approves the new one, with its PIN (--pin-file / $AUTHCTL_PIN); default the first enrolled")
 
@@ -17,7 +15,7 @@ enum DeviceAddCommand {
         device therefore needs an enrolled device's approval: its PIN, as an iPhone asks for another
         device's passcode to join the keychain.
         """,
-        options: [noBiometry, newPINFile, approveWith, InitCommand.maxPINAttempts],
+        options: [noBiometry, NewPINOption.spec, approveWith, InitCommand.maxPINAttempts],
         arguments: [DeviceCommand.name],
         examples: ["AUTHCTL_NEW_PIN=5678 authctl device add laptop"],
         run: run)
@@ -26,7 +24,7 @@ enum DeviceAddCommand {
         let vault = try VaultSelection(args)
         let account = try vault.openAccount(.write)
         let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
-        let pin = args.flag(noBiometry) ? nil : try SecretSource.read(.newPIN, file: args.value(newPINFile), fileOption: newPINFile.name)
+        let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
         let name = args.argument(0) ?? ""
         do {
             try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user())
