@@ -17,6 +17,9 @@ public final class ScenarioRunner {
         /// An empty directory, the caller's, for the throw-away vault (removed after the run, the
         /// directory left); `nil`: a new one in the temporary directory, removed with it.
         public var workspace: String? = nil
+        /// Asked before each step: `true` stops the run there with an error (an interrupted run
+        /// stops touching its vault before the vault is removed).
+        public var isCanceled: @Sendable () -> Bool = { false }
         public init() {}
     }
 
@@ -98,6 +101,7 @@ public final class ScenarioRunner {
     func run(_ lines: [ScenarioLine]) throws(ScenarioError) -> ScenarioReport {
         var report = ScenarioReport(file: file)
         for line in lines {
+            guard !options.isCanceled() else { throw ScenarioError(file: file, line: line.number, "the run was canceled") }
             if let at = line.at {
                 let target = Self.epoch + at
                 guard target <= VirtualClock.end else {

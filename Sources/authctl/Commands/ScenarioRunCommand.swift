@@ -26,8 +26,10 @@ enum ScenarioRunCommand {
         do { options.workspace = try ScenarioRunner.makeWorkspace(file: file) } catch { throw CLIError(.badInput, error.description) }
         let workspace = options.workspace!
         defer { ScenarioRunner.removeWorkspace(workspace) }
-        // Interrupted, the run's temporary vault goes with it.
+        // Interrupted, the run stops at its next step and its temporary vault goes with it.
         Interruption.onSignal(json: args.flag(GlobalOptions.json)) { ScenarioRunner.removeWorkspace(workspace) }
+        defer { Interruption.parkIfUnderway() }
+        options.isCanceled = { Interruption.isUnderway }
         let report: ScenarioReport
         do { report = try ScenarioRunner.run(file: file, options: options) } catch {
             throw CLIError(.badInput, error.description)

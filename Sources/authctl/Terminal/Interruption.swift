@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// The write end of the pipe a signal handler wakes the watcher through (-1: not installed).
 nonisolated(unsafe) private var wakeFD: Int32 = -1
@@ -8,8 +10,28 @@ nonisolated(unsafe) private var wakeFD: Int32 = -1
 /// scenario's temporary vault): the signal is caught — its handler only writes a byte to a pipe,
 /// which is async-signal-safe — and a watcher thread cleans up, says so, and ends the process as
 /// `canceled`, instead of the process dying with the mess left behind.
+///
+/// The clean-up must not race the work it cleans up after (a vault write into a directory being
+/// removed fails, or leaves a file behind): the watcher first marks the interruption underway and
+/// waits for the main thread to stop — at its next check of `isUnderway` or on its way out, where
+/// `parkIfUnderway` holds it — and only then cleans up and exits. A main thread that does not stop
+/// within a few seconds (inside one long step) is not waited for.
 enum Interruption {
     private static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+    private static let underway = Atomic<Bool>(false)
+    private static let mainStopped = DispatchSemaphore(value: 0)
+
+    /// A signal has come: the work in progress should stop at its next safe point.
+    static var isUnderway: Bool { underway.load(ordering: .acquiring) }
+
+    /// On the main thread, where it stops touching what the clean-up removes: once an interruption
+    /// is underway, it never returns (the watcher ends the process with its own report); else it
+    /// returns at once.
+    static func parkIfUnderway() {
+        guard isUnderway else { return }
+        mainStopped.signal()
+        while true { pause() }
+    }
 
     /// Catches the signals for the rest of the process; `cleanUp` runs on the watcher thread.
     static func onSignal(json: Bool, _ cleanUp: @escaping @Sendable () -> Void) {
@@ -20,6 +42,8 @@ enum Interruption {
         Thread.detachNewThread {
             var signal: UInt8 = 0
             while read(readFD, &signal, 1) < 0 && errno == EINTR {}
+            underway.store(true, ordering: .releasing)
+            _ = mainStopped.wait(timeout: .now() + .seconds(5))
             cleanUp()
             let error = CLIError(.canceled, "interrupted by signal \(signal); the scenario's temporary vault was removed")
             _exit(ErrorReport.emit(error, json: json))
