@@ -13,4 +13,8 @@
 static const char *const authctl_param_pub_key = OSSL_PKEY_PARAM_PUB_KEY;
 static const int authctl_pkey_ec = EVP_PKEY_EC;
 static const int authctl_nid_p256 = NID_X9_62_prime256v1;
+static const int authctl_pkey_ed25519 = EVP_PKEY_ED25519;
+static const int authctl_pkey_rsa = EVP_PKEY_RSA;
+static const char *const authctl_param_rsa_n = OSSL_PKEY_PARAM_RSA_N;
+static const char *const authctl_param_rsa_e = OSSL_PKEY_PARAM_RSA_E;
 #endif

@@ -25,12 +25,12 @@ struct Replay {
         let record = VaultRecord(id: Array(repeating: 7, count: 16), kind: .credential, version: 3,
                                  fields: [1: [1, 2, 3], 2: Array("example.com".utf8), 9: Array(repeating: 4, count: 65)])
         let tombstone = VaultRecord(id: Array(repeating: 8, count: 16), kind: .tombstone, version: 2)
-        let key = try P256PrivateKey.generate()
+        let key = try PrivateKey.generate()
         let authData = AuthenticatorData(
             rpId: "example.com", flags: [.userPresent, .userVerified], signCount: 7,
             attestedCredentialData: AttestedCredentialData(aaguid: AuthenticatorConfiguration.authctlAAGUID,
                                                            credentialId: Array(repeating: 9, count: 16),
-                                                           publicKey: COSEKey(uncompressedPoint: key.publicPoint)!))
+                                                           publicKey: key.publicKey))
         let seeds: [(FuzzTarget, [UInt8])] = [
             (.vaultBatch, VaultDecoding.encodeBatch([record, tombstone])),
             (.vaultBatch, VaultDecoding.encodeBatch([])),

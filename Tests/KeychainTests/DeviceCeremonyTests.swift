@@ -18,11 +18,11 @@ import VirtualAuthenticator
         let authData = try #require(Base64URL.decode(try member(sig, "response", "authenticatorData")))
         let clientData = try #require(Base64URL.decode(try member(sig, "response", "clientDataJSON")))
         let signature = try #require(Base64URL.decode(try member(sig, "response", "signature")))
-        #expect(P256Verifier.verify(signature: signature, message: authData + SHA256.hash(clientData), spki: spki))
+        #expect(SignatureVerifier.verify(signature: signature, message: authData + SHA256.hash(clientData), spki: spki))
         // A verifier that can say no: one flipped bit of the signed data fails.
         var tampered = authData
         tampered[32] ^= 0x01
-        #expect(!P256Verifier.verify(signature: signature, message: tampered + SHA256.hash(clientData), spki: spki))
+        #expect(!SignatureVerifier.verify(signature: signature, message: tampered + SHA256.hash(clientData), spki: spki))
         #expect(authData[32] & 0x05 == 0x05)  // UP and UV: the PIN was checked
         #expect(String(decoding: clientData, as: UTF8.self).contains(#""origin":"https://login.example.com""#))
     }

@@ -42,12 +42,12 @@ private func storeObjects(_ dir: String) -> [String] {
         let clock = VirtualClock(start: start)
         var phone: Account! = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
                                                  biometricPIN: nil, clock: clock.wallClock, random: .seeded(1))
-        var passkeys = [(Credential, P256PrivateKey)]()
+        var passkeys = [(Credential, PrivateKey)]()
         for i in 0..<3000 {
-            let key = try P256PrivateKey.generate()
+            let key = try PrivateKey.generate()
             passkeys.append((Credential(id: RandomSource.seeded(UInt64(i)).bytes(16), rpId: "rp\(i).example", userHandle: [1, 2],
                                         userName: "user\(i)", userDisplayName: "User", createdAt: 1_800_000_000, signCount: 0,
-                                        backupEligible: true, backupState: false, publicPoint: key.publicPoint), key))
+                                        backupEligible: true, backupState: false, publicKey: key.publicKey), key))
         }
         try phone.device().addInBulk(passkeys)
         try phone.addDevice("laptop", pin: nil)  // the store comes into use: 3,000 revisions upload at once

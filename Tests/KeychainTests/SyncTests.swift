@@ -199,7 +199,7 @@ private func holds(_ account: Account, _ device: String) throws -> [[UInt8]] {
             blob += try Data(contentsOf: URL(fileURLWithPath: objects + "/" + name))
         }
         #expect(!blob.isEmpty)
-        for clear in [Array("example.com".utf8), Array("alice@example.com".utf8), made.id, Array(made.publicPoint.suffix(32)),
+        for clear in [Array("example.com".utf8), Array("alice@example.com".utf8), made.id, Array(made.publicKey.storedForm.suffix(32)),
                       Array("phone".utf8)] {
             #expect(blob.range(of: Data(clear)) == nil)
         }

@@ -3,7 +3,7 @@ import Testing
 
 private let knownX = (UInt8(0x01)...0x20).map { $0 }
 private let knownY = (UInt8(0x21)...0x40).map { $0 }
-private let knownKey = COSEKey(x: knownX, y: knownY)
+private let knownKey = COSEKey.ec2(x: knownX, y: knownY)
 private let aaguid = (UInt8(0xA0)...0xAF).map { $0 }
 
 private func attested(idLength: Int = 20) -> AttestedCredentialData {
@@ -171,8 +171,8 @@ func parseRejectsABadCredentialIdLength(length: UInt16) {
 }
 
 @Test func subjectPublicKeyInfoMatchesOpenSSL() throws {
-    let key = try P256PrivateKey.generate()
-    let cose = try #require(COSEKey(uncompressedPoint: key.publicPoint))
+    let key = try PrivateKey.generate()
+    let cose = key.publicKey
     #expect(cose.subjectPublicKeyInfo == key.subjectPublicKeyInfo)
     #expect(cose.subjectPublicKeyInfo.count == 91)
 }
@@ -185,51 +185,51 @@ func parseRejectsABadCredentialIdLength(length: UInt16) {
 }
 
 @Test func signaturesVerifyOnlyForTheSignedMessageAndKey() throws {
-    let key = try P256PrivateKey.generate()
+    let key = try PrivateKey.generate()
     let message = Array("authenticator data ‖ client data hash".utf8)
     let signature = try key.sign(message)
-    #expect(P256Verifier.verify(signature: signature, message: message, spki: key.subjectPublicKeyInfo))
+    #expect(SignatureVerifier.verify(signature: signature, message: message, spki: key.subjectPublicKeyInfo))
 
     var flippedMessage = message
     flippedMessage[5] ^= 0x01
-    #expect(!P256Verifier.verify(signature: signature, message: flippedMessage, spki: key.subjectPublicKeyInfo))
+    #expect(!SignatureVerifier.verify(signature: signature, message: flippedMessage, spki: key.subjectPublicKeyInfo))
 
     var flippedSignature = signature
     flippedSignature[flippedSignature.count - 1] ^= 0x01
-    #expect(!P256Verifier.verify(signature: flippedSignature, message: message, spki: key.subjectPublicKeyInfo))
+    #expect(!SignatureVerifier.verify(signature: flippedSignature, message: message, spki: key.subjectPublicKeyInfo))
 
-    let otherKey = try P256PrivateKey.generate()
-    #expect(!P256Verifier.verify(signature: signature, message: message, spki: otherKey.subjectPublicKeyInfo))
-    #expect(!P256Verifier.verify(signature: signature, message: message, spki: [0x30, 0x00]))
+    let otherKey = try PrivateKey.generate()
+    #expect(!SignatureVerifier.verify(signature: signature, message: message, spki: otherKey.subjectPublicKeyInfo))
+    #expect(!SignatureVerifier.verify(signature: signature, message: message, spki: [0x30, 0x00]))
 }
 
 /// The key's DER encoding, trimmed to the length written.
-private func privateKeyDER(_ key: P256PrivateKey) throws -> [UInt8] {
+private func privateKeyDER(_ key: PrivateKey) throws -> [UInt8] {
     var der = [UInt8](repeating: 0, count: key.privateKeyDERCount)
     let written = try der.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) }
     return Array(der.prefix(written))
 }
 
-private func loadKey(_ der: [UInt8]) throws -> P256PrivateKey {
-    try der.withUnsafeBytes { try P256PrivateKey.load(der: $0) }
+private func loadKey(_ der: [UInt8]) throws -> PrivateKey {
+    try der.withUnsafeBytes { try PrivateKey.load(der: $0) }
 }
 
 @Test func privateKeyDERRoundTripsToTheSameKey() throws {
-    let key = try P256PrivateKey.generate()
+    let key = try PrivateKey.generate()
     let loaded = try loadKey(try privateKeyDER(key))
-    #expect(loaded.publicPoint == key.publicPoint)
+    #expect(loaded.publicKey == key.publicKey)
     let signature = try loaded.sign([1, 2, 3])
-    #expect(P256Verifier.verify(signature: signature, message: [1, 2, 3], spki: key.subjectPublicKeyInfo))
+    #expect(SignatureVerifier.verify(signature: signature, message: [1, 2, 3], spki: key.subjectPublicKeyInfo))
 }
 
 @Test func writingPrivateKeyDERIntoASmallBufferFails() throws {
-    let key = try P256PrivateKey.generate()
+    let key = try PrivateKey.generate()
     var buffer = [UInt8](repeating: 0, count: key.privateKeyDERCount - 1)
     #expect(throws: OpenSSLFailure.self) { _ = try buffer.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) } }
 }
 
 @Test func loadingAPrivateKeyRejectsGarbage() throws {
-    let der = try privateKeyDER(try P256PrivateKey.generate())
+    let der = try privateKeyDER(try PrivateKey.generate())
     for garbage in [[], [0x30, 0x03, 0x02, 0x01, 0x01], [UInt8](repeating: 0x5A, count: 121), Array(der.dropLast()), der + [0x00]] {
         #expect(throws: OpenSSLFailure.self) { _ = try loadKey(garbage) }
     }

@@ -51,13 +51,13 @@ private struct DecodedAttestation {
 
 private func verifies(_ signature: [UInt8]?, authData: [UInt8], clientDataJSON: [UInt8], spki: [UInt8]) -> Bool {
     guard let signature else { return false }
-    return P256Verifier.verify(signature: signature, message: authData + SHA256.hash(clientDataJSON), spki: spki)
+    return SignatureVerifier.verify(signature: signature, message: authData + SHA256.hash(clientDataJSON), spki: spki)
 }
 
 // MARK: - Registration
 
 @Test func registrationProducesAVerifiablePackedSelfAttestation() throws {
-    let harness = Harness()
+    let harness = Harness(configuration: .init(profile: .authctl))
     let response = try harness.register { $0.attestation = .direct }
     let decoded = try DecodedAttestation(response)
     let attested = try #require(decoded.authData.attestedCredentialData)

@@ -49,7 +49,7 @@ def test_registration_fault_is_rejected_by_both_and_the_honest_one_accepted(auth
         options, state = server.register_begin(
             PublicKeyCredentialUserEntity(id=user_id, name="budi", display_name="Budi"), user_verification="required")
         extra = ("--fault", fault) if with_fault else ()
-        result = authctl.register(dict(options), ORIGIN, *extra)
+        result = authctl.register(dict(options), ORIGIN, "--profile", "authctl", *extra)
         assert result.code == 0, result.stderr
         assert ("fault injected: " + fault in result.stderr) == with_fault
         response = json.loads(result.stdout)

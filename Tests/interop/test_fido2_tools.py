@@ -58,7 +58,7 @@ def options(rp_id, uv, user_id="dXNlcg"):
 @pytest.mark.parametrize("rp_id,origin,uv", [("example.com", "https://example.com", "required"),
                                               ("sub.example.net", "https://sub.example.net", "discouraged")])
 def test_packed_registration_and_assertion_pass_libfido2(authctl, tmp_path, rp_id, origin, uv):
-    response = authctl.register(options(rp_id, uv), origin).json
+    response = authctl.register(options(rp_id, uv), origin, "--profile", "authctl").json
     verified = cred_verify(rp_id, response, uv=(uv == "required"))
     assert verified.returncode == 0, verified.stderr
     # fido2-cred prints the credential id and the public key it extracted; compare with ours.
@@ -85,7 +85,7 @@ def test_packed_registration_and_assertion_pass_libfido2(authctl, tmp_path, rp_i
 
 
 def test_tampered_attestation_fails_libfido2(authctl):
-    response = authctl.register(options("example.com", "preferred"), "https://example.com").json
+    response = authctl.register(options("example.com", "preferred"), "https://example.com", "--profile", "authctl").json
     _, _, auth_data = attestation_parts(response)
     changed = bytearray(auth_data)
     changed[33] ^= 0x01  # a sign-count byte: still well-formed, no longer what was signed

@@ -32,7 +32,7 @@ def registration_options(rp_id, uv="preferred", attestation="none", user_id=b"us
 
 def register(authctl, rp_id, origin, uv="preferred", attestation="none", **kw):
     options, as_json = registration_options(rp_id, uv, attestation, **kw)
-    response = authctl.register(as_json, origin).json
+    response = authctl.register(as_json, origin, "--profile", "authctl").json
     verified = verify_registration_response(
         credential=response, expected_challenge=options.challenge, expected_rp_id=rp_id,
         expected_origin=origin, require_user_verification=(uv == "required"))
@@ -91,7 +91,7 @@ def test_excluded_credential_is_refused_and_nothing_stored(authctl):
 @pytest.mark.parametrize("field", ["clientDataJSON", "attestationObject"])
 def test_tampered_registration_is_rejected(authctl, field):
     options, as_json = registration_options("example.com", attestation="direct")
-    response = authctl.register(as_json, "https://example.com").json
+    response = authctl.register(as_json, "https://example.com", "--profile", "authctl").json
     # The untampered response verifies, so the rejection below is the tampering's doing.
     verify_registration_response(credential=response, expected_challenge=options.challenge,
                                  expected_rp_id="example.com", expected_origin="https://example.com")

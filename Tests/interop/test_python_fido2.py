@@ -28,7 +28,7 @@ def register(authctl, rp, origin, user_id=b"user-1", uv="preferred", exclude=Non
     options, state = rp.register_begin(
         PublicKeyCredentialUserEntity(id=user_id, name="alice", display_name="Alice"),
         credentials=exclude, user_verification=uv, resident_key_requirement="required")
-    response = authctl.register(dict(options), origin).json
+    response = authctl.register(dict(options), origin, "--profile", "authctl").json
     return rp.register_complete(state, response), response
 
 
@@ -84,7 +84,7 @@ def test_same_user_registers_again_and_replaces(authctl):
 def test_tampering_is_caught(authctl):
     rp = server("example.com", "https://example.com")
     options, state = rp.register_begin(PublicKeyCredentialUserEntity(id=b"u", name="u", display_name="u"))
-    response = authctl.register(dict(options), "https://example.com").json
+    response = authctl.register(dict(options), "https://example.com", "--profile", "authctl").json
     with pytest.raises(Exception):
         rp.register_complete(state, tamper(response, "attestationObject", index=-3))
     credential = rp.register_complete(state, response).credential_data

@@ -34,7 +34,7 @@ def test_a_unicode_origin_and_rp_id_verify_against_the_a_label(authctl, origin, 
             pytest.skip("without rp.id the RP ID is the host")
     else:
         as_json["rp"]["id"] = rp_id
-    response = authctl.register(as_json, origin).json
+    response = authctl.register(as_json, origin, "--profile", "authctl").json
     client_data = json.loads(unb64url(response["response"]["clientDataJSON"]))
     assert client_data["origin"] == expected_origin
     verified = verify_registration_response(credential=response, expected_challenge=options.challenge,
@@ -64,7 +64,7 @@ def test_python_fido2_and_libfido2_verify_a_unicode_registration(authctl):
     as_dict = dict(options)
     as_dict["publicKey"] = dict(as_dict["publicKey"])
     as_dict["publicKey"]["rp"] = {"id": "bücher.example", "name": "Bücher"}
-    response = authctl.register(json.loads(json.dumps(as_dict, default=dict)), "https://bücher.example").json
+    response = authctl.register(json.loads(json.dumps(as_dict, default=dict)), "https://bücher.example", "--profile", "authctl").json
     auth_data = rp.register_complete(state, response)
     assert auth_data.rp_id_hash == hashlib.sha256(A_LABEL.encode()).digest()
     assert cred_verify(A_LABEL, response).returncode == 0

@@ -129,8 +129,14 @@ public final class Account {
     /// verification work on the new device with its own PIN.
     @discardableResult
     public func addDevice(_ name: String, pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
-                          approvedBy approverName: String? = nil, approver: UserPolicy = UserPolicy()) throws(DeviceError) -> Device {
+                          approvedBy approverName: String? = nil, approver: UserPolicy = UserPolicy(),
+                          profile profileName: String? = nil, aaguid: [UInt8]? = nil) throws(DeviceError) -> Device {
         try Self.checkDeviceName(name)
+        let profile = try profileName.map { name throws(DeviceError) in
+            guard let profile = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(name)' (see authctl profiles)") }
+            return profile
+        }
+        guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID is given with a profile") }
         guard !deviceNames.contains(name) else { throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'") }
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
@@ -139,8 +145,9 @@ public final class Account {
         let enrollment = try pin.map { pin throws(DeviceError) in try newEnrollment(pin, for: name, approvedBy: approverName, approver: approver) }
         do {
             try sync()
-            let record = DeviceRecord.newRecord(kind: .device, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
+            var record = DeviceRecord.newRecord(kind: .device, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
                                                 syncedFrom: eventTime)
+            if let profile { DeviceRecord.setProfile(profile.name, aaguid: aaguid, in: &record) }
             try vault.commit([record])
             try sync()  // with a second device the store comes into use: what has landed uploads
         } catch { throw DeviceError(error) }
@@ -232,6 +239,36 @@ public final class Account {
             }
             try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in DeviceRecord.setOffline(intervals, in: &r) }
         } catch { throw DeviceError(error) }
+    }
+
+    // MARK: - Authenticator profiles
+
+    /// The authenticator model device `name` answers as (every device when `nil`, which also sets
+    /// the account's default, the first device's): a profile by name, and an AAGUID replacing the
+    /// profile's. Passkeys already made keep what they were made with.
+    public func setProfile(_ profileName: String, aaguid: [UInt8]? = nil, device name: String? = nil) throws(DeviceError) {
+        guard AuthenticatorProfile.named(profileName) != nil else {
+            throw DeviceError(.invalidArgument, "no profile named '\(profileName)' (see authctl profiles)")
+        }
+        guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
+        let targets = name == nil ? try deviceRecords() : [try deviceRecord(named: name)]
+        do {
+            for target in targets {
+                try DeviceRecord.update(target.id, in: vault) { r throws(VaultError) in DeviceRecord.setProfile(profileName, aaguid: aaguid, in: &r) }
+            }
+        } catch { throw DeviceError(error) }
+    }
+
+    /// The profile device `record` answers as, and its AAGUID: its own setting, else the account's
+    /// default (the first device's), else ``AuthenticatorProfile/default``.
+    func profile(of record: DeviceRecord) throws(DeviceError) -> (AuthenticatorProfile, aaguid: [UInt8]) {
+        let first = try deviceRecords()[0]
+        let source = record.profileName != nil ? record : first
+        guard let name = source.profileName else { return (.default, AuthenticatorProfile.default.aaguid) }
+        guard let profile = AuthenticatorProfile.named(name) else {
+            throw DeviceError(.invalidArgument, "device '\(record.name)' uses profile '\(name)', which this version does not know")
+        }
+        return (profile, source.aaguid ?? profile.aaguid)
     }
 
     // MARK: - Sync settings

@@ -16,6 +16,9 @@ struct DeviceRecord {
         /// The vault position of `syncedFrom`; when the device left the account; its offline
         /// intervals (``OfflineInterval``).
         static let syncedFromOrder: UInt8 = 17, removedAt: UInt8 = 18, offline: UInt8 = 19
+        /// The authenticator profile the device answers as, and an AAGUID that replaces the
+        /// profile's (27 and 28: 20–26 are the account's, in the same settings record).
+        static let profile: UInt8 = 27, aaguid: UInt8 = 28
     }
 
     static let defaultMaxAttempts = Device.defaultMaxPINAttempts
@@ -37,6 +40,9 @@ struct DeviceRecord {
     /// When the device left the account (`device remove`); `nil` while it is part of it. Its
     /// record stays, so the changes it uploaded before keep their times.
     let removedAt: Instant?
+    /// The profile's name (`nil`: the account's default, the first device's) and AAGUID override.
+    let profileName: String?
+    let aaguid: [UInt8]?
 
     var id: [UInt8] { record.id }
     /// Too many wrong PINs in a row: against its enrollment, or — on a reset device — its former one.
@@ -67,6 +73,17 @@ struct DeviceRecord {
         } else {
             removedAt = nil
         }
+        profileName = try record.field(Tag.profile).map { bytes throws(VaultError) in
+            guard let name = String(validating: Array(bytes), as: UTF8.self) else { throw VaultError(.corrupted, "a device's profile is not UTF-8") }
+            return name
+        }
+        aaguid = record.field(Tag.aaguid).map(Array.init)
+        guard aaguid == nil || aaguid!.count == 16 else { throw VaultError(.corrupted, "a device's AAGUID is not 16 bytes") }
+    }
+
+    static func setProfile(_ name: String?, aaguid: [UInt8]?, in record: inout VaultRecord) {
+        record.setField(Tag.profile, name.map { Array($0.utf8) })
+        record.setField(Tag.aaguid, aaguid)
     }
 
     private static func enrollment(_ record: VaultRecord, _ salt: UInt8, _ wrapped: UInt8, _ ops: UInt8,

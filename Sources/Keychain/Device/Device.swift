@@ -78,9 +78,18 @@ public final class Device {
         let revisionId = account.newRevisionId()
         let time = account.eventTime
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
+        var (profile, aaguid) = try account.profile(of: device)
+        if let name = passkey.profile {
+            guard let named = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(name)' (see authctl profiles)") }
+            (profile, aaguid) = (named, named.aaguid)
+        }
+        guard !passkey.u2f || profile.alternateAttestation != nil else {
+            throw DeviceError(.invalidArgument, "profile \(profile.name) has no U2F attestation (security-key has)")
+        }
+        let backupEligible = profile.backupEligible && !passkey.deviceBound
         let configuration = AuthenticatorConfiguration(
-            backupEligible: !passkey.deviceBound, backupState: !passkey.deviceBound && uploadsNow,
-            signatureCounter: passkey.signatureCounter)
+            profile: profile, aaguid: passkey.aaguid ?? aaguid, backupEligible: backupEligible, backupState: uploadsNow,
+            signatureCounter: profile.countsSignatures || passkey.signatureCounter, u2f: passkey.u2f)
         let client = try client(device, user, configuration, revisionId: revisionId)
         do {
             return try client.create(options: try CreationOptions(json: optionsJSON), origin: origin, fault: fault)
@@ -89,11 +98,14 @@ public final class Device {
 
     /// `navigator.credentials.get()` with PublicKeyCredentialRequestOptionsJSON from `origin`. With
     /// `attachment` `.crossPlatform`, this device answers for another one over hybrid (a phone
-    /// signing a laptop's sign-in): its passkeys, its flags, its PIN.
+    /// signing a laptop's sign-in): its passkeys, its flags, its PIN. Without, the attachment is
+    /// its profile's.
     public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
-                     fault: Fault? = nil, attachment: AuthenticatorAttachment = .platform) throws(DeviceError) -> AuthenticationResponse {
+                     fault: Fault? = nil, attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> AuthenticationResponse {
         let device = try record()
-        let client = try client(device, user, AuthenticatorConfiguration(attachment: attachment), revisionId: account.newRevisionId())
+        let (profile, aaguid) = try account.profile(of: device)
+        let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
+        let client = try client(device, user, configuration, revisionId: account.newRevisionId())
         do {
             return try client.get(options: try RequestOptions(json: optionsJSON), origin: origin, fault: fault)
         } catch { throw DeviceError(error) }
@@ -147,7 +159,7 @@ public final class Device {
     /// Adds passkeys made elsewhere (without user verification) to this device, a thousand to a
     /// frame and flushed once: for building large vaults for benchmarks and fixtures. Not
     /// crash-safe part-way (see docs/vault-format.md, "bulk commits").
-    public func addInBulk(_ passkeys: [(Credential, P256PrivateKey)]) throws(DeviceError) {
+    public func addInBulk(_ passkeys: [(Credential, PrivateKey)]) throws(DeviceError) {
         let device = try record()
         do throws(VaultError) {
             var frames = [[VaultRecord]]()
@@ -281,7 +293,7 @@ public final class Device {
         for credential in checkable {
             do {
                 let key = try store.privateKeyWithoutVerification(of: credential)
-                if key.publicPoint != credential.publicPoint {
+                if key.publicKey != credential.publicKey {
                     problems.append("credential \(Base64URL.encode(credential.id)): private key does not match its public key")
                 }
             } catch {

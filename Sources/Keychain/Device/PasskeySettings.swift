@@ -1,12 +1,23 @@
-/// What kind of passkey a registration makes, beyond what the RP's options decide.
+/// What kind of passkey a registration makes, beyond what the RP's options and the device's
+/// profile decide.
 public struct PasskeySettings: Sendable, Equatable {
-    /// Not backup eligible (BE=0, BS=0), instead of a synced passkey (BE=1, BS=1).
+    /// Not backup eligible (BE=0, BS=0), whatever the profile makes.
     public var deviceBound: Bool
-    /// Counts its signatures (1, 2, 3, …) instead of always reporting 0 as synced passkeys do.
+    /// Counts its signatures (1, 2, 3, …), whatever the profile does.
     public var signatureCounter: Bool
+    /// The profile to answer as for this registration instead of the device's (by name).
+    public var profile: String?
+    /// An AAGUID instead of the profile's.
+    public var aaguid: [UInt8]?
+    /// Answer attestation with the profile's alternate format (`fido-u2f` for `security-key`).
+    public var u2f: Bool
 
-    public init(deviceBound: Bool = false, signatureCounter: Bool = false) {
+    public init(deviceBound: Bool = false, signatureCounter: Bool = false, profile: String? = nil,
+                aaguid: [UInt8]? = nil, u2f: Bool = false) {
         self.deviceBound = deviceBound
         self.signatureCounter = signatureCounter
+        self.profile = profile
+        self.aaguid = aaguid
+        self.u2f = u2f
     }
 }

@@ -54,20 +54,20 @@ final class ViewCredentialStore: CredentialStore {
         try account.view(of: device, rpIds: rpIds).items
     }
 
-    func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> P256PrivateKey {
+    func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey {
         do throws(VaultError) {
             let item = try item(credential)
             let der = try account.privateKey(of: item.winner, itemId: item.itemId,
                                              biometryKey: try biometryKey(for: credential, verification))
             do {
-                return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try P256PrivateKey.load(der: buffer) }
+                return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
             } catch {
                 throw VaultError(.corrupted, "the private key of credential \(Base64URL.encode(credential.id)) is not a P-256 key")
             }
         } catch { throw AuthenticatorError(error) }
     }
 
-    func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential],
+    func save(_ credential: Credential, privateKey: PrivateKey, replacing: [Credential],
               verification: Verification?) throws(AuthenticatorError) {
         do throws(VaultError) {
             let der = SecureBytes(count: privateKey.privateKeyDERCount)
@@ -121,11 +121,11 @@ final class ViewCredentialStore: CredentialStore {
 
     /// The opened private key of `credential`, for `vault check` (no biometry key: only passkeys
     /// made without user verification).
-    func privateKeyWithoutVerification(of credential: Credential) throws(VaultError) -> P256PrivateKey {
+    func privateKeyWithoutVerification(of credential: Credential) throws(VaultError) -> PrivateKey {
         let item = try item(credential)
         let der = try account.privateKey(of: item.winner, itemId: item.itemId, biometryKey: nil)
         do {
-            return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try P256PrivateKey.load(der: buffer) }
+            return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
         } catch {
             throw VaultError(.corrupted, "the private key of credential \(Base64URL.encode(credential.id)) is not a P-256 key")
         }

@@ -9,7 +9,7 @@ enum CredentialRecord {
     enum Tag {
         static let credentialId: UInt8 = 1, rpId: UInt8 = 2, userHandle: UInt8 = 3, userName: UInt8 = 4
         static let userDisplayName: UInt8 = 5, createdAt: UInt8 = 6, signCount: UInt8 = 7
-        static let backupFlags: UInt8 = 8, publicPoint: UInt8 = 9, sealedPrivateKey: UInt8 = 10
+        static let backupFlags: UInt8 = 8, publicKey: UInt8 = 9, sealedPrivateKey: UInt8 = 10
         static let algorithm: UInt8 = 11, countsSignatures: UInt8 = 12, requiresUserVerification: UInt8 = 13
         /// The passkey's identity across revisions and devices (absent: the record's own id).
         static let itemId: UInt8 = 14
@@ -33,14 +33,14 @@ enum CredentialRecord {
             Tag.userName: Array(credential.userName.utf8),
             Tag.userDisplayName: Array(credential.userDisplayName.utf8),
             Tag.backupFlags: [credential.backupEligible ? 1 : 0],
-            Tag.publicPoint: credential.publicPoint,
+            Tag.publicKey: credential.publicKey.storedForm,
             Tag.sealedPrivateKey: sealedKey,
             Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
             Tag.requiresUserVerification: [credential.requiresUserVerification ? 1 : 0],
         ])
         record.setInteger(Tag.createdAt, credential.createdAt)
         record.setInteger(Tag.signCount, credential.signCount)
-        record.setInteger(Tag.algorithm, Int32(COSEKey.es256))
+        record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))
         stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
         return record
     }

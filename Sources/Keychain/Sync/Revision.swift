@@ -67,7 +67,7 @@ final class Revision {
             credential = Credential(
                 id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
                 userName: "", userDisplayName: "", createdAt: 0, signCount: 0, backupEligible: false, backupState: false,
-                publicPoint: [])
+                publicKey: .ec2(x: [], y: []))  // a removal names no key
             return
         }
         let createdAt = try integer(Tag.createdAt, UInt64.self)
@@ -75,11 +75,17 @@ final class Revision {
                             order: try integer(Tag.changedOrder, UInt64.self, default: 0))
         sealedKey = try field(Tag.sealedPrivateKey)
         let flags = try field(Tag.backupFlags).first ?? 0
+        // Records from before other algorithms hold no algorithm: ES256.
+        let number = try record.integer(Tag.algorithm, as: Int32.self) ?? Int32(COSEAlgorithm.es256.rawValue)
+        guard let algorithm = COSEAlgorithm(rawValue: Int(number)),
+              let publicKey = COSEKey(storedForm: try field(Tag.publicKey), algorithm: algorithm) else {
+            throw VaultError(.corrupted, "a credential record's public key is not one of its algorithm (\(number))")
+        }
         credential = Credential(
             id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
             userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
             createdAt: createdAt, signCount: try integer(Tag.signCount, UInt32.self),
-            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicPoint: try field(Tag.publicPoint),
+            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicKey: publicKey,
             countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false,
             requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
     }

@@ -1,8 +1,6 @@
-/// What the RP asked for (`AttestationConveyancePreference`, WebAuthn L3 §5.4.7).
+/// What the RP asked for (`AttestationConveyancePreference`, WebAuthn L3 §5.4.7). Unknown values
+/// mean `none`; `indirect` and `enterprise` are answered as `direct` (no anonymization CA, and an
+/// enterprise attestation is what the `managed-device` profile sends anyway).
 public enum AttestationConveyance: String, Sendable {
     case none, indirect, direct, enterprise
-
-    /// The format this authenticator answers a preference with: self attestation in `packed`
-    /// whenever the RP asks for any attestation at all.
-    public var format: AttestationFormat { self == .none ? .none : .packed }
 }

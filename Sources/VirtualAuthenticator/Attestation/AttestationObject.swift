@@ -37,14 +37,14 @@ extension AttestationObject {
     }
 
     /// `packed` self attestation (WebAuthn L3 §8.2, "If self attestation is in use"): the credential
-    /// key signs authenticatorData ‖ clientDataHash; the statement is {alg: -7, sig}, no x5c.
+    /// key signs authenticatorData ‖ clientDataHash; the statement is {alg, sig}, no x5c.
     static func packedSelf(
-        authenticatorData: [UInt8], clientDataHash: [UInt8], key: P256PrivateKey
+        authenticatorData: [UInt8], clientDataHash: [UInt8], key: PrivateKey
     ) throws(OpenSSLFailure) -> AttestationObject {
         let signature = try key.sign(authenticatorData + clientDataHash)
         return AttestationObject(
             format: .packed,
-            statement: .map([(.text("alg"), .int(COSEKey.es256)), (.text("sig"), .bytes(signature))]),
+            statement: .map([(.text("alg"), .int(key.algorithm.rawValue)), (.text("sig"), .bytes(signature))]),
             authenticatorData: authenticatorData)
     }
 }

@@ -1,28 +1,38 @@
-/// What kind of authenticator model this is, and what kind of passkeys it makes.
+/// What kind of authenticator model this is, and what kind of passkeys it makes: a profile
+/// (``AuthenticatorProfile``) and what a device or a registration changes of it.
 public struct AuthenticatorConfiguration: Sendable {
-    /// The AAGUID (WebAuthn L3 §6.5.2) this authenticator model reports.
+    public var profile: AuthenticatorProfile
+    /// The AAGUID (WebAuthn L3 §6.5.2) this authenticator reports: the profile's unless overridden.
     public var aaguid: [UInt8]
     /// Length of new credential ids; WebAuthn wants at least 16 bytes of entropy.
     public var credentialIdLength: Int
-    /// BE/BS for new credentials: synced passkeys are backup eligible and backed up.
+    /// BE/BS for new credentials: synced passkeys are backup eligible, and backed up once sync
+    /// says so; a device-bound passkey is neither.
     public var backupEligible: Bool
     public var backupState: Bool
     /// New credentials count their signatures (1, 2, 3, …) instead of always reporting 0.
     public var signatureCounter: Bool
     /// How the client reaches this authenticator (`cross-platform` for a phone over hybrid).
     public var attachment: AuthenticatorAttachment
+    /// Answer attestation with the profile's alternate format (`fido-u2f` for a security key).
+    public var u2f: Bool
 
-    public init(aaguid: [UInt8] = AuthenticatorConfiguration.authctlAAGUID, credentialIdLength: Int = 16,
-                backupEligible: Bool = true, backupState: Bool = true, signatureCounter: Bool = false,
-                attachment: AuthenticatorAttachment = .platform) {
-        precondition(aaguid.count == 16 && credentialIdLength >= 16)
-        self.aaguid = aaguid
+    public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int = 16,
+                backupEligible: Bool? = nil, backupState: Bool = true, signatureCounter: Bool? = nil,
+                attachment: AuthenticatorAttachment? = nil, u2f: Bool = false) {
+        precondition((aaguid ?? profile.aaguid).count == 16 && credentialIdLength >= 16)
+        self.profile = profile
+        self.aaguid = aaguid ?? profile.aaguid
         self.credentialIdLength = credentialIdLength
-        self.backupEligible = backupEligible
-        self.backupState = backupEligible && backupState
-        self.signatureCounter = signatureCounter
-        self.attachment = attachment
+        self.backupEligible = backupEligible ?? profile.backupEligible
+        self.backupState = self.backupEligible && backupState
+        self.signatureCounter = signatureCounter ?? profile.countsSignatures
+        self.attachment = attachment ?? profile.attachment
+        self.u2f = u2f
     }
+
+    /// The statement format answering an RP's conveyance preference.
+    public func format(for conveyance: AttestationConveyance) -> AttestationFormat { profile.format(for: conveyance, u2f: u2f) }
 
     /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.
     public static let authctlAAGUID: [UInt8] = [

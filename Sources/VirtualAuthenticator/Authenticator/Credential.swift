@@ -12,8 +12,9 @@ public struct Credential: Equatable, Sendable {
     /// Backup eligibility (BE) and state (BS), WebAuthn L3 §6.1.3. Synced passkeys have both.
     public var backupEligible: Bool
     public var backupState: Bool
-    /// The uncompressed public point, kept in clear so listing never touches a private key.
-    public var publicPoint: [UInt8]
+    /// The public key (its algorithm is the credential's), kept in clear so listing never touches
+    /// a private key.
+    public var publicKey: COSEKey
     /// Whether each assertion increments ``signCount`` (a device-bound habit) or leaves it at 0
     /// (what synced passkeys do).
     public var countsSignatures: Bool
@@ -23,7 +24,7 @@ public struct Credential: Equatable, Sendable {
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
-        createdAt: UInt64, signCount: UInt32, backupEligible: Bool, backupState: Bool, publicPoint: [UInt8],
+        createdAt: UInt64, signCount: UInt32, backupEligible: Bool, backupState: Bool, publicKey: COSEKey,
         countsSignatures: Bool = false, requiresUserVerification: Bool = false
     ) {
         self.id = id
@@ -35,7 +36,7 @@ public struct Credential: Equatable, Sendable {
         self.signCount = signCount
         self.backupEligible = backupEligible
         self.backupState = backupState
-        self.publicPoint = publicPoint
+        self.publicKey = publicKey
         self.countsSignatures = countsSignatures
         self.requiresUserVerification = requiresUserVerification
     }

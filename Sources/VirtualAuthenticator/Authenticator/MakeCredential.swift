@@ -10,13 +10,14 @@ public struct MakeCredentialRequest: Sendable {
     public var excludeList: [[UInt8]]
     /// Whether to perform user verification (the client decided from `userVerification`).
     public var performUserVerification: Bool
-    public var attestation: AttestationFormat
+    /// What the RP asked for; the authenticator's profile decides the format that answers it.
+    public var attestation: AttestationConveyance
     public var timeoutMilliseconds: Int?
     public var fault: Fault?
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
-                performUserVerification: Bool, attestation: AttestationFormat,
+                performUserVerification: Bool, attestation: AttestationConveyance,
                 timeoutMilliseconds: Int? = nil, fault: Fault? = nil) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
@@ -41,9 +42,14 @@ public struct MakeCredentialResponse: Sendable {
 
 extension Authenticator {
     public func makeCredential(_ request: MakeCredentialRequest) throws(AuthenticatorError) -> MakeCredentialResponse {
-        // Step 3: the first algorithm we support, in the RP's order. Only ES256 today.
-        guard request.algorithms.contains(COSEKey.es256) else {
-            throw AuthenticatorError(.notSupported, "no supported algorithm in pubKeyCredParams (authctl supports ES256, -7)")
+        // Step 3: the first algorithm this model makes, in the RP's order (or the one it prefers).
+        let profile = configuration.profile
+        guard let algorithm = profile.algorithm(for: request.algorithms) else {
+            throw AuthenticatorError(.notSupported, "no algorithm in pubKeyCredParams that profile \(profile.name) makes (it makes \(profile.algorithms.map(\.description).joined(separator: ", ")))")
+        }
+        let format = configuration.format(for: request.attestation)
+        if format == .fidoU2F && algorithm != .es256 {
+            throw AuthenticatorError(.notSupported, "fido-u2f attestation needs an ES256 (-7) credential; pubKeyCredParams does not offer it")
         }
         let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName,
                                 timeoutMilliseconds: request.timeoutMilliseconds)
@@ -65,18 +71,15 @@ extension Authenticator {
         }
 
         // Step 17: a fresh key pair and a random credential id.
-        let key: P256PrivateKey
-        do { key = try P256PrivateKey.generate() } catch { throw AuthenticatorError(error) }
-        let point = key.publicPoint
-        guard let coseKey = COSEKey(uncompressedPoint: point) else {
-            throw AuthenticatorError(.unknown, "OpenSSL returned a malformed public point")
-        }
+        let key: PrivateKey
+        do { key = try PrivateKey.generate(algorithm) } catch { throw AuthenticatorError(error) }
+        let coseKey = key.publicKey
         let credential = Credential(
             id: random.bytes(configuration.credentialIdLength), rpId: request.rpId,
             userHandle: request.userHandle, userName: request.userName,
             userDisplayName: request.userDisplayName, createdAt: clock.seconds, signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
-            publicPoint: point, countsSignatures: configuration.signatureCounter,
+            publicKey: coseKey, countsSignatures: configuration.signatureCounter,
             requiresUserVerification: request.performUserVerification)
 
         var flags: AuthenticatorFlags = [.userPresent]
@@ -91,13 +94,8 @@ extension Authenticator {
         var authenticatorData = data.bytes
 
         // Step 19: the attestation statement.
-        var attestation: AttestationObject
-        do {
-            attestation = switch request.attestation {
-            case .none: .none(authenticatorData: authenticatorData)
-            case .packed: try .packedSelf(authenticatorData: authenticatorData, clientDataHash: request.clientDataHash, key: key)
-            }
-        } catch { throw AuthenticatorError(error) }
+        var attestation = try attestationObject(format, authenticatorData: authenticatorData,
+                                                clientDataHash: request.clientDataHash, key: key)
         if let fault = request.fault {
             attestation = attestation.withFault(fault)
             authenticatorData = attestation.authenticatorData
@@ -113,5 +111,20 @@ extension Authenticator {
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
                                       attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo)
+    }
+}
+
+extension Authenticator {
+    /// The attestation object in `format` for a new credential with `key`.
+    func attestationObject(_ format: AttestationFormat, authenticatorData: [UInt8], clientDataHash: [UInt8],
+                           key: PrivateKey) throws(AuthenticatorError) -> AttestationObject {
+        do throws(OpenSSLFailure) {
+            switch format {
+            case .none: return .none(authenticatorData: authenticatorData)
+            case .packed: return try .packedSelf(authenticatorData: authenticatorData, clientDataHash: clientDataHash, key: key)
+            default: break
+            }
+        } catch { throw AuthenticatorError(error) }
+        throw AuthenticatorError(.notSupported, "\(format.rawValue) attestation is not available")
     }
 }

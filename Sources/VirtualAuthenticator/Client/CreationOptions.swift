@@ -40,7 +40,7 @@ public struct CreationOptions: Sendable {
         }
         // §5.1.3 step 10: an empty list means ES256 and RS256.
         self.algorithms = o.has("pubKeyCredParams") && !(o.object["pubKeyCredParams"] as? [Any] ?? []).isEmpty
-            ? algorithms : [COSEKey.es256, -257]
+            ? algorithms : [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue]
         excludeCredentials = try o.descriptorIds("excludeCredentials")
         let selection = try o.optionalReader("authenticatorSelection")
         authenticatorAttachment = try selection?.optionalString("authenticatorAttachment")

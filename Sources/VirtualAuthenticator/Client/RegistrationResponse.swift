@@ -4,6 +4,8 @@ public struct RegistrationResponse: Sendable, Encodable {
     public let result: MakeCredentialResponse
     public let clientExtensionResults: ClientExtensionResults
     public let authenticatorAttachment: AuthenticatorAttachment
+    /// `getTransports()`: how the client can reach this authenticator again (the profile's).
+    public let transports: [String]
 
     /// AuthenticatorAttestationResponseJSON (§5.2.1.1).
     struct AttestationResponseJSON: Encodable {
@@ -21,8 +23,8 @@ public struct RegistrationResponse: Sendable, Encodable {
             attestationObject: Base64URL.encode(result.attestationObject.bytes),
             authenticatorData: Base64URL.encode(result.authenticatorData),
             publicKey: Base64URL.encode(result.publicKeySPKI),
-            publicKeyAlgorithm: COSEKey.es256,
-            transports: ["hybrid", "internal"]), clientExtensionResults: clientExtensionResults).encode(to: encoder)
+            publicKeyAlgorithm: result.credential.publicKey.algorithm.rawValue,
+            transports: transports), clientExtensionResults: clientExtensionResults).encode(to: encoder)
     }
 
     /// The JSON text, one line, as the CLI prints it.

@@ -15,17 +15,13 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     public func create(options: CreationOptions, origin originText: String, fault: Fault? = nil) throws(AuthenticatorError) -> RegistrationResponse {
         let origin = try Origin(parsing: originText)
         let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes())
-        // Step 10: ES256 must be among the acceptable algorithms, or no authenticator can serve.
-        guard options.algorithms.contains(COSEKey.es256) else {
-            throw AuthenticatorError(.notSupported,
-                "pubKeyCredParams lists no algorithm authctl supports (it supports ES256, -7)")
-        }
-        // Step 20: a platform authenticator is not eligible when the RP wants a roaming one.
-        if options.authenticatorAttachment == "cross-platform" {
+        // Step 20: an authenticator attached otherwise than the RP asks is not eligible.
+        let attachment = authenticator.configuration.attachment
+        if let wanted = options.authenticatorAttachment, AuthenticatorAttachment(rawValue: wanted) != nil, wanted != attachment.rawValue {
             throw AuthenticatorError(.notHandled,
-                "authenticatorSelection.authenticatorAttachment is cross-platform; authctl is a platform authenticator")
+                "authenticatorSelection.authenticatorAttachment is \(wanted); this authenticator (profile \(authenticator.configuration.profile.name)) is \(attachment.rawValue)")
         }
-        if let fault, !fault.applies(to: .registration, attestation: options.attestation.format) {
+        if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: options.attestation)) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
         var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
@@ -35,11 +31,11 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             userDisplayName: options.userDisplayName, algorithms: options.algorithms,
             excludeList: options.excludeCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
-            attestation: options.attestation.format, timeoutMilliseconds: options.timeout, fault: fault))
+            attestation: options.attestation, timeoutMilliseconds: options.timeout, fault: fault))
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
             clientExtensionResults: ClientExtensionResults(credProps: options.credProps ? .init(rk: true) : nil),
-            authenticatorAttachment: authenticator.configuration.attachment)
+            authenticatorAttachment: attachment, transports: authenticator.configuration.profile.transports)
     }
 
     /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12).

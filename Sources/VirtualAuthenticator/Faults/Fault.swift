@@ -15,7 +15,7 @@ public enum Fault: String, CaseIterable, Sendable {
     /// What the fault does, and the RP check that must catch it.
     public var summary: String {
         switch self {
-        case .badSignature: "one bit of the signature flipped (assertion, or packed attestation) — signature verification fails"
+        case .badSignature: "one bit of the signature flipped (assertion, or a signed attestation statement) — signature verification fails"
         case .wrongRpIdHash: "authenticator data carries the hash of another RP ID, correctly signed — the rpIdHash check fails"
         case .wrongChallenge: "clientDataJSON carries another challenge, correctly signed — the challenge check fails"
         case .wrongOrigin: "clientDataJSON names https://attacker.example as origin, correctly signed — the origin check fails"
@@ -30,10 +30,10 @@ public enum Fault: String, CaseIterable, Sendable {
     public enum Ceremony: Sendable { case registration, authentication }
 
     /// Whether the fault can be produced for `ceremony`: registration has a signature to break
-    /// only with packed attestation, and neither a counter nor a bare UV flag an RP can check.
+    /// only when its attestation statement is signed, and neither a counter nor a bare UV flag an RP can check.
     public func applies(to ceremony: Ceremony, attestation: AttestationFormat = .none) -> Bool {
         switch self {
-        case .badSignature: ceremony == .authentication || attestation == .packed
+        case .badSignature: ceremony == .authentication || attestation.hasSignature
         case .uvClaimedWithoutCheck, .counterRegress: ceremony == .authentication
         case .badCBOR: ceremony == .registration
         case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .wrongType, .upCleared: true

@@ -12,10 +12,10 @@ public protocol CredentialStore {
     func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential]
     /// The private key of a stored credential, decrypted only for the signature at hand.
     /// `verification` is present when the user was verified in this ceremony.
-    func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> P256PrivateKey
+    func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey
     /// Stores a new credential and, in the same atomic step, deletes `replacing` (the passkey the
     /// same RP and user handle had before, WebAuthn L3 §6.3.2 step 7.5 for discoverable credentials).
-    func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential],
+    func save(_ credential: Credential, privateKey: PrivateKey, replacing: [Credential],
               verification: Verification?) throws(AuthenticatorError)
     /// Durably records a counting credential's new signature count.
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError)

@@ -3,7 +3,7 @@
 /// verification in hand. Not `Sendable`: it is one ceremony's store, used from one thread.
 public final class InMemoryCredentialStore: CredentialStore {
     public typealias Verification = ScriptedUser.Verified
-    public private(set) var stored: [(Credential, P256PrivateKey)] = []
+    public private(set) var stored: [(Credential, PrivateKey)] = []
 
     public init() {}
 
@@ -11,7 +11,7 @@ public final class InMemoryCredentialStore: CredentialStore {
         stored.map(\.0).filter { $0.rpId == rpId }
     }
 
-    public func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> P256PrivateKey {
+    public func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey {
         guard let key = stored.first(where: { $0.0.id == credential.id })?.1 else {
             throw AuthenticatorError(.notHandled, "credential is gone")
         }
@@ -19,7 +19,7 @@ public final class InMemoryCredentialStore: CredentialStore {
         return key
     }
 
-    public func save(_ credential: Credential, privateKey: P256PrivateKey, replacing: [Credential],
+    public func save(_ credential: Credential, privateKey: PrivateKey, replacing: [Credential],
                      verification: Verification?) throws(AuthenticatorError) {
         try Self.requireVerification(for: credential, verification)
         stored.removeAll { entry in replacing.contains { $0.id == entry.0.id } }

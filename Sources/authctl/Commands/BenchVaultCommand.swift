@@ -97,23 +97,23 @@ enum BenchVaultCommand {
     }
 
     /// `size` real passkeys spread over 1,000 RPs; the last one, of target.example, is signed with.
-    static func makePasskeys(_ size: Int) throws(CLIError) -> [(Credential, P256PrivateKey)] {
-        var out = [(Credential, P256PrivateKey)]()
+    static func makePasskeys(_ size: Int) throws(CLIError) -> [(Credential, PrivateKey)] {
+        var out = [(Credential, PrivateKey)]()
         out.reserveCapacity(size)
         for i in 0..<size {
-            let key: P256PrivateKey
-            do { key = try P256PrivateKey.generate() } catch { throw CLIError(.unknown, "OpenSSL: \(error)") }
+            let key: PrivateKey
+            do { key = try PrivateKey.generate() } catch { throw CLIError(.unknown, "OpenSSL: \(error)") }
             out.append((Credential(
                 id: RandomSource.live.bytes(16), rpId: i == size - 1 ? "target.example" : "rp\(i % 1000).example",
                 userHandle: RandomSource.live.bytes(16), userName: "user\(i)@example.com", userDisplayName: "User \(i)",
-                createdAt: 1_700_000_000, signCount: 0, backupEligible: true, backupState: true, publicPoint: key.publicPoint), key))
+                createdAt: 1_700_000_000, signCount: 0, backupEligible: true, backupState: true, publicKey: key.publicKey), key))
         }
         return out
     }
 
     /// A vault holding `passkeys`, one frame each as `register` writes them, but flushed a thousand
     /// at a time.
-    static func fill(path: String, passkeys: [(Credential, P256PrivateKey)], passphrase: SecureBytes) throws(DeviceError) {
+    static func fill(path: String, passkeys: [(Credential, PrivateKey)], passphrase: SecureBytes) throws(DeviceError) {
         let device = try Device.create(at: path, passphrase: passphrase, kdf: .min, biometricPIN: nil)
         try device.addInBulk(passkeys)
     }

@@ -15,9 +15,9 @@ enum DeviceAddCommand {
         device therefore needs an enrolled device's approval: its PIN, as an iPhone asks for another
         device's passcode to join the keychain.
         """,
-        options: [noBiometry, NewPINOption.spec, approveWith, InitCommand.maxPINAttempts],
+        options: [noBiometry, NewPINOption.spec, approveWith, InitCommand.maxPINAttempts] + ProfileOptions.all,
         arguments: [DeviceCommand.name],
-        examples: ["AUTHCTL_NEW_PIN=5678 authctl device add laptop"],
+        examples: ["AUTHCTL_NEW_PIN=5678 authctl device add laptop", "AUTHCTL_NEW_PIN=5678 authctl device add pc --profile windows-hello"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -26,8 +26,11 @@ enum DeviceAddCommand {
         let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
         let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
         let name = args.argument(0) ?? ""
+        let aaguid = try ProfileOptions.aaguid(args)
+        guard aaguid == nil || args.value(ProfileOptions.profile) != nil else { throw CLIError(.usage, "--aaguid needs --profile on device add") }
         do {
-            try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user())
+            try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user(),
+                                  profile: args.value(ProfileOptions.profile), aaguid: aaguid)
         } catch { throw CLIError(error) }
         Output.diagnostic("authctl: added device \(name) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
     }

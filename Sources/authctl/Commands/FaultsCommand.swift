@@ -10,7 +10,7 @@ enum FaultsCommand {
             let scopes = [
                 fault.applies(to: .authentication) ? "sign" : nil,
                 fault.applies(to: .registration) ? "register"
-                    : (fault.applies(to: .registration, attestation: .packed) ? "register (packed)" : nil),
+                    : (fault.applies(to: .registration, attestation: .packed) ? "register (signed attestation)" : nil),
             ].compactMap { $0 }
             let name = fault.rawValue + String(repeating: " ", count: width - fault.rawValue.count)
             try Output.data("\(name)  [\(scopes.joined(separator: ", "))] \(fault.summary)")

@@ -29,8 +29,8 @@ enum ListCommand {
             signCount = c.signCount
             backupEligible = c.backupEligible
             backupState = c.backupState
-            publicKey = Base64URL.encode(COSEKey(uncompressedPoint: c.publicPoint)?.subjectPublicKeyInfo ?? [])
-            publicKeyAlgorithm = COSEKey.es256
+            publicKey = Base64URL.encode(c.publicKey.subjectPublicKeyInfo)
+            publicKeyAlgorithm = c.publicKey.algorithm.rawValue
         }
     }
 

@@ -16,6 +16,10 @@ enum RegisterCommand {
     static let challenge = OptionSpec.value("--challenge", "B64URL", "built options: the challenge (default 32 random bytes)")
     static let attestation = OptionSpec.value(
         "--attestation", "CONVEYANCE", "built options: attestation (default none)", choices: ["none", "indirect", "direct", "enterprise"])
+    static let algorithm = OptionSpec.value(
+        "--alg", "ALG", "built options: an algorithm for pubKeyCredParams, in order (repeatable; es256, eddsa, rs256 or a COSE number; default es256 rs256)",
+        repeatable: true)
+    static let u2f = OptionSpec.flag("--u2f", "answer attestation as a U2F device (fido-u2f; the security-key profile)")
     static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
 
     static let spec = CommandSpec(
@@ -24,17 +28,27 @@ enum RegisterCommand {
         Reads PublicKeyCredentialCreationOptionsJSON (also wrapped as {"publicKey": …}) from --options,
         or builds it from the flags, and prints RegistrationResponseJSON on stdout.
         """,
-        options: CeremonyOptions.all + [deviceBound, signCounter, rpId, userName, userId, displayName, challenge, attestation,
+        options: CeremonyOptions.all + ProfileOptions.all + [u2f, deviceBound, signCounter, algorithm, rpId, userName, userId, displayName, challenge, attestation,
                                         CeremonyOptions.userVerification, exclude],
         examples: [
             "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
             "curl -s https://rp.test/register/begin | authctl register --origin https://rp.test --options -",
+            "authctl register --origin https://example.com --profile windows-hello --attestation direct --alg rs256 --alg es256",
         ],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let passkey = PasskeySettings(deviceBound: args.flag(deviceBound), signatureCounter: args.flag(signCounter))
-        try CeremonyOptions.perform(args, buildOptions: builtOptions) { device, options, origin, user, fault throws(DeviceError) in
+        let passkey = PasskeySettings(deviceBound: args.flag(deviceBound), signatureCounter: args.flag(signCounter),
+                                      profile: args.value(ProfileOptions.profile), aaguid: try ProfileOptions.aaguid(args), u2f: args.flag(u2f))
+        var algorithms = [Int]()
+        for name in args.values(algorithm) {
+            guard let number = COSEAlgorithm(name: name)?.rawValue ?? Int(name) else {
+                throw CLIError(.usage, "--alg must be es256, eddsa, rs256 or a COSE algorithm number, got '\(name)'")
+            }
+            algorithms.append(number)
+        }
+        let builtAlgorithms = algorithms.isEmpty ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue] : algorithms
+        try CeremonyOptions.perform(args, buildOptions: { builtOptions($0, algorithms: builtAlgorithms) }) { device, options, origin, user, fault throws(DeviceError) in
             try device.register(optionsJSON: options, origin: origin, user: user, passkey: passkey, fault: fault)
         }
     }
@@ -57,14 +71,14 @@ enum RegisterCommand {
         var extensions = Extensions()
     }
 
-    static func builtOptions(_ args: ParsedArguments) -> [UInt8] {
+    static func builtOptions(_ args: ParsedArguments, algorithms: [Int]) -> [UInt8] {
         let name = args.value(userName) ?? "user"
         let options = BuiltOptions(
             rp: BuiltOptions.RP(id: args.value(rpId), name: args.value(rpId) ?? "authctl"),
             user: BuiltOptions.User(id: args.value(userId) ?? Base64URL.encode(RandomSource.live.bytes(16)), name: name,
                                     displayName: args.value(displayName) ?? name),
             challenge: args.value(challenge) ?? Base64URL.encode(RandomSource.live.bytes(32)),
-            pubKeyCredParams: [BuiltOptions.Parameter(alg: COSEKey.es256)],
+            pubKeyCredParams: algorithms.map { BuiltOptions.Parameter(alg: $0) },
             attestation: args.value(attestation) ?? "none",
             authenticatorSelection: BuiltOptions.Selection(userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred"),
             excludeCredentials: args.values(exclude).map { CeremonyOptions.Descriptor(id: $0) })

@@ -1,8 +1,9 @@
 import COpenSSL
 
-/// Verifies ES256 signatures against a DER SubjectPublicKeyInfo. Used by tests and by the CLI's
-/// self-check, never to decide what the authenticator does.
-public enum P256Verifier {
+/// Verifies a WebAuthn signature (ES256, EdDSA or RS256, as ``PrivateKey/sign(_:)`` makes them)
+/// against a DER SubjectPublicKeyInfo. Used by tests and by the CLI's self-check, never to decide
+/// what the authenticator does.
+public enum SignatureVerifier {
     public static func verify(signature: [UInt8], message: [UInt8], spki: [UInt8]) -> Bool {
         var cursor: UnsafePointer<UInt8>? = nil
         let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
@@ -13,7 +14,8 @@ public enum P256Verifier {
         defer { EVP_PKEY_free(key) }
         guard let ctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { ERR_clear_error(); return false }
+        let digest = EVP_PKEY_get_base_id(key) == authctl_pkey_ed25519 ? nil : EVP_sha256()
+        guard EVP_DigestVerifyInit(ctx, nil, digest, nil, key) == 1 else { ERR_clear_error(); return false }
         let ok = EVP_DigestVerify(ctx, signature, signature.count, message, message.count) == 1
         ERR_clear_error()
         return ok

@@ -1,0 +1,129 @@
+import COpenSSL
+
+/// A credential's key pair, for one of the ``COSEAlgorithm``s: P-256 (ES256), Ed25519 (EdDSA) or
+/// RSA-2048 (RS256). Owns exactly one OpenSSL `EVP_PKEY` and frees it in `deinit`; no OpenSSL
+/// type escapes this file. `Sendable` because the key never changes after it is made and every
+/// operation builds its own context: OpenSSL 3 makes a shared `EVP_PKEY` safe to sign and read
+/// from several threads.
+public final class PrivateKey: @unchecked Sendable {
+    public let algorithm: COSEAlgorithm
+    private let pkey: OpaquePointer
+
+    private init(pkey: OpaquePointer, algorithm: COSEAlgorithm) {
+        self.pkey = pkey
+        self.algorithm = algorithm
+    }
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// The size of new RSA keys (what Windows Hello makes).
+    public static let rsaBits: Int32 = 2048
+
+    /// A fresh key pair from OpenSSL's CSPRNG.
+    public static func generate(_ algorithm: COSEAlgorithm = .es256) throws(OpenSSLFailure) -> PrivateKey {
+        let type = switch algorithm {
+        case .es256: authctl_pkey_ec
+        case .edDSA: authctl_pkey_ed25519
+        case .rs256: authctl_pkey_rsa
+        }
+        guard let ctx = EVP_PKEY_CTX_new_id(type, nil) else { throw OpenSSLFailure("EVP_PKEY_CTX_new_id") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_keygen_init(ctx) == 1 else { throw OpenSSLFailure("EVP_PKEY_keygen_init") }
+        switch algorithm {
+        case .es256:
+            guard EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, authctl_nid_p256) == 1 else { throw OpenSSLFailure("P-256 keygen setup") }
+        case .rs256:
+            guard EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, rsaBits) == 1 else { throw OpenSSLFailure("RSA keygen setup") }
+        case .edDSA:
+            break
+        }
+        var key: OpaquePointer? = nil
+        guard EVP_PKEY_keygen(ctx, &key) == 1, let key else { throw OpenSSLFailure("EVP_PKEY_keygen") }
+        return PrivateKey(pkey: key, algorithm: algorithm)
+    }
+
+    /// Loads a key from its DER encoding (RFC 5915 `ECPrivateKey`, PKCS #1 `RSAPrivateKey` or
+    /// PKCS #8), read straight from the caller's buffer so the secret is never copied into a Swift
+    /// array. Its algorithm is what the key is: P-256, Ed25519, or RSA of 2048 bits or more.
+    public static func load(der: UnsafeRawBufferPointer) throws(OpenSSLFailure) -> PrivateKey {
+        guard let base = der.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw OpenSSLFailure("empty private key")
+        }
+        var cursor: UnsafePointer<UInt8>? = UnsafePointer(base)
+        guard let key = d2i_AutoPrivateKey(nil, &cursor, der.count) else { throw OpenSSLFailure("d2i_AutoPrivateKey") }
+        let type = EVP_PKEY_get_base_id(key), bits = EVP_PKEY_get_bits(key)
+        let algorithm: COSEAlgorithm? = switch type {
+        case authctl_pkey_ec where bits == 256: .es256
+        case authctl_pkey_ed25519: .edDSA
+        case authctl_pkey_rsa where bits >= 2048: .rs256
+        default: nil
+        }
+        guard let algorithm, cursor == UnsafePointer(base) + der.count else {
+            EVP_PKEY_free(key)
+            throw OpenSSLFailure("not a P-256, Ed25519 or RSA-2048 private key")
+        }
+        return PrivateKey(pkey: key, algorithm: algorithm)
+    }
+
+    /// The DER encoding's length, so the caller can provide a buffer it owns.
+    public var privateKeyDERCount: Int { Int(i2d_PrivateKey(pkey, nil)) }
+
+    /// Writes the DER-encoded private key into `buffer` (at least ``privateKeyDERCount`` bytes) and
+    /// returns the number of bytes written. The secret goes only where the caller points.
+    public func writePrivateKeyDER(into buffer: UnsafeMutableRawBufferPointer) throws(OpenSSLFailure) -> Int {
+        guard buffer.count >= privateKeyDERCount, let base = buffer.baseAddress else {
+            throw OpenSSLFailure("private key buffer too small")
+        }
+        var cursor: UnsafeMutablePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
+        let written = i2d_PrivateKey(pkey, &cursor)
+        guard written > 0 else { throw OpenSSLFailure("i2d_PrivateKey") }
+        return Int(written)
+    }
+
+    /// The public key as a COSE_Key, read from the key's parameters (no encoder involved).
+    public var publicKey: COSEKey {
+        switch algorithm {
+        case .es256:
+            var out = [UInt8](repeating: 0, count: 65)
+            var length = 0
+            let ok = EVP_PKEY_get_octet_string_param(pkey, authctl_param_pub_key, &out, out.count, &length)
+            precondition(ok == 1 && length == 65 && out[0] == 0x04, "could not read the P-256 public point")
+            return .ec2(x: Array(out[1...32]), y: Array(out[33...64]))
+        case .edDSA:
+            var out = [UInt8](repeating: 0, count: 32)
+            var length = out.count
+            let ok = EVP_PKEY_get_raw_public_key(pkey, &out, &length)
+            precondition(ok == 1 && length == 32, "could not read the Ed25519 public key")
+            return .okp(x: out)
+        case .rs256:
+            return .rsa(n: bigNumber(authctl_param_rsa_n), e: bigNumber(authctl_param_rsa_e))
+        }
+    }
+
+    /// An RSA parameter as unsigned big-endian bytes without leading zeros.
+    private func bigNumber(_ name: UnsafePointer<CChar>) -> [UInt8] {
+        var bn: OpaquePointer? = nil
+        precondition(EVP_PKEY_get_bn_param(pkey, name, &bn) == 1 && bn != nil, "could not read an RSA parameter")
+        defer { BN_free(bn) }
+        var out = [UInt8](repeating: 0, count: Int((BN_num_bits(bn) + 7) / 8))
+        _ = BN_bn2bin(bn, &out)
+        return out
+    }
+
+    /// The DER `SubjectPublicKeyInfo` (RFC 5280), as `AuthenticatorAttestationResponse.getPublicKey()`.
+    public var subjectPublicKeyInfo: [UInt8] { publicKey.subjectPublicKeyInfo }
+
+    /// A signature over `message` as WebAuthn sends it: ES256 a DER `Ecdsa-Sig-Value` over its
+    /// SHA-256, EdDSA the 64-byte Ed25519 signature of the message itself, RS256 PKCS #1 v1.5
+    /// over its SHA-256.
+    public func sign(_ message: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
+        guard let ctx = EVP_MD_CTX_new() else { throw OpenSSLFailure("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(ctx) }
+        let digest = algorithm == .edDSA ? nil : EVP_sha256()
+        guard EVP_DigestSignInit(ctx, nil, digest, nil, pkey) == 1 else { throw OpenSSLFailure("EVP_DigestSignInit") }
+        var length = 0
+        guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { throw OpenSSLFailure("EVP_DigestSign") }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(ctx, &signature, &length, message, message.count) == 1 else { throw OpenSSLFailure("EVP_DigestSign") }
+        return Array(signature.prefix(length))
+    }
+}

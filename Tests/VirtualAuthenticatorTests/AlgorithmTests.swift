@@ -1,0 +1,83 @@
+import Testing
+@testable import VirtualAuthenticator
+
+/// Every algorithm's keys: made, signed with, checked by OpenSSL through their SPKI, kept as DER
+/// and read back, and their COSE_Key encoded as RFC 9053 / RFC 8230 say.
+@Suite struct AlgorithmTests {
+    @Test(arguments: COSEAlgorithm.allCases)
+    func signaturesVerifyAndTamperingIsCaught(_ algorithm: COSEAlgorithm) throws {
+        let key = try PrivateKey.generate(algorithm)
+        #expect(key.algorithm == algorithm && key.publicKey.algorithm == algorithm)
+        let message = Array("authenticatorData ‖ clientDataHash".utf8)
+        let signature = try key.sign(message)
+        let spki = key.subjectPublicKeyInfo
+        #expect(SignatureVerifier.verify(signature: signature, message: message, spki: spki))
+        var flipped = signature
+        flipped[flipped.count / 2] ^= 0x10
+        #expect(!SignatureVerifier.verify(signature: flipped, message: message, spki: spki))
+        #expect(!SignatureVerifier.verify(signature: signature, message: message + [0], spki: spki))
+        let other = try PrivateKey.generate(algorithm)
+        #expect(!SignatureVerifier.verify(signature: signature, message: message, spki: other.subjectPublicKeyInfo))
+        switch algorithm {
+        case .edDSA: #expect(signature.count == 64)
+        case .rs256: #expect(signature.count == 256)
+        case .es256: #expect(signature.first == 0x30)  // DER Ecdsa-Sig-Value
+        }
+    }
+
+    @Test(arguments: COSEAlgorithm.allCases)
+    func keysSurviveTheirDEREncoding(_ algorithm: COSEAlgorithm) throws {
+        let key = try PrivateKey.generate(algorithm)
+        var der = [UInt8](repeating: 0, count: key.privateKeyDERCount)
+        let written = try der.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) }
+        let loaded = try der.prefix(written).withUnsafeBytes { try PrivateKey.load(der: $0) }
+        #expect(loaded.algorithm == algorithm && loaded.publicKey == key.publicKey)
+        #expect(SignatureVerifier.verify(signature: try loaded.sign([1, 2, 3]), message: [1, 2, 3], spki: key.subjectPublicKeyInfo))
+    }
+
+    @Test(arguments: COSEAlgorithm.allCases)
+    func coseKeysRoundTripInCanonicalOrder(_ algorithm: COSEAlgorithm) throws {
+        let key = try PrivateKey.generate(algorithm).publicKey
+        let encoded = key.cbor.encoded()
+        #expect(COSEKey(cbor: try CBORValue.decode(encoded)) == key)
+        #expect(COSEKey(storedForm: key.storedForm, algorithm: algorithm) == key)
+        // CTAP2 canonical: kty (1) first, then alg (3), then the negative labels -1, -2(, -3).
+        guard case .map(let pairs) = key.cbor else { Issue.record("not a map"); return }
+        #expect(pairs.map(\.0.intValue) == (algorithm == .es256 ? [1, 3, -1, -2, -3] : [1, 3, -1, -2]))
+        switch key {
+        case .ec2(let x, let y): #expect(x.count == 32 && y.count == 32 && encoded.starts(with: [0xA5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01]))
+        case .okp(let x): #expect(x.count == 32 && encoded.starts(with: [0xA4, 0x01, 0x01, 0x03, 0x27, 0x20, 0x06]))
+        case .rsa(let n, let e):
+            #expect(n.count == 256 && n[0] & 0x80 != 0 && e == [0x01, 0x00, 0x01])
+            #expect(encoded.starts(with: [0xA4, 0x01, 0x03, 0x03, 0x39, 0x01, 0x00, 0x20, 0x59, 0x01, 0x00]))
+        }
+        // The SPKI OpenSSL would write for the same key is the one built from the COSE_Key.
+        #expect(key.subjectPublicKeyInfo.first == 0x30)
+    }
+
+    @Test func aKeyOfTheWrongAlgorithmOrShapeIsNotACOSEKey() {
+        #expect(COSEKey(cbor: .map([(.int(1), .int(1)), (.int(3), .int(-7)), (.int(-1), .int(6)), (.int(-2), .bytes([UInt8](repeating: 1, count: 32)))])) == nil)
+        #expect(COSEKey(cbor: .map([(.int(1), .int(3)), (.int(3), .int(-257)), (.int(-1), .bytes([0, 1])), (.int(-2), .bytes([1, 0, 1]))])) == nil)
+        #expect(COSEKey(storedForm: [0x04] + [UInt8](repeating: 1, count: 64), algorithm: .edDSA) == nil)
+    }
+
+    @Test func theRPsOrderChoosesUnlessTheProfilePrefersOne() {
+        #expect(AuthenticatorProfile.authctl.algorithm(for: [-8, -7, -257]) == .edDSA)
+        #expect(AuthenticatorProfile.authctl.algorithm(for: [-36, -257, -7]) == .rs256)
+        #expect(AuthenticatorProfile.iCloudKeychain.algorithm(for: [-8, -257]) == nil)
+        #expect(AuthenticatorProfile.iCloudKeychain.algorithm(for: [-8, -7]) == .es256)
+        #expect(AuthenticatorProfile.windowsHello.algorithm(for: [-7, -257]) == .rs256)
+        #expect(AuthenticatorProfile.windowsHello.algorithm(for: [-7]) == .es256)
+        #expect(COSEAlgorithm(name: "EdDSA") == .edDSA && COSEAlgorithm(name: "-257") == .rs256 && COSEAlgorithm(name: "ps256") == nil)
+    }
+
+    @Test func aagUIDsReadAndPrintInTheirUsualForm() {
+        let text = "fbfc3007-154e-4ecc-8c0b-6e020557d7bd"
+        let bytes = AuthenticatorProfile.parseAAGUID(text)
+        #expect(bytes?.count == 16 && bytes?.first == 0xFB)
+        #expect(AuthenticatorProfile.formatAAGUID(bytes ?? []) == text)
+        #expect(AuthenticatorProfile.parseAAGUID("fbfc3007154e4ecc8c0b6e020557d7bd") == nil)
+        #expect(AuthenticatorProfile.parseAAGUID("zbfc3007-154e-4ecc-8c0b-6e020557d7bd") == nil)
+        #expect(Set(AuthenticatorProfile.all.map(\.name)).count == AuthenticatorProfile.all.count)
+    }
+}
