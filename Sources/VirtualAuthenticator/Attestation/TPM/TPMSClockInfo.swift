@@ -1,0 +1,21 @@
+/// TPMS_CLOCK_INFO (TPM 2.0 Library Part 2 §10.11.1): the TPM's clock when it signed.
+///
+///     clock (UINT64, ms) ‖ resetCount (UINT32) ‖ restartCount (UINT32) ‖ safe (BYTE, 0 or 1)
+public struct TPMSClockInfo: Equatable, Sendable {
+    public let clock: UInt64
+    public let resetCount: UInt32
+    public let restartCount: UInt32
+    public let safe: Bool
+
+    public init(clock: UInt64, resetCount: UInt32, restartCount: UInt32, safe: Bool = true) {
+        self.clock = clock
+        self.resetCount = resetCount
+        self.restartCount = restartCount
+        self.safe = safe
+    }
+
+    /// 17 bytes.
+    public func encoded() -> [UInt8] {
+        BigEndian.bytes(clock) + BigEndian.bytes(resetCount) + BigEndian.bytes(restartCount) + [safe ? 1 : 0]
+    }
+}
