@@ -54,6 +54,16 @@ public enum DER {
     public static func octetString(_ bytes: [UInt8]) -> [UInt8] { tlv(octetStringTag, bytes) }
     /// A BIT STRING of whole bytes (no unused bits).
     public static func bitString(_ bytes: [UInt8]) -> [UInt8] { tlv(bitStringTag, [0] + bytes) }
+
+    /// A named-bit BIT STRING (keyUsage) with the given bits set, bit 0 being the most significant
+    /// bit of the first byte. DER drops trailing zero bits (X.690 §11.2.2): an empty set is `03 01 00`.
+    public static func namedBits(_ bits: Set<Int>) -> [UInt8] {
+        guard let highest = bits.max() else { return tlv(bitStringTag, [0]) }
+        precondition(bits.allSatisfy { $0 >= 0 }, "negative bit number")
+        var bytes = [UInt8](repeating: 0, count: highest / 8 + 1)
+        for bit in bits { bytes[bit / 8] |= 0x80 >> UInt8(bit % 8) }
+        return tlv(bitStringTag, [UInt8(7 - highest % 8)] + bytes)
+    }
     public static func utf8String(_ text: String) -> [UInt8] { tlv(utf8StringTag, Array(text.utf8)) }
     public static func printableString(_ text: String) -> [UInt8] { tlv(printableStringTag, Array(text.utf8)) }
 

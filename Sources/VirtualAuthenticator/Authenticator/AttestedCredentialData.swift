@@ -26,7 +26,7 @@ public struct AttestedCredentialData: Equatable, Sendable {
         let id = Array(data[18..<18 + idLength])
         let keyBytes = Array(data[(18 + idLength)...])
         guard let (cbor, used) = try? CBORValue.decodePrefix(keyBytes), let key = COSEKey(cbor: cbor) else {
-            throw .init(description: "credential public key is not an ES256 COSE_Key")
+            throw .init(description: "credential public key is not an ES256, EdDSA or RS256 COSE_Key")
         }
         return (AttestedCredentialData(aaguid: Array(data[0..<16]), credentialId: id, publicKey: key), 18 + idLength + used)
     }
