@@ -23,6 +23,8 @@ public final class Account {
     var storeState: StoreState?
     /// Credential records already read as revisions, by record id (AccountSync.swift).
     var revisionCache = [[UInt8]: Revision]()
+    /// The attestation CA, once read (``attestationCA()``).
+    var cachedCA: AttestationCA?
     public internal(set) var storeProblem: String?
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
@@ -64,8 +66,12 @@ public final class Account {
                 AccountSettings.initialize(&settings, in: vault)
                 return [settings]
             }
-            return try Account(vault: vault, clock: clock, random: random)
-        } catch { throw DeviceError(error) }
+            let account = try Account(vault: vault, clock: clock, random: random)
+            _ = try account.attestationCA()
+            return account
+        } catch let error as VaultError { throw DeviceError(error) } catch let error as DeviceError { throw error } catch {
+            throw DeviceError(.storage, "\(error)")
+        }
     }
 
     /// Opens the vault at `path`: `.write` for ceremonies and changes (writers take turns), `.read`
@@ -243,6 +249,43 @@ public final class Account {
 
     // MARK: - Authenticator profiles
 
+    /// The account's attestation CA, whose root an RP trusts to accept the certificates in
+    /// `packed`, `tpm`, `android-key`, `apple` and `fido-u2f` statements. Made when the vault is
+    /// created (for a vault from before, the first time a writer needs it); its keys are sealed
+    /// in the settings record.
+    public func attestationCA() throws(DeviceError) -> AttestationCA {
+        if let cachedCA { return cachedCA }
+        let first = try deviceRecords()[0].record
+        if let sealed = first.field(AccountSettings.Tag.attestationCA) {
+            do {
+                let bytes = try vault.openSecret(Array(sealed), recordId: first.id)
+                let ca = try AttestationCA(serialized: bytes.withUnsafeBytes { Array($0) })
+                cachedCA = ca
+                return ca
+            } catch let error as VaultError {
+                throw DeviceError(error)
+            } catch {
+                throw DeviceError(.vaultCorrupted, "the vault's attestation CA cannot be read: \(error)")
+            }
+        }
+        guard vault.access == .write else {
+            throw DeviceError(.invalidArgument, "this vault has no attestation CA yet; a command that writes (a registration) makes it")
+        }
+        let ca: AttestationCA
+        let serialized: [UInt8]
+        do {
+            ca = try AttestationCA.generate()
+            serialized = try ca.serialized()
+        } catch { throw DeviceError(.authenticator(.unknown), "OpenSSL could not make the attestation CA: \(error)") }
+        do {
+            try DeviceRecord.update(first.id, in: vault) { r throws(VaultError) in
+                r.setField(AccountSettings.Tag.attestationCA, serialized.withUnsafeBytes { vault.sealSecret($0, recordId: r.id) })
+            }
+        } catch { throw DeviceError(error) }
+        cachedCA = ca
+        return ca
+    }
+
     /// The authenticator model device `name` answers as (every device when `nil`, which also sets
     /// the account's default, the first device's): a profile by name, and an AAGUID replacing the
     /// profile's. Passkeys already made keep what they were made with.
@@ -364,7 +407,8 @@ public final class Account {
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the new passphrase is empty") }
         do {
             try vault.changePassphrase(to: passphrase, kdf: kdf, sealedFields: [
-                .credential: [CredentialRecord.Tag.sealedPrivateKey], .settings: [AccountSettings.Tag.accountKey],
+                .credential: [CredentialRecord.Tag.sealedPrivateKey],
+                .settings: [AccountSettings.Tag.accountKey, AccountSettings.Tag.attestationCA],
             ])
             settings = try AccountSettings.read(in: vault)
         } catch { throw DeviceError(error) }

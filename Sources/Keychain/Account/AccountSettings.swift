@@ -8,6 +8,9 @@ struct AccountSettings {
     enum Tag {
         static let accountKey: UInt8 = 20, accountId: UInt8 = 21, seed: UInt8 = 22, backupStateImmediate: UInt8 = 23
         static let uploadDelay: UInt8 = 24, downloadDelay: UInt8 = 25, storePath: UInt8 = 26
+        /// The attestation CA (root, intermediate and their keys, the batch key), sealed; 27 and
+        /// 28 are the first device's profile fields.
+        static let attestationCA: UInt8 = 29
     }
 
     let accountKey: SealingKey

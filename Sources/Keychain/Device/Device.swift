@@ -87,12 +87,15 @@ public final class Device {
             throw DeviceError(.invalidArgument, "profile \(profile.name) has no U2F attestation (security-key has)")
         }
         let backupEligible = profile.backupEligible && !passkey.deviceBound
-        let configuration = AuthenticatorConfiguration(
+        var configuration = AuthenticatorConfiguration(
             profile: profile, aaguid: passkey.aaguid ?? aaguid, backupEligible: backupEligible, backupState: uploadsNow,
             signatureCounter: profile.countsSignatures || passkey.signatureCounter, u2f: passkey.u2f)
+        let options: CreationOptions
+        do { options = try CreationOptions(json: optionsJSON) } catch { throw DeviceError(error) }
+        if configuration.needsCertificate(for: options.attestation) { configuration.attestationCA = try account.attestationCA() }
         let client = try client(device, user, configuration, revisionId: revisionId)
         do {
-            return try client.create(options: try CreationOptions(json: optionsJSON), origin: origin, fault: fault)
+            return try client.create(options: options, origin: origin, fault: fault)
         } catch { throw DeviceError(error) }
     }
 

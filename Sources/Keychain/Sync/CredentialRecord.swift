@@ -21,6 +21,8 @@ enum CredentialRecord {
         static let removed: UInt8 = 17
         /// The vault position the revision was written at (orders changes in one millisecond).
         static let changedOrder: UInt8 = 19
+        /// The profile the passkey was made as, and the AAGUID its registration reported.
+        static let profile: UInt8 = 20, aaguid: UInt8 = 21
     }
 
     /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
@@ -38,6 +40,8 @@ enum CredentialRecord {
             Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
             Tag.requiresUserVerification: [credential.requiresUserVerification ? 1 : 0],
         ])
+        if !credential.profile.isEmpty { record.setField(Tag.profile, Array(credential.profile.utf8)) }
+        if !credential.aaguid.isEmpty { record.setField(Tag.aaguid, credential.aaguid) }
         record.setInteger(Tag.createdAt, credential.createdAt)
         record.setInteger(Tag.signCount, credential.signCount)
         record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))

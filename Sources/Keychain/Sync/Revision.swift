@@ -81,13 +81,16 @@ final class Revision {
               let publicKey = COSEKey(storedForm: try field(Tag.publicKey), algorithm: algorithm) else {
             throw VaultError(.corrupted, "a credential record's public key is not one of its algorithm (\(number))")
         }
-        credential = Credential(
+        var made = Credential(
             id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
             userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
             createdAt: createdAt, signCount: try integer(Tag.signCount, UInt32.self),
             backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicKey: publicKey,
             countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false,
             requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
+        made.profile = try text(Tag.profile, default: "")
+        made.aaguid = record.field(Tag.aaguid).map(Array.init) ?? []
+        credential = made
     }
 
     /// The order last-writer-wins resolves by: the later change (in one millisecond, the one

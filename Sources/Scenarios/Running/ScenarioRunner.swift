@@ -388,7 +388,7 @@ public final class ScenarioRunner {
         let fault = try self.fault(c.fault, line: line)
         do {
             let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
-                                           attachment: c.via == nil ? .platform : .crossPlatform)
+                                           attachment: c.via == nil ? nil : .crossPlatform)
             lastResponse = response.json
             return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
                            user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)

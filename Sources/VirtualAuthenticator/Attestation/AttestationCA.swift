@@ -57,6 +57,19 @@ public struct AttestationCA: Sendable {
                              intermediateKey: intermediateKey, attestationKey: attestationKey)
     }
 
+    /// The validity of every certificate an authenticator's CA makes: from 2020-01-01 with no
+    /// well-defined expiration (RFC 5280 §4.1.2.5), so no certificate is "not yet valid" to an RP
+    /// whatever clock made it (a scenario's virtual one included).
+    public static let validity = CertificateValidity.unbounded(from: 1_577_836_800)
+
+    /// The CA a vault gets: authctl's names, ``validity``.
+    public static func generate() throws(OpenSSLFailure) -> AttestationCA {
+        try generate(rootSubject: DistinguishedName([("C", "US"), ("O", "authctl"), ("CN", "authctl Attestation Root CA")]),
+                     intermediateSubject: DistinguishedName([("C", "US"), ("O", "authctl"), ("OU", "Authenticator Attestation"),
+                                                             ("CN", "authctl Attestation CA 1")]),
+                     validity: validity)
+    }
+
     public var rootDER: [UInt8] { root.der }
     public var rootPEM: String { root.pem }
 

@@ -14,12 +14,19 @@ public struct AuthenticatorConfiguration: Sendable {
     public var signatureCounter: Bool
     /// How the client reaches this authenticator (`cross-platform` for a phone over hybrid).
     public var attachment: AuthenticatorAttachment
+    /// A sign-in reports the attachment of the profile its passkey was made as (a security key's
+    /// passkey answers `cross-platform`), not ``attachment``; `false` when the attachment was given.
+    public var attachmentFollowsCredential: Bool
     /// Answer attestation with the profile's alternate format (`fido-u2f` for a security key).
     public var u2f: Bool
+    /// Where attestation certificates come from (the vault's CA); without it, a format that needs
+    /// one is `notSupported`.
+    public var attestationCA: AttestationCA?
 
     public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int = 16,
                 backupEligible: Bool? = nil, backupState: Bool = true, signatureCounter: Bool? = nil,
-                attachment: AuthenticatorAttachment? = nil, u2f: Bool = false) {
+                attachment: AuthenticatorAttachment? = nil, u2f: Bool = false,
+                attestationCA: AttestationCA? = nil) {
         precondition((aaguid ?? profile.aaguid).count == 16 && credentialIdLength >= 16)
         self.profile = profile
         self.aaguid = aaguid ?? profile.aaguid
@@ -28,11 +35,19 @@ public struct AuthenticatorConfiguration: Sendable {
         self.backupState = self.backupEligible && backupState
         self.signatureCounter = signatureCounter ?? profile.countsSignatures
         self.attachment = attachment ?? profile.attachment
+        self.attachmentFollowsCredential = attachment == nil
         self.u2f = u2f
+        self.attestationCA = attestationCA
     }
 
     /// The statement format answering an RP's conveyance preference.
     public func format(for conveyance: AttestationConveyance) -> AttestationFormat { profile.format(for: conveyance, u2f: u2f) }
+
+    /// Whether answering `conveyance` takes a certificate from the ``attestationCA``.
+    public func needsCertificate(for conveyance: AttestationConveyance) -> Bool {
+        let format = format(for: conveyance)
+        return format != .none && !(format == .packed && profile.selfAttests)
+    }
 
     /// authctl's AAGUID: 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b.
     public static let authctlAAGUID: [UInt8] = [

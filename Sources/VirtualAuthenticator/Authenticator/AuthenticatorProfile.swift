@@ -23,6 +23,10 @@ public struct AuthenticatorProfile: Sendable, Equatable {
     public let attachment: AuthenticatorAttachment
     /// `response.transports` (WebAuthn L3 §5.2.1 getTransports()).
     public let transports: [String]
+    /// `packed` without a certificate: the credential key signs (self attestation).
+    public var selfAttests = false
+    /// The organization in its attestation certificates' subjects.
+    public var vendor = "authctl"
 
     /// The algorithm for a registration whose `pubKeyCredParams` lists `requested`, or `nil`
     /// when none of them is one this model makes (`NotSupportedError`).
@@ -86,7 +90,7 @@ extension AuthenticatorProfile {
         name: "authctl", summary: "authctl's own model: packed self attestation, every algorithm, synced passkeys",
         aaguid: AuthenticatorConfiguration.authctlAAGUID, attestation: .packed, alternateAttestation: nil,
         algorithms: [.es256, .edDSA, .rs256], preferred: nil, backupEligible: true, countsSignatures: false,
-        attachment: .platform, transports: ["hybrid", "internal"])
+        attachment: .platform, transports: ["hybrid", "internal"], selfAttests: true)
 
     public static let all: [AuthenticatorProfile] = [
         iCloudKeychain, appleDeviceBound, googlePasswordManager, windowsHello, androidDevice, managedDevice, securityKey, authctl,

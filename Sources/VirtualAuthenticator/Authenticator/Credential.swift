@@ -21,6 +21,10 @@ public struct Credential: Equatable, Sendable {
     /// Made with user verification: its private key is sealed under the biometric key, so every
     /// use verifies the user (like CTAP 2.1 credProtect `userVerificationRequired`).
     public var requiresUserVerification: Bool
+    /// The profile it was made as (``AuthenticatorProfile/name``; empty for passkeys from before
+    /// profiles) and the AAGUID its registration reported.
+    public var profile: String = ""
+    public var aaguid: [UInt8] = []
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,

@@ -74,13 +74,15 @@ extension Authenticator {
         let key: PrivateKey
         do { key = try PrivateKey.generate(algorithm) } catch { throw AuthenticatorError(error) }
         let coseKey = key.publicKey
-        let credential = Credential(
+        var credential = Credential(
             id: random.bytes(configuration.credentialIdLength), rpId: request.rpId,
             userHandle: request.userHandle, userName: request.userName,
             userDisplayName: request.userDisplayName, createdAt: clock.seconds, signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
             publicKey: coseKey, countsSignatures: configuration.signatureCounter,
             requiresUserVerification: request.performUserVerification)
+        credential.profile = profile.name
+        credential.aaguid = format == .fidoU2F ? Self.zeroAAGUID : configuration.aaguid
 
         var flags: AuthenticatorFlags = [.userPresent]
         flags.set(.userVerified, request.performUserVerification)
@@ -89,7 +91,7 @@ extension Authenticator {
         var data = AuthenticatorData(
             rpId: request.rpId, flags: flags, signCount: credential.signCount,
             attestedCredentialData: AttestedCredentialData(
-                aaguid: configuration.aaguid, credentialId: credential.id, publicKey: coseKey))
+                aaguid: credential.aaguid, credentialId: credential.id, publicKey: coseKey))
         request.fault?.apply(to: &data, previousSignCount: 0)
         var authenticatorData = data.bytes
 
@@ -115,16 +117,39 @@ extension Authenticator {
 }
 
 extension Authenticator {
+    /// A U2F authenticator has no AAGUID: fido-u2f attested credential data carries zeros.
+    static var zeroAAGUID: [UInt8] { [UInt8](repeating: 0, count: 16) }
+
     /// The attestation object in `format` for a new credential with `key`.
     func attestationObject(_ format: AttestationFormat, authenticatorData: [UInt8], clientDataHash: [UInt8],
                            key: PrivateKey) throws(AuthenticatorError) -> AttestationObject {
-        do throws(OpenSSLFailure) {
+        let profile = configuration.profile
+        if format == .none { return .none(authenticatorData: authenticatorData) }
+        if format == .packed && profile.selfAttests {
+            do { return try .packedSelf(authenticatorData: authenticatorData, clientDataHash: clientDataHash, key: key) }
+            catch { throw AuthenticatorError(error) }
+        }
+        guard let ca = configuration.attestationCA else {
+            throw AuthenticatorError(.notSupported, "\(format.rawValue) attestation needs an attestation CA, and this authenticator has none")
+        }
+        let input = AttestationStatementInput(
+            authenticatorData: authenticatorData, clientDataHash: clientDataHash, credentialAlgorithm: key.algorithm.rawValue,
+            credentialPublicKey: key.subjectPublicKeyInfo, signWithCredentialKey: { message throws(OpenSSLFailure) in try key.sign(message) },
+            aaguid: format == .fidoU2F ? Self.zeroAAGUID : configuration.aaguid, ca: ca,
+            certificateSubject: .authenticatorAttestation(country: "US", organization: profile.vendor,
+                                                          commonName: "\(profile.vendor) \(profile.name) attestation"),
+            certificateValidity: AttestationCA.validity)
+        let statement: CBORValue
+        do throws(AttestationStatementError) {
             switch format {
-            case .none: return .none(authenticatorData: authenticatorData)
-            case .packed: return try .packedSelf(authenticatorData: authenticatorData, clientDataHash: clientDataHash, key: key)
-            default: break
+            case .packed: statement = try PackedAttestationStatement.build(input)
+            case .fidoU2F: statement = try FIDOU2FAttestationStatement.build(input)
+            case .apple: statement = try AppleAnonymousAttestationStatement.build(input)
+            case .androidKey: statement = try AndroidKeyAttestationStatement.build(input)
+            case .tpm: statement = try TPMAttestationStatement.build(input, credentialKey: key.publicKey)
+            case .none: statement = .map([])
             }
-        } catch { throw AuthenticatorError(error) }
-        throw AuthenticatorError(.notSupported, "\(format.rawValue) attestation is not available")
+        } catch { throw AuthenticatorError(.unknown, "could not make the \(format.rawValue) attestation: \(error)") }
+        return AttestationObject(format: format, statement: statement, authenticatorData: authenticatorData)
     }
 }

@@ -51,8 +51,10 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
             timeoutMilliseconds: options.timeout, fault: fault))
+        let configuration = authenticator.configuration
+        let madeAs = configuration.attachmentFollowsCredential ? AuthenticatorProfile.named(result.credential.profile) : nil
         return AuthenticationResponse(clientDataJSON: clientData.json, result: result,
-                                      authenticatorAttachment: authenticator.configuration.attachment)
+                                      authenticatorAttachment: madeAs?.attachment ?? configuration.attachment)
     }
 
     /// `required` always verifies; `preferred` verifies when a biometric is enrolled (as a phone

@@ -38,7 +38,7 @@ enum SignCommand {
         try CeremonyOptions.perform(args, account: account, device: hybrid, buildOptions: builtOptions) {
             device, options, origin, user, fault throws(DeviceError) in
             try device.sign(optionsJSON: options, origin: origin, user: user, fault: fault,
-                            attachment: hybrid == nil ? .platform : .crossPlatform)
+                            attachment: hybrid == nil ? nil : .crossPlatform)
         }
     }
 

@@ -34,6 +34,14 @@ enum Output {
         }
     }
 
+    /// Bytes on stdout, exactly as given (a DER certificate).
+    static func bytes(_ bytes: [UInt8]) throws(CLIError) {
+        try requireStdout()
+        if let failure = write(bytes, to: STDOUT_FILENO) {
+            throw CLIError(.ioError, "cannot write to stdout: \(failure)")
+        }
+    }
+
     /// A line for people on stdout: control characters shown escaped, never acted on.
     static func text(_ line: String) throws(CLIError) {
         try data(TerminalText.escaped(line))
@@ -64,8 +72,11 @@ enum Output {
     }
 
     /// Writes all of `text`, waiting out a non-blocking descriptor; the error text on failure.
-    private static func write(_ text: String, to fd: Int32) -> String? {
-        var bytes = Array(text.utf8)[...]
+    private static func write(_ text: String, to fd: Int32) -> String? { write(Array(text.utf8), to: fd) }
+
+    /// Writes all of `all`, waiting out a non-blocking descriptor; the error text on failure.
+    private static func write(_ all: [UInt8], to fd: Int32) -> String? {
+        var bytes = all[...]
         while !bytes.isEmpty {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0 {
