@@ -123,7 +123,7 @@ public final class Device {
                               suffixes: account.suffixes)
     }
 
-    private func store() throws(DeviceError) -> ViewCredentialStore {
+    func store() throws(DeviceError) -> ViewCredentialStore {
         ViewCredentialStore(account: account, device: try record(), nextRevisionId: account.newRevisionId())
     }
 
@@ -157,6 +157,28 @@ public final class Device {
         }
         do { try store.delete([credential]) } catch { throw DeviceError(error) }
         return credential
+    }
+
+    /// Sets a passkey's backup flags by hand, as WebDriver's virtual authenticators allow: BE when
+    /// `eligible` is given, and BS, which sync then no longer decides. BS is never 1 without BE
+    /// (WebAuthn L3 §6.1.3). The change syncs like any other.
+    @discardableResult
+    public func setBackupFlags(credentialId id: [UInt8], eligible: Bool? = nil, state: Bool) throws(DeviceError) -> Credential {
+        guard let credential = try credential(id: id) else {
+            throw DeviceError(.noSuchCredential, "no passkey with id \(Base64URL.encode(id)) on device '\(name)'")
+        }
+        let backupEligible = eligible ?? credential.backupEligible
+        guard backupEligible || !state else {
+            throw DeviceError(.invalidArgument, "backup state 1 needs backup eligibility (BS is never set without BE)")
+        }
+        let store = try store()
+        do {
+            return try store.revise(credential) {
+                $0.backupEligible = backupEligible
+                $0.backupState = state
+                $0.backupStateFixed = true
+            }
+        } catch { throw DeviceError(error) }
     }
 
     /// Adds passkeys made elsewhere (without user verification) to this device, a thousand to a

@@ -95,16 +95,22 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError) {
-        do {
-            let item = try item(credential)
-            let id = account.newRevisionId()
-            var state = item.credential
-            state.signCount = count
-            let sealed = try account.resealKey(of: item.winner, into: id)
-            try account.commitChange([CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
-                                                            device: device, changedAt: account.eventTime)])
-            changed()
-        } catch { throw AuthenticatorError(error) }
+        do { try revise(credential) { $0.signCount = count } } catch { throw AuthenticatorError(error) }
+    }
+
+    /// Writes a new revision of `credential` as `change` leaves it (it syncs like any change) and
+    /// returns the passkey as it is now.
+    @discardableResult
+    func revise(_ credential: Credential, _ change: (inout Credential) -> Void) throws(VaultError) -> Credential {
+        let item = try item(credential)
+        let id = account.newRevisionId()
+        var state = item.credential
+        change(&state)
+        let sealed = try account.resealKey(of: item.winner, into: id)
+        try account.commitChange([CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
+                                                        device: device, changedAt: account.eventTime)])
+        changed()
+        return state
     }
 
     /// Deletes passkeys on this device: removal revisions, which sync like any change.

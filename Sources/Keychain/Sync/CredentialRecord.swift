@@ -34,7 +34,7 @@ enum CredentialRecord {
             Tag.userHandle: credential.userHandle,
             Tag.userName: Array(credential.userName.utf8),
             Tag.userDisplayName: Array(credential.userDisplayName.utf8),
-            Tag.backupFlags: [credential.backupEligible ? 1 : 0],
+            Tag.backupFlags: [backupFlags(credential)],
             Tag.publicKey: credential.publicKey.storedForm,
             Tag.sealedPrivateKey: sealedKey,
             Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
@@ -47,6 +47,11 @@ enum CredentialRecord {
         record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))
         stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
         return record
+    }
+
+    /// BE (bit 0); with a BS set by hand, BS (bit 1) and bit 2. Otherwise sync decides BS.
+    static func backupFlags(_ credential: Credential) -> UInt8 {
+        (credential.backupEligible ? 1 : 0) | (credential.backupStateFixed ? (credential.backupState ? 2 : 0) | 4 : 0)
     }
 
     /// The revision that deletes passkey `itemId` (holding just what names it).

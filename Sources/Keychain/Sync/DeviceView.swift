@@ -40,7 +40,9 @@ struct DeviceView {
             var credential = winner.credential
             credential.signCount = revisions.filter { !$0.removed }.map(\.credential.signCount).max() ?? 0
             let firstLanded = revisions.compactMap(landedAt).min()
-            credential.backupState = credential.backupEligible && (backupStateImmediate || firstLanded.map { $0 <= now } ?? false)
+            if !credential.backupStateFixed {
+                credential.backupState = credential.backupEligible && (backupStateImmediate || firstLanded.map { $0 <= now } ?? false)
+            }
             items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? .zero,
                               written: revisions.map(\.changedAt.order).min() ?? .max))
         }

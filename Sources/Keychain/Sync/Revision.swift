@@ -88,6 +88,7 @@ final class Revision {
             backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicKey: publicKey,
             countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false,
             requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
+        made.backupStateFixed = flags & 4 != 0
         made.profile = try text(Tag.profile, default: "")
         made.aaguid = record.field(Tag.aaguid).map(Array.init) ?? []
         credential = made

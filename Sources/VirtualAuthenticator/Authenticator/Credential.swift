@@ -25,6 +25,9 @@ public struct Credential: Equatable, Sendable {
     /// profiles) and the AAGUID its registration reported.
     public var profile: String = ""
     public var aaguid: [UInt8] = []
+    /// BS was set by hand (`credential set --backup-state`, as WebDriver's virtual authenticators
+    /// allow) and sync no longer decides it.
+    public var backupStateFixed = false
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,

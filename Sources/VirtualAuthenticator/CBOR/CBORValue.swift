@@ -34,6 +34,7 @@ public indirect enum CBORValue: Equatable, Sendable {
 
     public var bytesValue: [UInt8]? { if case .bytes(let b) = self { b } else { nil } }
     public var textValue: String? { if case .text(let t) = self { t } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
 
     /// Looks a key up in a map; `nil` if this is not a map or the key is absent.
     public subscript(key: CBORValue) -> CBORValue? {

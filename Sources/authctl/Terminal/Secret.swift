@@ -9,6 +9,8 @@ enum Secret {
     /// The first PIN, enrolled by `init` (from the same places as the PIN).
     case enrolledPIN
     case newPIN
+    /// The passphrase an exported passkey is sealed under (asked twice when exporting).
+    case transferPassphrase(exporting: Bool)
 
     var environment: String {
         switch self {
@@ -16,6 +18,7 @@ enum Secret {
         case .newPassphrase: "AUTHCTL_NEW_PASSPHRASE"
         case .pin, .enrolledPIN: "AUTHCTL_PIN"
         case .newPIN: "AUTHCTL_NEW_PIN"
+        case .transferPassphrase: "AUTHCTL_EXPORT_PASSPHRASE"
         }
     }
 
@@ -27,6 +30,7 @@ enum Secret {
         case .pin(let rpId, let userName): "Biometric PIN for \(rpId)\(userName.map { " as \($0)" } ?? ""): "
         case .enrolledPIN: "Biometric PIN to enroll: "
         case .newPIN: "New biometric PIN: "
+        case .transferPassphrase(let exporting): exporting ? "Passphrase to seal the exported passkey: " : "Passphrase of the exported passkey: "
         }
     }
 
@@ -36,6 +40,7 @@ enum Secret {
         switch self {
         case .passphrase, .pin: false
         case .firstPassphrase, .newPassphrase, .enrolledPIN, .newPIN: true
+        case .transferPassphrase(let exporting): exporting
         }
     }
 
@@ -48,6 +53,7 @@ enum Secret {
         case .pin: "user verification needs the biometric PIN"
         case .enrolledPIN: "enrolling the biometric PIN needs one"
         case .newPIN: "the new PIN is needed"
+        case .transferPassphrase: "the exported passkey's passphrase is needed"
         }
         let orNone = if case .enrolledPIN = self { ", run on a terminal, or pass --no-biometry" } else { ", or run on a terminal" }
         return "\(what): set \(environment), pass \(fileOption)\(orNone)"

@@ -1,0 +1,57 @@
+import Glibc
+import Keychain
+import KeyVault
+
+/// `authctl credential export ID --out FILE`: one passkey, private key included, sealed under a
+/// passphrase of its own.
+enum CredentialExportCommand {
+    static let out = OptionSpec.value("--out", "FILE", "where to write the sealed passkey (a new file, mode 600)", required: true, completion: .files)
+    static let passphraseFile = OptionSpec.value(
+        "--export-passphrase-file", "FILE", "read the passphrase that seals it from FILE (default $AUTHCTL_EXPORT_PASSPHRASE, else a prompt)",
+        completion: .files)
+
+    static let spec = CommandSpec(
+        name: "export", abstract: "export one passkey, sealed under a passphrase",
+        discussion: """
+        The file holds the passkey and its private key, sealed with Argon2id and XChaCha20-Poly1305
+        under its own passphrase (docs/vault-format.md, "Exported passkeys"); 'credential import'
+        adds it to another vault. A passkey made with user verification asks for the PIN.
+        """,
+        options: [out, passphraseFile, KDFOption.spec],
+        arguments: [CredentialCommand.id],
+        examples: ["AUTHCTL_EXPORT_PASSPHRASE='another passphrase' authctl credential export AbCdEfGhIjKlMnOpQrStUw --out alice.passkey"],
+        run: run)
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let id = try CredentialId.decode(args.argument(0) ?? "")
+        let path = args.value(out) ?? ""
+        let vault = try VaultSelection(args)
+        let device = try vault.open(.write)  // a PIN check counts failures
+        let passphrase = try SecretSource.read(.transferPassphrase(exporting: true), file: args.value(passphraseFile),
+                                               fileOption: passphraseFile.name)
+        let sealed: [UInt8]
+        do {
+            sealed = try device.exportPasskey(credentialId: id, passphrase: passphrase, kdf: KDFOption.level(args) ?? .interactive,
+                                              user: vault.user())
+        } catch { throw CLIError(error) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw CLIError(.ioError, "cannot create \(path): \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < sealed.count {
+            let n = sealed[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                unlink(path)
+                throw CLIError(.ioError, "cannot write \(path): \(reason)")
+            }
+            written += n
+        }
+        guard fsync(fd) == 0, close(fd) == 0 else {
+            unlink(path)
+            throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        Output.diagnostic("authctl: exported passkey \(args.argument(0) ?? "") to \(path)")
+    }
+}

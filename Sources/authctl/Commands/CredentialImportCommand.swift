@@ -1,0 +1,37 @@
+import Foundation
+import Keychain
+import VirtualAuthenticator
+
+/// `authctl credential import FILE`: adds an exported passkey to this device.
+enum CredentialImportCommand {
+    static let spec = CommandSpec(
+        name: "import", abstract: "import a passkey exported by 'credential export'",
+        discussion: """
+        The passkey keeps its credential id and key pair, so an RP that knows it accepts its
+        assertions from this vault. The same id already here is refused; another passkey of the
+        same RP and user is replaced, as a registration replaces it.
+        """,
+        options: [CredentialExportCommand.passphraseFile],
+        arguments: [ArgumentSpec(name: "FILE", help: "a file 'credential export' wrote")],
+        examples: ["AUTHCTL_EXPORT_PASSPHRASE='another passphrase' authctl --vault ./other credential import alice.passkey"],
+        run: run)
+
+    /// Far above any exported passkey (a few hundred bytes to a few kilobytes).
+    static let fileLimit = 1 << 20
+
+    static func run(_ args: ParsedArguments) throws(CLIError) {
+        let path = args.argument(0) ?? ""
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(.badInput, "cannot read \(path)") }
+        let data: Data
+        do { data = try handle.read(upToCount: fileLimit + 1) ?? Data() } catch { throw CLIError(.badInput, "cannot read \(path): \(error)") }
+        guard data.count <= fileLimit else { throw CLIError(.badInput, "\(path) is larger than an exported passkey can be") }
+        let vault = try VaultSelection(args)
+        let device = try vault.open(.write)
+        let passphrase = try SecretSource.read(.transferPassphrase(exporting: false), file: args.value(CredentialExportCommand.passphraseFile),
+                                               fileOption: CredentialExportCommand.passphraseFile.name)
+        do {
+            let credential = try device.importPasskey(Array(data), passphrase: passphrase, user: vault.user())
+            Output.diagnostic("authctl: imported passkey \(Base64URL.encode(credential.id)) (\(credential.rpId), \(credential.userName))")
+        } catch { throw CLIError(error) }
+    }
+}
