@@ -7,7 +7,9 @@ from webauthn import (generate_authentication_options, generate_registration_opt
                       verify_authentication_response, verify_registration_response)
 from webauthn.helpers.cose import COSEAlgorithmIdentifier
 
-from conftest import Authctl
+from webauthn.helpers import parse_authenticator_data
+
+from conftest import Authctl, unb64url
 
 ORIGIN, RP_ID = "https://example.com", "example.com"
 EXPORT = {"AUTHCTL_EXPORT_PASSPHRASE": "a passphrase for the export"}
@@ -114,3 +116,20 @@ def test_an_export_never_overwrites_and_a_damaged_one_is_refused(authctl, tmp_pa
     junk = tmp_path / "junk"
     junk.write_bytes(b"\x00" * 64)
     assert other.run("credential", "import", str(junk), env=EXPORT).code == 65
+
+
+def test_a_security_key_counts_with_one_global_counter(authctl):
+    counts = []
+    first, first_verified = register(authctl, "--profile", "security-key")
+    options = generate_registration_options(rp_id="other.example.com", rp_name="RP", user_name="bob", user_id=b"bob")
+    as_json = json.loads(options_to_json(options))
+    second = authctl.register(as_json, "https://other.example.com", "--profile", "security-key").json
+    for origin, rp_id in [(ORIGIN, RP_ID), ("https://other.example.com", "other.example.com"), (ORIGIN, RP_ID)]:
+        auth = generate_authentication_options(rp_id=rp_id)
+        assertion = authctl.sign(json.loads(options_to_json(auth)), origin).json
+        counts.append(parse_authenticator_data(unb64url(assertion["response"]["authenticatorData"])).sign_count)
+    assert counts == [1, 2, 3]  # one counter across both passkeys
+    assert show(authctl, first["id"])["signCounter"] == "global"
+    # Per credential, each passkey counts on its own.
+    per, _ = register(authctl, "--profile", "security-key", "--counter", "per-credential")
+    assert show(authctl, per["id"])["signCounter"] == "per-credential"

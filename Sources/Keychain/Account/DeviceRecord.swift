@@ -19,6 +19,9 @@ struct DeviceRecord {
         /// The authenticator profile the device answers as, and an AAGUID that replaces the
         /// profile's (27 and 28: 20–26 are the account's, in the same settings record).
         static let profile: UInt8 = 27, aaguid: UInt8 = 28
+        /// The device's global signature counter (``SignCounter/global``): its last value (29 is
+        /// the account's attestation CA, in the same settings record).
+        static let globalSignCount: UInt8 = 30
     }
 
     static let defaultMaxAttempts = Device.defaultMaxPINAttempts
@@ -43,6 +46,7 @@ struct DeviceRecord {
     /// The profile's name (`nil`: the account's default, the first device's) and AAGUID override.
     let profileName: String?
     let aaguid: [UInt8]?
+    let globalSignCount: UInt32
 
     var id: [UInt8] { record.id }
     /// Too many wrong PINs in a row: against its enrollment, or — on a reset device — its former one.
@@ -78,6 +82,7 @@ struct DeviceRecord {
             return name
         }
         aaguid = record.field(Tag.aaguid).map(Array.init)
+        globalSignCount = try record.integer(Tag.globalSignCount, as: UInt32.self) ?? 0
         guard aaguid == nil || aaguid!.count == 16 else { throw VaultError(.corrupted, "a device's AAGUID is not 16 bytes") }
     }
 

@@ -1,3 +1,5 @@
+import VirtualAuthenticator
+
 /// What kind of passkey a registration makes, beyond what the RP's options and the device's
 /// profile decide.
 public struct PasskeySettings: Sendable, Equatable {
@@ -5,6 +7,8 @@ public struct PasskeySettings: Sendable, Equatable {
     public var deviceBound: Bool
     /// Counts its signatures (1, 2, 3, …), whatever the profile does.
     public var signatureCounter: Bool
+    /// How its counter moves, instead of the profile's (wins over `signatureCounter`).
+    public var counter: SignCounter?
     /// The profile to answer as for this registration instead of the device's (by name).
     public var profile: String?
     /// An AAGUID instead of the profile's.
@@ -13,7 +17,8 @@ public struct PasskeySettings: Sendable, Equatable {
     public var u2f: Bool
 
     public init(deviceBound: Bool = false, signatureCounter: Bool = false, profile: String? = nil,
-                aaguid: [UInt8]? = nil, u2f: Bool = false) {
+                aaguid: [UInt8]? = nil, u2f: Bool = false, counter: SignCounter? = nil) {
+        self.counter = counter
         self.deviceBound = deviceBound
         self.signatureCounter = signatureCounter
         self.profile = profile

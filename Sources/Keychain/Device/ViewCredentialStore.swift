@@ -95,20 +95,36 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError) {
-        do { try revise(credential) { $0.signCount = count } } catch { throw AuthenticatorError(error) }
+        do throws(VaultError) {
+            // The global counter moves in the same write as the passkey's revision.
+            var also = [VaultRecord]()
+            if credential.globalCounter {
+                guard var record = account.vault.record(id: device.id) else { throw VaultError(.invalid, "the device's record is gone") }
+                record.version += 1
+                record.setInteger(DeviceRecord.Tag.globalSignCount, count)
+                also.append(record)
+            }
+            try revise(credential, alsoCommitting: also) { $0.signCount = count }
+        } catch { throw AuthenticatorError(error) }
+    }
+
+    func globalSignCount() throws(AuthenticatorError) -> UInt32 {
+        guard let record = account.vault.record(id: device.id) else { return device.globalSignCount }
+        do { return try DeviceRecord(record).globalSignCount } catch { throw AuthenticatorError(error) }
     }
 
     /// Writes a new revision of `credential` as `change` leaves it (it syncs like any change) and
     /// returns the passkey as it is now.
     @discardableResult
-    func revise(_ credential: Credential, _ change: (inout Credential) -> Void) throws(VaultError) -> Credential {
+    func revise(_ credential: Credential, alsoCommitting also: [VaultRecord] = [],
+                _ change: (inout Credential) -> Void) throws(VaultError) -> Credential {
         let item = try item(credential)
         let id = account.newRevisionId()
         var state = item.credential
         change(&state)
         let sealed = try account.resealKey(of: item.winner, into: id)
-        try account.commitChange([CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
-                                                        device: device, changedAt: account.eventTime)])
+        try account.commitChange(also + [CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
+                                                               device: device, changedAt: account.eventTime)])
         changed()
         return state
     }

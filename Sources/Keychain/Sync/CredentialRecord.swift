@@ -37,7 +37,7 @@ enum CredentialRecord {
             Tag.backupFlags: [backupFlags(credential)],
             Tag.publicKey: credential.publicKey.storedForm,
             Tag.sealedPrivateKey: sealedKey,
-            Tag.countsSignatures: [credential.countsSignatures ? 1 : 0],
+            Tag.countsSignatures: [credential.globalCounter ? 2 : credential.countsSignatures ? 1 : 0],
             Tag.requiresUserVerification: [credential.requiresUserVerification ? 1 : 0],
         ])
         if !credential.profile.isEmpty { record.setField(Tag.profile, Array(credential.profile.utf8)) }

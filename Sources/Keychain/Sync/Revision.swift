@@ -86,9 +86,10 @@ final class Revision {
             userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
             createdAt: createdAt, signCount: try integer(Tag.signCount, UInt32.self),
             backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicKey: publicKey,
-            countsSignatures: record.field(Tag.countsSignatures)?.elementsEqual([1]) ?? false,
+            countsSignatures: (record.field(Tag.countsSignatures)?.first ?? 0) != 0,
             requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
         made.backupStateFixed = flags & 4 != 0
+        made.globalCounter = record.field(Tag.countsSignatures)?.first == 2
         made.profile = try text(Tag.profile, default: "")
         made.aaguid = record.field(Tag.aaguid).map(Array.init) ?? []
         credential = made

@@ -10,8 +10,8 @@ public struct AuthenticatorConfiguration: Sendable {
     /// says so; a device-bound passkey is neither.
     public var backupEligible: Bool
     public var backupState: Bool
-    /// New credentials count their signatures (1, 2, 3, …) instead of always reporting 0.
-    public var signatureCounter: Bool
+    /// How new credentials' signature counters move.
+    public var signCounter: SignCounter
     /// How the client reaches this authenticator (`cross-platform` for a phone over hybrid).
     public var attachment: AuthenticatorAttachment
     /// A sign-in reports the attachment of the profile its passkey was made as (a security key's
@@ -24,7 +24,7 @@ public struct AuthenticatorConfiguration: Sendable {
     public var attestationCA: AttestationCA?
 
     public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int = 16,
-                backupEligible: Bool? = nil, backupState: Bool = true, signatureCounter: Bool? = nil,
+                backupEligible: Bool? = nil, backupState: Bool = true, signCounter: SignCounter? = nil,
                 attachment: AuthenticatorAttachment? = nil, u2f: Bool = false,
                 attestationCA: AttestationCA? = nil) {
         precondition((aaguid ?? profile.aaguid).count == 16 && credentialIdLength >= 16)
@@ -33,7 +33,7 @@ public struct AuthenticatorConfiguration: Sendable {
         self.credentialIdLength = credentialIdLength
         self.backupEligible = backupEligible ?? profile.backupEligible
         self.backupState = self.backupEligible && backupState
-        self.signatureCounter = signatureCounter ?? profile.countsSignatures
+        self.signCounter = signCounter ?? profile.signCounter
         self.attachment = attachment ?? profile.attachment
         self.attachmentFollowsCredential = attachment == nil
         self.u2f = u2f

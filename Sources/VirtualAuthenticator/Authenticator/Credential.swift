@@ -28,6 +28,9 @@ public struct Credential: Equatable, Sendable {
     /// BS was set by hand (`credential set --backup-state`, as WebDriver's virtual authenticators
     /// allow) and sync no longer decides it.
     public var backupStateFixed = false
+    /// Counts with the authenticator's one global counter (``SignCounter/global``) rather than its
+    /// own; ``countsSignatures`` is true too.
+    public var globalCounter = false
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,

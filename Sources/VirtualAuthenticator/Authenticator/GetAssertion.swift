@@ -59,7 +59,8 @@ extension Authenticator {
         // Step 11: a counting credential's next count (synced passkeys keep 0). It is stored, below,
         // once the signature exists and before it is returned, so no two honest responses carry
         // the same count and a failure before that leaves the counter as it was.
-        var signCount = credential.signCount
+        // A passkey on the global counter takes the authenticator's next value.
+        var signCount = credential.globalCounter ? try store.globalSignCount() : credential.signCount
         if credential.countsSignatures {
             guard signCount < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
             signCount += 1

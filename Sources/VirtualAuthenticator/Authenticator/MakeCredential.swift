@@ -79,9 +79,10 @@ extension Authenticator {
             userHandle: request.userHandle, userName: request.userName,
             userDisplayName: request.userDisplayName, createdAt: clock.seconds, signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
-            publicKey: coseKey, countsSignatures: configuration.signatureCounter,
+            publicKey: coseKey, countsSignatures: configuration.signCounter != .zero,
             requiresUserVerification: request.performUserVerification)
         credential.profile = profile.name
+        credential.globalCounter = configuration.signCounter == .global
         credential.aaguid = format == .fidoU2F ? Self.zeroAAGUID : configuration.aaguid
 
         var flags: AuthenticatorFlags = [.userPresent]

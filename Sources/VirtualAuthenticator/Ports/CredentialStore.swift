@@ -17,6 +17,9 @@ public protocol CredentialStore {
     /// same RP and user handle had before, WebAuthn L3 §6.3.2 step 7.5 for discoverable credentials).
     func save(_ credential: Credential, privateKey: PrivateKey, replacing: [Credential],
               verification: Verification?) throws(AuthenticatorError)
-    /// Durably records a counting credential's new signature count.
+    /// Durably records a counting credential's new signature count (for a credential on the
+    /// global counter, the global counter's too, in the same write).
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError)
+    /// The authenticator's global signature counter (``SignCounter/global``): its last value.
+    func globalSignCount() throws(AuthenticatorError) -> UInt32
 }

@@ -4,6 +4,7 @@
 public final class InMemoryCredentialStore: CredentialStore {
     public typealias Verification = ScriptedUser.Verified
     public private(set) var stored: [(Credential, PrivateKey)] = []
+    public private(set) var globalCount: UInt32 = 0
 
     public init() {}
 
@@ -31,7 +32,10 @@ public final class InMemoryCredentialStore: CredentialStore {
             throw AuthenticatorError(.notHandled, "credential is gone")
         }
         stored[index].0.signCount = count
+        if credential.globalCounter { globalCount = count }
     }
+
+    public func globalSignCount() throws(AuthenticatorError) -> UInt32 { globalCount }
 
     private static func requireVerification(for credential: Credential, _ verification: Verification?) throws(AuthenticatorError) {
         if credential.requiresUserVerification, verification == nil {

@@ -31,7 +31,7 @@ enum CredentialShowCommand {
                 aaguid: c.aaguid.count == 16 ? AuthenticatorProfile.formatAAGUID(c.aaguid) : nil,
                 profile: c.profile.isEmpty ? nil : c.profile, backupEligible: c.backupEligible, backupState: c.backupState,
                 backupStateSetByHand: c.backupStateFixed, signCount: c.signCount,
-                signCounter: c.countsSignatures ? "per-credential" : "zero", userVerificationRequired: c.requiresUserVerification)
+                signCounter: c.globalCounter ? SignCounter.global.rawValue : c.countsSignatures ? SignCounter.perCredential.rawValue : SignCounter.zero.rawValue, userVerificationRequired: c.requiresUserVerification)
     }
 
     static func run(_ args: ParsedArguments) throws(CLIError) {

@@ -27,7 +27,7 @@ enum ProfilesCommand {
         Entry(name: p.name, summary: p.summary, aaguid: AuthenticatorProfile.formatAAGUID(p.aaguid), attestation: p.attestation.rawValue,
               u2fAttestation: p.alternateAttestation?.rawValue, algorithms: p.algorithms.map(\.rawValue),
               preferredAlgorithm: p.preferred?.rawValue, backupEligible: p.backupEligible,
-              signCounter: p.countsSignatures ? "per-credential" : "zero", attachment: p.attachment.rawValue,
+              signCounter: p.signCounter.rawValue, attachment: p.attachment.rawValue,
               transports: p.transports, isDefault: p == .default)
     }
 
@@ -41,7 +41,7 @@ enum ProfilesCommand {
             let formats = [p.attestation.rawValue] + (p.alternateAttestation.map { ["\($0.rawValue) (--u2f)"] } ?? [])
             let algorithms = p.algorithms.map { $0 == p.preferred ? $0.name + "*" : $0.name }
             rows.append([p.name + (p == .default ? " (default)" : ""), formats.joined(separator: ", "), algorithms.joined(separator: ","),
-                         p.backupEligible ? "1" : "0", p.countsSignatures ? "per-credential" : "zero", p.attachment.rawValue,
+                         p.backupEligible ? "1" : "0", p.signCounter.rawValue, p.attachment.rawValue,
                          AuthenticatorProfile.formatAAGUID(p.aaguid)])
         }
         for line in TextTable.lines(rows) { try Output.text(line) }

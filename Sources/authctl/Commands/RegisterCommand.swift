@@ -19,6 +19,8 @@ enum RegisterCommand {
     static let algorithm = OptionSpec.value(
         "--alg", "ALG", "built options: an algorithm for pubKeyCredParams, in order (repeatable; es256, eddsa, rs256 or a COSE number; default es256 rs256)",
         repeatable: true)
+    static let counter = OptionSpec.value(
+        "--counter", "MODE", "how the new passkey's sign counter moves, instead of the profile's", choices: SignCounter.allCases.map(\.rawValue))
     static let u2f = OptionSpec.flag("--u2f", "answer attestation as a U2F device (fido-u2f; the security-key profile)")
     static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
 
@@ -28,7 +30,7 @@ enum RegisterCommand {
         Reads PublicKeyCredentialCreationOptionsJSON (also wrapped as {"publicKey": …}) from --options,
         or builds it from the flags, and prints RegistrationResponseJSON on stdout.
         """,
-        options: CeremonyOptions.all + ProfileOptions.all + [u2f, deviceBound, signCounter, algorithm, rpId, userName, userId, displayName, challenge, attestation,
+        options: CeremonyOptions.all + ProfileOptions.all + [u2f, deviceBound, signCounter, counter, algorithm, rpId, userName, userId, displayName, challenge, attestation,
                                         CeremonyOptions.userVerification, exclude],
         examples: [
             "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
@@ -39,7 +41,8 @@ enum RegisterCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let passkey = PasskeySettings(deviceBound: args.flag(deviceBound), signatureCounter: args.flag(signCounter),
-                                      profile: args.value(ProfileOptions.profile), aaguid: try ProfileOptions.aaguid(args), u2f: args.flag(u2f))
+                                      profile: args.value(ProfileOptions.profile), aaguid: try ProfileOptions.aaguid(args), u2f: args.flag(u2f),
+                                      counter: args.value(counter).flatMap(SignCounter.init(rawValue:)))
         var algorithms = [Int]()
         for name in args.values(algorithm) {
             guard let number = COSEAlgorithm(name: name)?.rawValue ?? Int(name) else {
