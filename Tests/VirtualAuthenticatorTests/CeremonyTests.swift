@@ -262,11 +262,25 @@ func registrationFlags(requirement: UserVerificationRequirement, canVerify: Bool
 }
 
 @Test func countingCredentialsRaiseTheSignCountDurablyOnEachAssertion() throws {
-    let harness = Harness(configuration: .init(signatureCounter: true))
+    let harness = Harness(configuration: .init(signCounter: .perCredential))
     _ = try harness.register()
     let counts = try (1...3).map { _ in try AuthenticatorData(parsing: harness.authenticate().result.authenticatorData).signCount }
     #expect(counts == [1, 2, 3])
     #expect(harness.store.stored.first?.0.signCount == 3)
+}
+
+@Test func passkeysOnTheGlobalCounterShareOneCount() throws {
+    let harness = Harness(configuration: .init(signCounter: .global))
+    let first = try harness.register { $0.userId = [1] }
+    let second = try harness.register { $0.userId = [2] }
+    var counts = [UInt32]()
+    for id in [first.result.credential.id, second.result.credential.id, first.result.credential.id] {
+        let assertion = try harness.authenticate { $0.allowCredentials = [id] }
+        counts.append(try AuthenticatorData(parsing: assertion.result.authenticatorData).signCount)
+    }
+    #expect(counts == [1, 2, 3])
+    #expect(harness.store.globalCount == 3)
+    #expect(harness.store.stored.map(\.0.signCount) == [3, 2])
 }
 
 @Test func syncedPasskeysKeepTheSignCountAtZero() throws {
@@ -314,7 +328,7 @@ private final class CountingUser: UserInteraction {
 }
 
 @Test func faultsChangeOnlyWhatTheyName() throws {
-    let harness = Harness(configuration: .init(signatureCounter: true))
+    let harness = Harness(configuration: .init(signCounter: .perCredential))
     let registration = try harness.register()
     let spki = registration.result.publicKeySPKI
     _ = try harness.authenticate()  // count 1

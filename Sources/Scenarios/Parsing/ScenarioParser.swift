@@ -1,3 +1,4 @@
+import VirtualAuthenticator
 import Keychain
 
 /// Reads a scenario: one step per line, `#` comments, `${NAME}` replaced from the environment,
@@ -146,7 +147,7 @@ struct ScenarioParser {
         guard t.count >= 3 else { throw fail(number, t.last, "device add NAME …, or device NAME offline|online|reset|remove|unlock|pin PIN") }
         if t[1].text == "add" {
             let name = t[2].text
-            var pin: String? = nil, attempts: UInt32? = nil, approver: String? = nil
+            var pin: String? = nil, attempts: UInt32? = nil, approver: String? = nil, profile: String? = nil
             var i = 3
             while i < t.count {
                 switch t[i].text {
@@ -156,10 +157,17 @@ struct ScenarioParser {
                     attempts = n
                     i += 2
                 case "approve-with": approver = try value(t, i, number); i += 2
-                default: throw fail(number, t[i], "device add takes: pin PIN, attempts N, approve-with DEVICE")
+                case "profile":
+                    let name = try value(t, i, number)
+                    guard AuthenticatorProfile.named(name) != nil else {
+                        throw fail(number, t[i + 1], "no profile named '\(name)' (authctl profiles lists them)")
+                    }
+                    profile = name
+                    i += 2
+                default: throw fail(number, t[i], "device add takes: pin PIN, attempts N, approve-with DEVICE, profile NAME")
                 }
             }
-            return .addDevice(name, pin: pin, attempts: attempts, approver: approver)
+            return .addDevice(name, pin: pin, attempts: attempts, approver: approver, profile: profile)
         }
         let name = t[1].text
         switch t[2].text {
@@ -245,6 +253,15 @@ struct ScenarioParser {
                     guard ["required", "preferred", "discouraged"].contains(v) else { throw fail(number, t[i + 1], "uv is required, preferred or discouraged") }
                     c.userVerification = v
                 case "attestation": c.attestation = v
+                case "profile":
+                    guard AuthenticatorProfile.named(v) != nil else { throw fail(number, t[i + 1], "no profile named '\(v)' (authctl profiles lists them)") }
+                    c.profile = v
+                case "alg":
+                    guard COSEAlgorithm(name: v) != nil else { throw fail(number, t[i + 1], "alg is es256, eddsa or rs256") }
+                    c.algorithm = v
+                case "counter":
+                    guard SignCounter(rawValue: v) != nil else { throw fail(number, t[i + 1], "counter is zero, per-credential or global") }
+                    c.counter = v
                 case "exclude": c.exclude = v.split(separator: ",").map(String.init)
                 case "allow": c.allow = v.split(separator: ",").map(String.init)
                 case "options":

@@ -19,6 +19,9 @@ enum Step {
         var fault: String? = nil
         var via: String? = nil
         var timeout: Int? = nil
+        var profile: String? = nil
+        var algorithm: String? = nil
+        var counter: String? = nil
     }
 
     enum OptionsSource {
@@ -38,7 +41,7 @@ enum Step {
     case seed(UInt64)
     case origin(String)
     case rpId(String)
-    case addDevice(String, pin: String?, attempts: UInt32?, approver: String?)
+    case addDevice(String, pin: String?, attempts: UInt32?, approver: String?, profile: String?)
     case changeDevice(String, DeviceChange)
     case delays(device: String?, upload: DelayRange?, download: DelayRange?)
     case backupState(immediate: Bool)

@@ -182,8 +182,8 @@ public final class ScenarioRunner {
             guard ms <= VirtualClock.end - clock.now else { throw fail(line, "the clock would pass the end of the year 9999") }
             clock.advance(by: ms)
             return .ok
-        case .addDevice(let name, let pin, let attempts, let approver):
-            return try addDevice(name, pin: pin, attempts: attempts, approver: approver, line: line)
+        case .addDevice(let name, let pin, let attempts, let approver, let profile):
+            return try addDevice(name, pin: pin, attempts: attempts, approver: approver, profile: profile, line: line)
         case .changeDevice(let name, let change):
             return try changeDevice(name, change, line: line)
         case .delays(let device, let upload, let download):
@@ -255,13 +255,15 @@ public final class ScenarioRunner {
         named ?? account?.deviceNames.first { $0 != name && pins[$0] != nil }
     }
 
-    private func addDevice(_ name: String, pin: String?, attempts: UInt32?, approver: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+    private func addDevice(_ name: String, pin: String?, attempts: UInt32?, approver: String?, profile: String?,
+                           line: ScenarioLine) throws(ScenarioError) -> Outcome {
         guard let account else {
             do {
                 let created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
                                                  clock: clock.wallClock, random: .seeded(seed))
                 try created.setSyncOptions(seed: seed)
+                if let profile { try created.setProfile(profile) }
                 account = created
                 pins[name] = pin
                 return .ok
@@ -270,7 +272,7 @@ public final class ScenarioRunner {
         let approving = self.approver(approver, excluding: name)
         do {
             try account.addDevice(name, pin: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                  approvedBy: pin == nil ? nil : approving, approver: user(on: approving ?? ""))
+                                  approvedBy: pin == nil ? nil : approving, approver: user(on: approving ?? ""), profile: profile)
             pins[name] = pin
             return .ok
         } catch { return Outcome(error) }
@@ -347,7 +349,7 @@ public final class ScenarioRunner {
                 "rp": ["id": rpId ?? ((try? Origin(parsing: origin).host) ?? "example.com"), "name": "Scenario RP"],
                 "user": ["id": Base64URL.encode(Array(user.utf8)), "name": user, "displayName": c.displayName ?? user],
                 "challenge": randomChallenge(),
-                "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+                "pubKeyCredParams": [["type": "public-key", "alg": c.algorithm.flatMap(COSEAlgorithm.init(name:))?.rawValue ?? -7]],
                 "attestation": c.attestation ?? "none",
                 "authenticatorSelection": ["residentKey": "required", "userVerification": c.userVerification ?? "preferred"],
                 "excludeCredentials": excluded.map { ["type": "public-key", "id": $0] },
@@ -358,13 +360,18 @@ public final class ScenarioRunner {
         let fault = try self.fault(c.fault, line: line)
         do {
             let response = try device.register(optionsJSON: options, origin: origin, user: self.user(on: name, c),
-                                               passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter),
+                                               passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter,
+                                                                        profile: c.profile, counter: c.counter.flatMap(SignCounter.init(rawValue:))),
                                                fault: fault)
             lastResponse = response.json
             if fault == nil { labels[c.label ?? c.user ?? response.result.credential.userName] = response.result.credential.id }
-            return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
-                           user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue,
-                           format: response.result.attestationObject.format.rawValue)
+            var outcome = Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
+                                  user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue,
+                                  format: response.result.attestationObject.format.rawValue)
+            outcome.details += [("alg", response.result.credential.publicKey.algorithm.name.lowercased()),
+                                ("aaguid", AuthenticatorProfile.formatAAGUID(response.result.credential.aaguid)),
+                                ("profile", response.result.credential.profile)]
+            return outcome
         } catch { return Outcome(error) }
     }
 
