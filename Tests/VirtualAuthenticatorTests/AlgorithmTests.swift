@@ -25,6 +25,28 @@ import Testing
         }
     }
 
+    /// The `openssl` command, not this module's verifier, judges each algorithm's signatures.
+    @Test(arguments: COSEAlgorithm.allCases)
+    func theOpenSSLCommandAcceptsTheSignatures(_ algorithm: COSEAlgorithm) throws {
+        let scratch = try AttestationCertificateTests.Scratch()
+        let key = try PrivateKey.generate(algorithm)
+        let message = Array("authenticatorData ‖ clientDataHash".utf8)
+        let signature = try key.sign(message)
+        let spki = try scratch.write("key.der", key.subjectPublicKeyInfo)
+        let messagePath = try scratch.write("message.bin", message)
+        func verifies(_ signature: [UInt8]) throws -> Bool {
+            let signaturePath = try scratch.write("signature.bin", signature)
+            let arguments = algorithm == .edDSA
+                ? ["pkeyutl", "-verify", "-pubin", "-keyform", "DER", "-inkey", spki, "-rawin", "-in", messagePath, "-sigfile", signaturePath]
+                : ["dgst", "-sha256", "-keyform", "DER", "-verify", spki, "-signature", signaturePath, messagePath]
+            return try scratch.openssl(arguments).status == 0
+        }
+        #expect(try verifies(signature))
+        var flipped = signature
+        flipped[flipped.count - 1] ^= 0x01
+        #expect(try !verifies(flipped))
+    }
+
     @Test(arguments: COSEAlgorithm.allCases)
     func keysSurviveTheirDEREncoding(_ algorithm: COSEAlgorithm) throws {
         let key = try PrivateKey.generate(algorithm)
