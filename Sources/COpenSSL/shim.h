@@ -20,6 +20,9 @@ static const int authctl_pkey_ed25519 = EVP_PKEY_ED25519;
 static const int authctl_pkey_rsa = EVP_PKEY_RSA;
 static const char *const authctl_param_rsa_n = OSSL_PKEY_PARAM_RSA_N;
 static const char *const authctl_param_rsa_e = OSSL_PKEY_PARAM_RSA_E;
+static const char *const authctl_param_ec_x = OSSL_PKEY_PARAM_EC_PUB_X;
+static const char *const authctl_param_ec_y = OSSL_PKEY_PARAM_EC_PUB_Y;
+static const char *const authctl_param_group_name = OSSL_PKEY_PARAM_GROUP_NAME;
 static const int authctl_mbstring_utf8 = MBSTRING_UTF8;
 
 /* BIO_get_mem_data is a macro over BIO_ctrl. */

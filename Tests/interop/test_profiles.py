@@ -271,3 +271,19 @@ def test_fido2_cred_verifies_certificate_attestation(authctl, profile, extra):
     lines[5] = b64(flip(obj["attStmt"]["sig"], -1))
     bad = subprocess.run(["fido2-cred", "-V"], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30)
     assert bad.returncode != 0
+
+
+def test_options_are_checked_before_any_prompt(authctl):
+    # No new PIN is available: a bad --aaguid must still be the error, not the missing PIN.
+    result = authctl.run("device", "add", "pc", "--profile", "security-key", "--aaguid", "xx", env={"AUTHCTL_NEW_PIN": None})
+    assert result.code == 64 and "--aaguid" in result.stderr
+    result = authctl.run("device", "add", "pc", "--aaguid", "12345678-1234-4234-8234-123456789abc")
+    assert result.code == 64 and "--profile" in result.stderr
+
+
+def test_ca_export_only_looks_when_the_ca_exists(authctl):
+    first = root_pem(authctl)
+    # A reader: the vault's files are not written by an export.
+    before = authctl.snapshot()
+    assert root_pem(authctl) == first
+    assert authctl.snapshot() == before

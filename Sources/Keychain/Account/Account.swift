@@ -253,6 +253,10 @@ public final class Account {
     /// `packed`, `tpm`, `android-key`, `apple` and `fido-u2f` statements. Made when the vault is
     /// created (for a vault from before, the first time a writer needs it); its keys are sealed
     /// in the settings record.
+    public var hasAttestationCA: Bool {
+        cachedCA != nil || ((try? deviceRecords()[0].record.field(AccountSettings.Tag.attestationCA)) ?? nil) != nil
+    }
+
     public func attestationCA() throws(DeviceError) -> AttestationCA {
         if let cachedCA { return cachedCA }
         let first = try deviceRecords()[0].record

@@ -11,7 +11,7 @@ extension Device {
     enum TransferField {
         static let id = 1, rpId = 2, userHandle = 3, userName = 4, userDisplayName = 5, createdAt = 6, signCount = 7
         static let backupEligible = 8, backupState = 9, privateKey = 10, countsSignatures = 11, requiresUserVerification = 12
-        static let profile = 13, aaguid = 14
+        static let profile = 13, aaguid = 14, globalCounter = 15, backupStateFixed = 16
     }
 
     public func exportPasskey(credentialId id: [UInt8], passphrase: SecureBytes, kdf: KDFLevel = .interactive,
@@ -39,6 +39,7 @@ extension Device {
             (.int(F.countsSignatures), .bool(credential.countsSignatures)),
             (.int(F.requiresUserVerification), .bool(credential.requiresUserVerification)),
             (.int(F.profile), .text(credential.profile)), (.int(F.aaguid), .bytes(credential.aaguid)),
+            (.int(F.globalCounter), .bool(credential.globalCounter)), (.int(F.backupStateFixed), .bool(credential.backupStateFixed)),
         ]).encoded()
         let secret = SecureBytes(consuming: &payload)
         for i in der.indices { der[i] = 0 }
@@ -56,30 +57,15 @@ extension Device {
         do { map = try plain.withUnsafeBytes { buffer throws(CBORValue.DecodingError) in try CBORValue.decode(Array(buffer)) } } catch {
             throw DeviceError(.invalidArgument, "the exported passkey's contents are malformed")
         }
-        typealias F = TransferField
-        func field(_ key: Int) -> CBORValue? { map[.int(key)] }
-        guard let id = field(F.id)?.bytesValue, (16...1023).contains(id.count), let rpId = field(F.rpId)?.textValue,
-              let userHandle = field(F.userHandle)?.bytesValue, (1...64).contains(userHandle.count),
-              let userName = field(F.userName)?.textValue, let displayName = field(F.userDisplayName)?.textValue,
-              let createdAt = field(F.createdAt)?.intValue, createdAt >= 0, let signCount = field(F.signCount)?.intValue,
-              let count = UInt32(exactly: signCount), let der = field(F.privateKey)?.bytesValue
-        else { throw DeviceError(.invalidArgument, "the exported passkey lacks a field or has one out of range") }
+        let credential: Credential
         let key: PrivateKey
-        do { key = try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) } } catch {
-            throw DeviceError(.invalidArgument, "the exported passkey's private key is not one authctl uses")
+        do throws(TransferError) { (credential, key) = try Self.passkey(from: map) } catch {
+            throw DeviceError(.invalidArgument, "the exported passkey is not one authctl can use: \(error.reason)")
         }
-        guard try self.credential(id: id) == nil else {
-            throw DeviceError(.invalidArgument, "device '\(name)' already holds the passkey \(Base64URL.encode(id))")
+        guard try self.credential(id: credential.id) == nil else {
+            throw DeviceError(.invalidArgument, "device '\(name)' already holds the passkey \(Base64URL.encode(credential.id))")
         }
-        let eligible = field(F.backupEligible)?.boolValue ?? false
-        var credential = Credential(
-            id: id, rpId: rpId, userHandle: userHandle, userName: userName, userDisplayName: displayName,
-            createdAt: UInt64(createdAt), signCount: count, backupEligible: eligible,
-            backupState: eligible && (field(F.backupState)?.boolValue ?? false), publicKey: key.publicKey,
-            countsSignatures: field(F.countsSignatures)?.boolValue ?? false,
-            requiresUserVerification: field(F.requiresUserVerification)?.boolValue ?? false)
-        credential.profile = field(F.profile)?.textValue ?? ""
-        credential.aaguid = field(F.aaguid)?.bytesValue ?? []
+        let rpId = credential.rpId, userName = credential.userName, userHandle = credential.userHandle
         let store = try store()
         let verification = credential.requiresUserVerification
             ? try verify(policy, UserPrompt(ceremony: .registration, rpId: rpId, userName: userName)) : nil
@@ -88,6 +74,70 @@ extension Device {
             try store.save(credential, privateKey: key, replacing: replaced, verification: verification)
         } catch { throw DeviceError(error) }
         return credential
+    }
+
+    struct TransferError: Error { let reason: String }
+
+    /// The passkey an export's payload describes, every field checked as a registration would
+    /// have made it: a duplicate or mistyped field, an RP ID that is not a DNS name, a key that is
+    /// not a sound key pair of an algorithm its profile makes, a counter with no value left.
+    static func passkey(from map: CBORValue) throws(TransferError) -> (Credential, PrivateKey) {
+        guard case .map(let pairs) = map else { throw TransferError(reason: "its contents are not a map") }
+        guard Set(pairs.map { $0.0.intValue ?? Int.min }).count == pairs.count, pairs.allSatisfy({ $0.0.intValue != nil }) else {
+            throw TransferError(reason: "its fields are repeated or not numbered")
+        }
+        typealias F = TransferField
+        func field(_ key: Int) -> CBORValue? { map[.int(key)] }
+        func flag(_ key: Int) throws(TransferError) -> Bool {
+            guard let value = field(key) else { return false }
+            guard let bool = value.boolValue else { throw TransferError(reason: "field \(key) is not a boolean") }
+            return bool
+        }
+        guard let id = field(F.id)?.bytesValue, (16...1023).contains(id.count) else { throw TransferError(reason: "the credential id is missing or not 16 to 1023 bytes") }
+        guard let rpId = field(F.rpId)?.textValue, RelyingPartyIdentifier.isWellFormed(rpId) else {
+            throw TransferError(reason: "the RP ID is missing or not a DNS name in A-label form")
+        }
+        guard let userHandle = field(F.userHandle)?.bytesValue, (1...64).contains(userHandle.count) else {
+            throw TransferError(reason: "the user handle is missing or not 1 to 64 bytes")
+        }
+        guard let userName = field(F.userName)?.textValue, let displayName = field(F.userDisplayName)?.textValue else {
+            throw TransferError(reason: "the user name or display name is missing")
+        }
+        guard let createdAt = field(F.createdAt)?.intValue, createdAt >= 0, UInt64(createdAt) <= WallClock.latest / 1000 else {
+            throw TransferError(reason: "the creation time is missing or out of range")
+        }
+        guard let signCount = field(F.signCount)?.intValue, let count = UInt32(exactly: signCount) else {
+            throw TransferError(reason: "the sign count is missing or out of range")
+        }
+        guard let der = field(F.privateKey)?.bytesValue else { throw TransferError(reason: "the private key is missing") }
+        let key: PrivateKey
+        do {
+            key = try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
+            try key.validate()
+        } catch { throw TransferError(reason: "its private key: \(error)") }
+        let profileName = field(F.profile)?.textValue ?? ""
+        guard field(F.profile) == nil || field(F.profile)?.textValue != nil else { throw TransferError(reason: "the profile is not text") }
+        if !profileName.isEmpty {
+            guard let profile = AuthenticatorProfile.named(profileName) else { throw TransferError(reason: "no profile named '\(profileName)'") }
+            guard profile.algorithms.contains(key.algorithm) else {
+                throw TransferError(reason: "profile \(profileName) makes no \(key.algorithm.name) keys")
+            }
+        }
+        let aaguid = field(F.aaguid)?.bytesValue ?? []
+        guard aaguid.isEmpty || aaguid.count == 16 else { throw TransferError(reason: "the AAGUID is not 16 bytes") }
+        let counts = try flag(F.countsSignatures), global = try flag(F.globalCounter)
+        guard !counts || count < UInt32.max else { throw TransferError(reason: "its signature counter has no value left") }
+        let eligible = try flag(F.backupEligible), state = try flag(F.backupState)
+        guard eligible || !state else { throw TransferError(reason: "BS is set without BE") }
+        var credential = Credential(
+            id: id, rpId: rpId, userHandle: userHandle, userName: userName, userDisplayName: displayName,
+            createdAt: UInt64(createdAt), signCount: count, backupEligible: eligible, backupState: state,
+            publicKey: key.publicKey, countsSignatures: counts || global, requiresUserVerification: try flag(F.requiresUserVerification))
+        credential.profile = profileName
+        credential.aaguid = aaguid
+        credential.globalCounter = global
+        credential.backupStateFixed = try flag(F.backupStateFixed)
+        return (credential, key)
     }
 
     /// The user verified on this device's sensor, as `policy` answers: the proof a passkey made

@@ -6,6 +6,12 @@ public enum RelyingPartyIdentifier {
         try Origin.domainToASCII(rpId, what: "rp id")
     }
 
+    /// Whether `rpId` is an RP ID a registration could have recorded: a domain in its ASCII form
+    /// (lower case, A-labels), as ``validate(_:for:suffixes:)`` returns them.
+    public static func isWellFormed(_ rpId: String) -> Bool {
+        (try? ascii(rpId)) == rpId && Origin.isDomain(rpId)
+    }
+
     /// The RP ID to use: the origin's host when `rpId` is absent, else `rpId` in ASCII (a Unicode
     /// RP ID becomes its A-labels) once it passes the rule.
     public static func validate(_ rpId: String?, for origin: Origin,

@@ -52,16 +52,50 @@ public final class PrivateKey: @unchecked Sendable {
         guard let key = d2i_AutoPrivateKey(nil, &cursor, der.count) else { throw OpenSSLFailure("d2i_AutoPrivateKey") }
         let type = EVP_PKEY_get_base_id(key), bits = EVP_PKEY_get_bits(key)
         let algorithm: COSEAlgorithm? = switch type {
-        case authctl_pkey_ec where bits == 256: .es256
+        case authctl_pkey_ec where bits == 256 && isP256(key): .es256
         case authctl_pkey_ed25519: .edDSA
-        case authctl_pkey_rsa where bits >= 2048: .rs256
+        case authctl_pkey_rsa where (2048...4096).contains(bits): .rs256
         default: nil
         }
         guard let algorithm, cursor == UnsafePointer(base) + der.count else {
             EVP_PKEY_free(key)
-            throw OpenSSLFailure("not a P-256, Ed25519 or RSA-2048 private key")
+            ERR_clear_error()
+            throw OpenSSLFailure("not a P-256, Ed25519 or RSA (2048 to 4096 bits) private key")
         }
         return PrivateKey(pkey: key, algorithm: algorithm)
+    }
+
+    /// Whether an EC key is on P-256 (prime256v1), not merely another 256-bit curve.
+    private static func isP256(_ key: OpaquePointer) -> Bool {
+        var name = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_utf8_string_param(key, authctl_param_group_name, &name, name.count, &length) == 1 else { return false }
+        return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+    }
+
+    /// OpenSSL's full check of the key pair — the private key, the public key (on the curve, not
+    /// the point at infinity) and that they belong together — for a key that came from outside
+    /// (an imported passkey). Costs milliseconds for RSA: not for every signature.
+    public func validate() throws(OpenSSLFailure) {
+        guard let ctx = EVP_PKEY_CTX_new(pkey, nil) else { throw OpenSSLFailure("EVP_PKEY_CTX_new") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_check(ctx) == 1 else { throw OpenSSLFailure("the key pair does not check out") }
+        if algorithm == .es256 {
+            // The coordinates must be readable (a key at infinity has none).
+            guard coordinate(authctl_param_ec_x) != nil, coordinate(authctl_param_ec_y) != nil else {
+                throw OpenSSLFailure("the P-256 public key has no coordinates")
+            }
+        }
+    }
+
+    /// A P-256 public coordinate as 32 big-endian bytes, whatever point format the key keeps.
+    private func coordinate(_ name: UnsafePointer<CChar>) -> [UInt8]? {
+        var bn: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else { ERR_clear_error(); return nil }
+        defer { BN_free(bn) }
+        var out = [UInt8](repeating: 0, count: 32)
+        guard BN_bn2binpad(bn, &out, 32) == 32 else { return nil }
+        return out
     }
 
     /// The DER encoding's length, so the caller can provide a buffer it owns.
@@ -83,11 +117,10 @@ public final class PrivateKey: @unchecked Sendable {
     public var publicKey: COSEKey {
         switch algorithm {
         case .es256:
-            var out = [UInt8](repeating: 0, count: 65)
-            var length = 0
-            let ok = EVP_PKEY_get_octet_string_param(pkey, authctl_param_pub_key, &out, out.count, &length)
-            precondition(ok == 1 && length == 65 && out[0] == 0x04, "could not read the P-256 public point")
-            return .ec2(x: Array(out[1...32]), y: Array(out[33...64]))
+            // By coordinates, not the encoded point: a key read from DER may keep its point
+            // compressed. A key at infinity (which `validate` refuses) reads as zeros.
+            return .ec2(x: coordinate(authctl_param_ec_x) ?? [UInt8](repeating: 0, count: 32),
+                        y: coordinate(authctl_param_ec_y) ?? [UInt8](repeating: 0, count: 32))
         case .edDSA:
             var out = [UInt8](repeating: 0, count: 32)
             var length = out.count

@@ -24,7 +24,10 @@ enum CAExportCommand {
         if der && isatty(STDOUT_FILENO) == 1 {
             throw CLIError(.usage, "--format der writes binary; redirect it to a file or a pipe")
         }
-        let account = try VaultSelection(args).openAccount(.write)
+        // A look, unless the vault has no CA yet (one from before profiles): a writer makes it.
+        let vault = try VaultSelection(args)
+        var account = try vault.openAccount(.read)
+        if !account.hasAttestationCA { account = try vault.openAccount(.write) }
         let ca: AttestationCA
         do { ca = try account.attestationCA() } catch { throw CLIError(error) }
         if der {

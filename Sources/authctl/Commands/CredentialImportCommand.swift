@@ -16,14 +16,18 @@ enum CredentialImportCommand {
         examples: ["AUTHCTL_EXPORT_PASSPHRASE='another passphrase' authctl --vault ./other credential import alice.passkey"],
         run: run)
 
-    /// Far above any exported passkey (a few hundred bytes to a few kilobytes).
-    static let fileLimit = 1 << 20
+    /// Above the largest export: a passkey's names come from options of at most 1 MiB.
+    static let fileLimit = 4 << 20
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let path = args.argument(0) ?? ""
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(.badInput, "cannot read \(path)") }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              let handle = FileHandle(forReadingAtPath: path) else {
+            throw CLIError(.badInput, "cannot read \(path): not a readable file")
+        }
         let data: Data
-        do { data = try handle.read(upToCount: fileLimit + 1) ?? Data() } catch { throw CLIError(.badInput, "cannot read \(path): \(error)") }
+        do { data = try handle.read(upToCount: fileLimit + 1) ?? Data() } catch { throw CLIError(.badInput, "cannot read \(path)") }
         guard data.count <= fileLimit else { throw CLIError(.badInput, "\(path) is larger than an exported passkey can be") }
         let vault = try VaultSelection(args)
         let device = try vault.open(.write)

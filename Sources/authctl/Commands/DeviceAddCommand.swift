@@ -21,13 +21,14 @@ enum DeviceAddCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let vault = try VaultSelection(args)
-        let account = try vault.openAccount(.write)
-        let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
-        let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
-        let name = args.argument(0) ?? ""
+        // Every option is checked before anything is asked for.
         let aaguid = try ProfileOptions.aaguid(args)
         guard aaguid == nil || args.value(ProfileOptions.profile) != nil else { throw CLIError(.usage, "--aaguid needs --profile on device add") }
+        let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
+        let vault = try VaultSelection(args)
+        let account = try vault.openAccount(.write)
+        let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
+        let name = args.argument(0) ?? ""
         do {
             try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user(),
                                   profile: args.value(ProfileOptions.profile), aaguid: aaguid)

@@ -18,6 +18,8 @@ enum InitCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
+        let aaguid = try ProfileOptions.aaguid(args)
+        let profile = args.value(ProfileOptions.profile) ?? (aaguid == nil ? nil : AuthenticatorProfile.default.name)
         let vault = try VaultSelection(args)
         let level = KDFOption.level(args) ?? .interactive
         let attempts = try args.integer(maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
@@ -25,8 +27,6 @@ enum InitCommand {
                                                fileOption: GlobalOptions.passphraseFile.name)
         let pin = args.flag(noBiometry) ? nil
             : try SecretSource.read(.enrolledPIN, file: vault.pinFile, fileOption: GlobalOptions.pinFile.name)
-        let aaguid = try ProfileOptions.aaguid(args)
-        let profile = args.value(ProfileOptions.profile) ?? (aaguid == nil ? nil : AuthenticatorProfile.default.name)
         do {
             let device = try Device.create(at: vault.path, passphrase: passphrase, kdf: level, deviceName: vault.deviceName ?? Device.defaultDeviceName,
                                            biometricPIN: pin, maxPINAttempts: attempts)
