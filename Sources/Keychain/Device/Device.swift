@@ -89,7 +89,8 @@ public final class Device {
         let backupEligible = profile.backupEligible && !passkey.deviceBound
         var configuration = AuthenticatorConfiguration(
             profile: profile, aaguid: passkey.aaguid ?? aaguid, backupEligible: backupEligible, backupState: uploadsNow,
-            signatureCounter: profile.countsSignatures || passkey.signatureCounter, u2f: passkey.u2f)
+            signatureCounter: profile.countsSignatures || passkey.signatureCounter, u2f: passkey.u2f,
+            minimumPINLength: Device.minimumPINLength)
         let options: CreationOptions
         do { options = try CreationOptions(json: optionsJSON) } catch { throw DeviceError(error) }
         if configuration.needsCertificate(for: options.attestation) { configuration.attestationCA = try account.attestationCA() }

@@ -95,11 +95,22 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError) {
+        try revise(credential) { $0.signCount = count }
+    }
+
+    /// A large blob write is a change like a new count: a new revision carrying the sealed blob
+    /// (tag 24), which syncs to the account's other devices.
+    func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError) {
+        try revise(credential) { $0.largeBlob = sealedBlob }
+    }
+
+    /// A new revision of `credential`: its state as the device holds it now, changed by `change`.
+    private func revise(_ credential: Credential, _ change: (inout Credential) -> Void) throws(AuthenticatorError) {
         do {
             let item = try item(credential)
             let id = account.newRevisionId()
             var state = item.credential
-            state.signCount = count
+            change(&state)
             let sealed = try account.resealKey(of: item.winner, into: id)
             try account.commitChange([CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
                                                             device: device, changedAt: account.eventTime)])

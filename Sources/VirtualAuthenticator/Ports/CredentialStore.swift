@@ -19,4 +19,7 @@ public protocol CredentialStore {
               verification: Verification?) throws(AuthenticatorError)
     /// Durably records a counting credential's new signature count.
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError)
+    /// Durably records a credential's large blob, already sealed (``LargeBlob``): a change to the
+    /// passkey like a new signature count.
+    func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError)
 }

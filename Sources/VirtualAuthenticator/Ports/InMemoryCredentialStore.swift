@@ -33,6 +33,13 @@ public final class InMemoryCredentialStore: CredentialStore {
         stored[index].0.signCount = count
     }
 
+    public func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError) {
+        guard let index = stored.firstIndex(where: { $0.0.id == credential.id }) else {
+            throw AuthenticatorError(.notHandled, "credential is gone")
+        }
+        stored[index].0.largeBlob = sealedBlob
+    }
+
     private static func requireVerification(for credential: Credential, _ verification: Verification?) throws(AuthenticatorError) {
         if credential.requiresUserVerification, verification == nil {
             throw AuthenticatorError(.failed, "this passkey needs user verification")
