@@ -178,7 +178,7 @@ def test_large_blob_write_then_read_back(authctl):
 
     # The vault holds it sealed: nonce ‖ AES-256-GCM under the largeBlobKey, AD "blob" ‖ uint64le(size).
     vault = vault_reader.open_vault(authctl.vault, PASSPHRASE.encode())
-    sealed = vault.record_for_credential(cid).fields[24]
+    sealed = vault.record_for_credential(cid).fields[vault_reader.T_LARGE_BLOB]
     assert blob not in sealed
     blob_key = credential_secret(authctl, cid, b"largeBlobKey")
     assert AESGCM(blob_key).decrypt(sealed[:12], sealed[12:], b"blob" + len(blob).to_bytes(8, "little")) == blob
@@ -270,8 +270,11 @@ def test_cred_protect_optional_and_unknown_policy(authctl):
 
 def test_cred_blob_round_trip(authctl):
     blob = bytes(range(32))
-    response, verified, data = register(authctl, {"credBlob": b64url(blob)})
-    assert data.extensions == {"credBlob": True} and results(response) == {"credBlob": True}
+    response, verified, data = register(authctl, {"credBlob": b64url(blob),
+                                                  "credentialProtectionPolicy": "userVerificationOptional"})
+    assert data.extensions == {"credBlob": True, "credProtect": 1} and results(response) == {"credBlob": True}
+    record = vault_reader.open_vault(authctl.vault, PASSPHRASE.encode()).record_for_credential(verified.credential_id)
+    assert record.fields[vault_reader.T_CRED_BLOB] == blob and record.fields[vault_reader.T_CRED_PROTECT] == b"\x01"
     assertion, data = sign(authctl, verified.credential_public_key, {"getCredBlob": True})
     assert data.extensions == {"credBlob": blob}
     assert unb64url(results(assertion)["getCredBlob"]) == blob
