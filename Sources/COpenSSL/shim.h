@@ -11,6 +11,9 @@
 #include <openssl/x509v3.h>
 #include <openssl/pem.h>
 #include <openssl/bio.h>
+#include <openssl/kdf.h>
+#include <openssl/hmac.h>
+#include <openssl/params.h>
 
 /* Function-like macros and compound constants Swift cannot import. */
 static const char *const authctl_param_pub_key = OSSL_PKEY_PARAM_PUB_KEY;
@@ -31,5 +34,65 @@ static inline long authctl_bio_get_mem_data(BIO *bio, const unsigned char **data
     long n = BIO_get_mem_data(bio, &p);
     *data = (const unsigned char *)p;
     return n;
+}
+
+/* HKDF-SHA-256 (RFC 5869) through EVP_KDF "HKDF"; the OSSL_PARAM array lives on this frame, so
+   no pointer outlives the call. Returns 1 on success. */
+static inline int authctl_hkdf_sha256(const unsigned char *ikm, size_t ikm_len,
+                                      const unsigned char *salt, size_t salt_len,
+                                      const unsigned char *info, size_t info_len,
+                                      unsigned char *out, size_t out_len) {
+    EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+    if (kdf == NULL) return 0;
+    EVP_KDF_CTX *ctx = EVP_KDF_CTX_new(kdf);
+    EVP_KDF_free(kdf);
+    if (ctx == NULL) return 0;
+    OSSL_PARAM params[5], *p = params;
+    *p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_len);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len);
+    *p = OSSL_PARAM_construct_end();
+    int ok = EVP_KDF_derive(ctx, out, out_len, params) == 1;
+    EVP_KDF_CTX_free(ctx);
+    return ok;
+}
+
+/* AES-256-GCM with a 12-byte nonce and a 16-byte tag written after the ciphertext
+   (out holds in_len + 16 bytes). Returns 1 on success. */
+static inline int authctl_aes256gcm_seal(const unsigned char *key, const unsigned char *nonce,
+                                         const unsigned char *aad, size_t aad_len,
+                                         const unsigned char *in, size_t in_len, unsigned char *out) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL) return 0;
+    int len = 0, ok = EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1
+        && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) == 1
+        && EVP_EncryptInit_ex(ctx, NULL, NULL, key, nonce) == 1
+        && (aad_len == 0 || EVP_EncryptUpdate(ctx, NULL, &len, aad, (int)aad_len) == 1)
+        && (in_len == 0 || EVP_EncryptUpdate(ctx, out, &len, in, (int)in_len) == 1)
+        && EVP_EncryptFinal_ex(ctx, out + in_len, &len) == 1
+        && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, out + in_len) == 1;
+    EVP_CIPHER_CTX_free(ctx);
+    return ok;
+}
+
+/* The inverse: in is ciphertext ‖ tag (in_len >= 16), out holds in_len - 16 bytes. Returns 1
+   only when the tag verifies. */
+static inline int authctl_aes256gcm_open(const unsigned char *key, const unsigned char *nonce,
+                                         const unsigned char *aad, size_t aad_len,
+                                         const unsigned char *in, size_t in_len, unsigned char *out) {
+    if (in_len < 16) return 0;
+    size_t n = in_len - 16;
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL) return 0;
+    int len = 0, ok = EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1
+        && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) == 1
+        && EVP_DecryptInit_ex(ctx, NULL, NULL, key, nonce) == 1
+        && (aad_len == 0 || EVP_DecryptUpdate(ctx, NULL, &len, aad, (int)aad_len) == 1)
+        && (n == 0 || EVP_DecryptUpdate(ctx, out, &len, in, (int)n) == 1)
+        && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, (void *)(in + n)) == 1
+        && EVP_DecryptFinal_ex(ctx, out + n, &len) == 1;
+    EVP_CIPHER_CTX_free(ctx);
+    return ok;
 }
 #endif

@@ -108,6 +108,12 @@ final class ViewCredentialStore: CredentialStore {
         } catch { throw AuthenticatorError(error) }
     }
 
+    /// A large blob write is a change like a new count: a new revision carrying the sealed blob
+    /// (tag 24), which syncs to the account's other devices.
+    func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError) {
+        do { try revise(credential) { $0.largeBlob = sealedBlob } } catch { throw AuthenticatorError(error) }
+    }
+
     func globalSignCount() throws(AuthenticatorError) -> UInt32 {
         guard let record = account.vault.record(id: device.id) else { return device.globalSignCount }
         do { return try DeviceRecord(record).globalSignCount } catch { throw AuthenticatorError(error) }

@@ -23,6 +23,8 @@ enum CredentialRecord {
         static let changedOrder: UInt8 = 19
         /// The profile the passkey was made as, and the AAGUID its registration reported.
         static let profile: UInt8 = 20, aaguid: UInt8 = 21
+        /// credProtect level (1), credBlob (bytes), the sealed large blob (docs/extensions.md).
+        static let credProtect: UInt8 = 22, credBlob: UInt8 = 23, largeBlob: UInt8 = 24
     }
 
     /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
@@ -42,6 +44,9 @@ enum CredentialRecord {
         ])
         if !credential.profile.isEmpty { record.setField(Tag.profile, Array(credential.profile.utf8)) }
         if !credential.aaguid.isEmpty { record.setField(Tag.aaguid, credential.aaguid) }
+        if let level = credential.credProtect { record.setField(Tag.credProtect, [level.rawValue]) }
+        if let blob = credential.credBlob { record.setField(Tag.credBlob, blob) }
+        if let sealed = credential.largeBlob { record.setField(Tag.largeBlob, sealed) }
         record.setInteger(Tag.createdAt, credential.createdAt)
         record.setInteger(Tag.signCount, credential.signCount)
         record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))

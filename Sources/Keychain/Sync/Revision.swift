@@ -92,6 +92,14 @@ final class Revision {
         made.globalCounter = record.field(Tag.countsSignatures)?.first == 2
         made.profile = try text(Tag.profile, default: "")
         made.aaguid = record.field(Tag.aaguid).map(Array.init) ?? []
+        if let level = record.field(Tag.credProtect) {
+            guard level.count == 1, let policy = CredentialProtectionPolicy(rawValue: level[level.startIndex]) else {
+                throw VaultError(.corrupted, "a credential record's credProtect level (field \(Tag.credProtect)) is not 1, 2 or 3")
+            }
+            made.credProtect = policy
+        }
+        made.credBlob = record.field(Tag.credBlob).map(Array.init)
+        made.largeBlob = record.field(Tag.largeBlob).map(Array.init)
         credential = made
     }
 

@@ -22,11 +22,14 @@ public struct AuthenticatorConfiguration: Sendable {
     /// Where attestation certificates come from (the vault's CA); without it, a format that needs
     /// one is `notSupported`.
     public var attestationCA: AttestationCA?
+    /// The device's minimum PIN length, reported by the minPinLength extension (CTAP 2.1 §12.4);
+    /// `nil`: the extension is not answered.
+    public var minimumPINLength: Int?
 
     public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int = 16,
                 backupEligible: Bool? = nil, backupState: Bool = true, signCounter: SignCounter? = nil,
                 attachment: AuthenticatorAttachment? = nil, u2f: Bool = false,
-                attestationCA: AttestationCA? = nil) {
+                attestationCA: AttestationCA? = nil, minimumPINLength: Int? = nil) {
         precondition((aaguid ?? profile.aaguid).count == 16 && credentialIdLength >= 16)
         self.profile = profile
         self.aaguid = aaguid ?? profile.aaguid
@@ -38,6 +41,7 @@ public struct AuthenticatorConfiguration: Sendable {
         self.attachmentFollowsCredential = attachment == nil
         self.u2f = u2f
         self.attestationCA = attestationCA
+        self.minimumPINLength = minimumPINLength
     }
 
     /// The statement format answering an RP's conveyance preference.

@@ -31,6 +31,14 @@ public struct Credential: Equatable, Sendable {
     /// Counts with the authenticator's one global counter (``SignCounter/global``) rather than its
     /// own; ``countsSignatures`` is true too.
     public var globalCounter = false
+    /// credProtect (CTAP 2.1 §12.1) the registration asked for; `nil`: none (level 1 in effect).
+    /// An additional policy: ``requiresUserVerification`` still seals the key of a passkey made
+    /// with user verification.
+    public var credProtect: CredentialProtectionPolicy?
+    /// credBlob (CTAP 2.1 §12.2) stored at registration.
+    public var credBlob: [UInt8]?
+    /// The large blob (WebAuthn L3 §10.1.5), sealed under the key's largeBlobKey (``LargeBlob``).
+    public var largeBlob: [UInt8]?
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
@@ -53,6 +61,12 @@ public struct Credential: Equatable, Sendable {
 }
 
 extension Credential {
+    /// Whether credProtect lets this credential take part in a ceremony that did (not) verify the
+    /// user, where the RP did (not) list its id.
+    public func isVisible(userVerified: Bool, listed: Bool) -> Bool {
+        credProtect?.isVisible(userVerified: userVerified, listed: listed) ?? true
+    }
+
     /// The account a picker offers first: the most recently created of `candidates` (oldest first).
     public static func newest(of candidates: [Credential]) throws(AuthenticatorError) -> Credential {
         guard let last = candidates.last else { throw AuthenticatorError(.notHandled, "no candidate credential") }

@@ -7,15 +7,18 @@ public struct GetAssertionRequest: Sendable {
     public var performUserVerification: Bool
     public var timeoutMilliseconds: Int?
     public var fault: Fault?
+    public var extensions: GetAssertionExtensions
 
     public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
-                timeoutMilliseconds: Int? = nil, fault: Fault? = nil) {
+                timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
+                extensions: GetAssertionExtensions = GetAssertionExtensions()) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.allowList = allowList
         self.performUserVerification = performUserVerification
         self.timeoutMilliseconds = timeoutMilliseconds
         self.fault = fault
+        self.extensions = extensions
     }
 }
 
@@ -23,6 +26,7 @@ public struct GetAssertionResponse: Sendable {
     public let credential: Credential
     public let authenticatorData: [UInt8]
     public let signature: [UInt8]
+    public var extensionOutputs = GetAssertionExtensionOutputs()
 }
 
 extension Authenticator {
@@ -32,6 +36,12 @@ extension Authenticator {
         if !request.allowList.isEmpty {
             candidates = candidates.filter { request.allowList.contains($0.id) }
         }
+        // credProtect (CTAP 2.1 §12.1): without user verification, a userVerificationRequired
+        // credential is not there at all, and a userVerificationOptionalWithCredentialIDList one
+        // only when the RP lists it.
+        let claimOnly = request.fault == .uvClaimedWithoutCheck
+        let willVerify = request.performUserVerification && !claimOnly
+        candidates = candidates.filter { $0.isVisible(userVerified: willVerify, listed: !request.allowList.isEmpty) }
         guard !candidates.isEmpty else {
             throw AuthenticatorError(.notHandled, request.allowList.isEmpty
                 ? "no passkey for \(request.rpId)"
@@ -48,7 +58,6 @@ extension Authenticator {
                                 timeoutMilliseconds: request.timeoutMilliseconds)
         // With the uv-claimed-without-check fault the user is not verified (unless the key itself
         // needs the PIN to be unsealed) and the signed flags say so; the UV bit is set afterwards.
-        let claimOnly = request.fault == .uvClaimedWithoutCheck
         let verify = (request.performUserVerification && !claimOnly) || credential.requiresUserVerification
         // Everything that can refuse the request is checked before the user is asked anything.
         try requireVerificationPossible(verify)
@@ -71,7 +80,8 @@ extension Authenticator {
         flags.set(.userVerified, verify && !claimOnly)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
-        var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount)
+        var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount,
+                                     extensions: assertionExtensionMap(request.extensions, credential: credential))
         request.fault?.apply(to: &data, previousSignCount: credential.signCount)
         var authenticatorData = data.bytes
         let key = try store.privateKey(for: credential, verification: verification)
@@ -80,6 +90,51 @@ extension Authenticator {
         request.fault?.apply(toSignature: &signature, authenticatorData: &authenticatorData)
         // A faulted response is one the RP must reject: the stored count stays where it was.
         if credential.countsSignatures && request.fault == nil { try store.updateSignCount(of: credential, to: signCount) }
-        return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature)
+        let outputs = try assertionExtensionOutputs(request, credential: credential, key: key, userVerified: verify && !claimOnly)
+        return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature,
+                                    extensionOutputs: outputs)
+    }
+
+    /// The authenticator data's extension outputs of a sign-in (`nil`: none, no ED flag). The
+    /// hmac-secret output is not among them: CTAP encrypts it for the platform, and a platform
+    /// authenticator hands it to its client directly (docs/extensions.md).
+    func assertionExtensionMap(_ extensions: GetAssertionExtensions, credential: Credential) -> CBORValue? {
+        extensions.getCredBlob ? .map([(.text("credBlob"), .bytes(credential.credBlob ?? []))]) : nil
+    }
+
+    /// PRF outputs and the large blob, with the key opened for the signature. A faulted response
+    /// writes no blob.
+    func assertionExtensionOutputs(_ request: GetAssertionRequest, credential: Credential, key: PrivateKey,
+                                   userVerified: Bool) throws(AuthenticatorError) -> GetAssertionExtensionOutputs {
+        let extensions = request.extensions
+        var outputs = GetAssertionExtensionOutputs()
+        if extensions.getCredBlob { outputs.credBlob = credential.credBlob ?? [] }
+        do {
+            if let salts = extensions.salts(for: credential.id) {
+                outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: userVerified)
+            }
+            if extensions.largeBlobRead, let sealed = credential.largeBlob {
+                guard let blob = try LargeBlob.open(sealed, key: key) else {
+                    throw AuthenticatorError(.unknown, "the large blob of this passkey does not open under its key")
+                }
+                outputs.largeBlob = blob
+            }
+            if let blob = extensions.largeBlobWrite {
+                if blob.count <= LargeBlob.maximumLength && request.fault == nil {
+                    try store.storeLargeBlob(try LargeBlob.seal(blob, key: key, nonce: random.bytes(AES256GCM.nonceLength)),
+                                             of: credential)
+                    outputs.largeBlobWritten = true
+                } else {
+                    outputs.largeBlobWritten = false
+                }
+            }
+        } catch let error as OpenSSLFailure {
+            throw AuthenticatorError(error)
+        } catch let error as AuthenticatorError {
+            throw error
+        } catch {
+            throw AuthenticatorError(.unknown, "\(error)")
+        }
+        return outputs
     }
 }

@@ -14,11 +14,13 @@ public struct MakeCredentialRequest: Sendable {
     public var attestation: AttestationConveyance
     public var timeoutMilliseconds: Int?
     public var fault: Fault?
+    public var extensions: MakeCredentialExtensions
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
                 performUserVerification: Bool, attestation: AttestationConveyance,
-                timeoutMilliseconds: Int? = nil, fault: Fault? = nil) {
+                timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
+                extensions: MakeCredentialExtensions = MakeCredentialExtensions()) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.userHandle = userHandle
@@ -30,6 +32,7 @@ public struct MakeCredentialRequest: Sendable {
         self.attestation = attestation
         self.timeoutMilliseconds = timeoutMilliseconds
         self.fault = fault
+        self.extensions = extensions
     }
 }
 
@@ -38,6 +41,7 @@ public struct MakeCredentialResponse: Sendable {
     public let authenticatorData: [UInt8]
     public let attestationObject: AttestationObject
     public let publicKeySPKI: [UInt8]
+    public var extensionOutputs = MakeCredentialExtensionOutputs()
 }
 
 extension Authenticator {
@@ -62,10 +66,14 @@ extension Authenticator {
         let verification = request.performUserVerification ? try user.verifyUser(prompt) : nil
 
         // Step 11 (excludeList), after the user consented, so an RP cannot probe the keychain
-        // silently. A passkey made with user verification (credProtect userVerificationRequired)
-        // is only visible once the user was verified: without UV it is left out of the check.
+        // silently. A passkey made with user verification, or with credProtect
+        // userVerificationRequired, is only visible once the user was verified: without UV it is
+        // left out of the check (CTAP 2.1 §6.1.2 step 11, §12.1).
         let excluded = existing.filter { request.excludeList.contains($0.id) }
-        if excluded.contains(where: { !$0.requiresUserVerification || verification != nil }) {
+        if excluded.contains(where: { credential in
+            verification != nil
+                || (!credential.requiresUserVerification && credential.isVisible(userVerified: false, listed: true))
+        }) {
             throw AuthenticatorError(.matchedExcludedCredential,
                 "a credential in excludeCredentials already exists for \(request.rpId); nothing was stored")
         }
@@ -84,6 +92,19 @@ extension Authenticator {
         credential.profile = profile.name
         credential.globalCounter = configuration.signCounter == .global
         credential.aaguid = format == .fidoU2F ? Self.zeroAAGUID : configuration.aaguid
+        let extensions = request.extensions
+        credential.credProtect = extensions.credProtect
+        var outputs = MakeCredentialExtensionOutputs()
+        if let blob = extensions.credBlob {
+            let fits = blob.count <= Self.maximumCredBlobLength
+            if fits { credential.credBlob = blob }
+            outputs.credBlob = fits
+        }
+        outputs.largeBlobSupported = extensions.largeBlobKey
+        if extensions.hmacSecret, let salts = extensions.hmacSecretSalts {
+            do { outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: request.performUserVerification) }
+            catch { throw AuthenticatorError(error) }
+        }
 
         var flags: AuthenticatorFlags = [.userPresent]
         flags.set(.userVerified, request.performUserVerification)
@@ -92,7 +113,8 @@ extension Authenticator {
         var data = AuthenticatorData(
             rpId: request.rpId, flags: flags, signCount: credential.signCount,
             attestedCredentialData: AttestedCredentialData(
-                aaguid: credential.aaguid, credentialId: credential.id, publicKey: coseKey))
+                aaguid: credential.aaguid, credentialId: credential.id, publicKey: coseKey),
+            extensions: registrationExtensionMap(extensions, credential: credential, outputs: outputs))
         request.fault?.apply(to: &data, previousSignCount: 0)
         var authenticatorData = data.bytes
 
@@ -113,7 +135,25 @@ extension Authenticator {
         }
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
-                                      attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo)
+                                      attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo,
+                                      extensionOutputs: outputs)
+    }
+
+    /// The longest credBlob stored (CTAP 2.1 §12.2: maxCredBlobLength, at least 32).
+    public static var maximumCredBlobLength: Int { 32 }
+
+    /// The authenticator data's extension outputs of a registration (`nil`: none, no ED flag).
+    /// CBORValue encodes maps canonically, so the keys come out in CTAP2 order.
+    func registrationExtensionMap(_ extensions: MakeCredentialExtensions, credential: Credential,
+                                  outputs: MakeCredentialExtensionOutputs) -> CBORValue? {
+        var map = [(CBORValue, CBORValue)]()
+        if let level = extensions.credProtect { map.append((.text("credProtect"), .int(Int(level.rawValue)))) }
+        if extensions.hmacSecret { map.append((.text("hmac-secret"), .bool(true))) }
+        if let stored = outputs.credBlob { map.append((.text("credBlob"), .bool(stored))) }
+        if extensions.minPinLength, let length = configuration.minimumPINLength {
+            map.append((.text("minPinLength"), .int(length)))
+        }
+        return map.isEmpty ? nil : .map(map)
     }
 }
 

@@ -3,6 +3,7 @@ public struct AuthenticationResponse: Sendable, Encodable {
     public let clientDataJSON: [UInt8]
     public let result: GetAssertionResponse
     public let authenticatorAttachment: AuthenticatorAttachment
+    public var clientExtensionResults = ClientExtensionResults()
 
     /// AuthenticatorAssertionResponseJSON (§5.2.2.1).
     struct AssertionResponseJSON: Encodable {
@@ -17,7 +18,7 @@ public struct AuthenticationResponse: Sendable, Encodable {
             clientDataJSON: Base64URL.encode(clientDataJSON),
             authenticatorData: Base64URL.encode(result.authenticatorData),
             signature: Base64URL.encode(result.signature),
-            userHandle: Base64URL.encode(result.credential.userHandle)), clientExtensionResults: ClientExtensionResults()).encode(to: encoder)
+            userHandle: Base64URL.encode(result.credential.userHandle)), clientExtensionResults: clientExtensionResults).encode(to: encoder)
     }
 
     /// The JSON text, one line, as the CLI prints it.

@@ -14,7 +14,9 @@ public struct CreationOptions: Sendable {
     public var authenticatorAttachment: String?
     public var userVerification: UserVerificationRequirement
     public var attestation: AttestationConveyance
-    public var credProps: Bool
+    /// Whether credProps was asked for (also in ``extensions``).
+    public var credProps: Bool { extensions.credProps }
+    public var extensions: CreationExtensionInputs
     public var timeout: Int?
 
     public init(json: [UInt8]) throws(AuthenticatorError) {
@@ -47,7 +49,7 @@ public struct CreationOptions: Sendable {
         userVerification = try selection?.userVerification() ?? .preferred
         // Unknown conveyance values are ignored (§5.4.7): they mean "none".
         attestation = AttestationConveyance(rawValue: try o.optionalString("attestation") ?? "none") ?? .none
-        credProps = try o.optionalReader("extensions")?.bool("credProps") ?? false
+        extensions = try CreationExtensionInputs(try o.optionalReader("extensions"))
         timeout = try o.timeout()
     }
 }

@@ -5,6 +5,7 @@ public struct RequestOptions: Sendable {
     public var allowCredentials: [[UInt8]]
     public var userVerification: UserVerificationRequirement
     public var timeout: Int?
+    public var extensions: RequestExtensionInputs
 
     public init(json: [UInt8]) throws(AuthenticatorError) {
         var o = try JSONReader(parsing: json, path: "options")
@@ -15,5 +16,6 @@ public struct RequestOptions: Sendable {
         allowCredentials = try o.descriptorIds("allowCredentials")
         userVerification = try o.userVerification()
         timeout = try o.timeout()
+        extensions = try RequestExtensionInputs(try o.optionalReader("extensions"))
     }
 }

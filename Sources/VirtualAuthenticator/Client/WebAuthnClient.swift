@@ -24,6 +24,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: options.attestation)) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
+        let extensions = try Self.registrationExtensions(options.extensions)
         var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
         fault?.apply(to: &clientData)
         let result = try authenticator.makeCredential(MakeCredentialRequest(
@@ -31,10 +32,11 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             userDisplayName: options.userDisplayName, algorithms: options.algorithms,
             excludeList: options.excludeCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
-            attestation: options.attestation, timeoutMilliseconds: options.timeout, fault: fault))
+            attestation: options.attestation, timeoutMilliseconds: options.timeout, fault: fault,
+            extensions: extensions))
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
-            clientExtensionResults: ClientExtensionResults(credProps: options.credProps ? .init(rk: true) : nil),
+            clientExtensionResults: Self.registrationResults(options.extensions, result.extensionOutputs),
             authenticatorAttachment: attachment, transports: authenticator.configuration.profile.transports)
     }
 
@@ -45,16 +47,18 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         if let fault, !fault.applies(to: .authentication) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
         }
+        let extensions = try Self.assertionExtensions(options.extensions, allowCredentials: options.allowCredentials)
         var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized)
         fault?.apply(to: &clientData)
         let result = try authenticator.getAssertion(GetAssertionRequest(
             clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
-            timeoutMilliseconds: options.timeout, fault: fault))
+            timeoutMilliseconds: options.timeout, fault: fault, extensions: extensions))
         let configuration = authenticator.configuration
         let madeAs = configuration.attachmentFollowsCredential ? AuthenticatorProfile.named(result.credential.profile) : nil
         return AuthenticationResponse(clientDataJSON: clientData.json, result: result,
-                                      authenticatorAttachment: madeAs?.attachment ?? configuration.attachment)
+                                      authenticatorAttachment: madeAs?.attachment ?? configuration.attachment,
+                                      clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
     }
 
     /// `required` always verifies; `preferred` verifies when a biometric is enrolled (as a phone

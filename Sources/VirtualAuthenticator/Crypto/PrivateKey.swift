@@ -160,3 +160,26 @@ public final class PrivateKey: @unchecked Sendable {
         return Array(signature.prefix(length))
     }
 }
+
+extension PrivateKey {
+    /// HKDF-SHA-256 salt for ``deriveSecret(info:length:)``.
+    static let secretSalt = Array("AUTHCTL-CREDENTIAL-SECRET".utf8)
+
+    /// A secret bound to this key: HKDF-SHA-256 over the key's DER encoding (the bytes the vault
+    /// seals), salt `AUTHCTL-CREDENTIAL-SECRET`, `info` naming its use. Every device holding the
+    /// passkey holds the same key, so it derives the same secret; nothing has to be stored or
+    /// synced for it. The DER copy is wiped before returning.
+    public func deriveSecret(info: String, length: Int = 32) throws(OpenSSLFailure) -> [UInt8] {
+        var der = [UInt8](repeating: 0, count: privateKeyDERCount)
+        defer { der.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+        let written = try der.withUnsafeMutableBytes { buffer in
+            Result { () throws(OpenSSLFailure) in try writePrivateKeyDER(into: buffer) }
+        }.get()
+        return try der.withUnsafeBytes { buffer in
+            Result { () throws(OpenSSLFailure) in
+                try HKDFSHA256.derive(ikm: UnsafeRawBufferPointer(rebasing: buffer.prefix(written)), salt: Self.secretSalt,
+                                      info: Array(info.utf8), length: length)
+            }
+        }.get()
+    }
+}

@@ -22,4 +22,7 @@ public protocol CredentialStore {
     func updateSignCount(of credential: Credential, to count: UInt32) throws(AuthenticatorError)
     /// The authenticator's global signature counter (``SignCounter/global``): its last value.
     func globalSignCount() throws(AuthenticatorError) -> UInt32
+    /// Durably records a credential's large blob, already sealed (``LargeBlob``): a change to the
+    /// passkey like a new signature count.
+    func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError)
 }

@@ -36,6 +36,12 @@ public final class InMemoryCredentialStore: CredentialStore {
     }
 
     public func globalSignCount() throws(AuthenticatorError) -> UInt32 { globalCount }
+    public func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError) {
+        guard let index = stored.firstIndex(where: { $0.0.id == credential.id }) else {
+            throw AuthenticatorError(.notHandled, "credential is gone")
+        }
+        stored[index].0.largeBlob = sealedBlob
+    }
 
     private static func requireVerification(for credential: Credential, _ verification: Verification?) throws(AuthenticatorError) {
         if credential.requiresUserVerification, verification == nil {

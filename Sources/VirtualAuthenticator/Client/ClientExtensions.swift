@@ -1,0 +1,86 @@
+/// Client extension processing (WebAuthn L3 §9, §10; CTAP 2.1 §12): client inputs to
+/// authenticator inputs, and authenticator outputs to client outputs. See docs/extensions.md.
+extension WebAuthnClient {
+    /// A registration's authenticator extension inputs.
+    static func registrationExtensions(_ inputs: CreationExtensionInputs) throws(AuthenticatorError) -> MakeCredentialExtensions {
+        var extensions = MakeCredentialExtensions()
+        if let prf = inputs.prf {
+            // §10.1.4, registration: evalByCredential makes no sense before there is a credential.
+            guard prf.evalByCredential.isEmpty else {
+                throw AuthenticatorError(.notSupported, "extensions.prf.evalByCredential is not allowed in a registration (NotSupportedError)")
+            }
+            extensions.hmacSecret = true
+            extensions.hmacSecretSalts = prf.eval.map(PRFInputs.salts)
+        }
+        if let largeBlob = inputs.largeBlob {
+            // §10.1.5, registration: read and write belong to sign-ins.
+            guard largeBlob.read == nil, largeBlob.write == nil else {
+                throw AuthenticatorError(.notSupported, "extensions.largeBlob.read and .write are not allowed in a registration (NotSupportedError)")
+            }
+            extensions.largeBlobKey = true
+        }
+        // credProtect: this authenticator supports every level, so enforceCredentialProtectionPolicy
+        // never refuses (CTAP 2.1 §12.1 client processing).
+        extensions.credProtect = inputs.credentialProtectionPolicy
+        extensions.credBlob = inputs.credBlob
+        extensions.minPinLength = inputs.minPinLength
+        return extensions
+    }
+
+    static func registrationResults(_ inputs: CreationExtensionInputs, _ outputs: MakeCredentialExtensionOutputs) -> ClientExtensionResults {
+        var results = ClientExtensionResults(credProps: inputs.credProps ? .init(rk: true) : nil)
+        if inputs.prf != nil { results.prf = .init(enabled: true, results: outputs.hmacSecret.map(ClientExtensionResults.PRFResults.init)) }
+        if inputs.largeBlob != nil { results.largeBlob = .init(supported: outputs.largeBlobSupported) }
+        results.credBlob = outputs.credBlob
+        return results
+    }
+
+    /// A sign-in's authenticator extension inputs.
+    static func assertionExtensions(_ inputs: RequestExtensionInputs, allowCredentials: [[UInt8]]) throws(AuthenticatorError) -> GetAssertionExtensions {
+        var extensions = GetAssertionExtensions()
+        if let prf = inputs.prf {
+            // §10.1.4, authentication, steps 1–2.
+            if !prf.evalByCredential.isEmpty && allowCredentials.isEmpty {
+                throw AuthenticatorError(.notSupported, "extensions.prf.evalByCredential needs allowCredentials (NotSupportedError)")
+            }
+            for (key, values) in prf.evalByCredential {
+                guard !key.isEmpty, let id = Base64URL.decode(key), allowCredentials.contains(id) else {
+                    throw AuthenticatorError(.badInput,
+                        "extensions.prf.evalByCredential key '\(key)' is not the base64url id of an allowCredentials entry (SyntaxError)")
+                }
+                extensions.hmacSecretByCredential[id] = PRFInputs.salts(values)
+            }
+            extensions.hmacSecret = prf.eval.map(PRFInputs.salts)
+        }
+        if let largeBlob = inputs.largeBlob {
+            // §10.1.5, authentication.
+            guard largeBlob.support == nil else {
+                throw AuthenticatorError(.notSupported, "extensions.largeBlob.support is not allowed in a sign-in (NotSupportedError)")
+            }
+            if largeBlob.read == true && largeBlob.write != nil {
+                throw AuthenticatorError(.notSupported, "extensions.largeBlob cannot both read and write (NotSupportedError)")
+            }
+            if let write = largeBlob.write {
+                guard allowCredentials.count == 1 else {
+                    throw AuthenticatorError(.notSupported,
+                        "extensions.largeBlob.write needs exactly one allowCredentials entry, got \(allowCredentials.count) (NotSupportedError)")
+                }
+                extensions.largeBlobWrite = write
+            }
+            extensions.largeBlobRead = largeBlob.read == true
+        }
+        extensions.getCredBlob = inputs.getCredBlob
+        return extensions
+    }
+
+    static func assertionResults(_ inputs: RequestExtensionInputs, _ outputs: GetAssertionExtensionOutputs) -> ClientExtensionResults {
+        var results = ClientExtensionResults()
+        if inputs.prf != nil { results.prf = .init(results: outputs.hmacSecret.map(ClientExtensionResults.PRFResults.init)) }
+        if let largeBlob = inputs.largeBlob {
+            results.largeBlob = .init(blob: outputs.largeBlob.map { Base64URL.encode($0) },
+                                      written: largeBlob.write != nil ? outputs.largeBlobWritten ?? false : nil)
+        }
+        if inputs.getCredBlob { results.getCredBlob = Base64URL.encode(outputs.credBlob ?? []) }
+        return results
+    }
+}

@@ -1,0 +1,82 @@
+/// The client extension inputs authctl acts on (AuthenticationExtensionsClientInputsJSON, WebAuthn
+/// L3 §5.7.1), read from the options' `extensions`. Binary values are base64url strings, as in the
+/// JSON forms of the options. Extensions not listed here are ignored (§9: unknown extensions).
+public struct PRFInputs: Sendable, Equatable {
+    /// `eval`: PRF inputs (not yet salted) for any credential.
+    public var eval: PRFValues?
+    /// `evalByCredential`: base64url credential id (as the RP wrote it) → inputs.
+    public var evalByCredential: [String: PRFValues]
+
+    init(_ reader: JSONReader) throws(AuthenticatorError) {
+        eval = try reader.optionalReader("eval").map { r throws(AuthenticatorError) in try Self.values(r) }
+        var byCredential = [String: PRFValues]()
+        if let map = try reader.optionalReader("evalByCredential") {
+            for key in map.object.keys.sorted() { byCredential[key] = try Self.values(try map.reader(key)) }
+        }
+        evalByCredential = byCredential
+    }
+
+    /// AuthenticationExtensionsPRFValuesJSON: `first`, optional `second`.
+    static func values(_ r: JSONReader) throws(AuthenticatorError) -> PRFValues {
+        PRFValues(first: try r.bytes("first"), second: r.has("second") ? try r.bytes("second") : nil)
+    }
+
+    /// WebAuthn L3 §10.1.4: the hmac-secret salts for PRF inputs.
+    static func salts(_ values: PRFValues) -> PRFValues {
+        PRFValues(first: HMACSecret.salt(forPRFInput: values.first), second: values.second.map(HMACSecret.salt(forPRFInput:)))
+    }
+}
+
+/// AuthenticationExtensionsLargeBlobInputsJSON (WebAuthn L3 §10.1.5).
+public struct LargeBlobInputs: Sendable, Equatable {
+    public var support: String?
+    public var read: Bool?
+    public var write: [UInt8]?
+
+    init(_ reader: JSONReader) throws(AuthenticatorError) {
+        support = try reader.optionalString("support")
+        read = try reader.bool("read")
+        write = reader.has("write") ? try reader.bytes("write") : nil
+    }
+}
+
+/// The inputs of a registration.
+public struct CreationExtensionInputs: Sendable, Equatable {
+    public var credProps = false
+    public var prf: PRFInputs?
+    public var largeBlob: LargeBlobInputs?
+    /// credProtect's inputs (CTAP 2.1 §12.1); an unknown policy name is ignored.
+    public var credentialProtectionPolicy: CredentialProtectionPolicy?
+    public var enforceCredentialProtectionPolicy = false
+    public var credBlob: [UInt8]?
+    public var minPinLength = false
+
+    public init() {}
+
+    init(_ reader: JSONReader?) throws(AuthenticatorError) {
+        guard let reader else { return }
+        credProps = try reader.bool("credProps") ?? false
+        prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }
+        largeBlob = try reader.optionalReader("largeBlob").map { r throws(AuthenticatorError) in try LargeBlobInputs(r) }
+        credentialProtectionPolicy = try reader.optionalString("credentialProtectionPolicy").flatMap(CredentialProtectionPolicy.init(webAuthnName:))
+        enforceCredentialProtectionPolicy = try reader.bool("enforceCredentialProtectionPolicy") ?? false
+        credBlob = reader.has("credBlob") ? try reader.bytes("credBlob") : nil
+        minPinLength = try reader.bool("minPinLength") ?? false
+    }
+}
+
+/// The inputs of a sign-in.
+public struct RequestExtensionInputs: Sendable, Equatable {
+    public var prf: PRFInputs?
+    public var largeBlob: LargeBlobInputs?
+    public var getCredBlob = false
+
+    public init() {}
+
+    init(_ reader: JSONReader?) throws(AuthenticatorError) {
+        guard let reader else { return }
+        prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }
+        largeBlob = try reader.optionalReader("largeBlob").map { r throws(AuthenticatorError) in try LargeBlobInputs(r) }
+        getCredBlob = try reader.bool("getCredBlob") ?? false
+    }
+}
