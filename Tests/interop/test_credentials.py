@@ -133,3 +133,29 @@ def test_a_security_key_counts_with_one_global_counter(authctl):
     # Per credential, each passkey counts on its own.
     per, _ = register(authctl, "--profile", "security-key", "--counter", "per-credential")
     assert show(authctl, per["id"])["signCounter"] == "per-credential"
+
+
+def test_extension_state_travels_with_an_exported_passkey(authctl, tmp_path):
+    options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="erin", user_id=b"erin")
+    as_json = json.loads(options_to_json(options))
+    as_json["authenticatorSelection"] = {"residentKey": "required", "userVerification": "required"}
+    as_json["extensions"] = {"credentialProtectionPolicy": "userVerificationRequired",
+                             "credBlob": "Y3JlZC1ibG9i", "largeBlob": {"support": "required"}}
+    response = authctl.register(as_json, ORIGIN).json
+    auth = json.loads(options_to_json(generate_authentication_options(rp_id=RP_ID)))
+    auth["allowCredentials"] = [{"type": "public-key", "id": response["id"]}]
+    auth["userVerification"] = "required"
+    auth["extensions"] = {"largeBlob": {"write": "bGFyZ2UtYmxvYg"}}
+    assert authctl.sign(auth, ORIGIN).json["clientExtensionResults"]["largeBlob"] == {"written": True}
+    details = show(authctl, response["id"])
+    assert (details["credProtect"], details["credBlobBytes"], details["largeBlobBytes"]) == (3, 9, 10)
+
+    out = tmp_path / "erin.passkey"
+    assert authctl.run("credential", "export", "--kdf", "min", "--out", str(out), "--", response["id"], env=EXPORT).code == 0
+    other = Authctl(tmp_path / "other")
+    assert other.run("init", "--kdf", "min").code == 0
+    assert other.run("credential", "import", str(out), env=EXPORT).code == 0
+    assert show(other, response["id"])["credProtect"] == 3
+    auth["extensions"] = {"largeBlob": {"read": True}, "getCredBlob": True}
+    read = other.sign(auth, ORIGIN).json["clientExtensionResults"]
+    assert read["largeBlob"] == {"blob": "bGFyZ2UtYmxvYg"} and read["getCredBlob"] == "Y3JlZC1ibG9i"

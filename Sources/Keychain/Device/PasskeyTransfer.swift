@@ -12,6 +12,7 @@ extension Device {
         static let id = 1, rpId = 2, userHandle = 3, userName = 4, userDisplayName = 5, createdAt = 6, signCount = 7
         static let backupEligible = 8, backupState = 9, privateKey = 10, countsSignatures = 11, requiresUserVerification = 12
         static let profile = 13, aaguid = 14, globalCounter = 15, backupStateFixed = 16
+        static let credProtect = 17, credBlob = 18, largeBlob = 19
     }
 
     public func exportPasskey(credentialId id: [UInt8], passphrase: SecureBytes, kdf: KDFLevel = .interactive,
@@ -40,7 +41,9 @@ extension Device {
             (.int(F.requiresUserVerification), .bool(credential.requiresUserVerification)),
             (.int(F.profile), .text(credential.profile)), (.int(F.aaguid), .bytes(credential.aaguid)),
             (.int(F.globalCounter), .bool(credential.globalCounter)), (.int(F.backupStateFixed), .bool(credential.backupStateFixed)),
-        ]).encoded()
+        ] + (credential.credProtect.map { [(.int(F.credProtect), .int(Int($0.rawValue)))] } ?? [])
+          + (credential.credBlob.map { [(.int(F.credBlob), .bytes($0))] } ?? [])
+          + (credential.largeBlob.map { [(.int(F.largeBlob), .bytes($0))] } ?? [])).encoded()
         let secret = SecureBytes(consuming: &payload)
         for i in der.indices { der[i] = 0 }
         do { return try PassphraseEnvelope.seal(secret, passphrase: passphrase, kdf: kdf) } catch { throw DeviceError(error) }
@@ -137,6 +140,20 @@ extension Device {
         credential.aaguid = aaguid
         credential.globalCounter = global
         credential.backupStateFixed = try flag(F.backupStateFixed)
+        if let level = field(F.credProtect) {
+            guard let number = level.intValue, let policy = UInt8(exactly: number).flatMap(CredentialProtectionPolicy.init(rawValue:)) else {
+                throw TransferError(reason: "the credProtect level is not 1, 2 or 3")
+            }
+            credential.credProtect = policy
+        }
+        if let blob = field(F.credBlob) {
+            guard let bytes = blob.bytesValue, bytes.count <= 32 else { throw TransferError(reason: "the credBlob is not up to 32 bytes") }
+            credential.credBlob = bytes
+        }
+        if let blob = field(F.largeBlob) {
+            guard let bytes = blob.bytesValue else { throw TransferError(reason: "the large blob is not bytes") }
+            credential.largeBlob = bytes
+        }
         return (credential, key)
     }
 

@@ -128,6 +128,8 @@ public enum LargeBlob {
     static let keyInfo = "largeBlobKey"
     /// The largest blob a write stores (CTAP's minimum large-blob storage is 1024 bytes).
     public static let maximumLength = 4096
+    /// What sealing adds to a blob: the nonce (12) and the tag (16).
+    public static let overhead = 28
 
     public static func key(of key: PrivateKey) throws(OpenSSLFailure) -> [UInt8] { try key.deriveSecret(info: keyInfo) }
 

@@ -21,6 +21,10 @@ enum CredentialShowCommand {
         let signCount: UInt32
         let signCounter: String
         let userVerificationRequired: Bool
+        /// Extensions' state: credProtect level (1 when none was asked), credBlob and large blob sizes.
+        let credProtect: Int
+        let credBlobBytes: Int?
+        let largeBlobBytes: Int?
     }
 
     static func details(_ c: Credential) -> Details {
@@ -31,7 +35,9 @@ enum CredentialShowCommand {
                 aaguid: c.aaguid.count == 16 ? AuthenticatorProfile.formatAAGUID(c.aaguid) : nil,
                 profile: c.profile.isEmpty ? nil : c.profile, backupEligible: c.backupEligible, backupState: c.backupState,
                 backupStateSetByHand: c.backupStateFixed, signCount: c.signCount,
-                signCounter: c.globalCounter ? SignCounter.global.rawValue : c.countsSignatures ? SignCounter.perCredential.rawValue : SignCounter.zero.rawValue, userVerificationRequired: c.requiresUserVerification)
+                signCounter: c.globalCounter ? SignCounter.global.rawValue : c.countsSignatures ? SignCounter.perCredential.rawValue : SignCounter.zero.rawValue, userVerificationRequired: c.requiresUserVerification,
+                credProtect: Int(c.credProtect?.rawValue ?? 1), credBlobBytes: c.credBlob?.count,
+                largeBlobBytes: c.largeBlob.map { max(0, $0.count - LargeBlob.overhead) })
     }
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -55,6 +61,9 @@ enum CredentialShowCommand {
             ["backup", "BE=\(d.backupEligible ? 1 : 0) BS=\(d.backupState ? 1 : 0)\(d.backupStateSetByHand ? " (set by hand)" : "")"],
             ["sign count", "\(d.signCount) (\(d.signCounter))"],
             ["user verification", d.userVerificationRequired ? "required on every use (key sealed under the biometric)" : "as the RP asks"],
+            ["credProtect", "level \(d.credProtect)"],
+            ["credBlob", d.credBlobBytes.map { "\($0) bytes" } ?? "none"],
+            ["large blob", d.largeBlobBytes.map { "\($0) bytes (sealed)" } ?? "none"],
         ]
         for line in TextTable.lines(rows) { try Output.text(line) }
     }
