@@ -144,13 +144,28 @@ def small_vault(authctl):
     return authctl
 
 
+def positions_to_flip(name, data):
+    """Every byte of the header and the commit pointer, and of each log frame's length, nonce and
+    tag; every eleventh byte of the ciphertext between (one run per byte would take minutes, and any
+    ciphertext byte fails the same authentication)."""
+    if not name.startswith("log."):
+        return range(len(data))
+    out, offset = [], 0
+    while offset + 4 <= len(data):
+        end = offset + 4 + struct.unpack(">I", data[offset:offset + 4])[0]
+        out += [i for i in range(offset, min(end, len(data)))
+                if i < offset + 32 or i >= end - 16 or (i - offset) % 11 == 0]
+        offset = end
+    return out + list(range(offset, len(data)))
+
+
 def test_every_flipped_byte_is_reported_as_corruption(small_vault):
     vault = small_vault.vault
     files = {name: (vault / name).read_bytes() for name in ("header", "commit", log_file(vault).name)}
     assert sum(len(b) for b in files.values()) > 1000
     outcomes = {}
     for name, original in files.items():
-        for i in range(len(original)):
+        for i in positions_to_flip(name, original):
             damaged = bytearray(original)
             damaged[i] ^= 0xFF if i % 2 else 0x01
             (vault / name).write_bytes(bytes(damaged))

@@ -63,15 +63,11 @@ public final class Account {
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))
-                AccountSettings.initialize(&settings, in: vault)
+                try AccountSettings.initialize(&settings, in: vault)
                 return [settings]
             }
-            let account = try Account(vault: vault, clock: clock, random: random)
-            _ = try account.attestationCA()
-            return account
-        } catch let error as VaultError { throw DeviceError(error) } catch let error as DeviceError { throw error } catch {
-            throw DeviceError(.storage, "\(error)")
-        }
+            return try Account(vault: vault, clock: clock, random: random)
+        } catch { throw DeviceError(error) }
     }
 
     /// Opens the vault at `path`: `.write` for ceremonies and changes (writers take turns), `.read`
@@ -275,19 +271,12 @@ public final class Account {
         guard vault.access == .write else {
             throw DeviceError(.invalidArgument, "this vault has no attestation CA yet; a command that writes (a registration) makes it")
         }
-        let ca: AttestationCA
-        let serialized: [UInt8]
-        do {
-            ca = try AttestationCA.generate()
-            serialized = try ca.serialized()
-        } catch { throw DeviceError(.authenticator(.unknown), "OpenSSL could not make the attestation CA: \(error)") }
         do {
             try DeviceRecord.update(first.id, in: vault) { r throws(VaultError) in
-                r.setField(AccountSettings.Tag.attestationCA, serialized.withUnsafeBytes { vault.sealSecret($0, recordId: r.id) })
+                r.setField(AccountSettings.Tag.attestationCA, try AccountSettings.sealedNewCA(in: vault, recordId: r.id))
             }
         } catch { throw DeviceError(error) }
-        cachedCA = ca
-        return ca
+        return try attestationCA()
     }
 
     /// The authenticator model device `name` answers as (every device when `nil`, which also sets

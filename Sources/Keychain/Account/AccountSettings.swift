@@ -1,4 +1,5 @@
 import KeyVault
+import VirtualAuthenticator
 
 /// The account's own fields, in the vault's settings record beside the first device's: the account
 /// key that seals what goes to the store, the account id, the seed of its delays, how it reports
@@ -59,8 +60,19 @@ struct AccountSettings {
     }
 
     /// The fields of a new account, for the first device's settings record.
-    static func initialize(_ record: inout VaultRecord, in vault: Vault) {
+    static func initialize(_ record: inout VaultRecord, in vault: Vault) throws(VaultError) {
         record.setField(Tag.accountKey, vault.sealSecret(SealingKey.random(), recordId: record.id))
         record.setField(Tag.accountId, VaultRecord.newId())
+        record.setField(Tag.attestationCA, try sealedNewCA(in: vault, recordId: record.id))
+    }
+
+    /// A new attestation CA, sealed for the settings record `recordId`.
+    static func sealedNewCA(in vault: Vault, recordId: [UInt8]) throws(VaultError) -> [UInt8] {
+        var serialized: [UInt8]
+        do { serialized = try AttestationCA.generate().serialized() } catch {
+            throw VaultError(.invalid, "OpenSSL could not make the attestation CA: \(error)")
+        }
+        defer { for i in serialized.indices { serialized[i] = 0 } }
+        return serialized.withUnsafeBytes { vault.sealSecret($0, recordId: recordId) }
     }
 }
