@@ -104,7 +104,8 @@ import Testing
         return ["eval": values]
     }
 
-    @Test func prfThroughTheClientSeparatesUserVerification() throws {
+    /// One PRF per credential, the with-UV one, whatever the ceremony verified (§10.1.4).
+    @Test func prfThroughTheClientIsTheVerifiedUsersPRFAlways() throws {
         let harness = Harness()
         let made = try harness.register(["prf": [String: Any]()])
         #expect(made.clientExtensionResults.prf == .init(enabled: true, results: nil))
@@ -117,9 +118,9 @@ import Testing
             try harness.sign(uv: uv, ["prf": Self.eval([9])]).clientExtensionResults.prf?.results?.first
         }
         let plain = try first("discouraged"), verified = try first("required")
-        #expect(plain == Base64URL.encode(HMACSHA256.mac(key: try HMACSecret.credRandom(of: key, userVerified: false), message: salt)))
-        #expect(verified == Base64URL.encode(HMACSHA256.mac(key: try HMACSecret.credRandom(of: key, userVerified: true), message: salt)))
-        #expect(plain != verified)
+        let expected = Base64URL.encode(HMACSHA256.mac(key: try HMACSecret.credRandom(of: key, userVerified: true), message: salt))
+        #expect(plain == expected && verified == expected)
+        #expect(plain != Base64URL.encode(HMACSHA256.mac(key: try HMACSecret.credRandom(of: key, userVerified: false), message: salt)))
     }
 
     @Test func prfClientRules() throws {

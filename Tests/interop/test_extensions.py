@@ -97,12 +97,12 @@ def test_prf_outputs_match_an_independent_computation(authctl):
     first, second = b"salt one", b"salt two"
     assertion, data = sign(authctl, verified.credential_public_key, {"prf": {"eval": prf_eval(first, second)}})
     out = results(assertion)["prf"]["results"]
-    assert unb64url(out["first"]) == expected_prf(authctl, cid, first, uv=False)
-    assert unb64url(out["second"]) == expected_prf(authctl, cid, second, uv=False)
+    assert unb64url(out["first"]) == expected_prf(authctl, cid, first, uv=True)
+    assert unb64url(out["second"]) == expected_prf(authctl, cid, second, uv=True)
     assert data.extensions is None  # hmac-secret's sign-in output is not in authData (docs/extensions.md)
 
 
-def test_prf_is_deterministic_and_separates_salts_credentials_and_uv(authctl):
+def test_prf_is_deterministic_separates_salts_and_credentials_and_ignores_uv_state(authctl):
     _, one, _ = register(authctl, {"prf": {}}, user=b"user-1")
     _, two, _ = register(authctl, {"prf": {}}, user=b"user-2")
 
@@ -117,10 +117,9 @@ def test_prf_is_deterministic_and_separates_salts_credentials_and_uv(authctl):
     assert evaluate(one, b"A", by_credential=True) == a
     assert evaluate(one, b"B") != a
     assert evaluate(two, b"A") != a
-    with_uv = evaluate(one, b"A", uv="required")
-    assert with_uv != a
-    assert evaluate(one, b"A", uv="required") == with_uv
-    assert unb64url(with_uv) == expected_prf(authctl, one.credential_id, b"A", uv=True)
+    # One PRF per credential, whatever the state of user verification (§10.1.4): the with-UV one.
+    assert evaluate(one, b"A", uv="required") == a
+    assert unb64url(a) == expected_prf(authctl, one.credential_id, b"A", uv=True)
 
 
 def test_prf_eval_at_registration_equals_the_sign_in_output(authctl):
@@ -307,3 +306,19 @@ def test_every_extension_at_once_is_canonical(authctl):
                            "required", [verified.credential_id])
     assert results(assertion)["prf"] == {"results": results(response)["prf"]["results"]}
     assert data.extensions == {"credBlob": b"blob"}
+
+
+def test_presence_not_value_decides_and_ids_are_strict_base64url(authctl):
+    # §10.1.5: read and write both present is NotSupportedError, whatever `read` says.
+    response, verified, _ = register(authctl, {"largeBlob": {"support": "required"}, "prf": {}})
+    both, _ = sign(authctl, verified.credential_public_key, {"largeBlob": {"read": False, "write": "AAAA"}},
+                   allow=[verified.credential_id])
+    assert both.code == 17
+    # §10.1.4: evalByCredential at registration is NotSupportedError even when empty.
+    refused, _, _ = register(authctl, {"prf": {"evalByCredential": {}}}, user=b"user-2")
+    assert refused.code == 17
+    # A padded or standard-alphabet key is no base64url encoding (SyntaxError → badInput).
+    padded = b64url(verified.credential_id) + "="
+    bad, _ = sign(authctl, verified.credential_public_key, {"prf": {"evalByCredential": {padded: {"first": "AA"}}}},
+                  allow=[verified.credential_id])
+    assert bad.code == 65

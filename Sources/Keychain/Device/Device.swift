@@ -68,12 +68,13 @@ public final class Device {
     // MARK: - Ceremonies
 
     /// `navigator.credentials.create()` with PublicKeyCredentialCreationOptionsJSON (also wrapped as
-    /// `{"publicKey": …}`) from `origin`; the response's ``RegistrationResponse/json`` is what a
+    /// `{"publicKey": …}`) from `origin` (or as `caller` says; its origin wins); the response's ``RegistrationResponse/json`` is what a
     /// browser would hand the page. The new passkey is backup eligible (unless device-bound); its
     /// BS flag is 1 once its first upload has landed in the account store (at once with the
     /// account's `backupStateImmediate`, or with no upload delay).
     public func register(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
-                         passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil) throws(DeviceError) -> RegistrationResponse {
+                         passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil,
+                         caller: CallerContext? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
         let revisionId = account.newRevisionId()
         let time = account.eventTime
@@ -96,22 +97,27 @@ public final class Device {
         if configuration.needsCertificate(for: options.attestation) { configuration.attestationCA = try account.attestationCA() }
         let client = try client(device, user, configuration, revisionId: revisionId)
         do {
-            return try client.create(options: options, origin: origin, fault: fault)
+            return try client.create(options: options, caller: caller ?? CallerContext(origin: origin), fault: fault)
         } catch { throw DeviceError(error) }
     }
 
-    /// `navigator.credentials.get()` with PublicKeyCredentialRequestOptionsJSON from `origin`. With
+    /// `navigator.credentials.get()` with PublicKeyCredentialRequestOptionsJSON from `origin` (or as
+    /// `caller` says: an iframe's call, a mediation, related origins; its origin wins). With
     /// `attachment` `.crossPlatform`, this device answers for another one over hybrid (a phone
     /// signing a laptop's sign-in): its passkeys, its flags, its PIN. Without, the attachment is
     /// its profile's.
     public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
-                     fault: Fault? = nil, attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> AuthenticationResponse {
+                     fault: Fault? = nil, attachment: AuthenticatorAttachment? = nil,
+                     caller: CallerContext? = nil) throws(DeviceError) -> AuthenticationResponse {
+        if attachment == .crossPlatform && caller?.mediation == .immediate {
+            throw DeviceError(.authenticator(.notHandled), "immediate mediation never signs across devices (hybrid)")
+        }
         let device = try record()
         let (profile, aaguid) = try account.profile(of: device)
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
         let client = try client(device, user, configuration, revisionId: account.newRevisionId())
         do {
-            return try client.get(options: try RequestOptions(json: optionsJSON), origin: origin, fault: fault)
+            return try client.get(options: try RequestOptions(json: optionsJSON), caller: caller ?? CallerContext(origin: origin), fault: fault)
         } catch { throw DeviceError(error) }
     }
 

@@ -29,6 +29,12 @@ struct SimulatedUser: UserInteraction {
         }
     }
 
+    func outwait(_ prompt: UserPrompt) -> AuthenticatorError {
+        let milliseconds = prompt.timeoutMilliseconds ?? Self.defaultTimeoutMilliseconds
+        policy.wait(.milliseconds(milliseconds))
+        return AuthenticatorError(.timedOut, "nobody picked a passkey for \(prompt.rpId) within \(milliseconds) ms (conditional mediation)")
+    }
+
     func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> BiometricSensor.Unlock {
         try sensor.verify(prompt) { () throws(AuthenticatorError) in
             // The wrong finger: 32 zero bytes, never an enrolled PIN (PINs are checked on enrollment).

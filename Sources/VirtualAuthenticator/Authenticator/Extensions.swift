@@ -112,7 +112,9 @@ public enum HMACSecret {
         try key.deriveSecret(info: userVerified ? withUVInfo : withoutUVInfo)
     }
 
-    /// HMAC-SHA-256(CredRandom, salt) for each salt.
+    /// HMAC-SHA-256(CredRandom, salt) for each salt. The prf extension always takes the with-UV
+    /// CredRandom: WebAuthn L3 §10.1.4 exposes one PRF per credential, "the one used for when user
+    /// verification is performed", whatever the state of user verification.
     public static func evaluate(_ salts: PRFValues, key: PrivateKey, userVerified: Bool) throws(OpenSSLFailure) -> PRFValues {
         var credRandom = try credRandom(of: key, userVerified: userVerified)
         defer { for i in credRandom.indices { credRandom[i] = 0 } }

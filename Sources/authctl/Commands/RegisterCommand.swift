@@ -21,6 +21,10 @@ enum RegisterCommand {
         repeatable: true)
     static let counter = OptionSpec.value(
         "--counter", "MODE", "how the new passkey's sign counter moves, instead of the profile's", choices: SignCounter.allCases.map(\.rawValue))
+    static let noUserActivation = OptionSpec.flag(
+        "--no-user-activation", "with --top-origin: no click in the iframe just before (a cross-origin create is NotAllowedError)")
+    static let recentPasswordSignIn = OptionSpec.flag(
+        "--recent-password-sign-in", "with --mediation conditional: the password manager just signed this user in with a password")
     static let u2f = OptionSpec.flag("--u2f", "answer attestation as a U2F device (fido-u2f; the security-key profile)")
     static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
 
@@ -30,7 +34,7 @@ enum RegisterCommand {
         Reads PublicKeyCredentialCreationOptionsJSON (also wrapped as {"publicKey": …}) from --options,
         or builds it from the flags, and prints RegistrationResponseJSON on stdout.
         """,
-        options: CeremonyOptions.all + ProfileOptions.all + [u2f, deviceBound, signCounter, counter, algorithm, rpId, userName, userId, displayName, challenge, attestation,
+        options: CeremonyOptions.all + ProfileOptions.all + [u2f, noUserActivation, recentPasswordSignIn, deviceBound, signCounter, counter, algorithm, rpId, userName, userId, displayName, challenge, attestation,
                                         CeremonyOptions.userVerification, exclude],
         examples: [
             "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
@@ -51,8 +55,11 @@ enum RegisterCommand {
             algorithms.append(number)
         }
         let builtAlgorithms = algorithms.isEmpty ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue] : algorithms
-        try CeremonyOptions.perform(args, buildOptions: { builtOptions($0, algorithms: builtAlgorithms) }) { device, options, origin, user, fault throws(DeviceError) in
-            try device.register(optionsJSON: options, origin: origin, user: user, passkey: passkey, fault: fault)
+        let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation),
+                                                recentPasswordSignIn: args.flag(recentPasswordSignIn))
+        try CeremonyOptions.perform(args, buildOptions: { builtOptions($0, algorithms: builtAlgorithms) }, caller: caller) {
+            device, options, caller, user, fault throws(DeviceError) in
+            try device.register(optionsJSON: options, origin: caller.origin, user: user, passkey: passkey, fault: fault, caller: caller)
         }
     }
 

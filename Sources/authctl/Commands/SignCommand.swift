@@ -36,9 +36,9 @@ enum SignCommand {
         // count, are written before anything is printed.
         let hybrid = args.value(via)
         try CeremonyOptions.perform(args, account: account, device: hybrid, buildOptions: builtOptions) {
-            device, options, origin, user, fault throws(DeviceError) in
-            try device.sign(optionsJSON: options, origin: origin, user: user, fault: fault,
-                            attachment: hybrid == nil ? nil : .crossPlatform)
+            device, options, caller, user, fault throws(DeviceError) in
+            try device.sign(optionsJSON: options, origin: caller.origin, user: user, fault: fault,
+                            attachment: hybrid == nil ? nil : .crossPlatform, caller: caller)
         }
     }
 

@@ -21,7 +21,36 @@ enum CeremonyOptions {
         "--user-verification", "REQUIREMENT", "built options: userVerification (default preferred)",
         choices: ["required", "preferred", "discouraged"])
 
-    static let all = [origin, options, userAction, instantTimeout, fault]
+    static let topOrigin = OptionSpec.value(
+        "--top-origin", "URL", "the top-level page's origin: the call comes from a cross-origin iframe (crossOrigin, topOrigin in clientDataJSON)")
+    static let noFramePermission = OptionSpec.flag(
+        "--no-frame-permission", "with --top-origin: the iframe lacks allow=\"publickey-credentials-create|get\" (NotAllowedError)")
+    static let mediation = OptionSpec.value(
+        "--mediation", "MODE", "the call's mediation (default optional; conditional: autofill sign-in, or an automatic upgrade on register)",
+        choices: Mediation.allCases.map(\.rawValue))
+    static let relatedOrigins = OptionSpec.value(
+        "--related-origins", "SOURCE", "the RP's .well-known/webauthn for an RP ID the origin is not a suffix of: a FILE, an http(s) URL, or 'fetch' (https://RPID/.well-known/webauthn)",
+        completion: .files)
+
+    static let all = [origin, options, userAction, instantTimeout, fault, topOrigin, noFramePermission, mediation, relatedOrigins]
+
+    /// Where the call comes from and how: the caller's context for the client.
+    static func caller(_ args: ParsedArguments, userActivation: Bool = true, recentPasswordSignIn: Bool = false) throws(CLIError) -> CallerContext {
+        var context = CallerContext(origin: args.value(origin) ?? "", topOrigin: args.value(topOrigin),
+                                    framePermission: !args.flag(noFramePermission), userActivation: userActivation,
+                                    mediation: args.value(mediation).flatMap(Mediation.init(rawValue:)) ?? .optional,
+                                    recentPasswordSignIn: recentPasswordSignIn)
+        if let source = args.value(relatedOrigins) {
+            if source == "fetch" {
+                context.relatedOrigins = .wellKnown
+            } else if source.hasPrefix("https://") || source.hasPrefix("http://") {
+                context.relatedOrigins = .url(source)
+            } else {
+                context.relatedOrigins = .document(try OptionsInput.read(source))
+            }
+        }
+        return context
+    }
 
     /// PublicKeyCredentialDescriptorJSON, for options the flags build.
     struct Descriptor: Encodable {
@@ -46,16 +75,19 @@ enum CeremonyOptions {
     /// one mistakes it for a bug.
     static func perform(
         _ args: ParsedArguments, account: AccountChoice = .newest, device other: String? = nil, buildOptions: (ParsedArguments) -> [UInt8],
-        _ ceremony: (Device, _ options: [UInt8], _ origin: String, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
+        caller: CallerContext? = nil,
+        _ ceremony: (Device, _ options: [UInt8], CallerContext, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
     ) throws(CLIError) {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
         let optionsJSON = try optionsJSON(args) ?? buildOptions(args)
         let person = try user(args, vault: vault, account: account)
         let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
+        let context: CallerContext
+        if let caller { context = caller } else { context = try Self.caller(args) }
         let device = try vault.open(.write, as: other)
         let response: any Encodable
-        do { response = try ceremony(device, optionsJSON, args.value(origin) ?? "", person, chosen) } catch { throw CLIError(error) }
+        do { response = try ceremony(device, optionsJSON, context, person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
         do {
             try Output.data(JSONOutput.string(response))
