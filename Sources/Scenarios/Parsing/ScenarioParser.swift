@@ -241,6 +241,7 @@ struct ScenarioParser {
                 switch key {
                 case "device-bound": c.deviceBound = true; i += 1; continue
                 case "sign-counter": c.signCounter = true; i += 1; continue
+                case "recent-password-sign-in": c.recentPasswordSignIn = true; i += 1; continue
                 default: break
                 }
                 let v = try value(t, i, number)
@@ -259,6 +260,12 @@ struct ScenarioParser {
                 case "alg":
                     guard COSEAlgorithm(name: v) != nil else { throw fail(number, t[i + 1], "alg is es256, eddsa or rs256") }
                     c.algorithm = v
+                case "mediation":
+                    guard Mediation(rawValue: v) != nil else {
+                        throw fail(number, t[i + 1], "mediation is \(Mediation.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    c.mediation = v
+                case "top-origin": c.topOrigin = v
                 case "counter":
                     guard SignCounter(rawValue: v) != nil else { throw fail(number, t[i + 1], "counter is zero, per-credential or global") }
                     c.counter = v

@@ -22,6 +22,9 @@ enum Step {
         var profile: String? = nil
         var algorithm: String? = nil
         var counter: String? = nil
+        var mediation: String? = nil
+        var topOrigin: String? = nil
+        var recentPasswordSignIn = false
     }
 
     enum OptionsSource {

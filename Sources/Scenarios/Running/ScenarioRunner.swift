@@ -331,6 +331,13 @@ public final class ScenarioRunner {
         }
     }
 
+    /// The caller's context a ceremony line asks for: the scenario's origin, and its mediation,
+    /// top-level origin and password sign-in.
+    private func caller(_ c: Step.Ceremony) -> CallerContext {
+        CallerContext(origin: origin, topOrigin: c.topOrigin, mediation: c.mediation.flatMap(Mediation.init(rawValue:)) ?? .optional,
+                      recentPasswordSignIn: c.recentPasswordSignIn)
+    }
+
     private func ids(_ labels: [String], line: ScenarioLine) throws(ScenarioError) -> [String] {
         var out = [String]()
         for label in labels {
@@ -362,7 +369,7 @@ public final class ScenarioRunner {
             let response = try device.register(optionsJSON: options, origin: origin, user: self.user(on: name, c),
                                                passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter,
                                                                         profile: c.profile, counter: c.counter.flatMap(SignCounter.init(rawValue:))),
-                                               fault: fault)
+                                               fault: fault, caller: caller(c))
             lastResponse = response.json
             if fault == nil { labels[c.label ?? c.user ?? response.result.credential.userName] = response.result.credential.id }
             var outcome = Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
@@ -395,7 +402,7 @@ public final class ScenarioRunner {
         let fault = try self.fault(c.fault, line: line)
         do {
             let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
-                                           attachment: c.via == nil ? nil : .crossPlatform)
+                                           attachment: c.via == nil ? nil : .crossPlatform, caller: caller(c))
             lastResponse = response.json
             return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
                            user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)
