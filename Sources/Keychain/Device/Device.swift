@@ -24,7 +24,7 @@ public final class Device {
         self.name = record.name
     }
 
-    private func record() throws(DeviceError) -> DeviceRecord { try account.deviceRecord(id: id) }
+    func record() throws(DeviceError) -> DeviceRecord { try account.deviceRecord(id: id) }
 
     // MARK: - A vault with one device, in one call
 
@@ -75,6 +75,7 @@ public final class Device {
     public func register(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                          passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
+        try Self.requireSupport(device)
         let revisionId = account.newRevisionId()
         let time = account.eventTime
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
@@ -107,6 +108,7 @@ public final class Device {
     public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                      fault: Fault? = nil, attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> AuthenticationResponse {
         let device = try record()
+        try Self.requireSupport(device)
         let (profile, aaguid) = try account.profile(of: device)
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
         let client = try client(device, user, configuration, revisionId: account.newRevisionId())

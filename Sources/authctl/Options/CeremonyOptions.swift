@@ -54,6 +54,10 @@ enum CeremonyOptions {
         let person = try user(args, vault: vault, account: account)
         let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
         let device = try vault.open(.write, as: other)
+        if other != nil {
+            // Hybrid: the browser asking is --device's, and it needs passkey support too.
+            do { try device.account.device(vault.deviceName).requirePasskeySupport() } catch { throw CLIError(error) }
+        }
         let response: any Encodable
         do { response = try ceremony(device, optionsJSON, args.value(origin) ?? "", person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
