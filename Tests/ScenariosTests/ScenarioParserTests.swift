@@ -105,3 +105,28 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(failure("http GET ${RP}/x")?.message.contains("${RP} is not set") == true)
     #expect(failure("http GET ${RP/x")?.message.contains("without its '}'") == true)
 }
+
+@Test func signalAndSupportStepsParse() throws {
+    let lines = try parse("""
+        device phone unsupported
+        device phone supported
+        phone signal unknown alice => ok removed=alice
+        phone signal accepted user alice a1,a2
+        phone signal accepted user alice none => ok hidden=a1
+        phone signal details user alice name alice@example.com display "Alice A." => ok updated=a1
+        """)
+    guard case .changeDevice("phone", .unsupported) = lines[0].step, case .changeDevice("phone", .supported) = lines[1].step,
+          case .signal("phone", .unknown(label: "alice")) = lines[2].step,
+          case .signal("phone", .accepted(user: "alice", labels: ["a1", "a2"])) = lines[3].step,
+          case .signal("phone", .accepted(user: "alice", labels: [])) = lines[4].step,
+          case .signal("phone", .details(user: "alice", name: "alice@example.com", displayName: "Alice A.")) = lines[5].step
+    else {
+        Issue.record("unexpected steps: \(lines.map { String(describing: $0.step) })")
+        return
+    }
+    #expect(lines[5].text == "phone signal details user alice name alice@example.com display \"Alice A.\"")
+    #expect(failure("phone signal forget alice")?.message.contains("signal is: unknown LABEL") == true)
+    #expect(failure("phone signal unknown")?.message.contains("signal is") == true)
+    #expect(failure("phone signal details user alice name x") != nil)
+    #expect(failure("phone signal unknown a b")?.message.contains("unexpected 'b'") == true)
+}

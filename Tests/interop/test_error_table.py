@@ -52,6 +52,10 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     triggers["vaultInsecure"] = (["list"], {"AUTHCTL_VAULT": str(insecure)})
     triggers["ioError"] = (["list"], {})  # with stdout on /dev/full, below
     triggers["vaultBusy"] = (["sign", "--origin", ORIGIN, "--wait", "0"], {})  # while `holder` waits for its user
+    unsupported = tmp_path / "unsupported"
+    authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(unsupported)})
+    authctl.run("device", "unsupported", "default", "on", env={"AUTHCTL_VAULT": str(unsupported)})
+    triggers["passkeysNotSupported"] = (["sign", "--origin", ORIGIN], {"AUTHCTL_VAULT": str(unsupported)})
     unmet = tmp_path / "unmet.scn"
     unmet.write_text("device add phone\nphone holds => alice\n")
     triggers["scenarioFailed"] = (["scenario", "run", str(unmet)], {})

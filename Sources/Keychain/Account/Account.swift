@@ -243,6 +243,19 @@ public final class Account {
         } catch { throw DeviceError(error) }
     }
 
+    /// Switches passkey support of device `name` off (a browser without WebAuthn, a phone too old
+    /// for passkeys) or back on. Its passkeys stay; while off, it has no capability and every
+    /// ceremony and signal on it fails with `passkeysNotSupported`.
+    public func setPasskeysSupported(_ supported: Bool, device name: String) throws(DeviceError) {
+        let record = try deviceRecord(named: name)
+        guard record.passkeysSupported != supported else { return }
+        do {
+            try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in
+                r.setField(DeviceRecord.Tag.passkeysUnsupported, supported ? nil : [1])
+            }
+        } catch { throw DeviceError(error) }
+    }
+
     // MARK: - Authenticator profiles
 
     /// The account's attestation CA, whose root an RP trusts to accept the certificates in

@@ -22,6 +22,9 @@ struct DeviceRecord {
         /// The device's global signature counter (``SignCounter/global``): its last value (29 is
         /// the account's attestation CA, in the same settings record).
         static let globalSignCount: UInt8 = 30
+        /// `1`: the device has no passkey support (a browser without WebAuthn, an old iPhone):
+        /// every capability is false and every ceremony and signal fails (`passkeysNotSupported`).
+        static let passkeysUnsupported: UInt8 = 31
     }
 
     static let defaultMaxAttempts = Device.defaultMaxPINAttempts
@@ -47,6 +50,8 @@ struct DeviceRecord {
     let profileName: String?
     let aaguid: [UInt8]?
     let globalSignCount: UInt32
+    /// Whether the device supports passkeys (tag 31 absent or `0`).
+    let passkeysSupported: Bool
 
     var id: [UInt8] { record.id }
     /// Too many wrong PINs in a row: against its enrollment, or — on a reset device — its former one.
@@ -83,6 +88,7 @@ struct DeviceRecord {
         }
         aaguid = record.field(Tag.aaguid).map(Array.init)
         globalSignCount = try record.integer(Tag.globalSignCount, as: UInt32.self) ?? 0
+        passkeysSupported = !(record.field(Tag.passkeysUnsupported)?.elementsEqual([1]) ?? false)
         guard aaguid == nil || aaguid!.count == 16 else { throw VaultError(.corrupted, "a device's AAGUID is not 16 bytes") }
     }
 

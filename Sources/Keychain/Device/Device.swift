@@ -24,7 +24,7 @@ public final class Device {
         self.name = record.name
     }
 
-    private func record() throws(DeviceError) -> DeviceRecord { try account.deviceRecord(id: id) }
+    func record() throws(DeviceError) -> DeviceRecord { try account.deviceRecord(id: id) }
 
     // MARK: - A vault with one device, in one call
 
@@ -76,6 +76,7 @@ public final class Device {
                          passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil,
                          caller: CallerContext? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
+        try Self.requireSupport(device)
         let revisionId = account.newRevisionId()
         let time = account.eventTime
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
@@ -113,6 +114,7 @@ public final class Device {
             throw DeviceError(.authenticator(.notHandled), "immediate mediation never signs across devices (hybrid)")
         }
         let device = try record()
+        try Self.requireSupport(device)
         let (profile, aaguid) = try account.profile(of: device)
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
         let client = try client(device, user, configuration, revisionId: account.newRevisionId())

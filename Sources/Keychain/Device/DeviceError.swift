@@ -29,6 +29,9 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case noSuchCredential
         /// No device with the name the caller gave.
         case noSuchDevice
+        /// The device has no passkey support (``Account/setPasskeysSupported(_:device:)``): a
+        /// browser without WebAuthn rejects with NotSupportedError.
+        case passkeysNotSupported
     }
 
     public let code: Code
@@ -61,6 +64,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case .invalidArgument: "badInput"
         case .noSuchCredential: "notHandled"
         case .noSuchDevice: "usage"
+        case .passkeysNotSupported: "passkeysNotSupported"
         }
     }
 

@@ -38,7 +38,8 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential] {
-        do { return try view(rpId: rpId).items.map(\.credential) } catch { throw AuthenticatorError(error) }
+        // A passkey the RP's signal hid is kept, but offered to no ceremony.
+        do { return try view(rpId: rpId).items.map(\.credential).filter { !$0.hidden } } catch { throw AuthenticatorError(error) }
     }
 
     /// Every passkey the device holds, oldest first.
@@ -85,7 +86,10 @@ final class ViewCredentialStore: CredentialStore {
                     ?? account.vault.sealSecret(secret, recordId: id)
             }
             let time = account.eventTime
-            let removals = try replacing.map { old throws(VaultError) in
+            // A new passkey for the user replaces the hidden ones too, as it replaces the others.
+            let hidden = try view(rpId: credential.rpId).items.map(\.credential)
+                .filter { $0.hidden && $0.userHandle == credential.userHandle && !replacing.contains($0) }
+            let removals = try (replacing + hidden).map { old throws(VaultError) in
                 CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)

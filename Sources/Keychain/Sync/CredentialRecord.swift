@@ -25,6 +25,8 @@ enum CredentialRecord {
         static let profile: UInt8 = 20, aaguid: UInt8 = 21
         /// credProtect level (1), credBlob (bytes), the sealed large blob (docs/extensions.md).
         static let credProtect: UInt8 = 22, credBlob: UInt8 = 23, largeBlob: UInt8 = 24
+        /// `1`: hidden by the RP's `signalAllAcceptedCredentials` (kept, offered to no ceremony).
+        static let hidden: UInt8 = 25
     }
 
     /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
@@ -47,6 +49,7 @@ enum CredentialRecord {
         if let level = credential.credProtect { record.setField(Tag.credProtect, [level.rawValue]) }
         if let blob = credential.credBlob { record.setField(Tag.credBlob, blob) }
         if let sealed = credential.largeBlob { record.setField(Tag.largeBlob, sealed) }
+        if credential.hidden { record.setField(Tag.hidden, [1]) }
         record.setInteger(Tag.createdAt, credential.createdAt)
         record.setInteger(Tag.signCount, credential.signCount)
         record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))

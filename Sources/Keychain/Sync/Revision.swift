@@ -100,6 +100,7 @@ final class Revision {
         }
         made.credBlob = record.field(Tag.credBlob).map(Array.init)
         made.largeBlob = record.field(Tag.largeBlob).map(Array.init)
+        made.hidden = record.field(Tag.hidden)?.elementsEqual([1]) ?? false
         credential = made
     }
 

@@ -144,7 +144,7 @@ struct ScenarioParser {
     }
 
     private func device(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
-        guard t.count >= 3 else { throw fail(number, t.last, "device add NAME …, or device NAME offline|online|reset|remove|unlock|pin PIN") }
+        guard t.count >= 3 else { throw fail(number, t.last, "device add NAME …, or device NAME offline|online|reset|remove|unlock|unsupported|supported|pin PIN") }
         if t[1].text == "add" {
             let name = t[2].text
             var pin: String? = nil, attempts: UInt32? = nil, approver: String? = nil, profile: String? = nil
@@ -171,13 +171,15 @@ struct ScenarioParser {
         }
         let name = t[1].text
         switch t[2].text {
-        case "offline", "online", "reset", "remove", "unlock":
+        case "offline", "online", "reset", "remove", "unlock", "unsupported", "supported":
             guard t.count == 3 else { throw fail(number, t[3], "unexpected '\(t[3].text)'") }
             let change: Step.DeviceChange = switch t[2].text {
             case "offline": .offline
             case "online": .online
             case "reset": .reset
             case "remove": .remove
+            case "unsupported": .unsupported
+            case "supported": .supported
             default: .unlock
             }
             return .changeDevice(name, change)
@@ -190,7 +192,7 @@ struct ScenarioParser {
             }
             return .changeDevice(name, .pin(pin, approver: approver))
         default:
-            throw fail(number, t[2], "a device is: offline, online, reset, remove, unlock, or pin PIN")
+            throw fail(number, t[2], "a device is: offline, online, reset, remove, unlock, unsupported, supported, or pin PIN")
         }
     }
 
@@ -217,6 +219,28 @@ struct ScenarioParser {
         return .delays(device: device, upload: upload, download: download)
     }
 
+    /// `signal unknown LABEL`, `signal accepted user U L1,L2|none`, `signal details user U name N display D`.
+    private func signal(_ t: [Token], number: Int) throws(ScenarioError) -> SignalStep {
+        let usage = "signal is: unknown LABEL, accepted user U LABEL1,LABEL2 (or none), or details user U name N display D"
+        guard t.count >= 4 else { throw fail(number, t.last, usage) }
+        switch t[2].text {
+        case "unknown":
+            guard t.count == 4 else { throw fail(number, t[4], "unexpected '\(t[4].text)'") }
+            return .unknown(label: t[3].text)
+        case "accepted":
+            guard t.count == 6, t[3].text == "user" else { throw fail(number, t.count > 3 ? t[3] : t[2], usage) }
+            let list = t[5].text
+            return .accepted(user: t[4].text, labels: list == "none" ? [] : list.split(separator: ",").map(String.init))
+        case "details":
+            guard t.count == 9, t[3].text == "user", t[5].text == "name", t[7].text == "display" else {
+                throw fail(number, t[3], usage)
+            }
+            return .details(user: t[4].text, name: t[6].text, displayName: t[8].text)
+        default:
+            throw fail(number, t[2], usage)
+        }
+    }
+
     private func value(_ t: [Token], _ i: Int, _ number: Int) throws(ScenarioError) -> String {
         guard i + 1 < t.count else { throw fail(number, t[i], "'\(t[i].text)' needs a value") }
         return t[i + 1].text
@@ -233,6 +257,8 @@ struct ScenarioParser {
         case "delete":
             guard t.count == 3 else { throw fail(number, t.count > 3 ? t[3] : t[1], "delete takes a passkey's label") }
             return .delete(device, label: t[2].text)
+        case "signal":
+            return .signal(device, try signal(t, number: number))
         case "register", "sign":
             var c = Step.Ceremony()
             var i = 2
@@ -296,7 +322,7 @@ struct ScenarioParser {
             }
             return t[1].text == "register" ? .register(device, c) : .sign(device, c)
         default:
-            throw fail(number, t[1], "unknown step '\(t[0].text) \(t[1].text)': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds (see docs/scenarios.md)")
+            throw fail(number, t[1], "unknown step '\(t[0].text) \(t[1].text)': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal (see docs/scenarios.md)")
         }
     }
 }

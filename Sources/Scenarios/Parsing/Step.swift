@@ -38,6 +38,8 @@ enum Step {
 
     enum DeviceChange {
         case offline, online, reset, remove, unlock
+        /// No passkey support (a browser without WebAuthn), or support again.
+        case unsupported, supported
         case pin(String, approver: String?)
     }
 
@@ -53,8 +55,17 @@ enum Step {
     case sign(String, Ceremony)
     case delete(String, label: String)
     case holds(String)
+    /// The RP's signal on a device (WebAuthn L3 §5.1.10).
+    case signal(String, SignalStep)
     /// `body` is JSON text, in which `$response` stands for the last ceremony's response.
     case http(method: String, url: String, body: String?)
+}
+
+/// `NAME signal unknown LABEL`, `… accepted user U L1,L2`, `… details user U name N display D`.
+enum SignalStep {
+    case unknown(label: String)
+    case accepted(user: String, labels: [String])
+    case details(user: String, name: String, displayName: String)
 }
 
 /// What a line expects after `=>`: an outcome (`ok`, an error name, or for `holds` the passkeys)

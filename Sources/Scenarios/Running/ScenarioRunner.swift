@@ -201,12 +201,45 @@ public final class ScenarioRunner {
         case .holds(let name):
             let device = try device(name, line: line)
             do {
-                let held = try device.credentials().map { label(of: $0.id) }
+                // What the device offers: a passkey the RP's signal hid is not.
+                let held = try device.credentials().filter { !$0.hidden }.map { label(of: $0.id) }
                 return Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
             } catch { return Outcome(error) }
         case .http(let method, let url, let body):
             return try send(method, url, body, line: line)
+        case .signal(let name, let signal):
+            return try self.signal(on: name, signal, line: line)
         }
+    }
+
+    /// The options a page would pass to the signal method, built from the scenario's RP, origin
+    /// and labels; the outcome names the passkeys it removed, hid, restored or updated.
+    private func signal(on name: String, _ signal: SignalStep, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let device = try device(name, line: line)
+        let rp = rpId ?? ((try? Origin(parsing: origin).host) ?? "example.com")
+        let kind: Signal.Kind
+        let options: [String: Any]
+        switch signal {
+        case .unknown(let label):
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            kind = .unknownCredential
+            options = ["rpId": rp, "credentialId": Base64URL.encode(id)]
+        case .accepted(let user, let accepted):
+            kind = .allAcceptedCredentials
+            options = ["rpId": rp, "userId": Base64URL.encode(Array(user.utf8)), "allAcceptedCredentialIds": try ids(accepted, line: line)]
+        case .details(let user, let userName, let displayName):
+            kind = .currentUserDetails
+            options = ["rpId": rp, "userId": Base64URL.encode(Array(user.utf8)), "name": userName, "displayName": displayName]
+        }
+        do {
+            let effect = try device.signal(kind, optionsJSON: JSONText.bytes(options), origin: origin)
+            var outcome = Outcome.ok
+            for (key, list) in [("removed", effect.removed), ("hidden", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)]
+            where !list.isEmpty {
+                outcome.fields.append((key, list.map { label(of: $0.id) }.joined(separator: ",")))
+            }
+            return outcome
+        } catch { return Outcome(error) }
     }
 
     /// The account, or a scenario error in the device layer's words (for `outcome`).
@@ -292,6 +325,8 @@ public final class ScenarioRunner {
                 try account.removeDevice(name)
                 pins[name] = nil
             case .unlock: try account.device(name).unlockBiometry()
+            case .unsupported: try account.setPasskeysSupported(false, device: name)
+            case .supported: try account.setPasskeysSupported(true, device: name)
             case .pin(let pin, let approverName):
                 var approving = self.approver(approverName, excluding: name)
                 var current = user(on: name)
@@ -385,7 +420,7 @@ public final class ScenarioRunner {
     private func sign(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         let signer = c.via ?? name
         let device = try device(signer, line: line)
-        if c.via != nil { _ = try self.device(name, line: line) }  // the client side must exist too
+        let client = c.via == nil ? nil : try self.device(name, line: line)  // the client side must exist too
         let allowed = try ids(c.allow, line: line)
         var choice = AccountChoice(user: c.user)
         if let label = c.credential {
@@ -401,6 +436,7 @@ public final class ScenarioRunner {
         }
         let fault = try self.fault(c.fault, line: line)
         do {
+            try client?.requirePasskeySupport()  // a browser without WebAuthn cannot start hybrid either
             let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
                                            attachment: c.via == nil ? nil : .crossPlatform, caller: caller(c))
             lastResponse = response.json

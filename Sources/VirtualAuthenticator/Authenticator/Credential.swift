@@ -39,6 +39,9 @@ public struct Credential: Equatable, Sendable {
     public var credBlob: [UInt8]?
     /// The large blob (WebAuthn L3 §10.1.5), sealed under the key's largeBlobKey (``LargeBlob``).
     public var largeBlob: [UInt8]?
+    /// Hidden by the RP's signal (WebAuthn L3 §5.1.10.2, `signalAllAcceptedCredentials` not listing
+    /// it): kept, and restored when a later list names it, but offered to no ceremony.
+    public var hidden = false
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,

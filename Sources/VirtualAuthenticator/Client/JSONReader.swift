@@ -75,6 +75,18 @@ struct JSONReader {
         has(key) ? try reader(key) : nil
     }
 
+    /// A required array of strings.
+    func strings(_ key: String) throws(AuthenticatorError) -> [String] {
+        guard has(key) else { throw AuthenticatorError(.badInput, "\(path).\(key) is missing") }
+        guard let array = object[key] as? [Any] else { throw fail(key, "an array") }
+        var out = [String]()
+        for (i, element) in array.enumerated() {
+            guard let s = element as? String else { throw fail("\(key)[\(i)]", "a string") }
+            out.append(s)
+        }
+        return out
+    }
+
     func readers(_ key: String) throws(AuthenticatorError) -> [JSONReader] {
         guard has(key) else { return [] }
         guard let array = object[key] as? [Any] else { throw fail(key, "an array") }

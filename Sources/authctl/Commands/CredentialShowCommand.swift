@@ -25,6 +25,8 @@ enum CredentialShowCommand {
         let credProtect: Int
         let credBlobBytes: Int?
         let largeBlobBytes: Int?
+        /// Hidden by the RP's signal (offered to no ceremony until a later signal lists it).
+        let hidden: Bool
     }
 
     static func details(_ c: Credential) -> Details {
@@ -37,7 +39,7 @@ enum CredentialShowCommand {
                 backupStateSetByHand: c.backupStateFixed, signCount: c.signCount,
                 signCounter: c.globalCounter ? SignCounter.global.rawValue : c.countsSignatures ? SignCounter.perCredential.rawValue : SignCounter.zero.rawValue, userVerificationRequired: c.requiresUserVerification,
                 credProtect: Int(c.credProtect?.rawValue ?? 1), credBlobBytes: c.credBlob?.count,
-                largeBlobBytes: c.largeBlob.map { max(0, $0.count - LargeBlob.overhead) })
+                largeBlobBytes: c.largeBlob.map { max(0, $0.count - LargeBlob.overhead) }, hidden: c.hidden)
     }
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -64,6 +66,7 @@ enum CredentialShowCommand {
             ["credProtect", "level \(d.credProtect)"],
             ["credBlob", d.credBlobBytes.map { "\($0) bytes" } ?? "none"],
             ["large blob", d.largeBlobBytes.map { "\($0) bytes (sealed)" } ?? "none"],
+            ["hidden", d.hidden ? "yes: the RP's accepted-credentials signal left it out" : "no"],
         ]
         for line in TextTable.lines(rows) { try Output.text(line) }
     }

@@ -3,9 +3,9 @@ import Keychain
 /// `authctl device add | list | remove | offline | online | reset`: the account's devices.
 enum DeviceCommand {
     static let spec = CommandSpec(
-        name: "device", abstract: "the account's devices: add, list, remove, take offline or online, factory-reset",
+        name: "device", abstract: "the account's devices: add, list, remove, take offline or online, factory-reset, switch passkey support",
         subcommands: [DeviceAddCommand.spec, DeviceListCommand.spec, DeviceRemoveCommand.spec, DeviceOfflineCommand.spec,
-                      DeviceOnlineCommand.spec, DeviceResetCommand.spec])
+                      DeviceOnlineCommand.spec, DeviceResetCommand.spec, DeviceUnsupportedCommand.spec])
 
     static let name = ArgumentSpec(name: "NAME", help: "the device's name")
 

@@ -18,6 +18,8 @@ enum ListCommand {
         let backupEligible, backupState: Bool
         let publicKey: String
         let publicKeyAlgorithm: Int
+        /// Hidden by the RP's `signal accepted-credentials`: kept, offered to no ceremony.
+        let hidden: Bool
 
         init(_ c: Credential) {
             id = Base64URL.encode(c.id)
@@ -31,6 +33,7 @@ enum ListCommand {
             backupState = c.backupState
             publicKey = Base64URL.encode(c.publicKey.subjectPublicKeyInfo)
             publicKeyAlgorithm = c.publicKey.algorithm.rawValue
+            hidden = c.hidden
         }
     }
 
@@ -49,7 +52,7 @@ enum ListCommand {
         // neither forge a row nor reach the terminal as a control sequence.
         let rows = [["CREDENTIAL ID", "RP ID", "USER", "CREATED (UTC)", "BACKUP"]] + credentials.map { c in
             [Base64URL.encode(c.id), TerminalText.escaped(c.rpId), TerminalText.escaped(c.userName), timestamp(c.createdAt),
-             c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound"]
+             (c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound") + (c.hidden ? ", hidden" : "")]
         }
         for line in TextTable.lines(rows) { try Output.data(line) }
     }

@@ -6,7 +6,7 @@ enum Program {
         name: "authctl",
         abstract: "a software platform authenticator (passkeys) for RP developers",
         subcommands: [
-            InitCommand.spec, RegisterCommand.spec, SignCommand.spec, ListCommand.spec, DeleteCommand.spec, CredentialCommand.spec,
+            InitCommand.spec, RegisterCommand.spec, SignCommand.spec, ListCommand.spec, DeleteCommand.spec, CredentialCommand.spec, SignalCommand.spec, CapabilitiesCommand.spec,
             DeviceCommand.spec, SyncCommand.spec, ScenarioCommand.spec, BiometryCommand.spec, FaultsCommand.spec, ProfilesCommand.spec, CACommand.spec, VaultCommand.spec, BenchCommand.spec,
             HelpCommand.spec, CompletionCommand.spec, VersionCommand.spec,
         ])

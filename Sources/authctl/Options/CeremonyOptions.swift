@@ -86,6 +86,10 @@ enum CeremonyOptions {
         let context: CallerContext
         if let caller { context = caller } else { context = try Self.caller(args) }
         let device = try vault.open(.write, as: other)
+        if other != nil {
+            // Hybrid: the browser asking is --device's, and it needs passkey support too.
+            do { try device.account.device(vault.deviceName).requirePasskeySupport() } catch { throw CLIError(error) }
+        }
         let response: any Encodable
         do { response = try ceremony(device, optionsJSON, context, person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }

@@ -1,0 +1,38 @@
+import Keychain
+import VirtualAuthenticator
+
+/// `authctl signal unknown-credential | accepted-credentials | current-user-details`: the RP's
+/// signal methods (WebAuthn L3 §5.1.10) from the shell.
+enum SignalCommand {
+    static let options = OptionSpec.value(
+        "--options", "FILE", "the JSON the RP passes to the signal method, from FILE or - (stdin)", required: true, completion: .files)
+
+    static let spec = CommandSpec(
+        name: "signal", abstract: "tell the device what the RP knows: an unknown passkey, the accepted ones, the user's current names",
+        discussion: """
+        Each reads the options dictionary a page passes to PublicKeyCredential.signal… and changes the
+        device's passkeys of that RP as a password manager does; the changes sync. Nothing is printed on
+        stdout (the page learns nothing); what changed is said on stderr. A signal that matches nothing
+        succeeds.
+        """,
+        subcommands: [SignalUnknownCredentialCommand.spec, SignalAcceptedCredentialsCommand.spec, SignalCurrentUserDetailsCommand.spec])
+
+    static func spec(_ kind: Signal.Kind, abstract: String, example: String) -> CommandSpec {
+        CommandSpec(name: kind.rawValue, abstract: abstract, discussion: "PublicKeyCredential.\(kind.method)() from the shell.",
+                    options: [CeremonyOptions.origin, options], examples: [example],
+                    run: { args throws(CLIError) in try run(kind, args) })
+    }
+
+    static func run(_ kind: Signal.Kind, _ args: ParsedArguments) throws(CLIError) {
+        let json = try OptionsInput.read(args.value(options) ?? "-")
+        let device = try VaultSelection(args).open(.write)
+        let effect: SignalEffect
+        do { effect = try device.signal(kind, optionsJSON: json, origin: args.value(CeremonyOptions.origin) ?? "") } catch { throw CLIError(error) }
+        for (what, credentials) in [("removed", effect.removed), ("hid", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)] {
+            for c in credentials {
+                Output.diagnostic("authctl: \(kind.rawValue): \(what) passkey \(Base64URL.encode(c.id)) "
+                    + "(\(TerminalText.escaped(c.rpId)), \(TerminalText.escaped(c.userName)))")
+            }
+        }
+    }
+}
