@@ -184,7 +184,7 @@ private func sign(_ device: Device, allow: [Credential] = []) throws -> Credenti
             try key.account.setProfile("security-key")
             let b = try key.capabilities()
             #expect(!b.userVerifyingPlatformAuthenticatorAvailable && b["conditionalGet"] == false && b["signalUnknownCredential"] == true)
-            #expect(b["extension:prf"] == true && b["conditionalCreate"] == false && b["relatedOrigins"] == false)
+            #expect(b["extension:prf"] == true && b["conditionalCreate"] == false && b["relatedOrigins"] == true)
         }
     }
 }

@@ -33,7 +33,7 @@ def test_an_enrolled_platform_device(authctl):
     assert caps["passkeyPlatformAuthenticator"] and caps["conditionalGet"] and answer["isConditionalMediationAvailable"]
     assert caps["signalAllAcceptedCredentials"] and caps["signalCurrentUserDetails"] and caps["signalUnknownCredential"]
     assert all(caps[k] for k in EXTENSIONS)
-    assert not caps["conditionalCreate"] and not caps["relatedOrigins"]  # not implemented
+    assert caps["conditionalCreate"] and caps["relatedOrigins"]  # --mediation conditional, --related-origins
     assert not caps["hybridTransport"]  # no other device to answer over hybrid
     assert authctl.run("device", "add", "phone", env={"AUTHCTL_NEW_PIN": "5678"}).code == 0
     assert capabilities(authctl)["capabilities"]["hybridTransport"]

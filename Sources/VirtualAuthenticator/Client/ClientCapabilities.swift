@@ -24,12 +24,13 @@ public struct ClientCapabilities: Sendable, Equatable {
         // Conditional (autofill) sign-in offers the platform's passkeys; a security key has no list.
         let conditionalGet = supported && platform
         var values: [(String, Bool)] = [
-            ("conditionalCreate", false),  // mediation "conditional" at registration is not implemented
+            // The automatic upgrade after a password sign-in (`--mediation conditional` on create).
+            ("conditionalCreate", supported && platform),
             ("conditionalGet", conditionalGet),
             ("hybridTransport", hybridTransport),
             // Chrome's reading of "locally and/or via hybridTransport".
             ("passkeyPlatformAuthenticator", uvpaa || hybridTransport),
-            ("relatedOrigins", false),  // related origin requests (§5.11) are not implemented
+            ("relatedOrigins", supported),  // §5.11, `--related-origins`
             ("signalAllAcceptedCredentials", supported),
             ("signalCurrentUserDetails", supported),
             ("signalUnknownCredential", supported),
