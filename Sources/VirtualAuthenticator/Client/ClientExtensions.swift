@@ -44,7 +44,7 @@ extension WebAuthnClient {
                 throw AuthenticatorError(.notSupported, "extensions.prf.evalByCredential needs allowCredentials (NotSupportedError)")
             }
             for (key, values) in prf.evalByCredential {
-                guard !key.isEmpty, let id = Base64URL.decode(key), allowCredentials.contains(id) else {
+                guard !key.isEmpty, let id = Base64URL.decodeStrict(key), allowCredentials.contains(id) else {
                     throw AuthenticatorError(.badInput,
                         "extensions.prf.evalByCredential key '\(key)' is not the base64url id of an allowCredentials entry (SyntaxError)")
                 }
