@@ -21,7 +21,11 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             throw AuthenticatorError(.notHandled,
                 "authenticatorSelection.authenticatorAttachment is \(wanted); this authenticator (profile \(authenticator.configuration.profile.name)) is \(attachment.rawValue)")
         }
-        if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: options.attestation)) {
+        // §5.4.7 `enterprise`: only for an RP ID the client's policy lists; otherwise `none`, and an
+        // AAGUID of zeros, so that nothing names the device (docs/conformance.md).
+        let enterpriseRefused = options.attestation == .enterprise && !authenticator.configuration.permitsEnterpriseAttestation(rpId: rpId)
+        let conveyance = enterpriseRefused ? .none : options.attestation
+        if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: conveyance)) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
         let extensions = try Self.registrationExtensions(options.extensions)
@@ -32,7 +36,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             userDisplayName: options.userDisplayName, algorithms: options.algorithms,
             excludeList: options.excludeCredentials,
             performUserVerification: performsUserVerification(options.userVerification),
-            attestation: options.attestation, timeoutMilliseconds: options.timeout, fault: fault,
+            attestation: conveyance, zeroAAGUID: enterpriseRefused, timeoutMilliseconds: options.timeout, fault: fault,
             extensions: extensions))
         return RegistrationResponse(
             clientDataJSON: clientData.json, result: result,
