@@ -22,7 +22,7 @@ public enum WebIDL {
         case let s as String: return !s.isEmpty
         case let n as NSNumber:
             if isBoolean(n) { return n.boolValue }
-            let d = n.doubleValue
+            let d = number(n)
             return !(d == 0 || d.isNaN)
         default: return true  // arrays and objects
         }
@@ -92,7 +92,7 @@ public enum WebIDL {
         switch value {
         case let s as String: return s
         case is NSNull: return "null"
-        case let n as NSNumber: return isBoolean(n) ? (n.boolValue ? "true" : "false") : numberToString(n.doubleValue)
+        case let n as NSNumber: return isBoolean(n) ? (n.boolValue ? "true" : "false") : numberToString(number(n))
         case let array as [Any]: return array.map { $0 is NSNull ? "" : toJSString($0) }.joined(separator: ",")
         default: return "[object Object]"
         }
@@ -103,7 +103,7 @@ public enum WebIDL {
     public static func toNumber(_ value: Any) -> Double {
         switch value {
         case is NSNull: return 0
-        case let n as NSNumber: return isBoolean(n) ? (n.boolValue ? 1 : 0) : n.doubleValue
+        case let n as NSNumber: return isBoolean(n) ? (n.boolValue ? 1 : 0) : number(n)
         case let s as String: return stringToNumber(s)
         default: return stringToNumber(toJSString(value))
         }
@@ -160,6 +160,13 @@ public enum WebIDL {
         if -6 < n && n <= 0 { return "0." + String(repeating: "0", count: -n) + d }
         let e = n - 1, sign = e < 0 ? "-" : "+"
         return (k == 1 ? d : String(digits[0]) + "." + String(digits[1...])) + "e" + sign + String(abs(e))
+    }
+
+    /// A JSON number as `JSON.parse` reads it: the nearest double. (Integers beyond 64 bits come as
+    /// NSDecimalNumber, whose `doubleValue` is not correctly rounded; its text is.)
+    static func number(_ n: NSNumber) -> Double {
+        if n is NSDecimalNumber, let exact = Double(n.stringValue) { return exact }
+        return n.doubleValue
     }
 
     /// JSON `true`/`false` come back as NSNumber with the `c` (char) type code; numbers never do.
