@@ -1,6 +1,7 @@
 /// The client extension inputs authctl acts on (AuthenticationExtensionsClientInputsJSON, WebAuthn
 /// L3 §5.7.1), read from the options' `extensions`. Binary values are base64url strings, as in the
-/// JSON forms of the options, decoded strictly (an EncodingError otherwise). Extensions not listed here are ignored (§9: unknown extensions).
+/// JSON forms of the options, decoded strictly (an EncodingError otherwise). Extensions not
+/// listed here are ignored (§9: unknown extensions).
 public struct PRFInputs: Sendable, Equatable {
     /// `eval`: PRF inputs (not yet salted) for any credential.
     public var eval: PRFValues?
