@@ -29,6 +29,9 @@ public struct AuthenticatorError: Error, Equatable, Sendable, CustomStringConver
         case notSupported
         /// The options are malformed (the client's TypeError).
         case badInput
+        /// A base64url member of the options JSON does not decode (the client's EncodingError,
+        /// WebAuthn L3 §5.1.8, §5.1.9).
+        case encodingError
         /// A deliberate fault that the request cannot produce (see ``Fault``): not a WebAuthn
         /// outcome but a misuse of this authenticator's test controls.
         case faultNotApplicable
@@ -65,6 +68,7 @@ extension AuthenticatorError.Code {
         case .securityError: "SecurityError"
         case .notSupported: "NotSupportedError"
         case .badInput, .faultNotApplicable: "TypeError"
+        case .encodingError: "EncodingError"
         case .unknown: "UnknownError"
         }
     }
@@ -81,7 +85,7 @@ extension AuthenticatorError.Code {
         case .notSupported: 0x26  // CTAP2_ERR_UNSUPPORTED_ALGORITHM
         case .badInput: 0x02  // CTAP1_ERR_INVALID_PARAMETER
         case .unknown: 0x7F  // CTAP1_ERR_OTHER
-        case .securityError, .notInteractive, .faultNotApplicable: nil
+        case .securityError, .notInteractive, .faultNotApplicable, .encodingError: nil
         }
     }
 }

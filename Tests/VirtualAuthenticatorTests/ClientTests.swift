@@ -159,10 +159,13 @@ func invalidInternationalizedHostsAreSecurityErrors(text: String) {
     expectAuthenticatorError(.securityError) { try Origin(parsing: text) }
 }
 
-@Test func aUnicodeRPIDIsComparedAsItsALabels() throws {
-    #expect(try validateRP("bücher.example", origin: "https://shop.xn--bcher-kva.example") == "xn--bcher-kva.example")
+@Test func anRPIDIsComparedAsGivenSoOnlyItsALabelsMatchAUnicodeHost() throws {
     #expect(try validateRP("xn--bcher-kva.example", origin: "https://shop.bücher.example") == "xn--bcher-kva.example")
-    #expect(try validateRP("BÜCHER.example", origin: "https://bücher.example") == "xn--bcher-kva.example")
+    // Chrome compares the RP ID byte for byte with the origin's (ASCII) host: no IDNA mapping.
+    for (rpId, origin) in [("bücher.example", "https://shop.xn--bcher-kva.example"), ("BÜCHER.example", "https://bücher.example"),
+                           ("bücher.example", "https://bücher.example")] {
+        expectAuthenticatorError(.securityError) { try validateRP(rpId, origin: origin) }
+    }
 }
 
 @Test func theSystemListKnowsPrivateSuffixes() throws {
@@ -186,7 +189,11 @@ func invalidInternationalizedHostsAreSecurityErrors(text: String) {
 
 @Test func rpIDEqualToTheHostIsAccepted() throws {
     #expect(try validateRP("login.example.com", origin: "https://login.example.com") == "login.example.com")
-    #expect(try validateRP("Example.COM", origin: "https://example.com") == "example.com")
+}
+
+@Test(arguments: [("Example.COM", "https://example.com"), ("EXAMPLE.com", "https://login.example.com"), ("example.com.", "https://example.com")])
+func anRPIDIsNotLowerCasedNorTrimmed(rpId: String, origin: String) {
+    expectAuthenticatorError(.securityError) { try validateRP(rpId, origin: origin) }
 }
 
 @Test func registrableSuffixOfTheHostIsAccepted() throws {
@@ -290,15 +297,14 @@ func publicSuffixFollowsTheListsRules(domain: String, suffix: String) {
         Array("42".utf8),
         jsonBytes(creationObject { $0["challenge"] = nil }),
         jsonBytes(creationObject { $0["challenge"] = "" }),
-        jsonBytes(creationObject { $0["challenge"] = "AA*C" }),
-        jsonBytes(creationObject { $0["challenge"] = 5 }),
-        jsonBytes(creationObject { $0["user"] = ["id": userId65, "name": "a"] }),
-        jsonBytes(creationObject { $0["user"] = ["id": "", "name": "a"] }),
+        jsonBytes(creationObject { $0["user"] = ["id": userId65, "name": "a", "displayName": "A"] }),
+        jsonBytes(creationObject { $0["user"] = ["id": "", "name": "a", "displayName": "A"] }),
+        jsonBytes(creationObject { $0["user"] = ["id": "AQID", "name": "a"] }),
         jsonBytes(creationObject { $0["user"] = nil }),
         jsonBytes(creationObject { $0["rp"] = "example.com" }),
-        jsonBytes(creationObject { $0["excludeCredentials"] = [["type": "public-key", "id": "Z"]] }),
+        jsonBytes(creationObject { $0["rp"] = ["id": "example.com"] }),
         jsonBytes(creationObject { $0["pubKeyCredParams"] = [["type": "public-key"]] }),
-        jsonBytes(creationObject { $0["timeout"] = "soon" }),
+        jsonBytes(creationObject { $0["pubKeyCredParams"] = nil }),
         jsonBytes(["publicKey": "not an object"]),
     ]
     for json in cases {
@@ -306,9 +312,27 @@ func publicSuffixFollowsTheListsRules(domain: String, suffix: String) {
     }
 }
 
+@Test func badBase64URLInCreationOptionsIsAnEncodingError() {
+    let cases: [[UInt8]] = [
+        jsonBytes(creationObject { $0["challenge"] = "AA*C" }),
+        jsonBytes(creationObject { $0["challenge"] = "AQID=" }),
+        jsonBytes(creationObject { $0["challenge"] = "+/+/" }),
+        jsonBytes(creationObject { $0["challenge"] = 5 }),  // ToString: "5", one character
+        jsonBytes(creationObject { $0["excludeCredentials"] = [["type": "public-key", "id": "Z"]] }),
+        jsonBytes(creationObject { $0["excludeCredentials"] = [["type": "not-a-type", "id": "AQ=="]] }),
+    ]
+    for json in cases {
+        expectAuthenticatorError(.encodingError) { try CreationOptions(json: json) }
+    }
+    // A TypeError anywhere comes first: conversion precedes decoding.
+    expectAuthenticatorError(.badInput) {
+        try CreationOptions(json: jsonBytes(creationObject { $0["challenge"] = "AA*C"; $0["hints"] = "client-device" }))
+    }
+}
+
 @Test func userIdOf64BytesIsAccepted() throws {
     let userId64 = Base64URL.encode([UInt8](repeating: 7, count: 64))
-    let options = try CreationOptions(json: jsonBytes(creationObject { $0["user"] = ["id": userId64] }))
+    let options = try CreationOptions(json: jsonBytes(creationObject { $0["user"] = ["id": userId64, "name": "a", "displayName": "A"] }))
     #expect(options.userId.count == 64)
 }
 
@@ -317,20 +341,21 @@ func publicSuffixFollowsTheListsRules(domain: String, suffix: String) {
         Array("{".utf8),
         Array(#"["challenge"]"#.utf8),
         jsonBytes(requestObject { $0["challenge"] = nil }),
-        jsonBytes(requestObject { $0["challenge"] = "A" }),
-        jsonBytes(requestObject { $0["allowCredentials"] = [["type": "public-key", "id": "%%"]] }),
         jsonBytes(requestObject { $0["allowCredentials"] = "AQID" }),
+        jsonBytes(requestObject { $0["allowCredentials"] = [["type": "public-key"]] }),
+        jsonBytes(requestObject { $0["hints"] = "security-key" }),
     ]
     for json in cases {
         expectAuthenticatorError(.badInput) { try RequestOptions(json: json) }
     }
+    for json in [jsonBytes(requestObject { $0["challenge"] = "A" }),
+                 jsonBytes(requestObject { $0["allowCredentials"] = [["type": "public-key", "id": "%%"]] })] {
+        expectAuthenticatorError(.encodingError) { try RequestOptions(json: json) }
+    }
 }
 
-@Test func emptyOrMissingPubKeyCredParamsMeanES256AndRS256() throws {
-    let edits: [(inout [String: Any]) -> Void] = [{ $0["pubKeyCredParams"] = [Any]() }, { $0["pubKeyCredParams"] = nil }]
-    for edit in edits {
-        #expect(try CreationOptions(json: jsonBytes(creationObject(edit))).algorithms == [-7, -257])
-    }
+@Test func emptyPubKeyCredParamsMeanES256AndRS256() throws {
+    #expect(try CreationOptions(json: jsonBytes(creationObject { $0["pubKeyCredParams"] = [Any]() })).algorithms == [-7, -257])
 }
 
 @Test func pubKeyCredParamsKeepOrderAndSkipUnknownTypes() throws {

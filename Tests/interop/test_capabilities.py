@@ -97,13 +97,13 @@ def test_ceremonies_on_an_unsupported_device_fail_with_passkeys_not_supported(un
     ]
     for args in attempts:
         result = tool.run("--json", *args, env=env)
-        assert result.code == 27 and result.stdout == "", (args, result.stderr)
+        assert result.code == 28 and result.stdout == "", (args, result.stderr)
         error = json.loads(result.stderr)
         assert (error["error"], error["domException"], error["appleCode"], error["ctapStatus"]) == \
             ("passkeysNotSupported", "NotSupportedError", None, None)
     signal = tool.run("--device", "old", "signal", "unknown-credential", "--origin", ORIGIN, "--options", "-",
                       stdin=json.dumps({"rpId": RP_ID, "credentialId": credential_id}))
-    assert signal.code == 27
+    assert signal.code == 28
     assert [c["id"] for c in tool.run("list", "--json").json["credentials"]] == [credential_id]
     # Switched back on, the same device signs, and py_webauthn accepts it.
     assert tool.run("device", "unsupported", "old", "off").code == 0

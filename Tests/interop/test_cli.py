@@ -37,7 +37,7 @@ REGISTER_FAILURES = [
     ("malformed JSON", "{not json", ORIGIN, (), "badInput", 65),
     ("top level not object", "[1,2]", ORIGIN, (), "badInput", 65),
     ("missing challenge", {k: v for k, v in GOOD.items() if k != "challenge"}, ORIGIN, (), "badInput", 65),
-    ("bad base64url", with_changes(challenge="not base64!"), ORIGIN, (), "badInput", 65),
+    ("bad base64url", with_changes(challenge="not base64!"), ORIGIN, (), "encodingError", 27),
     ("user id too long", with_changes(user={"id": "A" * 100, "name": "u", "displayName": "u"}), ORIGIN, (), "badInput", 65),
     ("http origin", GOOD, "http://example.com", (), "securityError", 16),
     ("rp id not a suffix", GOOD, "https://example.org", (), "securityError", 16),

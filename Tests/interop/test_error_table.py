@@ -51,6 +51,9 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     insecure.chmod(0o777)
     triggers["vaultInsecure"] = (["list"], {"AUTHCTL_VAULT": str(insecure)})
     triggers["ioError"] = (["list"], {})  # with stdout on /dev/full, below
+    badly_encoded = tmp_path / "badly-encoded.json"
+    badly_encoded.write_text('{"challenge": "a+b="}')
+    triggers["encodingError"] = (["sign", "--origin", ORIGIN, "--options", str(badly_encoded)], {})
     triggers["vaultBusy"] = (["sign", "--origin", ORIGIN, "--wait", "0"], {})  # while `holder` waits for its user
     unsupported = tmp_path / "unsupported"
     authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(unsupported)})

@@ -1,6 +1,6 @@
 """Internationalized hosts become A-labels as a browser makes them (IDNA through libidn2), and the
 RP libraries verify against the A-label; the Public Suffix List (libpsl) still refuses public
-suffixes."""
+suffixes. An RP ID in the options is compared as given (Chrome): only its A-label form matches."""
 import hashlib
 import json
 
@@ -18,11 +18,11 @@ A_LABEL = "xn--bcher-kva.example"
 
 
 @pytest.mark.parametrize("origin,rp_id", [
-    ("https://bücher.example", "bücher.example"),
+    ("https://bücher.example", A_LABEL),
     ("https://bücher.example", None),
-    ("https://shop.bücher.example", "bücher.example"),
+    ("https://shop.bücher.example", A_LABEL),
     ("https://BÜCHER.example", A_LABEL),
-    (f"https://{A_LABEL}", "bücher.example"),
+    (f"https://{A_LABEL}", A_LABEL),
 ])
 def test_a_unicode_origin_and_rp_id_verify_against_the_a_label(authctl, origin, rp_id):
     expected_origin = origin.lower().replace("bücher", "xn--bcher-kva")
@@ -63,12 +63,27 @@ def test_python_fido2_and_libfido2_verify_a_unicode_registration(authctl):
     options, state = rp.register_begin(PublicKeyCredentialUserEntity(id=b"anna", name="anna", display_name="Anna"))
     as_dict = dict(options)
     as_dict["publicKey"] = dict(as_dict["publicKey"])
-    as_dict["publicKey"]["rp"] = {"id": "bücher.example", "name": "Bücher"}
+    as_dict["publicKey"]["rp"] = {"id": A_LABEL, "name": "Bücher"}
     response = authctl.register(json.loads(json.dumps(as_dict, default=dict)), "https://bücher.example", "--profile", "authctl").json
     auth_data = rp.register_complete(state, response)
     assert auth_data.rp_id_hash == hashlib.sha256(A_LABEL.encode()).digest()
     assert cred_verify(A_LABEL, response).returncode == 0
     assert cred_verify("bücher.example", response).returncode != 0
+
+
+@pytest.mark.parametrize("origin,rp_id", [("https://bücher.example", "bücher.example"),
+                                          (f"https://{A_LABEL}", "bücher.example"),
+                                          ("https://bücher.example", "BÜCHER.example")])
+def test_a_unicode_rp_id_in_the_options_is_a_security_error(authctl, origin, rp_id):
+    options = generate_registration_options(rp_id=A_LABEL, rp_name="Bücher", user_name="anna", user_id=b"anna")
+    as_json = json.loads(options_to_json(options))
+    as_json["rp"]["id"] = rp_id
+    result = authctl.run("register", "--origin", origin, "--options", "-", stdin=json.dumps(as_json))
+    assert (result.code, result.stdout) == (16, ""), result.stderr
+    assert A_LABEL in result.stderr  # the message names the form that would match
+    authctl.run("register", "--origin", origin, "--rp-id", rp_id).json  # a typed --rp-id is normalized
+    result = authctl.run("sign", "--origin", origin, "--options", "-", stdin=json.dumps({"challenge": "AQID", "rpId": rp_id}))
+    assert (result.code, result.stdout) == (16, ""), result.stderr
 
 
 @pytest.mark.parametrize("origin,rp_id", [

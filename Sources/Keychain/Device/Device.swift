@@ -93,6 +93,7 @@ public final class Device {
             profile: profile, aaguid: passkey.aaguid ?? aaguid, backupEligible: backupEligible, backupState: uploadsNow,
             signCounter: passkey.counter ?? (passkey.signatureCounter && profile.signCounter == .zero ? .perCredential : profile.signCounter),
             u2f: passkey.u2f, minimumPINLength: Device.minimumPINLength)
+        configuration.enterpriseRelyingParties = Set(passkey.enterpriseRelyingParties)
         let options: CreationOptions
         do { options = try CreationOptions(json: optionsJSON) } catch { throw DeviceError(error) }
         if configuration.needsCertificate(for: options.attestation) { configuration.attestationCA = try account.attestationCA() }

@@ -15,9 +15,13 @@ public struct PasskeySettings: Sendable, Equatable {
     public var aaguid: [UInt8]?
     /// Answer attestation with the profile's alternate format (`fido-u2f` for `security-key`).
     public var u2f: Bool
+    /// RP IDs for which `attestation: "enterprise"` gets the profile's attestation and AAGUID (the
+    /// browser's enterprise policy); for others it is answered as `none` with a zero AAGUID.
+    public var enterpriseRelyingParties: [String]
 
     public init(deviceBound: Bool = false, signatureCounter: Bool = false, profile: String? = nil,
-                aaguid: [UInt8]? = nil, u2f: Bool = false, counter: SignCounter? = nil) {
+                aaguid: [UInt8]? = nil, u2f: Bool = false, counter: SignCounter? = nil, enterpriseRelyingParties: [String] = []) {
+        self.enterpriseRelyingParties = enterpriseRelyingParties
         self.counter = counter
         self.deviceBound = deviceBound
         self.signatureCounter = signatureCounter

@@ -25,6 +25,10 @@ public struct AuthenticatorConfiguration: Sendable {
     /// The device's minimum PIN length, reported by the minPinLength extension (CTAP 2.1 §12.4);
     /// `nil`: the extension is not answered.
     public var minimumPINLength: Int?
+    /// The RP IDs permitted enterprise attestation (WebAuthn L3 §5.4.7, `enterprise`): the client's
+    /// policy, as an enterprise sets Chrome's `WebAuthenticationEnterpriseAttestation…` list. For
+    /// other RP IDs, `enterprise` is answered as `none` with a zero AAGUID.
+    public var enterpriseRelyingParties: Set<String> = []
 
     public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int = 16,
                 backupEligible: Bool? = nil, backupState: Bool = true, signCounter: SignCounter? = nil,
@@ -46,6 +50,9 @@ public struct AuthenticatorConfiguration: Sendable {
 
     /// The statement format answering an RP's conveyance preference.
     public func format(for conveyance: AttestationConveyance) -> AttestationFormat { profile.format(for: conveyance, u2f: u2f) }
+
+    /// Whether the client permits enterprise attestation for `rpId` (in ``enterpriseRelyingParties``).
+    public func permitsEnterpriseAttestation(rpId: String) -> Bool { enterpriseRelyingParties.contains(rpId) }
 
     /// Whether answering `conveyance` takes a certificate from the ``attestationCA``.
     public func needsCertificate(for conveyance: AttestationConveyance) -> Bool {

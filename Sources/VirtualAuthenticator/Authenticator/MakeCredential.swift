@@ -12,6 +12,9 @@ public struct MakeCredentialRequest: Sendable {
     public var performUserVerification: Bool
     /// What the RP asked for; the authenticator's profile decides the format that answers it.
     public var attestation: AttestationConveyance
+    /// Report a zero AAGUID (the client refused an enterprise attestation for this RP ID and
+    /// asks for `none` attestation that names no authenticator model).
+    public var zeroAAGUID: Bool
     public var timeoutMilliseconds: Int?
     public var fault: Fault?
     public var extensions: MakeCredentialExtensions
@@ -21,8 +24,9 @@ public struct MakeCredentialRequest: Sendable {
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
                 performUserVerification: Bool, attestation: AttestationConveyance,
-                timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
+                zeroAAGUID: Bool = false, timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
                 extensions: MakeCredentialExtensions = MakeCredentialExtensions()) {
+        self.zeroAAGUID = zeroAAGUID
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.userHandle = userHandle
@@ -93,7 +97,7 @@ extension Authenticator {
             requiresUserVerification: request.performUserVerification)
         credential.profile = profile.name
         credential.globalCounter = configuration.signCounter == .global
-        credential.aaguid = format == .fidoU2F ? Self.zeroAAGUID : configuration.aaguid
+        credential.aaguid = format == .fidoU2F || request.zeroAAGUID ? Self.zeroAAGUID : configuration.aaguid
         let extensions = request.extensions
         credential.credProtect = extensions.credProtect
         var outputs = MakeCredentialExtensionOutputs()

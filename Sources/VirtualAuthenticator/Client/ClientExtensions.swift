@@ -44,12 +44,7 @@ extension WebAuthnClient {
                 throw AuthenticatorError(.notSupported, "extensions.prf.evalByCredential needs allowCredentials (NotSupportedError)")
             }
             for (key, values) in prf.evalByCredential {
-                // Unpadded base64url only (§5.1.4): `+`, `/` or `=` make it no valid encoding.
-                let strict = key.utf8.allSatisfy { c in
-                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c)
-                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
-                }
-                guard !key.isEmpty, strict, let id = Base64URL.decode(key), allowCredentials.contains(id) else {
+                guard !key.isEmpty, let id = Base64URL.decodeStrict(key), allowCredentials.contains(id) else {
                     throw AuthenticatorError(.badInput,
                         "extensions.prf.evalByCredential key '\(key)' is not the base64url id of an allowCredentials entry (SyntaxError)")
                 }

@@ -1,6 +1,7 @@
-/// PublicKeyCredentialCreationOptionsJSON (WebAuthn L3 §5.1.10), parsed and checked the way
-/// `PublicKeyCredential.parseCreationOptionsFromJSON()` does. Also accepted wrapped as
-/// `{"publicKey": {...}}`, the shape several RP libraries send.
+/// PublicKeyCredentialCreationOptionsJSON (WebAuthn L3 §5.1.10), converted and decoded the way
+/// `PublicKeyCredential.parseCreationOptionsFromJSON()` does (§5.1.8; member by member in
+/// docs/conformance.md). Also accepted wrapped as `{"publicKey": {...}}`, the shape several RP
+/// libraries send.
 public struct CreationOptions: Sendable {
     public var rpId: String?
     public var rpName: String
@@ -12,44 +13,59 @@ public struct CreationOptions: Sendable {
     public var algorithms: [Int]
     public var excludeCredentials: [[UInt8]]
     public var authenticatorAttachment: String?
+    public var residentKey: String?
+    public var requireResidentKey: Bool
     public var userVerification: UserVerificationRequirement
     public var attestation: AttestationConveyance
+    /// `attestationFormats` and `hints` (read and type-checked; authctl answers with its
+    /// profile's format and acts on no hint).
+    public var attestationFormats: [String]
+    public var hints: [String]
     /// Whether credProps was asked for (also in ``extensions``).
     public var credProps: Bool { extensions.credProps }
     public var extensions: CreationExtensionInputs
+    /// The effective timeout in milliseconds (10 s … 10 min), `nil` when the options give none.
     public var timeout: Int?
 
     public init(json: [UInt8]) throws(AuthenticatorError) {
         var o = try JSONReader(parsing: json, path: "options")
-        if o.has("publicKey") { o = try o.reader("publicKey") }
-        let rp = try o.reader("rp")
-        rpId = try rp.optionalString("id")
-        rpName = try rp.optionalString("name") ?? ""
-        let user = try o.reader("user")
-        userId = try user.bytes("id")
-        // §5.4.3: user.id is 1 to 64 bytes.
-        guard (1...64).contains(userId.count) else {
-            throw AuthenticatorError(.badInput, "options.user.id must be 1 to 64 bytes, got \(userId.count)")
-        }
-        userName = try user.optionalString("name") ?? ""
-        userDisplayName = try user.optionalString("displayName") ?? ""
-        challenge = try o.bytes("challenge")
-        guard !challenge.isEmpty else { throw AuthenticatorError(.badInput, "options.challenge is empty") }
-        var algorithms = [Int]()
-        for p in try o.readers("pubKeyCredParams") where try p.string("type") == "public-key" {
-            guard let alg = try p.int("alg") else { throw AuthenticatorError(.badInput, "\(p.path).alg is missing") }
-            algorithms.append(alg)
-        }
-        // §5.1.3 step 10: an empty list means ES256 and RS256.
-        self.algorithms = o.has("pubKeyCredParams") && !(o.object["pubKeyCredParams"] as? [Any] ?? []).isEmpty
-            ? algorithms : [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue]
-        excludeCredentials = try o.descriptorIds("excludeCredentials")
+        if o.object["publicKey"] is [String: Any] { o = try o.reader("publicKey") }
+        // Members in WebIDL order (lexicographic), nested dictionaries likewise.
+        attestation = o.optionalString("attestation").flatMap(AttestationConveyance.init(rawValue:)) ?? .none  // §5.4.7: unknown is "none"
+        attestationFormats = try o.strings("attestationFormats")
         let selection = try o.optionalReader("authenticatorSelection")
-        authenticatorAttachment = try selection?.optionalString("authenticatorAttachment")
-        userVerification = try selection?.userVerification() ?? .preferred
-        // Unknown conveyance values are ignored (§5.4.7): they mean "none".
-        attestation = AttestationConveyance(rawValue: try o.optionalString("attestation") ?? "none") ?? .none
+        authenticatorAttachment = selection?.optionalString("authenticatorAttachment")
+        requireResidentKey = selection?.bool("requireResidentKey") ?? false
+        residentKey = selection?.optionalString("residentKey")
+        userVerification = selection?.userVerification() ?? .preferred
+        challenge = try o.bytes("challenge")
+        excludeCredentials = try o.descriptorIds("excludeCredentials")
         extensions = try CreationExtensionInputs(try o.optionalReader("extensions"))
-        timeout = try o.timeout()
+        hints = try o.strings("hints")
+        // pubKeyCredParams: `type` and `alg` are both required, whatever the type (§5.3).
+        guard o.has("pubKeyCredParams") else { throw WebIDL.missing("options.pubKeyCredParams") }
+        let parameters = try o.readers("pubKeyCredParams")
+        var algorithms = [Int]()
+        for p in parameters {
+            let alg = Int(try p.long("alg"))
+            if try p.string("type") == "public-key" { algorithms.append(alg) }
+        }
+        let rp = try o.reader("rp")
+        rpId = rp.optionalString("id")
+        rpName = try rp.string("name")
+        timeout = o.timeout()
+        let user = try o.reader("user")
+        userDisplayName = try user.string("displayName")
+        userId = try user.bytes("id")
+        userName = try user.string("name")
+        try o.finish()
+        // §5.1.3 step 10: an empty list means ES256 and RS256.
+        self.algorithms = parameters.isEmpty ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue] : algorithms
+        // §5.1.3 step 5: user.id is 1 to 64 bytes (a TypeError).
+        guard (1...64).contains(userId.count) else {
+            throw AuthenticatorError(.badInput, "options.user.id must be 1 to 64 bytes, got \(userId.count) (TypeError)")
+        }
+        // authctl's own refusal (WebAuthn sets no minimum): an empty challenge proves no freshness.
+        guard !challenge.isEmpty else { throw AuthenticatorError(.badInput, "options.challenge is empty") }
     }
 }

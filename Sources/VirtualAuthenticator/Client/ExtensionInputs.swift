@@ -1,6 +1,7 @@
 /// The client extension inputs authctl acts on (AuthenticationExtensionsClientInputsJSON, WebAuthn
 /// L3 §5.7.1), read from the options' `extensions`. Binary values are base64url strings, as in the
-/// JSON forms of the options. Extensions not listed here are ignored (§9: unknown extensions).
+/// JSON forms of the options, decoded strictly (an EncodingError otherwise). Extensions not
+/// listed here are ignored (§9: unknown extensions).
 public struct PRFInputs: Sendable, Equatable {
     /// `eval`: PRF inputs (not yet salted) for any credential.
     public var eval: PRFValues?
@@ -13,15 +14,13 @@ public struct PRFInputs: Sendable, Equatable {
         eval = try reader.optionalReader("eval").map { r throws(AuthenticatorError) in try Self.values(r) }
         evalByCredentialPresent = reader.has("evalByCredential")
         var byCredential = [String: PRFValues]()
-        if let map = try reader.optionalReader("evalByCredential") {
-            for key in map.object.keys.sorted() { byCredential[key] = try Self.values(try map.reader(key)) }
-        }
+        for (key, values) in try reader.records("evalByCredential") ?? [] { byCredential[key] = try Self.values(values) }
         evalByCredential = byCredential
     }
 
     /// AuthenticationExtensionsPRFValuesJSON: `first`, optional `second`.
     static func values(_ r: JSONReader) throws(AuthenticatorError) -> PRFValues {
-        PRFValues(first: try r.bytes("first"), second: r.has("second") ? try r.bytes("second") : nil)
+        PRFValues(first: try r.bytes("first"), second: r.optionalBytes("second"))
     }
 
     /// WebAuthn L3 §10.1.4: the hmac-secret salts for PRF inputs.
@@ -37,9 +36,9 @@ public struct LargeBlobInputs: Sendable, Equatable {
     public var write: [UInt8]?
 
     init(_ reader: JSONReader) throws(AuthenticatorError) {
-        support = try reader.optionalString("support")
-        read = try reader.bool("read")
-        write = reader.has("write") ? try reader.bytes("write") : nil
+        read = reader.bool("read")
+        support = reader.optionalString("support")
+        write = reader.optionalBytes("write")
     }
 }
 
@@ -58,13 +57,14 @@ public struct CreationExtensionInputs: Sendable, Equatable {
 
     init(_ reader: JSONReader?) throws(AuthenticatorError) {
         guard let reader else { return }
-        credProps = try reader.bool("credProps") ?? false
-        prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }
+        // Members in WebIDL order (lexicographic).
+        credBlob = reader.optionalBytes("credBlob")
+        credProps = reader.bool("credProps") ?? false
+        credentialProtectionPolicy = reader.optionalString("credentialProtectionPolicy").flatMap(CredentialProtectionPolicy.init(webAuthnName:))
+        enforceCredentialProtectionPolicy = reader.bool("enforceCredentialProtectionPolicy") ?? false
         largeBlob = try reader.optionalReader("largeBlob").map { r throws(AuthenticatorError) in try LargeBlobInputs(r) }
-        credentialProtectionPolicy = try reader.optionalString("credentialProtectionPolicy").flatMap(CredentialProtectionPolicy.init(webAuthnName:))
-        enforceCredentialProtectionPolicy = try reader.bool("enforceCredentialProtectionPolicy") ?? false
-        credBlob = reader.has("credBlob") ? try reader.bytes("credBlob") : nil
-        minPinLength = try reader.bool("minPinLength") ?? false
+        minPinLength = reader.bool("minPinLength") ?? false
+        prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }
     }
 }
 
@@ -78,8 +78,8 @@ public struct RequestExtensionInputs: Sendable, Equatable {
 
     init(_ reader: JSONReader?) throws(AuthenticatorError) {
         guard let reader else { return }
-        prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }
+        getCredBlob = reader.bool("getCredBlob") ?? false
         largeBlob = try reader.optionalReader("largeBlob").map { r throws(AuthenticatorError) in try LargeBlobInputs(r) }
-        getCredBlob = try reader.bool("getCredBlob") ?? false
+        prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }
     }
 }

@@ -1,14 +1,28 @@
 import Foundation
 
-/// Typed, path-aware access to a parsed JSON object. Every failure is `badInput` and names the
-/// member it was reading (`options.user.id: ...`), so a user can fix their input at once.
+/// Reads one IDL dictionary of the options JSON the way a browser converts the page's object
+/// (WebIDL §3.2.18, through ``WebIDL``), then decodes its base64url members as
+/// `parseCreationOptionsFromJSON()` / `parseRequestOptionsFromJSON()` do (WebAuthn L3 §5.1.8,
+/// §5.1.9). Every failure names the member it was reading (`options.user.id: ...`).
+///
+/// Order matters as in the browser: the whole conversion happens before any decoding, so a
+/// TypeError (`badInput`) anywhere wins over an EncodingError (`encodingError`). A bad base64url
+/// value is therefore only noted while converting, in the ``Decoding`` shared by the readers of one
+/// document, and thrown by ``finish()`` once conversion is over.
 struct JSONReader {
     let object: [String: Any]
     let path: String
+    let decoding: Decoding
 
-    init(object: [String: Any], path: String) {
+    /// The first base64url failure of a document, thrown once its conversion is over.
+    final class Decoding {
+        var failure: AuthenticatorError?
+    }
+
+    init(object: [String: Any], path: String, decoding: Decoding = Decoding()) {
         self.object = object
         self.path = path
+        self.decoding = decoding
     }
 
     /// Parses a JSON document whose top level must be an object.
@@ -26,75 +40,116 @@ struct JSONReader {
         self.init(object: object, path: path)
     }
 
-    func has(_ key: String) -> Bool { object[key] != nil && !(object[key] is NSNull) }
+    /// Whether the member is present. `null` is present: WebIDL converts every value but
+    /// `undefined`, which JSON cannot write (`"rpId": null` is the RP ID `"null"`).
+    func has(_ key: String) -> Bool { object[key] != nil }
 
-    private func fail(_ key: String, _ expected: String) -> AuthenticatorError {
-        AuthenticatorError(.badInput, "\(path).\(key): expected \(expected)")
-    }
+    private func member(_ key: String) -> String { "\(path).\(key)" }
 
-    func string(_ key: String) throws(AuthenticatorError) -> String {
-        guard let s = object[key] as? String else {
-            throw has(key) ? fail(key, "a string") : AuthenticatorError(.badInput, "\(path).\(key) is missing")
-        }
-        return s
-    }
-
-    func optionalString(_ key: String) throws(AuthenticatorError) -> String? {
-        has(key) ? try string(key) : nil
-    }
-
-    func bytes(_ key: String) throws(AuthenticatorError) -> [UInt8] {
-        guard let decoded = Base64URL.decode(try string(key)) else { throw fail(key, "base64url") }
-        return decoded
-    }
-
-    func bool(_ key: String) throws(AuthenticatorError) -> Bool? {
-        guard has(key) else { return nil }
-        guard let n = object[key] as? NSNumber, Self.isBoolean(n) else { throw fail(key, "true or false") }
-        return n.boolValue
-    }
-
-    func int(_ key: String) throws(AuthenticatorError) -> Int? {
-        guard has(key) else { return nil }
-        guard let n = object[key] as? NSNumber, !Self.isBoolean(n),
-              let value = Int(exactly: n.doubleValue) else { throw fail(key, "an integer") }
+    private func required(_ key: String) throws(AuthenticatorError) -> Any {
+        guard let value = object[key] else { throw WebIDL.missing(member(key)) }
         return value
     }
 
-    /// JSON `true`/`false` come back as NSNumber with the `c` (char) type code; numbers never do.
-    private static func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+    /// Throws the first base64url failure of the document, once conversion is over.
+    func finish() throws(AuthenticatorError) {
+        if let failure = decoding.failure { throw failure }
+    }
 
+    // MARK: - DOMString, boolean, integers
+
+    /// A `required DOMString` member.
+    func string(_ key: String) throws(AuthenticatorError) -> String {
+        WebIDL.domString(try required(key))
+    }
+
+    /// A `DOMString` member.
+    func optionalString(_ key: String) -> String? {
+        object[key].map(WebIDL.domString)
+    }
+
+    /// A `boolean` member (ToBoolean: never an error).
+    func bool(_ key: String) -> Bool? {
+        object[key].map(WebIDL.boolean)
+    }
+
+    /// An `unsigned long` member.
+    func unsignedLong(_ key: String) -> UInt32? {
+        object[key].map(WebIDL.unsignedLong)
+    }
+
+    /// A `required long` member (COSEAlgorithmIdentifier).
+    func long(_ key: String) throws(AuthenticatorError) -> Int32 {
+        WebIDL.long(try required(key))
+    }
+
+    // MARK: - Base64URLString
+
+    /// A `required Base64URLString` member, decoded (an empty array stands in for a value that
+    /// does not decode; ``finish()`` throws its EncodingError).
+    func bytes(_ key: String) throws(AuthenticatorError) -> [UInt8] {
+        decode(try string(key), at: member(key))
+    }
+
+    /// A `Base64URLString` member, decoded.
+    func optionalBytes(_ key: String) -> [UInt8]? {
+        optionalString(key).map { decode($0, at: member(key)) }
+    }
+
+    /// `text` decoded as strict base64url; a failure is noted for ``finish()``.
+    func decode(_ text: String, at path: String) -> [UInt8] {
+        if let bytes = Base64URL.decodeStrict(text) { return bytes }
+        if decoding.failure == nil {
+            decoding.failure = AuthenticatorError(.encodingError,
+                "\(path): '\(text.prefix(64))' is not unpadded base64url (A-Z a-z 0-9 - _ only) (EncodingError)")
+        }
+        return []
+    }
+
+    // MARK: - Dictionaries, sequences, records
+
+    /// A `required` dictionary member.
     func reader(_ key: String) throws(AuthenticatorError) -> JSONReader {
-        guard let o = object[key] as? [String: Any] else {
-            throw has(key) ? fail(key, "an object") : AuthenticatorError(.badInput, "\(path).\(key) is missing")
-        }
-        return JSONReader(object: o, path: "\(path).\(key)")
+        try dictionary(try required(key), path: member(key))
     }
 
+    /// A dictionary member (`null` is the empty dictionary).
     func optionalReader(_ key: String) throws(AuthenticatorError) -> JSONReader? {
-        has(key) ? try reader(key) : nil
+        guard let value = object[key] else { return nil }
+        return try dictionary(value, path: member(key))
     }
 
-    /// A required array of strings.
-    func strings(_ key: String) throws(AuthenticatorError) -> [String] {
-        guard has(key) else { throw AuthenticatorError(.badInput, "\(path).\(key) is missing") }
-        guard let array = object[key] as? [Any] else { throw fail(key, "an array") }
-        var out = [String]()
-        for (i, element) in array.enumerated() {
-            guard let s = element as? String else { throw fail("\(key)[\(i)]", "a string") }
-            out.append(s)
-        }
-        return out
+    /// A `sequence<T>` member: its elements, `nil` when absent.
+    func sequence(_ key: String) throws(AuthenticatorError) -> [Any]? {
+        guard let value = object[key] else { return nil }
+        return try WebIDL.sequence(value, path: member(key))
     }
 
+    /// A `sequence<dictionary>` member: a reader per element (empty when absent).
     func readers(_ key: String) throws(AuthenticatorError) -> [JSONReader] {
-        guard has(key) else { return [] }
-        guard let array = object[key] as? [Any] else { throw fail(key, "an array") }
         var out = [JSONReader]()
-        for (i, element) in array.enumerated() {
-            guard let o = element as? [String: Any] else { throw fail("\(key)[\(i)]", "an object") }
-            out.append(JSONReader(object: o, path: "\(path).\(key)[\(i)]"))
+        for (i, element) in (try sequence(key) ?? []).enumerated() {
+            out.append(try dictionary(element, path: "\(member(key))[\(i)]"))
         }
         return out
+    }
+
+    /// A `sequence<DOMString>` member (empty when absent).
+    func strings(_ key: String) throws(AuthenticatorError) -> [String] {
+        (try sequence(key) ?? []).map(WebIDL.domString)
+    }
+
+    /// A `record<DOMString, dictionary>` member: its keys with a reader each, `nil` when absent.
+    func records(_ key: String) throws(AuthenticatorError) -> [(key: String, reader: JSONReader)]? {
+        guard let value = object[key] else { return nil }
+        var out = [(key: String, reader: JSONReader)]()
+        for (name, element) in try WebIDL.record(value, path: member(key)) {
+            out.append((name, try dictionary(element, path: "\(member(key))[\(name)]")))
+        }
+        return out
+    }
+
+    private func dictionary(_ value: Any, path: String) throws(AuthenticatorError) -> JSONReader {
+        JSONReader(object: try WebIDL.dictionary(value, path: path), path: path, decoding: decoding)
     }
 }

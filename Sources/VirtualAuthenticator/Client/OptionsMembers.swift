@@ -1,26 +1,38 @@
 /// Members both options dictionaries have, read the way the browser reads them.
 extension JSONReader {
-    /// The longest a prompt stays up, whatever the options ask: ten minutes, as browsers clamp
-    /// `timeout` (WebAuthn L3 §5.4, "timeout": the client may adjust it).
+    /// The shortest a prompt stays up, whatever the options ask: ten seconds (Chromium clamps
+    /// `timeout` to 10 s … 10 min; WebAuthn L3 §5.1.3 step 3 lets the client adjust it).
+    static let minimumTimeoutMilliseconds = 10_000
+    /// The longest: ten minutes.
     static let maximumTimeoutMilliseconds = 600_000
 
-    func timeout() throws(AuthenticatorError) -> Int? {
-        try int("timeout").map { min(max($0, 0), Self.maximumTimeoutMilliseconds) }
+    /// `timeout` (`unsigned long`): the WebIDL value clamped to 10 s … 10 min; `nil` when absent
+    /// (the user's default applies, 300,000 ms).
+    func timeout() -> Int? {
+        unsignedLong("timeout").map(Self.effectiveTimeout)
     }
 
-    /// The ids of a list of PublicKeyCredentialDescriptorJSON; entries of other types are skipped.
+    /// The timeout the client uses for a converted `timeout` value.
+    static func effectiveTimeout(_ requested: UInt32) -> Int {
+        min(max(Int(requested), minimumTimeoutMilliseconds), maximumTimeoutMilliseconds)
+    }
+
+    /// A list of PublicKeyCredentialDescriptorJSON (`id` and `type` required, `transports` a
+    /// sequence of strings): every id is decoded, as parse…FromJSON does, but only those of type
+    /// `public-key` are returned (§5.1.3 step 20, §5.1.4.1: other types are skipped).
     func descriptorIds(_ key: String) throws(AuthenticatorError) -> [[UInt8]] {
         var ids = [[UInt8]]()
-        for d in try readers(key) where try d.string("type") == "public-key" {
-            ids.append(try d.bytes("id"))
+        for d in try readers(key) {
+            let id = try d.bytes("id")
+            _ = try d.strings("transports")
+            if try d.string("type") == "public-key" { ids.append(id) }
         }
         return ids
     }
 
-    /// `userVerification`; unknown values fall back to the default, "preferred" (§5.8.6: ignore
+    /// `userVerification`; unknown values fall back to the default, "preferred" (§2.1.1: ignore
     /// unknown enum values).
-    func userVerification() throws(AuthenticatorError) -> UserVerificationRequirement {
-        guard let raw = try optionalString("userVerification") else { return .preferred }
-        return UserVerificationRequirement(rawValue: raw) ?? .preferred
+    func userVerification() -> UserVerificationRequirement {
+        optionalString("userVerification").flatMap(UserVerificationRequirement.init(rawValue:)) ?? .preferred
     }
 }

@@ -12,15 +12,18 @@ public enum RelyingPartyIdentifier {
         (try? ascii(rpId)) == rpId && Origin.isDomain(rpId)
     }
 
-    /// The RP ID to use: the origin's host when `rpId` is absent, else `rpId` in ASCII (a Unicode
-    /// RP ID becomes its A-labels) once it passes the rule.
+    /// The RP ID to use: the origin's host when `rpId` is absent, else `rpId` once it passes the
+    /// rule. The RP ID is compared as given, byte for byte, as Chrome does: not lower-cased, not
+    /// mapped through IDNA, so `EXAMPLE.com` or `bücher.example` is a SecurityError (write the
+    /// lower-case ASCII form, `xn--bcher-kva.example`).
     public static func validate(_ rpId: String?, for origin: Origin,
                                 suffixes: @autoclosure () -> PublicSuffixList = .system) throws(AuthenticatorError) -> String {
         guard let rpId else { return origin.host }
-        let candidate = try ascii(rpId)
+        let candidate = rpId
         if candidate == origin.host { return candidate }
         guard Origin.isDomain(candidate) else {
-            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a valid domain")
+            let hint = (try? ascii(rpId)).map { Origin.isDomain($0) ? "; RP IDs are compared as given: write '\($0)'" : "" } ?? ""
+            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a lower-case ASCII domain\(hint)")
         }
         guard origin.host.hasSuffix("." + candidate) else {
             throw AuthenticatorError(.securityError,

@@ -41,6 +41,12 @@ public enum Signal: Sendable, Equatable {
         }
     }
 
+    /// A base64url member that did not decode: for the signal methods that is a TypeError (§5.1.10),
+    /// not the EncodingError of the ceremonies' JSON parsing.
+    private static func finish(_ o: JSONReader) throws(AuthenticatorError) {
+        do { try o.finish() } catch { throw AuthenticatorError(.badInput, error.message) }
+    }
+
     /// Reads `json` as the options of `kind` and validates it for a page at `origin`: the
     /// base64url members first (TypeError), then the RP ID (SecurityError), in the order of the
     /// spec's steps.
@@ -51,21 +57,27 @@ public enum Signal: Sendable, Equatable {
         switch kind {
         case .unknownCredential:
             let credentialId = try o.bytes("credentialId")
+            try Self.finish(o)
             self = .unknownCredential(rpId: try Self.validate(rpIdText, originText, suffixes()), credentialId: credentialId)
         case .allAcceptedCredentials:
             let userId = try o.bytes("userId")
+            guard o.has("allAcceptedCredentialIds") else {
+                throw AuthenticatorError(.badInput, "options.allAcceptedCredentialIds is missing (a required member)")
+            }
             let ids = try o.strings("allAcceptedCredentialIds")
             var accepted = [[UInt8]]()
             for (i, text) in ids.enumerated() {
-                guard let id = Base64URL.decode(text) else {
+                guard let id = Base64URL.decodeStrict(text) else {
                     throw AuthenticatorError(.badInput, "options.allAcceptedCredentialIds[\(i)]: expected base64url")
                 }
                 accepted.append(id)
             }
+            try Self.finish(o)
             self = .allAcceptedCredentials(rpId: try Self.validate(rpIdText, originText, suffixes()), userId: userId, accepted: accepted)
         case .currentUserDetails:
             let userId = try o.bytes("userId")
             let name = try o.string("name"), displayName = try o.string("displayName")
+            try Self.finish(o)
             self = .currentUserDetails(rpId: try Self.validate(rpIdText, originText, suffixes()), userId: userId, name: name,
                                        displayName: displayName)
         }

@@ -42,7 +42,11 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             throw AuthenticatorError(.notHandled,
                 "authenticatorSelection.authenticatorAttachment is \(wanted); this authenticator (profile \(authenticator.configuration.profile.name)) is \(attachment.rawValue)")
         }
-        if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: options.attestation)) {
+        // §5.4.7 `enterprise`: only for an RP ID the client's policy lists; otherwise `none`, and an
+        // AAGUID of zeros, so that nothing names the device (docs/conformance.md).
+        let enterpriseRefused = options.attestation == .enterprise && !authenticator.configuration.permitsEnterpriseAttestation(rpId: rpId)
+        let conveyance = enterpriseRefused ? .none : options.attestation
+        if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: conveyance)) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
         let extensions = try Self.registrationExtensions(options.extensions)
@@ -56,8 +60,8 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             // prf is the PRF of a verified user (§10.1.4): asking for it verifies when possible.
             performUserVerification: !conditional && (performsUserVerification(options.userVerification)
                 || (extensions.hmacSecretSalts != nil && authenticator.user.canVerify)),
-            attestation: conditional ? .none : options.attestation, timeoutMilliseconds: options.timeout, fault: fault,
-            extensions: extensions)
+            attestation: conditional ? .none : conveyance, zeroAAGUID: enterpriseRefused, timeoutMilliseconds: options.timeout,
+            fault: fault, extensions: extensions)
         request.requireUserPresence = !conditional
         let result = try authenticator.makeCredential(request)
         return RegistrationResponse(

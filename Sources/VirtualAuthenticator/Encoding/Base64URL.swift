@@ -18,8 +18,21 @@ public enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Decodes base64url. Accepts standard base64 characters and trailing `=` padding too, as
-    /// RP libraries differ; rejects anything else, and non-zero trailing bits.
+    /// Decodes base64url as WebAuthn's JSON forms hold it (L3 §5.1.8, Base64URLString): only the
+    /// URL-safe alphabet `A–Z a–z 0–9 - _`, no padding, no white space; also refused, as by
+    /// ``decode(_:)``, a length of 4n+1 and non-zero trailing bits (which would not encode back to
+    /// the same text).
+    public static func decodeStrict(_ text: String) -> [UInt8]? {
+        let canonical = text.utf8.allSatisfy { c in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
+        }
+        return canonical ? decode(text) : nil
+    }
+
+    /// Decodes base64url leniently, for what a person types (command-line ids): accepts standard
+    /// base64 characters and trailing `=` padding too; rejects anything else, and non-zero
+    /// trailing bits.
     public static func decode(_ text: String) -> [UInt8]? {
         var values = [UInt8]()
         values.reserveCapacity(text.utf8.count)

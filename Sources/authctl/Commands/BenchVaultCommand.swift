@@ -48,7 +48,7 @@ enum BenchVaultCommand {
         for line in lines { try Output.data(line) }
     }
 
-    static let registration = Array(#"{"rp":{"id":"bench.example"},"user":{"id":"YmVuY2g","name":"b"},"challenge":"Y2hhbGxlbmdl","pubKeyCredParams":[{"type":"public-key","alg":-7}],"authenticatorSelection":{"userVerification":"discouraged"}}"#.utf8)
+    static let registration = Array(#"{"rp":{"id":"bench.example","name":"Bench"},"user":{"id":"YmVuY2g","name":"b","displayName":"B"},"challenge":"Y2hhbGxlbmdl","pubKeyCredParams":[{"type":"public-key","alg":-7}],"authenticatorSelection":{"userVerification":"discouraged"}}"#.utf8)
     static let request = Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged"}"#.utf8)
 
     /// Milliseconds: median open (with the index of the one RP), register, sign, open + sign; log MiB.

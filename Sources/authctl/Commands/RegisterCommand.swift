@@ -26,6 +26,9 @@ enum RegisterCommand {
     static let recentPasswordSignIn = OptionSpec.flag(
         "--recent-password-sign-in", "with --mediation conditional: the password manager just signed this user in with a password")
     static let u2f = OptionSpec.flag("--u2f", "answer attestation as a U2F device (fido-u2f; the security-key profile)")
+    static let enterpriseRP = OptionSpec.value(
+        "--enterprise-rp", "ID", "permit enterprise attestation for this RP ID (repeatable): attestation \"enterprise\" then gets the profile's attestation and AAGUID; for other RP IDs it is answered as none with a zero AAGUID",
+        repeatable: true)
     static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
 
     static let spec = CommandSpec(
@@ -34,7 +37,7 @@ enum RegisterCommand {
         Reads PublicKeyCredentialCreationOptionsJSON (also wrapped as {"publicKey": …}) from --options,
         or builds it from the flags, and prints RegistrationResponseJSON on stdout.
         """,
-        options: CeremonyOptions.all + ProfileOptions.all + [u2f, noUserActivation, recentPasswordSignIn, deviceBound, signCounter, counter, algorithm, rpId, userName, userId, displayName, challenge, attestation,
+        options: CeremonyOptions.all + ProfileOptions.all + [u2f, noUserActivation, recentPasswordSignIn, deviceBound, signCounter, counter, enterpriseRP, algorithm, rpId, userName, userId, displayName, challenge, attestation,
                                         CeremonyOptions.userVerification, exclude],
         examples: [
             "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
@@ -46,7 +49,8 @@ enum RegisterCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let passkey = PasskeySettings(deviceBound: args.flag(deviceBound), signatureCounter: args.flag(signCounter),
                                       profile: args.value(ProfileOptions.profile), aaguid: try ProfileOptions.aaguid(args), u2f: args.flag(u2f),
-                                      counter: args.value(counter).flatMap(SignCounter.init(rawValue:)))
+                                      counter: args.value(counter).flatMap(SignCounter.init(rawValue:)),
+                                      enterpriseRelyingParties: try enterpriseRelyingParties(args))
         var algorithms = [Int]()
         for name in args.values(algorithm) {
             guard let number = COSEAlgorithm(name: name)?.rawValue ?? Int(name) else {
@@ -57,10 +61,22 @@ enum RegisterCommand {
         let builtAlgorithms = algorithms.isEmpty ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue] : algorithms
         let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation),
                                                 recentPasswordSignIn: args.flag(recentPasswordSignIn))
-        try CeremonyOptions.perform(args, buildOptions: { builtOptions($0, algorithms: builtAlgorithms) }, caller: caller) {
+        try CeremonyOptions.perform(args, buildOptions: { a throws(CLIError) in try builtOptions(a, algorithms: builtAlgorithms) }, caller: caller) {
             device, options, caller, user, fault throws(DeviceError) in
             try device.register(optionsJSON: options, origin: caller.origin, user: user, passkey: passkey, fault: fault, caller: caller)
         }
+    }
+
+    /// `--enterprise-rp` values: RP IDs, in the form the client compares (lower-case ASCII, A-labels).
+    static func enterpriseRelyingParties(_ args: ParsedArguments) throws(CLIError) -> [String] {
+        var ids = [String]()
+        for text in args.values(enterpriseRP) {
+            guard let ascii = try? RelyingPartyIdentifier.ascii(text), RelyingPartyIdentifier.isWellFormed(ascii) else {
+                throw CLIError(.usage, "--enterprise-rp must be a domain (an RP ID), got '\(text)'")
+            }
+            ids.append(ascii)
+        }
+        return ids
     }
 
     /// PublicKeyCredentialCreationOptionsJSON, as much of it as the flags build.
@@ -81,17 +97,22 @@ enum RegisterCommand {
         var extensions = Extensions()
     }
 
-    static func builtOptions(_ args: ParsedArguments, algorithms: [Int]) -> [UInt8] {
+    static func builtOptions(_ args: ParsedArguments, algorithms: [Int]) throws(CLIError) -> [UInt8] {
         let name = args.value(userName) ?? "user"
+        var excluded = [CeremonyOptions.Descriptor]()
+        for id in args.values(exclude) { excluded.append(CeremonyOptions.Descriptor(id: try CeremonyOptions.builtBase64URL(id, "--exclude"))) }
+        let rp = CeremonyOptions.builtRPId(args.value(rpId))
         let options = BuiltOptions(
-            rp: BuiltOptions.RP(id: args.value(rpId), name: args.value(rpId) ?? "authctl"),
-            user: BuiltOptions.User(id: args.value(userId) ?? Base64URL.encode(RandomSource.live.bytes(16)), name: name,
+            rp: BuiltOptions.RP(id: rp, name: rp ?? "authctl"),
+            user: BuiltOptions.User(id: try args.value(userId).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--user-id") }
+                                        ?? Base64URL.encode(RandomSource.live.bytes(16)), name: name,
                                     displayName: args.value(displayName) ?? name),
-            challenge: args.value(challenge) ?? Base64URL.encode(RandomSource.live.bytes(32)),
+            challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") }
+                ?? Base64URL.encode(RandomSource.live.bytes(32)),
             pubKeyCredParams: algorithms.map { BuiltOptions.Parameter(alg: $0) },
             attestation: args.value(attestation) ?? "none",
             authenticatorSelection: BuiltOptions.Selection(userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred"),
-            excludeCredentials: args.values(exclude).map { CeremonyOptions.Descriptor(id: $0) })
+            excludeCredentials: excluded)
         return Array(JSONOutput.string(options).utf8)
     }
 }

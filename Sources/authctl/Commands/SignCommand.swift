@@ -50,11 +50,15 @@ enum SignCommand {
         let allowCredentials: [CeremonyOptions.Descriptor]
     }
 
-    static func builtOptions(_ args: ParsedArguments) -> [UInt8] {
+    static func builtOptions(_ args: ParsedArguments) throws(CLIError) -> [UInt8] {
+        var allowed = [CeremonyOptions.Descriptor]()
+        for id in args.values(allow) { allowed.append(CeremonyOptions.Descriptor(id: try CeremonyOptions.builtBase64URL(id, "--allow"))) }
         let options = BuiltOptions(
-            rpId: args.value(rpId), challenge: args.value(challenge) ?? Base64URL.encode(RandomSource.live.bytes(32)),
+            rpId: CeremonyOptions.builtRPId(args.value(rpId)),
+            challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") }
+                ?? Base64URL.encode(RandomSource.live.bytes(32)),
             userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred",
-            allowCredentials: args.values(allow).map { CeremonyOptions.Descriptor(id: $0) })
+            allowCredentials: allowed)
         return Array(JSONOutput.string(options).utf8)
     }
 }

@@ -58,6 +58,21 @@ enum CeremonyOptions {
         let id: String
     }
 
+    /// A binary value typed for built options (`--challenge`, `--user-id`, `--exclude`, `--allow`):
+    /// read leniently, as typed ids are (standard base64 and `=` padding too), and written into
+    /// the options as canonical unpadded base64url, which the options parser then reads strictly.
+    static func builtBase64URL(_ text: String, _ flag: String) throws(CLIError) -> String {
+        guard let bytes = Base64URL.decode(text) else { throw CLIError(.badInput, "\(flag) '\(text)' is not base64url") }
+        return Base64URL.encode(bytes)
+    }
+
+    /// An RP ID typed for built options (`--rp-id`): in the form a browser compares, lower-case
+    /// ASCII with A-labels (`Bücher.example` is written `xn--bcher-kva.example`); options JSON
+    /// must already hold that form.
+    static func builtRPId(_ text: String?) -> String? {
+        text.map { (try? RelyingPartyIdentifier.ascii($0)) ?? $0 }
+    }
+
     /// The simulated user: `--user-action` / `$AUTHCTL_USER_ACTION`, `--instant-timeout`, the PIN
     /// source of `vault`, and the account picked.
     static func user(_ args: ParsedArguments, vault: VaultSelection, account: AccountChoice = .newest) throws(CLIError) -> UserPolicy {
@@ -74,13 +89,15 @@ enum CeremonyOptions {
     /// simulated user, and print the response; a fault, deliberately wrong, is said on stderr so no
     /// one mistakes it for a bug.
     static func perform(
-        _ args: ParsedArguments, account: AccountChoice = .newest, device other: String? = nil, buildOptions: (ParsedArguments) -> [UInt8],
+        _ args: ParsedArguments, account: AccountChoice = .newest, device other: String? = nil,
+        buildOptions: (ParsedArguments) throws(CLIError) -> [UInt8],
         caller: CallerContext? = nil,
         _ ceremony: (Device, _ options: [UInt8], CallerContext, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
     ) throws(CLIError) {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
-        let optionsJSON = try optionsJSON(args) ?? buildOptions(args)
+        let json: [UInt8]
+        if let read = try optionsJSON(args) { json = read } else { json = try buildOptions(args) }
         let person = try user(args, vault: vault, account: account)
         let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
         let context: CallerContext
@@ -91,7 +108,7 @@ enum CeremonyOptions {
             do { try device.account.device(vault.deviceName).requirePasskeySupport() } catch { throw CLIError(error) }
         }
         let response: any Encodable
-        do { response = try ceremony(device, optionsJSON, context, person, chosen) } catch { throw CLIError(error) }
+        do { response = try ceremony(device, json, context, person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
         do {
             try Output.data(JSONOutput.string(response))
