@@ -115,11 +115,12 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         do {
             return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes())
         } catch where error.code == .securityError && caller.relatedOrigins != nil && rpId != nil {
-            let ascii = try RelyingPartyIdentifier.ascii(rpId!)
+            // As given, like any RP ID: a lower-case ASCII domain that is not a public suffix.
+            let candidate = rpId!
             let list = suffixes()
-            guard Origin.isDomain(ascii), !list.isPublicSuffix(ascii) else { throw error }
-            try RelatedOrigins.permits(origin, rpId: ascii, source: caller.relatedOrigins!, suffixes: list)
-            return ascii
+            guard Origin.isDomain(candidate), !list.isPublicSuffix(candidate) else { throw error }
+            try RelatedOrigins.permits(origin, rpId: candidate, source: caller.relatedOrigins!, suffixes: list)
+            return candidate
         }
     }
 
