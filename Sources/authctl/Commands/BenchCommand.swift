@@ -1,5 +1,5 @@
-/// `authctl bench vault`: a benchmark, not a test (BenchVaultCommand.swift).
+/// `authctl bench vault | ceremonies`: benchmarks, not tests (one file each).
 enum BenchCommand {
     static let spec = CommandSpec(
-        name: "bench", abstract: "benchmarks (build with -c release)", subcommands: [BenchVaultCommand.spec])
+        name: "bench", abstract: "benchmarks (build with -c release)", subcommands: [BenchVaultCommand.spec, BenchCeremoniesCommand.spec])
 }
