@@ -18,6 +18,7 @@ private let primitiveConversions: [(json: String, string: String, boolean: Bool,
     (#"" 12\n""#, " 12\n", true, 12, 12),  // StringToNumber trims white space
     (#""0x10""#, "0x10", true, 16, 16),
     (#""-0x10""#, "-0x10", true, 0, 0),  // no sign on a hex literal: NaN
+    ("\"0x\u{FF13}a98\"", "0x\u{FF13}a98", true, 0, 0),  // a fullwidth digit is no hex digit to JS: NaN
     (#""1e3""#, "1e3", true, 1000, 1000),
     (#"".5""#, ".5", true, 0, 0),
     (#""Infinity""#, "Infinity", true, 0, 0),

@@ -182,3 +182,38 @@ def test_the_document_can_be_fetched(authctl, tmp_path):
         assert authctl.register(body, origin, "--related-origins", base + "/gone").code == 16
     finally:
         server.shutdown()
+
+
+def test_entries_that_are_not_secure_origins_still_take_up_labels(authctl, tmp_path):
+    origin = "https://shop.example.co.uk"
+    _, body = creation()
+    plain = [f"http://a.{n}.com" for n in ("one", "two", "three", "four", "five")]
+    assert authctl.register(body, origin, "--related-origins", related(tmp_path, plain + [origin])).code == 16
+    spaced = [" https://shop.example.co.uk\t"]  # the URL parser trims white space and drops tabs
+    assert authctl.register(body, origin, "--related-origins", related(tmp_path, spaced)).code == 0
+
+
+def test_a_related_origin_may_signal(authctl, tmp_path):
+    origin = "https://shop.example.co.uk"
+    _, body = creation()
+    document = related(tmp_path, [origin])
+    made = authctl.register(body, origin, "--related-origins", document).json
+    signal = json.dumps({"rpId": RP_ID, "credentialId": made["id"]})
+    assert authctl.run("signal", "unknown-credential", "--origin", origin, "--options", "-", stdin=signal).code == 16
+    result = authctl.run("signal", "unknown-credential", "--origin", origin, "--options", "-", "--related-origins", document,
+                         stdin=signal)
+    assert result.code == 0, result.stderr
+    assert authctl.listing() == []
+
+
+def test_any_secure_top_level_page_may_embed_a_call(authctl):
+    _, body = creation()
+    for top in ("https://127.0.0.1", "https://[::1]:8443", "http://127.0.0.1:8000"):
+        response = authctl.register(body, "https://example.com", "--top-origin", top).json
+        assert json.loads(client_data(response))["topOrigin"] == top
+
+
+def test_hybrid_to_the_same_device_is_a_usage_error(authctl):
+    _, body = request()
+    result = authctl.sign(body, "https://example.com", "--via", "default")
+    assert result.code == 64 and "another device" in result.stderr

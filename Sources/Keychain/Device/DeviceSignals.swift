@@ -36,10 +36,13 @@ extension Device {
     /// for a member that is missing or not base64url, `securityError` for an RP ID the origin may
     /// not use), then ``signal(_:)``. A failed check changes nothing.
     @discardableResult
-    public func signal(_ kind: Signal.Kind, optionsJSON: [UInt8], origin: String) throws(DeviceError) -> SignalEffect {
+    public func signal(_ kind: Signal.Kind, optionsJSON: [UInt8], origin: String,
+                       relatedOrigins: RelatedOrigins.Source? = nil) throws(DeviceError) -> SignalEffect {
         try requirePasskeySupport()
         let parsed: Signal
-        do { parsed = try Signal(kind, json: optionsJSON, origin: origin, suffixes: account.suffixes()) } catch { throw DeviceError(error) }
+        do {
+            parsed = try Signal(kind, json: optionsJSON, origin: origin, relatedOrigins: relatedOrigins, suffixes: account.suffixes())
+        } catch { throw DeviceError(error) }
         return try signal(parsed)
     }
 

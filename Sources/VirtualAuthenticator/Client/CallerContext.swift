@@ -37,7 +37,7 @@ public struct CallerContext: Sendable {
     func resolve(_ ceremony: UserPrompt.Ceremony) throws(AuthenticatorError) -> (origin: Origin, top: Origin?) {
         let origin = try Origin(parsing: self.origin)
         guard let topOrigin else { return (origin, nil) }
-        let top = try Origin(parsing: topOrigin)
+        let top = try Origin(parsingTopLevel: topOrigin)
         guard top != origin else { return (origin, nil) }
         let feature = ceremony == .registration ? "publickey-credentials-create" : "publickey-credentials-get"
         guard framePermission else {

@@ -38,6 +38,25 @@ public struct Origin: Equatable, Sendable {
         self.port = port.flatMap { $0 == defaultPort ? nil : $0 }
     }
 
+    /// A top-level page's origin (the page that embeds a calling iframe): any potentially
+    /// trustworthy origin — `https` with any host, IP addresses included, or `http` on loopback
+    /// (`localhost`, `127.0.0.0/8`, `[::1]`). It is never an RP ID, so no domain rule applies.
+    public init(parsingTopLevel text: String) throws(AuthenticatorError) {
+        let parts: URLParts
+        do { parts = try URLParts(text) } catch {
+            throw AuthenticatorError(.securityError, "top origin '\(text)' is not a URL with a host (\(error.reason))")
+        }
+        let host = (try? Origin.domainToASCII(parts.host, what: "top origin host")) ?? parts.host.lowercased()
+        let loopback = host == "localhost" || host.hasSuffix(".localhost") || host.hasPrefix("127.") || host == "[::1]" || host == "::1"
+        guard parts.scheme == "https" || (parts.scheme == "http" && loopback) else {
+            throw AuthenticatorError(.securityError, "top origin '\(text)' is not a secure context (use https://, or http on loopback)")
+        }
+        let defaultPort = parts.scheme == "https" ? 443 : 80
+        scheme = parts.scheme
+        self.host = host.contains(":") && !host.hasPrefix("[") ? "[" + host + "]" : host
+        port = parts.port.flatMap { $0 == defaultPort ? nil : $0 }
+    }
+
     /// The ASCII serialization (HTML §7.5): `scheme://host[:port]`.
     public var serialized: String {
         "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")

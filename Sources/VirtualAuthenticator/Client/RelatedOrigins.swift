@@ -20,6 +20,22 @@ public enum RelatedOrigins {
     /// The largest document read.
     static let documentLimit = 256 << 10
 
+    /// The RP ID rule with related origins (§5.1.3 step 8, §5.1.10): `rpId` checked against
+    /// `origin`; one that is not a registrable suffix of it may still be allowed by the RP's
+    /// related origins document, when `source` gives one.
+    public static func validate(_ rpId: String?, for origin: Origin, source: Source?,
+                                suffixes: PublicSuffixList) throws(AuthenticatorError) -> String {
+        do {
+            return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes)
+        } catch where error.code == .securityError && source != nil && rpId != nil {
+            // As given, like any RP ID: a lower-case ASCII domain that is not a public suffix.
+            let candidate = rpId!
+            guard Origin.isDomain(candidate), !suffixes.isPublicSuffix(candidate) else { throw error }
+            try permits(origin, rpId: candidate, source: source!, suffixes: suffixes)
+            return candidate
+        }
+    }
+
     /// Whether `origin` may use `rpId` by the document `source` gives (§5.11.1), else why not.
     static func permits(_ origin: Origin, rpId: String, source: Source, suffixes: PublicSuffixList) throws(AuthenticatorError) {
         let bytes = try document(source, rpId: rpId)
@@ -34,18 +50,39 @@ public enum RelatedOrigins {
         }
     }
 
-    /// §5.11.1 "Validating Related Origins", step by step.
+    /// §5.11.1 "Validating Related Origins", step by step. Each entry goes through the URL parser
+    /// (leading and trailing white space trimmed, tabs and newlines removed, as the URL Standard
+    /// does), not through the secure-context rules a caller's origin must meet: an `http://` entry
+    /// still takes up one of the labels.
     static func allowed(_ caller: Origin, by origins: [String], suffixes: PublicSuffixList) -> Bool {
         var labelsSeen = [String]()
         for item in origins {
-            guard let url = try? Origin(parsing: item) else { continue }
+            guard let url = Entry(item) else { continue }
             let label = registrableLabel(url.host, suffixes: suffixes)
             guard !label.isEmpty else { continue }
             if labelsSeen.count >= maxLabels && !labelsSeen.contains(label) { continue }
-            if url == caller { return true }
+            if url.scheme == caller.scheme && url.host == caller.host && url.port == caller.port { return true }
             if labelsSeen.count < maxLabels && !labelsSeen.contains(label) { labelsSeen.append(label) }
         }
         return false
+    }
+
+    /// One entry of the document, as the URL parser reads it: scheme, ASCII host, port (the
+    /// scheme's default dropped).
+    struct Entry {
+        let scheme: String, host: String, port: Int?
+
+        init?(_ text: String) {
+            let trimmed = String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" }))
+                .trimmingCharacters(in: .whitespaces)
+            guard let parts = try? URLParts(trimmed), !parts.host.isEmpty else { return nil }
+            let host = (try? Origin.domainToASCII(parts.host, what: "origin host")) ?? parts.host.lowercased()
+            guard !Origin.isIPAddress(host) else { return nil }  // an IP address has no registrable label
+            scheme = parts.scheme
+            self.host = host
+            let defaultPort = parts.scheme == "https" ? 443 : parts.scheme == "http" ? 80 : nil
+            port = parts.port == defaultPort ? nil : parts.port
+        }
     }
 
     /// The registrable origin label of `host`: the label just before its public suffix

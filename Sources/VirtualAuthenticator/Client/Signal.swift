@@ -44,13 +44,15 @@ public enum Signal: Sendable, Equatable {
     /// A base64url member that did not decode: for the signal methods that is a TypeError (§5.1.10),
     /// not the EncodingError of the ceremonies' JSON parsing.
     private static func finish(_ o: JSONReader) throws(AuthenticatorError) {
-        do { try o.finish() } catch { throw AuthenticatorError(.badInput, error.message) }
+        do { try o.finish() } catch {
+            throw AuthenticatorError(.badInput, error.message.replacingOccurrences(of: "(EncodingError)", with: "(TypeError)"))
+        }
     }
 
     /// Reads `json` as the options of `kind` and validates it for a page at `origin`: the
     /// base64url members first (TypeError), then the RP ID (SecurityError), in the order of the
     /// spec's steps.
-    public init(_ kind: Kind, json: [UInt8], origin originText: String,
+    public init(_ kind: Kind, json: [UInt8], origin originText: String, relatedOrigins: RelatedOrigins.Source? = nil,
                 suffixes: @autoclosure () -> PublicSuffixList = .system) throws(AuthenticatorError) {
         let o = try JSONReader(parsing: json, path: "options")
         let rpIdText = try o.string("rpId")
@@ -58,7 +60,7 @@ public enum Signal: Sendable, Equatable {
         case .unknownCredential:
             let credentialId = try o.bytes("credentialId")
             try Self.finish(o)
-            self = .unknownCredential(rpId: try Self.validate(rpIdText, originText, suffixes()), credentialId: credentialId)
+            self = .unknownCredential(rpId: try Self.validate(rpIdText, originText, relatedOrigins, suffixes()), credentialId: credentialId)
         case .allAcceptedCredentials:
             let userId = try o.bytes("userId")
             guard o.has("allAcceptedCredentialIds") else {
@@ -73,20 +75,21 @@ public enum Signal: Sendable, Equatable {
                 accepted.append(id)
             }
             try Self.finish(o)
-            self = .allAcceptedCredentials(rpId: try Self.validate(rpIdText, originText, suffixes()), userId: userId, accepted: accepted)
+            self = .allAcceptedCredentials(rpId: try Self.validate(rpIdText, originText, relatedOrigins, suffixes()), userId: userId, accepted: accepted)
         case .currentUserDetails:
             let userId = try o.bytes("userId")
             let name = try o.string("name"), displayName = try o.string("displayName")
             try Self.finish(o)
-            self = .currentUserDetails(rpId: try Self.validate(rpIdText, originText, suffixes()), userId: userId, name: name,
+            self = .currentUserDetails(rpId: try Self.validate(rpIdText, originText, relatedOrigins, suffixes()), userId: userId, name: name,
                                        displayName: displayName)
         }
     }
 
     /// §5.1.10 "Asynchronous RP ID validation", as a ceremony's RP ID is checked: the origin a
     /// secure context with a domain host, the RP ID that host or a registrable suffix of it.
-    private static func validate(_ rpId: String, _ originText: String, _ suffixes: PublicSuffixList) throws(AuthenticatorError) -> String {
+    private static func validate(_ rpId: String, _ originText: String, _ related: RelatedOrigins.Source?,
+                                 _ suffixes: PublicSuffixList) throws(AuthenticatorError) -> String {
         let origin = try Origin(parsing: originText)
-        return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes)
+        return try RelatedOrigins.validate(rpId, for: origin, source: related, suffixes: suffixes)
     }
 }

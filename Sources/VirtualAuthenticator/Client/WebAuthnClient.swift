@@ -109,19 +109,9 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
                                       clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
     }
 
-    /// The RP ID, checked against the caller's origin; one that is not a registrable suffix of it
-    /// may still be allowed by the RP's related origins document (§5.11), when the caller has one.
+    /// The RP ID, checked against the caller's origin, with the caller's related origins (§5.11).
     func rpIdentifier(_ rpId: String?, origin: Origin, caller: CallerContext) throws(AuthenticatorError) -> String {
-        do {
-            return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes())
-        } catch where error.code == .securityError && caller.relatedOrigins != nil && rpId != nil {
-            // As given, like any RP ID: a lower-case ASCII domain that is not a public suffix.
-            let candidate = rpId!
-            let list = suffixes()
-            guard Origin.isDomain(candidate), !list.isPublicSuffix(candidate) else { throw error }
-            try RelatedOrigins.permits(origin, rpId: candidate, source: caller.relatedOrigins!, suffixes: list)
-            return candidate
-        }
+        try RelatedOrigins.validate(rpId, for: origin, source: caller.relatedOrigins, suffixes: suffixes())
     }
 
     /// `required` always verifies; `preferred` verifies when a biometric is enrolled (as a phone

@@ -124,7 +124,8 @@ public enum WebIDL {
             guard !digits.isEmpty else { return .nan }
             var value = 0.0
             for c in digits {
-                guard let d = c.hexDigitValue, Double(d) < radix else { return .nan }
+                // ASCII digits only: JS's Number() knows no fullwidth forms.
+                guard c.isASCII, let d = c.hexDigitValue, Double(d) < radix else { return .nan }
                 value = value * radix + Double(d)
             }
             return value

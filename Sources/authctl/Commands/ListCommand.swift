@@ -51,7 +51,7 @@ enum ListCommand {
         // A table for people: what an RP supplied (the user name) is shown escaped, so it can
         // neither forge a row nor reach the terminal as a control sequence.
         let rows = [["CREDENTIAL ID", "RP ID", "USER", "CREATED (UTC)", "BACKUP"]] + credentials.map { c in
-            [Base64URL.encode(c.id), TerminalText.escaped(c.rpId), TerminalText.escaped(c.userName), timestamp(c.createdAt),
+            [Base64URL.encode(c.id), TerminalText.escaped(c.rpId), TerminalText.shortened(c.userName), timestamp(c.createdAt),
              (c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound") + (c.hidden ? ", hidden" : "")]
         }
         for line in TextTable.lines(rows) { try Output.data(line) }

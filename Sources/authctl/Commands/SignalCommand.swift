@@ -19,19 +19,22 @@ enum SignalCommand {
 
     static func spec(_ kind: Signal.Kind, abstract: String, example: String) -> CommandSpec {
         CommandSpec(name: kind.rawValue, abstract: abstract, discussion: "PublicKeyCredential.\(kind.method)() from the shell.",
-                    options: [CeremonyOptions.origin, options], examples: [example],
+                    options: [CeremonyOptions.origin, options, CeremonyOptions.relatedOrigins], examples: [example],
                     run: { args throws(CLIError) in try run(kind, args) })
     }
 
     static func run(_ kind: Signal.Kind, _ args: ParsedArguments) throws(CLIError) {
         let json = try OptionsInput.read(args.value(options) ?? "-")
+        let related = try CeremonyOptions.caller(args).relatedOrigins
         let device = try VaultSelection(args).open(.write)
         let effect: SignalEffect
-        do { effect = try device.signal(kind, optionsJSON: json, origin: args.value(CeremonyOptions.origin) ?? "") } catch { throw CLIError(error) }
+        do {
+            effect = try device.signal(kind, optionsJSON: json, origin: args.value(CeremonyOptions.origin) ?? "", relatedOrigins: related)
+        } catch { throw CLIError(error) }
         for (what, credentials) in [("removed", effect.removed), ("hid", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)] {
             for c in credentials {
                 Output.diagnostic("authctl: \(kind.rawValue): \(what) passkey \(Base64URL.encode(c.id)) "
-                    + "(\(TerminalText.escaped(c.rpId)), \(TerminalText.escaped(c.userName)))")
+                    + "(\(TerminalText.escaped(c.rpId)), \(TerminalText.shortened(c.userName)))")
             }
         }
     }

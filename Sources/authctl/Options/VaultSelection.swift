@@ -78,7 +78,14 @@ struct VaultSelection {
     /// or as `other` when given.
     func open(_ access: Vault.Access, as other: String? = nil) throws(CLIError) -> Device {
         let account = try openAccount(access)
-        do { return try account.device(other ?? deviceName) } catch { throw CLIError(error) }
+        do {
+            if let other, try account.device(deviceName).name == other {
+                throw CLIError(.usage, "--via \(other) is the device signing in itself: hybrid needs another device")
+            }
+            return try account.device(other ?? deviceName)
+        } catch let error as CLIError { throw error } catch let error as DeviceError { throw CLIError(error) } catch {
+            throw CLIError(.unknown, "\(error)")
+        }
     }
 
     /// The person at the device: this vault's PIN source, and what the command line says they do.

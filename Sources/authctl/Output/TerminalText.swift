@@ -19,6 +19,16 @@ enum TerminalText {
         return out
     }
 
+    /// The longest name a table or a notice shows whole, in characters (WebAuthn L3 §6.4.1 lets
+    /// an authenticator keep as few as 64 bytes of one); JSON output keeps names whole.
+    static let shownLength = 64
+
+    /// `text` escaped, and cut to ``shownLength`` characters with an ellipsis when longer.
+    static func shortened(_ text: String) -> String {
+        let safe = escaped(text)
+        return safe.count <= shownLength ? safe : String(safe.prefix(shownLength - 1)) + "…"
+    }
+
     private static func hex(_ value: UInt32, digits: Int) -> String {
         let text = String(value, radix: 16)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
