@@ -32,8 +32,9 @@ enum BenchCeremoniesCommand {
     }
 
     static let origin = "https://bench.example"
-    static func registration(attestation: String) -> [UInt8] {
-        Array(#"{"rp":{"id":"bench.example","name":"Bench"},"user":{"id":"YmVuY2g","name":"b","displayName":"B"},"challenge":"Y2hhbGxlbmdlLWNoYWxsZW5nZQ","pubKeyCredParams":[{"type":"public-key","alg":-7}],"authenticatorSelection":{"residentKey":"required","userVerification":"discouraged"},"attestation":"\#(attestation)"}"#.utf8)
+    static func registration(attestation: String, user: String = "b") -> [UInt8] {
+        let id = Base64URL.encode(Array(user.utf8))
+        return Array(#"{"rp":{"id":"bench.example","name":"Bench"},"user":{"id":"\#(id)","name":"\#(user)","displayName":"B"},"challenge":"Y2hhbGxlbmdlLWNoYWxsZW5nZQ","pubKeyCredParams":[{"type":"public-key","alg":-7}],"authenticatorSelection":{"residentKey":"required","userVerification":"discouraged"},"attestation":"\#(attestation)"}"#.utf8)
     }
     static func request(userVerification: String) -> [UInt8] {
         Array(#"{"rpId":"bench.example","challenge":"Y2hhbGxlbmdlLWNoYWxsZW5nZQ","userVerification":"\#(userVerification)"}"#.utf8)
@@ -105,14 +106,21 @@ enum BenchCeremoniesCommand {
             }
             rows.append(Row(ceremony: name, store: "vault", perSecond: perSecond, cryptoShare: perSecond / crypto))
         }
-        try vault("register (none)", keygenRate) { () throws(DeviceError) in
-            try device.register(optionsJSON: registration(attestation: "none"), origin: origin, user: user).json
+        // Sign-ins first, with the one passkey of the RP; then registrations, each of a new user,
+        // as a load test registers its users.
+        do { _ = try device.register(optionsJSON: registration(attestation: "none"), origin: origin, user: user) } catch {
+            throw CLIError(error)
         }
         try vault("sign", signRate) { () throws(DeviceError) in
             try device.sign(optionsJSON: request(userVerification: "discouraged"), origin: origin, user: user).json
         }
         try vault("sign (PIN)", signRate) { () throws(DeviceError) in
             try device.sign(optionsJSON: request(userVerification: "required"), origin: origin, user: user).json
+        }
+        var user64 = 0
+        try vault("register (none)", keygenRate) { () throws(DeviceError) in
+            user64 += 1
+            return try device.register(optionsJSON: registration(attestation: "none", user: "u\(user64)"), origin: origin, user: user).json
         }
 
         let report = Report(seconds: duration, opensslSignsPerSecond: signRate, keyGenerationsPerSecond: keygenRate, rows: rows)
