@@ -262,3 +262,37 @@ def test_compaction_keeps_credentials(populated):
     again = read(authctl)
     assert again.generation == before.generation + 2
     assert by_id(again)[ids["counter"]]["sign_count"] == 4
+
+
+@pytest.mark.parametrize("alg,profile", [("eddsa", "authctl"), ("rs256", "windows-hello"), ("es256", "security-key")])
+def test_every_algorithm_profile_and_counter_reads_back(authctl, alg, profile):
+    """The reader, knowing only docs/vault-format.md, finds each passkey's algorithm, key, profile,
+    AAGUID and counter mode, and its opened private key is the pair of the listed public key."""
+    credential_id = register(authctl, alg, "--profile", profile, "--alg", alg, "--user-verification", "discouraged")
+    vault = read(authctl)
+    cred = by_id(vault)[credential_id]
+    (entry,) = [e for e in authctl.listing() if e["id"] == credential_id]
+    assert cred["algorithm"] == entry["publicKeyAlgorithm"] == {"eddsa": -8, "rs256": -257, "es256": -7}[alg]
+    assert cred["profile"] == profile
+    details = authctl.run("--json", "credential", "show", "--", credential_id).json
+    assert cred["aaguid"].hex() == details["aaguid"].replace("-", "")
+    assert cred["global_counter"] == (profile == "security-key") and cred["counts_signatures"] == (profile != "authctl")
+    private_key = serialization.load_der_private_key(vault.private_key_der(record_of(vault, credential_id), None), None)
+    listed = serialization.load_der_public_key(unb64url(entry["publicKey"]))
+    own = private_key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert own == listed.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    if alg != "es256":  # the COSE_Key, not a bare point
+        import cbor2
+        assert cbor2.loads(cred["public_point"])[3] == cred["algorithm"]
+
+
+def test_the_attestation_ca_reads_back(authctl):
+    from cryptography import x509
+    ca = read(authctl).attestation_ca()
+    pem = authctl.run("ca", "export").stdout.encode()
+    assert x509.load_der_x509_certificate(ca["root"]) == x509.load_pem_x509_certificate(pem)
+    for cert, key in (("root", "rootKey"), ("intermediate", "intermediateKey")):
+        certificate = x509.load_der_x509_certificate(ca[cert])
+        private = serialization.load_der_private_key(ca[key], None)
+        assert certificate.public_key().public_numbers() == private.public_key().public_numbers()
+    x509.load_der_x509_certificate(ca["intermediate"]).verify_directly_issued_by(x509.load_der_x509_certificate(ca["root"]))

@@ -59,6 +59,7 @@ T_AAGUID = 21
 T_CRED_PROTECT = 22
 T_CRED_BLOB = 23
 T_LARGE_BLOB = 24
+T_HIDDEN = 25
 
 # Settings tags
 S_BIOMETRY_SALT = 2
@@ -68,6 +69,7 @@ S_PIN_MEMLIMIT = 7
 S_FAILED_ATTEMPTS = 4
 S_ATTEMPTS_ALLOWED = 5
 S_DEVICE_NAME = 8
+S_ATTESTATION_CA = 29
 
 
 class VaultError(Exception):
@@ -261,9 +263,14 @@ class Vault:
                 "user_name": f.get(T_USER_NAME, b"").decode("utf-8"),
                 "user_display_name": f.get(T_USER_DISPLAY_NAME, b"").decode("utf-8"),
                 "created_at": _u64(f[T_CREATED_AT], 0) if len(f.get(T_CREATED_AT, b"")) == 8 else None,
-                "public_point": f.get(T_PUBLIC_KEY, b""),
+                "public_point": f.get(T_PUBLIC_KEY, b""),  # ES256: 04 ‖ x ‖ y; else the COSE_Key
+                "algorithm": int.from_bytes(f[T_COSE_ALG], "big", signed=True) if len(f.get(T_COSE_ALG, b"")) == 4 else -7,
+                "profile": f.get(T_PROFILE, b"").decode("utf-8") or None,
+                "aaguid": f.get(T_AAGUID),
+                "global_counter": f.get(T_COUNTS_SIGNATURES, b"\x00") == b"\x02",
+                "hidden": f.get(T_HIDDEN, b"\x00") == b"\x01",
                 "requires_uv": f.get(T_REQUIRES_UV, b"\x00") == b"\x01",
-                "counts_signatures": f.get(T_COUNTS_SIGNATURES, b"\x00") == b"\x01",
+                "counts_signatures": f.get(T_COUNTS_SIGNATURES, b"\x00") in (b"\x01", b"\x02"),
                 "sign_count": sign_count,
                 "backup_flags": f.get(T_BACKUP_FLAGS, b"\x00")[0] if f.get(T_BACKUP_FLAGS) else 0,
                 "record_id": record.record_id,
@@ -296,8 +303,23 @@ class Vault:
         except CryptoError:
             raise WrongPin("the PIN does not unwrap the biometry key") from None
 
+    def attestation_ca(self) -> dict:
+        """The account's attestation CA (settings tag 29): a CBOR map with `root` and `intermediate`
+        (DER certificates) and `rootKey`, `intermediateKey`, `attestationKey` (DER private keys)."""
+        import cbor2
+        settings = self.settings
+        sealed = settings.fields.get(S_ATTESTATION_CA) if settings else None
+        if sealed is None or len(sealed) < NONCE + TAG:
+            raise Corrupted("the settings record has no (or a malformed) attestation CA")
+        try:
+            plain = _open(sealed[NONCE:], b"AUTHCTL-SECRET" + self.vault_id + settings.record_id, sealed[:NONCE], self._vault_key)
+        except CryptoError:
+            raise Corrupted("the attestation CA fails authentication") from None
+        return cbor2.loads(plain)
+
     def private_key_der(self, record: Record | bytes, pin: bytes | None = None) -> bytes:
-        """The credential's DER ECPrivateKey (RFC 5915). `record` may be a Record or a record id."""
+        """The credential's DER private key (RFC 5915 for ES256, PKCS #1 for RS256, PKCS #8 for
+        EdDSA). `record` may be a Record or a record id."""
         if isinstance(record, (bytes, bytearray)):
             record = self.records[bytes(record)]
         if record.kind != KIND_CREDENTIAL:
