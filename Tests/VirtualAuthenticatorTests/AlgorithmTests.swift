@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VirtualAuthenticator
 
@@ -59,7 +60,8 @@ import Testing
 
     @Test(arguments: COSEAlgorithm.allCases)
     func coseKeysRoundTripInCanonicalOrder(_ algorithm: COSEAlgorithm) throws {
-        let key = try PrivateKey.generate(algorithm).publicKey
+        let pair = try PrivateKey.generate(algorithm)
+        let key = pair.publicKey
         let encoded = key.cbor.encoded()
         #expect(COSEKey(cbor: try CBORValue.decode(encoded)) == key)
         #expect(COSEKey(storedForm: key.storedForm, algorithm: algorithm) == key)
@@ -73,8 +75,14 @@ import Testing
             #expect(n.count == 256 && n[0] & 0x80 != 0 && e == [0x01, 0x00, 0x01])
             #expect(encoded.starts(with: [0xA4, 0x01, 0x03, 0x03, 0x39, 0x01, 0x00, 0x20, 0x59, 0x01, 0x00]))
         }
-        // The SPKI OpenSSL would write for the same key is the one built from the COSE_Key.
-        #expect(key.subjectPublicKeyInfo.first == 0x30)
+        // The SPKI built from the COSE_Key is the one the openssl command writes for the same key.
+        let scratch = try AttestationCertificateTests.Scratch()
+        var der = [UInt8](repeating: 0, count: pair.privateKeyDERCount)
+        let written = try der.withUnsafeMutableBytes { try pair.writePrivateKeyDER(into: $0) }
+        let keyPath = try scratch.write("key.der", Array(der.prefix(written)))
+        let spkiPath = scratch.url.appendingPathComponent("spki.der").path
+        #expect(try scratch.openssl(["pkey", "-inform", "DER", "-in", keyPath, "-pubout", "-outform", "DER", "-out", spkiPath]).status == 0)
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: spkiPath))) == key.subjectPublicKeyInfo)
     }
 
     @Test func aKeyOfTheWrongAlgorithmOrShapeIsNotACOSEKey() {

@@ -159,3 +159,18 @@ def test_extension_state_travels_with_an_exported_passkey(authctl, tmp_path):
     auth["extensions"] = {"largeBlob": {"read": True}, "getCredBlob": True}
     read = other.sign(auth, ORIGIN).json["clientExtensionResults"]
     assert read["largeBlob"] == {"blob": "bGFyZ2UtYmxvYg"} and read["getCredBlob"] == "Y3JlZC1ibG9i"
+
+
+def test_an_imported_passkey_on_the_global_counter_never_counts_back(authctl, tmp_path):
+    response, verified = register(authctl, "--profile", "security-key")
+    count = 0
+    for _ in range(3):
+        _, checked = sign(authctl, verified, count)
+        count = checked.new_sign_count
+    out = tmp_path / "key.passkey"
+    assert authctl.run("credential", "export", "--kdf", "min", "--out", str(out), "--", response["id"], env=EXPORT).code == 0
+    other = Authctl(tmp_path / "other")
+    assert other.run("init", "--kdf", "min", "--profile", "security-key").code == 0
+    assert other.run("credential", "import", str(out), env=EXPORT).code == 0
+    _, checked = sign(other, verified, count)  # py_webauthn refuses a count that does not grow
+    assert checked.new_sign_count == count + 1

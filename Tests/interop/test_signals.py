@@ -165,3 +165,16 @@ def test_malformed_json_and_missing_options(two_users):
     assert tool.run("signal", "unknown-credential", "--origin", ORIGIN, "--options", "-", stdin="{").code == 65
     assert tool.run("signal", "unknown-credential", "--origin", ORIGIN).code == 64  # --options is required
     assert tool.run("signal", "frobnicate").code == 64
+
+
+def test_a_hidden_passkey_still_counts_for_exclude_credentials(two_users):
+    tool, (alice, _), _ = two_users
+    assert signal(tool, "accepted-credentials", {"rpId": RP_ID, "userId": b64url(b"alice-id"),
+                                                 "allAcceptedCredentialIds": []}).code == 0
+    options = generate_registration_options(
+        rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice-id",
+        exclude_credentials=[PublicKeyCredentialDescriptor(id=__import__("conftest").unb64url(alice))])
+    before = listing(tool)
+    result = tool.register(json.loads(options_to_json(options)), ORIGIN)
+    assert result.code == 15, result.stderr  # still on the authenticator: InvalidStateError
+    assert listing(tool) == before

@@ -138,7 +138,8 @@ public final class Account {
             guard let profile = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(name)' (see authctl profiles)") }
             return profile
         }
-        guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID is given with a profile") }
+        guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID needs a profile") }
+        guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
         guard !deviceNames.contains(name) else { throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'") }
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")

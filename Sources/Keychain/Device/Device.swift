@@ -96,7 +96,11 @@ public final class Device {
         configuration.enterpriseRelyingParties = Set(passkey.enterpriseRelyingParties)
         let options: CreationOptions
         do { options = try CreationOptions(json: optionsJSON) } catch { throw DeviceError(error) }
-        if configuration.needsCertificate(for: options.attestation) { configuration.attestationCA = try account.attestationCA() }
+        // The CA is opened only for a registration that will send a certificate: not for a
+        // conditional create, nor for an enterprise request no policy permits (both send none).
+        let effective: AttestationConveyance = caller?.mediation == .conditional ? .none
+            : options.attestation == .enterprise && configuration.enterpriseRelyingParties.isEmpty ? .none : options.attestation
+        if configuration.needsCertificate(for: effective) { configuration.attestationCA = try account.attestationCA() }
         let client = try client(device, user, configuration, revisionId: revisionId)
         do {
             return try client.create(options: options, caller: caller ?? CallerContext(origin: origin), fault: fault)

@@ -26,6 +26,7 @@ extension Device {
         let key: PrivateKey
         do { key = try store.privateKey(for: credential, verification: verification) } catch { throw DeviceError(error) }
         var der = [UInt8](repeating: 0, count: key.privateKeyDERCount)
+        defer { for i in der.indices { der[i] = 0 } }  // on every way out, errors included
         let length: Int
         do { length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try key.writePrivateKeyDER(into: buffer) } } catch {
             throw DeviceError(.authenticator(.unknown), "OpenSSL could not encode the private key: \(error)")
@@ -45,7 +46,6 @@ extension Device {
           + (credential.credBlob.map { [(.int(F.credBlob), .bytes($0))] } ?? [])
           + (credential.largeBlob.map { [(.int(F.largeBlob), .bytes($0))] } ?? [])).encoded()
         let secret = SecureBytes(consuming: &payload)
-        for i in der.indices { der[i] = 0 }
         do { return try PassphraseEnvelope.seal(secret, passphrase: passphrase, kdf: kdf) } catch { throw DeviceError(error) }
     }
 

@@ -38,8 +38,9 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential] {
-        // A passkey the RP's signal hid is kept, but offered to no ceremony.
-        do { return try view(rpId: rpId).items.map(\.credential).filter { !$0.hidden } } catch { throw AuthenticatorError(error) }
+        // Hidden passkeys too: the authenticator leaves them out of discovery, but an RP's
+        // excludeCredentials still finds them, and a new passkey of their user replaces them.
+        do { return try view(rpId: rpId).items.map(\.credential) } catch { throw AuthenticatorError(error) }
     }
 
     /// Every passkey the device holds, oldest first.
@@ -86,10 +87,7 @@ final class ViewCredentialStore: CredentialStore {
                     ?? account.vault.sealSecret(secret, recordId: id)
             }
             let time = account.eventTime
-            // A new passkey for the user replaces the hidden ones too, as it replaces the others.
-            let hidden = try view(rpId: credential.rpId).items.map(\.credential)
-                .filter { $0.hidden && $0.userHandle == credential.userHandle && !replacing.contains($0) }
-            let removals = try (replacing + hidden).map { old throws(VaultError) in
+            let removals = try replacing.map { old throws(VaultError) in
                 CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)

@@ -32,7 +32,8 @@ public struct GetAssertionResponse: Sendable {
 extension Authenticator {
     public func getAssertion(_ request: GetAssertionRequest) throws(AuthenticatorError) -> GetAssertionResponse {
         // Step 7: the applicable credentials — bound to rpId and, with an allow list, listed in it.
-        var candidates = try store.credentials(forRP: request.rpId)
+        // A passkey the RP's signal hid is kept, but offered to no sign-in.
+        var candidates = try store.credentials(forRP: request.rpId).filter { !$0.hidden }
         if !request.allowList.isEmpty {
             candidates = candidates.filter { request.allowList.contains($0.id) }
         }
@@ -69,7 +70,8 @@ extension Authenticator {
         // once the signature exists and before it is returned, so no two honest responses carry
         // the same count and a failure before that leaves the counter as it was.
         // A passkey on the global counter takes the authenticator's next value.
-        var signCount = credential.globalCounter ? try store.globalSignCount() : credential.signCount
+        // (never below the passkey's own last count: one imported from another device keeps it).
+        var signCount = credential.globalCounter ? max(try store.globalSignCount(), credential.signCount) : credential.signCount
         if credential.countsSignatures {
             guard signCount < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
             signCount += 1
