@@ -9,11 +9,25 @@ enum BenchVaultCommand {
     static let sizes = OptionSpec.value("--sizes", "N,N,...", "vault sizes in passkeys (default 10,1000,100000)")
     static let runs = OptionSpec.value("--runs", "N", "runs per size; the median is shown (1-1000, default 7)")
     static let directory = OptionSpec.value("--dir", "DIR", "where the throw-away vaults go (default /tmp)", completion: .directories)
+    static let keep = OptionSpec.value(
+        "--keep", "DIR", "leave the largest vault at DIR (a new path on the same file system as --dir), to time 'authctl sign' against it",
+        completion: .directories)
+
+    /// One size's medians, as `--json` prints them.
+    struct Row: Encodable {
+        let size: Int
+        let openMs, registerMs, signMs, openSignMs, logMiB: Double
+    }
+    struct Report: Encodable {
+        let runs: Int
+        let rows: [Row]
+    }
 
     static let spec = CommandSpec(
         name: "vault", abstract: "time open, register and sign at several vault sizes",
-        options: [sizes, runs, directory],
-        examples: [".build/release/authctl bench vault --sizes 10,1000,100000 --runs 7"],
+        options: [sizes, runs, directory, keep],
+        examples: [".build/release/authctl bench vault --sizes 10,1000,100000 --runs 7",
+                   ".build/release/authctl --json bench vault --sizes 10,100,1000,10000,100000 > vault.json; python3 scripts/bench_chart.py vault.json > latency.svg"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -30,9 +44,20 @@ enum BenchVaultCommand {
         var st = stat()
         guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { throw CLIError(.usage, "--dir \(dir) is not a directory") }
 
+        let kept = args.value(keep)
+        if let kept, access(kept, F_OK) == 0 { throw CLIError(.usage, "--keep \(kept) exists; name a new path") }
         // Everything is measured before anything is printed: a failure leaves stdout empty.
         var rows: [(Int, [Double])] = []
-        for size in counts { rows.append((size, try measure(size: size, runs: runCount, directory: dir))) }
+        let largest = counts.max()!
+        for size in counts {
+            rows.append((size, try measure(size: size, runs: runCount, directory: dir, keepAt: size == largest ? kept : nil)))
+        }
+        if args.flag(GlobalOptions.json) {
+            try Output.data(JSONOutput.string(Report(runs: runCount, rows: rows.map { size, f in
+                Row(size: size, openMs: f[0], registerMs: f[1], signMs: f[2], openSignMs: f[3], logMiB: f[4])
+            })))
+            return
+        }
         var lines = ["vault size   open+index (ms)   register (ms)   sign (ms)   open+sign (ms)   log (MiB)"]
         for (size, figures) in rows {
             lines.append(pad(String(size), 10) + "   " + figures.enumerated().map { i, v in
@@ -52,7 +77,7 @@ enum BenchVaultCommand {
     static let request = Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged"}"#.utf8)
 
     /// Milliseconds: median open (with the index of the one RP), register, sign, open + sign; log MiB.
-    static func measure(size: Int, runs: Int, directory: String) throws(CLIError) -> [Double] {
+    static func measure(size: Int, runs: Int, directory: String, keepAt kept: String? = nil) throws(CLIError) -> [Double] {
         // A directory of its own, made for this run (mkdtemp): nothing that was there before is
         // ever opened, let alone removed.
         var template = Array((directory + "/authctl-bench-XXXXXX").utf8CString)
@@ -61,17 +86,28 @@ enum BenchVaultCommand {
         }
         let scratch = String(cString: made)
         let path = scratch + "/vault"
+        var keptHere = false
         defer {
-            try? Device.removeVault(at: path)
+            if !keptHere { try? Device.removeVault(at: path) }
             rmdir(scratch)
         }
         let passphrase = SecureBytes(count: 5)
         passphrase.withUnsafeMutableBytes { $0.copyBytes(from: Array("bench".utf8)) }
         let passkeys = try makePasskeys(size)
+        let figures: [Double]
         do throws(DeviceError) {
             try fill(path: path, passkeys: passkeys, passphrase: passphrase)
-            return try time(runs: runs, path: path, passphrase: passphrase)
+            figures = try time(runs: runs, path: path, passphrase: passphrase)
         } catch { throw CLIError(error) }
+        if let kept {
+            guard rename(path, kept) == 0 else {
+                throw CLIError(.ioError, "cannot move the vault to \(kept): \(String(cString: strerror(errno))) (--keep must be on the file system of --dir)")
+            }
+            keptHere = true
+            Output.diagnostic("authctl: kept the \(size)-passkey vault at \(kept): passphrase 'bench', no PIN; "
+                + "time it with AUTHCTL_PASSPHRASE=bench authctl --vault \(kept) sign --origin https://target.example")
+        }
+        return figures
     }
 
     /// The median of `runs` timings of each step, on the filled vault at `path`.
