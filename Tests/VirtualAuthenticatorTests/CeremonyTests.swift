@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VirtualAuthenticator
 
@@ -376,4 +377,25 @@ private final class CountingUser: UserInteraction {
     let harness = Harness()
     #expect(throws: AuthenticatorError.self) { try harness.client.create(options: CreationOptions(json: jsonBytes(creationObject())), origin: origin, fault: .counterRegress) }
     #expect(harness.storedIds.isEmpty)
+}
+
+
+// MARK: - Response JSON written directly
+
+/// The responses' own JSON is byte for byte what the encoder writes, with and without extension
+/// results, for every algorithm and attachment.
+@Test(arguments: [(COSEAlgorithm.es256, AuthenticatorProfile.iCloudKeychain), (.edDSA, .authctl), (.rs256, .securityKey)])
+func responseJSONIsTheEncodersBytes(_ algorithm: COSEAlgorithm, _ profile: AuthenticatorProfile) throws {
+    let harness = Harness(configuration: .init(profile: profile, attestationCA: try AttestationCA.generate()))
+    let plain = try harness.register { $0.algorithms = [algorithm.rawValue]; $0.attestation = .direct }
+    #expect(plain.json == JSONOutput.string(plain))
+    let extended = try harness.register {
+        $0.algorithms = [algorithm.rawValue]
+        $0.userId = [9]
+        $0.extensions.credProps = true
+    }
+    #expect(extended.json == JSONOutput.string(extended) && extended.json.contains("credProps"))
+    let assertion = try harness.authenticate()
+    #expect(assertion.json == JSONOutput.string(assertion))
+    #expect(try JSONSerialization.jsonObject(with: Data(assertion.json.utf8)) is [String: Any])
 }

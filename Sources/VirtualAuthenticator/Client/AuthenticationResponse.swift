@@ -21,6 +21,15 @@ public struct AuthenticationResponse: Sendable, Encodable {
             userHandle: Base64URL.encode(result.credential.userHandle)), clientExtensionResults: clientExtensionResults).encode(to: encoder)
     }
 
-    /// The JSON text, one line, as the CLI prints it.
-    public var json: String { JSONOutput.string(self) }
+    /// The JSON text, one line, as the CLI prints it: what ``JSONOutput`` writes, built directly
+    /// (a sign-in's hot path).
+    public var json: String {
+        typealias J = PublicKeyCredentialJSON<AssertionResponseJSON>
+        return J.fastJSON(credentialId: result.credential.id, attachment: authenticatorAttachment, response: [
+            ("authenticatorData", J.plain(Base64URL.encode(result.authenticatorData))),
+            ("clientDataJSON", J.plain(Base64URL.encode(clientDataJSON))),
+            ("signature", J.plain(Base64URL.encode(result.signature))),
+            ("userHandle", J.plain(Base64URL.encode(result.credential.userHandle))),
+        ], clientExtensionResults: clientExtensionResults)
+    }
 }

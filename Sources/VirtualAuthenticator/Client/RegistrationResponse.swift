@@ -27,6 +27,16 @@ public struct RegistrationResponse: Sendable, Encodable {
             transports: transports), clientExtensionResults: clientExtensionResults).encode(to: encoder)
     }
 
-    /// The JSON text, one line, as the CLI prints it.
-    public var json: String { JSONOutput.string(self) }
+    /// The JSON text, one line, as the CLI prints it: what ``JSONOutput`` writes, built directly.
+    public var json: String {
+        typealias J = PublicKeyCredentialJSON<AttestationResponseJSON>
+        return J.fastJSON(credentialId: result.credential.id, attachment: authenticatorAttachment, response: [
+            ("attestationObject", J.plain(Base64URL.encode(result.attestationObject.bytes))),
+            ("authenticatorData", J.plain(Base64URL.encode(result.authenticatorData))),
+            ("clientDataJSON", J.plain(Base64URL.encode(clientDataJSON))),
+            ("publicKey", J.plain(Base64URL.encode(result.publicKeySPKI))),
+            ("publicKeyAlgorithm", String(result.credential.publicKey.algorithm.rawValue)),
+            ("transports", "[" + transports.map(J.plain).joined(separator: ",") + "]"),
+        ], clientExtensionResults: clientExtensionResults)
+    }
 }

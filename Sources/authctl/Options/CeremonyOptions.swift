@@ -111,7 +111,9 @@ enum CeremonyOptions {
         do { response = try ceremony(device, json, context, person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
         do {
-            try Output.data(JSONOutput.string(response))
+            // A ceremony's response writes its own JSON (the same bytes, without the encoder).
+            let text = (response as? RegistrationResponse)?.json ?? (response as? AuthenticationResponse)?.json ?? JSONOutput.string(response)
+            try Output.data(text)
         } catch {
             // The vault change is durable by now (it had to be, before the response could exist).
             throw CLIError(.ioError, "\(error.message); the vault keeps what this ceremony did "
