@@ -96,3 +96,13 @@ import VirtualAuthenticator
         #expect(try device.credentials().isEmpty)
     }
 }
+
+@Test func anAAGUIDOfTheWrongLengthIsAnErrorNotATrap() throws {
+    try withTemporaryDirectory { dir in
+        let device = try makeDevice(in: dir, pin: nil)
+        expectDeviceError(.invalidArgument) {
+            try device.register(optionsJSON: creationOptions(), origin: origin, passkey: PasskeySettings(aaguid: [1, 2, 3]))
+        }
+        #expect(try device.credentials().isEmpty)
+    }
+}

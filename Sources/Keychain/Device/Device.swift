@@ -85,6 +85,9 @@ public final class Device {
             guard let named = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(name)' (see authctl profiles)") }
             (profile, aaguid) = (named, named.aaguid)
         }
+        guard passkey.aaguid == nil || passkey.aaguid!.count == 16 else {
+            throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes, not \(passkey.aaguid!.count)")
+        }
         guard !passkey.u2f || profile.alternateAttestation != nil else {
             throw DeviceError(.invalidArgument, "profile \(profile.name) has no U2F attestation (security-key has)")
         }
