@@ -8,6 +8,12 @@ import PackageDescription
 //
 // VirtualAuthenticator and KeyVault never import each other; each C library is imported by the one
 // module that owns it.
+// A release build links the Swift runtime and Foundation in (what `--static-swift-stdlib` does):
+// loading them as shared libraries — symbol look-ups and relocations — took half of every
+// command's start. Modules are compiled for it too, so that they ask for the static libraries.
+let staticRuntime: [SwiftSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+let staticRuntimeLink: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+
 let package = Package(
     name: "authctl",
     products: [
@@ -19,31 +25,36 @@ let package = Package(
     ],
     targets: [
         // C behind a wall: each system library is imported only by the module that owns it.
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // libcurl (libcurl4-openssl-dev), loaded with dlopen when first used: it links two dozen
+        // libraries that every start would pay for otherwise.
+        .target(name: "CCurl"),
         // Linux process controls Swift cannot call directly (prctl is variadic).
         .systemLibrary(name: "CProcess"),
 
         // libcurl behind a wall: URLs split as a URL parser splits them, and HTTP for scenarios.
-        .target(name: "Curl", dependencies: ["CCurl"]),
+        .target(name: "Curl", dependencies: ["CCurl"], swiftSettings: staticRuntime),
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"], swiftSettings: staticRuntime),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
-        .target(name: "KeyVault", dependencies: ["CSodium"]),
+        .target(name: "KeyVault", dependencies: ["CSodium"], swiftSettings: staticRuntime),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
-        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"]),
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"], swiftSettings: staticRuntime),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
-        .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
+        .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"], swiftSettings: staticRuntime),
         // The command line: parse, call the device, print.
-        .executableTarget(name: "authctl", dependencies: ["Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault"]),
+        .executableTarget(name: "authctl", dependencies: ["Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault"],
+                          swiftSettings: staticRuntime, linkerSettings: staticRuntimeLink),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
-        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"],
+                          swiftSettings: staticRuntime, linkerSettings: staticRuntimeLink),
 
+        .testTarget(name: "CurlTests", dependencies: ["Curl"]),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),

@@ -58,6 +58,34 @@ static inline int authctl_hkdf_sha256(const unsigned char *ikm, size_t ikm_len,
     return ok;
 }
 
+/* A P-256 key pair from its private scalar (32 bytes, big-endian) and its uncompressed public
+   point (65 bytes), through EVP_PKEY_fromdata: no decoder is looked up, which is what makes
+   d2i_AutoPrivateKey cost hundreds of microseconds. The scalar's native-order copy is wiped.
+   NULL on failure. */
+static inline EVP_PKEY *authctl_p256_from_scalar(const unsigned char *scalar, const unsigned char *point) {
+    unsigned char native[32];
+    for (int i = 0; i < 32; i++) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        native[i] = scalar[31 - i];  /* OSSL_PARAM integers are in native byte order */
+#else
+        native[i] = scalar[i];
+#endif
+    }
+    OSSL_PARAM params[4];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)"prime256v1", 0);
+    params[1] = OSSL_PARAM_construct_BN(OSSL_PKEY_PARAM_PRIV_KEY, native, sizeof native);
+    params[2] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)point, 65);
+    params[3] = OSSL_PARAM_construct_end();
+    EVP_PKEY *key = NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (ctx != NULL && EVP_PKEY_fromdata_init(ctx) == 1) {
+        if (EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_KEYPAIR, params) != 1) key = NULL;
+    }
+    EVP_PKEY_CTX_free(ctx);
+    OPENSSL_cleanse(native, sizeof native);
+    return key;
+}
+
 /* AES-256-GCM with a 12-byte nonce and a 16-byte tag written after the ciphertext
    (out holds in_len + 16 bytes). Returns 1 on success. */
 static inline int authctl_aes256gcm_seal(const unsigned char *key, const unsigned char *nonce,

@@ -21,7 +21,7 @@ public final class HTTPClient {
     public static let replyLimit = 4 << 20
 
     /// libcurl's global set-up, once per process (it is not safe to repeat alongside other threads).
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    private static let globalInit: CURLcode = authctl_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     /// Hosts never reached through a proxy: loopback, where a test RP runs; plus `$NO_PROXY`.
     static var noProxy: String {
@@ -31,19 +31,22 @@ public final class HTTPClient {
     }
 
     public init() throws(Failure) {
+        guard authctl_curl_load() == 1 else {
+            throw Failure(message: "libcurl could not be loaded: " + (authctl_curl_load_error().map { String(cString: $0) } ?? "unknown"))
+        }
         guard Self.globalInit == CURLE_OK else { throw Failure(message: "libcurl could not be initialised") }
-        guard let handle = curl_easy_init() else { throw Failure(message: "libcurl could not start a session") }
+        guard let handle = authctl_curl_easy_init() else { throw Failure(message: "libcurl could not start a session") }
         self.handle = handle
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { authctl_curl_easy_cleanup(handle) }
 
     /// Sends `method` to `url` with `body` (as JSON when given) and returns the status and reply.
     public func send(method: String, url: String, body: [UInt8]?, timeoutSeconds: Int = 30) throws(Failure) -> Response {
-        curl_easy_reset(handle)  // options only: the cookie jar stays
+        authctl_curl_easy_reset(handle)  // options only: the cookie jar stays
         let reply = ReplyBuffer()
         var headers: UnsafeMutablePointer<curl_slist>? = nil
-        defer { curl_slist_free_all(headers) }
+        defer { authctl_curl_slist_free_all(headers) }
         let codes: [CURLcode] = [
             authctl_curl_setopt_string(handle, CURLOPT_COOKIEFILE, ""),  // the cookie engine, in memory
             authctl_curl_setopt_string(handle, CURLOPT_URL, url),
@@ -62,19 +65,19 @@ public final class HTTPClient {
             }),
             authctl_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(reply).toOpaque()),
         ]
-        if let failed = codes.first(where: { $0 != CURLE_OK }) { throw Failure(message: String(cString: curl_easy_strerror(failed))) }
+        if let failed = codes.first(where: { $0 != CURLE_OK }) { throw Failure(message: String(cString: authctl_curl_easy_strerror(failed))) }
         // A method that carries a body gets one, empty when none is given (Content-Length: 0).
         let sent = body ?? (["POST", "PUT", "PATCH"].contains(method) ? [] : nil)
         if let body = sent {
-            headers = curl_slist_append(headers, "Content-Type: application/json")
-            headers = curl_slist_append(headers, "Accept: application/json")
+            headers = authctl_curl_slist_append(headers, "Content-Type: application/json")
+            headers = authctl_curl_slist_append(headers, "Accept: application/json")
             _ = authctl_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers))
             _ = authctl_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count)
             let bytes = body.isEmpty ? [0] : body  // a valid pointer even for no bytes (the size says 0)
             _ = bytes.withUnsafeBytes { authctl_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
         }
-        let rc = withExtendedLifetime(reply) { curl_easy_perform(handle) }
-        guard rc == CURLE_OK else { throw Failure(message: "\(method) \(url): \(String(cString: curl_easy_strerror(rc)))") }
+        let rc = withExtendedLifetime(reply) { authctl_curl_easy_perform(handle) }
+        guard rc == CURLE_OK else { throw Failure(message: "\(method) \(url): \(String(cString: authctl_curl_easy_strerror(rc)))") }
         var status = 0
         _ = authctl_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return Response(status: status, body: reply.bytes)

@@ -58,6 +58,43 @@ import Testing
         #expect(SignatureVerifier.verify(signature: try loaded.sign([1, 2, 3]), message: [1, 2, 3], spki: key.subjectPublicKeyInfo))
     }
 
+    /// A new key's DER is read without OpenSSL's decoders (P-256 and Ed25519); the same key in
+    /// other layouts — PKCS #8, a compressed point, no curve parameters — goes through them. Every
+    /// reading is the same key pair.
+    @Test(arguments: [COSEAlgorithm.es256, .edDSA])
+    func keysInOtherLayoutsAreTheSameKey(_ algorithm: COSEAlgorithm) throws {
+        let key = try PrivateKey.generate(algorithm)
+        var der = [UInt8](repeating: 0, count: key.privateKeyDERCount)
+        let written = try der.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) }
+        #expect(written == (algorithm == .es256 ? 121 : 48))
+        let scratch = try AttestationCertificateTests.Scratch()
+        let path = try scratch.write("key.der", Array(der.prefix(written)))
+        // (An Ed25519 key is written as PKCS #8 already: it has no other DER layout.)
+        let layouts = algorithm == .edDSA ? [] : [["pkcs8", "-topk8", "-nocrypt"], ["ec", "-conv_form", "compressed"],
+                                                   ["ec", "-no_public"], ["ec", "-param_enc", "explicit"]]
+        let again = try der.prefix(written).withUnsafeBytes { try PrivateKey.load(der: $0) }
+        #expect(again.algorithm == algorithm && again.publicKey == key.publicKey)
+        for (index, layout) in layouts.enumerated() {
+            let out = scratch.url.appendingPathComponent("other-\(index).der").path
+            #expect(try scratch.openssl(layout + ["-inform", "DER", "-outform", "DER", "-in", path, "-out", out]).status == 0)
+            let other = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+            #expect(other != Array(der.prefix(written)), "\(layout)")
+            guard let loaded = try? other.withUnsafeBytes({ try PrivateKey.load(der: $0) }) else {
+                // Explicit curve parameters are refused as not P-256 by name; the rest must load.
+                #expect(layout.contains("explicit"), "\(layout)")
+                continue
+            }
+            #expect(loaded.algorithm == algorithm && loaded.publicKey == key.publicKey, "\(layout)")
+            #expect(SignatureVerifier.verify(signature: try loaded.sign([4, 5]), message: [4, 5], spki: key.subjectPublicKeyInfo))
+        }
+        // A damaged key in the written layout is refused, not read as another key.
+        if algorithm == .es256 {
+            var bad = Array(der.prefix(written))
+            bad[60] ^= 0xFF  // the public point is no longer on the curve
+            #expect(throws: OpenSSLFailure.self) { try bad.withUnsafeBytes { try PrivateKey.load(der: $0) } }
+        }
+    }
+
     @Test(arguments: COSEAlgorithm.allCases)
     func coseKeysRoundTripInCanonicalOrder(_ algorithm: COSEAlgorithm) throws {
         let pair = try PrivateKey.generate(algorithm)

@@ -48,6 +48,7 @@ public final class PrivateKey: @unchecked Sendable {
         guard let base = der.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw OpenSSLFailure("empty private key")
         }
+        if let key = loadAsWritten(der) { return key }
         var cursor: UnsafePointer<UInt8>? = UnsafePointer(base)
         guard let key = d2i_AutoPrivateKey(nil, &cursor, der.count) else { throw OpenSSLFailure("d2i_AutoPrivateKey") }
         let type = EVP_PKEY_get_base_id(key), bits = EVP_PKEY_get_bits(key)
@@ -64,6 +65,34 @@ public final class PrivateKey: @unchecked Sendable {
         }
         return PrivateKey(pkey: key, algorithm: algorithm)
     }
+
+    /// A key in the exact layout ``writePrivateKeyDER(into:)`` gives a new P-256 or Ed25519 key,
+    /// read without OpenSSL's decoders (`d2i_AutoPrivateKey` looks them up on every call, some
+    /// 350 µs, more than a signature): a P-256 RFC 5915 `ECPrivateKey` with the named curve and
+    /// the uncompressed point, or an Ed25519 PKCS #8 key. Any other layout is `nil`, for the
+    /// decoders.
+    private static func loadAsWritten(_ der: UnsafeRawBufferPointer) -> PrivateKey? {
+        let bytes = der.bindMemory(to: UInt8.self)
+        guard let base = bytes.baseAddress else { return nil }
+        if der.count == 121, bytes.prefix(7).elementsEqual(p256Head), bytes[39..<57].elementsEqual(p256Middle),
+           let key = authctl_p256_from_scalar(base + 7, base + 56) {
+            return PrivateKey(pkey: key, algorithm: .es256)
+        }
+        if der.count == 48, bytes.prefix(16).elementsEqual(ed25519Head),
+           let key = EVP_PKEY_new_raw_private_key(authctl_pkey_ed25519, nil, base + 16, 32) {
+            return PrivateKey(pkey: key, algorithm: .edDSA)
+        }
+        return nil
+    }
+
+    /// `SEQUENCE { INTEGER 1, OCTET STRING (32)` — the scalar follows.
+    private static let p256Head: [UInt8] = [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20]
+    /// After the scalar: `[0] { OID prime256v1 }, [1] { BIT STRING 04` — x and y follow.
+    private static let p256Middle: [UInt8] = [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07,
+                                              0xA1, 0x44, 0x03, 0x42, 0x00, 0x04]
+    /// PKCS #8 `SEQUENCE { INTEGER 0, { OID id-Ed25519 }, OCTET STRING { OCTET STRING (32)` — the key follows.
+    private static let ed25519Head: [UInt8] = [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70,
+                                               0x04, 0x22, 0x04, 0x20]
 
     /// Whether an EC key is on P-256 (prime256v1), not merely another 256-bit curve.
     private static func isP256(_ key: OpaquePointer) -> Bool {
