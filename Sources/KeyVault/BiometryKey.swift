@@ -75,7 +75,7 @@ extension Vault {
     /// (by the vault key, or by the account key for a passkey that came from the account store).
     public func openBiometrySealed(_ inner: SecureBytes, itemId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
         let bytes = inner.withUnsafeBytes { Array($0) }
-        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(itemId)) else {
+        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(itemId), allocation: .transient) else {
             throw VaultError(.locked, "this passkey is sealed under a different biometric enrollment")
         }
         return plain

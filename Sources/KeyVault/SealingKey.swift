@@ -19,9 +19,10 @@ public struct SealingKey {
         Sodium.openNonSecret(sealed[...], key: bytes, associatedData: associatedData)
     }
 
-    /// The plaintext into secure memory (for a secret inside a sealed object).
+    /// The plaintext into a transient secure buffer (for a secret inside a sealed object, used
+    /// for one operation).
     public func openSecret(_ sealed: [UInt8], associatedData: [UInt8]) -> SecureBytes? {
-        Sodium.open(sealed[...], key: bytes, associatedData: associatedData)
+        Sodium.open(sealed[...], key: bytes, associatedData: associatedData, allocation: .transient)
     }
 
     /// Seals a secret held in secure memory.
@@ -40,7 +41,8 @@ extension Vault {
     public func openSealingKey(_ sealed: [UInt8], recordId: [UInt8]) throws(VaultError) -> SealingKey {
         let bytes = try openSecret(sealed, recordId: recordId)
         guard bytes.count == Sodium.keyBytes else { throw VaultError(.corrupted, "a sealed key of record \(hex(recordId)) is not 32 bytes") }
-        return SealingKey(bytes)
+        // A key lives as long as the account is open: a guarded copy.
+        return SealingKey(bytes.withUnsafeBytes { SecureBytes(copying: $0) })
     }
 
     /// Re-seals a secret of record `from` as one of record `to` (a passkey's private key copied into

@@ -1,4 +1,7 @@
 import CSodium
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Secret bytes in memory the vault owns: allocated with `sodium_malloc` (guard pages, locked
 /// against swapping where the system allows), wiped and freed in `deinit`. Never copied into a
@@ -10,12 +13,29 @@ import CSodium
 public final class SecureBytes: Equatable {
     private let base: UnsafeMutableRawPointer
     public let count: Int
+    public let allocation: Allocation
 
-    public init(count: Int) {
+    /// How the bytes are held.
+    public enum Allocation: Sendable {
+        /// `sodium_malloc`: guard pages around the bytes, locked against swapping. For secrets
+        /// that live as long as the vault is open (its key, a PIN).
+        case guarded
+        /// `malloc`, wiped with `sodium_memzero` before it is freed: for a secret that lives for
+        /// one operation (a passkey's private key while it signs), where the three system calls of
+        /// a guarded allocation and its release cost more than the signature.
+        case transient
+    }
+
+    public init(count: Int, allocation: Allocation = .guarded) {
         Sodium.initialize()
-        guard let p = sodium_malloc(max(count, 1)) else { fatalError("sodium_malloc(\(count)) failed") }
+        let p = switch allocation {
+        case .guarded: sodium_malloc(max(count, 1))
+        case .transient: malloc(max(count, 1))
+        }
+        guard let p else { fatalError("could not allocate \(count) bytes for a secret") }
         base = p
         self.count = count
+        self.allocation = allocation
         sodium_memzero(base, max(count, 1))
     }
 
@@ -34,7 +54,14 @@ public final class SecureBytes: Equatable {
         }
     }
 
-    deinit { sodium_free(base) }  // sodium_free wipes before freeing
+    deinit {
+        switch allocation {
+        case .guarded: sodium_free(base)  // sodium_free wipes before freeing
+        case .transient:
+            sodium_memzero(base, max(count, 1))
+            free(base)
+        }
+    }
 
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: base, count: count))
@@ -46,7 +73,9 @@ public final class SecureBytes: Equatable {
 
     /// A new buffer holding the first `length` bytes.
     public func prefix(_ length: Int) -> SecureBytes {
-        SecureBytes(copying: UnsafeRawBufferPointer(start: base, count: min(length, count)))
+        let out = SecureBytes(count: min(length, count), allocation: allocation)
+        out.base.copyMemory(from: base, byteCount: out.count)
+        return out
     }
 
     /// Equal contents, compared in constant time (`sodium_memcmp`): how long it takes says nothing

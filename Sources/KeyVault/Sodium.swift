@@ -45,9 +45,10 @@ enum Sodium {
     }
 
     /// Opens nonce ‖ ciphertext ‖ tag into a secure buffer; `nil` when authentication fails.
-    static func open(_ sealed: ArraySlice<UInt8>, key: SecureBytes, associatedData: [UInt8]) -> SecureBytes? {
+    static func open(_ sealed: ArraySlice<UInt8>, key: SecureBytes, associatedData: [UInt8],
+                     allocation: SecureBytes.Allocation = .guarded) -> SecureBytes? {
         guard sealed.count >= nonceBytes + tagBytes else { return nil }
-        let plain = SecureBytes(count: sealed.count - nonceBytes - tagBytes)
+        let plain = SecureBytes(count: sealed.count - nonceBytes - tagBytes, allocation: allocation)
         let ok = plain.withUnsafeMutableBytes { decrypt(sealed, into: $0, key: key, associatedData: associatedData) }
         return ok ? plain : nil
     }

@@ -60,6 +60,19 @@ public final class Vault {
     /// (kind, tag) → field value → ids, built on the first query for that (kind, tag).
     var fieldIndexes: [FieldIndexKey: [ByteKey: [ByteKey]]] = [:]
 
+    /// Values the caller derived from the records (``derived(_:_:)``), dropped at every change.
+    var derivedValues: [String: Any] = [:]
+
+    /// A value computed from the live records by `make`, kept until a record changes: for a
+    /// caller that reads the same few records on every operation (an account's device records),
+    /// so it decodes them once per change rather than once per use.
+    public func derived<T>(_ key: String, _ make: () throws(VaultError) -> T) throws(VaultError) -> T {
+        if let value = derivedValues[key] as? T { return value }
+        let value = try make()
+        derivedValues[key] = value
+        return value
+    }
+
     struct LiveRecord {
         var record: VaultRecord
         /// When the id became live: what orders ``records``.
@@ -301,8 +314,10 @@ public final class Vault {
         Sodium.seal(secret, key: key, associatedData: secretAssociatedData(recordId))
     }
 
+    /// Opens a secret sealed by ``sealSecret(_:recordId:)``, into a transient buffer: it is meant
+    /// for one operation.
     public func openSecret(_ sealed: [UInt8], recordId: [UInt8]) throws(VaultError) -> SecureBytes {
-        guard let plain = Sodium.open(sealed[...], key: key, associatedData: secretAssociatedData(recordId)) else {
+        guard let plain = Sodium.open(sealed[...], key: key, associatedData: secretAssociatedData(recordId), allocation: .transient) else {
             throw VaultError(.corrupted, "the secret of record \(hex(recordId)) failed authentication")
         }
         return plain

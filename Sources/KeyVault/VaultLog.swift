@@ -118,6 +118,7 @@ extension Vault {
     /// and field indexes in step. A replaced record keeps its place; an id that comes back after
     /// a tombstone takes a new one.
     func applyInMemory(_ record: VaultRecord) {
+        derivedValues.removeAll(keepingCapacity: true)
         let id = ByteKey(record.id)
         let old = live[id]
         if let old { unindex(old.record) }

@@ -117,6 +117,29 @@ final class VaultTests {
 
     // MARK: Create and open
 
+    /// A derived value is computed once and kept until a live record changes (a compaction changes
+    /// none); a secret opened for one operation reads back what was sealed.
+    @Test func derivedValuesLastUntilARecordChanges() throws {
+        try create(commits: [[record(1)]])
+        try withVault { vault in
+            var computed = 0
+            func count() throws(VaultError) -> Int {
+                try vault.derived("count") { () throws(VaultError) -> Int in computed += 1; return vault.records.count }
+            }
+            #expect(try count() == 1 && count() == 1 && computed == 1)
+            try vault.commit([record(2)])
+            #expect(try count() == 2 && computed == 2)
+            try vault.commit([tombstone(1, version: 2)])
+            #expect(try count() == 1 && computed == 3)
+            try vault.compact()
+            #expect(try count() == 1 && computed == 3)
+            let sealed = [UInt8](repeating: 7, count: 121).withUnsafeBytes { vault.sealSecret($0, recordId: recordId(2)) }
+            let opened = try vault.openSecret(sealed, recordId: recordId(2))
+            #expect(opened.allocation == .transient && opened.count == 121)
+            #expect(opened.withUnsafeBytes { Array($0) } == [UInt8](repeating: 7, count: 121))
+        }
+    }
+
     @Test func createThenOpenSeesCommittedRecordsInOrder() throws {
         let written = try create(commits: [[record(3)], [record(1), record(2)]])
         #expect(written == [record(3), record(1), record(2)])

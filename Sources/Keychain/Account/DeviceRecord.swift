@@ -158,7 +158,12 @@ struct DeviceRecord {
     }
 
     /// Every device record, removed devices too (whose uploaded changes still count).
+    /// Decoded once per change of the vault: every ceremony reads them.
     static func everyRecord(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
+        try vault.derived("DeviceRecord.everyRecord") { () throws(VaultError) in try decodeEveryRecord(in: vault) }
+    }
+
+    private static func decodeEveryRecord(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
         let settings = vault.records(kind: .settings)
         guard settings.count == 1 else {
             throw VaultError(.corrupted, "the vault has \(settings.count) settings records; it must have exactly one")

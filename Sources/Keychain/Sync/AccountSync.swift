@@ -156,7 +156,13 @@ extension Account {
     /// Whether devices sync through the store yet: once there is a second device, a reset, or a
     /// delay setting. A lone device never writes one (its changes upload when one appears).
     var storeInUse: Bool {
-        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || DirectoryStore.exists(at: storePath)
+        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || storeExists
+    }
+
+    /// Whether the store's directory exists, looked at once per change of the vault: only a
+    /// writer of this vault makes it, and this process is the writer while it asks.
+    private var storeExists: Bool {
+        (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
     }
 
     /// Opens (creating) the store and reads what it holds. A store that cannot be used — not a
