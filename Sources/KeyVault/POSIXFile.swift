@@ -131,10 +131,10 @@ enum POSIXFile {
         try readPrefix(path, limit: limit, upTo: limit).bytes
     }
 
-    /// The first `wanted` bytes of a regular file the vault owns (fewer if it is shorter), and the
+    /// Bytes `start..<wanted` of a regular file the vault owns (fewer if it is shorter), and the
     /// file's size; refused when the file is longer than `limit`. Only what is asked for is
     /// allocated, so a huge or sparse file costs nothing to refuse or to skip past.
-    static func readPrefix(_ path: String, limit: Int, upTo wanted: Int) throws(VaultError) -> (bytes: [UInt8], size: Int) {
+    static func readPrefix(_ path: String, limit: Int, from start: Int = 0, upTo wanted: Int) throws(VaultError) -> (bytes: [UInt8], size: Int) {
         let fd = try openOwned(path, O_RDONLY)
         defer { close(fd) }
         var st = stat()
@@ -142,16 +142,40 @@ enum POSIXFile {
         guard Int(st.st_size) <= limit else {
             throw VaultError(.corrupted, "\(path) is \(st.st_size) bytes, more than a vault file of its kind can hold (\(limit))")
         }
-        var out = [UInt8](repeating: 0, count: min(Int(st.st_size), max(wanted, 0)))
+        guard start <= Int(st.st_size) else {
+            throw VaultError(.corrupted, "\(path) is \(st.st_size) bytes, shorter than the \(start) its index covers: it was truncated")
+        }
+        var out = [UInt8](repeating: 0, count: max(min(Int(st.st_size), max(wanted, 0)) - start, 0))
         var length = 0
         while length < out.count {
-            let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
+            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + length, $0.count - length, off_t(start + length)) }
             if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "cannot read \(path): \(errorText())") }
             if n == 0 { break }
             length += n
         }
         out.removeLast(out.count - length)
         return (out, Int(st.st_size))
+    }
+
+    /// `count` bytes at `offset` of an open file; fewer is corruption (the file is shorter than
+    /// what names it says).
+    static func read(_ fd: Int32, path: String, at offset: UInt64, count: Int) throws(VaultError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var length = 0
+        while length < count {
+            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + length, count - length, off_t(offset) + off_t(length)) }
+            if n < 0 { if errno == EINTR { continue }; throw VaultError(.io, "cannot read \(path): \(errorText())") }
+            if n == 0 { throw VaultError(.corrupted, "\(path) ends at byte \(offset + UInt64(length)), before what it must hold") }
+            length += n
+        }
+        return out
+    }
+
+    /// The size of an open file.
+    static func size(_ fd: Int32, path: String) throws(VaultError) -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw VaultError(.io, "cannot inspect \(path): \(errorText())") }
+        return Int(st.st_size)
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(VaultError) {

@@ -59,6 +59,18 @@ public final class Vault {
     var idsByKind: [VaultRecord.Kind: Set<ByteKey>] = [:]
     /// (kind, tag) → field value → ids, built on the first query for that (kind, tag).
     var fieldIndexes: [FieldIndexKey: [ByteKey: [ByteKey]]] = [:]
+    /// The records this process may leave unread until asked for (through the index); `nil`:
+    /// every record is read at open.
+    let partitioning: VaultPartitioning?
+    /// The current generation's index, when it was used to open the vault or written since.
+    var index: OpenIndex?
+    /// What the commit file says of the index (carried into every commit pointer this process
+    /// writes, so that a process that does not use the index leaves it named).
+    var indexLength: UInt64 = 0
+    var indexRootLength: UInt32 = 0
+    /// Whether the whole log was read and authenticated: at open without an index, or by
+    /// ``verify()``.
+    var verified = false
 
     /// Values the caller derived from the records (``derived(_:_:)``), dropped at every change.
     var derivedValues: [String: Any] = [:]
@@ -89,26 +101,43 @@ public final class Vault {
     /// Frames in the log: one per committed batch.
     public var committedFrames: UInt64 { frameCount }
 
-    /// Live records (tombstoned ids left out), in the order they became live.
-    public var records: [VaultRecord] { ordered(live.values) }
+    /// Live records (tombstoned ids left out), in the order they became live. Reads every
+    /// partition not read yet.
+    public var records: [VaultRecord] {
+        get throws(VaultError) {
+            try readEverything()
+            return ordered(live.values)
+        }
+    }
 
-    public func record(id: [UInt8]) -> VaultRecord? { live[ByteKey(id)]?.record }
+    public func record(id: [UInt8]) throws(VaultError) -> VaultRecord? {
+        if let found = live[ByteKey(id)]?.record { return found }
+        guard !everythingRead else { return nil }
+        try readEverything()
+        return live[ByteKey(id)]?.record
+    }
 
     /// Live records of one kind, in the order they became live.
-    public func records(kind: VaultRecord.Kind) -> [VaultRecord] {
-        ordered((idsByKind[kind] ?? []).compactMap { live[$0] })
+    public func records(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
+        if kind == partitioning?.kind { try readEverything() }
+        return ordered((idsByKind[kind] ?? []).compactMap { live[$0] })
     }
 
     /// Live records of one kind in no particular order: a scan without the sort, for a caller
     /// that keeps only a few of them.
-    public func unorderedRecords(kind: VaultRecord.Kind) -> [VaultRecord] {
-        (idsByKind[kind] ?? []).compactMap { live[$0]?.record }
+    public func unorderedRecords(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
+        if kind == partitioning?.kind { try readEverything() }
+        return (idsByKind[kind] ?? []).compactMap { live[$0]?.record }
     }
 
     /// Live records of `kind` whose field `tag` equals `value`, in the order they became live.
     /// The first query for a (kind, tag) builds an index, kept up to date from then on, so finding
-    /// the passkeys of one RP among many costs a hash lookup.
-    public func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [VaultRecord] {
+    /// the passkeys of one RP among many costs a hash lookup. For the vault's partitioning (kind
+    /// and tag), only that partition is read.
+    public func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) throws(VaultError) -> [VaultRecord] {
+        if let partitioning, partitioning.kind == kind {
+            if partitioning.tag == tag { try readPartition(ByteKey(value)) } else { try readEverything() }
+        }
         let key = FieldIndexKey(kind: kind, tag: tag)
         if fieldIndexes[key] == nil {
             var index = [ByteKey: [ByteKey]]()
@@ -120,11 +149,13 @@ public final class Vault {
         return ordered((fieldIndexes[key]?[ByteKey(value[...])] ?? []).compactMap { live[$0] })
     }
 
-    private func ordered(_ entries: some Sequence<LiveRecord>) -> [VaultRecord] {
+    func ordered(_ entries: some Sequence<LiveRecord>) -> [VaultRecord] {
         entries.sorted { $0.sequence < $1.sequence }.map(\.record)
     }
 
-    private init(path: String, access: Access, header: VaultHeader, key: SecureBytes, waiting: Waiting, writerLock: VaultLock?) {
+    init(path: String, access: Access, header: VaultHeader, key: SecureBytes, waiting: Waiting, writerLock: VaultLock?,
+         partitioning: VaultPartitioning?) {
+        self.partitioning = partitioning
         self.path = path
         self.access = access
         self.header = header
@@ -135,6 +166,7 @@ public final class Vault {
 
     static func file(_ dir: String, _ name: String) -> String { dir + "/" + name }
     static func logFile(_ generation: UInt64) -> String { "log.\(generation)" }
+    static func indexFile(_ generation: UInt64) -> String { "index.\(generation)" }
 
     /// The lock that guards the files' contents: exclusive to change them, shared to read them.
     func stateLock(exclusive: Bool) throws(VaultError) -> VaultLock {
@@ -146,7 +178,7 @@ public final class Vault {
     /// Names a vault directory may hold before its header exists: what an unfinished `create`
     /// leaves behind, which `create` may be run on again.
     static let unfinishedCreation: Set<String> = [
-        lockFile, writerLockFile, logFile(0), logFile(0) + ".tmp", commitFile, commitFile + ".tmp", headerFile + ".tmp",
+        lockFile, writerLockFile, logFile(0), logFile(0) + ".tmp", indexFile(0), commitFile, commitFile + ".tmp", headerFile + ".tmp",
     ]
 
     /// Creates a vault in `path`, which must be absent, or an empty directory of this user's.
@@ -154,6 +186,7 @@ public final class Vault {
     /// first frame *before* the header is written, so a vault never exists without them: a crash
     /// during creation leaves an unfinished directory that `create` may be run on again.
     public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
+                              partitioning: VaultPartitioning? = nil,
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         try POSIXFile.makeDirectory(path)
         // Another user's directory, or one holding anything but an unfinished vault, is refused
@@ -185,7 +218,8 @@ public final class Vault {
         header.wrappedKey = vaultKey.withUnsafeBytes { Sodium.seal($0, key: wrapping, associatedData: header.associatedData) }
         // The empty log and its commit pointer first, then the initial records, the header last: a
         // directory is a vault once its header exists.
-        let vault = Vault(path: path, access: .write, header: header, key: vaultKey, waiting: waiting, writerLock: writer)
+        let vault = Vault(path: path, access: .write, header: header, key: vaultKey, waiting: waiting, writerLock: writer,
+                          partitioning: partitioning)
         try vault.writeEmptyLog()
         let initial = try initialRecords(vault)
         if !initial.isEmpty { try vault.commit(initial) }
@@ -213,7 +247,7 @@ public final class Vault {
         try POSIXFile.requirePrivateDirectory(path)
         let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: .zero)
         let ours = POSIXFile.entries(path).filter { name in
-            [headerFile, commitFile, nextCommitFile].contains(name) || name.hasSuffix(".tmp") || isLogFile(name)
+            [headerFile, commitFile, nextCommitFile].contains(name) || name.hasSuffix(".tmp") || isLogFile(name) || isIndexFile(name)
         }
         for name in ours where unlink(file(path, name)) != 0 && errno != ENOENT {
             throw VaultError(.io, "cannot remove \(file(path, name)): \(POSIXFile.errorText())")
@@ -225,23 +259,31 @@ public final class Vault {
     }
 
     /// `log.N`, N a generation number in decimal: the only log names the vault writes.
-    static func isLogFile(_ name: String) -> Bool {
-        guard name.hasPrefix("log.") else { return false }
-        let digits = name.dropFirst(4)
+    static func isLogFile(_ name: String) -> Bool { isNumbered(name, prefix: "log.") }
+
+    /// `index.N`, N a generation number in decimal: the index of log N.
+    static func isIndexFile(_ name: String) -> Bool { isNumbered(name, prefix: "index.") }
+
+    private static func isNumbered(_ name: String, prefix: String) -> Bool {
+        guard name.hasPrefix(prefix) else { return false }
+        let digits = name.dropFirst(prefix.count)
         return !digits.isEmpty && digits.allSatisfy { ("0"..."9").contains($0) } && String(UInt64(digits) ?? 0) == digits
     }
 
     /// Opens the vault at `path`: unwraps its key with the passphrase and reads every record. A
     /// writer then holds the writer lock until it is released; a reader holds nothing.
+    /// With `partitioning`, the records it names are read through the index, a partition when it
+    /// is first asked for, rather than at open.
     public static func open(at path: String, passphrase: SecureBytes, access: Access,
-                            waiting: Waiting = Waiting()) throws(VaultError) -> Vault {
+                            waiting: Waiting = Waiting(), partitioning: VaultPartitioning? = nil) throws(VaultError) -> Vault {
         guard exists(at: path) else {
             throw VaultError(.notFound, POSIXFile.isDirectory(path) ? "\(path) is not an authctl vault (it has no header file)" : "no vault at \(path)")
         }
         try POSIXFile.requirePrivateDirectory(path)
         let writer = access == .write
             ? try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice) : nil
-        let (vault, repairs) = try readUnderStateLock(path, passphrase: passphrase, access: access, waiting: waiting, writer: writer)
+        let (vault, repairs) = try readUnderStateLock(path, passphrase: passphrase, access: access, waiting: waiting, writer: writer,
+                                                      partitioning: partitioning)
         if repairs {
             // A writer tidies, waiting its turn; a reader tidies only if it can at once, and
             // carries on regardless (it may not even be able to write here).
@@ -253,7 +295,7 @@ public final class Vault {
     /// The header, the key it wraps and the log, read under the shared state lock, which is
     /// released when this returns (before any tidying takes it exclusively).
     private static func readUnderStateLock(_ path: String, passphrase: SecureBytes, access: Access, waiting: Waiting,
-                                           writer: VaultLock?) throws(VaultError) -> (Vault, Bool) {
+                                           writer: VaultLock?, partitioning: VaultPartitioning?) throws(VaultError) -> (Vault, Bool) {
         let state = try VaultLock(path: file(path, lockFile), exclusive: false, wait: waiting.limit, waiting: waiting.notice)
         defer { withExtendedLifetime(state) {} }
         let header: VaultHeader
@@ -266,7 +308,8 @@ public final class Vault {
         guard let key = Sodium.open(header.wrappedKey[...], key: wrapping, associatedData: header.associatedData),
               key.count == Sodium.keyBytes
         else { throw VaultError(.locked, "wrong passphrase for the vault at \(path)") }
-        let vault = Vault(path: path, access: access, header: header, key: key, waiting: waiting, writerLock: writer)
+        let vault = Vault(path: path, access: access, header: header, key: key, waiting: waiting, writerLock: writer,
+                          partitioning: partitioning)
         return (vault, try vault.readLog())
     }
 
@@ -285,6 +328,10 @@ public final class Vault {
         /// Bytes after the committed end of the log: an append that never finished.
         public let uncommittedBytes: Int
         public let liveRecords: [VaultRecord.Kind: Int]
+        /// The frames of the log the index covers (`nil`: no index); opening reads the rest.
+        public let indexedFrames: UInt64?
+        /// Bytes of the index file that count.
+        public let indexBytes: UInt64
 
         /// The vault id in lower-case hexadecimal.
         public var vaultIdHex: String { hex(vaultId) }
@@ -295,11 +342,16 @@ public final class Vault {
     /// greater than any record committed so far had.
     public var position: UInt64 { generation << 32 | min(frameCount, UInt64(UInt32.max)) }
 
+    /// Reads every partition not read yet, to count the records.
     public var facts: Facts {
-        Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
-              memlimit: header.memlimit, generation: generation, frames: frameCount, committedBytes: validLength,
-              uncommittedBytes: fileLength - validLength,
-              liveRecords: countByKind.filter { $0.value > 0 })
+        get throws(VaultError) {
+            try readEverything()
+            return Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
+                         memlimit: header.memlimit, generation: generation, frames: frameCount, committedBytes: validLength,
+                         uncommittedBytes: fileLength - validLength,
+                         liveRecords: countByKind.filter { $0.value > 0 },
+                         indexedFrames: indexLength > 0 ? index?.root.frames : nil, indexBytes: indexLength)
+        }
     }
 
     // MARK: - Secrets inside records

@@ -37,7 +37,7 @@ extension Vault {
 
         // Every live record, its secrets sealed again under the new key.
         var rewritten = [VaultRecord]()
-        for var record in records {
+        for var record in try records {
             for tag in sealedFields[record.kind] ?? [] {
                 guard let sealed = record.field(tag).map(Array.init) else { continue }
                 let secret = try openSecret(sealed, recordId: record.id)
@@ -57,6 +57,11 @@ extension Vault {
         try POSIXFile.syncDirectory(path)
         try POSIXFile.replaceAtomically(Self.file(path, Self.headerFile), with: newHeader.bytes, directory: path)
         // From here the vault is the new one; the rest tidies up, and opening copes if it stops.
+        // The new generation has no index yet: the next commit writes one.
+        let oldIndex = Self.file(path, Self.indexFile(generation))
+        index = nil
+        indexLength = 0
+        indexRootLength = 0
         header = newHeader
         key = newKey
         committedPointer = pointer
@@ -68,6 +73,7 @@ extension Vault {
         // The old log goes first: from here an old copy of the header, with the old passphrase,
         // finds the old `commit` naming a log that is gone.
         unlink(oldLog)
+        unlink(oldIndex)
         try POSIXFile.renameFile(Self.file(path, Self.nextCommitFile), to: Self.file(path, Self.commitFile))
         try POSIXFile.syncDirectory(path)
     }

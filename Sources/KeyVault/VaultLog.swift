@@ -27,20 +27,40 @@ extension Vault {
 
     var logPath: String { Self.file(path, Self.logFile(generation)) }
 
-    /// Reads the commit pointer and every committed frame. Returns whether the directory holds
-    /// leftovers a writer should tidy (see ``tidy()``).
+    /// Reads the commit pointer and every committed frame — or, with an index, its root and the
+    /// frames after it. Returns whether the directory holds leftovers a writer should tidy (see
+    /// ``tidy()``).
     func readLog() throws(VaultError) -> Bool {
         let (pointer, fromNext) = try readCommitPointer()
+        try readLog(pointer)
+        return fromNext || POSIXFile.exists(Self.file(path, Self.nextCommitFile)) || !orphanFiles.isEmpty
+    }
+
+    /// Reads what `pointer` names: the whole committed log, or the index's root and the log after
+    /// it. `past` says what may follow: what the commit file allows (`true`), or anything, for a
+    /// log read again up to where this process read it while others may have written since.
+    func readLog(_ pointer: CommitPointer, checkingPastTheEnd past: Bool = true) throws(VaultError) {
         generation = pointer.generation
+        indexLength = pointer.indexLength
+        indexRootLength = pointer.rootLength
         guard pointer.logLength <= UInt64(Self.logLimit) else {
             throw VaultError(.corrupted, "the commit file names a log of \(pointer.logLength) bytes, more than a log can hold")
         }
         let committed = Int(pointer.logLength)
+        // Where reading starts: after what the index holds, or at the beginning.
+        var start = 0
+        if partitioning != nil, pointer.indexLength > 0, let opened = try openIndex(pointer) {
+            index = opened
+            for (sequence, record) in opened.root.always { try insertFromIndex(record, sequence: sequence) }
+            nextSequence = Int(opened.root.nextSequence)
+            frameCount = opened.root.frames
+            start = Int(opened.root.logLength)
+        }
         // The committed bytes and the first 4 of any tail (an unfinished frame's length): nothing
         // past them is read, however long the file says it is.
         let data: [UInt8], size: Int
         do {
-            (data, size) = try POSIXFile.readPrefix(logPath, limit: Self.logLimit, upTo: committed + 4)
+            (data, size) = try POSIXFile.readPrefix(logPath, limit: Self.logLimit, from: start, upTo: committed + 4)
         } catch where error.kind == .notFound {
             throw VaultError(.corrupted, "the log \(Self.logFile(generation)) named by the commit file is missing")
         }
@@ -48,17 +68,19 @@ extension Vault {
         guard size >= committed else {
             throw VaultError(.corrupted, "the log is \(size) bytes but \(committed) are committed: it was truncated")
         }
-        live.reserveCapacity(Int(min(pointer.frameCount, 10_000_000)))  // about one record per frame
+        if index == nil { live.reserveCapacity(Int(min(pointer.frameCount, 10_000_000))) }  // about one record per frame
+        // `data` begins at byte `start` of the log.
+        let committedInData = committed - start
         var offset = 0
-        while offset < committed {
-            guard committed - offset >= 4 else { throw VaultError(.corrupted, "log frame \(frameCount) is cut short") }
+        while offset < committedInData {
+            guard committedInData - offset >= 4 else { throw VaultError(.corrupted, "log frame \(frameCount) is cut short") }
             let length = Self.frameLength(data, at: offset)
-            guard committed - offset - 4 >= length else {
-                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) runs past the committed end of the log")
+            guard committedInData - offset - 4 >= length else {
+                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(start + offset)) runs past the committed end of the log")
             }
             let sealed = data[(offset + 4)..<(offset + 4 + length)]
             guard let plain = Sodium.openNonSecret(sealed, key: key, associatedData: frameAssociatedData(frameCount, generation: generation)) else {
-                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(offset)) failed authentication: the vault was damaged or tampered with")
+                throw VaultError(.corrupted, "log frame \(frameCount) (at byte \(start + offset)) failed authentication: the vault was damaged or tampered with")
             }
             try apply(plain, frame: frameCount)
             frameCount += 1
@@ -72,11 +94,11 @@ extension Vault {
         // before the next append. One writer appends one frame at a time, so such a tail holds at
         // most one frame; more is not a crash but a commit file put back from the past.
         let tail = size - committed
-        if tail >= 4, data.count >= committed + 4, tail > 4 + Self.frameLength(data, at: committed) {
+        if past, tail >= 4, data.count >= committedInData + 4, tail > 4 + Self.frameLength(data, at: committedInData) {
             throw VaultError(.corrupted, "\(tail) bytes follow the committed end of the log, more than one unfinished frame: the commit file is older than the log")
         }
         validLength = committed
-        return fromNext || POSIXFile.exists(Self.file(path, Self.nextCommitFile)) || !orphanLogs.isEmpty
+        verified = index == nil
     }
 
     /// The commit pointer, and whether it was read from `commit.next`: after a key rotation that
@@ -121,6 +143,7 @@ extension Vault {
         derivedValues.removeAll(keepingCapacity: true)
         let id = ByteKey(record.id)
         let old = live[id]
+        if let index { noteChange(record, replacing: old?.record, in: index) }
         if let old { unindex(old.record) }
         guard record.kind != .tombstone else { live[id] = nil; return }
         let sequence = old?.sequence ?? nextSequence
@@ -170,6 +193,7 @@ extension Vault {
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()
+        let batches = try preparingCommit(batches)
         var versions = [ByteKey: UInt64]()
         for change in batches.joined() {
             let id = ByteKey(change.id)
@@ -193,12 +217,14 @@ extension Vault {
         fileLength = validLength + bytes.count
         // The frames count once the commit pointer moves past them.
         let frames = frameCount + UInt64(batches.count)
-        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frames, logLength: UInt64(fileLength)))
+        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frames, logLength: UInt64(fileLength),
+                                             indexLength: indexLength, rootLength: indexRootLength))
         validLength = fileLength
         frameCount = frames
         for change in batches.joined() { applyInMemory(change) }
-        // The commit is durable; compaction only saves space, so its failure is not the commit's.
-        if needsCompaction { try? compactLocked() }
+        // The commit is durable; compaction only saves space and the index only time, so their
+        // failure is not the commit's (the commit file still names what was there before).
+        if needsCompaction { try? compactLocked() } else { try? maintainIndex() }
     }
 
     func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
@@ -221,7 +247,7 @@ extension Vault {
     /// signature). Compact once the log has at least twice as many frames as there are live
     /// records, plus slack: each compaction then pays for itself over as many earlier appends,
     /// so the cost per write stays constant on average.
-    var needsCompaction: Bool { frameCount >= 2 * UInt64(live.count) + 256 }
+    var needsCompaction: Bool { frameCount >= 2 * UInt64(max(live.count, index?.root.recordCount ?? 0)) + 256 }
 
     /// Rewrites the live records into the next generation's log, then moves the commit pointer
     /// to it. A crash before the pointer moves leaves the old generation current (the new file is
@@ -250,28 +276,43 @@ extension Vault {
     }
 
     /// ``compact()`` for a caller that holds the state lock exclusively.
+    /// With a partitioning, the new generation gets a new index (``writeIndex(generation:frames:logLength:)``).
     func compactLocked() throws(VaultError) {
+        // What the index holds replaces the log: the log is read whole first, so damage in the
+        // part only the index was read for is found, not dropped.
+        try verify()
         let next = generation + 1
-        let (bytes, frames) = logBytes(records, generation: next, key: key)
+        let (bytes, frames) = logBytes(try records, generation: next, key: key)
         let nextPath = Self.file(path, Self.logFile(next))
         try POSIXFile.writeNew(nextPath, bytes)
+        let newIndex = try partitioning.map { _ throws(VaultError) in
+            try writeIndex(generation: next, frames: frames, logLength: UInt64(bytes.count))
+        }
         try POSIXFile.syncDirectory(path)
-        try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count)))
+        try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count),
+                                             indexLength: newIndex?.length ?? 0, rootLength: newIndex?.rootLength ?? 0))
         let oldPath = logPath
+        let oldIndexPath = Self.file(path, Self.indexFile(generation))
         generation = next
         frameCount = frames
         validLength = bytes.count
         fileLength = bytes.count
+        index = newIndex
+        verified = true  // the new log was written from what memory holds
+        indexLength = newIndex?.length ?? 0
+        indexRootLength = newIndex?.rootLength ?? 0
         unlink(oldPath)
+        unlink(oldIndexPath)
         removeOrphanLogs()
     }
 
-    /// Log files a compaction or a key rotation left when it was interrupted: the generation
-    /// before the current one (the old log was not yet deleted) or after it (the new one was not
-    /// yet made current). Only these: any other file is not the vault's to delete.
-    var orphanLogs: [String] {
-        let neighbours = [generation > 0 ? Self.logFile(generation - 1) : nil, Self.logFile(generation + 1)]
-        return neighbours.compactMap { $0 }.filter { POSIXFile.exists(Self.file(path, $0)) }
+    /// Log and index files a compaction or a key rotation left when it was interrupted: those of
+    /// the generation before the current one (the old log was not yet deleted) or after it (the
+    /// new one was not yet made current). Only these: any other file is not the vault's to delete.
+    var orphanFiles: [String] {
+        var neighbours = [Self.logFile(generation + 1), Self.indexFile(generation + 1)]
+        if generation > 0 { neighbours += [Self.logFile(generation - 1), Self.indexFile(generation - 1)] }
+        return neighbours.filter { POSIXFile.exists(Self.file(path, $0)) }
     }
 
     /// A writer's clean-up at open, under the exclusive state lock: finishes a key rotation that
@@ -291,6 +332,6 @@ extension Vault {
     }
 
     func removeOrphanLogs() {
-        for name in orphanLogs { unlink(Self.file(path, name)) }
+        for name in orphanFiles { unlink(Self.file(path, name)) }
     }
 }

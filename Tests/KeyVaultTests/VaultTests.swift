@@ -52,7 +52,7 @@ final class VaultTests {
     func create(at path: String? = nil, passphrase: String = rightPassphrase, commits: [[VaultRecord]] = []) throws -> [VaultRecord] {
         let vault = try Vault.create(at: path ?? self.path, passphrase: secure(passphrase), kdf: .min)
         for batch in commits { try vault.commit(batch) }
-        return vault.records
+        return try vault.records
     }
 
     func withVault<R>(at path: String? = nil, passphrase: String = rightPassphrase, access: Vault.Access = .write,
@@ -62,7 +62,7 @@ final class VaultTests {
     }
 
     func records(at path: String? = nil, passphrase: String = rightPassphrase) throws -> [VaultRecord] {
-        try withVault(at: path, passphrase: passphrase, access: .read) { $0.records }
+        try withVault(at: path, passphrase: passphrase, access: .read) { try $0.records }
     }
 
     /// Opens a sealed secret in a new session of the vault at `path`.
@@ -124,7 +124,7 @@ final class VaultTests {
         try withVault { vault in
             var computed = 0
             func count() throws(VaultError) -> Int {
-                try vault.derived("count") { () throws(VaultError) -> Int in computed += 1; return vault.records.count }
+                try vault.derived("count") { () throws(VaultError) -> Int in computed += 1; return try vault.records.count }
             }
             #expect(try count() == 1 && count() == 1 && computed == 1)
             try vault.commit([record(2)])
@@ -144,10 +144,10 @@ final class VaultTests {
         let written = try create(commits: [[record(3)], [record(1), record(2)]])
         #expect(written == [record(3), record(1), record(2)])
         #expect(try records() == [record(3), record(1), record(2)])
-        try withVault(access: .read) { vault in
+        try withVault(access: .read) { (vault: Vault) throws in
             #expect(vault.committedFrames == 2)
-            #expect(vault.record(id: recordId(1)) == record(1))
-            #expect(vault.record(id: recordId(9)) == nil)
+            #expect(try vault.record(id: recordId(1)) == record(1))
+            #expect(try vault.record(id: recordId(9)) == nil)
             #expect(vault.kdfLimits.opslimit == KDFLevel.min.opslimit)
         }
     }
@@ -186,7 +186,7 @@ final class VaultTests {
         let written = try create(commits: [[record(1), record(2)], [tombstone(1, version: 2)]])
         #expect(written == [record(2)])
         #expect(try records() == [record(2)])
-        #expect(try withVault { $0.record(id: recordId(1)) } == nil)
+        #expect(try withVault { try $0.record(id: recordId(1)) } == nil)
     }
 
     // MARK: Damage
@@ -254,7 +254,7 @@ final class VaultTests {
         try withVault { vault in
             #expect(vault.committedFrames == 1)
             try vault.commit([record(3)])
-            #expect(vault.records == [record(1), record(3)])
+            #expect(try vault.records == [record(1), record(3)])
         }
         #expect(try records() == [record(1), record(3)])
         #expect(try withVault(access: .read) { $0.committedFrames } == 2)
@@ -321,7 +321,7 @@ final class VaultTests {
         }
         // The new passphrase opens everything, the secret included, sealed again under the new key.
         let opened = try withVault(passphrase: "new passphrase", access: .read) { vault in
-            (vault.records.map(\.id), try vault.openSecret(Array(vault.record(id: recordId(1))!.field(3)!), recordId: recordId(1))
+            (try vault.records.map(\.id), try vault.openSecret(Array(vault.record(id: recordId(1))!.field(3)!), recordId: recordId(1))
                 .withUnsafeBytes { Array($0) })
         }
         #expect(opened.0 == [recordId(1), recordId(2), recordId(3)])

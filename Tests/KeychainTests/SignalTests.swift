@@ -55,7 +55,7 @@ private func sign(_ device: Device, allow: [Credential] = []) throws -> Credenti
             let (account, _) = try account(in: dir)
             let alice = try register(account, "YWxpY2U")
             let phone = try account.device("phone")
-            let frames = account.facts.frames
+            let frames = try account.facts.frames
             #expect(try signal(.unknownCredential, ["rpId": "example.com", "credentialId": "AAAA"], on: phone).isEmpty)
             #expect(try signal(.allAcceptedCredentials, ["rpId": "example.com", "userId": "Ym9i", "allAcceptedCredentialIds": []], on: phone).isEmpty)
             #expect(try signal(.allAcceptedCredentials, ["rpId": "example.com", "userId": "YWxpY2U",
@@ -64,7 +64,7 @@ private func sign(_ device: Device, allow: [Credential] = []) throws -> Credenti
                                                      "displayName": alice.userDisplayName], on: phone).isEmpty)
             // Another RP's passkey with the same id is not this RP's.
             #expect(try signal(.unknownCredential, ["rpId": "login.example.com", "credentialId": Base64URL.encode(alice.id)], on: phone).isEmpty)
-            #expect(account.facts.frames == frames)
+            #expect(try account.facts.frames == frames)
         }
     }
 
@@ -127,7 +127,7 @@ private func sign(_ device: Device, allow: [Credential] = []) throws -> Credenti
             let (account, _) = try account(in: dir)
             let alice = try register(account, "YWxpY2U")
             let phone = try account.device("phone")
-            let frames = account.facts.frames
+            let frames = try account.facts.frames
             expectDeviceError(.authenticator(.badInput)) {
                 try signal(.unknownCredential, ["rpId": "example.com", "credentialId": "not+base64url"], on: phone)
             }
@@ -144,7 +144,7 @@ private func sign(_ device: Device, allow: [Credential] = []) throws -> Credenti
                 try phone.signal(.unknownCredential, optionsJSON: json(["rpId": "example.com", "credentialId": Base64URL.encode(alice.id)]),
                                  origin: "http://example.com")
             }
-            #expect(account.facts.frames == frames)
+            #expect(try account.facts.frames == frames)
             #expect(try phone.credentials().map(\.id) == [alice.id])
         }
     }

@@ -23,7 +23,7 @@ __all__ = [
 FORMAT_VERSION = 1
 MAGIC = b"AUTHCTLV"
 HEADER_SIZE = 163
-COMMIT_SIZE = 64
+COMMIT_SIZES = (64, 76)  # without and with the index fields
 KDF_ARGON2ID13 = 2
 NONCE = 24
 TAG = 16
@@ -193,9 +193,23 @@ def parse_batch(plaintext: bytes) -> list[tuple[bytes, Record]]:
     return records
 
 
+@dataclass
+class Index:
+    """What `index.<g>` holds, checked against the log (see `_check_index`)."""
+    frames: int
+    log_length: int
+    next_sequence: int
+    partition_kind: int
+    partition_tag: int
+    buckets: list  # [(offset, length, records)]
+    records: dict  # record id -> (sequence, Record), root and buckets together
+    length: int
+
+
 class Vault:
     def __init__(self, path: pathlib.Path, header: Header, vault_key: bytes,
-                 generation: int, frame_count: int, log_length: int, records: dict):
+                 generation: int, frame_count: int, log_length: int, records: dict, index: Index | None = None):
+        self.index = index
         self.path = path
         self.header = header
         self.vault_id = header.vault_id
@@ -376,8 +390,8 @@ def open_vault(path, passphrase: bytes) -> Vault:
     # 4. commit (or commit.next, after a key rotation stopped past its switch)
     def read_pointer(name):
         commit = (path / name).read_bytes()
-        if len(commit) != COMMIT_SIZE:
-            raise Corrupted(f"{name} is {len(commit)} bytes, not {COMMIT_SIZE}")
+        if len(commit) not in COMMIT_SIZES:
+            raise Corrupted(f"{name} is {len(commit)} bytes, not one of {COMMIT_SIZES}")
         return _open(commit[NONCE:], _commit_ad(header.vault_id), commit[:NONCE], vault_key)
 
     if not (path / "commit").exists():
@@ -389,7 +403,8 @@ def open_vault(path, passphrase: bytes) -> Vault:
             pointer = read_pointer("commit.next")
         except (CryptoError, Corrupted, FileNotFoundError):
             raise Corrupted("commit fails authentication") from None
-    generation, frame_count, log_length = struct.unpack(">QQQ", pointer)
+    generation, frame_count, log_length = struct.unpack(">QQQ", pointer[:24])
+    index_length, root_length = struct.unpack(">QI", pointer[24:]) if len(pointer) == 36 else (0, 0)
 
     # 5. log
     try:
@@ -434,19 +449,143 @@ def open_vault(path, passphrase: bytes) -> Vault:
     # id nothing is remembered about it (authctl behaves the same way). Tombstones "have no
     # fields", but like every reader we keep going past fields we do not expect.
     live: dict[bytes, Record] = {}
-    for index, plaintext in enumerate(frames):
+    index = _read_index(path, header.vault_id, vault_key, generation, index_length, root_length) if index_length else None
+    if index is not None and (index.frames > frame_count or index.log_length > log_length):
+        raise Corrupted("the index root claims more of the log than commit")
+    for number, plaintext in enumerate(frames):
+        if index is not None and number == index.frames:
+            _check_index(index, live)
         for record_id, record in parse_batch(plaintext):
             current = live.get(record_id)
             if current is not None and record.version <= current.version:
-                raise Corrupted(f"frame {index}: record {record_id.hex()} goes back to version "
+                raise Corrupted(f"frame {number}: record {record_id.hex()} goes back to version "
                                 f"{record.version} from {current.version}")
             if record.kind == KIND_TOMBSTONE:
                 live.pop(record_id, None)
             else:
                 live[record_id] = record
 
+    if index is not None and index.frames == len(frames):
+        _check_index(index, live)
+
     settings = [r for r in live.values() if r.kind == KIND_SETTINGS]
     if len(settings) != 1:
         raise Corrupted(f"{len(settings)} settings records; a vault has exactly one")
 
-    return Vault(path, header, vault_key, generation, frame_count, log_length, live)
+    return Vault(path, header, vault_key, generation, frame_count, log_length, live, index)
+
+
+def _index_root_ad(vault_id: bytes, generation: int, offset: int) -> bytes:
+    return b"AUTHCTL-INDEX" + struct.pack(">H", FORMAT_VERSION) + vault_id + struct.pack(">QQ", generation, offset)
+
+
+def _index_bucket_ad(vault_id: bytes, generation: int, number: int, offset: int) -> bytes:
+    return (b"AUTHCTL-INDEX-BUCKET" + struct.pack(">H", FORMAT_VERSION) + vault_id
+            + struct.pack(">QIQ", generation, number, offset))
+
+
+def _parse_indexed_records(data: bytes, offset: int, count: int, what: str) -> tuple[list, int]:
+    """`count` × (sequence u64 ‖ record) from `offset`; returns [(sequence, id, Record)] and the end."""
+    out = []
+    for _ in range(count):
+        sequence = _u64(data, offset)
+        # A record is parsed as a one-record batch: count (4) ‖ record.
+        start = offset + 8
+        field_count = _u16(data, start + 25)
+        end = start + 27
+        for _ in range(field_count):
+            end += 5 + _u32(data, end + 1)
+        if end > len(data):
+            raise Corrupted(f"{what} runs past its end")
+        [(record_id, record)] = parse_batch(struct.pack(">I", 1) + data[start:end])
+        if record.kind == KIND_TOMBSTONE:
+            raise Corrupted(f"{what} holds a tombstone")
+        out.append((sequence, record_id, record))
+        offset = end
+    return out, offset
+
+
+def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_length: int, root_length: int) -> Index:
+    """Reads and authenticates `index.<generation>`: the root at the end of the committed part,
+    then every bucket it names. Does not yet compare it with the log (`_check_index`)."""
+    try:
+        data = (path / f"index.{generation}").read_bytes()
+    except FileNotFoundError:
+        raise Corrupted(f"index.{generation} named by commit is missing") from None
+    if len(data) < index_length or root_length > index_length or root_length < NONCE + TAG:
+        raise Corrupted(f"index.{generation} is {len(data)} bytes; commit names {index_length}, root {root_length}")
+    root_offset = index_length - root_length
+    sealed = data[root_offset:index_length]
+    try:
+        root = _open(sealed[NONCE:], _index_root_ad(vault_id, generation, root_offset), sealed[:NONCE], vault_key)
+    except CryptoError:
+        raise Corrupted("the index root fails authentication") from None
+    try:
+        root_generation, frames, log_length, next_sequence = struct.unpack(">QQQQ", root[:32])
+        kind, tag = root[32], root[33]
+        bucket_count = _u32(root, 34)
+        offset = 38
+        buckets = []
+        for _ in range(bucket_count):
+            buckets.append(struct.unpack(">QII", root[offset:offset + 16]))
+            offset += 16
+        always_count = _u32(root, offset)
+        always, offset = _parse_indexed_records(root, offset + 4, always_count, "the index root")
+    except (struct.error, IndexError, ValueError):
+        raise Corrupted("the index root is truncated") from None
+    if offset != len(root) or root_generation != generation or bucket_count < 1:
+        raise Corrupted("the index root does not parse, or names another generation")
+    records = {}
+    for sequence, record_id, record in always:
+        if record.kind == kind and tag in record.fields:
+            raise Corrupted("the index root holds a partitioned record")
+        records[record_id] = (sequence, record)
+    for number, (bucket_offset, length, count) in enumerate(buckets):
+        if bucket_offset + length > root_offset:
+            raise Corrupted(f"index bucket {number} lies past the root")
+        blob = data[bucket_offset:bucket_offset + length]
+        try:
+            plain = _open(blob[NONCE:], _index_bucket_ad(vault_id, generation, number, bucket_offset), blob[:NONCE], vault_key)
+        except CryptoError:
+            raise Corrupted(f"index bucket {number} fails authentication") from None
+        try:
+            partitions = _u32(plain, 0)
+            offset = 4
+            found = 0
+            for _ in range(partitions):
+                value_length = _u16(plain, offset)
+                value = plain[offset + 2:offset + 2 + value_length]
+                record_count, byte_length = struct.unpack(">II", plain[offset + 2 + value_length:offset + 10 + value_length])
+                offset += 10 + value_length
+                if int.from_bytes(hashlib.blake2b(value, digest_size=32).digest()[:8], "big") % bucket_count != number:
+                    raise Corrupted(f"index bucket {number} holds a partition of another bucket")
+                parsed, end = _parse_indexed_records(plain, offset, record_count, f"index bucket {number}")
+                if end != offset + byte_length:
+                    raise Corrupted(f"index bucket {number}: a partition's length is wrong")
+                for sequence, record_id, record in parsed:
+                    if record.kind != kind or record.fields.get(tag) != value:
+                        raise Corrupted(f"index bucket {number} files a record under another partition")
+                    if record_id in records:
+                        raise Corrupted("the index holds a record twice")
+                    records[record_id] = (sequence, record)
+                found += record_count
+                offset = end
+        except (struct.error, IndexError, ValueError):
+            raise Corrupted(f"index bucket {number} is truncated") from None
+        if offset != len(plain) or found != count:
+            raise Corrupted(f"index bucket {number} does not hold what the root counts")
+    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length)
+
+
+def _check_index(index: Index, live: dict) -> None:
+    """The index must hold exactly the live records after its first `frames` frames, and their
+    sequence numbers must order them as they became live (ids are unique, so distinct numbers)."""
+    if set(index.records) != set(live):
+        raise Corrupted(f"the index holds {len(index.records)} records, the log {len(live)} at frame {index.frames}")
+    for record_id, record in live.items():
+        _, indexed = index.records[record_id]
+        if (indexed.kind, indexed.version, indexed.fields) != (record.kind, record.version, record.fields):
+            raise Corrupted(f"the index holds another version of record {record_id.hex()}")
+    sequences = [s for s, _ in index.records.values()]
+    if len(set(sequences)) != len(sequences) or any(s >= index.next_sequence for s in sequences):
+        raise Corrupted("the index's sequence numbers are not distinct, or not below its next one")

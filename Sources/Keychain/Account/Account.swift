@@ -37,6 +37,10 @@ public final class Account {
 
     var now: UInt64 { clock.milliseconds() }
 
+    /// Passkey revisions are read by RP: opening a vault reads its devices and settings and the
+    /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index").
+    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId)
+
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
     /// makes ids, and the delays drawn for them, repeat.
     func newRevisionId() -> [UInt8] { random.bytes(16) }
@@ -59,7 +63,8 @@ public final class Account {
         do {
             // The settings record (the account and its first device) is part of creation: there is
             // never a vault without one.
-            let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting) { vault throws(VaultError) in
+            let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting,
+                                         partitioning: Account.partitioning) { vault throws(VaultError) in
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))
@@ -77,7 +82,8 @@ public final class Account {
                             waiting: Vault.Waiting = Vault.Waiting(),
                             clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
         do {
-            let vault = try Vault.open(at: path, passphrase: passphrase, access: access, waiting: waiting)
+            let vault = try Vault.open(at: path, passphrase: passphrase, access: access, waiting: waiting,
+                                       partitioning: Account.partitioning)
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
             if DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
@@ -402,7 +408,12 @@ public final class Account {
 
     // MARK: - The vault itself
 
-    public var facts: Vault.Facts { vault.facts }
+    /// Counting the records reads every passkey.
+    public var facts: Vault.Facts {
+        get throws(DeviceError) {
+            do { return try vault.facts } catch { throw DeviceError(error) }
+        }
+    }
 
     public func compact() throws(DeviceError) {
         do { try vault.compact() } catch { throw DeviceError(error) }

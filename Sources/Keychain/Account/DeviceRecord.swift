@@ -164,12 +164,12 @@ struct DeviceRecord {
     }
 
     private static func decodeEveryRecord(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
-        let settings = vault.records(kind: .settings)
+        let settings = try vault.records(kind: .settings)
         guard settings.count == 1 else {
             throw VaultError(.corrupted, "the vault has \(settings.count) settings records; it must have exactly one")
         }
         var out = [try DeviceRecord(settings[0])]
-        for record in vault.records(kind: .device) { out.append(try DeviceRecord(record)) }
+        for record in try vault.records(kind: .device) { out.append(try DeviceRecord(record)) }
         return out
     }
 
@@ -178,7 +178,7 @@ struct DeviceRecord {
     /// first device and the account) never write over each other.
     static func update(_ id: [UInt8], in vault: Vault, with others: [VaultRecord] = [],
                        _ change: (inout VaultRecord) throws(VaultError) -> Void) throws(VaultError) {
-        guard var record = vault.record(id: id) else { throw VaultError(.invalid, "no such device record") }
+        guard var record = try vault.record(id: id) else { throw VaultError(.invalid, "no such device record") }
         record.version += 1
         try change(&record)
         try vault.commit(others + [record])

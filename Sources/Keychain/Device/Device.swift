@@ -308,7 +308,8 @@ public final class Device {
     // MARK: - The vault itself (the account's, through this device)
 
     public var path: String { account.path }
-    public var facts: Vault.Facts { account.facts }
+    /// Counting the records reads every passkey.
+    public var facts: Vault.Facts { get throws(DeviceError) { try account.facts } }
     public var random: RandomSource {
         get { account.random }
         set { account.random = newValue }
@@ -322,11 +323,12 @@ public final class Device {
         set { account.suffixes = newValue }
     }
 
-    /// Opening already authenticated every committed frame and parsed every record; this also
-    /// opens the private key of every passkey this device holds that is not sealed under the
-    /// biometry key, and compares it with the passkey's public key. Throws `vaultCorrupted`
-    /// listing every problem.
+    /// Reads the whole log, authenticating every committed frame, and compares it with the index
+    /// (``Vault/verify()``); then opens the private key of every passkey this device holds that is
+    /// not sealed under the biometry key, and compares it with the passkey's public key. Throws
+    /// `vaultCorrupted` listing every problem.
     public func check() throws(DeviceError) -> VaultCheck {
+        do { try account.vault.verify() } catch { throw DeviceError(error) }
         let store = try store()
         var problems = [String]()
         let all: [Credential]

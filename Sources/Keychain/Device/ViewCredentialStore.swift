@@ -101,7 +101,7 @@ final class ViewCredentialStore: CredentialStore {
             // The global counter moves in the same write as the passkey's revision.
             var also = [VaultRecord]()
             if credential.globalCounter {
-                guard var record = account.vault.record(id: device.id) else { throw VaultError(.invalid, "the device's record is gone") }
+                guard var record = try account.vault.record(id: device.id) else { throw VaultError(.invalid, "the device's record is gone") }
                 record.version += 1
                 record.setInteger(DeviceRecord.Tag.globalSignCount, count)
                 also.append(record)
@@ -117,8 +117,10 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     func globalSignCount() throws(AuthenticatorError) -> UInt32 {
-        guard let record = account.vault.record(id: device.id) else { return device.globalSignCount }
-        do { return try DeviceRecord(record).globalSignCount } catch { throw AuthenticatorError(error) }
+        do throws(VaultError) {
+            guard let record = try account.vault.record(id: device.id) else { return device.globalSignCount }
+            return try DeviceRecord(record).globalSignCount
+        } catch { throw AuthenticatorError(error) }
     }
 
     /// Writes a new revision of `credential` as `change` leaves it (it syncs like any change) and

@@ -78,9 +78,12 @@ extension Account {
     /// The history of every passkey, or of one RP's (found through the vault's index on the RP ID
     /// field, so a ceremony costs the same among ten passkeys or a hundred thousand).
     func history(rpIds: Set<String>? = nil) throws(VaultError) -> History {
-        let records = rpIds.map { ids in
-            ids.sorted().flatMap { vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array($0.utf8)) }
-        } ?? vault.records(kind: .credential)
+        var records = [VaultRecord]()
+        if let rpIds {
+            for id in rpIds.sorted() { records += try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(id.utf8)) }
+        } else {
+            records = try vault.records(kind: .credential)
+        }
         let local = try revisions(records)
         let localIds = Set(local.map(\.id))
         let stored = (storeState?.revisions ?? []).filter { !localIds.contains($0.id) && (rpIds?.contains($0.credential.rpId) ?? true) }
@@ -88,8 +91,8 @@ extension Account {
     }
 
     /// The RP IDs of the passkey whose credential id is `id`, wherever a revision of it is.
-    func rpIds(ofCredential id: [UInt8]) -> Set<String> {
-        let local = vault.records(kind: .credential, field: CredentialRecord.Tag.credentialId, equals: id)
+    func rpIds(ofCredential id: [UInt8]) throws(VaultError) -> Set<String> {
+        let local = try vault.records(kind: .credential, field: CredentialRecord.Tag.credentialId, equals: id)
             .compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } }
         let stored = (storeState?.revisions ?? []).filter { $0.credential.id == id }.map(\.credential.rpId)
         return Set(local + stored)
@@ -249,7 +252,7 @@ extension Account {
         useStore()
         guard let state = storeState else { return }
         // Only what the store lacks is read: in the steady state, the last few changes.
-        let missing = vault.unorderedRecords(kind: .credential).filter { state.landed[$0.id] == nil }
+        let missing = try vault.unorderedRecords(kind: .credential).filter { state.landed[$0.id] == nil }
         guard !missing.isEmpty else { return }
         let history = History(revisions: try revisions(missing).sorted { $0.changedAt < $1.changedAt },
                               devices: try DeviceRecord.everyRecord(in: vault))

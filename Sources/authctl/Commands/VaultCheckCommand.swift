@@ -13,6 +13,6 @@ enum VaultCheckCommand {
         let device = try VaultSelection(args).open(.read)
         let check: VaultCheck
         do { check = try device.check() } catch { throw CLIError(error) }
-        try Report.print(VaultReport(device, check: check), json: args.flag(GlobalOptions.json))
+        try Report.print(try VaultReport(device, check: check), json: args.flag(GlobalOptions.json))
     }
 }

@@ -7,8 +7,12 @@ enum VaultCompactCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let device = try VaultSelection(args).open(.write)
-        let before = device.facts.committedBytes
-        do { try device.compact() } catch { throw CLIError(error) }
-        Output.diagnostic("authctl: compacted the log from \(before) to \(device.facts.committedBytes) bytes")
+        let before: Int, after: Int
+        do {
+            before = try device.facts.committedBytes
+            try device.compact()
+            after = try device.facts.committedBytes
+        } catch { throw CLIError(error) }
+        Output.diagnostic("authctl: compacted the log from \(before) to \(after) bytes")
     }
 }

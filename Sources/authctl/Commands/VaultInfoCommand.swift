@@ -10,6 +10,6 @@ enum VaultInfoCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let device = try VaultSelection(args).open(.read)
-        try Report.print(VaultReport(device, check: nil), json: args.flag(GlobalOptions.json))
+        try Report.print(try VaultReport(device, check: nil), json: args.flag(GlobalOptions.json))
     }
 }

@@ -18,13 +18,17 @@ struct VaultReport: Encodable {
     let frames: UInt64
     let committedBytes: Int
     let uncommittedBytes: Int
+    /// The log frames the index covers (absent: no index); opening reads the frames after them.
+    let indexedFrames: UInt64?
+    let indexBytes: UInt64
     let credentials: Int
     let biometry: BiometryStatus
     let credentialsChecked: Int?
     let sealedUnderBiometry: Int?
 
-    init(_ device: Device, check: VaultCheck?) {
-        let facts = device.facts
+    init(_ device: Device, check: VaultCheck?) throws(CLIError) {
+        let facts: Vault.Facts
+        do { facts = try device.facts } catch { throw CLIError(error) }
         let level = KDFLevel(opslimit: facts.opslimit, memlimit: facts.memlimit)
         path = device.path
         formatVersion = facts.formatVersion
@@ -34,6 +38,8 @@ struct VaultReport: Encodable {
         frames = facts.frames
         committedBytes = facts.committedBytes
         uncommittedBytes = facts.uncommittedBytes
+        indexedFrames = facts.indexedFrames
+        indexBytes = facts.indexBytes
         credentials = facts.liveRecords[.credential] ?? 0
         biometry = device.biometry
         credentialsChecked = check?.credentialsChecked

@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Which records a vault may leave unread until they are asked for: those of `kind` that carry
+/// field `tag`, grouped by that field's value (a *partition*: for passkeys, their RP ID). Every
+/// other record is read at open.
+public struct VaultPartitioning: Equatable, Sendable {
+    public let kind: VaultRecord.Kind
+    public let tag: UInt8
+
+    public init(kind: VaultRecord.Kind, tag: UInt8) {
+        self.kind = kind
+        self.tag = tag
+    }
+
+    /// The partition `record` belongs to; `nil` for a record read at open. A tombstone carries
+    /// the field of the record it removes (written so by ``Vault/commit(_:)``).
+    func partition(of record: VaultRecord) -> ByteKey? {
+        guard record.kind == kind || record.kind == .tombstone, let value = record.field(tag) else { return nil }
+        return ByteKey(Array(value))
+    }
+}
+
+/// The index snapshot `index.<g>` of log generation *g* (docs/vault-format.md, "Index"): the live
+/// records as of frame `frames` of the log, those of each partition in a sealed bucket of their
+/// own choosing, the rest in the root. Opening reads the root and the log after `frames`; a
+/// partition's bucket is read the first time the partition is asked for. The file is appended to
+/// (new versions of the buckets that changed, then a new root); `commit` says how much of it
+/// counts and how long its root is, so a torn append is cut off like the log's.
+struct VaultIndex {
+    /// One bucket's latest version in the file.
+    struct Bucket: Equatable {
+        var offset: UInt64
+        var length: UInt32
+        var records: UInt32
+    }
+
+    var generation: UInt64
+    /// The log frames (and bytes) the snapshot covers: the tail after them is read at open.
+    var frames: UInt64
+    var logLength: UInt64
+    /// The vault's next sequence number at the snapshot (the order records became live).
+    var nextSequence: UInt64
+    var partitioning: VaultPartitioning
+    var buckets: [Bucket]
+    /// The records read at open, with their sequence numbers.
+    var always: [(sequence: UInt64, record: VaultRecord)]
+
+    /// Passkeys per bucket that a new index aims at: a bucket of some 64 passkeys is a few tens of
+    /// kilobytes, decrypted in microseconds.
+    static let bucketTargetBytes = 32 * 1024
+
+    var recordCount: Int { always.count + buckets.reduce(0) { $0 + Int($1.records) } }
+
+    /// Which bucket holds partition `value`: the first 8 bytes of its BLAKE2b-256, big-endian,
+    /// modulo the bucket count.
+    static func bucket(of value: ByteKey, count: Int) -> Int {
+        let digest = Sodium.checksum(Array(value.bytes))
+        let prefix: UInt64 = BigEndian.integer(digest[0..<8])
+        return Int(prefix % UInt64(max(count, 1)))
+    }
+
+    // MARK: - Sealing
+
+    private static let rootLabel = Array("AUTHCTL-INDEX".utf8)
+    private static let bucketLabel = Array("AUTHCTL-INDEX-BUCKET".utf8)
+
+    /// Associated data of the root at byte `offset` of `index.<generation>`.
+    static func rootAssociatedData(vaultId: [UInt8], generation: UInt64, offset: UInt64) -> [UInt8] {
+        var w = ByteWriter(capacity: 47)
+        w.append(rootLabel)
+        w.append(VaultHeader.formatVersion)
+        w.append(vaultId)
+        w.append(generation)
+        w.append(offset)
+        return w.bytes
+    }
+
+    /// Associated data of bucket `number` at byte `offset` of `index.<generation>`: a bucket
+    /// cannot be moved within the file, to another bucket, file or vault.
+    static func bucketAssociatedData(vaultId: [UInt8], generation: UInt64, number: Int, offset: UInt64) -> [UInt8] {
+        var w = ByteWriter(capacity: 58)
+        w.append(bucketLabel)
+        w.append(VaultHeader.formatVersion)
+        w.append(vaultId)
+        w.append(generation)
+        w.append(UInt32(number))
+        w.append(offset)
+        return w.bytes
+    }
+
+    // MARK: - Encoding
+
+    /// generation ‖ frames ‖ logLength ‖ nextSequence (u64 each) ‖ kind u8 ‖ tag u8 ‖ bucketCount u32 ‖
+    /// bucketCount × (offset u64 ‖ length u32 ‖ records u32) ‖ alwaysCount u32 ‖ alwaysCount × (sequence u64 ‖ record)
+    var rootPlaintext: [UInt8] {
+        var w = ByteWriter()
+        w.append(generation)
+        w.append(frames)
+        w.append(logLength)
+        w.append(nextSequence)
+        w.append(partitioning.kind.rawValue)
+        w.append(partitioning.tag)
+        w.append(UInt32(buckets.count))
+        for bucket in buckets {
+            w.append(bucket.offset)
+            w.append(bucket.length)
+            w.append(bucket.records)
+        }
+        w.append(UInt32(always.count))
+        for (sequence, record) in always {
+            w.append(sequence)
+            w.append(record.bytes)
+        }
+        return w.bytes
+    }
+
+    init(generation: UInt64, frames: UInt64, logLength: UInt64, nextSequence: UInt64, partitioning: VaultPartitioning,
+         buckets: [Bucket], always: [(sequence: UInt64, record: VaultRecord)]) {
+        self.generation = generation
+        self.frames = frames
+        self.logLength = logLength
+        self.nextSequence = nextSequence
+        self.partitioning = partitioning
+        self.buckets = buckets
+        self.always = always
+    }
+
+    init(rootPlaintext plain: [UInt8]) throws(VaultError) {
+        var r = ByteReader(plain, context: "the index root")
+        generation = try r.read(UInt64.self)
+        frames = try r.read(UInt64.self)
+        logLength = try r.read(UInt64.self)
+        nextSequence = try r.read(UInt64.self)
+        partitioning = VaultPartitioning(kind: VaultRecord.Kind(rawValue: try r.read(UInt8.self)), tag: try r.read(UInt8.self))
+        let count = Int(try r.read(UInt32.self))
+        guard count >= 1, count <= r.remaining / 16 else { throw VaultError(.corrupted, "the index root claims \(count) buckets") }
+        buckets = []
+        buckets.reserveCapacity(count)
+        for _ in 0..<count {
+            buckets.append(Bucket(offset: try r.read(UInt64.self), length: try r.read(UInt32.self), records: try r.read(UInt32.self)))
+        }
+        let alwaysCount = Int(try r.read(UInt32.self))
+        guard alwaysCount <= r.remaining / 35 else { throw VaultError(.corrupted, "the index root claims \(alwaysCount) records") }
+        always = []
+        for _ in 0..<alwaysCount {
+            let sequence = try r.read(UInt64.self)
+            let record = try VaultRecord(reading: &r)
+            guard record.kind != .tombstone else { throw VaultError(.corrupted, "the index root holds a tombstone") }
+            always.append((sequence, record))
+        }
+        guard r.remaining == 0 else { throw VaultError(.corrupted, "the index root has \(r.remaining) trailing bytes") }
+    }
+
+    /// A bucket's plaintext: partitionCount u32 ‖ per partition (valueLength u16 ‖ value ‖
+    /// recordCount u32 ‖ byteLength u32 ‖ recordCount × (sequence u64 ‖ record)).
+    static func bucketPlaintext(_ partitions: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])]) -> [UInt8] {
+        var w = ByteWriter()
+        w.append(UInt32(partitions.count))
+        for (value, records) in partitions {
+            w.append(UInt16(value.bytes.count))
+            w.append(Array(value.bytes))
+            var body = ByteWriter()
+            for (sequence, record) in records {
+                body.append(sequence)
+                body.append(record.bytes)
+            }
+            w.append(UInt32(records.count))
+            w.append(UInt32(body.bytes.count))
+            w.append(body.bytes)
+        }
+        return w.bytes
+    }
+
+    /// The partitions of a bucket's plaintext, each with the byte range of its records, checked
+    /// for layout (the records themselves are read when their partition is).
+    static func bucketDirectory(_ plain: [UInt8], number: Int) throws(VaultError) -> [ByteKey: (count: Int, range: Range<Int>)] {
+        var r = ByteReader(plain, context: "index bucket \(number)")
+        let count = Int(try r.read(UInt32.self))
+        guard count <= r.remaining / 10 else { throw VaultError(.corrupted, "index bucket \(number) claims \(count) partitions") }
+        var out = [ByteKey: (count: Int, range: Range<Int>)]()
+        for _ in 0..<count {
+            let value = ByteKey(try r.take(Int(try r.read(UInt16.self))))
+            let records = Int(try r.read(UInt32.self))
+            let length = Int(try r.read(UInt32.self))
+            let start = r.offset
+            try r.skip(length)
+            guard out[value] == nil else { throw VaultError(.corrupted, "index bucket \(number) lists a partition twice") }
+            guard records <= length / 35 else { throw VaultError(.corrupted, "index bucket \(number) claims \(records) records") }
+            out[value] = (records, start..<start + length)
+        }
+        guard r.remaining == 0 else { throw VaultError(.corrupted, "index bucket \(number) has \(r.remaining) trailing bytes") }
+        return out
+    }
+
+    /// The records of one partition: `range` of a bucket's plaintext.
+    static func partitionRecords(_ plain: [UInt8], range: Range<Int>, count: Int, number: Int) throws(VaultError) -> [(sequence: UInt64, record: VaultRecord)] {
+        var r = ByteReader(Array(plain[range]), context: "index bucket \(number)")
+        var out = [(sequence: UInt64, record: VaultRecord)]()
+        out.reserveCapacity(count)
+        for _ in 0..<count {
+            let sequence = try r.read(UInt64.self)
+            let record = try VaultRecord(reading: &r)
+            guard record.kind != .tombstone else { throw VaultError(.corrupted, "index bucket \(number) holds a tombstone") }
+            out.append((sequence, record))
+        }
+        guard r.remaining == 0 else { throw VaultError(.corrupted, "index bucket \(number) has a partition with trailing bytes") }
+        return out
+    }
+}
+
+/// An open `index.<g>`: its root, the file (kept open, so the buckets read later are those of the
+/// file the root came from), and what has been read of it.
+final class OpenIndex {
+    var root: VaultIndex
+    let fd: Int32
+    let path: String
+    /// Bytes of the file that count (``CommitPointer/indexLength``) and the root's length.
+    var length: UInt64
+    var rootLength: UInt32
+    /// Decrypted buckets, by number, with their partitions' places.
+    var buckets: [Int: (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)])] = [:]
+    var loadedPartitions = Set<ByteKey>()
+    /// Every bucket read: nothing is left unread.
+    var complete = false
+    /// Per id, the version of its first record after the snapshot (in the log's tail or written
+    /// since) — the snapshot's version of that id is older, and is not the live one — and whether
+    /// a tombstone removed it since (a record that comes back after one takes a new place in the
+    /// vault's order; one replaced keeps the snapshot's).
+    var changedSince = [ByteKey: (version: UInt64, removed: Bool)]()
+    /// Partitions changed after the snapshot, which its next version must write again; `nil`
+    /// when a change could not be placed (a tombstone of an unread record without the field).
+    var changedPartitions: Set<ByteKey>? = []
+
+    init(root: VaultIndex, fd: Int32, path: String, length: UInt64, rootLength: UInt32) {
+        self.root = root
+        self.fd = fd
+        self.path = path
+        self.length = length
+        self.rootLength = rootLength
+    }
+
+    deinit { close(fd) }
+
+    /// Bucket `number`, decrypted once.
+    func bucket(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)]) {
+        if let cached = buckets[number] { return cached }
+        let ref = root.buckets[number]
+        guard ref.offset + UInt64(ref.length) <= length - UInt64(rootLength) else {
+            throw VaultError(.corrupted, "index bucket \(number) lies outside the index")
+        }
+        let sealed = try POSIXFile.read(fd, path: path, at: ref.offset, count: Int(ref.length))
+        let aad = VaultIndex.bucketAssociatedData(vaultId: vaultId, generation: root.generation, number: number, offset: ref.offset)
+        guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
+            throw VaultError(.corrupted, "index bucket \(number) failed authentication: the vault was damaged or tampered with")
+        }
+        let directory = try VaultIndex.bucketDirectory(plain, number: number)
+        guard directory.values.reduce(0, { $0 + $1.count }) == Int(ref.records) else {
+            throw VaultError(.corrupted, "index bucket \(number) does not hold the records its root counts")
+        }
+        buckets[number] = (plain, directory)
+        return (plain, directory)
+    }
+}

@@ -1,0 +1,348 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How the vault uses its index (VaultIndex.swift, docs/vault-format.md "Index"): opening reads
+/// the root and the log after it; a partition is read from its bucket when first asked for; a
+/// writer writes the index again every ``indexRefreshFrames`` frames, appending only the buckets
+/// that changed, and writes a new one with every compaction.
+extension Vault {
+    /// Frames a writer lets the log grow past the index before it writes the index again: what
+    /// every open reads beyond the index.
+    static let indexRefreshFrames: UInt64 = 16
+
+    /// Whether every record is in memory (no index, or every bucket read).
+    var everythingRead: Bool { index?.complete ?? true }
+
+    // MARK: - Reading
+
+    /// The index the commit file names, with its root read and checked; `nil` when it indexes by
+    /// another partitioning than this process's (it is then not used, and a writer replaces it
+    /// at its next compaction).
+    func openIndex(_ pointer: CommitPointer) throws(VaultError) -> OpenIndex? {
+        let indexPath = Self.file(path, Self.indexFile(pointer.generation))
+        let fd: Int32
+        do { fd = try POSIXFile.openOwned(indexPath, O_RDONLY) } catch where error.kind == .notFound {
+            throw VaultError(.corrupted, "the index \(Self.indexFile(pointer.generation)) named by the commit file is missing")
+        }
+        let size: Int
+        do { size = try POSIXFile.size(fd, path: indexPath) } catch { close(fd); throw error }
+        guard UInt64(size) >= pointer.indexLength, size <= Self.logLimit else {
+            close(fd)
+            throw VaultError(.corrupted, "the index is \(size) bytes but \(pointer.indexLength) are committed: it was truncated")
+        }
+        let rootOffset = pointer.indexLength - UInt64(pointer.rootLength)
+        let sealed: [UInt8]
+        do { sealed = try POSIXFile.read(fd, path: indexPath, at: rootOffset, count: Int(pointer.rootLength)) } catch { close(fd); throw error }
+        let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: pointer.generation, offset: rootOffset)
+        guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
+            close(fd)
+            throw VaultError(.corrupted, "the index root failed authentication: the vault was damaged or tampered with")
+        }
+        let root: VaultIndex
+        do { root = try VaultIndex(rootPlaintext: plain) } catch { close(fd); throw error }
+        guard root.generation == pointer.generation, root.frames <= pointer.frameCount, root.logLength <= pointer.logLength,
+              root.buckets.allSatisfy({ $0.offset + UInt64($0.length) <= rootOffset })
+        else {
+            close(fd)
+            throw VaultError(.corrupted, "the index root does not fit the log the commit file names")
+        }
+        let opened = OpenIndex(root: root, fd: fd, path: indexPath, length: pointer.indexLength, rootLength: pointer.rootLength)
+        return root.partitioning == partitioning ? opened : nil
+    }
+
+    /// Makes a record read from the index live, unless the log after the index changed its id:
+    /// then the log's version is the live one, and must be the later.
+    func insertFromIndex(_ record: VaultRecord, sequence: UInt64) throws(VaultError) {
+        let id = ByteKey(record.id)
+        if let later = index?.changedSince[id] {
+            guard record.version < later.version else {
+                throw VaultError(.corrupted, "the log after the index goes back to version \(later.version) of a record the index holds at version \(record.version)")
+            }
+            // Replaced since, never removed: the live version keeps this one's place.
+            if !later.removed, let current = live[id] { live[id] = LiveRecord(record: current.record, sequence: Int(sequence)) }
+            return
+        }
+        guard live[id] == nil else { throw VaultError(.corrupted, "the index holds record \(hex(record.id)) twice") }
+        derivedValues.removeAll(keepingCapacity: true)
+        live[id] = LiveRecord(record: record, sequence: Int(sequence))
+        countByKind[record.kind, default: 0] += 1
+        idsByKind[record.kind, default: []].insert(id)
+        for key in fieldIndexes.keys where key.kind == record.kind {
+            if let value = record.field(key.tag) { fieldIndexes[key]![ByteKey(value), default: []].append(id) }
+        }
+    }
+
+    /// Reads partition `value` from its bucket, once.
+    func readPartition(_ value: ByteKey) throws(VaultError) {
+        guard let index, !index.complete, !index.loadedPartitions.contains(value) else { return }
+        let number = VaultIndex.bucket(of: value, count: index.root.buckets.count)
+        let bucket = try index.bucket(number, key: key, vaultId: header.vaultId)
+        if let place = bucket.directory[value] { try insertPartition(value, place, of: bucket.plain, number: number) }
+        index.loadedPartitions.insert(value)
+    }
+
+    /// Reads every partition not read yet.
+    func readEverything() throws(VaultError) {
+        guard let index, !index.complete else { return }
+        for number in index.root.buckets.indices {
+            let bucket = try index.bucket(number, key: key, vaultId: header.vaultId)
+            for (value, place) in bucket.directory where !index.loadedPartitions.contains(value) {
+                guard VaultIndex.bucket(of: value, count: index.root.buckets.count) == number else {
+                    throw VaultError(.corrupted, "index bucket \(number) holds a partition of another bucket")
+                }
+                try insertPartition(value, place, of: bucket.plain, number: number)
+                index.loadedPartitions.insert(value)
+            }
+            index.buckets[number] = nil
+        }
+        index.complete = true
+        index.changedSince = [:]
+        if !verified { try verifyLog() }
+    }
+
+    private func insertPartition(_ value: ByteKey, _ place: (count: Int, range: Range<Int>), of plain: [UInt8], number: Int) throws(VaultError) {
+        for (sequence, record) in try VaultIndex.partitionRecords(plain, range: place.range, count: place.count, number: number) {
+            guard partitioning?.partition(of: record) == value else {
+                throw VaultError(.corrupted, "index bucket \(number) files a record under another partition")
+            }
+            try insertFromIndex(record, sequence: sequence)
+        }
+    }
+
+    /// Reads the whole log again, from its first frame to the end this process read, and requires
+    /// it to hold exactly the records, versions and order this vault holds through its index.
+    /// Opening through the index authenticates only what it reads (the root, the buckets of the
+    /// partitions asked for, the log after the index); reading every record runs this too, so
+    /// `authctl list`, `vault info` and `vault check`, and every compaction before it drops the
+    /// old log, find a changed byte anywhere in the log as opening a vault without an index does.
+    /// The log only grows within a generation, so no lock is needed; a compaction by another
+    /// process since (the log is gone) is `busy`.
+    public func verify() throws(VaultError) {
+        try readEverything()
+        if !verified { try verifyLog() }
+    }
+
+    func verifyLog() throws(VaultError) {
+        let whole = Vault(path: path, access: .read, header: header, key: key, waiting: waiting, writerLock: nil, partitioning: nil)
+        do {
+            try whole.readLog(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength)),
+                              checkingPastTheEnd: false)
+        } catch where error.kind == .corrupted && !POSIXFile.exists(logPath) {
+            throw VaultError(.busy, "the vault at \(path) was compacted by another process while this one read it; run again")
+        }
+        let mine = ordered(live.values), theirs = ordered(whole.live.values)
+        guard mine.count == theirs.count else {
+            throw VaultError(.corrupted, "the index and the log after it hold \(mine.count) records; the log read whole holds \(theirs.count)")
+        }
+        for (a, b) in zip(mine, theirs) where a != b {
+            throw VaultError(.corrupted, "the index does not hold what the log holds (record \(hex(b.id)))")
+        }
+        verified = true
+    }
+
+    /// Keeps the index's account of what changed after it: the first later version of each id
+    /// (while partitions are unread), and the partitions its next version must write again.
+    func noteChange(_ record: VaultRecord, replacing old: VaultRecord?, in index: OpenIndex) {
+        let id = ByteKey(record.id)
+        if !index.complete {
+            let first = index.changedSince[id]?.version ?? record.version
+            let removed = (index.changedSince[id]?.removed ?? false) || record.kind == .tombstone
+            index.changedSince[id] = (first, removed)
+        }
+        guard let partitioning else { return }
+        if let value = partitioning.partition(of: record) ?? old.flatMap(partitioning.partition(of:)) {
+            index.changedPartitions?.insert(value)
+        } else if record.kind == .tombstone, old == nil, !index.complete {
+            // The tombstone of a record not read, without its partition: where it was is unknown.
+            index.changedPartitions = nil
+        }
+    }
+
+    /// Before a commit: reads the partitions the changes are in (so that their versions are
+    /// checked against what is live), and returns `batches` with each tombstone carrying the
+    /// partition field of the record it removes, so a later reader knows which partition changed
+    /// without reading it. A tombstone of a record not in memory reads every partition first (a
+    /// caller removes what it has seen).
+    func preparingCommit(_ batches: [[VaultRecord]]) throws(VaultError) -> [[VaultRecord]] {
+        guard let partitioning else { return batches }
+        for change in batches.joined() {
+            if let value = partitioning.partition(of: change) { try readPartition(value) }
+        }
+        var out = batches
+        for b in out.indices {
+            for r in out[b].indices where out[b][r].kind == .tombstone && out[b][r].field(partitioning.tag) == nil {
+                var old = live[ByteKey(out[b][r].id)]?.record
+                if old == nil, !everythingRead {
+                    try readEverything()
+                    old = live[ByteKey(out[b][r].id)]?.record
+                }
+                if let old, old.kind == partitioning.kind, let value = old.field(partitioning.tag) {
+                    out[b][r].setField(partitioning.tag, Array(value))
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: - Writing
+
+    /// After a commit, under the exclusive state lock: a writer with a partitioning writes an
+    /// index when the generation has none, appends to it once the log has grown
+    /// ``indexRefreshFrames`` past it, and compacts (which writes a fresh one) when appending no
+    /// longer pays: the file has grown to more than twice what it indexes, a bucket has grown
+    /// past eight times its target, or a change could not be placed.
+    func maintainIndex() throws(VaultError) {
+        guard partitioning != nil, access == .write else { return }
+        guard let index else {
+            if indexLength > 0 {
+                try compactLocked()  // an index of another partitioning is named: replaced by a new generation
+            } else {
+                let written = try writeIndex(generation: generation, frames: frameCount, logLength: UInt64(validLength))
+                try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength),
+                                                     indexLength: written.length, rootLength: written.rootLength))
+                self.index = written
+                indexLength = written.length
+                indexRootLength = written.rootLength
+            }
+            return
+        }
+        guard frameCount - index.root.frames >= Self.indexRefreshFrames else { return }
+        let indexed = index.root.buckets.reduce(UInt64(index.rootLength)) { $0 + UInt64($1.length) }
+        let largest = index.root.buckets.map(\.length).max() ?? 0
+        if index.changedPartitions == nil || index.length > 2 * indexed + (1 << 20) || Int(largest) > 8 * VaultIndex.bucketTargetBytes {
+            try compactLocked()
+        } else {
+            try appendToIndex(index)
+        }
+    }
+
+    /// The records the index keeps in its root, and those of each partition, from memory (which
+    /// must hold every record of the partitions asked for), each list in the order its records
+    /// became live.
+    private func indexContents(partitions wanted: Set<ByteKey>?) -> (always: [(sequence: UInt64, record: VaultRecord)],
+                                                                   partitions: [ByteKey: [(sequence: UInt64, record: VaultRecord)]]) {
+        var always = [(sequence: UInt64, record: VaultRecord)]()
+        var partitions = [ByteKey: [(sequence: UInt64, record: VaultRecord)]]()
+        for entry in live.values {
+            if let value = partitioning?.partition(of: entry.record) {
+                if wanted?.contains(value) ?? true { partitions[value, default: []].append((UInt64(entry.sequence), entry.record)) }
+            } else {
+                always.append((UInt64(entry.sequence), entry.record))
+            }
+        }
+        always.sort { $0.sequence < $1.sequence }
+        for key in partitions.keys { partitions[key]!.sort { $0.sequence < $1.sequence } }
+        return (always, partitions)
+    }
+
+    /// A sealed bucket at `offset` of the index of `generation`.
+    private func sealedBucket(_ partitions: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])], number: Int,
+                              generation: UInt64, offset: UInt64) -> [UInt8] {
+        let sorted = partitions.sorted { $0.value.bytes.lexicographicallyPrecedes($1.value.bytes) }
+        var plain = VaultIndex.bucketPlaintext(sorted)
+        defer { plain.withUnsafeMutableBytes { sodiumWipe($0) } }
+        let aad = VaultIndex.bucketAssociatedData(vaultId: header.vaultId, generation: generation, number: number, offset: offset)
+        return plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }
+    }
+
+    private func sealedRoot(_ root: VaultIndex, offset: UInt64) -> [UInt8] {
+        let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: root.generation, offset: offset)
+        return root.rootPlaintext.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }
+    }
+
+    /// Writes a whole new `index.<generation>` of every live record (all in memory), as of
+    /// `frames` frames and `logLength` bytes of that generation's log, flushed; returns it open.
+    /// The caller names it in the commit file.
+    func writeIndex(generation: UInt64, frames: UInt64, logLength: UInt64) throws(VaultError) -> OpenIndex {
+        try readEverything()
+        guard let partitioning else { throw VaultError(.invalid, "the vault has no partitioning to index by") }
+        let (always, partitions) = indexContents(partitions: nil)
+        let bytes = partitions.values.reduce(0) { $0 + $1.reduce(0) { $0 + 8 + $1.record.bytes.count } }
+        let count = max(1, bytes / VaultIndex.bucketTargetBytes)
+        var grouped = [[(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])]](repeating: [], count: count)
+        for (value, records) in partitions { grouped[VaultIndex.bucket(of: value, count: count)].append((value, records)) }
+        var file = [UInt8]()
+        var buckets = [VaultIndex.Bucket]()
+        for (number, group) in grouped.enumerated() {
+            let sealed = sealedBucket(group, number: number, generation: generation, offset: UInt64(file.count))
+            buckets.append(VaultIndex.Bucket(offset: UInt64(file.count), length: UInt32(sealed.count),
+                                             records: UInt32(group.reduce(0) { $0 + $1.records.count })))
+            file += sealed
+        }
+        let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
+                              partitioning: partitioning, buckets: buckets, always: always)
+        let sealedRoot = sealedRoot(root, offset: UInt64(file.count))
+        file += sealedRoot
+        let indexPath = Self.file(path, Self.indexFile(generation))
+        try POSIXFile.writeNew(indexPath, file)
+        let fd = try POSIXFile.openOwned(indexPath, O_RDONLY)
+        let opened = OpenIndex(root: root, fd: fd, path: indexPath, length: UInt64(file.count), rootLength: UInt32(sealedRoot.count))
+        opened.complete = true
+        return opened
+    }
+
+    /// Appends to the index the buckets that changed since its root and a new root as of now,
+    /// flushed, then names them in the commit file. Unread partitions of those buckets are read
+    /// first (a bucket is written whole).
+    private func appendToIndex(_ index: OpenIndex) throws(VaultError) {
+        guard let changed = index.changedPartitions else { return }
+        let count = index.root.buckets.count
+        let touched = Set(changed.map { VaultIndex.bucket(of: $0, count: count) })
+        if !index.complete {
+            for number in touched {
+                for value in try index.bucket(number, key: key, vaultId: header.vaultId).directory.keys { try readPartition(value) }
+            }
+            for value in changed { try readPartition(value) }
+        }
+        var wanted = Set<ByteKey>()
+        for number in touched {
+            if let directory = index.buckets[number]?.directory { wanted.formUnion(directory.keys) }
+        }
+        wanted.formUnion(changed)
+        if index.complete {
+            // Every record is in memory: the partitions of a touched bucket are those live now.
+            wanted = Set(live.values.compactMap { partitioning?.partition(of: $0.record) }.filter { touched.contains(VaultIndex.bucket(of: $0, count: count)) })
+        }
+        let (always, partitions) = indexContents(partitions: wanted)
+        var grouped = [Int: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])]]()
+        for number in touched { grouped[number] = [] }
+        for (value, records) in partitions { grouped[VaultIndex.bucket(of: value, count: count)]?.append((value, records)) }
+        var appended = [UInt8]()
+        var root = index.root
+        for (number, group) in grouped.sorted(by: { $0.key < $1.key }) {
+            let offset = index.length + UInt64(appended.count)
+            let sealed = sealedBucket(group, number: number, generation: generation, offset: offset)
+            root.buckets[number] = VaultIndex.Bucket(offset: offset, length: UInt32(sealed.count),
+                                                     records: UInt32(group.reduce(0) { $0 + $1.records.count }))
+            appended += sealed
+        }
+        root.frames = frameCount
+        root.logLength = UInt64(validLength)
+        root.nextSequence = UInt64(nextSequence)
+        root.always = always
+        let sealedRoot = sealedRoot(root, offset: index.length + UInt64(appended.count))
+        appended += sealedRoot
+        let fd = try POSIXFile.openOwned(index.path, O_WRONLY)
+        defer { close(fd) }
+        // Whatever follows the committed end (an append that never got named) is cut off.
+        guard ftruncate(fd, off_t(index.length)) == 0, lseek(fd, off_t(index.length), SEEK_SET) >= 0 else {
+            throw VaultError(.io, "cannot trim \(index.path): \(POSIXFile.errorText())")
+        }
+        try POSIXFile.writeAll(fd, appended, path: index.path)
+        try POSIXFile.sync(fd, path: index.path)
+        let newLength = index.length + UInt64(appended.count)
+        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength),
+                                             indexLength: newLength, rootLength: UInt32(sealedRoot.count)))
+        index.root = root
+        index.length = newLength
+        index.rootLength = UInt32(sealedRoot.count)
+        for number in touched { index.buckets[number] = nil }
+        index.changedSince = [:]
+        index.changedPartitions = []
+        indexLength = newLength
+        indexRootLength = UInt32(sealedRoot.count)
+    }
+}
