@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import BIN, log_file, unb64url
+import vault_reader
+from conftest import BIN, PASSPHRASE, log_file, unb64url
 
 ORIGIN = "https://example.com"
 
@@ -29,6 +30,23 @@ def sign_count(assertion):
 
 def ids(authctl):
     return {c["id"] for c in authctl.listing()}
+
+
+def index_file(vault):
+    """The vault's current index (`index.N`, of log N)."""
+    indexes = sorted(vault.glob("index.*"))
+    assert len(indexes) == 1, indexes
+    return indexes[0]
+
+
+def assert_index_agrees(authctl):
+    """The independent reader finds an index, and it holds what the log holds (open_vault checks
+    every record of the index against the log replayed to the index's frame)."""
+    vault = vault_reader.open_vault(authctl.vault, PASSPHRASE)
+    assert vault.index is not None and vault.index.frames <= vault.frame_count
+    info = authctl.run("--json", "vault", "info").json
+    assert info["indexedFrames"] == vault.index.frames and info["indexBytes"] == vault.index.length
+    return vault
 
 
 def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
@@ -53,7 +71,9 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
     for i in range(90):
         action = rng.choice(["register", "register", "sign", "sign", "delete", "compact"])
         if action == "register":
-            args = ["register", "--origin", ORIGIN, "--user-name", f"user{i}", "--user-id",
+            # Several RPs, so the index's refreshes (every 16 frames) change some partitions and not others.
+            origin = ORIGIN if i % 3 else f"https://rp{i % 4}.example"
+            args = ["register", "--origin", origin, "--user-name", f"user{i}", "--user-id",
                     base64.urlsafe_b64encode(f"u{i}".encode()).rstrip(b"=").decode()]
         elif action == "sign":
             args = ["sign", "--origin", ORIGIN, f"--credential={counting}"]
@@ -88,9 +108,11 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
         if i % 15 == 0:
             check = authctl.run("vault", "check")
             assert check.code == 0, check.stderr
+            assert_index_agrees(authctl)
 
     assert killed >= 10 and finished >= 10, (killed, finished)  # both outcomes were exercised
     assert authctl.run("vault", "check").code == 0
+    assert_index_agrees(authctl)
     listing = {c["id"]: c for c in authctl.listing()}
     assert acknowledged <= set(listing), "an acknowledged passkey was lost"
     assert not (deleted & set(listing)), "an acknowledged deletion came back"
@@ -99,9 +121,11 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
     # Acknowledged signature counts strictly increase, and the stored count is at least the last.
     assert counts == sorted(set(counts))
     assert listing[counting]["signCount"] >= (counts[-1] if counts else 0)
-    # Every passkey still signs.
-    for credential_id in list(acknowledged)[:5]:
-        assert authctl.run("sign", "--origin", ORIGIN, f"--credential={credential_id}").code == 0
+    # Every passkey still signs, each through its RP's partition of the index.
+    by_id = {c["id"]: c for c in authctl.listing()}
+    for credential_id in list(acknowledged)[:8]:
+        origin = "https://" + by_id[credential_id]["rpId"]
+        assert authctl.run("sign", "--origin", origin, f"--credential={credential_id}").code == 0
 
 
 def test_parallel_processes_lose_no_update(authctl):
@@ -111,7 +135,8 @@ def test_parallel_processes_lose_no_update(authctl):
         made, counts, deleted = [], [], []
         for k in range(6):
             user_id = base64.urlsafe_b64encode(f"w{n}-{k}".encode()).rstrip(b"=").decode()
-            reg = authctl.run("register", "--origin", ORIGIN, "--user-name", f"w{n}-{k}", "--user-id", user_id)
+            origin = ORIGIN if k % 2 else f"https://rp{n % 3}.example"
+            reg = authctl.run("register", "--origin", origin, "--user-name", f"w{n}-{k}", "--user-id", user_id)
             assert reg.code == 0, reg.stderr
             made.append(reg.json["id"])
             signed = authctl.run("sign", "--origin", ORIGIN, f"--credential={counting}")
@@ -134,6 +159,7 @@ def test_parallel_processes_lose_no_update(authctl):
     assert sorted(counts) == list(range(1, 37))
     assert listing[counting]["signCount"] == 36
     assert authctl.run("vault", "check").code == 0
+    assert_index_agrees(authctl)
 
 
 @pytest.fixture
@@ -161,7 +187,11 @@ def positions_to_flip(name, data):
 
 def test_every_flipped_byte_is_reported_as_corruption(small_vault):
     vault = small_vault.vault
-    files = {name: (vault / name).read_bytes() for name in ("header", "commit", log_file(vault).name)}
+    # The index too: every byte of it is in use (its root, and the one version of each bucket it
+    # has before its first refresh), so each flip must be caught like one in the log.
+    assert vault_reader.open_vault(vault, PASSPHRASE).index.length == index_file(vault).stat().st_size
+    files = {name: (vault / name).read_bytes()
+             for name in ("header", "commit", log_file(vault).name, index_file(vault).name)}
     assert sum(len(b) for b in files.values()) > 1000
     outcomes = {}
     for name, original in files.items():
@@ -177,7 +207,8 @@ def test_every_flipped_byte_is_reported_as_corruption(small_vault):
 
 
 @pytest.mark.parametrize("damage", ["truncate log", "truncate header", "truncate commit", "drop last frame",
-                                    "swap frames"])
+                                    "swap frames", "truncate index", "remove index", "index of another vault",
+                                    "index of an older generation"])
 def test_structural_damage_is_reported(small_vault, damage):
     vault = small_vault.vault
     log = log_file(vault).read_bytes()
@@ -196,6 +227,23 @@ def test_structural_damage_is_reported(small_vault, damage):
     elif damage == "swap frames":
         frames[1], frames[2] = frames[2], frames[1]
         log_file(vault).write_bytes(b"".join(frames))
+    elif damage == "truncate index":
+        index_file(vault).write_bytes(index_file(vault).read_bytes()[:-1])
+    elif damage == "remove index":
+        index_file(vault).unlink()
+    elif damage == "index of another vault":
+        other = small_vault.vault.parent / "other-vault"
+        env = dict(small_vault.env, AUTHCTL_VAULT=str(other))
+        assert small_vault.run("init", "--kdf", "min", env=env).code == 0
+        assert small_vault.run("register", "--origin", ORIGIN, "--user-name", "a", env=env).code == 0
+        assert small_vault.run("register", "--origin", ORIGIN, "--user-name", "b", "--user-id", "Yg", env=env).code == 0
+        index_file(vault).write_bytes(index_file(other).read_bytes())
+    elif damage == "index of an older generation":
+        # The index compaction made, renamed to the name the generation after it would have.
+        path = index_file(vault)
+        old = path.read_bytes()
+        assert small_vault.run("vault", "compact").code == 0
+        index_file(vault).write_bytes(old)
     result = small_vault.run("list")
     assert (result.code, result.stdout) == (21, ""), result.stderr
     assert "vaultCorrupted" in result.stderr
