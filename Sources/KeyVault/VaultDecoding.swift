@@ -21,6 +21,24 @@ public enum VaultDecoding {
         return records
     }
 
+    /// Parses the plaintext of an index root (docs/vault-format.md, "Index") and returns it
+    /// encoded again, which must be the same bytes: the format has one encoding per root.
+    public static func indexRoot(_ plain: [UInt8]) throws(VaultError) -> [UInt8] {
+        try VaultIndex(rootPlaintext: plain).rootPlaintext
+    }
+
+    /// Parses the plaintext of an index bucket: its partitions, and every record of each.
+    public static func indexBucket(_ plain: [UInt8]) throws(VaultError) -> [(partition: [UInt8], records: [VaultRecord])] {
+        try VaultIndex.bucketDirectory(plain, number: 0).map { value, place throws(VaultError) in
+            (Array(value.bytes), try VaultIndex.partitionRecords(plain, range: place.range, count: place.count, number: 0).map(\.record))
+        }
+    }
+
+    /// The plaintext of an index bucket holding `partitions` (each record with sequence number 0).
+    public static func encodeIndexBucket(_ partitions: [(partition: [UInt8], records: [VaultRecord])]) -> [UInt8] {
+        VaultIndex.bucketPlaintext(partitions.map { (ByteKey($0.partition), $0.records.map { (UInt64(0), $0) }) })
+    }
+
     /// The plaintext of a log frame holding `records`.
     public static func encodeBatch(_ records: some Collection<VaultRecord>) -> [UInt8] {
         var w = ByteWriter()

@@ -249,7 +249,8 @@ final class OpenIndex {
     func bucket(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)]) {
         if let cached = buckets[number] { return cached }
         let ref = root.buckets[number]
-        guard ref.offset + UInt64(ref.length) <= length - UInt64(rootLength) else {
+        let end = length - UInt64(rootLength)
+        guard ref.offset <= end, UInt64(ref.length) <= end - ref.offset else {
             throw VaultError(.corrupted, "index bucket \(number) lies outside the index")
         }
         let sealed = try POSIXFile.read(fd, path: path, at: ref.offset, count: Int(ref.length))

@@ -44,7 +44,7 @@ extension Vault {
         let root: VaultIndex
         do { root = try VaultIndex(rootPlaintext: plain) } catch { close(fd); throw error }
         guard root.generation == pointer.generation, root.frames <= pointer.frameCount, root.logLength <= pointer.logLength,
-              root.buckets.allSatisfy({ $0.offset + UInt64($0.length) <= rootOffset })
+              root.buckets.allSatisfy({ $0.offset <= rootOffset && UInt64($0.length) <= rootOffset - $0.offset })
         else {
             close(fd)
             throw VaultError(.corrupted, "the index root does not fit the log the commit file names")

@@ -5,7 +5,7 @@ import VirtualAuthenticator
 /// target; the rest is its input. Every target must return or throw, never trap: libFuzzer
 /// reports a crash, a hang or (with AddressSanitizer) a memory error as a finding.
 enum FuzzTarget: UInt8, CaseIterable {
-    case vaultHeader = 0, vaultBatch, creationOptions, requestOptions, cbor, authenticatorData
+    case vaultHeader = 0, vaultBatch, creationOptions, requestOptions, cbor, authenticatorData, indexRoot, indexBucket
 
     static func run(_ data: [UInt8]) {
         guard let first = data.first, let target = FuzzTarget(rawValue: first % UInt8(allCases.count)) else { return }
@@ -27,6 +27,14 @@ enum FuzzTarget: UInt8, CaseIterable {
             // Input may be non-canonical; its canonical form must decode to the same value.
             if let value = try? CBORValue.decode(input) {
                 precondition((try? CBORValue.decode(value.encoded())) == value, "canonical CBOR did not decode back")
+            }
+        case .indexRoot:
+            if let encoded = try? VaultDecoding.indexRoot(input) {
+                precondition(encoded == input, "an index root did not round-trip")
+            }
+        case .indexBucket:
+            if let partitions = try? VaultDecoding.indexBucket(input) {
+                for (_, records) in partitions { for record in records { _ = record.fields } }
             }
         case .authenticatorData:
             // Extensions and the COSE key may arrive in non-canonical CBOR, so the bytes need not

@@ -20,6 +20,21 @@ struct Replay {
         print("replayed \(args.count) inputs")
     }
 
+    /// A root of one bucket and one record kept in the root (as the format lays it out).
+    static func indexRootSeed(_ record: VaultRecord) -> [UInt8] {
+        var out = [UInt8]()
+        func append<T: FixedWidthInteger>(_ value: T) { out += withUnsafeBytes(of: value.bigEndian, Array.init) }
+        for value: UInt64 in [0, 5, 900, 3] { append(value) }  // generation, frames, log length, next sequence
+        out += [1, 2]  // credential records, by tag 2
+        append(UInt32(1))
+        append(UInt64(0)); append(UInt32(120)); append(UInt32(2))  // bucket 0
+        let settings = VaultRecord(id: Array(repeating: 1, count: 16), kind: .settings, version: 1, fields: [8: Array("phone".utf8)])
+        append(UInt32(1))
+        append(UInt64(0))
+        out += VaultDecoding.encodeBatch([settings]).dropFirst(4)
+        return out
+    }
+
     static func writeSeeds(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let record = VaultRecord(id: Array(repeating: 7, count: 16), kind: .credential, version: 3,
@@ -39,6 +54,8 @@ struct Replay {
             (.cbor, authData.attestedCredentialData!.publicKey.cbor.encoded()),
             (.cbor, CBORValue.map([(.text("fmt"), .text("none")), (.text("attStmt"), .map([])), (.text("authData"), .bytes(authData.bytes))]).encoded()),
             (.authenticatorData, authData.bytes),
+            (.indexBucket, VaultDecoding.encodeIndexBucket([(Array("example.com".utf8), [record])])),
+            (.indexRoot, indexRootSeed(record)),
         ]
         for (i, (target, input)) in seeds.enumerated() {
             guard FileManager.default.createFile(atPath: "\(directory)/seed-\(i)", contents: Data([target.rawValue] + input)) else {

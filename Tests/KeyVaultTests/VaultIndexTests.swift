@@ -247,6 +247,23 @@ final class VaultIndexTests {
         #expect(FileManager.default.fileExists(atPath: logPath))  // nothing was replaced
     }
 
+    /// The root and bucket decoders (what the fuzzer drives) read what the writer writes, and
+    /// refuse a count that the bytes cannot hold.
+    @Test func indexPlaintextsDecode() throws {
+        let record = Self.credential(VaultRecord.newId(), rp: "a.example")
+        let settings = VaultRecord(id: VaultRecord.newId(), kind: .settings, version: 2, fields: [8: [1]])
+        let root = VaultIndex(generation: 3, frames: 9, logLength: 999, nextSequence: 4, partitioning: Self.partitioning,
+                              buckets: [.init(offset: 0, length: 80, records: 1)], always: [(1, settings)])
+        #expect(try VaultDecoding.indexRoot(root.rootPlaintext) == root.rootPlaintext)
+        let bucket = VaultDecoding.encodeIndexBucket([(Array("a.example".utf8), [record])])
+        let decoded = try VaultDecoding.indexBucket(bucket)
+        #expect(decoded.count == 1 && decoded[0].partition == Array("a.example".utf8) && decoded[0].records == [record])
+        var lying = root.rootPlaintext
+        lying[34..<38] = [0xFF, 0xFF, 0xFF, 0xFF]  // the bucket count
+        #expect(throws: VaultError.self) { try VaultDecoding.indexRoot(lying) }
+        #expect(throws: VaultError.self) { try VaultDecoding.indexBucket(Array(bucket.dropLast())) }
+    }
+
     /// An older copy of the index (from before it was written again) is refused: the commit file
     /// names more of it than the copy holds.
     @Test func anOlderIndexIsRefused() throws {
