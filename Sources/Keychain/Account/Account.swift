@@ -25,6 +25,10 @@ public final class Account {
     var revisionCache = [[UInt8]: Revision]()
     /// The attestation CA, once read (``attestationCA()``).
     var cachedCA: AttestationCA?
+    /// Private keys of passkeys made without user verification, by revision id, as OpenSSL holds
+    /// them once loaded (see ``signingKey(of:itemId:)``).
+    var signingKeys = [[UInt8]: PrivateKey]()
+    var signingKeyOrder = [[UInt8]]()
     public internal(set) var storeProblem: String?
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
@@ -390,6 +394,28 @@ public final class Account {
             guard let biometryKey else { return outer }
             return try vault.openBiometrySealed(outer, itemId: itemId, biometryKey: biometryKey)
         }
+    }
+
+    /// How many loaded keys an open account keeps.
+    static let signingKeyLimit = 256
+
+    /// The private key of `revision`, a passkey made without user verification, loaded once and
+    /// kept while the account is open (the last ``signingKeyLimit`` used): a device in a load test
+    /// signs with the same passkeys again and again, and loading a key costs as much as signing.
+    /// A key sealed under the biometry key is never kept: each use needs the PIN's proof.
+    func signingKey(of revision: Revision, itemId: [UInt8]) throws(VaultError) -> PrivateKey {
+        if let key = signingKeys[revision.id] { return key }
+        let der = try privateKey(of: revision, itemId: itemId, biometryKey: nil)
+        let key: PrivateKey
+        do {
+            key = try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
+        } catch {
+            throw VaultError(.corrupted, "the private key of a passkey revision cannot be read: \(error)")
+        }
+        if signingKeyOrder.count >= Self.signingKeyLimit { signingKeys[signingKeyOrder.removeFirst()] = nil }
+        signingKeys[revision.id] = key
+        signingKeyOrder.append(revision.id)
+        return key
     }
 
     /// `revision`'s private key sealed again for a new revision `newId` of this vault (its inner,

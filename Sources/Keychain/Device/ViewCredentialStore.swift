@@ -59,8 +59,10 @@ final class ViewCredentialStore: CredentialStore {
     func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey {
         do throws(VaultError) {
             let item = try item(credential)
-            let der = try account.privateKey(of: item.winner, itemId: item.itemId,
-                                             biometryKey: try biometryKey(for: credential, verification))
+            guard let biometryKey = try biometryKey(for: credential, verification) else {
+                return try account.signingKey(of: item.winner, itemId: item.itemId)
+            }
+            let der = try account.privateKey(of: item.winner, itemId: item.itemId, biometryKey: biometryKey)
             do {
                 return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
             } catch {
