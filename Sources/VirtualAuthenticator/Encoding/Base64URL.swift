@@ -4,18 +4,33 @@ public enum Base64URL {
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var it = bytes.makeIterator()
-        while let b0 = it.next() {
-            let b1 = it.next()
-            let b2 = it.next()
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            if let b1 { out.append(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)]) }
-            if let b2 { out.append(alphabet[Int(b2 & 0x3F)]) }
+        let count = (bytes.count * 4 + 2) / 3
+        return String(unsafeUninitializedCapacity: count) { out in
+            var i = 0
+            forEachCharacter(of: bytes) { out[i] = $0; i += 1 }
+            return i
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `bytes` to `out`, as UTF-8.
+    public static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
+        forEachCharacter(of: bytes) { out.append($0) }
+    }
+
+    @inline(__always)
+    private static func forEachCharacter(of bytes: some Collection<UInt8>, _ emit: (UInt8) -> Void) {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var it = bytes.makeIterator()
+            while let b0 = it.next() {
+                let b1 = it.next()
+                let b2 = it.next()
+                emit(alphabet[Int(b0 >> 2)])
+                emit(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
+                if let b1 { emit(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)]) }
+                if let b2 { emit(alphabet[Int(b2 & 0x3F)]) }
+            }
+        }
     }
 
     /// Decodes base64url as WebAuthn's JSON forms hold it (L3 §5.1.8, Base64URLString): only the
