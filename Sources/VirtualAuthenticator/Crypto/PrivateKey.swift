@@ -133,8 +133,17 @@ public final class PrivateKey: @unchecked Sendable {
     public var publicKey: COSEKey {
         switch algorithm {
         case .es256:
-            // By coordinates, not the encoded point: a key read from DER may keep its point
-            // compressed. A key at infinity (which `validate` refuses) reads as zeros.
+            // The encoded point, read once (each read converts the point to affine coordinates:
+            // a field inversion), when it is uncompressed, as a generated key's is.
+            var point = [UInt8](repeating: 0, count: 65)
+            var length = 0
+            if EVP_PKEY_get_octet_string_param(pkey, authctl_param_pub_key, &point, point.count, &length) == 1, length == 65,
+               let key = COSEKey(uncompressedPoint: point) {
+                return key
+            }
+            ERR_clear_error()
+            // Otherwise by coordinates: a key read from DER may keep its point compressed. A key
+            // at infinity (which `validate` refuses) reads as zeros.
             return .ec2(x: coordinate(authctl_param_ec_x) ?? [UInt8](repeating: 0, count: 32),
                         y: coordinate(authctl_param_ec_y) ?? [UInt8](repeating: 0, count: 32))
         case .edDSA:
