@@ -38,44 +38,66 @@ public enum Base64URL {
     /// ``decode(_:)``, a length of 4n+1 and non-zero trailing bits (which would not encode back to
     /// the same text).
     public static func decodeStrict(_ text: String) -> [UInt8]? {
-        let canonical = text.utf8.allSatisfy { c in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
-        }
-        return canonical ? decode(text) : nil
+        decode(text, strict: true)
     }
 
     /// Decodes base64url leniently, for what a person types (command-line ids): accepts standard
     /// base64 characters and trailing `=` padding too; rejects anything else, and non-zero
     /// trailing bits.
     public static func decode(_ text: String) -> [UInt8]? {
-        var values = [UInt8]()
-        values.reserveCapacity(text.utf8.count)
-        var sawPadding = false
-        for c in text.utf8 {
-            if c == UInt8(ascii: "=") { sawPadding = true; continue }
-            if sawPadding { return nil }
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - 65)
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - 71)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c + 4)
-            case UInt8(ascii: "-"), UInt8(ascii: "+"): values.append(62)
-            case UInt8(ascii: "_"), UInt8(ascii: "/"): values.append(63)
-            default: return nil
-            }
-        }
-        if values.count % 4 == 1 { return nil }
+        decode(text, strict: false)
+    }
+
+    /// Each character's six bits; 0xFF for a character of neither alphabet.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, c) in alphabet.enumerated() { table[Int(c)] = UInt8(value) }
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
+        return table
+    }()
+
+    /// One pass: four characters make three bytes; a last group of two or three characters makes
+    /// one or two, and its unused low bits must be zero; a last group of one is no encoding.
+    private static func decode(_ text: String, strict: Bool) -> [UInt8]? {
+        let utf8 = text.utf8
+        if let result = utf8.withContiguousStorageIfAvailable({ decode($0, strict: strict) }) { return result }
+        return decode(Array(utf8), strict: strict)
+    }
+
+    private static func decode(_ characters: some Collection<UInt8>, strict: Bool) -> [UInt8]? {
         var out = [UInt8]()
-        out.reserveCapacity(values.count * 3 / 4)
-        var i = 0
-        while i < values.count {
-            let chunk = values[i..<min(i + 4, values.count)]
-            let v = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (18 - 6 * $1.offset) }
-            let produced = chunk.count - 1
-            for k in 0..<produced { out.append(UInt8(truncatingIfNeeded: v >> (16 - 8 * k))) }
-            let unusedBits = v & ((1 << (24 - 8 * UInt32(produced))) - 1)
-            if unusedBits != 0 { return nil }
-            i += 4
+        out.reserveCapacity(characters.count * 3 / 4)
+        var group: UInt32 = 0, inGroup = 0
+        var sawPadding = false
+        let ok = values.withUnsafeBufferPointer { values in
+            for c in characters {
+                if c == UInt8(ascii: "=") && !strict { sawPadding = true; continue }
+                let value = values[Int(c)]
+                guard !sawPadding, value != 0xFF, !strict || (c != UInt8(ascii: "+") && c != UInt8(ascii: "/")) else { return false }
+                group = group << 6 | UInt32(value)
+                inGroup += 1
+                if inGroup == 4 {
+                    out.append(UInt8(truncatingIfNeeded: group >> 16))
+                    out.append(UInt8(truncatingIfNeeded: group >> 8))
+                    out.append(UInt8(truncatingIfNeeded: group))
+                    group = 0
+                    inGroup = 0
+                }
+            }
+            return true
+        }
+        guard ok else { return nil }
+        switch inGroup {
+        case 1: return nil
+        case 2:
+            guard group & 0x0F == 0 else { return nil }
+            out.append(UInt8(truncatingIfNeeded: group >> 4))
+        case 3:
+            guard group & 0x03 == 0 else { return nil }
+            out.append(UInt8(truncatingIfNeeded: group >> 10))
+            out.append(UInt8(truncatingIfNeeded: group >> 2))
+        default: break
         }
         return out
     }
