@@ -1,4 +1,5 @@
 import Curl
+import Synchronization
 /// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
 public struct Origin: Equatable, Sendable {
@@ -36,6 +37,19 @@ public struct Origin: Equatable, Sendable {
         self.scheme = scheme
         self.host = ascii
         self.port = port.flatMap { $0 == defaultPort ? nil : $0 }
+    }
+
+    /// The last caller origin parsed, by its exact text: an in-process caller makes its ceremonies
+    /// from one origin again and again, and parsing it (libcurl's URL parser, the domain rules)
+    /// costs more than the rest of the client's checks. A text that fails is not kept.
+    private static let last = Mutex<(text: String, origin: Origin)?>(nil)
+
+    /// ``init(parsing:)``, remembered for the last text that parsed.
+    static func parsed(_ text: String) throws(AuthenticatorError) -> Origin {
+        if let last = last.withLock({ $0 }), last.text.utf8.elementsEqual(text.utf8) { return last.origin }
+        let origin = try Origin(parsing: text)
+        last.withLock { $0 = (text, origin) }
+        return origin
     }
 
     /// A top-level page's origin (the page that embeds a calling iframe): any potentially
