@@ -177,9 +177,10 @@ public final class PrivateKey: @unchecked Sendable {
         guard algorithm != .edDSA else { return try signEd25519(message) }
         // ES256 and RS256 sign the SHA-256 of the message, with a context prepared for this key.
         let digest = SHA256.hash(message)
+        // The largest signature this key makes, without asking the signer (for ECDSA that
+        // encodes a dummy signature).
+        var length = Int(EVP_PKEY_get_size(pkey))
         return try signing.withContext(prepare: signingContext) { ctx throws(OpenSSLFailure) in
-            var length = 0
-            guard EVP_PKEY_sign(ctx, nil, &length, digest, digest.count) == 1 else { throw OpenSSLFailure("EVP_PKEY_sign") }
             var signature = [UInt8](repeating: 0, count: length)
             guard EVP_PKEY_sign(ctx, &signature, &length, digest, digest.count) == 1 else { throw OpenSSLFailure("EVP_PKEY_sign") }
             signature.removeLast(signature.count - length)
