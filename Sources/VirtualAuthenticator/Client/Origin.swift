@@ -73,7 +73,7 @@ public struct Origin: Equatable, Sendable {
 
     /// The ASCII serialization (HTML §7.5): `scheme://host[:port]`.
     public var serialized: String {
-        "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+        scheme + "://" + host + (port.map { ":" + String($0) } ?? "")
     }
 
     /// A host as the URL Standard's host parser leaves a domain: ASCII, lower case. Names with

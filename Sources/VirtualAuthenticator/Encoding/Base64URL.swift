@@ -4,32 +4,54 @@ public enum Base64URL {
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let count = (bytes.count * 4 + 2) / 3
-        return String(unsafeUninitializedCapacity: count) { out in
-            var i = 0
-            forEachCharacter(of: bytes) { out[i] = $0; i += 1 }
-            return i
+        String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { out in
+            write(bytes, to: UnsafeMutableBufferPointer(rebasing: out[...]))
         }
     }
 
     /// Appends the encoding of `bytes` to `out`, as UTF-8.
     public static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
-        forEachCharacter(of: bytes) { out.append($0) }
+        let start = out.count, count = encodedCount(bytes.count)
+        out.append(contentsOf: repeatElement(0, count: count))
+        out.withUnsafeMutableBufferPointer { buffer in
+            _ = write(bytes, to: UnsafeMutableBufferPointer(rebasing: buffer[start..<start + count]))
+        }
     }
 
-    @inline(__always)
-    private static func forEachCharacter(of bytes: some Collection<UInt8>, _ emit: (UInt8) -> Void) {
+    /// The length of the encoding of `count` bytes: four characters per three bytes, no padding.
+    private static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    /// Writes the encoding into `out` (``encodedCount(_:)`` long); returns its length.
+    private static func write(_ bytes: some Collection<UInt8>, to out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        if let written = bytes.withContiguousStorageIfAvailable({ write($0, to: out) }) { return written }
+        return Array(bytes).withUnsafeBufferPointer { write($0, to: out) }
+    }
+
+    private static func write(_ input: UnsafeBufferPointer<UInt8>, to out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         alphabet.withUnsafeBufferPointer { alphabet in
-            var it = bytes.makeIterator()
-            while let b0 = it.next() {
-                let b1 = it.next()
-                let b2 = it.next()
-                emit(alphabet[Int(b0 >> 2)])
-                emit(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-                if let b1 { emit(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)]) }
-                if let b2 { emit(alphabet[Int(b2 & 0x3F)]) }
+            var i = 0, o = 0
+            while i + 3 <= input.count {
+                let group = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                out[o] = alphabet[Int(group >> 18)]
+                out[o + 1] = alphabet[Int(group >> 12 & 0x3F)]
+                out[o + 2] = alphabet[Int(group >> 6 & 0x3F)]
+                out[o + 3] = alphabet[Int(group & 0x3F)]
+                i += 3
+                o += 4
             }
+            switch input.count - i {
+            case 1:
+                out[o] = alphabet[Int(input[i] >> 2)]
+                out[o + 1] = alphabet[Int((input[i] & 0x03) << 4)]
+                o += 2
+            case 2:
+                out[o] = alphabet[Int(input[i] >> 2)]
+                out[o + 1] = alphabet[Int((input[i] & 0x03) << 4 | input[i + 1] >> 4)]
+                out[o + 2] = alphabet[Int((input[i + 1] & 0x0F) << 2)]
+                o += 3
+            default: break
+            }
+            return o
         }
     }
 
