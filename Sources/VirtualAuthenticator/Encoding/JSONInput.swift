@@ -56,7 +56,7 @@ enum JSONInput {
             guard take(UInt8(ascii: "{")), depth < Self.maximumDepth else { return nil }
             depth += 1
             defer { depth -= 1 }
-            var object = [String: Any]()
+            var object = [String: Any](minimumCapacity: 8)  // one allocation for an options dictionary
             if take(UInt8(ascii: "}")) { return object }
             repeat {
                 skipWhitespace()
