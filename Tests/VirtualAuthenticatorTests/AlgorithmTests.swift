@@ -147,4 +147,22 @@ import Testing
         #expect(AuthenticatorProfile.parseAAGUID("zbfc3007-154e-4ecc-8c0b-6e020557d7bd") == nil)
         #expect(Set(AuthenticatorProfile.all.map(\.name)).count == AuthenticatorProfile.all.count)
     }
+
+    /// The public key is read from the encoded point when it is uncompressed and by coordinates
+    /// when a key from DER keeps it compressed: the same COSE_Key either way.
+    @Test func aCompressedPointReadsAsTheSamePublicKey() throws {
+        let scratch = try AttestationCertificateTests.Scratch()
+        let key = try PrivateKey.generate(.es256)
+        var der = [UInt8](repeating: 0, count: key.privateKeyDERCount)
+        let written = try der.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) }
+        let keyPath = try scratch.write("key.der", Array(der.prefix(written)))
+        let compressedPath = scratch.url.appendingPathComponent("compressed.der").path
+        let result = try scratch.openssl(["ec", "-inform", "DER", "-in", keyPath, "-conv_form", "compressed", "-outform", "DER", "-out", compressedPath])
+        #expect(result.status == 0, "\(result.output)")
+        let compressed = Array(try Data(contentsOf: URL(fileURLWithPath: compressedPath)))
+        #expect(compressed.count < written)
+        let loaded = try compressed.withUnsafeBytes { try PrivateKey.load(der: $0) }
+        #expect(loaded.publicKey == key.publicKey)
+        #expect(loaded.subjectPublicKeyInfo == key.subjectPublicKeyInfo)
+    }
 }

@@ -142,7 +142,7 @@ extension Authenticator {
         }
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
-                                      attestationObject: attestation, publicKeySPKI: key.subjectPublicKeyInfo,
+                                      attestationObject: attestation, publicKeySPKI: coseKey.subjectPublicKeyInfo,
                                       extensionOutputs: outputs)
     }
 

@@ -26,10 +26,10 @@ public struct AuthenticationResponse: Sendable, Encodable {
     public var json: String {
         typealias J = PublicKeyCredentialJSON<AssertionResponseJSON>
         return J.fastJSON(credentialId: result.credential.id, attachment: authenticatorAttachment, response: [
-            ("authenticatorData", J.plain(Base64URL.encode(result.authenticatorData))),
-            ("clientDataJSON", J.plain(Base64URL.encode(clientDataJSON))),
-            ("signature", J.plain(Base64URL.encode(result.signature))),
-            ("userHandle", J.plain(Base64URL.encode(result.credential.userHandle))),
+            ("authenticatorData", .base64URL(result.authenticatorData)),
+            ("clientDataJSON", .base64URL(clientDataJSON)),
+            ("signature", .base64URL(result.signature)),
+            ("userHandle", .base64URL(result.credential.userHandle)),
         ], clientExtensionResults: clientExtensionResults)
     }
 }

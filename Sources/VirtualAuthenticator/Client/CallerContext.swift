@@ -35,7 +35,7 @@ public struct CallerContext: Sendable {
     /// The caller's origin, its top-level origin when it is a different one (a cross-origin
     /// call), and the checks §5.1.3 step 2 / §5.1.4 step 2 make of such a call.
     func resolve(_ ceremony: UserPrompt.Ceremony) throws(AuthenticatorError) -> (origin: Origin, top: Origin?) {
-        let origin = try Origin(parsing: self.origin)
+        let origin = try Origin.parsed(self.origin)
         guard let topOrigin else { return (origin, nil) }
         let top = try Origin(parsingTopLevel: topOrigin)
         guard top != origin else { return (origin, nil) }

@@ -22,30 +22,41 @@ public struct CollectedClientData: Equatable, Sendable {
     }
 
     public var json: [UInt8] {
-        var out = "{\"type\":" + Self.ccdString(type.rawValue)
-        out += ",\"challenge\":" + Self.ccdString(Base64URL.encode(challenge))
-        out += ",\"origin\":" + Self.ccdString(origin)
-        out += ",\"crossOrigin\":" + (crossOrigin ? "true" : "false")
-        if crossOrigin, let topOrigin { out += ",\"topOrigin\":" + Self.ccdString(topOrigin) }
-        return Array((out + "}").utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(96 + challenge.count * 4 / 3 + origin.utf8.count + (topOrigin?.utf8.count ?? 0))
+        out += #"{"type":"#.utf8
+        Self.appendCCDString(type.rawValue, to: &out)
+        out += #","challenge":""#.utf8
+        Base64URL.append(challenge, to: &out)  // nothing in base64url needs escaping
+        out += #"","origin":"#.utf8
+        Self.appendCCDString(origin, to: &out)
+        out += (crossOrigin ? #","crossOrigin":true"# : #","crossOrigin":false"#).utf8
+        if crossOrigin, let topOrigin {
+            out += #","topOrigin":"#.utf8
+            Self.appendCCDString(topOrigin, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     public var hash: [UInt8] { SHA256.hash(json) }
 
     /// CCDToString (§5.8.1.2): quote, escape `"` and `\`, and write control characters (and
-    /// anything below U+0020) as `\u` with four lower-case hex digits.
-    static func ccdString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar.value {
-            case 0x22: out += "\\\""
-            case 0x5C: out += "\\\\"
-            case 0x20...0x21, 0x23...0x5B, 0x5D...0x10FFFF: out.unicodeScalars.append(scalar)
-            default:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    /// anything below U+0020) as `\u` with four lower-case hex digits. Byte by byte: every byte of
+    /// a UTF-8 sequence beyond ASCII is 0x80 or more, so it is copied as the scalar would be.
+    static func appendCCDString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: out += #"\""#.utf8
+            case 0x5C: out += #"\\"#.utf8
+            case 0x20...: out.append(byte)
+            default: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                             hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

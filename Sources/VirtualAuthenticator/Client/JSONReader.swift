@@ -27,6 +27,10 @@ struct JSONReader {
 
     /// Parses a JSON document whose top level must be an object.
     init(parsing bytes: [UInt8], path: String) throws(AuthenticatorError) {
+        if let object = JSONInput.object(bytes) {
+            self.init(object: object, path: path)
+            return
+        }
         let value: Any
         do {
             value = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
@@ -88,20 +92,20 @@ struct JSONReader {
     /// A `required Base64URLString` member, decoded (an empty array stands in for a value that
     /// does not decode; ``finish()`` throws its EncodingError).
     func bytes(_ key: String) throws(AuthenticatorError) -> [UInt8] {
-        decode(try string(key), at: member(key))
+        decode(try string(key), at: self.member(key))
     }
 
     /// A `Base64URLString` member, decoded.
     func optionalBytes(_ key: String) -> [UInt8]? {
-        optionalString(key).map { decode($0, at: member(key)) }
+        optionalString(key).map { decode($0, at: self.member(key)) }
     }
 
     /// `text` decoded as strict base64url; a failure is noted for ``finish()``.
-    func decode(_ text: String, at path: String) -> [UInt8] {
+    func decode(_ text: String, at path: @autoclosure () -> String) -> [UInt8] {
         if let bytes = Base64URL.decodeStrict(text) { return bytes }
         if decoding.failure == nil {
             decoding.failure = AuthenticatorError(.encodingError,
-                "\(path): '\(text.prefix(64))' is not unpadded base64url (A-Z a-z 0-9 - _ only) (EncodingError)")
+                "\(path()): '\(text.prefix(64))' is not unpadded base64url (A-Z a-z 0-9 - _ only) (EncodingError)")
         }
         return []
     }

@@ -1,4 +1,5 @@
 import Curl
+import Synchronization
 /// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
 public struct Origin: Equatable, Sendable {
@@ -38,6 +39,19 @@ public struct Origin: Equatable, Sendable {
         self.port = port.flatMap { $0 == defaultPort ? nil : $0 }
     }
 
+    /// The last caller origin parsed, by its exact text: an in-process caller makes its ceremonies
+    /// from one origin again and again, and parsing it (libcurl's URL parser, the domain rules)
+    /// costs more than the rest of the client's checks. A text that fails is not kept.
+    private static let last = Mutex<(text: String, origin: Origin)?>(nil)
+
+    /// ``init(parsing:)``, remembered for the last text that parsed.
+    static func parsed(_ text: String) throws(AuthenticatorError) -> Origin {
+        if let last = last.withLock({ $0 }), last.text.utf8.elementsEqual(text.utf8) { return last.origin }
+        let origin = try Origin(parsing: text)
+        last.withLock { $0 = (text, origin) }
+        return origin
+    }
+
     /// A top-level page's origin (the page that embeds a calling iframe): any potentially
     /// trustworthy origin — `https` with any host, IP addresses included, or `http` on loopback
     /// (`localhost`, `127.0.0.0/8`, `[::1]`). It is never an RP ID, so no domain rule applies.
@@ -59,7 +73,7 @@ public struct Origin: Equatable, Sendable {
 
     /// The ASCII serialization (HTML §7.5): `scheme://host[:port]`.
     public var serialized: String {
-        "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
+        scheme + "://" + host + (port.map { ":" + String($0) } ?? "")
     }
 
     /// A host as the URL Standard's host parser leaves a domain: ASCII, lower case. Names with
@@ -79,7 +93,15 @@ public struct Origin: Equatable, Sendable {
     /// An IPv6 literal (`[::1]`), or a host whose last label is a number (URL Standard "ends in a
     /// number": decimal, or `0x` hexadecimal), which makes it an IPv4 address.
     static func isIPAddress(_ host: String) -> Bool {
-        host.hasPrefix("[") || host.split(separator: ".", omittingEmptySubsequences: false).last.map(endsInNumber) == true
+        let utf8 = host.utf8
+        // Byte by byte for an ASCII host (what the URL parser leaves); by characters otherwise,
+        // where a combining mark would join the `[` or `.` before it.
+        guard utf8.allSatisfy({ $0 < 0x80 }) else {
+            return host.hasPrefix("[") || host.split(separator: ".", omittingEmptySubsequences: false).last.map(endsInNumber) == true
+        }
+        if utf8.first == UInt8(ascii: "[") { return true }
+        let start = utf8.lastIndex(of: UInt8(ascii: ".")).map(utf8.index(after:)) ?? utf8.startIndex
+        return endsInNumber(utf8[start...])
     }
 
     /// A lower-case ASCII domain, as an RP ID must be: dot-separated labels of 1–63 letters, digits
@@ -87,12 +109,13 @@ public struct Origin: Equatable, Sendable {
     /// an `xn--` label must be a valid A-label. (Hand-written: libidn2 holds ASCII labels to
     /// IDNA2008's stricter hyphen rules, which browsers do not apply to them.)
     static func isDomain(_ host: String) -> Bool {
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard host.utf8.count <= 253, !labels.isEmpty, !isIPAddress(host) else { return false }
-        return labels.allSatisfy { label in
-            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
-                && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
-                && (!label.hasPrefix("xn--") || IDNA.isValidALabel(label))
+        let utf8 = host.utf8
+        guard utf8.count <= 253, !isIPAddress(host) else { return false }
+        // Every byte a letter, digit, hyphen or dot, so a non-ASCII host is none.
+        return utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).allSatisfy { label in
+            !label.isEmpty && label.count <= 63 && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+                && label.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+                && (!label.starts(with: "xn--".utf8) || IDNA.isValidALabel(Substring(label)))
         }
     }
 
@@ -100,5 +123,13 @@ public struct Origin: Equatable, Sendable {
         if !label.isEmpty, label.allSatisfy({ ("0"..."9").contains($0) }) { return true }
         guard label.hasPrefix("0x") else { return false }
         return label.dropFirst(2).allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) }
+    }
+
+    /// ``endsInNumber(_:)`` of an ASCII label, byte by byte.
+    private static func endsInNumber(_ label: Substring.UTF8View) -> Bool {
+        let isDigit = { (c: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) }
+        if !label.isEmpty, label.allSatisfy(isDigit) { return true }
+        guard label.starts(with: "0x".utf8) else { return false }
+        return label.dropFirst(2).allSatisfy { isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
     }
 }

@@ -31,12 +31,12 @@ public struct RegistrationResponse: Sendable, Encodable {
     public var json: String {
         typealias J = PublicKeyCredentialJSON<AttestationResponseJSON>
         return J.fastJSON(credentialId: result.credential.id, attachment: authenticatorAttachment, response: [
-            ("attestationObject", J.plain(Base64URL.encode(result.attestationObject.bytes))),
-            ("authenticatorData", J.plain(Base64URL.encode(result.authenticatorData))),
-            ("clientDataJSON", J.plain(Base64URL.encode(clientDataJSON))),
-            ("publicKey", J.plain(Base64URL.encode(result.publicKeySPKI))),
-            ("publicKeyAlgorithm", String(result.credential.publicKey.algorithm.rawValue)),
-            ("transports", "[" + transports.map(J.plain).joined(separator: ",") + "]"),
+            ("attestationObject", .base64URL(result.attestationObject.bytes)),
+            ("authenticatorData", .base64URL(result.authenticatorData)),
+            ("clientDataJSON", .base64URL(clientDataJSON)),
+            ("publicKey", .base64URL(result.publicKeySPKI)),
+            ("publicKeyAlgorithm", .integer(result.credential.publicKey.algorithm.rawValue)),
+            ("transports", .plainStrings(transports)),
         ], clientExtensionResults: clientExtensionResults)
     }
 }

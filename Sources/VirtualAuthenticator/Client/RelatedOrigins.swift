@@ -22,14 +22,16 @@ public enum RelatedOrigins {
 
     /// The RP ID rule with related origins (§5.1.3 step 8, §5.1.10): `rpId` checked against
     /// `origin`; one that is not a registrable suffix of it may still be allowed by the RP's
-    /// related origins document, when `source` gives one.
+    /// related origins document, when `source` gives one. The suffix list is asked for only when
+    /// the RP ID differs from the origin's host.
     public static func validate(_ rpId: String?, for origin: Origin, source: Source?,
-                                suffixes: PublicSuffixList) throws(AuthenticatorError) -> String {
+                                suffixes: @autoclosure () -> PublicSuffixList) throws(AuthenticatorError) -> String {
         do {
-            return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes)
+            return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes())
         } catch where error.code == .securityError && source != nil && rpId != nil {
             // As given, like any RP ID: a lower-case ASCII domain that is not a public suffix.
             let candidate = rpId!
+            let suffixes = suffixes()
             guard Origin.isDomain(candidate), !suffixes.isPublicSuffix(candidate) else { throw error }
             try permits(origin, rpId: candidate, source: source!, suffixes: suffixes)
             return candidate

@@ -53,8 +53,9 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized,
                                              crossOrigin: top != nil, topOrigin: top?.serialized)
         fault?.apply(to: &clientData)
+        let clientDataJSON = clientData.json
         var request = MakeCredentialRequest(
-            clientDataHash: clientData.hash, rpId: rpId, userHandle: options.userId, userName: options.userName,
+            clientDataHash: SHA256.hash(clientDataJSON), rpId: rpId, userHandle: options.userId, userName: options.userName,
             userDisplayName: options.userDisplayName, algorithms: options.algorithms,
             excludeList: options.excludeCredentials,
             // prf is the PRF of a verified user (§10.1.4): asking for it verifies when possible.
@@ -65,7 +66,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         request.requireUserPresence = !conditional
         let result = try authenticator.makeCredential(request)
         return RegistrationResponse(
-            clientDataJSON: clientData.json, result: result,
+            clientDataJSON: clientDataJSON, result: result,
             clientExtensionResults: Self.registrationResults(options.extensions, result.extensionOutputs),
             authenticatorAttachment: attachment, transports: authenticator.configuration.profile.transports)
     }
@@ -89,10 +90,11 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized,
                                              crossOrigin: top != nil, topOrigin: top?.serialized)
         fault?.apply(to: &clientData)
+        let clientDataJSON = clientData.json
         let result: GetAssertionResponse
         do {
             result = try authenticator.getAssertion(GetAssertionRequest(
-                clientDataHash: clientData.hash, rpId: rpId, allowList: options.allowCredentials,
+                clientDataHash: SHA256.hash(clientDataJSON), rpId: rpId, allowList: options.allowCredentials,
                 performUserVerification: performsUserVerification(options.userVerification)
                     || ((extensions.hmacSecret != nil || !extensions.hmacSecretByCredential.isEmpty) && authenticator.user.canVerify),
                 timeoutMilliseconds: options.timeout, fault: fault, extensions: extensions))
@@ -104,7 +106,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         }
         let configuration = authenticator.configuration
         let madeAs = configuration.attachmentFollowsCredential ? AuthenticatorProfile.named(result.credential.profile) : nil
-        return AuthenticationResponse(clientDataJSON: clientData.json, result: result,
+        return AuthenticationResponse(clientDataJSON: clientDataJSON, result: result,
                                       authenticatorAttachment: madeAs?.attachment ?? configuration.attachment,
                                       clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
     }

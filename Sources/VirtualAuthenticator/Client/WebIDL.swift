@@ -50,9 +50,10 @@ public enum WebIDL {
     /// members (none of a WebAuthn dictionary's names) are absent; a string, number or boolean is
     /// a TypeError.
     public static func dictionary(_ value: Any, path: String) throws(AuthenticatorError) -> [String: Any] {
+        // The object first: asking whether a Swift dictionary `is [Any]` bridges it to NSDictionary.
         switch value {
-        case is NSNull, is [Any]: return [:]
         case let object as [String: Any]: return object
+        case is NSNull, is [Any]: return [:]
         default: throw typeError(path, "a dictionary (a JSON object), got \(kind(value))")
         }
     }

@@ -3,11 +3,13 @@ import COpenSSL
 /// A credential's key pair, for one of the ``COSEAlgorithm``s: P-256 (ES256), Ed25519 (EdDSA) or
 /// RSA-2048 (RS256). Owns exactly one OpenSSL `EVP_PKEY` and frees it in `deinit`; no OpenSSL
 /// type escapes this file. `Sendable` because the key never changes after it is made and every
-/// operation builds its own context: OpenSSL 3 makes a shared `EVP_PKEY` safe to sign and read
-/// from several threads.
+/// operation has a context of its own (built for it, or borrowed from the key's pool of signing
+/// contexts): OpenSSL 3 makes a shared `EVP_PKEY` safe to sign and read from several threads.
 public final class PrivateKey: @unchecked Sendable {
     public let algorithm: COSEAlgorithm
     private let pkey: OpaquePointer
+    /// Signing contexts bound to this key (ES256, RS256), prepared once per concurrent signer.
+    private let signing = PKeyContextPool()
 
     private init(pkey: OpaquePointer, algorithm: COSEAlgorithm) {
         self.pkey = pkey
@@ -18,27 +20,41 @@ public final class PrivateKey: @unchecked Sendable {
     /// The size of new RSA keys (what Windows Hello makes).
     public static let rsaBits: Int32 = 2048
 
+    /// Key generation contexts, one pool per algorithm.
+    private static let generators = (es256: PKeyContextPool(), edDSA: PKeyContextPool(), rs256: PKeyContextPool())
+
     /// A fresh key pair from OpenSSL's CSPRNG.
     public static func generate(_ algorithm: COSEAlgorithm = .es256) throws(OpenSSLFailure) -> PrivateKey {
+        let pool = switch algorithm {
+        case .es256: generators.es256
+        case .edDSA: generators.edDSA
+        case .rs256: generators.rs256
+        }
+        return try pool.withContext(prepare: { () throws(OpenSSLFailure) in try keyGenerationContext(algorithm) }) { ctx throws(OpenSSLFailure) in
+            var key: OpaquePointer? = nil
+            guard EVP_PKEY_keygen(ctx, &key) == 1, let key else { throw OpenSSLFailure("EVP_PKEY_keygen") }
+            return PrivateKey(pkey: key, algorithm: algorithm)
+        }
+    }
+
+    /// A context ready to generate keys of `algorithm`, any number of times.
+    private static func keyGenerationContext(_ algorithm: COSEAlgorithm) throws(OpenSSLFailure) -> OpaquePointer {
         let type = switch algorithm {
         case .es256: authctl_pkey_ec
         case .edDSA: authctl_pkey_ed25519
         case .rs256: authctl_pkey_rsa
         }
         guard let ctx = EVP_PKEY_CTX_new_id(type, nil) else { throw OpenSSLFailure("EVP_PKEY_CTX_new_id") }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_keygen_init(ctx) == 1 else { throw OpenSSLFailure("EVP_PKEY_keygen_init") }
-        switch algorithm {
-        case .es256:
-            guard EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, authctl_nid_p256) == 1 else { throw OpenSSLFailure("P-256 keygen setup") }
-        case .rs256:
-            guard EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, rsaBits) == 1 else { throw OpenSSLFailure("RSA keygen setup") }
-        case .edDSA:
-            break
+        let ready = switch algorithm {
+        case .es256: EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, authctl_nid_p256) == 1
+        case .rs256: EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, rsaBits) == 1
+        case .edDSA: EVP_PKEY_keygen_init(ctx) == 1
         }
-        var key: OpaquePointer? = nil
-        guard EVP_PKEY_keygen(ctx, &key) == 1, let key else { throw OpenSSLFailure("EVP_PKEY_keygen") }
-        return PrivateKey(pkey: key, algorithm: algorithm)
+        guard ready else {
+            EVP_PKEY_CTX_free(ctx)
+            throw OpenSSLFailure("\(algorithm) key generation setup")
+        }
+        return ctx
     }
 
     /// Loads a key from its DER encoding (RFC 5915 `ECPrivateKey`, PKCS #1 `RSAPrivateKey` or
@@ -146,8 +162,17 @@ public final class PrivateKey: @unchecked Sendable {
     public var publicKey: COSEKey {
         switch algorithm {
         case .es256:
-            // By coordinates, not the encoded point: a key read from DER may keep its point
-            // compressed. A key at infinity (which `validate` refuses) reads as zeros.
+            // The encoded point, read once (each read converts the point to affine coordinates:
+            // a field inversion), when it is uncompressed, as a generated key's is.
+            var point = [UInt8](repeating: 0, count: 65)
+            var length = 0
+            if EVP_PKEY_get_octet_string_param(pkey, authctl_param_pub_key, &point, point.count, &length) == 1, length == 65,
+               let key = COSEKey(uncompressedPoint: point) {
+                return key
+            }
+            ERR_clear_error()
+            // Otherwise by coordinates: a key read from DER may keep its point compressed. A key
+            // at infinity (which `validate` refuses) reads as zeros.
             return .ec2(x: coordinate(authctl_param_ec_x) ?? [UInt8](repeating: 0, count: 32),
                         y: coordinate(authctl_param_ec_y) ?? [UInt8](repeating: 0, count: 32))
         case .edDSA:
@@ -178,10 +203,36 @@ public final class PrivateKey: @unchecked Sendable {
     /// SHA-256, EdDSA the 64-byte Ed25519 signature of the message itself, RS256 PKCS #1 v1.5
     /// over its SHA-256.
     public func sign(_ message: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
+        guard algorithm != .edDSA else { return try signEd25519(message) }
+        // ES256 and RS256 sign the SHA-256 of the message, with a context prepared for this key.
+        let digest = SHA256.hash(message)
+        // The largest signature this key makes, without asking the signer (for ECDSA that
+        // encodes a dummy signature).
+        var length = Int(EVP_PKEY_get_size(pkey))
+        return try signing.withContext(prepare: signingContext) { ctx throws(OpenSSLFailure) in
+            var signature = [UInt8](repeating: 0, count: length)
+            guard EVP_PKEY_sign(ctx, &signature, &length, digest, digest.count) == 1 else { throw OpenSSLFailure("EVP_PKEY_sign") }
+            signature.removeLast(signature.count - length)
+            return signature
+        }
+    }
+
+    /// A context that signs a SHA-256 digest with this key: ECDSA, or RSA with PKCS #1 v1.5
+    /// padding (OpenSSL's default) around the digest's `DigestInfo`.
+    private func signingContext() throws(OpenSSLFailure) -> OpaquePointer {
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { throw OpenSSLFailure("EVP_PKEY_CTX_new_from_pkey") }
+        guard EVP_PKEY_sign_init(ctx) == 1, EVP_PKEY_CTX_set_signature_md(ctx, SHA256.algorithm) == 1 else {
+            EVP_PKEY_CTX_free(ctx)
+            throw OpenSSLFailure("EVP_PKEY_sign_init")
+        }
+        return ctx
+    }
+
+    /// Ed25519 (RFC 8032) signs the message itself, in one shot.
+    private func signEd25519(_ message: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw OpenSSLFailure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
-        let digest = algorithm == .edDSA ? nil : EVP_sha256()
-        guard EVP_DigestSignInit(ctx, nil, digest, nil, pkey) == 1 else { throw OpenSSLFailure("EVP_DigestSignInit") }
+        guard EVP_DigestSignInit(ctx, nil, nil, nil, pkey) == 1 else { throw OpenSSLFailure("EVP_DigestSignInit") }
         var length = 0
         guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { throw OpenSSLFailure("EVP_DigestSign") }
         var signature = [UInt8](repeating: 0, count: length)

@@ -2,12 +2,23 @@ import COpenSSL
 
 /// SHA-256 (FIPS 180-4) through OpenSSL.
 public enum SHA256 {
+    /// The provider's SHA-256, fetched once: `EVP_sha256()` would look it up on every use. An
+    /// `EVP_MD` never changes once fetched, so every thread may use it.
+    nonisolated(unsafe) static let algorithm: OpaquePointer = {
+        guard let md = EVP_MD_fetch(nil, "SHA256", nil) else { fatalError("OpenSSL has no SHA256") }
+        return md
+    }()
+
     public static func hash(_ data: some Collection<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        let ok = Array(data).withUnsafeBufferPointer { input in
-            EVP_Digest(input.baseAddress, input.count, &digest, nil, EVP_sha256(), nil)
+        if let digest = data.withContiguousStorageIfAvailable({ hash($0) }) { return digest }
+        return Array(data).withUnsafeBufferPointer { hash($0) }
+    }
+
+    static func hash(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            let ok = EVP_Digest(input.baseAddress, input.count, digest.baseAddress, nil, algorithm, nil)
+            precondition(ok == 1, "EVP_Digest(SHA-256) failed")
+            count = 32
         }
-        precondition(ok == 1, "EVP_Digest(SHA-256) failed")
-        return digest
     }
 }

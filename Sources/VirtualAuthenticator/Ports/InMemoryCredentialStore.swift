@@ -9,7 +9,7 @@ public final class InMemoryCredentialStore: CredentialStore {
     public init() {}
 
     public func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential] {
-        stored.map(\.0).filter { $0.rpId == rpId }
+        stored.compactMap { $0.0.rpId == rpId ? $0.0 : nil }
     }
 
     public func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey {
