@@ -1,9 +1,10 @@
+import CCBOR
+
 /// A CBOR data item (RFC 8949), restricted to what WebAuthn and CTAP2 use.
 ///
-/// Encoding is always CTAP2 canonical (CTAP 2.1 §8 "Message Encoding"): integers in their shortest
-/// form, definite lengths, and map keys sorted by their encoded bytes, shorter first, then
-/// bytewise. It is written here, byte by byte, rather than through libcbor (which decoding uses):
-/// a libcbor item per value and an encoding per map key for the sort cost more than the bytes.
+/// Encoding goes through libcbor and is always CTAP2 canonical (CTAP 2.1 §8 "Message Encoding"):
+/// integers in their shortest form, definite lengths, and map keys sorted by their encoded bytes,
+/// shorter first, then bytewise. libcbor does not sort maps, so ``encoded()`` does.
 public indirect enum CBORValue: Equatable, Sendable {
     case unsigned(UInt64)
     case negative(UInt64)  // the value is -1 - n
@@ -43,53 +44,68 @@ public indirect enum CBORValue: Equatable, Sendable {
 
     /// CTAP2 canonical encoding.
     public func encoded() -> [UInt8] {
-        var out = [UInt8]()
-        encode(into: &out)
-        return out
+        let item = makeItem()
+        defer { var i: UnsafeMutablePointer<cbor_item_t>? = item; cbor_decref(&i) }
+        var buffer: UnsafeMutablePointer<UInt8>? = nil
+        var capacity = 0
+        let length = cbor_serialize_alloc(item, &buffer, &capacity)
+        defer { authctl_cbor_free_buffer(buffer) }
+        precondition(length > 0 && buffer != nil, "libcbor could not serialize an item")
+        return Array(UnsafeBufferPointer(start: buffer, count: length))
     }
 
-    /// Written in Swift, straight into one buffer: a head (major type and argument in its shortest
-    /// form, RFC 8949 §3) before each item's content, map keys sorted by their encoding.
-    private func encode(into out: inout [UInt8]) {
+    private func makeItem() -> UnsafeMutablePointer<cbor_item_t> {
+        func checked(_ p: UnsafeMutablePointer<cbor_item_t>?) -> UnsafeMutablePointer<cbor_item_t> {
+            guard let p else { fatalError("libcbor allocation failed") }
+            return p
+        }
         switch self {
-        case .unsigned(let n): Self.head(0, n, &out)
-        case .negative(let n): Self.head(1, n, &out)
+        case .unsigned(let n): return checked(Self.buildUnsigned(n, negative: false))
+        case .negative(let n): return checked(Self.buildUnsigned(n, negative: true))
         case .bytes(let b):
-            Self.head(2, UInt64(b.count), &out)
-            out += b
+            return checked(b.withUnsafeBufferPointer { cbor_build_bytestring($0.baseAddress, $0.count) })
         case .text(let t):
-            Self.head(3, UInt64(t.utf8.count), &out)
-            out += t.utf8
+            let utf8 = Array(t.utf8)
+            return checked(utf8.withUnsafeBufferPointer { p in
+                p.withMemoryRebound(to: CChar.self) { cbor_build_stringn($0.baseAddress, $0.count) }
+            })
         case .array(let items):
-            Self.head(4, UInt64(items.count), &out)
-            for item in items { item.encode(into: &out) }
-        case .map(let pairs):
-            Self.head(5, UInt64(pairs.count), &out)
-            let sorted = pairs.map { ($0.0.encoded(), $0.1) }.sorted { Self.canonicalLess($0.0, $1.0) }
-            for (key, value) in sorted {
-                out += key
-                value.encode(into: &out)
+            let array = checked(cbor_new_definite_array(items.count))
+            for element in items {
+                let child = element.makeItem()
+                precondition(cbor_array_push(array, child))
+                var c: UnsafeMutablePointer<cbor_item_t>? = child
+                cbor_decref(&c)
             }
-        case .bool(let b): out.append(b ? 0xF5 : 0xF4)
-        case .null: out.append(0xF6)
+            return array
+        case .map(let pairs):
+            let map = checked(cbor_new_definite_map(pairs.count))
+            let sorted = pairs.map { ($0.0.encoded(), $0.0, $0.1) }.sorted { Self.canonicalLess($0.0, $1.0) }
+            for (_, key, value) in sorted {
+                let k = key.makeItem()
+                let v = value.makeItem()
+                precondition(cbor_map_add(map, cbor_pair(key: k, value: v)))
+                var kk: UnsafeMutablePointer<cbor_item_t>? = k
+                var vv: UnsafeMutablePointer<cbor_item_t>? = v
+                cbor_decref(&kk)
+                cbor_decref(&vv)
+            }
+            return map
+        case .bool(let b): return checked(cbor_build_bool(b))
+        case .null: return checked(cbor_new_null())
         }
     }
 
-    /// The initial byte and argument: values below 24 in the byte itself, then 1, 2, 4 or 8
-    /// big-endian bytes, whichever is shortest.
-    private static func head(_ major: UInt8, _ argument: UInt64, _ out: inout [UInt8]) {
-        let type = major << 5
-        let size: Int
-        switch argument {
-        case 0..<24:
-            out.append(type | UInt8(argument))
-            return
-        case 24...0xFF: size = 1; out.append(type | 24)
-        case 0x100...0xFFFF: size = 2; out.append(type | 25)
-        case 0x1_0000...0xFFFF_FFFF: size = 4; out.append(type | 26)
-        default: size = 8; out.append(type | 27)
+    private static func buildUnsigned(_ n: UInt64, negative: Bool) -> UnsafeMutablePointer<cbor_item_t>? {
+        let item: UnsafeMutablePointer<cbor_item_t>?
+        switch n {
+        case 0...0xFF: item = cbor_build_uint8(UInt8(n))
+        case 0...0xFFFF: item = cbor_build_uint16(UInt16(n))
+        case 0...0xFFFF_FFFF: item = cbor_build_uint32(UInt32(n))
+        default: item = cbor_build_uint64(n)
         }
-        for i in (0..<size).reversed() { out.append(UInt8(truncatingIfNeeded: argument >> (8 * UInt64(i)))) }
+        if negative, let item { cbor_mark_negint(item) }
+        return item
     }
 
     /// CTAP2 canonical key order: shorter encodings first, then lexicographic bytes.
