@@ -2,9 +2,9 @@ import CCBOR
 
 /// A CBOR data item (RFC 8949), restricted to what WebAuthn and CTAP2 use.
 ///
-/// Encoding goes through libcbor and is always CTAP2 canonical (CTAP 2.1 §8 "Message Encoding"):
-/// integers in their shortest form, definite lengths, and map keys sorted by their encoded bytes,
-/// shorter first, then bytewise. libcbor does not sort maps, so ``encoded()`` does.
+/// Encoding goes through libcbor's encoders and is always CTAP2 canonical (CTAP 2.1 §8 "Message
+/// Encoding"): integers in their shortest form, definite lengths, and map keys sorted by their
+/// encoded bytes, shorter first, then bytewise. libcbor does not sort maps, so ``encoded()`` does.
 public indirect enum CBORValue: Equatable, Sendable {
     case unsigned(UInt64)
     case negative(UInt64)  // the value is -1 - n
@@ -42,70 +42,49 @@ public indirect enum CBORValue: Equatable, Sendable {
         return pairs.first { $0.0 == key }?.1
     }
 
-    /// CTAP2 canonical encoding.
+    /// CTAP2 canonical encoding, written by libcbor's encoders (`cbor_encode_*`, each writing one
+    /// head in its shortest form) straight into one buffer: no item tree is built and freed.
     public func encoded() -> [UInt8] {
-        let item = makeItem()
-        defer { var i: UnsafeMutablePointer<cbor_item_t>? = item; cbor_decref(&i) }
-        var buffer: UnsafeMutablePointer<UInt8>? = nil
-        var capacity = 0
-        let length = cbor_serialize_alloc(item, &buffer, &capacity)
-        defer { authctl_cbor_free_buffer(buffer) }
-        precondition(length > 0 && buffer != nil, "libcbor could not serialize an item")
-        return Array(UnsafeBufferPointer(start: buffer, count: length))
+        var out = [UInt8]()
+        out.reserveCapacity(128)
+        encode(into: &out)
+        return out
     }
 
-    private func makeItem() -> UnsafeMutablePointer<cbor_item_t> {
-        func checked(_ p: UnsafeMutablePointer<cbor_item_t>?) -> UnsafeMutablePointer<cbor_item_t> {
-            guard let p else { fatalError("libcbor allocation failed") }
-            return p
-        }
+    private func encode(into out: inout [UInt8]) {
         switch self {
-        case .unsigned(let n): return checked(Self.buildUnsigned(n, negative: false))
-        case .negative(let n): return checked(Self.buildUnsigned(n, negative: true))
+        case .unsigned(let n): Self.head(&out) { cbor_encode_uint(n, $0, $1) }
+        case .negative(let n): Self.head(&out) { cbor_encode_negint(n, $0, $1) }
         case .bytes(let b):
-            return checked(b.withUnsafeBufferPointer { cbor_build_bytestring($0.baseAddress, $0.count) })
+            Self.head(&out) { cbor_encode_bytestring_start(b.count, $0, $1) }
+            out += b
         case .text(let t):
-            let utf8 = Array(t.utf8)
-            return checked(utf8.withUnsafeBufferPointer { p in
-                p.withMemoryRebound(to: CChar.self) { cbor_build_stringn($0.baseAddress, $0.count) }
-            })
+            let utf8 = t.utf8
+            Self.head(&out) { cbor_encode_string_start(utf8.count, $0, $1) }
+            out += utf8
         case .array(let items):
-            let array = checked(cbor_new_definite_array(items.count))
-            for element in items {
-                let child = element.makeItem()
-                precondition(cbor_array_push(array, child))
-                var c: UnsafeMutablePointer<cbor_item_t>? = child
-                cbor_decref(&c)
-            }
-            return array
+            Self.head(&out) { cbor_encode_array_start(items.count, $0, $1) }
+            for item in items { item.encode(into: &out) }
         case .map(let pairs):
-            let map = checked(cbor_new_definite_map(pairs.count))
-            let sorted = pairs.map { ($0.0.encoded(), $0.0, $0.1) }.sorted { Self.canonicalLess($0.0, $1.0) }
-            for (_, key, value) in sorted {
-                let k = key.makeItem()
-                let v = value.makeItem()
-                precondition(cbor_map_add(map, cbor_pair(key: k, value: v)))
-                var kk: UnsafeMutablePointer<cbor_item_t>? = k
-                var vv: UnsafeMutablePointer<cbor_item_t>? = v
-                cbor_decref(&kk)
-                cbor_decref(&vv)
+            Self.head(&out) { cbor_encode_map_start(pairs.count, $0, $1) }
+            // libcbor writes what it is given in order; the canonical order is ours to make.
+            let keyed = pairs.map { ($0.0.encoded(), $0.1) }.sorted { Self.canonicalLess($0.0, $1.0) }
+            for (key, value) in keyed {
+                out += key
+                value.encode(into: &out)
             }
-            return map
-        case .bool(let b): return checked(cbor_build_bool(b))
-        case .null: return checked(cbor_new_null())
+        case .bool(let b): Self.head(&out) { cbor_encode_bool(b, $0, $1) }
+        case .null: Self.head(&out) { cbor_encode_null($0, $1) }
         }
     }
 
-    private static func buildUnsigned(_ n: UInt64, negative: Bool) -> UnsafeMutablePointer<cbor_item_t>? {
-        let item: UnsafeMutablePointer<cbor_item_t>?
-        switch n {
-        case 0...0xFF: item = cbor_build_uint8(UInt8(n))
-        case 0...0xFFFF: item = cbor_build_uint16(UInt16(n))
-        case 0...0xFFFF_FFFF: item = cbor_build_uint32(UInt32(n))
-        default: item = cbor_build_uint64(n)
+    /// Appends what one libcbor encoder writes: a head (or a simple value), at most 9 bytes.
+    private static func head(_ out: inout [UInt8], _ write: (UnsafeMutablePointer<UInt8>, Int) -> Int) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 9) { buffer in
+            let written = write(buffer.baseAddress!, 9)
+            precondition(written > 0, "libcbor could not encode a head")
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<written]))
         }
-        if negative, let item { cbor_mark_negint(item) }
-        return item
     }
 
     /// CTAP2 canonical key order: shorter encodings first, then lexicographic bytes.
