@@ -66,8 +66,7 @@ public final class Vault {
     var index: OpenIndex?
     /// What the commit file says of the index (carried into every commit pointer this process
     /// writes, so that a process that does not use the index leaves it named).
-    var indexLength: UInt64 = 0
-    var indexRootLength: UInt32 = 0
+    var namedIndex: CommitPointer.IndexName?
     /// Whether the whole log was read and authenticated: at open without an index, or by
     /// ``verify()``.
     var verified = false
@@ -350,7 +349,7 @@ public final class Vault {
                          memlimit: header.memlimit, generation: generation, frames: frameCount, committedBytes: validLength,
                          uncommittedBytes: fileLength - validLength,
                          liveRecords: countByKind.filter { $0.value > 0 },
-                         indexedFrames: indexLength > 0 ? index?.root.frames : nil, indexBytes: indexLength)
+                         indexedFrames: namedIndex != nil ? index?.root.frames : nil, indexBytes: namedIndex?.length ?? 0)
         }
     }
 

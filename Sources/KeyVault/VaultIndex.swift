@@ -31,11 +31,14 @@ public struct VaultPartitioning: Equatable, Sendable {
 /// (new versions of the buckets that changed, then a new root); `commit` says how much of it
 /// counts and how long its root is, so a torn append is cut off like the log's.
 struct VaultIndex {
-    /// One bucket's latest version in the file.
+    /// One bucket's latest version in the file, and the BLAKE2b-256 of its sealed bytes (which
+    /// names this version: a bucket left by a compaction that died, or by an append cut off, may
+    /// have the same generation, number and offset).
     struct Bucket: Equatable {
         var offset: UInt64
         var length: UInt32
         var records: UInt32
+        var hash: [UInt8]
     }
 
     var generation: UInt64
@@ -95,7 +98,8 @@ struct VaultIndex {
     // MARK: - Encoding
 
     /// generation ‖ frames ‖ logLength ‖ nextSequence (u64 each) ‖ kind u8 ‖ tag u8 ‖ bucketCount u32 ‖
-    /// bucketCount × (offset u64 ‖ length u32 ‖ records u32) ‖ alwaysCount u32 ‖ alwaysCount × (sequence u64 ‖ record)
+    /// bucketCount × (offset u64 ‖ length u32 ‖ records u32 ‖ hash (32)) ‖ alwaysCount u32 ‖
+    /// alwaysCount × (sequence u64 ‖ record)
     var rootPlaintext: [UInt8] {
         var w = ByteWriter()
         w.append(generation)
@@ -109,6 +113,7 @@ struct VaultIndex {
             w.append(bucket.offset)
             w.append(bucket.length)
             w.append(bucket.records)
+            w.append(bucket.hash)
         }
         w.append(UInt32(always.count))
         for (sequence, record) in always {
@@ -137,11 +142,12 @@ struct VaultIndex {
         nextSequence = try r.read(UInt64.self)
         partitioning = VaultPartitioning(kind: VaultRecord.Kind(rawValue: try r.read(UInt8.self)), tag: try r.read(UInt8.self))
         let count = Int(try r.read(UInt32.self))
-        guard count >= 1, count <= r.remaining / 16 else { throw VaultError(.corrupted, "the index root claims \(count) buckets") }
+        guard count >= 1, count <= r.remaining / 48 else { throw VaultError(.corrupted, "the index root claims \(count) buckets") }
         buckets = []
         buckets.reserveCapacity(count)
         for _ in 0..<count {
-            buckets.append(Bucket(offset: try r.read(UInt64.self), length: try r.read(UInt32.self), records: try r.read(UInt32.self)))
+            buckets.append(Bucket(offset: try r.read(UInt64.self), length: try r.read(UInt32.self), records: try r.read(UInt32.self),
+                                  hash: try r.take(32)))
         }
         let alwaysCount = Int(try r.read(UInt32.self))
         guard alwaysCount <= r.remaining / 35 else { throw VaultError(.corrupted, "the index root claims \(alwaysCount) records") }
@@ -218,9 +224,8 @@ final class OpenIndex {
     var root: VaultIndex
     let fd: Int32
     let path: String
-    /// Bytes of the file that count (``CommitPointer/indexLength``) and the root's length.
-    var length: UInt64
-    var rootLength: UInt32
+    /// What the commit file names: the bytes of the file that count, the root's length and hash.
+    var name: CommitPointer.IndexName
     /// Decrypted buckets, by number, with their partitions' places.
     var buckets: [Int: (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)])] = [:]
     var loadedPartitions = Set<ByteKey>()
@@ -235,12 +240,11 @@ final class OpenIndex {
     /// when a change could not be placed (a tombstone of an unread record without the field).
     var changedPartitions: Set<ByteKey>? = []
 
-    init(root: VaultIndex, fd: Int32, path: String, length: UInt64, rootLength: UInt32) {
+    init(root: VaultIndex, fd: Int32, path: String, name: CommitPointer.IndexName) {
         self.root = root
         self.fd = fd
         self.path = path
-        self.length = length
-        self.rootLength = rootLength
+        self.name = name
     }
 
     deinit { close(fd) }
@@ -249,11 +253,14 @@ final class OpenIndex {
     func bucket(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)]) {
         if let cached = buckets[number] { return cached }
         let ref = root.buckets[number]
-        let end = length - UInt64(rootLength)
+        let end = name.length - UInt64(name.rootLength)
         guard ref.offset <= end, UInt64(ref.length) <= end - ref.offset else {
             throw VaultError(.corrupted, "index bucket \(number) lies outside the index")
         }
         let sealed = try POSIXFile.read(fd, path: path, at: ref.offset, count: Int(ref.length))
+        guard Sodium.checksum(sealed) == ref.hash else {
+            throw VaultError(.corrupted, "index bucket \(number) is not the one its root names: the vault was damaged or tampered with")
+        }
         let aad = VaultIndex.bucketAssociatedData(vaultId: vaultId, generation: root.generation, number: number, offset: ref.offset)
         guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
             throw VaultError(.corrupted, "index bucket \(number) failed authentication: the vault was damaged or tampered with")

@@ -21,7 +21,7 @@ extension Vault {
     /// The index the commit file names, with its root read and checked; `nil` when it indexes by
     /// another partitioning than this process's (it is then not used, and a writer replaces it
     /// at its next compaction).
-    func openIndex(_ pointer: CommitPointer) throws(VaultError) -> OpenIndex? {
+    func openIndex(_ name: CommitPointer.IndexName, of pointer: CommitPointer) throws(VaultError) -> OpenIndex? {
         let indexPath = Self.file(path, Self.indexFile(pointer.generation))
         let fd: Int32
         do { fd = try POSIXFile.openOwned(indexPath, O_RDONLY) } catch where error.kind == .notFound {
@@ -29,13 +29,21 @@ extension Vault {
         }
         let size: Int
         do { size = try POSIXFile.size(fd, path: indexPath) } catch { close(fd); throw error }
-        guard UInt64(size) >= pointer.indexLength, size <= Self.logLimit else {
+        guard size <= Self.logLimit else {
             close(fd)
-            throw VaultError(.corrupted, "the index is \(size) bytes but \(pointer.indexLength) are committed: it was truncated")
+            throw VaultError(.corrupted, "\(indexPath) is \(size) bytes, more than an index can hold (\(Self.logLimit))")
         }
-        let rootOffset = pointer.indexLength - UInt64(pointer.rootLength)
+        guard UInt64(size) >= name.length else {
+            close(fd)
+            throw VaultError(.corrupted, "the index is \(size) bytes but \(name.length) are committed: it was truncated")
+        }
+        let rootOffset = name.length - UInt64(name.rootLength)
         let sealed: [UInt8]
-        do { sealed = try POSIXFile.read(fd, path: indexPath, at: rootOffset, count: Int(pointer.rootLength)) } catch { close(fd); throw error }
+        do { sealed = try POSIXFile.read(fd, path: indexPath, at: rootOffset, count: Int(name.rootLength)) } catch { close(fd); throw error }
+        guard Sodium.checksum(sealed) == name.rootHash else {
+            close(fd)
+            throw VaultError(.corrupted, "the index root is not the one the commit file names: the vault was damaged or tampered with")
+        }
         let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: pointer.generation, offset: rootOffset)
         guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
             close(fd)
@@ -49,7 +57,7 @@ extension Vault {
             close(fd)
             throw VaultError(.corrupted, "the index root does not fit the log the commit file names")
         }
-        let opened = OpenIndex(root: root, fd: fd, path: indexPath, length: pointer.indexLength, rootLength: pointer.rootLength)
+        let opened = OpenIndex(root: root, fd: fd, path: indexPath, name: name)
         return root.partitioning == partitioning ? opened : nil
     }
 
@@ -197,22 +205,24 @@ extension Vault {
     func maintainIndex() throws(VaultError) {
         guard partitioning != nil, access == .write else { return }
         guard let index else {
-            if indexLength > 0 {
+            if namedIndex != nil {
                 try compactLocked()  // an index of another partitioning is named: replaced by a new generation
             } else {
                 let written = try writeIndex(generation: generation, frames: frameCount, logLength: UInt64(validLength))
                 try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength),
-                                                     indexLength: written.length, rootLength: written.rootLength))
+                                                     index: written.name))
                 self.index = written
-                indexLength = written.length
-                indexRootLength = written.rootLength
+                namedIndex = written.name
             }
             return
         }
         guard frameCount - index.root.frames >= Self.indexRefreshFrames else { return }
-        let indexed = index.root.buckets.reduce(UInt64(index.rootLength)) { $0 + UInt64($1.length) }
-        let largest = index.root.buckets.map(\.length).max() ?? 0
-        if index.changedPartitions == nil || index.length > 2 * indexed + (1 << 20) || Int(largest) > 8 * VaultIndex.bucketTargetBytes {
+        let bucketBytes = index.root.buckets.reduce(UInt64(0)) { $0 + UInt64($1.length) }
+        let indexed = bucketBytes + UInt64(index.name.rootLength)
+        // Buckets four times their target on average: the bucket count no longer fits the vault
+        // (one RP's passkeys are one bucket however large, and a compaction would not shrink it).
+        let crowded = bucketBytes / UInt64(index.root.buckets.count) > UInt64(4 * VaultIndex.bucketTargetBytes)
+        if index.changedPartitions == nil || index.name.length > 2 * indexed + (1 << 20) || crowded {
             try compactLocked()
         } else {
             try appendToIndex(index)
@@ -269,7 +279,7 @@ extension Vault {
         for (number, group) in grouped.enumerated() {
             let sealed = sealedBucket(group, number: number, generation: generation, offset: UInt64(file.count))
             buckets.append(VaultIndex.Bucket(offset: UInt64(file.count), length: UInt32(sealed.count),
-                                             records: UInt32(group.reduce(0) { $0 + $1.records.count })))
+                                             records: UInt32(group.reduce(0) { $0 + $1.records.count }), hash: Sodium.checksum(sealed)))
             file += sealed
         }
         let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
@@ -279,7 +289,9 @@ extension Vault {
         let indexPath = Self.file(path, Self.indexFile(generation))
         try POSIXFile.writeNew(indexPath, file)
         let fd = try POSIXFile.openOwned(indexPath, O_RDONLY)
-        let opened = OpenIndex(root: root, fd: fd, path: indexPath, length: UInt64(file.count), rootLength: UInt32(sealedRoot.count))
+        let opened = OpenIndex(root: root, fd: fd, path: indexPath,
+                               name: CommitPointer.IndexName(length: UInt64(file.count), rootLength: UInt32(sealedRoot.count),
+                                                             rootHash: Sodium.checksum(sealedRoot)))
         opened.complete = true
         return opened
     }
@@ -313,36 +325,34 @@ extension Vault {
         var appended = [UInt8]()
         var root = index.root
         for (number, group) in grouped.sorted(by: { $0.key < $1.key }) {
-            let offset = index.length + UInt64(appended.count)
+            let offset = index.name.length + UInt64(appended.count)
             let sealed = sealedBucket(group, number: number, generation: generation, offset: offset)
             root.buckets[number] = VaultIndex.Bucket(offset: offset, length: UInt32(sealed.count),
-                                                     records: UInt32(group.reduce(0) { $0 + $1.records.count }))
+                                                     records: UInt32(group.reduce(0) { $0 + $1.records.count }), hash: Sodium.checksum(sealed))
             appended += sealed
         }
         root.frames = frameCount
         root.logLength = UInt64(validLength)
         root.nextSequence = UInt64(nextSequence)
         root.always = always
-        let sealedRoot = sealedRoot(root, offset: index.length + UInt64(appended.count))
+        let sealedRoot = sealedRoot(root, offset: index.name.length + UInt64(appended.count))
         appended += sealedRoot
         let fd = try POSIXFile.openOwned(index.path, O_WRONLY)
         defer { close(fd) }
         // Whatever follows the committed end (an append that never got named) is cut off.
-        guard ftruncate(fd, off_t(index.length)) == 0, lseek(fd, off_t(index.length), SEEK_SET) >= 0 else {
+        guard ftruncate(fd, off_t(index.name.length)) == 0, lseek(fd, off_t(index.name.length), SEEK_SET) >= 0 else {
             throw VaultError(.io, "cannot trim \(index.path): \(POSIXFile.errorText())")
         }
         try POSIXFile.writeAll(fd, appended, path: index.path)
         try POSIXFile.sync(fd, path: index.path)
-        let newLength = index.length + UInt64(appended.count)
-        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength),
-                                             indexLength: newLength, rootLength: UInt32(sealedRoot.count)))
+        let name = CommitPointer.IndexName(length: index.name.length + UInt64(appended.count), rootLength: UInt32(sealedRoot.count),
+                                           rootHash: Sodium.checksum(sealedRoot))
+        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength), index: name))
         index.root = root
-        index.length = newLength
-        index.rootLength = UInt32(sealedRoot.count)
+        index.name = name
         for number in touched { index.buckets[number] = nil }
         index.changedSince = [:]
         index.changedPartitions = []
-        indexLength = newLength
-        indexRootLength = UInt32(sealedRoot.count)
+        namedIndex = name
     }
 }

@@ -60,8 +60,7 @@ extension Vault {
         // The new generation has no index yet: the next commit writes one.
         let oldIndex = Self.file(path, Self.indexFile(generation))
         index = nil
-        indexLength = 0
-        indexRootLength = 0
+        namedIndex = nil
         header = newHeader
         key = newKey
         committedPointer = pointer

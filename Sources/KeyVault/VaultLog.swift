@@ -41,15 +41,14 @@ extension Vault {
     /// log read again up to where this process read it while others may have written since.
     func readLog(_ pointer: CommitPointer, checkingPastTheEnd past: Bool = true) throws(VaultError) {
         generation = pointer.generation
-        indexLength = pointer.indexLength
-        indexRootLength = pointer.rootLength
+        namedIndex = pointer.index
         guard pointer.logLength <= UInt64(Self.logLimit) else {
             throw VaultError(.corrupted, "the commit file names a log of \(pointer.logLength) bytes, more than a log can hold")
         }
         let committed = Int(pointer.logLength)
         // Where reading starts: after what the index holds, or at the beginning.
         var start = 0
-        if partitioning != nil, pointer.indexLength > 0, let opened = try openIndex(pointer) {
+        if partitioning != nil, let name = pointer.index, let opened = try openIndex(name, of: pointer) {
             index = opened
             for (sequence, record) in opened.root.always { try insertFromIndex(record, sequence: sequence) }
             nextSequence = Int(opened.root.nextSequence)
@@ -218,7 +217,7 @@ extension Vault {
         // The frames count once the commit pointer moves past them.
         let frames = frameCount + UInt64(batches.count)
         try writeCommitPointer(CommitPointer(generation: generation, frameCount: frames, logLength: UInt64(fileLength),
-                                             indexLength: indexLength, rootLength: indexRootLength))
+                                             index: namedIndex))
         validLength = fileLength
         frameCount = frames
         for change in batches.joined() { applyInMemory(change) }
@@ -290,7 +289,7 @@ extension Vault {
         }
         try POSIXFile.syncDirectory(path)
         try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count),
-                                             indexLength: newIndex?.length ?? 0, rootLength: newIndex?.rootLength ?? 0))
+                                             index: newIndex?.name))
         let oldPath = logPath
         let oldIndexPath = Self.file(path, Self.indexFile(generation))
         generation = next
@@ -299,8 +298,7 @@ extension Vault {
         fileLength = bytes.count
         index = newIndex
         verified = true  // the new log was written from what memory holds
-        indexLength = newIndex?.length ?? 0
-        indexRootLength = newIndex?.rootLength ?? 0
+        namedIndex = newIndex?.name
         unlink(oldPath)
         unlink(oldIndexPath)
         removeOrphanLogs()
@@ -322,7 +320,13 @@ extension Vault {
         let state = try VaultLock(path: Self.file(path, Self.lockFile), exclusive: true, wait: wait)
         defer { withExtendedLifetime(state) {} }
         let next = Self.file(path, Self.nextCommitFile)
-        if let pending = try? POSIXFile.readAll(next, limit: CommitPointer.size), pending == committedPointer {
+        let pending = try? POSIXFile.readAll(next, limit: CommitPointer.size)
+        // A reader takes this lock after letting go of the shared one: a writer may have compacted
+        // or rotated the key in between, and what looked like leftovers are then its files. Only
+        // a vault whose commit pointer is still the one read is tidied.
+        guard (try? POSIXFile.readAll(Self.file(path, Self.commitFile), limit: CommitPointer.size)) == committedPointer
+                || pending == committedPointer else { return }
+        if let pending, pending == committedPointer {
             try POSIXFile.renameFile(next, to: Self.file(path, Self.commitFile))
             try POSIXFile.syncDirectory(path)
         } else {

@@ -27,11 +27,13 @@ struct Replay {
         for value: UInt64 in [0, 5, 900, 3] { append(value) }  // generation, frames, log length, next sequence
         out += [1, 2]  // credential records, by tag 2
         append(UInt32(1))
-        append(UInt64(0)); append(UInt32(120)); append(UInt32(2))  // bucket 0
+        append(UInt64(0)); append(UInt32(120)); append(UInt32(2))  // bucket 0: offset, length, records
+        out += [UInt8](repeating: 0xAB, count: 32)  // and hash
         let settings = VaultRecord(id: Array(repeating: 1, count: 16), kind: .settings, version: 1, fields: [8: Array("phone".utf8)])
         append(UInt32(1))
         append(UInt64(0))
         out += VaultDecoding.encodeBatch([settings]).dropFirst(4)
+        precondition((try? VaultDecoding.indexRoot(out)) == out, "the index root seed does not decode")
         return out
     }
 

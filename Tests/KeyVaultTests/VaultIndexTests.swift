@@ -253,7 +253,7 @@ final class VaultIndexTests {
         let record = Self.credential(VaultRecord.newId(), rp: "a.example")
         let settings = VaultRecord(id: VaultRecord.newId(), kind: .settings, version: 2, fields: [8: [1]])
         let root = VaultIndex(generation: 3, frames: 9, logLength: 999, nextSequence: 4, partitioning: Self.partitioning,
-                              buckets: [.init(offset: 0, length: 80, records: 1)], always: [(1, settings)])
+                              buckets: [.init(offset: 0, length: 80, records: 1, hash: [UInt8](repeating: 9, count: 32))], always: [(1, settings)])
         #expect(try VaultDecoding.indexRoot(root.rootPlaintext) == root.rootPlaintext)
         let bucket = VaultDecoding.encodeIndexBucket([(Array("a.example".utf8), [record])])
         let decoded = try VaultDecoding.indexBucket(bucket)
@@ -262,6 +262,83 @@ final class VaultIndexTests {
         lying[34..<38] = [0xFF, 0xFF, 0xFF, 0xFF]  // the bucket count
         #expect(throws: VaultError.self) { try VaultDecoding.indexRoot(lying) }
         #expect(throws: VaultError.self) { try VaultDecoding.indexBucket(Array(bucket.dropLast())) }
+    }
+
+    /// A bucket from another write of the same generation, at the same place and of the same
+    /// length (a compaction that died leaves one behind; the next compaction writes its own):
+    /// the root names each bucket by its hash, so it is refused rather than read as current.
+    @Test func aBucketFromAnotherWriteOfTheSameGenerationIsRefused() throws {
+        let id = VaultRecord.newId()
+        do {
+            let vault = try create()
+            try vault.commit([Self.credential(id, rp: "x.example")])
+        }
+        let backup = root + "/backup"
+        try FileManager.default.copyItem(atPath: path, toPath: backup)
+        do {
+            let vault = try open()
+            try vault.commit([Self.credential(id, rp: "x.example", version: 2)])  // same size, newer
+            try vault.compact()
+        }
+        do {
+            let old = try Vault.open(at: backup, passphrase: passphrase(), access: .write, partitioning: Self.partitioning)
+            try old.compact()
+        }
+        let current = try indexBytes, stale = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try Self.currentIndexPath(backup))))
+        #expect(try indexPath.hasSuffix("index.1") && Self.currentIndexPath(backup).hasSuffix("index.1"))
+        #expect(current.count == stale.count && current != stale)
+        // The stale bucket (everything before the root) under the current root.
+        let reader = try open(.read)
+        let rootLength = Int(reader.namedIndex!.rootLength)
+        var spliced = current
+        spliced.replaceSubrange(0..<(current.count - rootLength), with: stale[0..<(stale.count - rootLength)])
+        try Data(spliced).write(to: URL(fileURLWithPath: try indexPath))
+        let error = #expect(throws: VaultError.self) {
+            try self.open(.read).records(kind: .credential, field: 1, equals: Array("x.example".utf8))
+        }
+        #expect(error?.kind == .corrupted)
+        // And the stale root (with its bucket) under the current commit file: refused by its hash.
+        try Data(stale).write(to: URL(fileURLWithPath: try indexPath))
+        #expect(openError() == .corrupted)
+    }
+
+    /// A reader tidies leftovers only if the vault is still what it read: a compaction by a writer
+    /// in between makes the next generation's files current, not leftovers.
+    @Test func aReaderDoesNotTidyAWriterSFiles() throws {
+        do {
+            let vault = try create()
+            for i in 0..<5 { try vault.commit([Self.credential(VaultRecord.newId(), rp: "rp\(i).example")]) }
+        }
+        let reader = try open(.read)
+        do { try open().compact() }
+        #expect(FileManager.default.fileExists(atPath: path + "/log.1") && FileManager.default.fileExists(atPath: path + "/index.1"))
+        try reader.tidy(wait: .zero)
+        #expect(FileManager.default.fileExists(atPath: path + "/log.1") && FileManager.default.fileExists(atPath: path + "/index.1"))
+        #expect(try open(.read).records.count == 5)
+    }
+
+    /// One RP with many passkeys is one large bucket, which compaction cannot shrink: it must not
+    /// make every refresh compact the vault.
+    @Test func aLargeRPDoesNotMakeEveryRefreshCompact() throws {
+        let vault = try create()
+        let payload = [UInt8](repeating: 0x61, count: 600)
+        var batches = [[VaultRecord]]()
+        for _ in 0..<600 {
+            batches.append([VaultRecord(id: VaultRecord.newId(), kind: .credential, fields: [1: Array("big.example".utf8), 2: payload])])
+        }
+        for i in 0..<60 { batches.append([Self.credential(VaultRecord.newId(), rp: "rp\(i).example")]) }
+        try vault.commit(batches: batches)
+        try vault.compact()
+        let generation = vault.generation
+        #expect(try vault.facts.indexedFrames != nil)
+        // An RP in another bucket than the large one: its changes rewrite only its own bucket.
+        let count = vault.index!.root.buckets.count
+        let big = VaultIndex.bucket(of: ByteKey(Array("big.example".utf8)), count: count)
+        #expect(vault.index!.root.buckets[big].length > 256 * 1024)
+        let small = try #require((0..<100).map { "rp\($0).example" }.first { VaultIndex.bucket(of: ByteKey(Array($0.utf8)), count: count) != big })
+        for _ in 0..<80 { try vault.commit([Self.credential(VaultRecord.newId(), rp: small)]) }
+        #expect(vault.generation == generation)
+        #expect(try vault.facts.frames - vault.facts.indexedFrames! < Vault.indexRefreshFrames)
     }
 
     /// An older copy of the index (from before it was written again) is refused: the commit file

@@ -23,7 +23,7 @@ __all__ = [
 FORMAT_VERSION = 1
 MAGIC = b"AUTHCTLV"
 HEADER_SIZE = 163
-COMMIT_SIZES = (64, 76)  # without and with the index fields
+COMMIT_SIZES = (64, 108)  # without and with the index fields
 KDF_ARGON2ID13 = 2
 NONCE = 24
 TAG = 16
@@ -201,7 +201,7 @@ class Index:
     next_sequence: int
     partition_kind: int
     partition_tag: int
-    buckets: list  # [(offset, length, records)]
+    buckets: list  # [(offset, length, records, BLAKE2b-256 of the sealed bucket)]
     records: dict  # record id -> (sequence, Record), root and buckets together
     length: int
 
@@ -404,7 +404,7 @@ def open_vault(path, passphrase: bytes) -> Vault:
         except (CryptoError, Corrupted, FileNotFoundError):
             raise Corrupted("commit fails authentication") from None
     generation, frame_count, log_length = struct.unpack(">QQQ", pointer[:24])
-    index_length, root_length = struct.unpack(">QI", pointer[24:]) if len(pointer) == 36 else (0, 0)
+    index_length, root_length, root_hash = (*struct.unpack(">QI", pointer[24:36]), pointer[36:68]) if len(pointer) == 68 else (0, 0, b"")
 
     # 5. log
     try:
@@ -449,7 +449,9 @@ def open_vault(path, passphrase: bytes) -> Vault:
     # id nothing is remembered about it (authctl behaves the same way). Tombstones "have no
     # fields", but like every reader we keep going past fields we do not expect.
     live: dict[bytes, Record] = {}
-    index = _read_index(path, header.vault_id, vault_key, generation, index_length, root_length) if index_length else None
+    if index_length == 0 and root_length != 0:
+        raise Corrupted("commit names an index root but no index")
+    index = _read_index(path, header.vault_id, vault_key, generation, index_length, root_length, root_hash) if index_length else None
     if index is not None and (index.frames > frame_count or index.log_length > log_length):
         raise Corrupted("the index root claims more of the log than commit")
     for number, plaintext in enumerate(frames):
@@ -505,7 +507,12 @@ def _parse_indexed_records(data: bytes, offset: int, count: int, what: str) -> t
     return out, offset
 
 
-def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_length: int, root_length: int) -> Index:
+def _blake2b(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_length: int, root_length: int,
+                root_hash: bytes) -> Index:
     """Reads and authenticates `index.<generation>`: the root at the end of the committed part,
     then every bucket it names. Does not yet compare it with the log (`_check_index`)."""
     try:
@@ -516,6 +523,8 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         raise Corrupted(f"index.{generation} is {len(data)} bytes; commit names {index_length}, root {root_length}")
     root_offset = index_length - root_length
     sealed = data[root_offset:index_length]
+    if _blake2b(sealed) != root_hash:
+        raise Corrupted("the index root is not the one commit names")
     try:
         root = _open(sealed[NONCE:], _index_root_ad(vault_id, generation, root_offset), sealed[:NONCE], vault_key)
     except CryptoError:
@@ -527,8 +536,8 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         offset = 38
         buckets = []
         for _ in range(bucket_count):
-            buckets.append(struct.unpack(">QII", root[offset:offset + 16]))
-            offset += 16
+            buckets.append((*struct.unpack(">QII", root[offset:offset + 16]), root[offset + 16:offset + 48]))
+            offset += 48
         always_count = _u32(root, offset)
         always, offset = _parse_indexed_records(root, offset + 4, always_count, "the index root")
     except (struct.error, IndexError, ValueError):
@@ -540,10 +549,12 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         if record.kind == kind and tag in record.fields:
             raise Corrupted("the index root holds a partitioned record")
         records[record_id] = (sequence, record)
-    for number, (bucket_offset, length, count) in enumerate(buckets):
+    for number, (bucket_offset, length, count, bucket_hash) in enumerate(buckets):
         if bucket_offset + length > root_offset:
             raise Corrupted(f"index bucket {number} lies past the root")
         blob = data[bucket_offset:bucket_offset + length]
+        if _blake2b(blob) != bucket_hash:
+            raise Corrupted(f"index bucket {number} is not the one the root names")
         try:
             plain = _open(blob[NONCE:], _index_bucket_ad(vault_id, generation, number, bucket_offset), blob[:NONCE], vault_key)
         except CryptoError:
