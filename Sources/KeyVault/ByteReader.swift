@@ -33,7 +33,13 @@ struct ByteReader {
     /// The bytes from `start` to the current offset, sharing the reader's buffer.
     func slice(from start: Int) -> ArraySlice<UInt8> { bytes[start..<offset] }
 
+    /// A big-endian integer, read in place (no copy of its bytes).
     mutating func read<T: FixedWidthInteger>(_: T.Type) throws(VaultError) -> T {
-        BigEndian.integer(try take(MemoryLayout<T>.size))
+        let size = MemoryLayout<T>.size
+        guard size <= remaining else { throw VaultError(.corrupted, "\(context) is truncated at byte \(offset)") }
+        var value: T = 0
+        for i in offset..<offset + size { value = value << 8 | T(bytes[i]) }
+        offset += size
+        return value
     }
 }

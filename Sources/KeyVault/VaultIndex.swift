@@ -31,14 +31,51 @@ public struct VaultPartitioning: Equatable, Sendable {
 /// (new versions of the buckets that changed, then a new root); `commit` says how much of it
 /// counts and how long its root is, so a torn append is cut off like the log's.
 struct VaultIndex {
-    /// One bucket's latest version in the file, and the BLAKE2b-256 of its sealed bytes (which
+    /// One bucket's latest version in the file, and the random id it was sealed with (which
     /// names this version: a bucket left by a compaction that died, or by an append cut off, may
     /// have the same generation, number and offset).
     struct Bucket: Equatable {
         var offset: UInt64
         var length: UInt32
         var records: UInt32
-        var hash: [UInt8]
+        var id: [UInt8]
+    }
+
+    /// The root's bucket entries, kept as the bytes they were read from (32 each) and decoded one
+    /// at a time: the root of a 100,000-passkey vault has some 1,500 of them, and a ceremony uses one.
+    struct BucketTable: RandomAccessCollection, MutableCollection {
+        static let entrySize = 32
+        private(set) var bytes: [UInt8]
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        init(_ buckets: [Bucket]) {
+            bytes = []
+            bytes.reserveCapacity(buckets.count * Self.entrySize)
+            for bucket in buckets {
+                bytes += BigEndian.bytes(bucket.offset) + BigEndian.bytes(bucket.length) + BigEndian.bytes(bucket.records) + bucket.id
+            }
+        }
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { bytes.count / Self.entrySize }
+
+        /// Bucket `position`'s record count and length, read without decoding the entry.
+        func records(at position: Int) -> UInt32 { BigEndian.integer(bytes[position * Self.entrySize + 12..<position * Self.entrySize + 16]) }
+        func length(at position: Int) -> UInt32 { BigEndian.integer(bytes[position * Self.entrySize + 8..<position * Self.entrySize + 12]) }
+
+        subscript(position: Int) -> Bucket {
+            get {
+                let o = position * Self.entrySize
+                return Bucket(offset: BigEndian.integer(bytes[o..<o + 8]), length: BigEndian.integer(bytes[o + 8..<o + 12]),
+                              records: BigEndian.integer(bytes[o + 12..<o + 16]), id: Array(bytes[o + 16..<o + 32]))
+            }
+            set {
+                let o = position * Self.entrySize
+                bytes.replaceSubrange(o..<o + Self.entrySize,
+                                      with: BigEndian.bytes(newValue.offset) + BigEndian.bytes(newValue.length) + BigEndian.bytes(newValue.records) + newValue.id)
+            }
+        }
     }
 
     var generation: UInt64
@@ -48,7 +85,7 @@ struct VaultIndex {
     /// The vault's next sequence number at the snapshot (the order records became live).
     var nextSequence: UInt64
     var partitioning: VaultPartitioning
-    var buckets: [Bucket]
+    var buckets: BucketTable
     /// The records read at open, with their sequence numbers.
     var always: [(sequence: UInt64, record: VaultRecord)]
 
@@ -56,7 +93,7 @@ struct VaultIndex {
     /// kilobytes, decrypted in microseconds.
     static let bucketTargetBytes = 32 * 1024
 
-    var recordCount: Int { always.count + buckets.reduce(0) { $0 + Int($1.records) } }
+    var recordCount: Int { always.count + buckets.indices.reduce(0) { $0 + Int(buckets.records(at: $1)) } }
 
     /// Which bucket holds partition `value`: the first 8 bytes of its BLAKE2b-256, big-endian,
     /// modulo the bucket count.
@@ -71,34 +108,37 @@ struct VaultIndex {
     private static let rootLabel = Array("AUTHCTL-INDEX".utf8)
     private static let bucketLabel = Array("AUTHCTL-INDEX-BUCKET".utf8)
 
-    /// Associated data of the root at byte `offset` of `index.<generation>`.
-    static func rootAssociatedData(vaultId: [UInt8], generation: UInt64, offset: UInt64) -> [UInt8] {
-        var w = ByteWriter(capacity: 47)
+    /// Associated data of the root `id` at byte `offset` of `index.<generation>`.
+    static func rootAssociatedData(vaultId: [UInt8], generation: UInt64, offset: UInt64, id: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: 63)
         w.append(rootLabel)
         w.append(VaultHeader.formatVersion)
         w.append(vaultId)
         w.append(generation)
         w.append(offset)
+        w.append(id)
         return w.bytes
     }
 
-    /// Associated data of bucket `number` at byte `offset` of `index.<generation>`: a bucket
-    /// cannot be moved within the file, to another bucket, file or vault.
-    static func bucketAssociatedData(vaultId: [UInt8], generation: UInt64, number: Int, offset: UInt64) -> [UInt8] {
-        var w = ByteWriter(capacity: 58)
+    /// Associated data of bucket `number`, sealed with `id`, at byte `offset` of
+    /// `index.<generation>`: a bucket cannot be moved within the file, to another bucket, file or
+    /// vault, nor stand in for another write of the same bucket.
+    static func bucketAssociatedData(vaultId: [UInt8], generation: UInt64, number: Int, offset: UInt64, id: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: 74)
         w.append(bucketLabel)
         w.append(VaultHeader.formatVersion)
         w.append(vaultId)
         w.append(generation)
         w.append(UInt32(number))
         w.append(offset)
+        w.append(id)
         return w.bytes
     }
 
     // MARK: - Encoding
 
     /// generation ‖ frames ‖ logLength ‖ nextSequence (u64 each) ‖ kind u8 ‖ tag u8 ‖ bucketCount u32 ‖
-    /// bucketCount × (offset u64 ‖ length u32 ‖ records u32 ‖ hash (32)) ‖ alwaysCount u32 ‖
+    /// bucketCount × (offset u64 ‖ length u32 ‖ records u32 ‖ id (16)) ‖ alwaysCount u32 ‖
     /// alwaysCount × (sequence u64 ‖ record)
     var rootPlaintext: [UInt8] {
         var w = ByteWriter()
@@ -109,12 +149,7 @@ struct VaultIndex {
         w.append(partitioning.kind.rawValue)
         w.append(partitioning.tag)
         w.append(UInt32(buckets.count))
-        for bucket in buckets {
-            w.append(bucket.offset)
-            w.append(bucket.length)
-            w.append(bucket.records)
-            w.append(bucket.hash)
-        }
+        w.append(buckets.bytes)
         w.append(UInt32(always.count))
         for (sequence, record) in always {
             w.append(sequence)
@@ -124,7 +159,7 @@ struct VaultIndex {
     }
 
     init(generation: UInt64, frames: UInt64, logLength: UInt64, nextSequence: UInt64, partitioning: VaultPartitioning,
-         buckets: [Bucket], always: [(sequence: UInt64, record: VaultRecord)]) {
+         buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)]) {
         self.generation = generation
         self.frames = frames
         self.logLength = logLength
@@ -142,13 +177,8 @@ struct VaultIndex {
         nextSequence = try r.read(UInt64.self)
         partitioning = VaultPartitioning(kind: VaultRecord.Kind(rawValue: try r.read(UInt8.self)), tag: try r.read(UInt8.self))
         let count = Int(try r.read(UInt32.self))
-        guard count >= 1, count <= r.remaining / 48 else { throw VaultError(.corrupted, "the index root claims \(count) buckets") }
-        buckets = []
-        buckets.reserveCapacity(count)
-        for _ in 0..<count {
-            buckets.append(Bucket(offset: try r.read(UInt64.self), length: try r.read(UInt32.self), records: try r.read(UInt32.self),
-                                  hash: try r.take(32)))
-        }
+        guard count >= 1, count <= r.remaining / BucketTable.entrySize else { throw VaultError(.corrupted, "the index root claims \(count) buckets") }
+        buckets = BucketTable(bytes: try r.take(count * BucketTable.entrySize))
         let alwaysCount = Int(try r.read(UInt32.self))
         guard alwaysCount <= r.remaining / 35 else { throw VaultError(.corrupted, "the index root claims \(alwaysCount) records") }
         always = []
@@ -258,10 +288,7 @@ final class OpenIndex {
             throw VaultError(.corrupted, "index bucket \(number) lies outside the index")
         }
         let sealed = try POSIXFile.read(fd, path: path, at: ref.offset, count: Int(ref.length))
-        guard Sodium.checksum(sealed) == ref.hash else {
-            throw VaultError(.corrupted, "index bucket \(number) is not the one its root names: the vault was damaged or tampered with")
-        }
-        let aad = VaultIndex.bucketAssociatedData(vaultId: vaultId, generation: root.generation, number: number, offset: ref.offset)
+        let aad = VaultIndex.bucketAssociatedData(vaultId: vaultId, generation: root.generation, number: number, offset: ref.offset, id: ref.id)
         guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
             throw VaultError(.corrupted, "index bucket \(number) failed authentication: the vault was damaged or tampered with")
         }

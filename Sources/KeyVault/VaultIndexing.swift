@@ -40,20 +40,15 @@ extension Vault {
         let rootOffset = name.length - UInt64(name.rootLength)
         let sealed: [UInt8]
         do { sealed = try POSIXFile.read(fd, path: indexPath, at: rootOffset, count: Int(name.rootLength)) } catch { close(fd); throw error }
-        guard Sodium.checksum(sealed) == name.rootHash else {
-            close(fd)
-            throw VaultError(.corrupted, "the index root is not the one the commit file names: the vault was damaged or tampered with")
-        }
-        let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: pointer.generation, offset: rootOffset)
+        let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: pointer.generation, offset: rootOffset, id: name.rootId)
         guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
             close(fd)
             throw VaultError(.corrupted, "the index root failed authentication: the vault was damaged or tampered with")
         }
         let root: VaultIndex
         do { root = try VaultIndex(rootPlaintext: plain) } catch { close(fd); throw error }
-        guard root.generation == pointer.generation, root.frames <= pointer.frameCount, root.logLength <= pointer.logLength,
-              root.buckets.allSatisfy({ $0.offset <= rootOffset && UInt64($0.length) <= rootOffset - $0.offset })
-        else {
+        // (Each bucket's place is checked when it is read.)
+        guard root.generation == pointer.generation, root.frames <= pointer.frameCount, root.logLength <= pointer.logLength else {
             close(fd)
             throw VaultError(.corrupted, "the index root does not fit the log the commit file names")
         }
@@ -217,16 +212,21 @@ extension Vault {
             return
         }
         guard frameCount - index.root.frames >= Self.indexRefreshFrames else { return }
-        let bucketBytes = index.root.buckets.reduce(UInt64(0)) { $0 + UInt64($1.length) }
-        let indexed = bucketBytes + UInt64(index.name.rootLength)
-        // Buckets four times their target on average: the bucket count no longer fits the vault
-        // (one RP's passkeys are one bucket however large, and a compaction would not shrink it).
-        let crowded = bucketBytes / UInt64(index.root.buckets.count) > UInt64(4 * VaultIndex.bucketTargetBytes)
-        if index.changedPartitions == nil || index.name.length > 2 * indexed + (1 << 20) || crowded {
+        let buckets = index.root.buckets
+        let indexed = buckets.indices.reduce(UInt64(index.name.rootLength)) { $0 + UInt64(buckets.length(at: $1)) }
+        if index.changedPartitions == nil || index.name.length > 2 * indexed + (1 << 20) || Self.crowded(index.root.buckets) {
             try compactLocked()
         } else {
             try appendToIndex(index)
         }
+    }
+
+    /// Buckets four times their target on average: the bucket count no longer fits the vault. (The
+    /// average, not the largest: one RP's passkeys are one bucket however many, and a compaction
+    /// would not make it smaller.)
+    static func crowded(_ buckets: VaultIndex.BucketTable) -> Bool {
+        let bytes = buckets.indices.reduce(UInt64(0)) { $0 + UInt64(buckets.length(at: $1)) }
+        return bytes / UInt64(max(buckets.count, 1)) > UInt64(4 * VaultIndex.bucketTargetBytes)
     }
 
     /// The records the index keeps in its root, and those of each partition, from memory (which
@@ -248,19 +248,22 @@ extension Vault {
         return (always, partitions)
     }
 
-    /// A sealed bucket at `offset` of the index of `generation`.
+    /// A sealed bucket at `offset` of the index of `generation`, with the id it is sealed with.
     private func sealedBucket(_ partitions: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])], number: Int,
-                              generation: UInt64, offset: UInt64) -> [UInt8] {
+                              generation: UInt64, offset: UInt64) -> (sealed: [UInt8], id: [UInt8]) {
         let sorted = partitions.sorted { $0.value.bytes.lexicographicallyPrecedes($1.value.bytes) }
         var plain = VaultIndex.bucketPlaintext(sorted)
         defer { plain.withUnsafeMutableBytes { sodiumWipe($0) } }
-        let aad = VaultIndex.bucketAssociatedData(vaultId: header.vaultId, generation: generation, number: number, offset: offset)
-        return plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }
+        let id = Sodium.randomBytes(16)
+        let aad = VaultIndex.bucketAssociatedData(vaultId: header.vaultId, generation: generation, number: number, offset: offset, id: id)
+        return (plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }, id)
     }
 
-    private func sealedRoot(_ root: VaultIndex, offset: UInt64) -> [UInt8] {
-        let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: root.generation, offset: offset)
-        return root.rootPlaintext.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }
+    /// A sealed root at `offset`, with the id it is sealed with (which the commit file names).
+    private func sealedRoot(_ root: VaultIndex, offset: UInt64) -> (sealed: [UInt8], id: [UInt8]) {
+        let id = Sodium.randomBytes(16)
+        let aad = VaultIndex.rootAssociatedData(vaultId: header.vaultId, generation: root.generation, offset: offset, id: id)
+        return (root.rootPlaintext.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }, id)
     }
 
     /// Writes a whole new `index.<generation>` of every live record (all in memory), as of
@@ -277,21 +280,21 @@ extension Vault {
         var file = [UInt8]()
         var buckets = [VaultIndex.Bucket]()
         for (number, group) in grouped.enumerated() {
-            let sealed = sealedBucket(group, number: number, generation: generation, offset: UInt64(file.count))
+            let (sealed, id) = sealedBucket(group, number: number, generation: generation, offset: UInt64(file.count))
             buckets.append(VaultIndex.Bucket(offset: UInt64(file.count), length: UInt32(sealed.count),
-                                             records: UInt32(group.reduce(0) { $0 + $1.records.count }), hash: Sodium.checksum(sealed)))
+                                             records: UInt32(group.reduce(0) { $0 + $1.records.count }), id: id))
             file += sealed
         }
         let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
-                              partitioning: partitioning, buckets: buckets, always: always)
-        let sealedRoot = sealedRoot(root, offset: UInt64(file.count))
+                              partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always)
+        let (sealedRoot, rootId) = sealedRoot(root, offset: UInt64(file.count))
         file += sealedRoot
         let indexPath = Self.file(path, Self.indexFile(generation))
         try POSIXFile.writeNew(indexPath, file)
         let fd = try POSIXFile.openOwned(indexPath, O_RDONLY)
         let opened = OpenIndex(root: root, fd: fd, path: indexPath,
                                name: CommitPointer.IndexName(length: UInt64(file.count), rootLength: UInt32(sealedRoot.count),
-                                                             rootHash: Sodium.checksum(sealedRoot)))
+                                                             rootId: rootId))
         opened.complete = true
         return opened
     }
@@ -326,16 +329,19 @@ extension Vault {
         var root = index.root
         for (number, group) in grouped.sorted(by: { $0.key < $1.key }) {
             let offset = index.name.length + UInt64(appended.count)
-            let sealed = sealedBucket(group, number: number, generation: generation, offset: offset)
+            let (sealed, id) = sealedBucket(group, number: number, generation: generation, offset: offset)
             root.buckets[number] = VaultIndex.Bucket(offset: offset, length: UInt32(sealed.count),
-                                                     records: UInt32(group.reduce(0) { $0 + $1.records.count }), hash: Sodium.checksum(sealed))
+                                                     records: UInt32(group.reduce(0) { $0 + $1.records.count }), id: id)
             appended += sealed
         }
+        // The vault outgrew the bucket count (its records many times what the buckets were sized
+        // for): a fresh index, with a new count, in place of this append.
+        if Self.crowded(root.buckets) { return try compactLocked() }
         root.frames = frameCount
         root.logLength = UInt64(validLength)
         root.nextSequence = UInt64(nextSequence)
         root.always = always
-        let sealedRoot = sealedRoot(root, offset: index.name.length + UInt64(appended.count))
+        let (sealedRoot, rootId) = sealedRoot(root, offset: index.name.length + UInt64(appended.count))
         appended += sealedRoot
         let fd = try POSIXFile.openOwned(index.path, O_WRONLY)
         defer { close(fd) }
@@ -346,7 +352,7 @@ extension Vault {
         try POSIXFile.writeAll(fd, appended, path: index.path)
         try POSIXFile.sync(fd, path: index.path)
         let name = CommitPointer.IndexName(length: index.name.length + UInt64(appended.count), rootLength: UInt32(sealedRoot.count),
-                                           rootHash: Sodium.checksum(sealedRoot))
+                                           rootId: rootId)
         try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength), index: name))
         index.root = root
         index.name = name

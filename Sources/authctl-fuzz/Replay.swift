@@ -28,7 +28,7 @@ struct Replay {
         out += [1, 2]  // credential records, by tag 2
         append(UInt32(1))
         append(UInt64(0)); append(UInt32(120)); append(UInt32(2))  // bucket 0: offset, length, records
-        out += [UInt8](repeating: 0xAB, count: 32)  // and hash
+        out += [UInt8](repeating: 0xAB, count: 16)  // and id
         let settings = VaultRecord(id: Array(repeating: 1, count: 16), kind: .settings, version: 1, fields: [8: Array("phone".utf8)])
         append(UInt32(1))
         append(UInt64(0))

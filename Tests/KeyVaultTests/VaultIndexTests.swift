@@ -253,7 +253,7 @@ final class VaultIndexTests {
         let record = Self.credential(VaultRecord.newId(), rp: "a.example")
         let settings = VaultRecord(id: VaultRecord.newId(), kind: .settings, version: 2, fields: [8: [1]])
         let root = VaultIndex(generation: 3, frames: 9, logLength: 999, nextSequence: 4, partitioning: Self.partitioning,
-                              buckets: [.init(offset: 0, length: 80, records: 1, hash: [UInt8](repeating: 9, count: 32))], always: [(1, settings)])
+                              buckets: VaultIndex.BucketTable([.init(offset: 0, length: 80, records: 1, id: [UInt8](repeating: 9, count: 16))]), always: [(1, settings)])
         #expect(try VaultDecoding.indexRoot(root.rootPlaintext) == root.rootPlaintext)
         let bucket = VaultDecoding.encodeIndexBucket([(Array("a.example".utf8), [record])])
         let decoded = try VaultDecoding.indexBucket(bucket)

@@ -23,7 +23,7 @@ __all__ = [
 FORMAT_VERSION = 1
 MAGIC = b"AUTHCTLV"
 HEADER_SIZE = 163
-COMMIT_SIZES = (64, 108)  # without and with the index fields
+COMMIT_SIZES = (64, 92)  # without and with the index fields
 KDF_ARGON2ID13 = 2
 NONCE = 24
 TAG = 16
@@ -201,7 +201,7 @@ class Index:
     next_sequence: int
     partition_kind: int
     partition_tag: int
-    buckets: list  # [(offset, length, records, BLAKE2b-256 of the sealed bucket)]
+    buckets: list  # [(offset, length, records, the id the bucket is sealed with)]
     records: dict  # record id -> (sequence, Record), root and buckets together
     length: int
 
@@ -404,7 +404,7 @@ def open_vault(path, passphrase: bytes) -> Vault:
         except (CryptoError, Corrupted, FileNotFoundError):
             raise Corrupted("commit fails authentication") from None
     generation, frame_count, log_length = struct.unpack(">QQQ", pointer[:24])
-    index_length, root_length, root_hash = (*struct.unpack(">QI", pointer[24:36]), pointer[36:68]) if len(pointer) == 68 else (0, 0, b"")
+    index_length, root_length, root_id = (*struct.unpack(">QI", pointer[24:36]), pointer[36:52]) if len(pointer) == 52 else (0, 0, b"")
 
     # 5. log
     try:
@@ -451,7 +451,7 @@ def open_vault(path, passphrase: bytes) -> Vault:
     live: dict[bytes, Record] = {}
     if index_length == 0 and root_length != 0:
         raise Corrupted("commit names an index root but no index")
-    index = _read_index(path, header.vault_id, vault_key, generation, index_length, root_length, root_hash) if index_length else None
+    index = _read_index(path, header.vault_id, vault_key, generation, index_length, root_length, root_id) if index_length else None
     if index is not None and (index.frames > frame_count or index.log_length > log_length):
         raise Corrupted("the index root claims more of the log than commit")
     for number, plaintext in enumerate(frames):
@@ -477,13 +477,13 @@ def open_vault(path, passphrase: bytes) -> Vault:
     return Vault(path, header, vault_key, generation, frame_count, log_length, live, index)
 
 
-def _index_root_ad(vault_id: bytes, generation: int, offset: int) -> bytes:
-    return b"AUTHCTL-INDEX" + struct.pack(">H", FORMAT_VERSION) + vault_id + struct.pack(">QQ", generation, offset)
+def _index_root_ad(vault_id: bytes, generation: int, offset: int, root_id: bytes) -> bytes:
+    return b"AUTHCTL-INDEX" + struct.pack(">H", FORMAT_VERSION) + vault_id + struct.pack(">QQ", generation, offset) + root_id
 
 
-def _index_bucket_ad(vault_id: bytes, generation: int, number: int, offset: int) -> bytes:
+def _index_bucket_ad(vault_id: bytes, generation: int, number: int, offset: int, bucket_id: bytes) -> bytes:
     return (b"AUTHCTL-INDEX-BUCKET" + struct.pack(">H", FORMAT_VERSION) + vault_id
-            + struct.pack(">QIQ", generation, number, offset))
+            + struct.pack(">QIQ", generation, number, offset) + bucket_id)
 
 
 def _parse_indexed_records(data: bytes, offset: int, count: int, what: str) -> tuple[list, int]:
@@ -507,12 +507,8 @@ def _parse_indexed_records(data: bytes, offset: int, count: int, what: str) -> t
     return out, offset
 
 
-def _blake2b(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=32).digest()
-
-
 def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_length: int, root_length: int,
-                root_hash: bytes) -> Index:
+                root_id: bytes) -> Index:
     """Reads and authenticates `index.<generation>`: the root at the end of the committed part,
     then every bucket it names. Does not yet compare it with the log (`_check_index`)."""
     try:
@@ -523,10 +519,8 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         raise Corrupted(f"index.{generation} is {len(data)} bytes; commit names {index_length}, root {root_length}")
     root_offset = index_length - root_length
     sealed = data[root_offset:index_length]
-    if _blake2b(sealed) != root_hash:
-        raise Corrupted("the index root is not the one commit names")
     try:
-        root = _open(sealed[NONCE:], _index_root_ad(vault_id, generation, root_offset), sealed[:NONCE], vault_key)
+        root = _open(sealed[NONCE:], _index_root_ad(vault_id, generation, root_offset, root_id), sealed[:NONCE], vault_key)
     except CryptoError:
         raise Corrupted("the index root fails authentication") from None
     try:
@@ -536,8 +530,8 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         offset = 38
         buckets = []
         for _ in range(bucket_count):
-            buckets.append((*struct.unpack(">QII", root[offset:offset + 16]), root[offset + 16:offset + 48]))
-            offset += 48
+            buckets.append((*struct.unpack(">QII", root[offset:offset + 16]), root[offset + 16:offset + 32]))
+            offset += 32
         always_count = _u32(root, offset)
         always, offset = _parse_indexed_records(root, offset + 4, always_count, "the index root")
     except (struct.error, IndexError, ValueError):
@@ -549,14 +543,13 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         if record.kind == kind and tag in record.fields:
             raise Corrupted("the index root holds a partitioned record")
         records[record_id] = (sequence, record)
-    for number, (bucket_offset, length, count, bucket_hash) in enumerate(buckets):
+    for number, (bucket_offset, length, count, bucket_id) in enumerate(buckets):
         if bucket_offset + length > root_offset:
             raise Corrupted(f"index bucket {number} lies past the root")
         blob = data[bucket_offset:bucket_offset + length]
-        if _blake2b(blob) != bucket_hash:
-            raise Corrupted(f"index bucket {number} is not the one the root names")
         try:
-            plain = _open(blob[NONCE:], _index_bucket_ad(vault_id, generation, number, bucket_offset), blob[:NONCE], vault_key)
+            plain = _open(blob[NONCE:], _index_bucket_ad(vault_id, generation, number, bucket_offset, bucket_id), blob[:NONCE],
+                          vault_key)
         except CryptoError:
             raise Corrupted(f"index bucket {number} fails authentication") from None
         try:
