@@ -43,6 +43,8 @@ import Testing
         #"{"a":1234567890123456}"#, #"{"a":12345678901234567890123}"#, #"{"a":tru}"#, #"{"a":truex}"#,
         #"{"a":1,}"#, #"{"a" 1}"#, #"{"a":[1,]}"#, #"{"a":1}x"#, #"[1]"#, #""a""#, "", "{", #"{"a":"#,
         "{\"a\":\"\u{1}\"}", #"{'a':1}"#, #"{"a":+1}"#, #"{"a":NaN}"#, "\u{FEFF}{}",
+        // A raw U+FEFF that begins a string or a name: Foundation's reader drops it.
+        "{\"a\":\"\u{FEFF}AAAA\"}", "{\"\u{FEFF}a\":1}", "{\"a\":[\"\u{FEFF}\u{FEFF}x\"]}",
         String(repeating: "[", count: 70) + String(repeating: "]", count: 70),
     ].map { Array($0.utf8) } + [
         [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x22, 0x7D],  // {"a":"<lone lead byte>"}

@@ -5,7 +5,7 @@ import Foundation
 /// without its detour through an intermediate tree. Only the plain JSON an options document is
 /// made of is read here: strings without escapes, integers of up to 15 digits, `true`, `false`,
 /// `null`, nesting up to 64 levels. Anything else — an escape, a fraction or exponent, a byte that
-/// is not UTF-8, malformed text — is left to `JSONSerialization` (`object(_:)` returns `nil`),
+/// is not UTF-8, a string that begins with U+FEFF, malformed text — is left to `JSONSerialization` (`object(_:)` returns `nil`),
 /// which then gives the same values or the same error as before.
 enum JSONInput {
     /// The top-level object of `json`, or `nil` when `JSONSerialization` is to read it.
@@ -91,6 +91,9 @@ enum JSONInput {
             }
             guard next != nil else { return nil }
             let content = UnsafeBufferPointer(rebasing: bytes[start..<position])
+            // Foundation's reader drops a raw U+FEFF (EF BB BF) that begins a string or a name:
+            // such a string is left to it, so the values stay what they were.
+            if content.starts(with: [0xEF, 0xBB, 0xBF]) { return nil }
             position += 1  // the closing quote
             return ascii ? String(decoding: content, as: UTF8.self) : String(validating: content, as: UTF8.self)
         }
