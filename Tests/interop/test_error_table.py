@@ -62,8 +62,11 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     unmet = tmp_path / "unmet.scn"
     unmet.write_text("device add phone\nphone holds => alice\n")
     triggers["scenarioFailed"] = (["scenario", "run", str(unmet)], {})
+    null_provider = tmp_path / "null.cnf"  # OpenSSL with no usable provider
+    null_provider.write_text("openssl_conf = init\n[init]\nproviders = p\n[p]\nnull = n\n[n]\nactivate = 1\n")
+    triggers["unknown"] = (["sign", "--origin", ORIGIN], {"OPENSSL_CONF": str(null_provider)})
     rows = table()
-    assert set(rows) - set(triggers) == {"invalidResponse", "unknown", "vaultCorrupted"}
+    assert set(rows) - set(triggers) == {"invalidResponse", "vaultCorrupted"}
     for name, (args, env) in triggers.items():
         holder = None
         if name == "vaultBusy":

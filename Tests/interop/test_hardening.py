@@ -546,3 +546,19 @@ def test_after_a_rotation_stopped_past_its_switch_the_old_header_opens_nothing(a
     # That reader could take the lock at once, so it finished the rotation.
     assert not (authctl.vault / "commit.next").exists()
     assert (authctl.vault / "commit").read_bytes() == new_commit
+
+
+@pytest.mark.parametrize("command", [["register", "--origin", "https://example.com", "--user-name", "u"],
+                                     ["sign", "--origin", "https://example.com"], ["list"], ["init", "--kdf", "min"]])
+def test_openssl_without_a_provider_is_a_named_error_not_a_crash(authctl, tmp_path, command):
+    # An OPENSSL_CONF that activates only the null provider: no digest, no random bytes, no keys.
+    conf = tmp_path / "null.cnf"
+    conf.write_text("openssl_conf = init\n[init]\nproviders = p\n[p]\nnull = n\n[n]\nactivate = 1\n")
+    before = sorted(p.name for p in authctl.vault.iterdir()) if authctl.vault.exists() else []
+    result = authctl.run(*command, env={"OPENSSL_CONF": str(conf)})
+    assert result.code == 70, result.stderr
+    assert "unknown" in result.stderr and "OPENSSL_CONF" in result.stderr
+    assert "Fatal error" not in result.stderr and "crashed" not in result.stderr
+    after = sorted(p.name for p in authctl.vault.iterdir()) if authctl.vault.exists() else []
+    assert after == before  # nothing was written
+    assert authctl.run("list").code == 0  # and with OpenSSL as configured, the vault is as it was

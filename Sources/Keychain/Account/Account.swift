@@ -51,6 +51,14 @@ public final class Account {
 
     // MARK: - Create and open
 
+    /// OpenSSL must be usable before anything signs, hashes or draws a random number (see
+    /// ``CryptoAvailability``): `unknown` otherwise, not a stop on a precondition.
+    static func requireCrypto() throws(DeviceError) {
+        do { try CryptoAvailability.check() } catch {
+            throw DeviceError(.authenticator(.unknown), "OpenSSL cannot be used (is OPENSSL_CONF pointing at a configuration without its default provider?): \(error)")
+        }
+    }
+
     /// Creates a vault at `path` with one account and its first device, `deviceName`; with
     /// `biometricPIN`, that device's simulated biometric is enrolled.
     public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
@@ -58,6 +66,7 @@ public final class Account {
                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                               waiting: Vault.Waiting = Vault.Waiting(),
                               clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
         if let biometricPIN { try Device.checkNewPIN(biometricPIN) }
@@ -85,6 +94,7 @@ public final class Account {
     public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write,
                             waiting: Vault.Waiting = Vault.Waiting(),
                             clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try requireCrypto()
         do {
             let vault = try Vault.open(at: path, passphrase: passphrase, access: access, waiting: waiting,
                                        partitioning: Account.partitioning)

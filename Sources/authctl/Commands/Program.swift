@@ -1,3 +1,5 @@
+import VirtualAuthenticator
+
 /// The top level: only the list of commands, each declared in its own file.
 enum Program {
     static let version = "0.2.0"
@@ -20,7 +22,12 @@ enum Program {
             switch try parser.parse(words) {
             case .help(let path): try Output.data(Help.text(for: path, root: root, globals: GlobalOptions.all))
             case .version: try Output.data("authctl \(version)")
-            case .run(let command, let arguments): try command.run?(arguments)
+            case .run(let command, let arguments):
+                // Before any command hashes, signs or draws a random number (its options may).
+                do { try CryptoAvailability.check() } catch {
+                    throw CLIError(.unknown, "OpenSSL cannot be used (is OPENSSL_CONF pointing at a configuration without its default provider?): \(error)")
+                }
+                try command.run?(arguments)
             }
             return 0
         } catch {
