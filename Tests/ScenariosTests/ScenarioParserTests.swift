@@ -130,3 +130,19 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(failure("phone signal details user alice name x") != nil)
     #expect(failure("phone signal unknown a b")?.message.contains("unexpected 'b'") == true)
 }
+
+@Test func substitutionStopsAtTheLimitBeforeCopyingPastIt() throws {
+    var parser = ScenarioParser(file: "t.scn", environment: ["PAD": String(repeating: "p", count: 100)])
+    parser.textLimit = 1000
+    // 17 bytes of "device add phone\n", then "# " and nine copies fit; the tenth would not.
+    do {
+        _ = try parser.parse("device add phone\n# " + String(repeating: "${PAD}", count: 10_000))
+        Issue.record("a scenario past its limit parsed")
+    } catch {
+        #expect(error.line == 2 && error.column == 3 + 9 * 100, "\(error)")
+        #expect(error.message.contains("with ${NAME} replaced, the scenario would be larger than"))
+    }
+    #expect(try parser.parse("device add phone\n# " + String(repeating: "${PAD}", count: 9)).count == 1)
+    // Lines count toward the limit together, not each alone.
+    #expect(throws: ScenarioError.self) { try parser.parse(String(repeating: "# ${PAD}\n", count: 10)) }
+}

@@ -5,6 +5,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import resource
 import subprocess
 import threading
 import time
@@ -34,11 +35,13 @@ def rp():
     server.server_close()
 
 
-def scenario(path, *extra, env=None):
+def scenario(path, *extra, env=None, cwd=None, memory=None):
+    """Runs `authctl scenario run PATH`; `memory`: an address-space limit in bytes (`ulimit -v`)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_") and k != "RP"}
     environment.update(env or {})
+    limit = (lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory))) if memory else None
     return subprocess.run([BIN, "scenario", "run", str(path), *extra], env=environment, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, cwd=cwd, preexec_fn=limit)
 
 
 def write(tmp_path, text, name="t.scn"):
@@ -222,3 +225,83 @@ def test_scenario_size_limits(tmp_path):
     os.mkfifo(fifo)
     result = scenario(fifo)
     assert result.returncode == 65 and "not a regular file" in result.stderr
+
+
+REQUEST = '{"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com", "userVerification": "discouraged"}'
+
+
+@pytest.mark.parametrize("given", ["rel.scn", "./rel.scn", "sub/rel.scn", "ABSOLUTE"])
+def test_options_file_is_relative_to_the_scenario_file(tmp_path, given):
+    folder = tmp_path / "sub" if given.startswith("sub/") else tmp_path
+    folder.mkdir(exist_ok=True)
+    (folder / "small.json").write_text(REQUEST)
+    path = write(folder, "device add phone\nphone register user alice\nphone sign options small.json => ok user=alice\n", "rel.scn")
+    result = scenario(path if given == "ABSOLUTE" else given, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+def tmpdir_env(tmp_path):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    return tmpdir, {"TMPDIR": str(tmpdir)}
+
+
+MEMORY = 512 << 20  # far more than a run needs; far less than what an unbounded read would take
+
+
+@pytest.mark.parametrize("source", ["large", "sparse", "/dev/zero"])
+def test_options_file_is_read_through_the_command_lines_1_mib_bound(tmp_path, source):
+    if source == "large":
+        options = tmp_path / "large.json"
+        options.write_text(REQUEST[:-1] + ', "pad": "' + "x" * (1 << 20) + '"}')
+    elif source == "sparse":
+        options = tmp_path / "sparse.json"
+        with open(options, "wb") as f:
+            f.truncate(3 << 30)  # 3 GiB of zeros that take no disk
+    else:
+        options = pathlib.Path(source)
+    path = write(tmp_path, f"device add phone\nphone register user alice\nphone sign options {options}\n")
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(path, env=env, memory=MEMORY)
+    assert result.returncode == 65, (result.returncode, result.stderr[-500:])
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:3:1: options file {options} holds more than 1048576 bytes")
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_options_file_of_exactly_1_mib_is_read(tmp_path):
+    options = tmp_path / "full.json"
+    padding = (1 << 20) - len(REQUEST) - len(', "pad": ""')
+    options.write_text(REQUEST[:-1] + ', "pad": "' + "x" * padding + '"}')
+    assert options.stat().st_size == 1 << 20
+    path = write(tmp_path, f"device add phone\nphone register user alice\nphone sign options {options.name} => ok user=alice\n")
+    result = scenario(path)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("copies,where", [(60, "comment"), (6000, "comment"), (60, "step")])
+def test_substitution_cannot_grow_a_scenario_past_4_mib(tmp_path, copies, where):
+    """Each ${PAD} is 100 KB (near the most one variable can hold): 60 of them make 6 MB, 6000
+    would make 600 MB. The limit applies to
+    the text as replaced, and while replacing, so it never grows in memory past it."""
+    pads = "${PAD}" * copies
+    line = f"# {pads}" if where == "comment" else f"phone register user {pads}"
+    path = write(tmp_path, f"device add phone\n{line}\n")
+    tmpdir, env = tmpdir_env(tmp_path)
+    env["PAD"] = "p" * 100_000
+    result = scenario(path, env=env, memory=MEMORY)
+    assert result.returncode == 65, (result.returncode, result.stderr[-500:])
+    head = line[:line.index("$")]
+    fitting = ((4 << 20) - len("device add phone\n") - len(head)) // 100_000  # the first ${PAD} past the limit
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:{len(head) + 1 + fitting * 100_000}: "), result.stderr[:300]
+    assert "with ${NAME} replaced, the scenario would be larger than 4 MiB" in result.stderr
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_substituted_word_is_at_most_1_mib(tmp_path):
+    path = write(tmp_path, "device add phone\nphone register user " + "${NAME}" * 11 + "\n")
+    result = scenario(path, env={"NAME": "n" * 100_000})
+    assert result.returncode == 65, result.stderr[-300:]
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:21: a word is at most 1 MiB")
+    fits = scenario(path, env={"NAME": "n" * 5})  # a user.id of 55 bytes
+    assert fits.returncode == 0, fits.stderr

@@ -11,14 +11,22 @@ struct ScenarioParser {
     /// The most JSON one step carries (options, a body): what the command line reads as options.
     static let jsonLimit = 1 << 20
 
+    /// The most text a scenario may be, with every `${NAME}` replaced: what a scenario file may be.
+    var textLimit = 4 << 20
+
     func parse(_ text: String) throws(ScenarioError) -> [ScenarioLine] {
         var lines = [ScenarioLine]()
+        var budget = textLimit
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
-            let expanded = try substitute(String(raw), line: number)
+            let expanded = try substitute(raw, line: number, budget: &budget)
             let tokens: [Token]
             do { tokens = try Tokenizer.tokens(expanded) } catch { throw ScenarioError(file: file, line: number, column: error.column, error.message) }
             guard !tokens.isEmpty else { continue }
+            // Options and bodies say so in their own words (below); any other word is no longer.
+            for (i, token) in tokens.enumerated() where token.text.utf8.count > Self.jsonLimit {
+                guard i > 0, ["options", "body"].contains(tokens[i - 1].text) else { throw fail(number, token, "a word is at most 1 MiB") }
+            }
             lines.append(try line(tokens, number: number))
         }
         return lines
@@ -28,11 +36,25 @@ struct ScenarioParser {
         ScenarioError(file: file, line: line, column: token?.column ?? 1, message)
     }
 
-    /// `${NAME}` from the environment; an unset name is an error, not an empty string.
-    private func substitute(_ line: String, line number: Int) throws(ScenarioError) -> String {
+    /// `${NAME}` from the environment; an unset name is an error, not an empty string. `budget`
+    /// is what the scenario may still grow to, in bytes, this line and its newline included: a
+    /// value that would pass it is refused before it is copied, so no file of a few `${NAME}`s can
+    /// make gigabytes in memory.
+    private func substitute(_ line: Substring, line number: Int, budget: inout Int) throws(ScenarioError) -> String {
         var out = ""
-        var rest = Substring(line)
+        var rest = line
+        var column = 1  // of the next character of `out`, in Unicode scalars, as the tokenizer counts
+        func spend(_ text: some StringProtocol) throws(ScenarioError) {
+            let size = text.utf8.count
+            guard size <= budget else {
+                throw ScenarioError(file: file, line: number, column: column,
+                                    "with ${NAME} replaced, the scenario would be larger than \(textLimit >> 20) MiB")
+            }
+            budget -= size
+            column += text.unicodeScalars.count
+        }
         while let open = rest.range(of: "${") {
+            try spend(rest[..<open.lowerBound])
             out += rest[..<open.lowerBound]
             guard let close = rest[open.upperBound...].firstIndex(of: "}") else {
                 throw ScenarioError(file: file, line: number, "'${' without its '}'")
@@ -41,9 +63,11 @@ struct ScenarioParser {
             guard let value = environment[name] else {
                 throw ScenarioError(file: file, line: number, "${\(name)} is not set in the environment")
             }
+            try spend(value)
             out += value
             rest = rest[rest.index(after: close)...]
         }
+        try spend(rest + "\n")
         return out + rest
     }
 

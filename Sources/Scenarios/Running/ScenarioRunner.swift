@@ -352,9 +352,10 @@ public final class ScenarioRunner {
         case nil:
             return JSONText.bytes(build())
         case .file(let name):
-            let path = name.hasPrefix("/") ? name : (file as NSString).deletingLastPathComponent + "/" + name
-            guard let data = FileManager.default.contents(atPath: path) else { throw fail(line, "cannot read options file \(name)") }
-            return Array(data)
+            // At most what `--options FILE` reads, never more held in memory.
+            do { return try OptionsReader.read(path: path(relativeToScenario: name), name: "options file \(name)") } catch {
+                throw fail(line, error.message)
+            }
         case .reply(let path):
             guard let reply = lastReply else { throw fail(line, "'options reply' needs an http step before it") }
             guard let member = JSONText.member(reply, path) else {
@@ -364,6 +365,14 @@ public final class ScenarioRunner {
         case .inline(let json):
             return Array(json.utf8)
         }
+    }
+
+    /// A path a scenario names, relative to the scenario file's folder (the current directory
+    /// for `rel.scn`, which has none in its name); an absolute one as it is.
+    func path(relativeToScenario name: String) -> String {
+        guard !name.hasPrefix("/") else { return name }
+        let folder = (file as NSString).deletingLastPathComponent
+        return folder.isEmpty ? name : folder + "/" + name
     }
 
     /// The caller's context a ceremony line asks for: the scenario's origin, and its mediation,
