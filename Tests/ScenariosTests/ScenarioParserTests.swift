@@ -35,8 +35,8 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
         sync device phone upload 250ms
         sync backup-state immediate
         wait 1.5s
-        at 2m phone register user alice display "Alice A." as a1 uv required attestation direct exclude x,y device-bound sign-counter action cancel pin 0000 fault counter-regress timeout 30s => canceled
-        phone sign credential a1 allow a1,b2 via laptop options reply.publicKey => ok flags=UP,UV count=1 json.x="a b"
+        at 2m phone register user alice display "Alice A." as a1 uv required attestation direct exclude x,y device-bound sign-counter action cancel pin 0000 timeout 30s => canceled
+        phone sign credential a1 allow a1,b2 via laptop fault counter-regress => ok flags=UP,UV count=1 json.x="a b"
         phone sign options {"challenge": "AAAA", "rpId": "example.com"}
         phone sign options opts.json
         phone delete a1 => notHandled
@@ -145,4 +145,55 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(try parser.parse("device add phone\n# " + String(repeating: "${PAD}", count: 9)).count == 1)
     // Lines count toward the limit together, not each alone.
     #expect(throws: ScenarioError.self) { try parser.parse(String(repeating: "# ${PAD}\n", count: 10)) }
+}
+
+@Test func everyStepWordIsUsedOrRefused() {
+    let inline = #"{"challenge": "AAAA"}"#
+    let cases: [(text: String, column: Int, says: String)] = [
+        // Beside options given whole, the words that only shape built options would be dropped.
+        ("phone register uv discouraged options \(inline)", 16, "beside 'options' it would be dropped: say it in the options (authenticatorSelection.userVerification)"),
+        ("phone register options \(inline) uv discouraged", 46, "authenticatorSelection.userVerification"),
+        ("phone register user bob options reply", 16, "name the passkey with 'as LABEL'"),
+        ("phone register display Bob options reply", 16, "user.displayName"),
+        ("phone register attestation direct options reply", 16, "(attestation)"),
+        ("phone register exclude a options f.json", 16, "excludeCredentials"),
+        ("phone register alg eddsa options reply", 16, "pubKeyCredParams"),
+        ("phone register options reply timeout 5s", 30, "(timeout)"),
+        ("phone sign uv required options reply", 12, "(userVerification)"),
+        ("phone sign options \(inline) allow a", 42, "allowCredentials"),
+        ("phone sign timeout 1m options reply", 12, "(timeout)"),
+        // A word of the other ceremony.
+        ("phone sign device-bound", 12, "sign does not take 'device-bound': it is a word of register"),
+        ("phone sign as a", 12, "it is a word of register"),
+        ("phone sign profile apple", 12, "it is a word of register"),
+        ("phone sign recent-password-sign-in", 12, "it is a word of register"),
+        ("phone register credential a", 16, "register does not take 'credential': it is a word of sign"),
+        ("phone register allow a,b", 16, "it is a word of sign"),
+        // Said twice: the first would be dropped.
+        ("phone register uv required uv discouraged", 28, "'uv' is given twice"),
+        ("phone sign user a user b", 19, "'user' is given twice"),
+        ("phone register device-bound device-bound", 29, "'device-bound' is given twice"),
+        ("device add phone pin 1111 pin 2222", 27, "'pin' is given twice"),
+        ("sync upload 1s download 2s upload 3s", 28, "'upload' is given twice"),
+        ("sync device a device b upload 1s", 15, "'device' is given twice"),
+        // Words the rest of the step leaves no use for.
+        ("phone register fault counter-regress as a", 38, "gets no label"),
+        ("device add laptop approve-with phone", 19, "without 'pin' it would be dropped"),
+        ("device phone pin 1234 former", 23, "needs a value"),
+        ("device phone pin 1234 former 5678 approve-with laptop", 35, "unexpected"),
+        ("device phone pin 1234 later 5678", 23, "approve-with DEVICE, or former PIN"),
+    ]
+    for c in cases {
+        guard let error = failure(c.text) else {
+            Issue.record("'\(c.text)' parsed")
+            continue
+        }
+        #expect(error.line == 1 && error.column == c.column, "\(c.text): \(error)")
+        #expect(error.message.contains(c.says), "\(c.text): \(error.message)")
+    }
+    // What stays: the picker's words beside options, and a label for options given whole.
+    #expect(failure("phone sign user a credential b options reply") == nil)
+    #expect(failure("phone register as a options reply action cancel pin 1234 mediation required") == nil)
+    #expect(failure("phone register user a via laptop") == nil)
+    #expect(failure("device phone pin 1234 former 5678") == nil)
 }

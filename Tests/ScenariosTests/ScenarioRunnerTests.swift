@@ -83,3 +83,60 @@ private let twoDevices = """
         }
     }
 }
+
+@Test func aRegistrationViaAnotherDeviceIsHybridWithThatDevicesPINAndStore() throws {
+    let report = try run("""
+        device add laptop
+        device add phone pin 2222
+        sync upload 1h
+        laptop register user alice via phone uv required => ok attachment=cross-platform flags=UP,UV,BE user=alice
+        phone holds => alice
+        laptop holds => none
+        laptop register user bob via phone pin 9999 uv required => failed
+        laptop register as carol via phone options {"rp": {"id": "example.com", "name": "x"}, "user": {"id": "Y2Fyb2w", "name": "carol", "displayName": "c"}, "challenge": "AAAAAAAAAAAAAAAAAAAAAA", "pubKeyCredParams": [{"type": "public-key", "alg": -7}], "authenticatorSelection": {"authenticatorAttachment": "platform"}} => notHandled
+        device laptop unsupported
+        laptop register user dave via phone => passkeysNotSupported
+        """)
+    #expect(report.passed, "\(report.failures)")
+}
+
+@Test func aResetDeviceCanBeGivenAWrongFormerPIN() throws {
+    let report = try run("""
+        device add phone pin 1111
+        device add laptop pin 2222 attempts 2
+        laptop register user alice uv required
+        device laptop reset
+        device laptop pin 3333 former 9999 => failed
+        device laptop pin 3333 former 2222
+        laptop sign uv required => ok credential=alice uv=1
+        """)
+    #expect(report.passed, "\(report.failures)")
+    let lockout = try run("""
+        device add phone pin 1111
+        device add laptop pin 2222 attempts 2
+        device laptop reset
+        device laptop pin 3333 former 9999 => failed
+        device laptop pin 3333 former 8888 => failed
+        device laptop pin 3333 former 2222 => biometryLockout
+        device laptop pin 3333 approve-with phone
+        """)
+    #expect(lockout.passed, "\(lockout.failures)")
+}
+
+@Test func wordsTheDevicesStateLeavesNoUseForAreRefused() {
+    let cases: [(String, Int, String)] = [
+        ("device add phone pin 1111 approve-with laptop", 1, "no device approves it"),
+        ("device add phone pin 1111\ndevice phone pin 2222 former 1111", 2, "no former PIN"),
+        ("device add phone pin 1111\ndevice add laptop pin 2222\ndevice laptop pin 3333 approve-with phone", 3, "approve-with would be dropped"),
+        ("device add phone pin 1111\ndevice add laptop\ndevice laptop reset\ndevice laptop pin 3333 former 1234", 4, "no former PIN"),
+        ("device add phone pin 1111\nphone register user a via laptop", 2, "laptop"),
+    ]
+    for (text, line, says) in cases {
+        do {
+            let report = try run(text)
+            Issue.record("'\(text)' ran: \(report.timeline)")
+        } catch {
+            #expect(error.line == line && error.message.contains(says), "\(text): \(error)")
+        }
+    }
+}

@@ -123,6 +123,12 @@ def test_unmet_expectation_exits_26_naming_the_step(tmp_path):
     ("http GET ${AUTHCTL_TEST_UNSET}/x\n", "1:1", "is not set"),
     ("device add phone\nphone sign options missing.json\n", "2:1", "cannot read options file"),
     ("http GET http://127.0.0.1:9/nothing\n", "1:1", "http://127.0.0.1:9/nothing"),
+    ('device add phone\nphone register uv discouraged options {"challenge": "AAAA"}\n', "2:16",
+     "'uv' shapes the options the scenario builds; beside 'options' it would be dropped"),
+    ("device add phone\nphone sign options reply allow a\n", "2:26", "allowCredentials"),
+    ("device add phone\nphone sign device-bound\n", "2:12", "it is a word of register"),
+    ("device add phone pin 1111 pin 2222\n", "1:27", "'pin' is given twice"),
+    ("device add phone pin 1111\ndevice add laptop approve-with phone\n", "2:19", "without 'pin' it would be dropped"),
 ])
 def test_scenario_mistakes_are_bad_input_with_file_line_column(tmp_path, text, where, says):
     path = write(tmp_path, text)
@@ -152,7 +158,7 @@ def test_inline_options_and_options_from_the_reply(rp, tmp_path):
     text = """origin https://yourbank.example
 http POST ${RP}/reset => ok
 device add phone pin 1234
-phone register user budi options {"rp": {"id": "yourbank.example", "name": "Bank"}, "user": {"id": "Y3VzdG9tZXItMDA0Mg", "name": "budi", "displayName": "Budi"}, "challenge": "AAAAAAAAAAAAAAAAAAAAAA", "pubKeyCredParams": [{"type": "public-key", "alg": -7}], "authenticatorSelection": {"residentKey": "required", "userVerification": "required"}} => ok flags=UP,UV,BE,BS user=budi
+phone register as budi options {"rp": {"id": "yourbank.example", "name": "Bank"}, "user": {"id": "Y3VzdG9tZXItMDA0Mg", "name": "budi", "displayName": "Budi"}, "challenge": "AAAAAAAAAAAAAAAAAAAAAA", "pubKeyCredParams": [{"type": "public-key", "alg": -7}], "authenticatorSelection": {"residentKey": "required", "userVerification": "required"}} => ok flags=UP,UV,BE,BS user=budi
 http POST ${RP}/login/begin => ok status=200
 phone sign options reply.publicKey => ok user=budi
 http POST ${RP}/login/finish body {"credential": $response} => ok status=400 json.error="unknown passkey"

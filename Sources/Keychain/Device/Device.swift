@@ -71,10 +71,12 @@ public final class Device {
     /// `{"publicKey": …}`) from `origin` (or as `caller` says; its origin wins); the response's ``RegistrationResponse/json`` is what a
     /// browser would hand the page. The new passkey is backup eligible (unless device-bound); its
     /// BS flag is 1 once its first upload has landed in the account store (at once with the
-    /// account's `backupStateImmediate`, or with no upload delay).
+    /// account's `backupStateImmediate`, or with no upload delay). With `attachment`
+    /// `.crossPlatform`, this device registers for another one over hybrid (a phone making a
+    /// passkey for a laptop's page): its PIN, its store; the response says so.
     public func register(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                          passkey: PasskeySettings = PasskeySettings(), fault: Fault? = nil,
-                         caller: CallerContext? = nil) throws(DeviceError) -> RegistrationResponse {
+                         caller: CallerContext? = nil, attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
         try Self.requireSupport(device)
         let revisionId = account.newRevisionId()
@@ -95,7 +97,7 @@ public final class Device {
         var configuration = AuthenticatorConfiguration(
             profile: profile, aaguid: passkey.aaguid ?? aaguid, backupEligible: backupEligible, backupState: uploadsNow,
             signCounter: passkey.counter ?? (passkey.signatureCounter && profile.signCounter == .zero ? .perCredential : profile.signCounter),
-            u2f: passkey.u2f, minimumPINLength: Device.minimumPINLength)
+            attachment: attachment, u2f: passkey.u2f, minimumPINLength: Device.minimumPINLength)
         configuration.enterpriseRelyingParties = Set(passkey.enterpriseRelyingParties)
         let options: CreationOptions
         do { options = try CreationOptions(json: optionsJSON) } catch { throw DeviceError(error) }

@@ -172,8 +172,11 @@ struct ScenarioParser {
         if t[1].text == "add" {
             let name = t[2].text
             var pin: String? = nil, attempts: UInt32? = nil, approver: String? = nil, profile: String? = nil
+            var seen = [String: Token]()
             var i = 3
             while i < t.count {
+                if seen[t[i].text] != nil { throw fail(number, t[i], "'\(t[i].text)' is given twice") }
+                seen[t[i].text] = t[i]
                 switch t[i].text {
                 case "pin": pin = try value(t, i, number); i += 2
                 case "attempts":
@@ -190,6 +193,9 @@ struct ScenarioParser {
                     i += 2
                 default: throw fail(number, t[i], "device add takes: pin PIN, attempts N, approve-with DEVICE, profile NAME")
                 }
+            }
+            if pin == nil, let token = seen["approve-with"] {
+                throw fail(number, token, "approve-with approves a new device's PIN: without 'pin' it would be dropped")
             }
             return .addDevice(name, pin: pin, attempts: attempts, approver: approver, profile: profile)
         }
@@ -209,12 +215,14 @@ struct ScenarioParser {
             return .changeDevice(name, change)
         case "pin":
             let pin = try value(t, 2, number)
-            var approver: String? = nil
+            var approver: String? = nil, former: String? = nil
             if t.count > 4 {
-                guard t[4].text == "approve-with", t.count == 6 else { throw fail(number, t[4], "after the PIN: approve-with DEVICE") }
-                approver = t[5].text
+                guard ["approve-with", "former"].contains(t[4].text) else { throw fail(number, t[4], "after the PIN: approve-with DEVICE, or former PIN") }
+                let v = try value(t, 4, number)
+                try none(after: 6, in: t, number)
+                if t[4].text == "former" { former = v } else { approver = v }
             }
-            return .changeDevice(name, .pin(pin, approver: approver))
+            return .changeDevice(name, .pin(pin, approver: approver, former: former))
         default:
             throw fail(number, t[2], "a device is: offline, online, reset, remove, unlock, unsupported, supported, or pin PIN")
         }
@@ -226,9 +234,11 @@ struct ScenarioParser {
             return .backupState(immediate: t[2].text == "immediate")
         }
         var device: String? = nil, upload: DelayRange? = nil, download: DelayRange? = nil
+        var seen = Set<String>()
         var i = 1
         while i < t.count {
             let key = t[i].text
+            guard seen.insert(key).inserted else { throw fail(number, t[i], "'\(key)' is given twice") }
             let v = try value(t, i, number)
             switch key {
             case "device": device = v
@@ -265,10 +275,30 @@ struct ScenarioParser {
         }
     }
 
+    private func none(after i: Int, in t: [Token], _ number: Int) throws(ScenarioError) {
+        if i < t.count { throw fail(number, t[i], "unexpected '\(t[i].text)'") }
+    }
+
     private func value(_ t: [Token], _ i: Int, _ number: Int) throws(ScenarioError) -> String {
         guard i + 1 < t.count else { throw fail(number, t[i], "'\(t[i].text)' needs a value") }
         return t[i + 1].text
     }
+
+    /// The words `NAME register` and `NAME sign` take (docs/scenarios.md, "Ceremonies").
+    static let registerWords: Set<String> = ["user", "display", "as", "uv", "attestation", "exclude", "device-bound", "sign-counter",
+                                             "profile", "alg", "counter", "mediation", "recent-password-sign-in", "top-origin", "options",
+                                             "action", "pin", "fault", "via", "timeout"]
+    static let signWords: Set<String> = ["user", "credential", "uv", "allow", "mediation", "top-origin", "options", "action", "pin",
+                                         "fault", "via", "timeout"]
+
+    /// The words that only shape the options a scenario builds, with the member they set.
+    static let registerBuilders: KeyValuePairs<String, String> = [
+        "user": "user.name and user.id", "display": "user.displayName", "uv": "authenticatorSelection.userVerification",
+        "attestation": "attestation", "exclude": "excludeCredentials", "alg": "pubKeyCredParams", "timeout": "timeout",
+    ]
+    static let signBuilders: KeyValuePairs<String, String> = [
+        "uv": "userVerification", "allow": "allowCredentials", "timeout": "timeout",
+    ]
 
     /// `NAME register …`, `NAME sign …`, `NAME delete LABEL`, `NAME holds`.
     private func deviceStep(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
@@ -284,10 +314,22 @@ struct ScenarioParser {
         case "signal":
             return .signal(device, try signal(t, number: number))
         case "register", "sign":
+            let kind = t[1].text
+            let words = kind == "register" ? Self.registerWords : Self.signWords
             var c = Step.Ceremony()
+            var seen = [String: Token]()
             var i = 2
             while i < t.count {
                 let key = t[i].text
+                // Every word is used or refused: one the step kind does not take, or one said twice
+                // (the first would be dropped), is an error at its column.
+                guard words.contains(key) else {
+                    let other = kind == "register" ? Self.signWords : Self.registerWords
+                    throw fail(number, t[i], other.contains(key) ? "\(kind) does not take '\(key)': it is a word of \(kind == "register" ? "sign" : "register")"
+                        : "\(kind) does not take '\(key)' (see docs/scenarios.md)")
+                }
+                guard seen[key] == nil else { throw fail(number, t[i], "'\(key)' is given twice") }
+                seen[key] = t[i]
                 switch key {
                 case "device-bound": c.deviceBound = true; i += 1; continue
                 case "sign-counter": c.signCounter = true; i += 1; continue
@@ -344,7 +386,19 @@ struct ScenarioParser {
                 }
                 i += 2
             }
-            return t[1].text == "register" ? .register(device, c) : .sign(device, c)
+            // Words that shape the options the scenario builds mean nothing beside options given
+            // whole: refused, not dropped.
+            if c.options != nil {
+                let builders = kind == "register" ? Self.registerBuilders : Self.signBuilders
+                if let (key, member) = builders.first(where: { seen[$0.key] != nil }), let token = seen[key] {
+                    throw fail(number, token, "'\(key)' shapes the options the scenario builds; beside 'options' it would be dropped: say it in the options (\(member))"
+                        + (kind == "register" && key == "user" ? ", and name the passkey with 'as LABEL'" : ""))
+                }
+            }
+            if c.fault != nil, let token = seen["as"] {
+                throw fail(number, token, "a passkey made with a fault gets no label: 'as' would be dropped")
+            }
+            return kind == "register" ? .register(device, c) : .sign(device, c)
         default:
             throw fail(number, t[1], "unknown step '\(t[0].text) \(t[1].text)': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal (see docs/scenarios.md)")
         }

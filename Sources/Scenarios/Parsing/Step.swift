@@ -40,7 +40,9 @@ enum Step {
         case offline, online, reset, remove, unlock
         /// No passkey support (a browser without WebAuthn), or support again.
         case unsupported, supported
-        case pin(String, approver: String?)
+        /// A new PIN, authorised by `approver`'s PIN, or on a reset device by the former PIN the
+        /// user types (`former`; default: the one the device had).
+        case pin(String, approver: String?, former: String?)
     }
 
     case seed(UInt64)

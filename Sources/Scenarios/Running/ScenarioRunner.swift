@@ -291,6 +291,7 @@ public final class ScenarioRunner {
     private func addDevice(_ name: String, pin: String?, attempts: UInt32?, approver: String?, profile: String?,
                            line: ScenarioLine) throws(ScenarioError) -> Outcome {
         guard let account else {
+            guard approver == nil else { throw fail(line, "the first device makes the account: no device approves it, so approve-with would be dropped") }
             do {
                 let created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
@@ -313,6 +314,16 @@ public final class ScenarioRunner {
 
     private func changeDevice(_ name: String, _ change: Step.DeviceChange, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         let account = try requireAccount(line)
+        if case .pin(_, let approverName, let former) = change {
+            // Refused rather than dropped: what the device's state leaves no use for.
+            let enrolled = try device(name, line: line).biometry.enrolled
+            if former != nil, enrolled || formerPins[name] == nil {
+                throw fail(line, "\(name) has no former PIN to type: 'former' is for a device reset while it had a PIN, before a new one")
+            }
+            if approverName != nil, enrolled {
+                throw fail(line, "\(name) has a PIN, which authorises the new one: approve-with would be dropped")
+            }
+        }
         do {
             switch change {
             case .offline: try account.setOnline(false, device: name)
@@ -327,10 +338,10 @@ public final class ScenarioRunner {
             case .unlock: try account.device(name).unlockBiometry()
             case .unsupported: try account.setPasskeysSupported(false, device: name)
             case .supported: try account.setPasskeysSupported(true, device: name)
-            case .pin(let pin, let approverName):
+            case .pin(let pin, let approverName, let typed):
                 var approving = self.approver(approverName, excluding: name)
                 var current = user(on: name)
-                if pins[name] == nil, let former = formerPins[name], approverName == nil {
+                if pins[name] == nil, let former = typed ?? formerPins[name], approverName == nil {
                     current = UserPolicy(pin: secret(former))  // a reset device recovers with its former PIN
                     approving = nil
                 }
@@ -392,7 +403,10 @@ public final class ScenarioRunner {
     }
 
     private func register(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        let device = try device(name, line: line)
+        // Hybrid: `via` makes the passkey (its PIN, its store) for NAME's page.
+        let maker = c.via ?? name
+        let device = try device(maker, line: line)
+        let client = c.via == nil ? nil : try self.device(name, line: line)  // the client side must exist too
         let user = c.user ?? "user"
         let excluded = try ids(c.exclude, line: line)
         let options = try self.options(c.options, line: line) {
@@ -410,10 +424,11 @@ public final class ScenarioRunner {
         }
         let fault = try self.fault(c.fault, line: line)
         do {
-            let response = try device.register(optionsJSON: options, origin: origin, user: self.user(on: name, c),
+            try client?.requirePasskeySupport()  // a browser without WebAuthn cannot start hybrid either
+            let response = try device.register(optionsJSON: options, origin: origin, user: self.user(on: maker, c),
                                                passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter,
                                                                         profile: c.profile, counter: c.counter.flatMap(SignCounter.init(rawValue:))),
-                                               fault: fault, caller: caller(c))
+                                               fault: fault, caller: caller(c), attachment: c.via == nil ? nil : .crossPlatform)
             lastResponse = response.json
             if fault == nil { labels[c.label ?? c.user ?? response.result.credential.userName] = response.result.credential.id }
             var outcome = Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
