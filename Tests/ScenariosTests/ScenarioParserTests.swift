@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Scenarios
+import Keychain
 
 private func parse(_ text: String, environment: [String: String] = [:]) throws(ScenarioError) -> [ScenarioLine] {
     try ScenarioParser(file: "t.scn", environment: environment).parse(text)
@@ -196,4 +197,27 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(failure("phone register as a options reply action cancel pin 1234 mediation required") == nil)
     #expect(failure("phone register user a via laptop") == nil)
     #expect(failure("device phone pin 1234 former 5678") == nil)
+}
+
+@Test func durationsMayBeCompoundEverywhereOneIsRead() throws {
+    let lines = try parse("""
+        at 1h30m
+        wait 48h5m
+        sync upload 1m30s download 2s500ms..1h0.5m
+        phone sign timeout 1m30s
+        sync status
+        sync status device laptop
+        """)
+    #expect(lines[0].at == 5_400_000)
+    guard case .wait(let ms)? = lines[1].step, case .delays(nil, let up?, let down?)? = lines[2].step,
+          case .sign(_, let c)? = lines[3].step, case .syncStatus(nil)? = lines[4].step, case .syncStatus("laptop")? = lines[5].step
+    else { Issue.record("steps: \(lines.map { String(describing: $0.step) })"); return }
+    #expect(ms == 173_100_000 && up.lower == 90_000 && up.upper == 90_000 && down.lower == 2_500 && down.upper == 3_630_000)
+    #expect(c.timeout == 90_000)
+    for bad in ["5s1m", "1h1h", "1hm", "1m30", "m5s", "1.5.5s", "1h-5m", ""] {
+        #expect(failure("wait \(bad)") != nil, "\(bad)")
+        #expect(DelayRange.milliseconds(bad) == nil, "\(bad)")
+    }
+    #expect(failure("sync status laptop")?.message.contains("sync status takes nothing, or device NAME") == true)
+    #expect(failure("sync status device")?.column == 13)
 }

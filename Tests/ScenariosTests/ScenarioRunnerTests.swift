@@ -140,3 +140,27 @@ private let twoDevices = """
         }
     }
 }
+
+@Test func listsAreMultisetsAndAbsenceChecksLookForNoneOfTheirItems() throws {
+    var options = ScenarioRunner.Options()
+    options.environment = [:]
+    let runner = try ScenarioRunner(file: "t.scn", options: options)
+    let lines = try ScenarioParser(file: "t.scn", environment: [:]).parse("""
+        phone holds => a,b
+        phone holds => passkeys!=c
+        phone holds => passkeys!=c,b
+        phone signal accepted user u none => ok hidden=a,b
+        """)
+    func met(_ outcome: Outcome, _ i: Int) -> Bool { runner.judge(outcome, against: lines[i].expectation, line: lines[i]).isEmpty }
+    let held = Outcome(name: "b,a", isList: true), twice = Outcome(name: "a,b,a", isList: true)
+    #expect(met(held, 0) && !met(twice, 0))  // a passkey offered twice shows
+    #expect(met(held, 1) && !met(Outcome(name: "a,c", isList: true), 1) && met(Outcome(name: "none", isList: true), 1))
+    #expect(!met(held, 2) && met(Outcome(name: "a", isList: true), 2))
+    var hidden = Outcome.ok
+    hidden.fields = [("hidden", "a,b,b")]
+    #expect(!met(hidden, 3))
+    hidden.fields = [("hidden", "b,a")]
+    #expect(met(hidden, 3))
+    let failure = runner.judge(Outcome(name: "a,c", isList: true), against: lines[1].expectation, line: lines[1])
+    #expect(failure.first?.expected == "passkeys!=c" && failure.first?.actual == "passkeys=a,c")
+}

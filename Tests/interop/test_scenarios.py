@@ -3,6 +3,7 @@ a py_webauthn bank on loopback, started and stopped here), runs repeat byte for 
 and unmet expectations are reported where they are, with their exit codes."""
 import importlib.util
 import json
+import re
 import os
 import pathlib
 import resource
@@ -311,3 +312,93 @@ def test_substituted_word_is_at_most_1_mib(tmp_path):
     assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:21: a word is at most 1 MiB")
     fits = scenario(path, env={"NAME": "n" * 5})  # a user.id of 55 bytes
     assert fits.returncode == 0, fits.stderr
+
+
+def test_json_report_says_error_null_for_a_step_that_succeeded(tmp_path):
+    report = json.loads(scenario(write(tmp_path, "device add phone\nphone sign => notHandled\n"), "--json").stdout)
+    added, refused = report["steps"]
+    assert "error" in added and added["error"] is None
+    assert refused["outcome"] == "notHandled" and isinstance(refused["error"], str) and refused["error"]
+
+
+def test_compound_durations_in_a_scenario(tmp_path):
+    text = """device add phone pin 1111
+device add laptop pin 2222
+sync upload 1m30s download 2s500ms..1h0.5m
+phone register user alice
+at 1h30m laptop holds => alice
+wait 48h5m
+laptop sign timeout 1m30s action timeout => timedOut
+"""
+    report = json.loads(scenario(write(tmp_path, text), "--json").stdout)
+    assert report["passed"], report["failures"]
+    times = {s["line"]: s["time"] for s in report["steps"]}
+    assert times[5] == 90 * 60_000 and times[7] == times[5] + (48 * 60 + 5) * 60_000
+
+
+def test_compound_durations_at_the_command_line(authctl):
+    assert authctl.run("sync", "set", "--upload-delay", "1m30s", "--download-delay", "1h..48h5m").code == 0
+    status = authctl.run("--json", "sync", "status").json
+    assert status["uploadDelay"] == "90s" and status["downloadDelay"] == "1h..2885m"
+    for bad in ("5s1m", "1h1h", "1hm", "1m30", "m5s", "1h-5m", "1h 5m"):
+        result = authctl.run("sync", "set", "--upload-delay", bad)
+        assert result.code == 64, (bad, result.stderr)
+
+
+def test_sync_status_step_shows_each_transfer_and_when(tmp_path):
+    text = """seed 3
+device add phone pin 1111
+device add laptop pin 2222
+sync upload 2s download 5s
+phone register user alice
+sync status => ok phone.uploads=alice@2s laptop.downloads=alice@7s laptop.uploads=none store=ok
+sync status device laptop => ok downloads=alice uploads=none
+at 7s sync status device laptop => ok downloads=none
+laptop holds => alice
+device laptop offline
+laptop delete alice
+sync status device laptop => ok uploads=-alice@offline
+sync status device phone => ok downloads!=alice downloads=-alice@offline
+"""
+    result = scenario(write(tmp_path, text))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "at 0s     sync status device laptop => ok uploads=none downloads=alice@7s store=ok\n" in result.stdout
+    wrong = scenario(write(tmp_path, "device add phone\ndevice add laptop\nsync download 5s\nphone register user a\n"
+                                     "sync status device laptop => ok downloads=a@6s\n", "wrong.scn"))
+    assert wrong.returncode == 26
+    assert wrong.stderr.endswith("expected downloads=a@6s, got downloads=a@5s\n"), wrong.stderr
+
+
+def test_absence_checks(tmp_path):
+    text = """device add phone pin 1111
+device add laptop pin 2222
+sync download 10s
+phone register user alice
+phone register user bob
+phone holds => passkeys!=carol
+laptop holds => passkeys!=alice,bob
+phone delete alice
+phone holds => bob passkeys!=alice
+at 10s laptop holds => passkeys!=alice
+laptop sign user bob => ok user!=alice credential=bob
+"""
+    result = scenario(write(tmp_path, text))
+    assert result.returncode == 0, result.stdout + result.stderr
+    present = scenario(write(tmp_path, "device add phone\nphone register user alice\nphone holds => passkeys!=bob,alice\n", "p.scn"))
+    assert present.returncode == 26
+    assert present.stderr.endswith(":3:16: phone holds: expected passkeys!=bob,alice, got passkeys=alice\n"), present.stderr
+
+
+def test_scenarios_guide_examples_run_as_printed(tmp_path):
+    """Each ```scn block of docs/scenarios.md passes; a ```timeline block after it is what it prints."""
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    blocks = re.findall(r"```(scn|timeline)\n(.*?)```", text, re.S)
+    assert [kind for kind, _ in blocks].count("scn") >= 3
+    last = None
+    for i, (kind, body) in enumerate(blocks):
+        if kind == "scn":
+            last = scenario(write(tmp_path, body, f"example{i}.scn"))
+            assert last.returncode == 0, body + last.stdout + last.stderr
+        else:
+            for line in body.splitlines():
+                assert line in last.stdout.splitlines(), (line, last.stdout)

@@ -1,6 +1,6 @@
 /// How long an upload or a download takes: a fixed time, or a range from which each transfer's
 /// delay is drawn with the account's seeded generator. Written as people write durations:
-/// `250ms`, `30s`, `2m`, `1h`, `1.5s`, and ranges `1s..5s`.
+/// `250ms`, `30s`, `2m`, `1h`, `1.5s`, compound `48h5m`, and ranges `1s..5s`.
 public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
     /// Milliseconds, inclusive.
     public let lower: UInt64
@@ -26,18 +26,24 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
         self.init(lower: lower, upper: upper)
     }
 
-    /// A duration in milliseconds: a decimal number and a unit (`ms`, `s`, `m`, `h`).
+    /// A duration in milliseconds: a decimal number and a unit (`ms`, `s`, `m`, `h`), or several,
+    /// larger units first, each once (`48h5m`, `1m30s`, `2s500ms`, `1h0.5m`).
     public static func milliseconds(_ text: some StringProtocol) -> UInt64? {
-        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
-        for (unit, scale) in units where text.hasSuffix(unit) {
-            let number = text.dropLast(unit.count)
-            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-                  number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { return nil }
-            let ms = (value * scale).rounded()
-            guard ms >= 0, ms <= Double(maximum) else { return nil }
-            return UInt64(ms)
-        }
-        return nil
+        // "ms" before "m", so that `5ms` is not 5 minutes followed by an `s`.
+        let units: [(name: String, scale: Double, rank: Int)] = [("ms", 1, 0), ("h", 3_600_000, 3), ("m", 60_000, 2), ("s", 1000, 1)]
+        var rest = Substring(text), total = 0.0, previous = Int.max
+        repeat {
+            let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            guard !number.isEmpty, number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { return nil }
+            rest = rest.dropFirst(number.count)
+            guard let unit = units.first(where: { rest.hasPrefix($0.name) }), unit.rank < previous else { return nil }
+            rest = rest.dropFirst(unit.name.count)
+            previous = unit.rank
+            total += value * unit.scale
+        } while !rest.isEmpty
+        let ms = total.rounded()
+        guard ms >= 0, ms <= Double(maximum) else { return nil }
+        return UInt64(ms)
     }
 
     /// Text that parses back to the same value: `0s`, `250ms`, `2.5s`, `90s`, `2m`, `1h`.

@@ -98,17 +98,19 @@ struct ScenarioParser {
 
     private func expectation(_ tokens: [Token], number: Int, arrow: Token) throws(ScenarioError) -> Expectation {
         guard let first = tokens.first else { throw fail(number, arrow, "'=>' needs an expected outcome: ok, an error name, or key=value") }
-        var checks = [(key: String, value: String, column: Int)]()
+        var checks = [Expectation.Check]()
         var outcome: String? = nil
         for (i, token) in tokens.enumerated() {
             if let equals = token.text.firstIndex(of: "="), token.kind == .word {
-                let key = String(token.text[..<equals]), value = String(token.text[token.text.index(after: equals)...])
-                guard !key.isEmpty else { throw fail(number, token, "a check is key=value") }
-                checks.append((key, value, token.column))
+                var key = String(token.text[..<equals]), value = String(token.text[token.text.index(after: equals)...])
+                let absent = key.hasSuffix("!")
+                if absent { key.removeLast() }
+                guard !key.isEmpty else { throw fail(number, token, "a check is key=value, or key!=value") }
+                checks.append(Expectation.Check(key: key, value: value, column: token.column, absent: absent))
             } else if i == 0 {
                 outcome = first.text
             } else if token.kind == .string || token.kind == .json, let last = checks.last, last.value.isEmpty {
-                checks[checks.count - 1] = (last.key, token.text, last.column)  // key="a b", key={"a": 1}
+                checks[checks.count - 1].value = token.text  // key="a b", key={"a": 1}
             } else {
                 throw fail(number, token, "after the outcome, only key=value checks")
             }
@@ -229,6 +231,12 @@ struct ScenarioParser {
     }
 
     private func sync(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
+        if t.count >= 2, t[1].text == "status" {
+            guard t.count == 2 || (t.count == 4 && t[2].text == "device") else {
+                throw fail(number, t.count > 2 ? t[2] : t[1], "sync status takes nothing, or device NAME")
+            }
+            return .syncStatus(device: t.count == 4 ? t[3].text : nil)
+        }
         if t.count == 3, t[1].text == "backup-state" {
             guard ["immediate", "after-upload"].contains(t[2].text) else { throw fail(number, t[2], "backup-state is immediate or after-upload") }
             return .backupState(immediate: t[2].text == "immediate")
@@ -245,7 +253,7 @@ struct ScenarioParser {
             case "upload", "download":
                 guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(v)' is not a delay (2s, or 1s..5s)") }
                 if key == "upload" { upload = range } else { download = range }
-            default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload")
+            default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload; or status [device NAME]")
             }
             i += 2
         }

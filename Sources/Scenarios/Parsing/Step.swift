@@ -52,6 +52,8 @@ enum Step {
     case changeDevice(String, DeviceChange)
     case delays(device: String?, upload: DelayRange?, download: DelayRange?)
     case backupState(immediate: Bool)
+    /// What is in flight: each device's (or one device's) pending uploads and downloads.
+    case syncStatus(device: String?)
     case wait(UInt64)
     case register(String, Ceremony)
     case sign(String, Ceremony)
@@ -74,7 +76,19 @@ enum SignalStep {
 /// and `key=value` checks of the result.
 struct Expectation {
     let outcome: String?
-    let checks: [(key: String, value: String, column: Int)]
+    let checks: [Check]
+
+    /// `KEY=VALUE`: the fact is VALUE (lists compared as multisets); `KEY!=VALUE`: none of VALUE's
+    /// comma-separated items is among the fact's (a fact the result lacks included).
+    struct Check {
+        let key: String
+        var value: String
+        let column: Int
+        var absent = false
+
+        /// The check as written.
+        var text: String { key + (absent ? "!=" : "=") + value }
+    }
 }
 
 /// A parsed line.

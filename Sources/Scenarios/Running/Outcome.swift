@@ -50,6 +50,7 @@ struct Outcome {
     /// The value a `key=value` check compares: a field, a single flag (`uv`, `up`, `be`, `bs` as
     /// 0/1), or a member of the last HTTP reply (`json.a.b`).
     func value(of key: String, reply: [UInt8]?) -> String? {
+        if key == "passkeys", isList { return name }  // what `holds` lists, for a check
         if let field = (fields + details).first(where: { $0.key == key }) { return field.value }
         if let flag = ["up": "UP", "uv": "UV", "be": "BE", "bs": "BS"][key], let flags = fields.first(where: { $0.key == "flags" }) {
             return flags.value.split(separator: ",").contains(Substring(flag)) ? "1" : "0"
@@ -60,12 +61,35 @@ struct Outcome {
         return nil
     }
 
-    /// Whether an expected value matches: lists (flags) as sets.
-    static func matches(expected want: String, actual: String?) -> Bool {
-        guard let actual else { return false }
-        if want.contains(",") || actual.contains(",") {
-            return Set(want.split(separator: ",")) == Set(actual.split(separator: ","))
-        }
+    /// Whether an expected value matches: lists (flags, labels) as multisets, so that an item
+    /// that is there twice is not taken for one that is there once.
+    static func matches(expected want: String, actual: String?, timed: Bool = false) -> Bool {
+        guard let actual = actual.map({ timed ? untimed(actual: $0, unless: want) : $0 }) else { return false }
+        if want.contains(",") || actual.contains(",") { return items(want) == items(actual) }
         return want == actual
+    }
+
+    /// Whether `key` is one of `sync status`'s lists of `LABEL@TIME`.
+    static func isTimed(_ key: String) -> Bool {
+        ["uploads", "downloads"].contains { key == $0 || key.hasSuffix("." + $0) } && !key.hasPrefix("json.")
+    }
+
+    /// `sync status` lists `LABEL@TIME`: an expectation that names no time compares labels only.
+    private static func untimed(actual: String, unless want: String) -> String {
+        guard actual.contains("@"), !want.contains("@") else { return actual }
+        return actual.split(separator: ",", omittingEmptySubsequences: false).map { $0.split(separator: "@").first ?? $0 }.joined(separator: ",")
+    }
+
+    /// Whether none of `unwanted`'s items is among `actual`'s (`KEY!=VALUE`); a fact the result
+    /// does not have lacks everything. `none` (an empty list) is no item.
+    static func lacks(_ unwanted: String, actual: String?, timed: Bool = false) -> Bool {
+        guard let actual = actual.map({ timed ? untimed(actual: $0, unless: unwanted) : $0 }) else { return true }
+        let present = Set(items(actual))
+        return !items(unwanted).contains { present.contains($0) }
+    }
+
+    /// A comma-separated list's items, sorted (a multiset's canonical form); `none` is empty.
+    static func items(_ list: String) -> [Substring] {
+        list == "none" ? [] : list.split(separator: ",", omittingEmptySubsequences: false).sorted()
     }
 }

@@ -23,6 +23,18 @@ public struct StepReport: Encodable, Sendable {
     let resultText: String
     enum CodingKeys: String, CodingKey { case line, time, step, outcome, error, result }
 
+    /// Every member always: `"error": null` for a step that came to `ok`, so a consumer reads
+    /// `step["error"]` without asking first whether it is there.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(line, forKey: .line)
+        try c.encode(time, forKey: .time)
+        try c.encode(step, forKey: .step)
+        try c.encode(outcome, forKey: .outcome)
+        if let error { try c.encode(error, forKey: .error) } else { try c.encodeNil(forKey: .error) }
+        try c.encode(result, forKey: .result)
+    }
+
     /// `at 2.5s  laptop sign => ok credential=alice …`: a line that reads back as a step with its
     /// expectation.
     public var timelineLine: String {

@@ -137,8 +137,8 @@ public final class ScenarioRunner {
         }
         var failures = [ScenarioFailure]()
         if let expected = expectation.outcome ?? (outcome.error != nil ? "ok" : nil) {
-            let matches = outcome.isList ? Set(expected.split(separator: ",").map(String.init)) == Set(outcome.name.split(separator: ",").map(String.init))
-                : expected == outcome.name
+            // A list (what a device holds) as a multiset: a passkey offered twice shows.
+            let matches = outcome.isList ? Outcome.items(expected) == Outcome.items(outcome.name) : expected == outcome.name
             if !matches {
                 failures.append(ScenarioFailure(file: file, line: line.number, step: line.text, expected: expected,
                                                 actual: outcome.name + (outcome.error.map { ": \($0)" } ?? "")))
@@ -147,9 +147,12 @@ public final class ScenarioRunner {
         }
         for check in expectation.checks {
             let actual = outcome.value(of: check.key, reply: lastReply)
-            if !Outcome.matches(expected: check.value, actual: actual) {
+            let timed = Outcome.isTimed(check.key)
+            let met = check.absent ? Outcome.lacks(check.value, actual: actual, timed: timed)
+                : Outcome.matches(expected: check.value, actual: actual, timed: timed)
+            if !met {
                 failures.append(ScenarioFailure(file: file, line: line.number, column: check.column, step: line.text,
-                                                expected: "\(check.key)=\(check.value)", actual: "\(check.key)=\(actual ?? "(none)")"))
+                                                expected: check.text, actual: "\(check.key)=\(actual ?? "(none)")"))
             }
         }
         return failures
@@ -190,6 +193,8 @@ public final class ScenarioRunner {
             return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setDelays(upload: upload, download: download, device: device) }
         case .backupState(let immediate):
             return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setSyncOptions(backupStateImmediate: immediate) }
+        case .syncStatus(let device):
+            return try syncStatus(device, line: line)
         case .register(let name, let ceremony):
             return try register(on: name, ceremony, line: line)
         case .sign(let name, let ceremony):
@@ -240,6 +245,33 @@ public final class ScenarioRunner {
             }
             return outcome
         } catch { return Outcome(error) }
+    }
+
+    /// `sync status [device NAME]`: per device, its changes not landed yet (`uploads`) and what
+    /// has landed, or will, that it has not received (`downloads`), each as `LABEL@TIME` — the
+    /// time since the start at which it lands or arrives, `offline` while it waits for a device to
+    /// be back — a removal as `-LABEL@TIME`; and whether the account store is in use (`store`).
+    private func syncStatus(_ only: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let account = try requireAccount(line)
+        if let only { _ = try device(only, line: line) }
+        let status: SyncStatus
+        do { status = try account.syncStatus() } catch { return Outcome(error) }
+        var outcome = Outcome.ok
+        func list(_ transfers: [SyncStatus.Transfer]) -> String {
+            guard !transfers.isEmpty else { return "none" }
+            return transfers.map { t in
+                let id = Base64URL.decode(t.credentialId).map(label(of:)) ?? t.credentialId
+                let when = t.at.map { DelayRange.text(milliseconds: $0 >= Self.epoch ? $0 - Self.epoch : 0) } ?? "offline"
+                return (t.removal ? "-" : "") + id + "@" + when
+            }.joined(separator: ",")
+        }
+        for device in status.devices where only == nil || device.name == only {
+            let prefix = only == nil ? device.name + "." : ""
+            outcome.fields += [(prefix + "uploads", list(device.pendingUploads)), (prefix + "downloads", list(device.pendingDownloads))]
+        }
+        outcome.fields.append(("store", status.storeProblem == nil ? "ok" : "problem"))
+        if let problem = status.storeProblem { outcome.details.append(("storeProblem", problem)) }
+        return outcome
     }
 
     /// The account, or a scenario error in the device layer's words (for `outcome`).
