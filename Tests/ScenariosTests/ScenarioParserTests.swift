@@ -183,6 +183,10 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
         ("device phone pin 1234 former", 23, "needs a value"),
         ("device phone pin 1234 former 5678 approve-with laptop", 35, "unexpected"),
         ("device phone pin 1234 later 5678", 23, "approve-with DEVICE, or former PIN"),
+        ("phone register user a recent-password-sign-in", 23, "without 'mediation conditional' it would be dropped"),
+        // A misspelt fact would make an absence check always hold, and any check always fail.
+        ("phone holds => passkey!=alice", 16, "no step reports 'passkey'"),
+        ("phone sign => ok flag=UP", 18, "no step reports 'flag'"),
     ]
     for c in cases {
         guard let error = failure(c.text) else {
@@ -197,6 +201,8 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(failure("phone register as a options reply action cancel pin 1234 mediation required") == nil)
     #expect(failure("phone register user a via laptop") == nil)
     #expect(failure("device phone pin 1234 former 5678") == nil)
+    #expect(failure("phone register mediation conditional recent-password-sign-in") == nil)
+    #expect(failure("sync status => ok phone.uploads!=a store=ok json.a.b!=1") == nil)
 }
 
 @Test func durationsMayBeCompoundEverywhereOneIsRead() throws {

@@ -106,6 +106,10 @@ struct ScenarioParser {
                 let absent = key.hasSuffix("!")
                 if absent { key.removeLast() }
                 guard !key.isEmpty else { throw fail(number, token, "a check is key=value, or key!=value") }
+                // A misspelt fact would never be there: `key!=value` would always hold.
+                guard Self.facts.contains(key) || key.hasPrefix("json.") || Outcome.isTimed(key) else {
+                    throw fail(number, token, "no step reports '\(key)': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads")
+                }
                 checks.append(Expectation.Check(key: key, value: value, column: token.column, absent: absent))
             } else if i == 0 {
                 outcome = first.text
@@ -292,6 +296,11 @@ struct ScenarioParser {
         return t[i + 1].text
     }
 
+    /// The facts of a result a check can name (docs/scenarios.md, "Expectations").
+    static let facts: Set<String> = ["credential", "id", "user", "flags", "up", "uv", "be", "bs", "count", "attachment", "fmt", "alg",
+                                     "aaguid", "profile", "status", "removed", "hidden", "restored", "updated", "passkeys", "uploads",
+                                     "downloads", "store", "storeProblem"]
+
     /// The words `NAME register` and `NAME sign` take (docs/scenarios.md, "Ceremonies").
     static let registerWords: Set<String> = ["user", "display", "as", "uv", "attestation", "exclude", "device-bound", "sign-counter",
                                              "profile", "alg", "counter", "mediation", "recent-password-sign-in", "top-origin", "options",
@@ -402,6 +411,9 @@ struct ScenarioParser {
                     throw fail(number, token, "'\(key)' shapes the options the scenario builds; beside 'options' it would be dropped: say it in the options (\(member))"
                         + (kind == "register" && key == "user" ? ", and name the passkey with 'as LABEL'" : ""))
                 }
+            }
+            if c.recentPasswordSignIn, c.mediation != "conditional", let token = seen["recent-password-sign-in"] {
+                throw fail(number, token, "recent-password-sign-in allows a conditional create: without 'mediation conditional' it would be dropped")
             }
             if c.fault != nil, let token = seen["as"] {
                 throw fail(number, token, "a passkey made with a fault gets no label: 'as' would be dropped")
