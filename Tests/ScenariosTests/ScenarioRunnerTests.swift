@@ -164,3 +164,19 @@ private let twoDevices = """
     let failure = runner.judge(Outcome(name: "a,c", isList: true), against: lines[1].expectation, line: lines[1])
     #expect(failure.first?.expected == "passkeys!=c" && failure.first?.actual == "passkeys=a,c")
 }
+
+@Test func syncEventsShowEachTransferWhenItHappensOnlyWhenAskedFor() throws {
+    let text = """
+        device add phone pin 1111
+        device add laptop pin 2222
+        sync events on
+        sync upload 2s download 3s
+        phone register user alice
+        wait 1m
+        """
+    let report = try run(text)
+    #expect(report.events.map { "\($0.time) \($0.device) \($0.direction) \($0.passkey)" } == ["2000 phone upload alice", "5000 laptop download alice"])
+    #expect(report.timelineLines.suffix(3) == ["# sync at 2s: phone uploaded alice", "# sync at 5s: laptop downloaded alice", "passed: 6 steps"])
+    #expect(try run(text.replacingOccurrences(of: "sync events on\n", with: "")).events.isEmpty)
+    #expect(try run(text.replacingOccurrences(of: "sync events on\n", with: "sync events on\nsync events off\n")).events.isEmpty)
+}

@@ -402,3 +402,40 @@ def test_scenarios_guide_examples_run_as_printed(tmp_path):
         else:
             for line in body.splitlines():
                 assert line in last.stdout.splitlines(), (line, last.stdout)
+
+
+SYNC_EVENTS = """seed 3
+device add phone pin 1111
+device add laptop pin 2222
+sync events on
+sync upload 2s download 5s..10s
+phone register user alice
+device laptop offline
+at 1m laptop holds => none
+device laptop online
+wait 1m
+phone delete alice
+wait 1m
+laptop holds => none
+"""
+
+
+def test_sync_events_in_the_timeline_and_the_report(tmp_path):
+    path = write(tmp_path, SYNC_EVENTS)
+    result = scenario(path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    events = [line for line in lines if line.startswith("# sync at ")]
+    assert events == ["# sync at 2s: phone uploaded alice", "# sync at 67.799s: laptop downloaded alice",
+                      "# sync at 122s: phone uploaded -alice", "# sync at 131.54s: laptop downloaded -alice"]
+    # Each at its place: the upload while the laptop is offline, before the clock moves to 1m.
+    assert lines.index(events[0]) == lines.index("at 1m     laptop holds => none") - 1
+    report = json.loads(scenario(path, "--json").stdout)
+    assert report["events"][1] == {"time": 67_799, "device": "laptop", "direction": "download", "passkey": "alice", "removal": False}
+    assert [e["removal"] for e in report["events"]] == [False, False, True, True]
+    # Without `sync events on`, no event; and the timeline reads back as a scenario.
+    quiet = json.loads(scenario(write(tmp_path, SYNC_EVENTS.replace("sync events on\n", ""), "quiet.scn"), "--json").stdout)
+    assert quiet["events"] == [] and quiet["passed"]
+    back = scenario(write(tmp_path, "\n".join(lines[1:-1]) + "\n", "back.scn"))
+    assert back.returncode == 0, back.stderr
+    assert back.stdout.splitlines()[1:] == lines[1:]

@@ -235,6 +235,10 @@ struct ScenarioParser {
     }
 
     private func sync(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
+        if t.count >= 2, t[1].text == "events" {
+            guard t.count == 3, ["on", "off"].contains(t[2].text) else { throw fail(number, t.count > 2 ? t[2] : t[1], "sync events is on or off") }
+            return .syncEvents(on: t[2].text == "on")
+        }
         if t.count >= 2, t[1].text == "status" {
             guard t.count == 2 || (t.count == 4 && t[2].text == "device") else {
                 throw fail(number, t.count > 2 ? t[2] : t[1], "sync status takes nothing, or device NAME")
@@ -257,7 +261,7 @@ struct ScenarioParser {
             case "upload", "download":
                 guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(v)' is not a delay (2s, or 1s..5s)") }
                 if key == "upload" { upload = range } else { download = range }
-            default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload; or status [device NAME]")
+            default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload; or status [device NAME]; or events on|off")
             }
             i += 2
         }

@@ -66,6 +66,10 @@ public struct ScenarioReport: Encodable, Sendable {
     public var seed: UInt64 = 0
     public private(set) var steps: [StepReport] = []
     public private(set) var failures: [ScenarioFailure] = []
+    /// What `sync events on` saw happen, in the order of the timeline.
+    public private(set) var events: [SyncEvent] = []
+    /// The timeline's lines after the heading, steps and events as they came.
+    private var lines: [String] = []
 
     init(file: String) { self.file = file }
 
@@ -73,25 +77,32 @@ public struct ScenarioReport: Encodable, Sendable {
 
     mutating func record(_ step: StepReport, failures: [ScenarioFailure]) {
         steps.append(step)
+        lines.append(step.timelineLine)
         self.failures += failures
+    }
+
+    mutating func record(_ event: SyncEvent) {
+        events.append(event)
+        lines.append(event.timelineLine)
     }
 
     /// The timeline: a heading, one line per step, and a summary. A line can hold text an RP
     /// supplied (a user name): a program that shows it to a person escapes it.
     public var timelineLines: [String] {
-        ["scenario \(file) (seed \(seed))"] + steps.map(\.timelineLine)
+        ["scenario \(file) (seed \(seed))"] + lines
             + [passed ? "passed: \(steps.count) steps" : "failed: \(failures.count) unmet expectation(s) in \(steps.count) steps"]
     }
 
     public var timeline: String { timelineLines.joined(separator: "\n") }
 
-    enum CodingKeys: String, CodingKey { case file, seed, steps, failures, passed }
+    enum CodingKeys: String, CodingKey { case file, seed, steps, events, failures, passed }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(file, forKey: .file)
         try c.encode(seed, forKey: .seed)
         try c.encode(steps, forKey: .steps)
+        try c.encode(events, forKey: .events)
         try c.encode(failures, forKey: .failures)
         try c.encode(passed, forKey: .passed)
     }

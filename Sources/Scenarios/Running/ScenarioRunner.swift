@@ -43,6 +43,8 @@ public final class ScenarioRunner {
     var lastResponse: String?
     var lastReply: [UInt8]?
     var http: HTTPClient?
+    /// What is in flight, watched between steps while `sync events on`.
+    var syncWatch: SyncWatch?
 
     init(file: String, options: Options) throws(ScenarioError) {
         self.file = file
@@ -111,6 +113,7 @@ public final class ScenarioRunner {
                     throw ScenarioError(file: file, line: line.number, "at \(DelayRange.text(milliseconds: at)) is earlier than now (\(DelayRange.text(milliseconds: clock.now - Self.epoch)))")
                 }
                 clock.advance(to: target)
+                watchSync(into: &report)
             }
             guard let step = line.step else { continue }
             let time = clock.now - Self.epoch
@@ -119,10 +122,19 @@ public final class ScenarioRunner {
             outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            watchSync(into: &report)
             if !failures.isEmpty && !options.keepGoing { break }
         }
         report.seed = seed
         return report
+    }
+
+    /// With `sync events on`: the transfers that happened since the last look, into the timeline.
+    private func watchSync(into report: inout ScenarioReport) {
+        guard syncWatch != nil, let account, let status = try? account.syncStatus() else { return }
+        for event in syncWatch!.look(status, epoch: Self.epoch, label: { Base64URL.decode($0).map(self.label(of:)) ?? $0 }) {
+            report.record(event)
+        }
     }
 
     // MARK: - Judging
@@ -195,6 +207,9 @@ public final class ScenarioRunner {
             return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setSyncOptions(backupStateImmediate: immediate) }
         case .syncStatus(let device):
             return try syncStatus(device, line: line)
+        case .syncEvents(let on):
+            syncWatch = on ? SyncWatch() : nil
+            return .ok
         case .register(let name, let ceremony):
             return try register(on: name, ceremony, line: line)
         case .sign(let name, let ceremony):
