@@ -184,6 +184,9 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
         ("device phone pin 1234 former 5678 approve-with laptop", 35, "unexpected"),
         ("device phone pin 1234 later 5678", 23, "approve-with DEVICE, or former PIN"),
         ("phone register user a recent-password-sign-in", 23, "without 'mediation conditional' it would be dropped"),
+        ("phone sign allow a,,b", 18, "has an empty label"),
+        ("phone register exclude a,", 24, "has an empty label"),
+        ("phone signal accepted user u ,a", 30, "has an empty label"),
         // A misspelt fact would make an absence check always hold, and any check always fail.
         ("phone holds => passkey!=alice", 16, "no step reports 'passkey'"),
         ("phone sign => ok flag=UP", 18, "no step reports 'flag'"),

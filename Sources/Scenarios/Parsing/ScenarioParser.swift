@@ -280,7 +280,7 @@ struct ScenarioParser {
         case "accepted":
             guard t.count == 6, t[3].text == "user" else { throw fail(number, t.count > 3 ? t[3] : t[2], usage) }
             let list = t[5].text
-            return .accepted(user: t[4].text, labels: list == "none" ? [] : list.split(separator: ",").map(String.init))
+            return .accepted(user: t[4].text, labels: list == "none" ? [] : try labels(t[5], number))
         case "details":
             guard t.count == 9, t[3].text == "user", t[5].text == "name", t[7].text == "display" else {
                 throw fail(number, t[3], usage)
@@ -289,6 +289,13 @@ struct ScenarioParser {
         default:
             throw fail(number, t[2], usage)
         }
+    }
+
+    /// `L1,L2`: labels, none of them empty (`a,,b` or `a,` would drop a word silently).
+    private func labels(_ token: Token, _ number: Int) throws(ScenarioError) -> [String] {
+        let list = token.text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard !list.contains("") else { throw fail(number, token, "'\(token.text)' has an empty label: labels are separated by single commas") }
+        return list
     }
 
     private func none(after i: Int, in t: [Token], _ number: Int) throws(ScenarioError) {
@@ -382,8 +389,8 @@ struct ScenarioParser {
                 case "counter":
                     guard SignCounter(rawValue: v) != nil else { throw fail(number, t[i + 1], "counter is zero, per-credential or global") }
                     c.counter = v
-                case "exclude": c.exclude = v.split(separator: ",").map(String.init)
-                case "allow": c.allow = v.split(separator: ",").map(String.init)
+                case "exclude": c.exclude = try labels(t[i + 1], number)
+                case "allow": c.allow = try labels(t[i + 1], number)
                 case "options":
                     guard v.utf8.count <= Self.jsonLimit else { throw fail(number, t[i + 1], "options are at most 1 MiB, as at the command line") }
                     if t[i + 1].kind == .json {
