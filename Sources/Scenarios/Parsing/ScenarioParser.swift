@@ -75,7 +75,7 @@ struct ScenarioParser {
         var tokens = all
         var at: UInt64? = nil
         if tokens.first?.text == "at", tokens.count >= 2 {
-            guard let t = DelayRange.milliseconds(tokens[1].text) else { throw fail(number, tokens[1], "'at' takes a time like 30s or 1m") }
+            guard let t = DelayRange.milliseconds(tokens[1].text) else { throw fail(number, tokens[1], "'at' takes a time like 30s, 1m or 1h30m") }
             at = t
             tokens.removeFirst(2)
         }
@@ -132,7 +132,7 @@ struct ScenarioParser {
         }
         func duration(_ i: Int) throws(ScenarioError) -> UInt64 {
             guard let ms = DelayRange.milliseconds(try word(i, "a duration")) else {
-                throw fail(number, t[i], "'\(t[i].text)' is not a duration (250ms, 30s, 2m, 1h)")
+                throw fail(number, t[i], "'\(t[i].text)' is not a duration (250ms, 30s, 2m, 1h, 1m30s)")
             }
             return ms
         }
@@ -259,7 +259,7 @@ struct ScenarioParser {
             switch key {
             case "device": device = v
             case "upload", "download":
-                guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(v)' is not a delay (2s, or 1s..5s)") }
+                guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(v)' is not a delay (2s, 1m30s, or 1s..5s)") }
                 if key == "upload" { upload = range } else { download = range }
             default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload; or status [device NAME]; or events on|off")
             }

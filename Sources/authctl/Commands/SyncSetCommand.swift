@@ -2,7 +2,7 @@ import Keychain
 
 /// `authctl sync set`: the account's delays, or one device's with `--device`.
 enum SyncSetCommand {
-    static let uploadDelay = OptionSpec.value("--upload-delay", "DURATION", "how long an upload takes: 250ms, 30s, 2m, 1h, or a range 1s..5s")
+    static let uploadDelay = OptionSpec.value("--upload-delay", "DURATION", "how long an upload takes: 250ms, 30s, 2m, 1h, 48h5m, or a range 1s..5s")
     static let downloadDelay = OptionSpec.value("--download-delay", "DURATION", "how long a download takes, likewise")
     static let seed = OptionSpec.value("--seed", "N", "the seed delays in a range are drawn with")
     static let backupState = OptionSpec.value(
@@ -20,7 +20,7 @@ enum SyncSetCommand {
         func delay(_ option: OptionSpec) throws(CLIError) -> DelayRange? {
             guard let text = args.value(option) else { return nil }
             guard let range = DelayRange(parsing: text) else {
-                throw CLIError(.usage, "\(option.name) takes a duration like 250ms, 30s, 2m, 1h, or a range like 1s..5s, not '\(text)'")
+                throw CLIError(.usage, "\(option.name) takes a duration like 250ms, 30s, 2m, 1h, 48h5m, or a range like 1s..5s, not '\(text)'")
             }
             return range
         }
