@@ -180,3 +180,26 @@ private let twoDevices = """
     #expect(try run(text.replacingOccurrences(of: "sync events on\n", with: "")).events.isEmpty)
     #expect(try run(text.replacingOccurrences(of: "sync events on\n", with: "sync events on\nsync events off\n")).events.isEmpty)
 }
+
+@Test func anOptionsFileIsReadAsTheCommandLineReadsOneAtMostOneMiB() throws {
+    let folder = NSTemporaryDirectory() + "/scenario-options-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let request = #"{"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "userVerification": "discouraged"}"#
+    FileManager.default.createFile(atPath: folder + "/small.json", contents: Data(request.utf8))
+    let path = folder + "/t.scn"
+    FileManager.default.createFile(atPath: path, contents: Data("""
+        device add phone
+        phone register user alice
+        phone sign options small.json => ok user=alice
+        phone sign options /dev/zero
+        """.utf8))
+    var options = ScenarioRunner.Options()
+    options.environment = [:]
+    do {
+        let report = try ScenarioRunner.run(file: path, options: options)
+        Issue.record("an endless options file was read: \(report.timeline)")
+    } catch {
+        #expect(error.line == 4 && error.message == "options file /dev/zero holds more than 1048576 bytes, the most options JSON may be", "\(error)")
+    }
+}
