@@ -4,6 +4,9 @@ public struct AuthenticationResponse: Sendable, Encodable {
     public let result: GetAssertionResponse
     public let authenticatorAttachment: AuthenticatorAttachment
     public var clientExtensionResults = ClientExtensionResults()
+    /// What the client accepted from the options but the RP should fix (``RequestOptions/warnings``);
+    /// not part of the JSON. The command line prints them on stderr.
+    public var warnings: [String] = []
 
     /// AuthenticatorAssertionResponseJSON (§5.2.2.1).
     struct AssertionResponseJSON: Encodable {

@@ -19,12 +19,13 @@ enum SignCommand {
         flags, and prints AuthenticationResponseJSON on stdout. Among several candidates the newest is
         used unless --credential, --user or CREDENTIAL_ID picks one.
         """,
-        options: CeremonyOptions.all + [via, credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
+        options: CeremonyOptions.all + [CeremonyOptions.uiMode, via, credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
         arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey to use, as --credential (after '--' when it starts with '-')",
                                  optional: true)],
         examples: [
             "authctl sign --origin https://example.com --user alice",
             "authctl sign --origin https://example.com -- -AbCdEfGhIjKlMnOpQrStUw",
+            "authctl sign --origin https://example.com --ui-mode immediate",
         ],
         run: run)
 
