@@ -179,6 +179,8 @@ def test_immediate_is_a_ui_mode_not_a_mediation(authctl):
     listed = request(allowCredentials=[descriptor(made["id"])])
     refused(sign(authctl, listed, "--ui-mode", "immediate"), "notHandled", 13, "NotAllowedError")
     refused(sign(authctl, request(), "--ui-mode", "immediate", "--mediation", "conditional"), "notSupported", 17, "NotSupportedError")
+    refused(sign(authctl, request(), "--ui-mode", "immediate", "--no-user-activation"), "notHandled", 13, "NotAllowedError")
+    assert sign(authctl, request(), "--no-user-activation").code == 0  # only immediate sign-in needs one
     assert authctl.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": "5678"}).code == 0
     refused(sign(authctl, request(), "--device", "laptop", "--via", "default", "--ui-mode", "immediate"),
             "notHandled", 13, "NotAllowedError")
