@@ -94,7 +94,7 @@ def test_appid_in_a_sign_in_is_answered_false(authctl):
 
 # 5. allowCredentials transports
 
-@pytest.mark.parametrize("transports", [["usb", "nfc"], ["hybrid"]])
+@pytest.mark.parametrize("transports", [["usb", "nfc"], ["hybrid"], ["ble"], ["smart-card"], ["cable"]])
 def test_an_allow_list_the_platform_cannot_answer_waits_for_its_timeout(authctl, transports):
     made = register(authctl, creation()).json
     before = authctl.listing()
@@ -104,7 +104,7 @@ def test_an_allow_list_the_platform_cannot_answer_waits_for_its_timeout(authctl,
     assert authctl.listing() == before  # the counter and everything else as they were
 
 
-@pytest.mark.parametrize("transports", [None, [], ["internal"], ["usb", "internal"], ["hybrid", "internal"]])
+@pytest.mark.parametrize("transports", [None, [], ["internal"], ["usb", "internal"], ["hybrid", "internal"], ["carrier-pigeon"]])
 def test_an_allow_list_naming_internal_or_nothing_still_signs(authctl, transports):
     made = register(authctl, creation()).json
     assert sign(authctl, request(allowCredentials=[descriptor(made["id"], transports)])).json["id"] == made["id"]

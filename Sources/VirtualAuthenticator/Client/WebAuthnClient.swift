@@ -141,12 +141,12 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         return AuthenticatorError(waited.code, "\(waited.message): \(reason)", underlying: waited.underlying)
     }
 
-    /// The transports a descriptor may name, as Chromium 156 converts them (`cable` is hybrid's
-    /// old name); any other value is dropped, and a descriptor left with none matches any
-    /// authenticator.
+    /// The transports a descriptor may name, as Chromium 156 reads them (`cable` is hybrid's old
+    /// name; checked in headless Chromium: `smart-card` is known too); any other value is
+    /// dropped, and a descriptor left with none matches any authenticator.
     static func knownTransport(_ name: String) -> String? {
         switch name {
-        case "usb", "nfc", "ble", "hybrid", "internal": name
+        case "usb", "nfc", "ble", "smart-card", "hybrid", "internal": name
         case "cable": "hybrid"
         default: nil
         }
