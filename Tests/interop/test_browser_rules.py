@@ -218,6 +218,7 @@ def test_an_empty_challenge_and_user_id_are_accepted_with_warnings(authctl):
                                             expected_origin=ORIGIN)
     signed = authctl.run("sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(request(challenge="")))
     assert signed.code == 0 and "replay" in signed.stderr
+    assert "userHandle" not in signed.json["response"]  # an empty user handle is left out, as Chromium does
     verify_authentication_response(credential=signed.json, expected_challenge=b"", expected_rp_id=RP_ID,
                                    expected_origin=ORIGIN, credential_public_key=verified.credential_public_key,
                                    credential_current_sign_count=0)
