@@ -238,3 +238,20 @@ def test_non_zero_trailing_bits_are_read_as_the_canonical_bytes(authctl):
     refused(register(authctl, creation(challenge="AB", user="b3RoZXI"), "--strict"), "encodingError", 27, "EncodingError")
     refused(sign(authctl, request(challenge="AB"), "--strict"), "encodingError", 27, "EncodingError")
     assert b64url(b"\x00") == "AA"
+
+
+def test_a_scenario_refuses_mediation_immediate(authctl, tmp_path):
+    scenario = tmp_path / "immediate.scn"
+    scenario.write_text("device add phone pin 1111\nphone sign mediation immediate => notHandled\n")
+    result = authctl.run("scenario", "run", str(scenario))
+    assert result.code == 65 and f"{scenario}:2:22: mediation is silent, optional, required, conditional" in result.stderr
+
+
+def test_a_scenario_step_reports_what_the_browser_accepted_with_a_warning(authctl, tmp_path):
+    scenario = tmp_path / "warned.scn"
+    scenario.write_text('device add phone pin 1111\nphone register user alice options {"rp": {"name": "RP"}, '
+                        '"user": {"id": "YQ", "name": "alice", "displayName": "A"}, "challenge": "", '
+                        '"pubKeyCredParams": [{"type": "public-key", "alg": -7}]} => ok\n')
+    report = authctl.run("--json", "scenario", "run", str(scenario)).json
+    step = [s for s in report["steps"] if "register" in s["step"]][0]
+    assert "options.challenge is empty" in step["result"]["warnings"]
