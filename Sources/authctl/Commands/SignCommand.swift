@@ -4,7 +4,7 @@ import VirtualAuthenticator
 /// `authctl sign`: navigator.credentials.get() from the shell.
 enum SignCommand {
     static let via = OptionSpec.value(
-        "--via", "DEVICE", "sign on another device of the account over hybrid (as a phone does for a laptop): its passkeys, its flags, its PIN")
+        "--via", "DEVICE", "sign on another device of the account over hybrid (as a phone does for a laptop): its passkeys, its flags, its PIN; answers allowCredentials whose transports name hybrid")
     static let noUserActivation = OptionSpec.flag(
         "--no-user-activation", "with --ui-mode immediate: no click just before the call (NotAllowedError: immediate sign-in needs one)")
     static let credential = OptionSpec.value("--credential", "ID", "use this passkey among the candidates (base64url credential id)")
