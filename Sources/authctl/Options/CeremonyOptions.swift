@@ -28,7 +28,8 @@ enum CeremonyOptions {
     // Not a parse-time choice: a value that is no CredentialMediationRequirement is the browser's
     // TypeError (badInput), as `mediation: "immediate"` is in Chromium 156.
     static let mediation = OptionSpec.value(
-        "--mediation", "MODE", "the call's mediation: \(Mediation.allCases.map(\.rawValue).joined(separator: ", ")) (default optional; conditional: autofill sign-in, or an automatic upgrade on register; silent acts as optional)")
+        "--mediation", "MODE", "the call's mediation: \(Mediation.allCases.map(\.rawValue).joined(separator: ", ")) (default optional; conditional: autofill sign-in, or an automatic upgrade on register; silent acts as optional)",
+        suggestions: Mediation.allCases.map { $0.rawValue })
     static let uiMode = OptionSpec.value(
         "--ui-mode", "MODE", "sign: the request's uiMode: immediate (a local passkey or NotAllowedError at once) or passive (with --mediation conditional: ambient sign-in)",
         choices: UIMode.allCases.map(\.rawValue))
