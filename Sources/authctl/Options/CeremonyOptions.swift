@@ -12,7 +12,7 @@ enum CeremonyOptions {
         "--user-action", "ACTION", "what the simulated user does (default $AUTHCTL_USER_ACTION, else approve)",
         choices: UserAction.allCases.map(\.rawValue))
     static let instantTimeout = OptionSpec.flag(
-        "--instant-timeout", "with --user-action timeout, fail at once instead of waiting (also AUTHCTL_INSTANT_TIMEOUT=1)")
+        "--instant-timeout", "with --user-action timeout, or a call that stays pending until its timeout, end at once instead of waiting (also AUTHCTL_INSTANT_TIMEOUT=1)")
     static let fault = OptionSpec.value(
         "--fault", "NAME", "make the response deliberately wrong in one named way (see 'authctl faults')",
         choices: Fault.allCases.map(\.rawValue))
