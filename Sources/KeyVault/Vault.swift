@@ -71,17 +71,61 @@ public final class Vault {
     /// ``verify()``.
     var verified = false
 
-    /// Values the caller derived from the records (``derived(_:_:)``), dropped at every change.
-    var derivedValues: [String: Any] = [:]
+    /// Values the caller derived from the records (``derived(_:_:)``): dropped at every change,
+    /// unless the value came with a way to follow changes (``derived(_:_:following:)``).
+    var derivedValues: [String: DerivedValue] = [:]
+    /// How many times a derived value was computed from the records rather than found or followed:
+    /// a measure for tests that a value is not recomputed at every change.
+    public private(set) var derivations = 0
+
+    struct DerivedValue {
+        var value: Any
+        /// Brings the value up to date with one record that became live (or was removed: a
+        /// tombstone); `false` drops it.
+        let follow: ((inout Any, VaultRecord) -> Bool)?
+    }
 
     /// A value computed from the live records by `make`, kept until a record changes: for a
     /// caller that reads the same few records on every operation (an account's device records),
     /// so it decodes them once per change rather than once per use.
     public func derived<T>(_ key: String, _ make: () throws(VaultError) -> T) throws(VaultError) -> T {
-        if let value = derivedValues[key] as? T { return value }
+        if let value = derivedValues[key]?.value as? T { return value }
         let value = try make()
-        derivedValues[key] = value
+        derivations += 1
+        derivedValues[key] = DerivedValue(value: value, follow: nil)
         return value
+    }
+
+    /// A value computed from the live records by `make` and kept up to date by `follow`, which
+    /// brings it in step with one changed record (a new version, a new id, or a tombstone), or
+    /// returns `false` when it cannot (the value is then made afresh when next asked for). A
+    /// caller that changes one of N records per operation then pays for one record at each
+    /// change, not N.
+    public func derived<T>(_ key: String, _ make: () throws(VaultError) -> T,
+                           following follow: @escaping (inout T, VaultRecord) -> Bool) throws(VaultError) -> T {
+        if let value = derivedValues[key]?.value as? T { return value }
+        let value = try make()
+        derivations += 1
+        derivedValues[key] = DerivedValue(value: value, follow: { any, record in
+            guard var typed = any as? T else { return false }
+            any = ()  // `typed` is now the only reference: following it does not copy it
+            let kept = follow(&typed, record)
+            any = typed
+            return kept
+        })
+        return value
+    }
+
+    /// Keeps the derived values in step with `record`, now live (or removed): each follows it, or
+    /// is dropped.
+    func followDerived(_ record: VaultRecord) {
+        guard !derivedValues.isEmpty else { return }
+        for key in Array(derivedValues.keys) {
+            guard var derived = derivedValues.removeValue(forKey: key), let follow = derived.follow,
+                  follow(&derived.value, record)
+            else { continue }
+            derivedValues[key] = derived
+        }
     }
 
     struct LiveRecord {

@@ -13,6 +13,16 @@ extension Vault {
     /// every open reads beyond the index.
     static let indexRefreshFrames: UInt64 = 16
 
+    /// Frames between index writes for a root of `rootRecords` records: ``indexRefreshFrames``, or
+    /// an eighth of the root when that is more. Each write copies the whole root (the records
+    /// kept outside partitions: settings, devices), so a fixed interval made N changes of a vault
+    /// with N such records cost N² (adding devices one by one); with the interval growing with
+    /// the root, a write's cost is spread over as many frames as it copies records, and an open
+    /// still reads at most about an eighth of the root again in frames past it.
+    static func refreshFrames(rootRecords: Int) -> UInt64 {
+        max(indexRefreshFrames, UInt64(rootRecords / 8))
+    }
+
     /// Whether every record is in memory (no index, or every bucket read).
     var everythingRead: Bool { index?.complete ?? true }
 
@@ -69,7 +79,7 @@ extension Vault {
             return
         }
         guard live[id] == nil else { throw VaultError(.corrupted, "the index holds record \(hex(record.id)) twice") }
-        derivedValues.removeAll(keepingCapacity: true)
+        followDerived(record)
         live[id] = LiveRecord(record: record, sequence: Int(sequence))
         countByKind[record.kind, default: 0] += 1
         idsByKind[record.kind, default: []].insert(id)
@@ -211,7 +221,7 @@ extension Vault {
             }
             return
         }
-        guard frameCount - index.root.frames >= Self.indexRefreshFrames else { return }
+        guard frameCount - index.root.frames >= Self.refreshFrames(rootRecords: index.root.always.count) else { return }
         let buckets = index.root.buckets
         let indexed = buckets.indices.reduce(UInt64(index.name.rootLength)) { $0 + UInt64(buckets.length(at: $1)) }
         if index.changedPartitions == nil || index.name.length > 2 * indexed + (1 << 20) || Self.crowded(index.root.buckets) {

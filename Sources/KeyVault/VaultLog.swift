@@ -139,7 +139,7 @@ extension Vault {
     /// and field indexes in step. A replaced record keeps its place; an id that comes back after
     /// a tombstone takes a new one.
     func applyInMemory(_ record: VaultRecord) {
-        derivedValues.removeAll(keepingCapacity: true)
+        followDerived(record)
         let id = ByteKey(record.id)
         let old = live[id]
         if let index { noteChange(record, replacing: old?.record, in: index) }

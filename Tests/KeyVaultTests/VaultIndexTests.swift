@@ -174,6 +174,51 @@ final class VaultIndexTests {
         #expect(try indexBytes.count == Int(try vault.facts.indexBytes))  // the unnamed append was cut off
     }
 
+    /// A vault with many records outside the partitions (an account's devices) writes its index
+    /// less often as that root grows: each write copies the whole root, so at a fixed 16 frames
+    /// N one-record changes copied N²/16 records. The tail an open reads past the index stays at
+    /// most about an eighth of the root.
+    @Test func theIndexIsWrittenLessOftenAsItsRootGrows() throws {
+        let vault = try create()
+        var writes = 0, last = try vault.facts.indexedFrames
+        for n in 0..<1200 {
+            try vault.commit([VaultRecord(id: VaultRecord.newId(), kind: .device, fields: [8: Array("device-\(n)".utf8)])])
+            let indexed = try vault.facts.indexedFrames
+            if indexed != last { writes += 1 }
+            last = indexed
+        }
+        // 16 frames apart until the root holds 128 records, then an eighth of it: some 8 + 17.
+        #expect(writes < 40)
+        let facts = try vault.facts
+        #expect(facts.frames - facts.indexedFrames! <= max(Vault.indexRefreshFrames, 1200 / 8))
+        #expect(try open(.read).records(kind: .device).count == 1200)
+    }
+
+    /// A derived value given a way to follow changes is made once and kept in step with every
+    /// commit; one without is made again after each change.
+    @Test func aFollowedDerivedValueIsKeptInStepWithoutBeingMadeAgain() throws {
+        let vault = try create()
+        func names() throws -> [String] {
+            try vault.derived("names", { () throws(VaultError) in
+                try vault.records(kind: .device).map { String(decoding: $0.field(8) ?? [], as: UTF8.self) }
+            }, following: { names, record in
+                guard record.kind == .device else { return true }
+                names.append(String(decoding: record.field(8) ?? [], as: UTF8.self))
+                return true
+            })
+        }
+        func count() throws -> Int { try vault.derived("count") { () throws(VaultError) in try vault.records(kind: .device).count } }
+        #expect(try names() == [] && count() == 0)
+        let before = vault.derivations
+        for n in 0..<50 {
+            try vault.commit([VaultRecord(id: VaultRecord.newId(), kind: .device, fields: [8: Array("d\(n)".utf8)]),
+                              Self.credential(VaultRecord.newId(), rp: "a.example")])
+            #expect(try names().last == "d\(n)" && count() == n + 1)
+        }
+        #expect(vault.derivations - before == 50)  // only the count, once per change
+        #expect(try names() == (0..<50).map { "d\($0)" })
+    }
+
     func openError() -> VaultError.Kind? {
         do {
             let vault = try open(.read)

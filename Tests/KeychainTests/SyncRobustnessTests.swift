@@ -257,3 +257,26 @@ private func storeObjects(_ dir: String) -> [String] {
         #expect(try holds(reader, "laptop").contains(made.id))
     }
 }
+
+/// Adding the N-th device decodes that device, not all N (DeviceDirectory): the device list is
+/// derived once and followed through every later change, so adding 200 devices one by one
+/// derives it a handful of times, where decoding it afresh after each change derived it at least
+/// once per device added (quadratic in all: 3,000 devices took 15 s).
+@Test func addingDevicesOneByOneDoesNotDecodeEveryDeviceAgain() throws {
+    try withTemporaryDirectory { dir in
+        let (account, _) = try account(in: dir)
+        let before = account.derivations
+        for n in 0..<200 { try account.addDevice("device-\(n)", pin: nil) }
+        #expect(account.derivations - before < 10)
+        #expect(account.deviceNames.count == 202)
+        #expect(account.deviceNames.suffix(2) == ["device-198", "device-199"])
+        // What was followed is what a fresh decode finds.
+        let reopened = try reopen(dir, clock: VirtualClock(start: start), access: .read)
+        #expect(reopened.deviceNames == account.deviceNames)
+        try account.removeDevice("device-5")
+        #expect(!account.deviceNames.contains("device-5") && account.deviceNames.count == 201)
+        try account.addDevice("device-5", pin: nil)
+        #expect(account.deviceNames.last == "device-5")
+        #expect(throws: DeviceError.self) { try account.addDevice("device-7", pin: nil) }
+    }
+}

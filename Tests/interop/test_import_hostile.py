@@ -3,6 +3,7 @@ that `credential import` meets the payload itself: each is refused as badInput a
 as it was; a well-formed one (built the same way) is accepted, so the refusals are the payloads'."""
 import os
 import struct
+import time
 
 import cbor2
 import nacl.bindings
@@ -81,6 +82,23 @@ HOSTILE = {
     # {1: id, 1: id, ...}: a repeated field, written by hand (cbor2 writes each key once).
     "repeated field": lambda: b"\xaf\x01\x50" + os.urandom(16) + cbor2.dumps(payload())[1:],
     "missing private key": lambda: cbor2.dumps(payload(f10=None)),
+    # What registration never makes (each accepted before import checked every field as
+    # registration would; later sign-ins failed with `unknown` and `vault check` passed).
+    "large blob of 800 KB": lambda: cbor2.dumps(payload(f19=os.urandom(800_000))),
+    "large blob one byte over the limit": lambda: cbor2.dumps(payload(f19=os.urandom(4096 + 28 + 1))),
+    "large blob that does not open under its key": lambda: cbor2.dumps(payload(f19=os.urandom(28 + 64))),
+    "large blob shorter than its seal": lambda: cbor2.dumps(payload(f19=os.urandom(27))),
+    "RP ID that is a public suffix (com)": lambda: cbor2.dumps(payload(f2="com")),
+    "RP ID that is a private-section public suffix (github.io)": lambda: cbor2.dumps(payload(f2="github.io")),
+    "RP ID in upper case": lambda: cbor2.dumps(payload(f2="EXAMPLE.com")),
+    "credBlob of 33 bytes": lambda: cbor2.dumps(payload(f18=os.urandom(33))),
+    "credProtect level 4": lambda: cbor2.dumps(payload(f17=4)),
+    "user handle of 65 bytes": lambda: cbor2.dumps(payload(f3=os.urandom(65))),
+    "credential id of 15 bytes": lambda: cbor2.dumps(payload(f1=os.urandom(15))),
+    "created ten days from now": lambda: cbor2.dumps(payload(f6=int(time.time()) + 10 * 86_400)),
+    "EdDSA with no profile (made before profiles, when every passkey was ES256)":
+        lambda: cbor2.dumps(payload(f13=None, f10=der(ed25519.Ed25519PrivateKey.generate()))),
+    "AAGUID as text": lambda: cbor2.dumps(payload(f14="fbfc3007154e4ecc8c0b6e020557d7bd")),
 }
 
 
@@ -114,3 +132,37 @@ def test_a_hostile_payload_is_refused_and_changes_nothing(authctl, tmp_path, nam
     assert "authctl: error: badInput" in result.stderr and "\x1b" not in result.stderr
     assert authctl.state() == before
     assert authctl.run("vault", "check").code == 0
+
+
+def test_a_long_user_name_is_kept_as_a_registration_keeps_it(authctl, tmp_path):
+    """Names over 64 bytes are cut at the end of a character, as the authenticator cuts an RP's
+    (CTAP 2.1 §6.1, WebAuthn L3 §6.4.1), not stored whole."""
+    path = tmp_path / "long.passkey"
+    path.write_bytes(seal(cbor2.dumps(payload(f4="é" * 40 + "x", f5="D" * 100_000))))
+    result = authctl.run("credential", "import", str(path), env={"AUTHCTL_EXPORT_PASSPHRASE": PASSPHRASE.decode()})
+    assert result.code == 0, result.stderr
+    [listed] = authctl.listing()
+    assert listed["userName"] == "é" * 32 and listed["userDisplayName"] == "D" * 64
+    assert authctl.run("vault", "check").code == 0
+
+
+def test_an_exported_passkey_with_a_large_blob_imports_and_reads_it_back(authctl, tmp_path):
+    """The blob's seal is checked under the imported key, so a real one passes."""
+    import json
+    registered = authctl.run("register", "--origin", "https://example.com", "--user-name", "blob")
+    assert registered.code == 0, registered.stderr
+    credential = json.loads(registered.stdout)["id"]
+    request = {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com",
+               "allowCredentials": [{"type": "public-key", "id": credential}], "extensions": {"largeBlob": {"write": "YmxvYg"}}}
+    assert authctl.sign(request, "https://example.com").json["clientExtensionResults"]["largeBlob"] == {"written": True}
+    out = tmp_path / "blob.passkey"
+    env = {"AUTHCTL_EXPORT_PASSPHRASE": PASSPHRASE.decode()}
+    assert authctl.run("credential", "export", "--kdf", "min", "--out", str(out), "--", credential, env=env).code == 0
+    from conftest import Authctl
+    other = Authctl(tmp_path / "other")
+    assert other.run("init", "--kdf", "min").code == 0
+    imported = other.run("credential", "import", str(out), env=env)
+    assert imported.code == 0, imported.stderr
+    request["extensions"] = {"largeBlob": {"read": True}}
+    assert other.sign(request, "https://example.com").json["clientExtensionResults"]["largeBlob"] == {"blob": "YmxvYg"}
+    assert other.run("vault", "check").code == 0

@@ -294,3 +294,43 @@ def test_an_approver_that_is_no_device_is_a_usage_error(account):
                  ["biometry", "enroll", "--approve-with", "watch"]):
         result = account.run(*args, env={"AUTHCTL_NEW_PIN": "5555"})
         assert result.code == 64 and "watch" in result.stderr, (args, result.stderr)
+
+
+def test_a_megabyte_user_name_is_kept_to_64_bytes_and_every_store_object_reads_back(account, tmp_path):
+    """A 1 MiB options file whose user.name fills it made a store object over the store's own 1 MiB
+    read limit: never read back, uploaded again by every writer. The authenticator keeps 64 bytes
+    of a name, cut at a character boundary (CTAP 2.1 §6.1, WebAuthn L3 §6.4.1)."""
+    options = json.loads(options_to_json(generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="x",
+                                                                       user_id=b"big-name")))
+    options["user"]["name"] = "€" + "n" * (1_048_000 - 200)
+    options["user"]["displayName"] = "D" * 70
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(options))
+    assert path.stat().st_size <= 1 << 20
+    made = account.run("register", "--origin", ORIGIN, "--options", str(path))
+    assert made.code == 0, made.stderr
+    for _ in range(3):  # writers after it: nothing is uploaded again
+        assert account.run("--device", "laptop", "sign", "--origin", ORIGIN, env={"AUTHCTL_PIN": LAPTOP_PIN}).code == 0
+    [listed] = account.run("--json", "--device", "laptop", "list").json["credentials"]
+    assert listed["userName"] == "€" + "n" * 61 and len(listed["userName"].encode()) == 64
+    assert listed["userDisplayName"] == "D" * 64
+    objects = list((account.vault / "cloud" / "objects").iterdir())
+    assert objects and all(o.stat().st_size < 64 * 1024 for o in objects), [o.stat().st_size for o in objects]
+    assert account.run("--json", "sync", "status").json.get("storeProblem") is None
+
+
+def test_an_object_the_store_cannot_read_is_a_store_problem(account):
+    _, registration = register(account)
+    objects = account.vault / "cloud" / "objects"
+    (objects / ("ab" * 16)).write_bytes(b"\0" * ((1 << 20) + 1))  # over the store's read limit
+    (objects / ("cd" * 16)).write_bytes(b"damaged")  # does not open under the account key
+    status = account.run("--json", "sync", "status")
+    assert status.code == 0, status.stderr
+    problem = status.json["storeProblem"]
+    assert status.json["storeInUse"] is True
+    assert "2 object(s) that cannot be read" in problem and "ab" * 16 in problem and "cd" * 16 in problem
+    text = account.run("sync", "status")
+    assert text.code == 0 and "store problem: " in text.stdout
+    # Passed over, not trusted: every device still holds the passkey, from the vault.
+    listed = account.run("--json", "--device", "laptop", "list").json["credentials"]
+    assert [c["id"] for c in listed] == [b64url(registration.credential_id)]

@@ -41,6 +41,11 @@ public final class Account {
 
     var now: UInt64 { clock.milliseconds() }
 
+    /// How many times the vault computed a derived value (the device directory, …) from its
+    /// records rather than following a change: a measure, for tests and benchmarks, that an
+    /// operation does not decode every device again.
+    public var derivations: Int { vault.derivations }
+
     /// Passkey revisions are read by RP: opening a vault reads its devices and settings and the
     /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index").
     static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId)
@@ -108,7 +113,7 @@ public final class Account {
     // MARK: - Devices
 
     /// Every device, the first (the one the vault was created with) first.
-    public var deviceNames: [String] { ((try? DeviceRecord.all(in: vault)) ?? []).map(\.name) }
+    public var deviceNames: [String] { ((try? DeviceDirectory.of(vault)).map(\.currentNames)) ?? [] }
 
     /// Device `name`, or the first device when `name` is `nil`.
     public func device(_ name: String? = nil) throws(DeviceError) -> Device {
@@ -120,10 +125,11 @@ public final class Account {
     }
 
     func deviceRecord(named name: String?) throws(DeviceError) -> DeviceRecord {
-        let all = try deviceRecords()
-        guard let name else { return all[0] }
-        guard let found = all.first(where: { $0.name == name }) else {
-            throw DeviceError(.noSuchDevice, "no device named '\(name)' in this account (it has: \(all.map(\.name).joined(separator: ", ")))")
+        let directory: DeviceDirectory
+        do { directory = try DeviceDirectory.of(vault) } catch { throw DeviceError(error) }
+        guard let name else { return directory.current[0] }
+        guard let found = directory.currentDevice(named: name) else {
+            throw DeviceError(.noSuchDevice, "no device named '\(name)' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
         }
         return found
     }
@@ -160,7 +166,9 @@ public final class Account {
         }
         guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID needs a profile") }
         guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
-        guard !deviceNames.contains(name) else { throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'") }
+        guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'")
+        }
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
         }

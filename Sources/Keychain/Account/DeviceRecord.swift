@@ -154,23 +154,13 @@ struct DeviceRecord {
     /// Every device of the account: the first (the settings record) first, then the others in
     /// the order they were added. Removed devices are left out.
     static func all(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
-        try everyRecord(in: vault).filter { $0.removedAt == nil }
+        try DeviceDirectory.of(vault).current
     }
 
-    /// Every device record, removed devices too (whose uploaded changes still count).
-    /// Decoded once per change of the vault: every ceremony reads them.
+    /// Every device record, removed devices too (whose uploaded changes still count). Decoded
+    /// once and kept in step with each change (``DeviceDirectory``): every ceremony reads them.
     static func everyRecord(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
-        try vault.derived("DeviceRecord.everyRecord") { () throws(VaultError) in try decodeEveryRecord(in: vault) }
-    }
-
-    private static func decodeEveryRecord(in vault: Vault) throws(VaultError) -> [DeviceRecord] {
-        let settings = try vault.records(kind: .settings)
-        guard settings.count == 1 else {
-            throw VaultError(.corrupted, "the vault has \(settings.count) settings records; it must have exactly one")
-        }
-        var out = [try DeviceRecord(settings[0])]
-        for record in try vault.records(kind: .device) { out.append(try DeviceRecord(record)) }
-        return out
+        try DeviceDirectory.of(vault).every
     }
 
     /// Applies `change` to the live version of record `id` and commits it (with `others`, in one

@@ -327,8 +327,10 @@ public final class Device {
 
     /// Reads the whole log, authenticating every committed frame, and compares it with the index
     /// (``Vault/verify()``); then opens the private key of every passkey this device holds that is
-    /// not sealed under the biometry key, and compares it with the passkey's public key. Throws
-    /// `vaultCorrupted` listing every problem.
+    /// not sealed under the biometry key, and compares it with the passkey's public key; and
+    /// checks every passkey against what a registration can make (``PasskeyRules``: an RP ID that
+    /// a large blob over the limit or one that does not open under its key, …).
+    /// Throws `vaultCorrupted` listing every problem.
     public func check() throws(DeviceError) -> VaultCheck {
         do { try account.vault.verify() } catch { throw DeviceError(error) }
         let store = try store()
@@ -336,14 +338,19 @@ public final class Device {
         let all: [Credential]
         do { all = try store.allItems().map(\.credential) } catch { throw DeviceError(error) }
         let checkable = all.filter { !$0.requiresUserVerification }
-        for credential in checkable {
-            do {
-                let key = try store.privateKeyWithoutVerification(of: credential)
-                if key.publicKey != credential.publicKey {
-                    problems.append("credential \(Base64URL.encode(credential.id)): private key does not match its public key")
+        for credential in all {
+            // A passkey sealed under the biometry key is checked without its key (no PIN here):
+            // its fields, and its large blob's size but not its seal.
+            var key: PrivateKey? = nil
+            if !credential.requiresUserVerification {
+                do { key = try store.privateKeyWithoutVerification(of: credential) } catch {
+                    problems.append("credential \(Base64URL.encode(credential.id)): \(error.message)")
+                    continue
                 }
-            } catch {
-                problems.append("credential \(Base64URL.encode(credential.id)): \(error.message)")
+            }
+            // What no registration makes (an import from before import checked every field).
+            for problem in PasskeyRules.problems(of: credential, key: key) {
+                problems.append("credential \(Base64URL.encode(credential.id)): \(problem)")
             }
         }
         guard problems.isEmpty else {

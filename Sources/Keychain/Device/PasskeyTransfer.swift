@@ -62,7 +62,20 @@ extension Device {
         }
         let credential: Credential
         let key: PrivateKey
-        do throws(TransferError) { (credential, key) = try Self.passkey(from: map) } catch {
+        do throws(TransferError) {
+            (credential, key) = try Self.passkey(from: map)
+            // Every field as a registration would have made it (PasskeyRules), and the RP ID against
+            // the same Public Suffix List a registration's rp.id is checked against.
+            var problems = PasskeyRules.problems(of: credential, key: key)
+            if RelyingPartyIdentifier.isWellFormed(credential.rpId) && !PasskeyRules.isImportable(credential.rpId, suffixes: account.suffixes()) {
+                problems.append("the RP ID '\(credential.rpId)' is a public suffix, which an imported passkey cannot claim")
+            }
+            guard problems.isEmpty else { throw TransferError(reason: problems.joined(separator: "; ")) }
+            // Made now at the latest: a day's leeway for another machine's clock.
+            guard credential.createdAt <= account.now / 1000 + 86_400 else {
+                throw TransferError(reason: "it was created after the device's clock (\(credential.createdAt) s)")
+            }
+        } catch {
             throw DeviceError(.invalidArgument, "the exported passkey is not one authctl can use: \(error.reason)")
         }
         guard try self.credential(id: credential.id) == nil else {
@@ -81,9 +94,10 @@ extension Device {
 
     struct TransferError: Error { let reason: String }
 
-    /// The passkey an export's payload describes, every field checked as a registration would
-    /// have made it: a duplicate or mistyped field, an RP ID that is not a DNS name, a key that is
-    /// not a sound key pair of an algorithm its profile makes, a counter with no value left.
+    /// The passkey an export's payload describes, read field by field: a duplicate or mistyped
+    /// field, a missing one, a key that is not a sound key pair, a counter with no value left are
+    /// refused here; what a registration could not have made (``PasskeyRules``) by the caller.
+    /// Names longer than a registration keeps are kept as it would keep them (64 bytes).
     static func passkey(from map: CBORValue) throws(TransferError) -> (Credential, PrivateKey) {
         guard case .map(let pairs) = map else { throw TransferError(reason: "its contents are not a map") }
         guard Set(pairs.map { $0.0.intValue ?? Int.min }).count == pairs.count, pairs.allSatisfy({ $0.0.intValue != nil }) else {
@@ -96,13 +110,9 @@ extension Device {
             guard let bool = value.boolValue else { throw TransferError(reason: "field \(key) is not a boolean") }
             return bool
         }
-        guard let id = field(F.id)?.bytesValue, (16...1023).contains(id.count) else { throw TransferError(reason: "the credential id is missing or not 16 to 1023 bytes") }
-        guard let rpId = field(F.rpId)?.textValue, RelyingPartyIdentifier.isWellFormed(rpId) else {
-            throw TransferError(reason: "the RP ID is missing or not a DNS name in A-label form")
-        }
-        guard let userHandle = field(F.userHandle)?.bytesValue, (1...64).contains(userHandle.count) else {
-            throw TransferError(reason: "the user handle is missing or not 1 to 64 bytes")
-        }
+        guard let id = field(F.id)?.bytesValue else { throw TransferError(reason: "the credential id is missing") }
+        guard let rpId = field(F.rpId)?.textValue else { throw TransferError(reason: "the RP ID is missing") }
+        guard let userHandle = field(F.userHandle)?.bytesValue else { throw TransferError(reason: "the user handle is missing") }
         guard let userName = field(F.userName)?.textValue, let displayName = field(F.userDisplayName)?.textValue else {
             throw TransferError(reason: "the user name or display name is missing")
         }
@@ -120,20 +130,14 @@ extension Device {
         } catch { throw TransferError(reason: "its private key: \(error)") }
         let profileName = field(F.profile)?.textValue ?? ""
         guard field(F.profile) == nil || field(F.profile)?.textValue != nil else { throw TransferError(reason: "the profile is not text") }
-        if !profileName.isEmpty {
-            guard let profile = AuthenticatorProfile.named(profileName) else { throw TransferError(reason: "no profile named '\(profileName)'") }
-            guard profile.algorithms.contains(key.algorithm) else {
-                throw TransferError(reason: "profile \(profileName) makes no \(key.algorithm.name) keys")
-            }
-        }
+        guard field(F.aaguid) == nil || field(F.aaguid)?.bytesValue != nil else { throw TransferError(reason: "the AAGUID is not bytes") }
         let aaguid = field(F.aaguid)?.bytesValue ?? []
-        guard aaguid.isEmpty || aaguid.count == 16 else { throw TransferError(reason: "the AAGUID is not 16 bytes") }
         let counts = try flag(F.countsSignatures), global = try flag(F.globalCounter)
         guard !counts || count < UInt32.max else { throw TransferError(reason: "its signature counter has no value left") }
         let eligible = try flag(F.backupEligible), state = try flag(F.backupState)
-        guard eligible || !state else { throw TransferError(reason: "BS is set without BE") }
         var credential = Credential(
-            id: id, rpId: rpId, userHandle: userHandle, userName: userName, userDisplayName: displayName,
+            id: id, rpId: rpId, userHandle: userHandle, userName: PasskeyRules.storedName(userName),
+            userDisplayName: PasskeyRules.storedName(displayName),
             createdAt: UInt64(createdAt), signCount: count, backupEligible: eligible, backupState: state,
             publicKey: key.publicKey, countsSignatures: counts || global, requiresUserVerification: try flag(F.requiresUserVerification))
         credential.profile = profileName
@@ -147,7 +151,7 @@ extension Device {
             credential.credProtect = policy
         }
         if let blob = field(F.credBlob) {
-            guard let bytes = blob.bytesValue, bytes.count <= 32 else { throw TransferError(reason: "the credBlob is not up to 32 bytes") }
+            guard let bytes = blob.bytesValue else { throw TransferError(reason: "the credBlob is not bytes") }
             credential.credBlob = bytes
         }
         if let blob = field(F.largeBlob) {

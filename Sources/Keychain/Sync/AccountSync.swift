@@ -185,18 +185,46 @@ extension Account {
 
     /// Every revision the store's objects hold. An object that cannot be read (not a regular file,
     /// too large) or does not open under the account key (damaged, another account's, renamed) is
-    /// passed over: the store is not trusted.
+    /// passed over — the store is not trusted — and noted (``StoreState/unreadable``), for `sync
+    /// status` to report as a store problem.
     private func readStore() throws(VaultError) {
         guard let current = storeState else { return }
         var state = StoreState(store: current.store)
         for name in try state.store.names() {
-            guard let nameBytes = Hex.bytes(name), let bytes = try? state.store.object(name),
-                  let entries = StorePack.open(bytes, name: nameBytes, key: settings.accountKey, accountId: settings.accountId)
-            else { continue }
+            guard let nameBytes = Hex.bytes(name) else {
+                state.unreadable.append(.init(name: name, reason: "not a store object's name"))
+                continue
+            }
+            let bytes: [UInt8]
+            do { bytes = try state.store.object(name) } catch {
+                state.unreadable.append(.init(name: name, reason: error.message))
+                continue
+            }
+            guard let entries = StorePack.open(bytes, name: nameBytes, key: settings.accountKey, accountId: settings.accountId) else {
+                state.unreadable.append(.init(name: name, reason: "does not open under the account key (damaged, truncated, renamed, or another account's)"))
+                continue
+            }
             state.names.append(name)
             try add(entries, to: &state)
         }
         storeState = state
+    }
+
+    /// What is wrong with the store in use, for `sync status`: the objects it holds that cannot be
+    /// read, and the revisions too large to upload. `nil` when nothing is (or the store is set
+    /// aside: ``storeProblem`` says why).
+    var storeObjectProblem: String? {
+        guard let state = storeState, !state.unreadable.isEmpty || !state.tooLarge.isEmpty else { return nil }
+        var parts = [String]()
+        if !state.unreadable.isEmpty {
+            parts.append("\(state.unreadable.count) object(s) that cannot be read, passed over: "
+                + state.unreadable.map { "\($0.name) (\($0.reason))" }.joined(separator: "; "))
+        }
+        if !state.tooLarge.isEmpty {
+            parts.append("\(state.tooLarge.count) revision(s) too large for one store object (over \(Self.objectBudget) bytes), kept in the vault and not uploaded: "
+                + state.tooLarge.map(Hex.string).sorted().joined(separator: ", "))
+        }
+        return "the account store at \(storePath) holds " + parts.joined(separator: "; and ")
     }
 
     /// Adds what an object holds to what the store is known to hold.
@@ -235,6 +263,8 @@ extension Account {
         try (state.store as? DirectoryStore)?.flush()
         var merged = StoreState(store: state.store)
         merged.names = written
+        merged.unreadable = state.unreadable
+        merged.tooLarge = state.tooLarge
         try add(entries, to: &merged)
         storeState = merged
     }
@@ -265,12 +295,15 @@ extension Account {
             let key = r.originId + r.itemId
             latest[key] = max(latest[key] ?? r.changedAt, r.changedAt)
         }
-        let pending = landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt }
+        // A revision too large for one object is never uploaded (no reader could read it back, and
+        // every writer would upload it again): it stays in the vault, and sync status says so.
+        let pending = landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt && !state.tooLarge.contains(r.id) }
         do {
             guard !pending.isEmpty else { return }
-            let (stored, names) = try upload(pending)
+            let (stored, names, tooLarge) = try upload(pending)
             var known = state
             known.names += names
+            known.tooLarge.formUnion(tooLarge)
             try add(stored, to: &known)
             storeState = known
             try mergeStore()
@@ -286,6 +319,14 @@ extension Account {
     /// The new revisions count as made now: on a device alone in its account, each change
     /// replaces the one before in the same frame.
     func commitChange(_ records: [VaultRecord]) throws(VaultError) {
+        // A passkey revision must fit one store object, or it could never sync: refused before
+        // anything is stored (names are already cut to 64 bytes; this is what nothing can cut).
+        for record in records where record.kind == .credential {
+            let weight = Self.storeWeight(of: record)
+            guard weight <= Self.objectBudget else {
+                throw VaultError(.invalid, "the passkey's record would be \(weight) bytes, more than one account store object holds (\(Self.objectBudget)); nothing was stored")
+            }
+        }
         let rpIds = Set(records.compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } })
         let before = try history(rpIds: rpIds)
         let first = try DeviceRecord.everyRecord(in: vault)[0]
@@ -319,11 +360,18 @@ extension Account {
     }
 
     /// Seals `revisions` (this vault's) for the store — their private keys sealed again under the
-    /// account key — and writes them; returns the entries as stored and the objects' names.
-    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError) -> (entries: [(record: VaultRecord, landedAt: Instant)], names: [String]) {
+    /// account key — and writes them; returns the entries as stored, the objects' names, and the
+    /// ids of the revisions too large for any object (not uploaded).
+    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError)
+        -> (entries: [(record: VaultRecord, landedAt: Instant)], names: [String], tooLarge: Set<[UInt8]>) {
         var entries = [(record: VaultRecord, landedAt: Instant)]()
+        var tooLarge = Set<[UInt8]>()
         for (revision, landed) in revisions {
             guard case .local(var record) = revision.source else { continue }
+            guard Self.storeWeight(of: record) <= Self.objectBudget else {
+                tooLarge.insert(record.id)
+                continue
+            }
             if let sealed = revision.sealedKey {
                 let secret = try vault.openSecret(sealed, recordId: record.id)
                 record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
@@ -331,7 +379,12 @@ extension Account {
             }
             entries.append((record, landed))
         }
-        return (entries, try writeObjects(entries))
+        return (entries, try writeObjects(entries), tooLarge)
+    }
+
+    /// What `record` adds to a store object: its encoding in a batch and its landing time.
+    static func storeWeight(of record: VaultRecord) -> Int {
+        VaultDecoding.encodeBatch([record]).count + 16
     }
 
     /// Writes `entries` as store objects of at most ``objectBudget`` bytes of records each, and
@@ -348,7 +401,7 @@ extension Account {
             size = 0
         }
         for entry in entries {
-            let weight = VaultDecoding.encodeBatch([entry.record]).count + 16
+            let weight = Self.storeWeight(of: entry.record)
             if size + weight > Self.objectBudget { try flush() }
             batch.append(entry)
             size += weight
@@ -367,4 +420,13 @@ struct StoreState {
     var revisions: [Revision] = []
     var landed: [[UInt8]: Instant] = [:]
     var latest: [[UInt8]: Instant] = [:]
+    /// Objects passed over when the store was read, and why.
+    var unreadable: [UnreadableObject] = []
+    /// Revisions of this vault too large for one object (``Account/objectBudget``): not uploaded.
+    var tooLarge: Set<[UInt8]> = []
+
+    struct UnreadableObject {
+        let name: String
+        let reason: String
+    }
 }

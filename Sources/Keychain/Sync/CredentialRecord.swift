@@ -36,8 +36,10 @@ enum CredentialRecord {
             Tag.credentialId: credential.id,
             Tag.rpId: Array(credential.rpId.utf8),
             Tag.userHandle: credential.userHandle,
-            Tag.userName: Array(credential.userName.utf8),
-            Tag.userDisplayName: Array(credential.userDisplayName.utf8),
+            // As the authenticator keeps them: 64 bytes at most (PasskeyRules.storedName), so an
+            // RP's megabyte user.name cannot make a record the store cannot hold.
+            Tag.userName: Array(PasskeyRules.storedName(credential.userName).utf8),
+            Tag.userDisplayName: Array(PasskeyRules.storedName(credential.userDisplayName).utf8),
             Tag.backupFlags: [backupFlags(credential)],
             Tag.publicKey: credential.publicKey.storedForm,
             Tag.sealedPrivateKey: sealedKey,

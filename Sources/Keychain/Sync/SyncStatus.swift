@@ -33,7 +33,8 @@ public struct SyncStatus: Encodable, Sendable {
     public let uploadDelay: String
     public let downloadDelay: String
     public let storeInUse: Bool
-    /// Why the account store is set aside, when it is (sync.md, "The store").
+    /// Why the account store is set aside, when it is; else what is wrong in the store in use —
+    /// objects it cannot read (passed over), revisions too large to upload (sync.md, "The store").
     public let storeProblem: String?
     public let devices: [DeviceStatus]
 }
@@ -76,7 +77,7 @@ extension Account {
                               backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
                               uploadDelay: (settings.uploadDelay.value(at: now) ?? .none).description,
                               downloadDelay: (settings.downloadDelay.value(at: now) ?? .none).description,
-                              storeInUse: storeState != nil, storeProblem: storeProblem, devices: statuses)
+                              storeInUse: storeState != nil, storeProblem: storeProblem ?? storeObjectProblem, devices: statuses)
         } catch { throw DeviceError(error) }
     }
 }

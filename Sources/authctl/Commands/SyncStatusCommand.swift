@@ -13,6 +13,7 @@ enum SyncStatusCommand {
         do { status = try account.syncStatus() } catch { throw CLIError(error) }
         if args.flag(GlobalOptions.json) { return try Output.data(JSONOutput.string(status)) }
         try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
+        if let problem = status.storeProblem { try Output.text("store problem: " + TerminalText.escaped(problem)) }
         for d in status.devices {
             try Output.text("\(d.name): \(d.online ? "online" : "offline"), \(d.passkeys) passkey(s), upload \(d.uploadDelay), download \(d.downloadDelay)")
             for t in d.pendingUploads { try Output.text("  uploads " + describe(t, status.now)) }
