@@ -249,7 +249,7 @@ def test_a_scenario_refuses_mediation_immediate(authctl, tmp_path):
 
 def test_a_scenario_step_reports_what_the_browser_accepted_with_a_warning(authctl, tmp_path):
     scenario = tmp_path / "warned.scn"
-    scenario.write_text('device add phone pin 1111\nphone register user alice options {"rp": {"name": "RP"}, '
+    scenario.write_text('device add phone pin 1111\nphone register as alice options {"rp": {"name": "RP"}, '
                         '"user": {"id": "YQ", "name": "alice", "displayName": "A"}, "challenge": "", '
                         '"pubKeyCredParams": [{"type": "public-key", "alg": -7}]} => ok\n')
     report = authctl.run("--json", "scenario", "run", str(scenario)).json
