@@ -439,3 +439,22 @@ def test_sync_events_in_the_timeline_and_the_report(tmp_path):
     back = scenario(write(tmp_path, "\n".join(lines[1:-1]) + "\n", "back.scn"))
     assert back.returncode == 0, back.stderr
     assert back.stdout.splitlines()[1:] == lines[1:]
+
+
+def test_windows_line_ends_read_line_for_line(tmp_path):
+    """A file saved with CRLF line ends is the same scenario: a String holds "\\r\\n" as one
+    Character, so splitting at "\\n" alone read the whole file as one line."""
+    text = "device add phone pin 1111\nphone register user alice\nphone holds => alice\nphone holds => bob\n"
+    path = tmp_path / "crlf.scn"
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    result = scenario(path)
+    assert result.returncode == 26, result.stderr
+    assert result.stderr == f"authctl: error: scenarioFailed: {path}:4:1: phone holds: expected bob, got alice\n"
+    assert result.stdout.splitlines()[1:4] == ["at 0s     device add phone pin 1111",
+                                               "at 0s     phone register user alice => ok credential=alice user=alice flags=UP,UV,BE,BS count=0 attachment=platform fmt=none",
+                                               "at 0s     phone holds => alice"]
+    mistake = tmp_path / "mistake.scn"
+    mistake.write_bytes(b"device add phone\r\nphone register colour blue\r\n")
+    refused = scenario(mistake)
+    assert refused.returncode == 65
+    assert refused.stderr.startswith(f"authctl: error: badInput: {mistake}:2:16: register does not take 'colour'"), refused.stderr

@@ -17,7 +17,9 @@ struct ScenarioParser {
     func parse(_ text: String) throws(ScenarioError) -> [ScenarioLine] {
         var lines = [ScenarioLine]()
         var budget = textLimit
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // A line ends at "\n" or at "\r\n", which a String holds as one Character: a file saved with
+        // Windows line ends is the same scenario, line for line.
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = index + 1
             let expanded = try substitute(raw, line: number, budget: &budget)
             let tokens: [Token]
