@@ -458,3 +458,17 @@ def test_windows_line_ends_read_line_for_line(tmp_path):
     refused = scenario(mistake)
     assert refused.returncode == 65
     assert refused.stderr.startswith(f"authctl: error: badInput: {mistake}:2:16: register does not take 'colour'"), refused.stderr
+
+
+@pytest.mark.parametrize("name", ["a", "é", "sub/b"])
+def test_one_character_scenario_name_reads_its_options_file(tmp_path, name):
+    """Foundation's deletingLastPathComponent traps on a one-character path: `scenario run a` died
+    by SIGILL (exit 132) at its first `options FILE`, its vault left in $TMPDIR."""
+    folder = tmp_path / "sub" if name.startswith("sub/") else tmp_path
+    folder.mkdir(exist_ok=True)
+    (folder / "small.json").write_text(REQUEST)
+    write(folder, "device add phone\nphone register user alice\nphone sign options small.json => ok user=alice\n", name.split("/")[-1])
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(name, env=env, cwd=tmp_path)
+    assert result.returncode == 0, (result.returncode, result.stderr[-300:])
+    assert list(tmpdir.iterdir()) == []

@@ -426,11 +426,12 @@ public final class ScenarioRunner {
     }
 
     /// A path a scenario names, relative to the scenario file's folder (the current directory
-    /// for `rel.scn`, which has none in its name); an absolute one as it is.
+    /// for `rel.scn`, which has none in its name, and for `-`); an absolute one as it is. Cut at
+    /// the last "/" by hand: Foundation's `deletingLastPathComponent` traps on a one-character
+    /// name (`scenario run a`).
     func path(relativeToScenario name: String) -> String {
-        guard !name.hasPrefix("/") else { return name }
-        let folder = (file as NSString).deletingLastPathComponent
-        return folder.isEmpty ? name : folder + "/" + name
+        guard !name.hasPrefix("/"), let slash = file.lastIndex(of: "/") else { return name }
+        return String(file[...slash]) + name
     }
 
     /// The caller's context a ceremony line asks for: the scenario's origin, and its mediation,
