@@ -472,3 +472,24 @@ def test_one_character_scenario_name_reads_its_options_file(tmp_path, name):
     result = scenario(name, env=env, cwd=tmp_path)
     assert result.returncode == 0, (result.returncode, result.stderr[-300:])
     assert list(tmpdir.iterdir()) == []
+
+
+def test_scenario_through_a_symlink_or_from_stdin(tmp_path):
+    """A symbolic link to a scenario is followed, as every program follows one (it was refused as
+    'not a regular file'); `-` reads the scenario from standard input, as `--options -` does, with
+    a relative options FILE relative to the current directory."""
+    (tmp_path / "small.json").write_text(REQUEST)
+    real = write(tmp_path, "device add phone\nphone register user alice\nphone sign options small.json => ok user=alice\n", "real.scn")
+    link = tmp_path / "link.scn"
+    link.symlink_to("real.scn")
+    via_link = scenario(link)
+    assert via_link.returncode == 0, via_link.stderr
+    assert via_link.stdout.splitlines()[0] == f"scenario {link} (seed 0)"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    piped = subprocess.run([BIN, "scenario", "run", "-"], input=real.read_text(), env=environment, capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.splitlines()[1:] == via_link.stdout.splitlines()[1:]
+    big = subprocess.run([BIN, "scenario", "run", "-"], input="# padding\n" * 500_000, env=environment, capture_output=True,
+                         text=True, timeout=120)
+    assert big.returncode == 65 and big.stderr == "authctl: error: badInput: -: the scenario is larger than 4 MiB\n"

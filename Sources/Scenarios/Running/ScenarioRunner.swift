@@ -82,20 +82,9 @@ public final class ScenarioRunner {
     /// The largest scenario file read: far beyond any written by hand or generated for a test.
     public static let fileLimit = 4 << 20
 
-    /// Reads and runs the scenario at `path`.
+    /// Reads and runs the scenario at `path` (`-`: standard input).
     public static func run(file path: String, options: Options = Options()) throws(ScenarioError) -> ScenarioReport {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        guard let attributes, attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw ScenarioError(file: path, line: 0, attributes == nil ? "cannot read the scenario" : "the scenario is not a regular file")
-        }
-        guard (attributes[.size] as? Int ?? 0) <= fileLimit else {
-            throw ScenarioError(file: path, line: 0, "the scenario is larger than \(fileLimit >> 20) MiB")
-        }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= fileLimit,
-              let text = String(data: data, encoding: .utf8), !text.contains("\0")
-        else {
-            throw ScenarioError(file: path, line: 0, "cannot read the scenario, or it is not UTF-8 text")
-        }
+        let text = try ScenarioFile.text(path, limit: fileLimit)
         let lines = try ScenarioParser(file: path, environment: options.environment).parse(text)
         return try ScenarioRunner(file: path, options: options).run(lines)
     }
