@@ -493,3 +493,19 @@ def test_scenario_through_a_symlink_or_from_stdin(tmp_path):
     big = subprocess.run([BIN, "scenario", "run", "-"], input="# padding\n" * 500_000, env=environment, capture_output=True,
                          text=True, timeout=120)
     assert big.returncode == 65 and big.stderr == "authctl: error: badInput: -: the scenario is larger than 4 MiB\n"
+
+
+def test_response_copies_cannot_grow_a_body(tmp_path):
+    """`$response` in a body is replaced by the last ceremony's response: 100,000 of them in a 1 MB
+    body made a gigabyte (and a SIGSEGV under a memory limit, the vault left in $TMPDIR). The body
+    as replaced is at most what a reply may be, 4 MiB, measured before it is copied."""
+    body = "[" + ",".join(["$response"] * 100_000) + "]"
+    path = write(tmp_path, f"device add phone\nphone register user alice\nhttp POST http://127.0.0.1:9/x body {body}\n")
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(path, env=env, memory=MEMORY)
+    assert result.returncode == 65, (result.returncode, result.stderr[-500:])
+    assert result.stderr == f"authctl: error: badInput: {path}:3:1: with $response replaced, the body would be larger than 4 MiB\n"
+    assert list(tmpdir.iterdir()) == []
+    # A few copies still go out (and meet a closed port).
+    few = scenario(write(tmp_path, "device add phone\nphone register user alice\nhttp POST http://127.0.0.1:9/x body [$response,$response]\n", "few.scn"))
+    assert few.returncode == 65 and "Couldn't connect" in few.stderr, few.stderr

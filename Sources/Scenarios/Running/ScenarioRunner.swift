@@ -514,11 +514,21 @@ public final class ScenarioRunner {
 
     // MARK: - HTTP
 
+    /// The most a request's body may be once `$response` is replaced: as much as a reply may be.
+    static let bodyLimit = HTTPClient.replyLimit
+
     private func send(_ method: String, _ url: String, _ body: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         var payload: [UInt8]? = nil
         if var text = body {
             if text.contains("$response") {
                 guard let response = lastResponse else { throw fail(line, "'$response' needs a register or sign step before it") }
+                // Measured before it is copied: a body of many `$response`s (a 1 MiB body holds
+                // over 100,000) would otherwise grow to gigabytes in memory.
+                let copies = text.utf8.count - text.replacingOccurrences("$response", "").utf8.count
+                let size = text.utf8.count + copies / "$response".utf8.count * (response.utf8.count - "$response".utf8.count)
+                guard size <= Self.bodyLimit else {
+                    throw fail(line, "with $response replaced, the body would be larger than \(Self.bodyLimit >> 20) MiB")
+                }
                 text = text.replacingOccurrences("$response", response)
             }
             guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil else {
