@@ -509,3 +509,14 @@ def test_response_copies_cannot_grow_a_body(tmp_path):
     # A few copies still go out (and meet a closed port).
     few = scenario(write(tmp_path, "device add phone\nphone register user alice\nhttp POST http://127.0.0.1:9/x body [$response,$response]\n", "few.scn"))
     assert few.returncode == 65 and "Couldn't connect" in few.stderr, few.stderr
+
+
+@pytest.mark.parametrize("check,column", [("passkeys!=", 16), ('passkeys!=""', 16), ("passkeys!=alice,,bob", 16),
+                                          ("passkeys!=alice,", 16), ("ok passkeys!=,", 19)])
+def test_absence_check_of_nothing_is_refused(tmp_path, check, column):
+    """`KEY!=` with no value, or with an empty item, names nothing: it would always hold."""
+    path = write(tmp_path, f"device add phone\nphone holds => {check}\n")
+    result = scenario(path)
+    assert result.returncode == 65, result.stderr
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:{column}: "), result.stderr
+    assert "an absence check names what must not be there" in result.stderr

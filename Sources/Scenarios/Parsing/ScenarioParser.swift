@@ -121,6 +121,12 @@ struct ScenarioParser {
                 throw fail(number, token, "after the outcome, only key=value checks")
             }
         }
+        // `KEY!=` with nothing after it, or an empty item (`a,,b`), names nothing that could be
+        // there: the check would always hold.
+        for check in checks where check.absent && check.value.split(separator: ",", omittingEmptySubsequences: false).contains("") {
+            throw ScenarioError(file: file, line: number, column: check.column,
+                                "'\(check.key)!=\(check.value)' has an empty item: an absence check names what must not be there")
+        }
         return Expectation(outcome: outcome, checks: checks)
     }
 
