@@ -520,3 +520,14 @@ def test_absence_check_of_nothing_is_refused(tmp_path, check, column):
     assert result.returncode == 65, result.stderr
     assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:{column}: "), result.stderr
     assert "an absence check names what must not be there" in result.stderr
+
+
+@pytest.mark.parametrize("step", ["phone register user alice via phone", "phone sign via phone"])
+def test_via_names_another_device(tmp_path, step):
+    """Hybrid is another device's authenticator: `phone … via phone` made a cross-platform passkey
+    from the phone's own store."""
+    path = write(tmp_path, f"device add phone pin 1111\n{step}\n")
+    result = scenario(path)
+    assert result.returncode == 65, result.stderr
+    column = step.index("via phone") + 5
+    assert result.stderr == f"authctl: error: badInput: {path}:2:{column}: via names another device: phone cannot reach itself over hybrid\n"

@@ -413,7 +413,10 @@ struct ScenarioParser {
                     c.action = action
                 case "pin": c.pin = v
                 case "fault": c.fault = v
-                case "via": c.via = v
+                case "via":
+                    // Hybrid is another device's authenticator; NAME's own is asked without it.
+                    guard v != device else { throw fail(number, t[i + 1], "via names another device: \(device) cannot reach itself over hybrid") }
+                    c.via = v
                 case "timeout":
                     guard let ms = DelayRange.milliseconds(v) else { throw fail(number, t[i + 1], "timeout is a duration") }
                     c.timeout = Int(ms)
