@@ -531,3 +531,22 @@ def test_via_names_another_device(tmp_path, step):
     assert result.returncode == 65, result.stderr
     column = step.index("via phone") + 5
     assert result.stderr == f"authctl: error: badInput: {path}:2:{column}: via names another device: phone cannot reach itself over hybrid\n"
+
+
+@pytest.mark.parametrize("step,check,says", [
+    ("sync status", "laptpo.uploads!=alice", "no device named 'laptpo': laptpo.uploads names a device of the account"),
+    ("phone sign", "x.downloads!=alice", "no device named 'x': x.downloads names a device of the account"),
+    ("phone sign", ".uploads!=alice", "no step reports '.uploads'"),
+    ("phone sign", "json.!=1", "no step reports 'json.'"),
+])
+def test_check_of_a_device_that_is_not_there_is_refused(tmp_path, step, check, says):
+    """`NAME.uploads` with a misspelt NAME is never reported: `!=` of it always held."""
+    path = write(tmp_path, f"device add phone pin 1111\ndevice add laptop pin 2222\nphone register user alice\n{step} => ok {check}\n")
+    result = scenario(path)
+    assert result.returncode == 65, result.stderr
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:4:{len(step) + 8}: {says}"), result.stderr
+    # A device that left the account is not there either; one that is passes.
+    gone = scenario(write(tmp_path, "device add phone\ndevice add laptop\ndevice laptop remove\nsync status => ok laptop.uploads!=a\n", "gone.scn"))
+    assert gone.returncode == 65 and "no device named 'laptop'" in gone.stderr
+    there = scenario(write(tmp_path, "device add phone\ndevice add laptop\nsync status => ok laptop.uploads!=a phone.downloads=none\n", "there.scn"))
+    assert there.returncode == 0, there.stderr

@@ -109,7 +109,8 @@ struct ScenarioParser {
                 if absent { key.removeLast() }
                 guard !key.isEmpty else { throw fail(number, token, "a check is key=value, or key!=value") }
                 // A misspelt fact would never be there: `key!=value` would always hold.
-                guard Self.facts.contains(key) || key.hasPrefix("json.") || Outcome.isTimed(key) else {
+                // `json.` names no member, `.uploads` no device.
+                guard Self.facts.contains(key) || (key.hasPrefix("json.") && key.count > 5) || (Outcome.isTimed(key) && !key.hasPrefix(".")) else {
                     throw fail(number, token, "no step reports '\(key)': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads")
                 }
                 checks.append(Expectation.Check(key: key, value: value, column: token.column, absent: absent))

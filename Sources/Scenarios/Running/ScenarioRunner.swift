@@ -109,6 +109,7 @@ public final class ScenarioRunner {
             var outcome = try perform(step, line: line)
             // The same file gives the same report: the temporary vault's path is not part of it.
             outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
+            try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
             watchSync(into: &report)
@@ -127,6 +128,19 @@ public final class ScenarioRunner {
     }
 
     // MARK: - Judging
+
+    /// `NAME.uploads` and `NAME.downloads` name a device of the account: a misspelt one is never
+    /// reported, so `laptpo.uploads!=alice` would always hold.
+    private func requireDevices(named expectation: Expectation?, line: ScenarioLine) throws(ScenarioError) {
+        for check in expectation?.checks ?? [] where Outcome.isTimed(check.key) {
+            guard let dot = check.key.lastIndex(of: ".") else { continue }
+            let name = String(check.key[..<dot])
+            guard account?.deviceNames.contains(name) == true else {
+                throw ScenarioError(file: file, line: line.number, column: check.column,
+                                    "no device named '\(name)': \(check.key) names a device of the account")
+            }
+        }
+    }
 
     /// The failures of `outcome` against what the line expects. Without an expectation, any error
     /// is a failure (a scenario says when it expects one).
