@@ -550,3 +550,25 @@ def test_check_of_a_device_that_is_not_there_is_refused(tmp_path, step, check, s
     assert gone.returncode == 65 and "no device named 'laptop'" in gone.stderr
     there = scenario(write(tmp_path, "device add phone\ndevice add laptop\nsync status => ok laptop.uploads!=a phone.downloads=none\n", "there.scn"))
     assert there.returncode == 0, there.stderr
+
+
+def test_options_fifo_no_program_writes_to_does_not_hang_the_run(tmp_path):
+    """`options FILE` naming a FIFO that no program opens for writing waited forever (open()
+    blocks for a writer); a SIGKILL then left the vault in $TMPDIR. It is opened without waiting
+    and reads as empty, which the ceremony refuses as malformed options."""
+    os.mkfifo(tmp_path / "fifo.json")
+    path = write(tmp_path, "device add phone\nphone register user alice\nphone sign options fifo.json => badInput\n")
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(path, env=env)  # within the helper's 120 s deadline, not a hang
+    assert result.returncode == 0, result.stderr
+    assert "at 0s     phone sign options fifo.json => badInput" in result.stdout
+    assert list(tmpdir.iterdir()) == []
+    # A pipe whose writer is there, and writes late, is still read whole.
+    late = write(tmp_path, "device add phone\nphone register user alice\nphone sign options /dev/stdin => ok user=alice\n", "late.scn")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    writer = subprocess.Popen(["sh", "-c", f"sleep 1; printf '%s' '{REQUEST}'"], stdout=subprocess.PIPE)
+    read = subprocess.run([BIN, "scenario", "run", str(late)], stdin=writer.stdout, env=environment, capture_output=True,
+                          text=True, timeout=120)
+    writer.stdout.close()
+    writer.wait(timeout=60)
+    assert read.returncode == 0, read.stderr

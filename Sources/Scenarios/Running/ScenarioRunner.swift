@@ -413,8 +413,13 @@ public final class ScenarioRunner {
         case nil:
             return JSONText.bytes(build())
         case .file(let name):
-            // At most what `--options FILE` reads, never more held in memory.
-            do { return try OptionsReader.read(path: path(relativeToScenario: name), name: "options file \(name)") } catch {
+            // At most what `--options FILE` reads, never more held in memory; opened without
+            // waiting, so that a FIFO no program writes to reads as empty instead of hanging the
+            // run (what a writer has put in it is read, as at the command line).
+            let fd = open(path(relativeToScenario: name), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            guard fd >= 0 else { throw fail(line, "cannot read options file \(name): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            do { return try OptionsReader.readAll(fd, name: "options file \(name)") } catch {
                 throw fail(line, error.message)
             }
         case .reply(let path):
