@@ -572,3 +572,13 @@ def test_options_fifo_no_program_writes_to_does_not_hang_the_run(tmp_path):
     writer.stdout.close()
     writer.wait(timeout=60)
     assert read.returncode == 0, read.stderr
+
+
+def test_former_pin_survives_a_second_reset(tmp_path):
+    """The device keeps its retired enrollment through a second factory reset (a reset retires
+    only a current PIN); the runner forgot it, so `former` was refused as having no use."""
+    head = "device add phone pin 1111\ndevice add laptop pin 2222 attempts 3\nphone register user alice\ndevice laptop reset\ndevice laptop reset\n"
+    path = write(tmp_path, head + "device laptop pin 3333 former 9999 => failed\ndevice laptop pin 3333 former 2222\nlaptop sign uv required => ok uv=1\n")
+    result = scenario(path)
+    assert result.returncode == 0, result.stderr
+    assert "at 0s     device laptop pin 3333 former 9999 => failed" in result.stdout

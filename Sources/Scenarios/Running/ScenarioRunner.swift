@@ -380,7 +380,8 @@ public final class ScenarioRunner {
             case .online: try account.setOnline(true, device: name)
             case .reset:
                 try account.resetDevice(name)
-                formerPins[name] = pins[name]
+                // A second reset before a new PIN keeps the former one, as the device does.
+                if let pin = pins[name] { formerPins[name] = pin }
                 pins[name] = nil
             case .remove:
                 try account.removeDevice(name)
