@@ -582,3 +582,15 @@ def test_former_pin_survives_a_second_reset(tmp_path):
     result = scenario(path)
     assert result.returncode == 0, result.stderr
     assert "at 0s     device laptop pin 3333 former 9999 => failed" in result.stdout
+
+
+def test_scenario_from_a_closed_stdin_is_bad_input(tmp_path):
+    """A closed stdin is reopened on /dev/null (so that no vault file takes descriptor 0): read as
+    the scenario it was an empty one that passed."""
+    tmpdir, env = tmpdir_env(tmp_path)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")} | env
+    result = subprocess.run([BIN, "scenario", "run", "-"], env=environment, capture_output=True, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 65, result.stdout + result.stderr
+    assert result.stderr == "authctl: error: badInput: -: stdin is closed\n" and result.stdout == ""
+    assert list(tmpdir.iterdir()) == []
