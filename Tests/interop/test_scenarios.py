@@ -594,3 +594,10 @@ def test_scenario_from_a_closed_stdin_is_bad_input(tmp_path):
     assert result.returncode == 65, result.stdout + result.stderr
     assert result.stderr == "authctl: error: badInput: -: stdin is closed\n" and result.stdout == ""
     assert list(tmpdir.iterdir()) == []
+
+
+def test_json_report_error_is_null_for_a_holds_list(tmp_path):
+    """`holds` comes to the labels it lists, not to `ok`: its `error` is null as well."""
+    report = json.loads(scenario(write(tmp_path, "device add phone\nphone register user a\nphone holds => a\n"), "--json").stdout)
+    held = report["steps"][-1]
+    assert held["outcome"] == "a" and "error" in held and held["error"] is None
