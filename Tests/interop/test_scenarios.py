@@ -439,3 +439,165 @@ def test_sync_events_in_the_timeline_and_the_report(tmp_path):
     back = scenario(write(tmp_path, "\n".join(lines[1:-1]) + "\n", "back.scn"))
     assert back.returncode == 0, back.stderr
     assert back.stdout.splitlines()[1:] == lines[1:]
+
+
+def test_windows_line_ends_read_line_for_line(tmp_path):
+    """A file saved with CRLF line ends is the same scenario: a String holds "\\r\\n" as one
+    Character, so splitting at "\\n" alone read the whole file as one line."""
+    text = "device add phone pin 1111\nphone register user alice\nphone holds => alice\nphone holds => bob\n"
+    path = tmp_path / "crlf.scn"
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    result = scenario(path)
+    assert result.returncode == 26, result.stderr
+    assert result.stderr == f"authctl: error: scenarioFailed: {path}:4:1: phone holds: expected bob, got alice\n"
+    assert result.stdout.splitlines()[1:4] == ["at 0s     device add phone pin 1111",
+                                               "at 0s     phone register user alice => ok credential=alice user=alice flags=UP,UV,BE,BS count=0 attachment=platform fmt=none",
+                                               "at 0s     phone holds => alice"]
+    mistake = tmp_path / "mistake.scn"
+    mistake.write_bytes(b"device add phone\r\nphone register colour blue\r\n")
+    refused = scenario(mistake)
+    assert refused.returncode == 65
+    assert refused.stderr.startswith(f"authctl: error: badInput: {mistake}:2:16: register does not take 'colour'"), refused.stderr
+
+
+@pytest.mark.parametrize("name", ["a", "é", "sub/b"])
+def test_one_character_scenario_name_reads_its_options_file(tmp_path, name):
+    """Foundation's deletingLastPathComponent traps on a one-character path: `scenario run a` died
+    by SIGILL (exit 132) at its first `options FILE`, its vault left in $TMPDIR."""
+    folder = tmp_path / "sub" if name.startswith("sub/") else tmp_path
+    folder.mkdir(exist_ok=True)
+    (folder / "small.json").write_text(REQUEST)
+    write(folder, "device add phone\nphone register user alice\nphone sign options small.json => ok user=alice\n", name.split("/")[-1])
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(name, env=env, cwd=tmp_path)
+    assert result.returncode == 0, (result.returncode, result.stderr[-300:])
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_scenario_through_a_symlink_or_from_stdin(tmp_path):
+    """A symbolic link to a scenario is followed, as every program follows one (it was refused as
+    'not a regular file'); `-` reads the scenario from standard input, as `--options -` does, with
+    a relative options FILE relative to the current directory."""
+    (tmp_path / "small.json").write_text(REQUEST)
+    real = write(tmp_path, "device add phone\nphone register user alice\nphone sign options small.json => ok user=alice\n", "real.scn")
+    link = tmp_path / "link.scn"
+    link.symlink_to("real.scn")
+    via_link = scenario(link)
+    assert via_link.returncode == 0, via_link.stderr
+    assert via_link.stdout.splitlines()[0] == f"scenario {link} (seed 0)"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    piped = subprocess.run([BIN, "scenario", "run", "-"], input=real.read_text(), env=environment, capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.splitlines()[1:] == via_link.stdout.splitlines()[1:]
+    big = subprocess.run([BIN, "scenario", "run", "-"], input="# padding\n" * 500_000, env=environment, capture_output=True,
+                         text=True, timeout=120)
+    assert big.returncode == 65 and big.stderr == "authctl: error: badInput: -: the scenario is larger than 4 MiB\n"
+
+
+def test_response_copies_cannot_grow_a_body(tmp_path):
+    """`$response` in a body is replaced by the last ceremony's response: 100,000 of them in a 1 MB
+    body made a gigabyte (and a SIGSEGV under a memory limit, the vault left in $TMPDIR). The body
+    as replaced is at most what a reply may be, 4 MiB, measured before it is copied."""
+    body = "[" + ",".join(["$response"] * 100_000) + "]"
+    path = write(tmp_path, f"device add phone\nphone register user alice\nhttp POST http://127.0.0.1:9/x body {body}\n")
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(path, env=env, memory=MEMORY)
+    assert result.returncode == 65, (result.returncode, result.stderr[-500:])
+    assert result.stderr == f"authctl: error: badInput: {path}:3:1: with $response replaced, the body would be larger than 4 MiB\n"
+    assert list(tmpdir.iterdir()) == []
+    # A few copies still go out (and meet a closed port).
+    few = scenario(write(tmp_path, "device add phone\nphone register user alice\nhttp POST http://127.0.0.1:9/x body [$response,$response]\n", "few.scn"))
+    assert few.returncode == 65 and "Couldn't connect" in few.stderr, few.stderr
+
+
+@pytest.mark.parametrize("check,column", [("passkeys!=", 16), ('passkeys!=""', 16), ("passkeys!=alice,,bob", 16),
+                                          ("passkeys!=alice,", 16), ("ok passkeys!=,", 19)])
+def test_absence_check_of_nothing_is_refused(tmp_path, check, column):
+    """`KEY!=` with no value, or with an empty item, names nothing: it would always hold."""
+    path = write(tmp_path, f"device add phone\nphone holds => {check}\n")
+    result = scenario(path)
+    assert result.returncode == 65, result.stderr
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:{column}: "), result.stderr
+    assert "an absence check names what must not be there" in result.stderr
+
+
+@pytest.mark.parametrize("step", ["phone register user alice via phone", "phone sign via phone"])
+def test_via_names_another_device(tmp_path, step):
+    """Hybrid is another device's authenticator: `phone … via phone` made a cross-platform passkey
+    from the phone's own store."""
+    path = write(tmp_path, f"device add phone pin 1111\n{step}\n")
+    result = scenario(path)
+    assert result.returncode == 65, result.stderr
+    column = step.index("via phone") + 5
+    assert result.stderr == f"authctl: error: badInput: {path}:2:{column}: via names another device: phone cannot reach itself over hybrid\n"
+
+
+@pytest.mark.parametrize("step,check,says", [
+    ("sync status", "laptpo.uploads!=alice", "no device named 'laptpo': laptpo.uploads names a device of the account"),
+    ("phone sign", "x.downloads!=alice", "no device named 'x': x.downloads names a device of the account"),
+    ("phone sign", ".uploads!=alice", "no step reports '.uploads'"),
+    ("phone sign", "json.!=1", "no step reports 'json.'"),
+])
+def test_check_of_a_device_that_is_not_there_is_refused(tmp_path, step, check, says):
+    """`NAME.uploads` with a misspelt NAME is never reported: `!=` of it always held."""
+    path = write(tmp_path, f"device add phone pin 1111\ndevice add laptop pin 2222\nphone register user alice\n{step} => ok {check}\n")
+    result = scenario(path)
+    assert result.returncode == 65, result.stderr
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:4:{len(step) + 8}: {says}"), result.stderr
+    # A device that left the account is not there either; one that is passes.
+    gone = scenario(write(tmp_path, "device add phone\ndevice add laptop\ndevice laptop remove\nsync status => ok laptop.uploads!=a\n", "gone.scn"))
+    assert gone.returncode == 65 and "no device named 'laptop'" in gone.stderr
+    there = scenario(write(tmp_path, "device add phone\ndevice add laptop\nsync status => ok laptop.uploads!=a phone.downloads=none\n", "there.scn"))
+    assert there.returncode == 0, there.stderr
+
+
+def test_options_fifo_no_program_writes_to_does_not_hang_the_run(tmp_path):
+    """`options FILE` naming a FIFO that no program opens for writing waited forever (open()
+    blocks for a writer); a SIGKILL then left the vault in $TMPDIR. It is opened without waiting
+    and reads as empty, which the ceremony refuses as malformed options."""
+    os.mkfifo(tmp_path / "fifo.json")
+    path = write(tmp_path, "device add phone\nphone register user alice\nphone sign options fifo.json => badInput\n")
+    tmpdir, env = tmpdir_env(tmp_path)
+    result = scenario(path, env=env)  # within the helper's 120 s deadline, not a hang
+    assert result.returncode == 0, result.stderr
+    assert "at 0s     phone sign options fifo.json => badInput" in result.stdout
+    assert list(tmpdir.iterdir()) == []
+    # A pipe whose writer is there, and writes late, is still read whole.
+    late = write(tmp_path, "device add phone\nphone register user alice\nphone sign options /dev/stdin => ok user=alice\n", "late.scn")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    writer = subprocess.Popen(["sh", "-c", f"sleep 1; printf '%s' '{REQUEST}'"], stdout=subprocess.PIPE)
+    read = subprocess.run([BIN, "scenario", "run", str(late)], stdin=writer.stdout, env=environment, capture_output=True,
+                          text=True, timeout=120)
+    writer.stdout.close()
+    writer.wait(timeout=60)
+    assert read.returncode == 0, read.stderr
+
+
+def test_former_pin_survives_a_second_reset(tmp_path):
+    """The device keeps its retired enrollment through a second factory reset (a reset retires
+    only a current PIN); the runner forgot it, so `former` was refused as having no use."""
+    head = "device add phone pin 1111\ndevice add laptop pin 2222 attempts 3\nphone register user alice\ndevice laptop reset\ndevice laptop reset\n"
+    path = write(tmp_path, head + "device laptop pin 3333 former 9999 => failed\ndevice laptop pin 3333 former 2222\nlaptop sign uv required => ok uv=1\n")
+    result = scenario(path)
+    assert result.returncode == 0, result.stderr
+    assert "at 0s     device laptop pin 3333 former 9999 => failed" in result.stdout
+
+
+def test_scenario_from_a_closed_stdin_is_bad_input(tmp_path):
+    """A closed stdin is reopened on /dev/null (so that no vault file takes descriptor 0): read as
+    the scenario it was an empty one that passed."""
+    tmpdir, env = tmpdir_env(tmp_path)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")} | env
+    result = subprocess.run([BIN, "scenario", "run", "-"], env=environment, capture_output=True, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 65, result.stdout + result.stderr
+    assert result.stderr == "authctl: error: badInput: -: stdin is closed\n" and result.stdout == ""
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_json_report_error_is_null_for_a_holds_list(tmp_path):
+    """`holds` comes to the labels it lists, not to `ok`: its `error` is null as well."""
+    report = json.loads(scenario(write(tmp_path, "device add phone\nphone register user a\nphone holds => a\n"), "--json").stdout)
+    held = report["steps"][-1]
+    assert held["outcome"] == "a" and "error" in held and held["error"] is None

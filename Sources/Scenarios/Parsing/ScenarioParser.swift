@@ -17,7 +17,9 @@ struct ScenarioParser {
     func parse(_ text: String) throws(ScenarioError) -> [ScenarioLine] {
         var lines = [ScenarioLine]()
         var budget = textLimit
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // A line ends at "\n" or at "\r\n", which a String holds as one Character: a file saved with
+        // Windows line ends is the same scenario, line for line.
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let number = index + 1
             let expanded = try substitute(raw, line: number, budget: &budget)
             let tokens: [Token]
@@ -107,7 +109,8 @@ struct ScenarioParser {
                 if absent { key.removeLast() }
                 guard !key.isEmpty else { throw fail(number, token, "a check is key=value, or key!=value") }
                 // A misspelt fact would never be there: `key!=value` would always hold.
-                guard Self.facts.contains(key) || key.hasPrefix("json.") || Outcome.isTimed(key) else {
+                // `json.` names no member, `.uploads` no device.
+                guard Self.facts.contains(key) || (key.hasPrefix("json.") && key.count > 5) || (Outcome.isTimed(key) && !key.hasPrefix(".")) else {
                     throw fail(number, token, "no step reports '\(key)': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads")
                 }
                 checks.append(Expectation.Check(key: key, value: value, column: token.column, absent: absent))
@@ -118,6 +121,12 @@ struct ScenarioParser {
             } else {
                 throw fail(number, token, "after the outcome, only key=value checks")
             }
+        }
+        // `KEY!=` with nothing after it, or an empty item (`a,,b`), names nothing that could be
+        // there: the check would always hold.
+        for check in checks where check.absent && check.value.split(separator: ",", omittingEmptySubsequences: false).contains("") {
+            throw ScenarioError(file: file, line: number, column: check.column,
+                                "'\(check.key)!=\(check.value)' has an empty item: an absence check names what must not be there")
         }
         return Expectation(outcome: outcome, checks: checks)
     }
@@ -405,7 +414,10 @@ struct ScenarioParser {
                     c.action = action
                 case "pin": c.pin = v
                 case "fault": c.fault = v
-                case "via": c.via = v
+                case "via":
+                    // Hybrid is another device's authenticator; NAME's own is asked without it.
+                    guard v != device else { throw fail(number, t[i + 1], "via names another device: \(device) cannot reach itself over hybrid") }
+                    c.via = v
                 case "timeout":
                     guard let ms = DelayRange.milliseconds(v) else { throw fail(number, t[i + 1], "timeout is a duration") }
                     c.timeout = Int(ms)

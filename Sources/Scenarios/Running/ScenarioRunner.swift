@@ -82,20 +82,9 @@ public final class ScenarioRunner {
     /// The largest scenario file read: far beyond any written by hand or generated for a test.
     public static let fileLimit = 4 << 20
 
-    /// Reads and runs the scenario at `path`.
+    /// Reads and runs the scenario at `path` (`-`: standard input).
     public static func run(file path: String, options: Options = Options()) throws(ScenarioError) -> ScenarioReport {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        guard let attributes, attributes[.type] as? FileAttributeType == .typeRegular else {
-            throw ScenarioError(file: path, line: 0, attributes == nil ? "cannot read the scenario" : "the scenario is not a regular file")
-        }
-        guard (attributes[.size] as? Int ?? 0) <= fileLimit else {
-            throw ScenarioError(file: path, line: 0, "the scenario is larger than \(fileLimit >> 20) MiB")
-        }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= fileLimit,
-              let text = String(data: data, encoding: .utf8), !text.contains("\0")
-        else {
-            throw ScenarioError(file: path, line: 0, "cannot read the scenario, or it is not UTF-8 text")
-        }
+        let text = try ScenarioFile.text(path, limit: fileLimit)
         let lines = try ScenarioParser(file: path, environment: options.environment).parse(text)
         return try ScenarioRunner(file: path, options: options).run(lines)
     }
@@ -120,6 +109,7 @@ public final class ScenarioRunner {
             var outcome = try perform(step, line: line)
             // The same file gives the same report: the temporary vault's path is not part of it.
             outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
+            try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
             watchSync(into: &report)
@@ -138,6 +128,19 @@ public final class ScenarioRunner {
     }
 
     // MARK: - Judging
+
+    /// `NAME.uploads` and `NAME.downloads` name a device of the account: a misspelt one is never
+    /// reported, so `laptpo.uploads!=alice` would always hold.
+    private func requireDevices(named expectation: Expectation?, line: ScenarioLine) throws(ScenarioError) {
+        for check in expectation?.checks ?? [] where Outcome.isTimed(check.key) {
+            guard let dot = check.key.lastIndex(of: ".") else { continue }
+            let name = String(check.key[..<dot])
+            guard account?.deviceNames.contains(name) == true else {
+                throw ScenarioError(file: file, line: line.number, column: check.column,
+                                    "no device named '\(name)': \(check.key) names a device of the account")
+            }
+        }
+    }
 
     /// The failures of `outcome` against what the line expects. Without an expectation, any error
     /// is a failure (a scenario says when it expects one).
@@ -377,7 +380,8 @@ public final class ScenarioRunner {
             case .online: try account.setOnline(true, device: name)
             case .reset:
                 try account.resetDevice(name)
-                formerPins[name] = pins[name]
+                // A second reset before a new PIN keeps the former one, as the device does.
+                if let pin = pins[name] { formerPins[name] = pin }
                 pins[name] = nil
             case .remove:
                 try account.removeDevice(name)
@@ -410,8 +414,13 @@ public final class ScenarioRunner {
         case nil:
             return JSONText.bytes(build())
         case .file(let name):
-            // At most what `--options FILE` reads, never more held in memory.
-            do { return try OptionsReader.read(path: path(relativeToScenario: name), name: "options file \(name)") } catch {
+            // At most what `--options FILE` reads, never more held in memory; opened without
+            // waiting, so that a FIFO no program writes to reads as empty instead of hanging the
+            // run (what a writer has put in it is read, as at the command line).
+            let fd = open(path(relativeToScenario: name), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            guard fd >= 0 else { throw fail(line, "cannot read options file \(name): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            do { return try OptionsReader.readAll(fd, name: "options file \(name)") } catch {
                 throw fail(line, error.message)
             }
         case .reply(let path):
@@ -426,11 +435,12 @@ public final class ScenarioRunner {
     }
 
     /// A path a scenario names, relative to the scenario file's folder (the current directory
-    /// for `rel.scn`, which has none in its name); an absolute one as it is.
+    /// for `rel.scn`, which has none in its name, and for `-`); an absolute one as it is. Cut at
+    /// the last "/" by hand: Foundation's `deletingLastPathComponent` traps on a one-character
+    /// name (`scenario run a`).
     func path(relativeToScenario name: String) -> String {
-        guard !name.hasPrefix("/") else { return name }
-        let folder = (file as NSString).deletingLastPathComponent
-        return folder.isEmpty ? name : folder + "/" + name
+        guard !name.hasPrefix("/"), let slash = file.lastIndex(of: "/") else { return name }
+        return String(file[...slash]) + name
     }
 
     /// The caller's context a ceremony line asks for: the scenario's origin, and its mediation,
@@ -528,11 +538,21 @@ public final class ScenarioRunner {
 
     // MARK: - HTTP
 
+    /// The most a request's body may be once `$response` is replaced: as much as a reply may be.
+    static let bodyLimit = HTTPClient.replyLimit
+
     private func send(_ method: String, _ url: String, _ body: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         var payload: [UInt8]? = nil
         if var text = body {
             if text.contains("$response") {
                 guard let response = lastResponse else { throw fail(line, "'$response' needs a register or sign step before it") }
+                // Measured before it is copied: a body of many `$response`s (a 1 MiB body holds
+                // over 100,000) would otherwise grow to gigabytes in memory.
+                let copies = text.utf8.count - text.replacingOccurrences("$response", "").utf8.count
+                let size = text.utf8.count + copies / "$response".utf8.count * (response.utf8.count - "$response".utf8.count)
+                guard size <= Self.bodyLimit else {
+                    throw fail(line, "with $response replaced, the body would be larger than \(Self.bodyLimit >> 20) MiB")
+                }
                 text = text.replacingOccurrences("$response", response)
             }
             guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil else {

@@ -1,3 +1,4 @@
+import Glibc
 import Scenarios
 import VirtualAuthenticator
 
@@ -23,6 +24,8 @@ enum ScenarioRunCommand {
         var options = ScenarioRunner.Options()
         options.keepGoing = args.flag(keepGoing)
         let file = args.argument(0) ?? ""
+        // A closed stdin was reopened on /dev/null: read, it would be an empty scenario that passes.
+        if file == "-", Output.closedAtStart.contains(STDIN_FILENO) { throw CLIError(.badInput, "-: stdin is closed") }
         do { options.workspace = try ScenarioRunner.makeWorkspace(file: file) } catch { throw CLIError(.badInput, error.description) }
         let workspace = options.workspace!
         defer { ScenarioRunner.removeWorkspace(workspace) }
