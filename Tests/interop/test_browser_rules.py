@@ -4,12 +4,13 @@ allow list's transports, excludeCredentials and credProtect, unsupported algorit
 and uiMode, prf's evalByCredential, and the options Chromium accepts with a warning."""
 import copy
 import json
+import subprocess
 
 import pytest
 from webauthn import verify_authentication_response, verify_registration_response
 from webauthn.helpers import parse_authenticator_data
 
-from conftest import b64url, unb64url
+from conftest import BIN, b64url, unb64url
 
 ORIGIN, RP_ID = "https://example.com", "example.com"
 CREATE = {
@@ -240,6 +241,25 @@ def test_non_zero_trailing_bits_are_read_as_the_canonical_bytes(authctl):
     assert b64url(b"\x00") == "AA"
 
 
+@pytest.mark.parametrize("extra", [[], ["--fault", "wrong-challenge"]])
+def test_a_response_that_cannot_be_written_is_one_error_object_without_warnings(authctl, extra):
+    # The ceremony warned (an empty challenge, a trailing-bits user.id), then stdout is full: stderr
+    # holds the ioError alone, one JSON object, as for every failure; the notes of a success are not
+    # written for a response nobody got.
+    options = json.dumps(creation(challenge="", user="AB"))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([BIN, "--json", "register", "--origin", ORIGIN, "--options", "-", *extra], input=options,
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=authctl.env, timeout=60)
+    assert proc.returncode == 74, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "warning" not in proc.stderr and "fault injected" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stderr)["error"] == "ioError"
+    # Written, the same response carries its warnings (and a fault its note) once each, after it.
+    result = register(authctl, json.loads(options) | {"user": {"id": "AB", "name": "bob", "displayName": "B"}}, *extra)
+    assert result.code == 0 and result.stdout.count("\n") == 1, result.stderr
+    warned = sorted(line.split(":")[2] for line in result.stderr.splitlines() if "warning" in line)
+    assert warned == [" options.challenge is empty", " options.user.id"], result.stderr
+
+
 def test_a_scenario_refuses_mediation_immediate(authctl, tmp_path):
     scenario = tmp_path / "immediate.scn"
     scenario.write_text("device add phone pin 1111\nphone sign mediation immediate => notHandled\n")
@@ -249,7 +269,7 @@ def test_a_scenario_refuses_mediation_immediate(authctl, tmp_path):
 
 def test_a_scenario_step_reports_what_the_browser_accepted_with_a_warning(authctl, tmp_path):
     scenario = tmp_path / "warned.scn"
-    scenario.write_text('device add phone pin 1111\nphone register user alice options {"rp": {"name": "RP"}, '
+    scenario.write_text('device add phone pin 1111\nphone register options {"rp": {"name": "RP"}, '
                         '"user": {"id": "YQ", "name": "alice", "displayName": "A"}, "challenge": "", '
                         '"pubKeyCredParams": [{"type": "public-key", "alg": -7}]} => ok\n')
     report = authctl.run("--json", "scenario", "run", str(scenario)).json
