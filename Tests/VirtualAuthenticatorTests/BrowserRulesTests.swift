@@ -284,6 +284,22 @@ import Testing
         expectAuthenticatorError(.notHandled) { try harness.sign(caller: inactive) }
     }
 
+    @Test func immediateUIModeNeverAnswersOverHybridButAfterTheOptionsChecks() throws {
+        // An authenticator reached over hybrid (a phone for a laptop's browser) has no passkey for
+        // immediate sign-in to offer; the options' own refusals come first, as in the browser.
+        let phone = Harness(configuration: AuthenticatorConfiguration(attachment: .crossPlatform))
+        _ = try phone.register()
+        let immediate = CallerContext(origin: Self.origin, uiMode: .immediate)
+        expectAuthenticatorError(.notHandled) { try phone.sign(caller: immediate) }
+        expectAuthenticatorError(.securityError) { try phone.sign(caller: immediate) { $0["rpId"] = "evil.example" } }
+        expectAuthenticatorError(.notSupported) { try phone.sign(caller: immediate) { $0["extensions"] = ["credProps": true] } }
+        #expect(phone.user.prompts.count == 1)  // the registration's: no sign-in asked the user
+        // A security key's profile is cross-platform but local to the browser: it signs.
+        let key = Harness(configuration: AuthenticatorConfiguration(profile: try #require(AuthenticatorProfile.named("security-key"))))
+        let id = try key.register().result.credential.id
+        #expect(try key.sign(caller: immediate).result.credential.id == id)
+    }
+
     @Test func ambientSignInIsConditional() throws {
         let harness = Harness()
         let ambient = CallerContext(origin: Self.origin, mediation: .conditional, uiMode: .passive)

@@ -187,6 +187,25 @@ def test_immediate_is_a_ui_mode_not_a_mediation(authctl):
             "notHandled", 13, "NotAllowedError")
 
 
+@pytest.mark.parametrize("options, name, code, dom", [
+    ({"challenge": 5, "hints": "client-device"}, "badInput", 65, "TypeError"),
+    ({"challenge": "a+b"}, "encodingError", 27, "EncodingError"),
+    ({"challenge": "AAAA", "rpId": "evil.example"}, "securityError", 16, "SecurityError"),
+    ({"challenge": "AAAA", "extensions": {"credProps": True}}, "notSupported", 17, "NotSupportedError"),
+])
+def test_immediate_over_hybrid_is_refused_after_what_the_browser_refuses_first(authctl, options, name, code, dom):
+    # The options are the browser's to refuse before any authenticator is looked at, over hybrid
+    # or not; only options it accepts meet "immediate sign-in is never cross-device".
+    assert authctl.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": "5678"}).code == 0
+    register(authctl, creation()).json
+    hybrid = ("--device", "laptop", "--via", "default", "--ui-mode", "immediate")
+    refused(sign(authctl, options, *hybrid), name, code, dom)
+    refused(sign(authctl, options, "--ui-mode", "immediate"), name, code, dom)
+    refused(sign(authctl, request(), *hybrid, "--mediation", "conditional"), "notSupported", 17, "NotSupportedError")
+    assert authctl.run("device", "unsupported", "default", "on").code == 0
+    refused(sign(authctl, request(), *hybrid), "passkeysNotSupported", 28, "NotSupportedError")
+
+
 def test_ambient_sign_in_is_conditional_with_passive_ui(authctl):
     ambient = ("--mediation", "conditional", "--ui-mode", "passive")
     refused(sign(authctl, request(), *ambient, "--instant-timeout"), "timedOut", 19, "NotAllowedError")
