@@ -260,6 +260,16 @@ def test_non_zero_trailing_bits_are_read_as_the_canonical_bytes(authctl):
     assert b64url(b"\x00") == "AA"
 
 
+def test_strict_refusals_of_decoded_bytes_come_after_an_encoding_error(authctl):
+    # An empty challenge is refused by --strict once the options have decoded, as an over-long
+    # user.id is: a base64url member that does not decode is the browser's EncodingError first.
+    refused(register(authctl, creation(challenge="", user="AB"), "--strict"), "encodingError", 27, "EncodingError")
+    refused(register(authctl, creation(challenge="", user="a+b"), "--strict"), "encodingError", 27, "EncodingError")
+    refused(register(authctl, creation(challenge="a+b", user=b64url(bytes(65)))), "encodingError", 27, "EncodingError")
+    refused(register(authctl, creation(challenge="", hints="client-device"), "--strict"), "badInput", 65, "TypeError")
+    assert authctl.listing() == []
+
+
 @pytest.mark.parametrize("extra", [[], ["--fault", "wrong-challenge"]])
 def test_a_response_that_cannot_be_written_is_one_error_object_without_warnings(authctl, extra):
     # The ceremony warned (an empty challenge, a trailing-bits user.id), then stdout is full: stderr
