@@ -106,6 +106,20 @@ import Testing
         #expect(try harness.sign().clientExtensionResults.appid == nil)
     }
 
+    @Test(arguments: ["x", "null", "https://", "https://exa mple.com/", "https://h:99999", "https://h:123456789012345678901", "1http://x", "http://a%zz"])
+    func anAppidThatIsNoURLIsASyntaxError(appid: String) throws {
+        let harness = Harness()
+        _ = try harness.register()
+        expectAuthenticatorError(.syntaxError) { try harness.sign { $0["extensions"] = ["appid": appid, "credProps": true] } }
+        #expect(harness.user.prompts.count == 1)  // the registration's only
+    }
+
+    @Test(arguments: ["", "https://example.com/a", "https:example.com", " https://example.com\t ", "https://[::1]:443/x",
+                      "https://u:p@h:0000443/", "http://a%41", "foo:bar", "file:///x"])
+    func anAppidThatParsesAsAURLIsAccepted(appid: String) {
+        #expect(appid.isEmpty || AppIDSyntax.isValidURL(appid))
+    }
+
     // MARK: 5: allowCredentials transports
 
     @Test(arguments: [["usb", "nfc"], ["hybrid"], ["ble"], ["cable"], ["smart-card"], ["smart-card", "carrier-pigeon"]])

@@ -93,6 +93,22 @@ def test_appid_in_a_sign_in_is_answered_false(authctl):
     assert response["clientExtensionResults"] == {"appid": False}
 
 
+@pytest.mark.parametrize("appid", ["x", "null", "https://", "https://exa mple.com/", "https://h:99999", "1http://x", "http://a%zz"])
+def test_an_appid_that_is_no_url_is_a_syntax_error(authctl, appid):
+    # Chromium's "neither empty/null nor a valid URL", before credProps' NotSupportedError.
+    register(authctl, creation()).json
+    error = refused(sign(authctl, request(extensions={"appid": appid})), "syntaxError", 29, "SyntaxError")
+    assert "appid" in error["message"]
+    refused(sign(authctl, request(extensions={"appid": appid, "credProps": True})), "syntaxError", 29, "SyntaxError")
+
+
+@pytest.mark.parametrize("appid", ["", "https://example.com/appid.json", "https:example.com", " https://example.com ",
+                                   "https://[::1]:443/x", "http://a%41", "foo:bar", "file:///x"])
+def test_an_appid_that_parses_as_a_url_is_answered_false(authctl, appid):
+    register(authctl, creation()).json
+    assert sign(authctl, request(extensions={"appid": appid})).json["clientExtensionResults"] == {"appid": False}
+
+
 # 5. allowCredentials transports
 
 @pytest.mark.parametrize("transports", [["usb", "nfc"], ["hybrid"], ["ble"], ["smart-card"], ["cable"]])
