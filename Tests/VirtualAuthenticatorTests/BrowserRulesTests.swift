@@ -106,6 +106,20 @@ import Testing
         #expect(try harness.sign().clientExtensionResults.appid == nil)
     }
 
+    @Test(arguments: ["x", "null", "https://", "https://exa mple.com/", "https://h:99999", "https://h:123456789012345678901", "1http://x", "http://a%zz"])
+    func anAppidThatIsNoURLIsASyntaxError(appid: String) throws {
+        let harness = Harness()
+        _ = try harness.register()
+        expectAuthenticatorError(.syntaxError) { try harness.sign { $0["extensions"] = ["appid": appid, "credProps": true] } }
+        #expect(harness.user.prompts.count == 1)  // the registration's only
+    }
+
+    @Test(arguments: ["", "https://example.com/a", "https:example.com", " https://example.com\t ", "https://[::1]:443/x",
+                      "https://u:p@h:0000443/", "http://a%41", "foo:bar", "file:///x"])
+    func anAppidThatParsesAsAURLIsAccepted(appid: String) {
+        #expect(appid.isEmpty || AppIDSyntax.isValidURL(appid))
+    }
+
     // MARK: 5: allowCredentials transports
 
     @Test(arguments: [["usb", "nfc"], ["hybrid"], ["ble"], ["cable"], ["smart-card"], ["smart-card", "carrier-pigeon"]])
@@ -282,6 +296,22 @@ import Testing
         var inactive = immediate
         inactive.userActivation = false
         expectAuthenticatorError(.notHandled) { try harness.sign(caller: inactive) }
+    }
+
+    @Test func immediateUIModeNeverAnswersOverHybridButAfterTheOptionsChecks() throws {
+        // An authenticator reached over hybrid (a phone for a laptop's browser) has no passkey for
+        // immediate sign-in to offer; the options' own refusals come first, as in the browser.
+        let phone = Harness(configuration: AuthenticatorConfiguration(attachment: .crossPlatform))
+        _ = try phone.register()
+        let immediate = CallerContext(origin: Self.origin, uiMode: .immediate)
+        expectAuthenticatorError(.notHandled) { try phone.sign(caller: immediate) }
+        expectAuthenticatorError(.securityError) { try phone.sign(caller: immediate) { $0["rpId"] = "evil.example" } }
+        expectAuthenticatorError(.notSupported) { try phone.sign(caller: immediate) { $0["extensions"] = ["credProps": true] } }
+        #expect(phone.user.prompts.count == 1)  // the registration's: no sign-in asked the user
+        // A security key's profile is cross-platform but local to the browser: it signs.
+        let key = Harness(configuration: AuthenticatorConfiguration(profile: try #require(AuthenticatorProfile.named("security-key"))))
+        let id = try key.register().result.credential.id
+        #expect(try key.sign(caller: immediate).result.credential.id == id)
     }
 
     @Test func ambientSignInIsConditional() throws {

@@ -4,12 +4,13 @@ allow list's transports, excludeCredentials and credProtect, unsupported algorit
 and uiMode, prf's evalByCredential, and the options Chromium accepts with a warning."""
 import copy
 import json
+import subprocess
 
 import pytest
 from webauthn import verify_authentication_response, verify_registration_response
 from webauthn.helpers import parse_authenticator_data
 
-from conftest import b64url, unb64url
+from conftest import BIN, b64url, unb64url
 
 ORIGIN, RP_ID = "https://example.com", "example.com"
 CREATE = {
@@ -90,6 +91,22 @@ def test_appid_in_a_sign_in_is_answered_false(authctl):
     register(authctl, creation()).json
     response = sign(authctl, request(extensions={"appid": "https://example.com/appid.json"})).json
     assert response["clientExtensionResults"] == {"appid": False}
+
+
+@pytest.mark.parametrize("appid", ["x", "null", "https://", "https://exa mple.com/", "https://h:99999", "1http://x", "http://a%zz"])
+def test_an_appid_that_is_no_url_is_a_syntax_error(authctl, appid):
+    # Chromium's "neither empty/null nor a valid URL", before credProps' NotSupportedError.
+    register(authctl, creation()).json
+    error = refused(sign(authctl, request(extensions={"appid": appid})), "syntaxError", 29, "SyntaxError")
+    assert "appid" in error["message"]
+    refused(sign(authctl, request(extensions={"appid": appid, "credProps": True})), "syntaxError", 29, "SyntaxError")
+
+
+@pytest.mark.parametrize("appid", ["", "https://example.com/appid.json", "https:example.com", " https://example.com ",
+                                   "https://[::1]:443/x", "http://a%41", "foo:bar", "file:///x"])
+def test_an_appid_that_parses_as_a_url_is_answered_false(authctl, appid):
+    register(authctl, creation()).json
+    assert sign(authctl, request(extensions={"appid": appid})).json["clientExtensionResults"] == {"appid": False}
 
 
 # 5. allowCredentials transports
@@ -186,6 +203,25 @@ def test_immediate_is_a_ui_mode_not_a_mediation(authctl):
             "notHandled", 13, "NotAllowedError")
 
 
+@pytest.mark.parametrize("options, name, code, dom", [
+    ({"challenge": 5, "hints": "client-device"}, "badInput", 65, "TypeError"),
+    ({"challenge": "a+b"}, "encodingError", 27, "EncodingError"),
+    ({"challenge": "AAAA", "rpId": "evil.example"}, "securityError", 16, "SecurityError"),
+    ({"challenge": "AAAA", "extensions": {"credProps": True}}, "notSupported", 17, "NotSupportedError"),
+])
+def test_immediate_over_hybrid_is_refused_after_what_the_browser_refuses_first(authctl, options, name, code, dom):
+    # The options are the browser's to refuse before any authenticator is looked at, over hybrid
+    # or not; only options it accepts meet "immediate sign-in is never cross-device".
+    assert authctl.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": "5678"}).code == 0
+    register(authctl, creation()).json
+    hybrid = ("--device", "laptop", "--via", "default", "--ui-mode", "immediate")
+    refused(sign(authctl, options, *hybrid), name, code, dom)
+    refused(sign(authctl, options, "--ui-mode", "immediate"), name, code, dom)
+    refused(sign(authctl, request(), *hybrid, "--mediation", "conditional"), "notSupported", 17, "NotSupportedError")
+    assert authctl.run("device", "unsupported", "default", "on").code == 0
+    refused(sign(authctl, request(), *hybrid), "passkeysNotSupported", 28, "NotSupportedError")
+
+
 def test_ambient_sign_in_is_conditional_with_passive_ui(authctl):
     ambient = ("--mediation", "conditional", "--ui-mode", "passive")
     refused(sign(authctl, request(), *ambient, "--instant-timeout"), "timedOut", 19, "NotAllowedError")
@@ -238,6 +274,35 @@ def test_non_zero_trailing_bits_are_read_as_the_canonical_bytes(authctl):
     refused(register(authctl, creation(challenge="AB", user="b3RoZXI"), "--strict"), "encodingError", 27, "EncodingError")
     refused(sign(authctl, request(challenge="AB"), "--strict"), "encodingError", 27, "EncodingError")
     assert b64url(b"\x00") == "AA"
+
+
+def test_strict_refusals_of_decoded_bytes_come_after_an_encoding_error(authctl):
+    # An empty challenge is refused by --strict once the options have decoded, as an over-long
+    # user.id is: a base64url member that does not decode is the browser's EncodingError first.
+    refused(register(authctl, creation(challenge="", user="AB"), "--strict"), "encodingError", 27, "EncodingError")
+    refused(register(authctl, creation(challenge="", user="a+b"), "--strict"), "encodingError", 27, "EncodingError")
+    refused(register(authctl, creation(challenge="a+b", user=b64url(bytes(65)))), "encodingError", 27, "EncodingError")
+    refused(register(authctl, creation(challenge="", hints="client-device"), "--strict"), "badInput", 65, "TypeError")
+    assert authctl.listing() == []
+
+
+@pytest.mark.parametrize("extra", [[], ["--fault", "wrong-challenge"]])
+def test_a_response_that_cannot_be_written_is_one_error_object_without_warnings(authctl, extra):
+    # The ceremony warned (an empty challenge, a trailing-bits user.id), then stdout is full: stderr
+    # holds the ioError alone, one JSON object, as for every failure; the notes of a success are not
+    # written for a response nobody got.
+    options = json.dumps(creation(challenge="", user="AB"))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([BIN, "--json", "register", "--origin", ORIGIN, "--options", "-", *extra], input=options,
+                              stdout=full, stderr=subprocess.PIPE, text=True, env=authctl.env, timeout=60)
+    assert proc.returncode == 74, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "warning" not in proc.stderr and "fault injected" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stderr)["error"] == "ioError"
+    # Written, the same response carries its warnings (and a fault its note) once each, after it.
+    result = register(authctl, json.loads(options) | {"user": {"id": "AB", "name": "bob", "displayName": "B"}}, *extra)
+    assert result.code == 0 and result.stdout.count("\n") == 1, result.stderr
+    warned = sorted(line.split(":")[2] for line in result.stderr.splitlines() if "warning" in line)
+    assert warned == [" options.challenge is empty", " options.user.id"], result.stderr
 
 
 def test_a_scenario_refuses_mediation_immediate(authctl, tmp_path):

@@ -120,9 +120,6 @@ public final class Device {
     public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                      fault: Fault? = nil, attachment: AuthenticatorAttachment? = nil,
                      caller: CallerContext? = nil) throws(DeviceError) -> AuthenticationResponse {
-        if attachment == .crossPlatform && caller?.uiMode == .immediate {
-            throw DeviceError(.authenticator(.notHandled), "immediate sign-in (uiMode immediate) never signs across devices (hybrid)")
-        }
         let device = try record()
         try Self.requireSupport(device)
         let (profile, aaguid) = try account.profile(of: device)

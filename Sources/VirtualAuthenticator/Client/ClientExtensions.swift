@@ -52,6 +52,10 @@ extension WebAuthnClient {
     /// A sign-in's authenticator extension inputs.
     static func assertionExtensions(_ inputs: RequestExtensionInputs, allowCredentials: [[UInt8]]) throws(AuthenticatorError) -> GetAssertionExtensions {
         var extensions = GetAssertionExtensions()
+        // appid (§10.1.1): Chromium refuses a value that is not empty and not a URL, before credProps.
+        if let appid = inputs.appid, !appid.isEmpty, !AppIDSyntax.isValidURL(appid) {
+            throw AuthenticatorError(.syntaxError, "extensions.appid '\(appid.prefix(64))' is neither empty nor a valid URL (SyntaxError)")
+        }
         // credProps belongs to a registration (Chromium: "only valid when creating a credential").
         if inputs.credProps {
             throw AuthenticatorError(.notSupported, "extensions.credProps is only valid when creating a credential (NotSupportedError)")

@@ -101,6 +101,12 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
         }
         let extensions = try Self.assertionExtensions(options.extensions, allowCredentials: options.allowCredentials)
+        // Immediate sign-in offers local passkeys only, never the cross-device flow: over hybrid
+        // there is none to offer. Checked here, after what the options and the caller make the
+        // browser refuse (TypeError, EncodingError, SecurityError, NotSupportedError) first.
+        if caller.uiMode == .immediate && overHybrid {
+            throw AuthenticatorError(.notHandled, "immediate sign-in (uiMode immediate) never signs across devices (hybrid)")
+        }
         // An allow list whose transports do not reach this authenticator: the browser does not ask
         // it and waits for another one (a security key, the cross-device flow) until the timeout.
         if !reaches(options.allowTransports) {
@@ -155,9 +161,16 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     /// How the client reaches this authenticator: `internal` for a platform authenticator,
     /// `hybrid` for another device answering over hybrid (`--via`), a security key's own
     /// transports (`usb`, `nfc`).
+    /// Whether this authenticator answers for another device over hybrid (``AuthenticatorConfiguration``
+    /// given the attachment `cross-platform`), as a phone answers a laptop's sign-in.
+    var overHybrid: Bool {
+        let configuration = authenticator.configuration
+        return !configuration.attachmentFollowsCredential && configuration.attachment == .crossPlatform
+    }
+
     var reachedTransports: Set<String> {
         let configuration = authenticator.configuration
-        if !configuration.attachmentFollowsCredential && configuration.attachment == .crossPlatform { return ["hybrid"] }
+        if overHybrid { return ["hybrid"] }
         return configuration.profile.attachment == .platform ? ["internal"] : Set(configuration.profile.transports)
     }
 

@@ -124,11 +124,6 @@ enum CeremonyOptions {
         }
         let response: any Encodable
         do { response = try ceremony(device, json, context, person, chosen) } catch { throw CLIError(error) }
-        if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
-        // What the browser accepts but the RP should fix (without --strict): one line each.
-        for warning in (response as? RegistrationResponse)?.warnings ?? (response as? AuthenticationResponse)?.warnings ?? [] {
-            Output.diagnostic("authctl: warning: \(warning)")
-        }
         do {
             // A ceremony's response writes its own JSON (the same bytes, without the encoder).
             let text = (response as? RegistrationResponse)?.json ?? (response as? AuthenticationResponse)?.json ?? JSONOutput.string(response)
@@ -137,6 +132,13 @@ enum CeremonyOptions {
             // The vault change is durable by now (it had to be, before the response could exist).
             throw CLIError(.ioError, "\(error.message); the vault keeps what this ceremony did "
                 + "(a registration's passkey is stored; a sign-in's counter, if the passkey counts, has advanced)")
+        }
+        // Only once the response is out: a failure to print it is one error line (one JSON object
+        // with --json) on stderr, as every failure is, without notes of a success before it.
+        if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
+        // What the browser accepts but the RP should fix (without --strict): one line each.
+        for warning in (response as? RegistrationResponse)?.warnings ?? (response as? AuthenticationResponse)?.warnings ?? [] {
+            Output.diagnostic("authctl: warning: \(warning)")
         }
     }
 
