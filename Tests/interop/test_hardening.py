@@ -251,13 +251,42 @@ def test_an_empty_passphrase_is_refused_by_init_as_by_passwd(tmp_path, authctl):
 
 
 def test_without_home_the_vault_is_not_in_the_current_directory(tmp_path, authctl):
+    """Relative HOME and XDG_DATA_HOME are ignored (they would name the current directory); the
+    home comes from the user database then. The test's own HOME and user stand in for the real
+    ones, so what the machine's real home holds changes nothing."""
     env = {k: v for k, v in authctl.env.items() if k not in ("AUTHCTL_VAULT", "HOME", "XDG_DATA_HOME")}
-    result = subprocess.run([BIN, "list"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=30)
-    expected = pwd.getpwuid(os.geteuid()).pw_dir + "/.local/share/authctl"
-    assert result.returncode in (22, 0), result.stderr
-    if result.returncode == 22:
+    home = tmp_path / "home"
+    home.mkdir()
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    for given in ({"HOME": str(home)}, {"HOME": str(home), "XDG_DATA_HOME": "data"}):
+        result = subprocess.run([BIN, "list"], env=dict(env, **given), cwd=cwd, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 22, result.stderr
+        assert f"no vault at {home}/.local/share/authctl" in result.stderr, result.stderr
+    xdg = tmp_path / "xdg"
+    result = subprocess.run([BIN, "list"], env=dict(env, HOME="home", XDG_DATA_HOME=str(xdg)), cwd=cwd,
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 22 and f"no vault at {xdg}/authctl" in result.stderr, result.stderr
+    assert list(cwd.iterdir()) == [] and list(home.iterdir()) == []
+
+
+@ROOT_ONLY
+def test_without_any_home_in_the_environment_the_user_database_names_it(tmp_path, authctl):
+    """No usable HOME (absent or relative): `nobody`'s home from the user database, not the
+    current directory (a user of the test's choosing, so the real user's home plays no part)."""
+    env = {k: v for k, v in authctl.env.items() if k not in ("AUTHCTL_VAULT", "HOME", "XDG_DATA_HOME")}
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(mode=0o777)
+    os.chmod(cwd, 0o777)
+    as_nobody = ["setpriv", f"--reuid={nobody().pw_uid}", f"--regid={nobody().pw_gid}", "--clear-groups", BIN]
+    expected = nobody().pw_dir + "/.local/share/authctl"
+    assert not os.path.exists(expected)
+    for given in ({}, {"HOME": "home", "XDG_DATA_HOME": "data"}):
+        result = subprocess.run(as_nobody + ["list"], env=dict(env, **given), cwd=cwd, capture_output=True, text=True,
+                                timeout=30)
+        assert result.returncode == 22, result.stderr
         assert f"no vault at {expected}" in result.stderr, result.stderr
-    assert not (tmp_path / ".local").exists()
+    assert list(cwd.iterdir()) == []
 
 
 # 8. Another user's directory, a world-writable one, and a planted symlink.
