@@ -25,6 +25,18 @@ def unb64url(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def own_environment(scratch: pathlib.Path) -> dict:
+    """The test process's environment without AUTHCTL_* settings and with a home, XDG data
+    directory and TMPDIR of the test's own under `scratch`: nothing the machine's real home or
+    /tmp holds plays a part, and nothing is left there."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_") and not k.startswith("XDG_")}
+    home, tmp = scratch / "home", scratch / "tmp"
+    home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    env.update(HOME=str(home), TMPDIR=str(tmp))
+    return env
+
+
 class Result:
     def __init__(self, proc):
         self.code = proc.returncode
@@ -42,7 +54,7 @@ class Authctl:
 
     def __init__(self, vault: pathlib.Path):
         self.vault = vault
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+        self.env = own_environment(vault.parent)
         self.env.update(AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN=PIN, AUTHCTL_VAULT=str(vault))
 
     def run(self, *args, stdin: str | None = None, env: dict | None = None) -> Result:

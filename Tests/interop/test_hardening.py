@@ -256,7 +256,7 @@ def test_without_home_the_vault_is_not_in_the_current_directory(tmp_path, authct
     home comes from the user database then. The test's own HOME and user stand in for the real
     ones, so what the machine's real home holds changes nothing."""
     env = {k: v for k, v in authctl.env.items() if k not in ("AUTHCTL_VAULT", "HOME", "XDG_DATA_HOME")}
-    home = tmp_path / "home"
+    home = tmp_path / "given-home"
     home.mkdir()
     cwd = tmp_path / "cwd"
     cwd.mkdir()
