@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 
 import pytest
 
@@ -22,6 +23,18 @@ def b64url(data: bytes) -> str:
 
 def unb64url(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def own_environment(scratch: pathlib.Path) -> dict:
+    """The test process's environment without AUTHCTL_* settings and with a home, XDG data
+    directory and TMPDIR of the test's own under `scratch`: nothing the machine's real home or
+    /tmp holds plays a part, and nothing is left there."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_") and not k.startswith("XDG_")}
+    home, tmp = scratch / "home", scratch / "tmp"
+    home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    env.update(HOME=str(home), TMPDIR=str(tmp))
+    return env
 
 
 class Result:
@@ -41,7 +54,7 @@ class Authctl:
 
     def __init__(self, vault: pathlib.Path):
         self.vault = vault
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+        self.env = own_environment(vault.parent)
         self.env.update(AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN=PIN, AUTHCTL_VAULT=str(vault))
 
     def run(self, *args, stdin: str | None = None, env: dict | None = None) -> Result:
@@ -96,3 +109,36 @@ def tamper(response: dict, field: str, index: int = -1) -> dict:
     raw[index] ^= 0x01
     copy["response"][field] = b64url(bytes(raw))
     return copy
+
+
+def wait_until(condition, what: str, timeout: float = 60.0, poll: float = 0.02):
+    """Waits for condition() to be true, checking every `poll` seconds, up to a generous deadline
+    (a loaded machine is slow, not wrong); fails naming `what` when the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
+        time.sleep(poll)
+
+
+def holds_writer_lock(vault: pathlib.Path, pid: int) -> bool:
+    """Whether process `pid` holds the vault's writer lock (an exclusive flock on `writer`, taken for
+    a writer's whole life: a ceremony holds it while its prompt is up), as /proc/locks shows."""
+    try:
+        inode = (vault / "writer").stat().st_ino
+    except FileNotFoundError:
+        return False
+    for line in pathlib.Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 00:2e:5678 0 EOF"
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[4] == str(pid) \
+                and fields[5].rsplit(":", 1)[-1] == str(inode):
+            return True
+    return False
+
+
+def wait_until_prompting(vault: pathlib.Path, proc: subprocess.Popen, timeout: float = 60.0):
+    """Waits until `proc` (a ceremony whose user never answers) holds the vault at its prompt."""
+    def holding():
+        assert proc.poll() is None, f"the ceremony ended ({proc.returncode}) before it held the vault"
+        return holds_writer_lock(vault, proc.pid)
+    wait_until(holding, "the ceremony holds the vault", timeout)

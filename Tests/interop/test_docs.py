@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, own_environment
 
 
 def test_cli_reference_examples_run(tmp_path):
@@ -14,7 +14,7 @@ def test_cli_reference_examples_run(tmp_path):
     assert len(blocks) >= 5
     script = "set -eu\n" + "\n".join(blocks).replace("$PWD/.build/debug/authctl", BIN)
     script = script.replace(" docs/scenarios/", f" {ROOT}/docs/scenarios/")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    env = own_environment(tmp_path)
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "deleted passkey" in result.stderr
@@ -26,7 +26,7 @@ def test_sync_guide_examples_run(tmp_path):
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
     assert len(blocks) == 2
     script = "set -eu\nauthctl() { \"$BIN\" \"$@\"; }\n" + "\n".join(blocks).replace("/tmp/keychain", str(tmp_path / "v"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    env = own_environment(tmp_path)
     env["BIN"] = BIN
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -34,9 +34,9 @@ def test_sync_guide_examples_run(tmp_path):
     assert "account: upload 2s, download 1s..5s, seed 7, backup state after-upload" in result.stdout
 
 
-def test_banking_example_runs_as_documented():
+def test_banking_example_runs_as_documented(tmp_path):
     script = ROOT / "docs" / "examples" / "banking-flow.sh"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    env = own_environment(tmp_path)
     env.update(AUTHCTL=BIN, PYTHON=sys.executable)
     result = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -4,9 +4,8 @@ import json
 import re
 
 import subprocess
-import time
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, wait_until_prompting
 
 ORIGIN = "https://example.com"
 
@@ -80,9 +79,9 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
             holder = subprocess.Popen([BIN, "sign", "--origin", ORIGIN, "--user-action", "timeout", "--options", "-"],
                                       env=authctl.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL, text=True)
-            holder.stdin.write('{"challenge": "aG9sZA", "timeout": 3000}')
+            holder.stdin.write('{"challenge": "aG9sZA", "timeout": 120000}')  # ended below, once used
             holder.stdin.close()
-            time.sleep(0.7)
+            wait_until_prompting(authctl.vault, holder)
         if name == "ioError":
             full = subprocess.run([BIN, "--json", *args], env=authctl.env, stdout=open("/dev/full", "w"),
                                   stderr=subprocess.PIPE, text=True, timeout=60)
@@ -90,7 +89,9 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
         else:
             result = authctl.run("--json", *args, env=env)
         if holder:
-            holder.wait(timeout=30)
+            assert holder.poll() is None, "the vault was held throughout"
+            holder.terminate()
+            holder.wait(timeout=60)
         if name == "scenarioFailed":  # the report of the run is on stdout, by design
             assert json.loads(result.stdout)["passed"] is False
         else:

@@ -6,16 +6,17 @@ import struct
 import pytest
 from fido2.attestation import Attestation
 from fido2.server import Fido2Server
-from fido2.webauthn import AuthenticationResponse, PublicKeyCredentialRpEntity, PublicKeyCredentialUserEntity
+from fido2.webauthn import (AuthenticationResponse, AuthenticatorData, PublicKeyCredentialRpEntity,
+                            PublicKeyCredentialUserEntity, RegistrationResponse)
 from webauthn import verify_authentication_response, verify_registration_response
 
 from conftest import unb64url
 
 RP_ID, ORIGIN = "yourbank.example", "https://yourbank.example"
 REGISTRATION_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "wrong-type",
-                       "up-cleared", "bad-cbor"]
+                       "up-cleared", "uv-cleared", "bad-cbor"]
 SIGN_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "wrong-type", "up-cleared",
-               "uv-claimed-without-check", "counter-regress"]
+               "uv-cleared", "uv-claimed-without-check", "counter-regress"]
 
 
 def check_attestation(attestation_object, client_data_hash):
@@ -126,3 +127,110 @@ def test_a_fault_that_cannot_apply_is_a_usage_error(authctl):
     result = authctl.run("sign", "--origin", ORIGIN, f"--credential={counting['id']}", "--fault", "counter-regress")
     assert result.code == 64 and authctl.state() == before  # has not signed yet: nothing to regress from
     assert authctl.run("sign", "--origin", ORIGIN, "--fault", "nonsense").code == 64
+
+
+# A flag fault breaks the flag and nothing else: the response is correctly signed (checked here
+# with python-fido2's own attestation and COSE verifiers), so an RP can test its flag check alone.
+# An RP that requires the flag rejects it, naming the flag; one that does not require it accepts it.
+FLAG_MESSAGES = {"uv-cleared": ("verif", "verified"), "up-cleared": ("present", "present")}
+
+
+def outcome(check):
+    """None when the check accepts, else what it said."""
+    try:
+        check()
+        return None
+    except Exception as error:  # noqa: BLE001 - the verifiers raise several types
+        return str(error)
+
+
+def names_flag(message, fault):
+    return message is not None and any(word in message.lower() for word in FLAG_MESSAGES[fault])
+
+
+@pytest.mark.parametrize("fault", ["uv-cleared", "up-cleared"])
+def test_registration_flag_fault_is_signed_and_rejected_only_for_its_flag(authctl, fault):
+    for n, rp_requires_uv in enumerate((True, False)):
+        server = fido2_server()
+        options, state = server.register_begin(
+            PublicKeyCredentialUserEntity(id=b"user-%d" % n, name="budi", display_name="Budi"),
+            user_verification="required" if rp_requires_uv else "preferred")
+        result = authctl.register(dict(options), ORIGIN, "--profile", "authctl", "--fault", fault)
+        assert result.code == 0 and "fault injected: " + fault in result.stderr, result.stderr
+        response = json.loads(result.stdout)
+        parsed = RegistrationResponse.from_dict(response)
+        attestation, client_data = parsed.response.attestation_object, parsed.response.client_data
+        flags = attestation.auth_data.flags
+        # Only the fault's flag is off: the user was present and verified (the PIN was checked).
+        assert flags & AuthenticatorData.FLAG.AT
+        assert bool(flags & AuthenticatorData.FLAG.UP) == (fault != "up-cleared")
+        assert bool(flags & AuthenticatorData.FLAG.UV) == (fault != "uv-cleared")
+        assert attestation.fmt == "packed" and "sig" in attestation.att_stmt
+        check_attestation(attestation, client_data.hash)  # the signature over the faulted data is good
+        challenge = options.public_key.challenge
+
+        def py_webauthn(require_uv, require_up=True):
+            return outcome(lambda: verify_registration_response(
+                credential=response, expected_challenge=challenge, expected_rp_id=RP_ID, expected_origin=ORIGIN,
+                require_user_verification=require_uv, require_user_presence=require_up))
+
+        fido2 = outcome(lambda: server.register_complete(state, response))
+        if fault == "uv-cleared":
+            # What the RP asked for in the options is what it requires.
+            assert names_flag(py_webauthn(True), fault) and names_flag(outcome(lambda: fido2_server().register_complete(
+                {**state, "user_verification": "required"}, response)), fault)
+            assert py_webauthn(False) is None
+            assert (names_flag(fido2, fault) if rp_requires_uv else fido2 is None), fido2
+        else:
+            # Presence: python-fido2 always requires it; py_webauthn unless told not to (as for a
+            # conditional create).
+            assert names_flag(py_webauthn(rp_requires_uv), fault) and names_flag(fido2, fault), fido2
+            assert py_webauthn(rp_requires_uv, require_up=False) is None
+
+
+@pytest.mark.parametrize("fault", ["uv-cleared", "up-cleared"])
+def test_sign_flag_fault_is_signed_and_rejected_only_for_its_flag(authctl, counting_passkey, fault):
+    server, credential, cose_key, known = counting_passkey
+    for rp_requires_uv in (True, False):
+        options, state = server.authenticate_begin(
+            [credential], user_verification="required" if rp_requires_uv else "preferred")
+        result = authctl.sign(dict(options), ORIGIN, "--fault", fault)
+        assert result.code == 0 and "fault injected: " + fault in result.stderr, result.stderr
+        assertion = json.loads(result.stdout)
+        parsed = AuthenticationResponse.from_dict(assertion).response
+        flags = parsed.authenticator_data.flags
+        assert bool(flags & AuthenticatorData.FLAG.UP) == (fault != "up-cleared")
+        assert bool(flags & AuthenticatorData.FLAG.UV) == (fault != "uv-cleared")
+        # The signature over the faulted authenticator data is good.
+        credential.public_key.verify(bytes(parsed.authenticator_data) + parsed.client_data.hash, parsed.signature)
+        stored = known["count"]
+        assert parsed.authenticator_data.counter > stored  # only the flag is wrong
+
+        def py_webauthn(require_uv):
+            return outcome(lambda: verify_authentication_response(
+                credential=assertion, expected_challenge=options.public_key.challenge, expected_rp_id=RP_ID,
+                expected_origin=ORIGIN, credential_public_key=cose_key, credential_current_sign_count=stored,
+                require_user_verification=require_uv))
+
+        fido2 = outcome(lambda: server.authenticate_complete(state, [credential], assertion))
+        if fault == "uv-cleared":
+            assert names_flag(py_webauthn(True), fault) and py_webauthn(False) is None
+            assert (names_flag(fido2, fault) if rp_requires_uv else fido2 is None), fido2
+        else:  # both always require presence for a sign-in
+            assert names_flag(py_webauthn(rp_requires_uv), fault) and names_flag(fido2, fault), fido2
+
+
+def test_uv_cleared_needs_a_request_that_verifies_the_user(authctl):
+    # Without verification UV is 0 anyway: the fault would send an honest response, so it is refused.
+    result = authctl.run("register", "--origin", ORIGIN, "--user-verification", "discouraged", "--fault", "uv-cleared")
+    assert result.code == 64 and "uv-cleared needs a request that verifies the user" in result.stderr, result.stderr
+    authctl.run("register", "--origin", ORIGIN, "--user-verification", "discouraged").json
+    before = authctl.state()
+    result = authctl.run("sign", "--origin", ORIGIN, "--user-verification", "discouraged", "--fault", "uv-cleared")
+    assert result.code == 64 and result.stdout == "" and authctl.state() == before, result.stderr
+    # A passkey made with UV needs the PIN to sign even when the RP discourages UV: the fault applies.
+    made = authctl.run("register", "--origin", ORIGIN, "--user-name", "v", "--user-id", "dg",
+                       "--user-verification", "required").json["id"]
+    signed = authctl.run("sign", "--origin", ORIGIN, f"--credential={made}", "--user-verification", "discouraged",
+                         "--fault", "uv-cleared").json
+    assert unb64url(signed["response"]["authenticatorData"])[32] & 0x05 == 0x01  # UP, not UV

@@ -9,11 +9,10 @@ import pathlib
 import resource
 import subprocess
 import threading
-import time
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, wait_until
 
 SCENARIOS = sorted((ROOT / "docs" / "scenarios").glob("*.scn"))
 
@@ -197,10 +196,13 @@ def test_interrupted_run_removes_its_vault_and_exits_canceled(tmp_path, signal_n
     environment["TMPDIR"] = str(tmpdir)
     proc = subprocess.Popen([BIN, "scenario", "run", str(path)], env=environment, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not any(tmpdir.iterdir()) and time.monotonic() < deadline:  # until the run has made its vault
-        time.sleep(0.05)
-    time.sleep(0.3)
+    def catching():  # the run catches the signal once it has made its vault (/proc's SigCgt mask)
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        status = pathlib.Path(f"/proc/{proc.pid}/status").read_text()
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        return bool(caught >> (signal_number - 1) & 1)
+    wait_until(catching, "the run catches the signal")
+    assert any(tmpdir.iterdir())
     proc.send_signal(signal_number)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 10, err

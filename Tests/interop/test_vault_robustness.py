@@ -54,21 +54,36 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
     counting = authctl.run("register", "--origin", ORIGIN, "--user-name", "counter", "--sign-counter").json["id"]
     acknowledged, maybe, deleted, maybe_deleted = {counting}, set(), set(), set()
     counts = []
-    # Calibrate: how long the slowest command takes here, so kills land all over its life and
-    # about half of the commands finish.
-    durations = []
-    for args in (["register", "--origin", ORIGIN, "--user-name", "calibration"],
-                 ["sign", "--origin", ORIGIN, f"--credential={counting}"]):
+    # Kills are aimed at measured durations: each kind of command is timed here, now, and every
+    # fourth run of a kind runs to its end, timed, so the kill instants follow the machine's speed
+    # as it changes (a loaded machine makes every command slower). A kill lands uniformly in
+    # [0, 2 × the median of that command's last timed runs]: about half land while it runs, all
+    # over its life, and half after it ended. Timed runs count as neither outcome.
+    durations = {kind: [] for kind in ("register", "sign", "delete", "compact")}
+    spare = authctl.run("register", "--origin", ORIGIN, "--user-name", "spare").json["id"]
+    for kind, args in (("register", ["register", "--origin", ORIGIN, "--user-name", "calibration"]),
+                       ("sign", ["sign", "--origin", ORIGIN, f"--credential={counting}"]),
+                       ("delete", ["delete", spare]), ("compact", ["vault", "compact"])):
         began = time.monotonic()
         result = authctl.run(*args)
-        durations.append(time.monotonic() - began)
-        if args[0] == "register":
+        durations[kind].append(time.monotonic() - began)
+        if kind == "register":
             acknowledged.add(result.json["id"])
-        else:
+        elif kind == "sign":
             counts.append(sign_count(result.json))
-    span = max(0.02, 2 * max(durations))
+        else:
+            assert result.code == 0, result.stderr
+
+    def kill_instant(kind):
+        recent = sorted(durations[kind][-5:])
+        return rng.uniform(0, 2 * recent[len(recent) // 2])
+
     killed = finished = 0
-    for i in range(90):
+    i = 0
+    runs = {kind: 0 for kind in durations}
+    # At least 90 commands; more while either outcome has fewer than 10 (a bounded number more).
+    while i < 90 or (min(killed, finished) < 10 and i < 400):
+        i += 1
         action = rng.choice(["register", "register", "sign", "sign", "delete", "compact"])
         if action == "register":
             # Several RPs, so the index's refreshes (every 16 frames) change some partitions and not others.
@@ -85,13 +100,23 @@ def test_sigkill_at_random_instants_loses_no_acknowledged_passkey(authctl):
                 continue
             victim = rng.choice(candidates)
             args = ["delete", victim]
+        runs[action] += 1
+        timed = runs[action] % 4 == 0
+        began = time.monotonic()
         proc = start(authctl, *args)
-        time.sleep(rng.uniform(0, span))
-        proc.send_signal(signal.SIGKILL)
-        out, err = proc.communicate()
+        if timed:
+            out, err = proc.communicate(timeout=60)
+            durations[action].append(time.monotonic() - began)
+            assert proc.returncode == 0, err
+        else:
+            try:
+                proc.wait(timeout=kill_instant(action))
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGKILL)
+            out, err = proc.communicate()
         ok = proc.returncode == 0
-        killed += not ok
-        finished += ok
+        killed += not ok and not timed
+        finished += ok and not timed
         if action == "register":
             if ok:
                 acknowledged.add(json.loads(out)["id"])

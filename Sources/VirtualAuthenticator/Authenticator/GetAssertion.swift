@@ -63,6 +63,7 @@ extension Authenticator {
         // Everything that can refuse the request is checked before the user is asked anything.
         try requireVerificationPossible(verify)
         try request.fault?.check(for: credential)
+        try request.fault?.check(userVerified: verify)
         try user.confirmPresence(prompt)
         let verification = verify ? try user.verifyUser(prompt) : nil
 

@@ -67,6 +67,7 @@ extension Authenticator {
                                 timeoutMilliseconds: request.timeoutMilliseconds)
         let existing = try store.credentials(forRP: request.rpId)
         try requireVerificationPossible(request.performUserVerification)
+        try request.fault?.check(userVerified: request.performUserVerification)
 
         // The user consents (presence; `cancel` ends here), then built-in user verification when
         // the client asked for it (CTAP 2.1 §6.1.2 step 6, performBuiltInUv).

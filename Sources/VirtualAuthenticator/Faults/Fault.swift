@@ -8,6 +8,7 @@ public enum Fault: String, CaseIterable, Sendable {
     case wrongOrigin = "wrong-origin"
     case wrongType = "wrong-type"
     case upCleared = "up-cleared"
+    case uvCleared = "uv-cleared"
     case uvClaimedWithoutCheck = "uv-claimed-without-check"
     case counterRegress = "counter-regress"
     case badCBOR = "bad-cbor"
@@ -21,6 +22,7 @@ public enum Fault: String, CaseIterable, Sendable {
         case .wrongOrigin: "clientDataJSON names https://attacker.example as origin, correctly signed — the origin check fails"
         case .wrongType: "clientDataJSON type is the other ceremony's, correctly signed — the type check fails"
         case .upCleared: "the UP flag is cleared, correctly signed — the user-presence check fails"
+        case .uvCleared: "the user is verified (PIN checked) but the UV flag is cleared, correctly signed — the user-verification check of an RP that requires it fails (needs a request that verifies the user)"
         case .uvClaimedWithoutCheck: "the UV flag is set after signing, with no PIN checked — signature verification fails"
         case .counterRegress: "the sign count goes back below the last one reported, correctly signed — the counter check fails (needs a passkey made with --sign-counter that has signed before)"
         case .badCBOR: "the attestation object is cut one byte short — CBOR decoding fails"
@@ -36,7 +38,7 @@ public enum Fault: String, CaseIterable, Sendable {
         case .badSignature: ceremony == .authentication || attestation.hasSignature
         case .uvClaimedWithoutCheck, .counterRegress: ceremony == .authentication
         case .badCBOR: ceremony == .registration
-        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .wrongType, .upCleared: true
+        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .wrongType, .upCleared, .uvCleared: true
         }
     }
 
@@ -45,6 +47,15 @@ public enum Fault: String, CaseIterable, Sendable {
     func check(for credential: Credential) throws(AuthenticatorError) {
         if self == .counterRegress, !credential.countsSignatures || credential.signCount < 1 {
             throw AuthenticatorError(.faultNotApplicable, "counter-regress needs a passkey made with --sign-counter that has signed before")
+        }
+    }
+
+    /// Whether the fault can be produced when the user will (or will not) be verified; checked
+    /// before the user is asked anything. Without verification UV is 0 anyway: `uv-cleared`
+    /// would send an honest response under a fault's name.
+    func check(userVerified: Bool) throws(AuthenticatorError) {
+        if self == .uvCleared, !userVerified {
+            throw AuthenticatorError(.faultNotApplicable, "uv-cleared needs a request that verifies the user (userVerification required or preferred, or a passkey whose key needs the PIN)")
         }
     }
 
@@ -68,6 +79,7 @@ public enum Fault: String, CaseIterable, Sendable {
         switch self {
         case .wrongRpIdHash: authenticatorData.rpIdHash = SHA256.hash(Array(Fault.attackerRpId.utf8))
         case .upCleared: authenticatorData.flags.remove(.userPresent)
+        case .uvCleared: authenticatorData.flags.remove(.userVerified)
         case .counterRegress:  // check(for:) made sure the count is at least 1
             authenticatorData.signCount = previousSignCount - 1
         default: break
