@@ -42,6 +42,7 @@ import shutil
 import ssl
 import subprocess
 import threading
+import urllib.parse
 
 import pytest
 from cryptography import x509
@@ -65,7 +66,23 @@ OTHER = "other.example.net"    # another site, also mapped to 127.0.0.1 and in t
 PENDING_MS = int(os.environ.get("AUTHCTL_CHROMIUM_PENDING_MS", "3000"))
 REPORT = pathlib.Path(os.environ.get("AUTHCTL_CHROMIUM_REPORT", ROOT / ".build" / "chromium-differential.md"))
 
-FIXTURE_USER = {"id": "Zml4dHVyZQ", "name": "fixture", "displayName": "Fixture"}
+# The passkeys both worlds hold before the cases run; `{NAME}` in a case's options is its id there.
+FIXTURES = {
+    # resident, made with user verification, with a credBlob, large-blob support and PRF
+    "uv": {"user": {"id": "Zml4dHVyZQ", "name": "fixture", "displayName": "Fixture"},
+           "authenticatorSelection": {"residentKey": "required", "userVerification": "required"},
+           "extensions": {"credBlob": "Y3JlZGJsb2I", "largeBlob": {"support": "required"}, "prf": {}}},
+    # credProtect level 3 (userVerificationRequired): invisible to a call that does not verify the
+    # user. Not resident: Chromium's virtual authenticator holds only 3 resident credentials.
+    "p3": {"user": {"id": "cHJvdGVjdGVk", "name": "protected", "displayName": "Protected"},
+           "authenticatorSelection": {"residentKey": "discouraged", "userVerification": "required"},
+           "extensions": {"credentialProtectionPolicy": "userVerificationRequired",
+                          "enforceCredentialProtectionPolicy": True}},
+    # resident with userVerification "preferred" and no credProtect input: Chromium's client asks
+    # for credProtect level 3 by itself for this combination (ProtectionPolicyToCredProtect)
+    "pref": {"user": {"id": "cHJlZmVycmVk", "name": "preferred", "displayName": "Preferred"},
+             "authenticatorSelection": {"residentKey": "required", "userVerification": "preferred"}},
+}
 CHALLENGE = "ZGlmZmVyZW50aWFsLWNoYWxsZW5nZQ"
 
 
@@ -114,47 +131,78 @@ VIRTUAL_AUTHENTICATOR = {
 
 @dataclasses.dataclass
 class World:
-    """One origin, seen by both sides: a Chromium tab with its virtual authenticator, and authctl."""
+    """One calling context, seen by both sides: a Chromium tab with its own virtual authenticator
+    (the page itself, or an iframe in it), and an authctl vault of its own with the flags that say
+    the same (`--top-origin`, `--no-frame-permission`)."""
     name: str
-    origin: str
+    origin: str                     # the calling document's origin
     rp_id: str
+    page: str = ""                  # the tab's URL: the test page, or a top page that frames it
+    framed: bool = False
+    authctl_args: tuple = ()
+    fixtures: bool = True           # registers FIXTURES (a frame without the permission cannot)
     handle: str = ""
-    ids: dict = dataclasses.field(default_factory=dict)   # side -> {"uv": credential id}
+    authenticator: str = ""         # the CDP virtual authenticator's id
+    authctl: Authctl | None = None
+    ids: dict = dataclasses.field(default_factory=dict)   # side -> {fixture name: credential id}
 
 
 class Differential:
-    def __init__(self, driver, authctl: Authctl, worlds: dict):
-        self.driver, self.authctl, self.worlds = driver, authctl, worlds
+    def __init__(self, driver, worlds: dict):
+        self.driver, self.worlds = driver, worlds
         self.current = None
         self.rows = []
 
-    def use(self, world: World):
-        if self.current is not world:
+    def enter(self, world: World, reload: bool = False):
+        """The tab of `world`, its calling document selected and its harness loaded."""
+        from selenium.webdriver.support.wait import WebDriverWait
+        if self.current is not world or reload:
             self.driver.switch_to.window(world.handle)
+            self.driver.switch_to.default_content()
+            if reload:
+                self.driver.refresh()
+            if world.framed:
+                WebDriverWait(self.driver, 60).until(
+                    lambda d: d.execute_script("const f = document.getElementById('inner');"
+                                               "return !!(f && f.contentWindow && f.contentDocument === null);"))
+                self.driver.switch_to.frame("inner")
+            WebDriverWait(self.driver, 60).until(lambda d: d.execute_script("return typeof differential === 'function'"))
             self.current = world
 
     # Chromium's side
-    def chromium(self, world: World, kind: str, options: dict, outer: dict, activation: bool) -> dict:
-        self.use(world)
-        if activation is not None:   # a fresh page: no user activation left from an earlier case
-            self.driver.refresh()
-            if activation:           # a click on it: transient user activation, as uiMode "immediate" needs
-                self.driver.find_element("tag name", "body").click()
-        result = self.driver.execute_async_script(
+    def chromium(self, world: World, kind: str, options: dict, outer: dict, activation: bool | None) -> dict:
+        # activation None: the page as it is; False: a fresh page (no user activation left from an
+        # earlier case); True: a fresh page, then a click on it (transient user activation)
+        self.enter(world, reload=activation is not None)
+        if activation:
+            self.driver.find_element("tag name", "body").click()
+        return self.driver.execute_async_script(
             "differential(arguments[0], arguments[1], arguments[2], arguments[3]).then(arguments[4])",
             kind, options, outer or None, PENDING_MS)
-        return result
+
+    def forget(self, world: World, sides: dict):
+        """Removes what a create case made, in both worlds, so that every case meets the fixtures
+        alone (and Chromium's virtual authenticator, which holds 3 resident credentials, has room)."""
+        theirs, ours = sides["chromium"], sides["authctl"]
+        if theirs["outcome"] == "ok":
+            raw = unb64url(theirs["response"]["rawId"])
+            self.enter(world)
+            self.driver.execute_cdp_cmd("WebAuthn.removeCredential", {
+                "authenticatorId": world.authenticator, "credentialId": base64.b64encode(raw).decode()})
+        if ours["outcome"] == "ok":
+            deleted = world.authctl.run("delete", "--", ours["response"]["id"])
+            assert deleted.code == 0, deleted.stderr
 
     # authctl's side
     def run_authctl(self, world: World, kind: str, options: dict, outer: dict, args: tuple = ()) -> dict:
         command = "register" if kind == "create" else "sign"
-        extra = ["--json", "--instant-timeout", *args]
+        extra = ["--json", "--instant-timeout", *world.authctl_args, *args]
         if "mediation" in (outer or {}):
             extra += ["--mediation", outer["mediation"]]
         if "uiMode" in (outer or {}):
             extra += ["--ui-mode", outer["uiMode"]]
-        result = self.authctl.run(command, "--origin", world.origin, "--options", "-", *extra,
-                                  stdin=json.dumps(options))
+        result = world.authctl.run(command, "--origin", world.origin, "--options", "-", *extra,
+                                   stdin=json.dumps(options))
         if result.code == 0:
             return {"outcome": "ok", "response": json.loads(result.stdout), "stderr": result.stderr.strip()}
         try:
@@ -184,31 +232,45 @@ def differential(tmp_path_factory):
     driver.set_script_timeout(60)
     driver.set_page_load_timeout(60)
 
-    authctl = Authctl(directory / "vault")
-    init = authctl.run("init", "--kdf", "min")
-    assert init.code == 0, init.stderr
-    worlds = {"tls": World("tls", f"https://{HOST}:{secure.server_address[1]}", RP_ID),
-              "local": World("local", f"http://localhost:{local.server_address[1]}", "localhost")}
-    session = Differential(driver, authctl, worlds)
+    origin = f"https://{HOST}:{secure.server_address[1]}"
+    top = f"https://{OTHER}:{secure.server_address[1]}"
+    framed = top + "/frame.html?src=" + urllib.parse.quote(origin + "/index.html", safe="")
+    permissions = "&allow=" + urllib.parse.quote("publickey-credentials-get; publickey-credentials-create", safe="")
+    worlds = {
+        "tls": World("tls", origin, RP_ID),
+        "local": World("local", f"http://localhost:{local.server_address[1]}", "localhost"),
+        # the test page in an iframe of another site that grants both permissions
+        "frame": World("frame", origin, RP_ID, page=framed + permissions, framed=True,
+                       authctl_args=("--top-origin", top)),
+        # ... and one that grants neither
+        "frame-without-permission": World("frame-without-permission", origin, RP_ID, page=framed, framed=True,
+                                          authctl_args=("--top-origin", top, "--no-frame-permission"),
+                                          fixtures=False),
+    }
+    session = Differential(driver, worlds)
     try:
         for index, world in enumerate(worlds.values()):
             if index:
                 driver.switch_to.new_window("tab")
-            driver.get(world.origin + "/index.html")
-            assert driver.title == "authctl differential test"
+            driver.get(world.page or world.origin + "/index.html")
             world.handle = driver.current_window_handle
-            session.current = world
             driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
-            driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": VIRTUAL_AUTHENTICATOR})
-            fixture = {"rp": {"id": world.rp_id, "name": "Differential"}, "user": FIXTURE_USER,
-                       "challenge": CHALLENGE, "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
-                       "authenticatorSelection": {"residentKey": "required", "userVerification": "required"},
-                       "extensions": {"credBlob": "Y3JlZGJsb2I", "largeBlob": {"support": "required"}, "prf": {}}}
-            theirs = session.chromium(world, "create", fixture, {}, None)
-            ours = session.run_authctl(world, "create", fixture, {})
-            assert theirs["outcome"] == "ok", theirs
-            assert ours["outcome"] == "ok", ours
-            world.ids = {"chromium": theirs["response"]["id"], "authctl": ours["response"]["id"]}
+            world.authenticator = driver.execute_cdp_cmd(
+                "WebAuthn.addVirtualAuthenticator", {"options": VIRTUAL_AUTHENTICATOR})["authenticatorId"]
+            world.authctl = Authctl(directory / f"vault-{world.name}")
+            init = world.authctl.run("init", "--kdf", "min")
+            assert init.code == 0, init.stderr
+            world.ids = {"chromium": {}, "authctl": {}}
+            for name, members in FIXTURES.items() if world.fixtures else ():
+                fixture = {"rp": {"id": world.rp_id, "name": "Differential"}, "challenge": CHALLENGE,
+                           "pubKeyCredParams": [{"type": "public-key", "alg": -7}], **members}
+                # a create from a cross-origin iframe needs a click in it
+                theirs = session.chromium(world, "create", fixture, {}, True if world.framed else None)
+                ours = session.run_authctl(world, "create", fixture, {})
+                assert theirs["outcome"] == "ok", (world.name, name, theirs)
+                assert ours["outcome"] == "ok", (world.name, name, ours)
+                world.ids["chromium"][name] = theirs["response"]["id"]
+                world.ids["authctl"][name] = ours["response"]["id"]
         yield session
     finally:
         driver.quit()
@@ -349,7 +411,7 @@ CASES = [
          chromium_outcome="ok"),
     Case("create-unknown-member", "create", create(futureMember={"x": 1})),
     Case("create-name-number", "create", create(user={"id": "Y2FzZS11c2Vy", "name": 5, "displayName": True})),
-    Case("create-timeout-string", "create", create(timeout="1000")),
+    Case("create-timeout-string", "create", create(timeout="120000")),
     Case("create-timeout-negative", "create", create(timeout=-1)),
     Case("create-hints-string", "create", create(hints="client-device")),
     Case("create-exclude-null", "create", create(excludeCredentials=None)),
@@ -371,6 +433,19 @@ CASES = [
     Case("create-exclude-match", "create", create(excludeCredentials=[UV])),
     Case("create-exclude-match-uv-discouraged", "create",
          create(excludeCredentials=[UV], authenticatorSelection={"userVerification": "discouraged"}), item=6),
+    Case("create-exclude-protected-uv-discouraged", "create",
+         create(excludeCredentials=[{"type": "public-key", "id": "{p3}"}],
+                authenticatorSelection={"userVerification": "discouraged"}),
+         authenticator="Chromium's virtual authenticator verifies the user on a discouraged create (UV=1), so it "
+                       "sees the credProtect-3 passkey; authctl does not verify on discouraged, and a level-3 passkey "
+                       "is invisible to a call without user verification (CTAP 2.1 makeCredential, excludeList)",
+         chromium_outcome="InvalidStateError"),
+    Case("create-exclude-rk-preferred-uv-discouraged", "create",
+         create(excludeCredentials=[{"type": "public-key", "id": "{pref}"}],
+                authenticatorSelection={"userVerification": "discouraged"})),
+    Case("create-exclude-protected-uv-required", "create",
+         create(excludeCredentials=[{"type": "public-key", "id": "{p3}"}],
+                authenticatorSelection={"userVerification": "required"})),
     Case("create-exclude-match-with-transports", "create",
          create(excludeCredentials=[{**UV, "transports": ["usb"]}])),
     Case("create-exclude-unknown-id", "create", create(excludeCredentials=[{"type": "public-key", "id": "bm8tc3VjaA"}])),
@@ -419,12 +494,19 @@ CASES = [
     Case("get-rp-id-other-site", "get", get(rpId=OTHER)),
     Case("get-uv-required", "get", get(allowCredentials=allow(), userVerification="required")),
     Case("get-uv-discouraged", "get", get(allowCredentials=allow(), userVerification="discouraged")),
+    Case("get-protected-uv-discouraged", "get", get(allowCredentials=allow(id="{p3}"), userVerification="discouraged")),
+    Case("get-rk-preferred-uv-discouraged", "get", get(allowCredentials=allow(id="{pref}"), userVerification="discouraged"),
+         authenticator="Chromium's client asks a CTAP authenticator for credProtect level 3 when residentKey is "
+                       "required and userVerification preferred (ProtectionPolicyToCredProtect), and its virtual "
+                       "authenticator then hides the passkey from a sign-in that does not verify the user; authctl "
+                       "plays a platform passkey provider and applies credProtect only when the RP asks for it",
+         chromium_outcome="NotAllowedError"),
+    Case("get-rk-preferred-uv-preferred", "get", get(allowCredentials=allow(id="{pref}"))),
+    Case("get-protected-uv-required", "get", get(allowCredentials=allow(id="{p3}"), userVerification="required")),
     Case("get-unknown-member", "get", get(allowCredentials=allow(), somethingNew=[1, 2])),
-    Case("get-timeout-words", "get", get(allowCredentials=allow(), timeout="soon"),
-         authenticator="with a virtual authenticator attached Chromium does not clamp the timeout "
-                       "(AdjustTimeout): \"soon\" is 0 ms, NotAllowedError at once; authctl clamps it as Chrome "
-                       "clamps it for a real authenticator", chromium_outcome="NotAllowedError"),
-    Case("get-timeout-short", "get", get(allowCredentials=allow(), timeout=1)),
+    # (no short timeouts: with a virtual authenticator attached Chromium does not clamp the timeout,
+    # so `timeout: 0` races the authenticator; see "Differences from Chromium")
+    Case("get-timeout-string", "get", get(allowCredentials=allow(), timeout="120000")),
     Case("get-hints-security-key", "get", get(allowCredentials=allow(), hints=["client-device"])),
     Case("get-allow-string", "get", get(allowCredentials="{uv}")),
     Case("get-allow-entry-without-type", "get", get(allowCredentials=[{"id": "{uv}"}])),
@@ -469,6 +551,15 @@ CASES = [
     Case("get-ui-mode-immediate-with-allow-list", "get", get(allowCredentials=allow()), item=11,
          outer={"uiMode": "immediate"}, activation=True),
     Case("get-ui-mode-passive", "get", get(), item=11, outer={"mediation": "conditional", "uiMode": "passive"}),
+    # -- a cross-origin iframe (the page on another site frames the RP's page)
+    Case("frame-create-without-activation", "create", create(), world="frame", activation=False,
+         authctl_args=("--no-user-activation",)),
+    Case("frame-create", "create", create(), world="frame", activation=True),
+    Case("frame-get", "get", get(allowCredentials=allow()), world="frame"),
+    Case("frame-get-discoverable", "get", get(), world="frame"),
+    Case("frame-get-conditional", "get", get(), world="frame", outer={"mediation": "conditional"}),
+    Case("frame-without-permission-get", "get", get(), world="frame-without-permission"),
+    Case("frame-without-permission-create", "create", create(), world="frame-without-permission", activation=True),
     # -- http://localhost
     Case("localhost-create", "create", create(), world="local"),
     Case("localhost-create-rp-id-omitted", "create", create(rp={"name": "D"}), world="local"),
@@ -481,13 +572,15 @@ def test_authctl_answers_as_chromium(differential, case):
     world = differential.worlds[case.world]
     sides = {}
     for side in ("chromium", "authctl"):
-        mapping = {"uv": world.ids[side], "rpid": world.rp_id, "origin": world.origin}
+        mapping = {**world.ids[side], "rpid": world.rp_id, "origin": world.origin}
         options, outer = substitute(case.options, mapping), substitute(case.outer, mapping)
         if side == "chromium":
             sides[side] = differential.chromium(world, case.kind, options, outer, case.activation)
         else:
             sides[side] = differential.run_authctl(world, case.kind, options, outer, case.authctl_args)
     theirs, ours = sides["chromium"], sides["authctl"]
+    if case.kind == "create":
+        differential.forget(world, sides)
 
     differences = []
     if theirs["outcome"] != ours["outcome"]:
