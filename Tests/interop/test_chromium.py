@@ -405,7 +405,10 @@ CASES = [
          create(authenticatorSelection={"requireResidentKey": "no", "userVerification": "preferred"})),
     Case("create-uv-unknown", "create", create(authenticatorSelection={"userVerification": "sometimes"})),
     Case("create-attachment-cross-platform", "create",
-         create(authenticatorSelection={"authenticatorAttachment": "cross-platform"})),
+         create(authenticatorSelection={"authenticatorAttachment": "cross-platform"}),
+         known="Chromium waits for a cross-platform authenticator (a security key, a phone over hybrid) that "
+               "never comes; authctl with a platform profile refuses at once (notHandled)",
+         chromium_outcome="pending", authctl_outcome="NotAllowedError"),
     Case("create-hints-security-key", "create", create(hints=["security-key"])),
     Case("create-attachment-platform", "create", create(authenticatorSelection={"authenticatorAttachment": "platform"})),
     Case("create-pubkeycredparams-empty", "create", create(pubKeyCredParams=[])),
@@ -485,7 +488,10 @@ CASES = [
     Case("create-minpinlength", "create", create(extensions={"minPinLength": True})),
     Case("create-unknown-extension", "create", create(extensions={"futureExtension": {"a": 1}})),
     Case("create-appid-exclude", "create", create(extensions={"appidExclude": "{origin}"})),
-    Case("create-hmac-create-secret", "create", create(extensions={"hmacCreateSecret": True})),
+    Case("create-hmac-create-secret", "create", create(extensions={"hmacCreateSecret": True}),
+         known="authctl does not implement Chrome's hmacCreateSecret (the raw hmac-secret extension; prf is "
+               "its WebAuthn form), so there is no hmacCreateSecret output",
+         chromium_outcome="ok", authctl_outcome="ok"),
     # -- create: mediation
     Case("create-mediation-conditional", "create", create(), item=9, outer={"mediation": "conditional"}),
     Case("create-mediation-silent", "create", create(), outer={"mediation": "silent"}),
@@ -529,7 +535,10 @@ CASES = [
     # -- get: extensions
     Case("get-credprops", "get", get(allowCredentials=allow(), extensions={"credProps": True}), item=3),
     Case("get-appid-origin", "get", get(allowCredentials=allow(), extensions={"appid": "{origin}"}), item=4),
-    Case("get-appid-other-site", "get", get(allowCredentials=allow(), extensions={"appid": f"https://{OTHER}"})),
+    Case("get-appid-other-site", "get", get(allowCredentials=allow(), extensions={"appid": f"https://{OTHER}"}),
+         known="Chromium checks an appid against the caller's origin (an https URL of the same site, as the "
+               "FIDO AppID rules say) and throws SecurityError; authctl does not check it",
+         chromium_outcome="SecurityError", authctl_outcome="ok"),
     Case("get-prf-eval", "get", get(allowCredentials=allow(), extensions={"prf": {"eval": {"first": "Zmlyc3Q", "second": "c2Vjb25k"}}})),
     Case("get-prf-eval-by-credential", "get",
          get(allowCredentials=allow(), extensions={"prf": {"evalByCredential": {"{uv}": {"first": "Zmlyc3Q"}}}})),
@@ -570,7 +579,11 @@ CASES = [
     Case("frame-create", "create", create(), world="frame", activation=True),
     Case("frame-get", "get", get(allowCredentials=allow()), world="frame"),
     Case("frame-get-discoverable", "get", get(), world="frame"),
-    Case("frame-get-conditional", "get", get(), world="frame", outer={"mediation": "conditional"}),
+    Case("frame-get-conditional", "get", get(), world="frame", outer={"mediation": "conditional"},
+         known="authctl refuses conditional mediation from a cross-origin iframe; Chromium 156 accepts the call "
+               "(answered here by the virtual environment, which has no autofill, so whether Chrome's autofill "
+               "offers passkeys to a cross-origin frame is not seen)",
+         chromium_outcome="ok", authctl_outcome="NotAllowedError"),
     Case("frame-without-permission-get", "get", get(), world="frame-without-permission"),
     Case("frame-without-permission-create", "create", create(), world="frame-without-permission", activation=True),
     # -- http://localhost
