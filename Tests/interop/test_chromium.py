@@ -541,6 +541,8 @@ CASES = [
     Case("get-allow-transports-usb-nfc", "get", get(allowCredentials=allow("usb", "nfc")), item=5),
     Case("get-allow-transports-hybrid", "get", get(allowCredentials=allow("hybrid")), item=5),
     Case("get-allow-transports-unknown", "get", get(allowCredentials=allow("carrier-pigeon"))),
+    Case("get-allow-transports-smart-card", "get", get(allowCredentials=allow("smart-card")), item=5),
+    Case("get-allow-transports-ble", "get", get(allowCredentials=allow("ble")), item=5),
     Case("get-allow-transports-empty-list", "get", get(allowCredentials=[{**UV, "transports": []}])),
     # -- get: extensions
     Case("get-credprops", "get", get(allowCredentials=allow(), extensions={"credProps": True}), item=3),
