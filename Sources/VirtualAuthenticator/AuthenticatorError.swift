@@ -25,13 +25,18 @@ public struct AuthenticatorError: Error, Equatable, Sendable, CustomStringConver
         case timedOut
         /// The origin is not a secure context, or the RP ID is not allowed for it.
         case securityError
-        /// No requested algorithm is supported.
+        /// The client does not support what the options ask: no `pubKeyCredParams` entry of a
+        /// supported type, an extension input that contradicts the request (NotSupportedError).
         case notSupported
         /// The options are malformed (the client's TypeError).
         case badInput
         /// A base64url member of the options JSON does not decode (the client's EncodingError,
         /// WebAuthn L3 §5.1.8, §5.1.9).
         case encodingError
+        /// A value of the options that is well-formed but names nothing the call can use: a prf
+        /// `evalByCredential` key that is no `allowCredentials` id (WebAuthn L3 §10.1.4, the
+        /// client's SyntaxError).
+        case syntaxError
         /// A deliberate fault that the request cannot produce (see ``Fault``): not a WebAuthn
         /// outcome but a misuse of this authenticator's test controls.
         case faultNotApplicable
@@ -69,6 +74,7 @@ extension AuthenticatorError.Code {
         case .notSupported: "NotSupportedError"
         case .badInput, .faultNotApplicable: "TypeError"
         case .encodingError: "EncodingError"
+        case .syntaxError: "SyntaxError"
         case .unknown: "UnknownError"
         }
     }
@@ -82,10 +88,9 @@ extension AuthenticatorError.Code {
         case .timedOut: 0x2F  // CTAP2_ERR_USER_ACTION_TIMEOUT
         case .notHandled: 0x2E  // CTAP2_ERR_NO_CREDENTIALS
         case .matchedExcludedCredential: 0x19  // CTAP2_ERR_CREDENTIAL_EXCLUDED
-        case .notSupported: 0x26  // CTAP2_ERR_UNSUPPORTED_ALGORITHM
         case .badInput: 0x02  // CTAP1_ERR_INVALID_PARAMETER
         case .unknown: 0x7F  // CTAP1_ERR_OTHER
-        case .securityError, .notInteractive, .faultNotApplicable, .encodingError: nil
+        case .securityError, .notInteractive, .faultNotApplicable, .encodingError, .syntaxError, .notSupported: nil
         }
     }
 }

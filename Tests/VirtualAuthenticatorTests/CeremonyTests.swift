@@ -153,13 +153,14 @@ func registrationFlags(requirement: UserVerificationRequirement, canVerify: Bool
     #expect(harness.store.stored.count == 2)
 }
 
-@Test func registrationWithoutES256IsNotSupported() throws {
+@Test func registrationWithoutES256IsTheAuthenticatorsRefusal() throws {
+    // CTAP2_ERR_UNSUPPORTED_ALGORITHM: the browser's NotAllowedError (BrowserRulesTests).
     let harness = Harness()
-    expectAuthenticatorError(.notSupported) { try harness.register { $0.algorithms = [-257, -8] } }
+    expectAuthenticatorError(.notHandled) { try harness.register { $0.algorithms = [-257, -8] } }
     let request = MakeCredentialRequest(
         clientDataHash: [UInt8](repeating: 0, count: 32), rpId: "example.com", userHandle: [1], userName: "a",
         userDisplayName: "A", algorithms: [-257], excludeList: [], performUserVerification: false, attestation: .none)
-    expectAuthenticatorError(.notSupported) { try harness.authenticator.makeCredential(request) }
+    expectAuthenticatorError(.notHandled) { try harness.authenticator.makeCredential(request) }
     #expect(harness.store.stored.isEmpty)
 }
 

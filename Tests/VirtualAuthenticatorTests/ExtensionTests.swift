@@ -128,8 +128,8 @@ import Testing
         let id = try harness.register(["prf": [String: Any]()]).result.credential.id
         let byCredential: [String: Any] = ["evalByCredential": [Base64URL.encode(id): ["first": "AQ"]]]
         expectAuthenticatorError(.notSupported) { try harness.sign(["prf": byCredential]) }
-        expectAuthenticatorError(.badInput) { try harness.sign(allow: [id], ["prf": ["evalByCredential": ["AAAA": ["first": "AQ"]]]]) }
-        expectAuthenticatorError(.badInput) { try harness.sign(allow: [id], ["prf": ["evalByCredential": ["": ["first": "AQ"]]]]) }
+        expectAuthenticatorError(.syntaxError) { try harness.sign(allow: [id], ["prf": ["evalByCredential": ["AAAA": ["first": "AQ"]]]]) }
+        expectAuthenticatorError(.syntaxError) { try harness.sign(allow: [id], ["prf": ["evalByCredential": ["": ["first": "AQ"]]]]) }
         expectAuthenticatorError(.notSupported) { try harness.register(userId: "BA", ["prf": byCredential]) }
         let specific = try harness.sign(allow: [id], ["prf": byCredential.merging(Self.eval([2])) { a, _ in a }])
         let general = try harness.sign(allow: [id], ["prf": Self.eval([1])])
@@ -140,7 +140,7 @@ import Testing
 
     @Test func credProtectFiltersDiscovery() throws {
         let harness = Harness()
-        let required = try harness.register(userId: "AQ", ["credentialProtectionPolicy": "userVerificationRequired"])
+        let required = try harness.register(uv: "required", userId: "AQ", ["credentialProtectionPolicy": "userVerificationRequired"])
         let listed = try harness.register(userId: "Ag", ["credentialProtectionPolicy": "userVerificationOptionalWithCredentialIDList"])
         #expect(try AuthenticatorData(parsing: required.result.authenticatorData).extensions == .map([(.text("credProtect"), .int(3))]))
         #expect(harness.store.stored.map(\.0.credProtect) == [.userVerificationRequired, .userVerificationOptionalWithCredentialIDList])

@@ -11,7 +11,7 @@ from webauthn import (generate_authentication_options, generate_registration_opt
 from conftest import BIN
 
 ORIGIN, RP_ID = "https://example.com", "example.com"
-L3_KEYS = {"conditionalCreate", "conditionalGet", "hybridTransport", "passkeyPlatformAuthenticator", "relatedOrigins",
+L3_KEYS = {"ambientGet", "immediateGet", "conditionalCreate", "conditionalGet", "hybridTransport", "passkeyPlatformAuthenticator", "relatedOrigins",
            "signalAllAcceptedCredentials", "signalCurrentUserDetails", "signalUnknownCredential",
            "userVerifyingPlatformAuthenticator"}
 EXTENSIONS = {"extension:" + name for name in ("credBlob", "credProps", "credProtect", "largeBlob", "minPinLength", "prf")}

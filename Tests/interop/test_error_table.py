@@ -37,7 +37,6 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
         "notInteractive": (["sign", "--origin", ORIGIN], {"AUTHCTL_PIN": None}),
         "matchedExcludedCredential": (["register", "--origin", ORIGIN, f"--exclude={made}"], {}),
         "securityError": (["register", "--origin", "http://example.com"], {}),
-        "notSupported": (["register", "--origin", ORIGIN, "--options", str(ROOT / "Tests" / "interop" / "rs256-only.json")], {}),
         "biometryLockout": (["sign", "--origin", ORIGIN], lockout_env),
         "timedOut": (["sign", "--origin", ORIGIN, "--user-action", "timeout", "--instant-timeout"], {}),
         "vaultLocked": (["list"], {"AUTHCTL_PASSPHRASE": "wrong"}),
@@ -54,6 +53,14 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     badly_encoded = tmp_path / "badly-encoded.json"
     badly_encoded.write_text('{"challenge": "a+b="}')
     triggers["encodingError"] = (["sign", "--origin", ORIGIN, "--options", str(badly_encoded)], {})
+    no_public_key = tmp_path / "no-public-key.json"  # no pubKeyCredParams entry of a supported type
+    no_public_key.write_text(json.dumps({"rp": {"name": "RP"}, "user": {"id": "AQ", "name": "a", "displayName": "A"},
+                                         "challenge": "AAAA", "pubKeyCredParams": [{"type": "password", "alg": -7}]}))
+    triggers["notSupported"] = (["register", "--origin", ORIGIN, "--options", str(no_public_key)], {})
+    unlisted_key = tmp_path / "unlisted-key.json"  # a prf evalByCredential key that is no allowCredentials id
+    unlisted_key.write_text(json.dumps({"challenge": "AAAA", "allowCredentials": [{"type": "public-key", "id": made}],
+                                        "extensions": {"prf": {"evalByCredential": {"AAAA": {"first": "AQ"}}}}}))
+    triggers["syntaxError"] = (["sign", "--origin", ORIGIN, "--options", str(unlisted_key)], {})
     triggers["vaultBusy"] = (["sign", "--origin", ORIGIN, "--wait", "0"], {})  # while `holder` waits for its user
     unsupported = tmp_path / "unsupported"
     authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(unsupported)})

@@ -140,7 +140,7 @@ def test_security_key_answers_as_a_u2f_device(authctl):
     # A U2F device has only ES256 keys.
     _, only_eddsa = registration_json(-8)
     result = authctl.register(only_eddsa, ORIGIN, "--profile", "security-key", "--u2f")
-    assert result.code != 0 and "notSupported" in result.stderr
+    assert result.code == 13 and "notHandled" in result.stderr  # the authenticator's refusal: NotAllowedError
 
 
 def registration_json(alg, attestation="direct"):
@@ -160,10 +160,11 @@ def test_attestation_none_is_none_for_every_profile(authctl):
         assert verified.aaguid == PROFILES[profile][5]  # the AAGUID is kept, as browsers keep it
 
 
-def test_an_algorithm_the_profile_does_not_make_is_not_supported(authctl):
+def test_an_algorithm_the_profile_does_not_make_is_the_authenticators_refusal(authctl):
+    # CTAP2_ERR_UNSUPPORTED_ALGORITHM, which the browser reports as NotAllowedError.
     _, as_json = registration_json(-8)
     result = authctl.register(as_json, ORIGIN, "--profile", "icloud-keychain")
-    assert result.code != 0 and "notSupported" in result.stderr
+    assert result.code == 13 and "notHandled" in result.stderr
     assert authctl.listing() == []
 
 

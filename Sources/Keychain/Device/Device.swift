@@ -98,7 +98,7 @@ public final class Device {
             u2f: passkey.u2f, minimumPINLength: Device.minimumPINLength)
         configuration.enterpriseRelyingParties = Set(passkey.enterpriseRelyingParties)
         let options: CreationOptions
-        do { options = try CreationOptions(json: optionsJSON) } catch { throw DeviceError(error) }
+        do { options = try CreationOptions(json: optionsJSON, strict: caller?.strict ?? false) } catch { throw DeviceError(error) }
         // The CA is opened only for a registration that will send a certificate: not for a
         // conditional create, nor for an enterprise request no policy permits (both send none).
         let effective: AttestationConveyance = caller?.mediation == .conditional ? .none
@@ -118,8 +118,8 @@ public final class Device {
     public func sign(optionsJSON: [UInt8], origin: String, user: UserPolicy = UserPolicy(),
                      fault: Fault? = nil, attachment: AuthenticatorAttachment? = nil,
                      caller: CallerContext? = nil) throws(DeviceError) -> AuthenticationResponse {
-        if attachment == .crossPlatform && caller?.mediation == .immediate {
-            throw DeviceError(.authenticator(.notHandled), "immediate mediation never signs across devices (hybrid)")
+        if attachment == .crossPlatform && caller?.uiMode == .immediate {
+            throw DeviceError(.authenticator(.notHandled), "immediate sign-in (uiMode immediate) never signs across devices (hybrid)")
         }
         let device = try record()
         try Self.requireSupport(device)
@@ -127,7 +127,7 @@ public final class Device {
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
         let client = try client(device, user, configuration, revisionId: account.newRevisionId())
         do {
-            return try client.get(options: try RequestOptions(json: optionsJSON), caller: caller ?? CallerContext(origin: origin), fault: fault)
+            return try client.get(options: try RequestOptions(json: optionsJSON, strict: caller?.strict ?? false), caller: caller ?? CallerContext(origin: origin), fault: fault)
         } catch { throw DeviceError(error) }
     }
 

@@ -32,7 +32,7 @@ struct SimulatedUser: UserInteraction {
     func outwait(_ prompt: UserPrompt) -> AuthenticatorError {
         let milliseconds = prompt.timeoutMilliseconds ?? Self.defaultTimeoutMilliseconds
         policy.wait(.milliseconds(milliseconds))
-        return AuthenticatorError(.timedOut, "nobody picked a passkey for \(prompt.rpId) within \(milliseconds) ms (conditional mediation)")
+        return AuthenticatorError(.timedOut, "the \(prompt.ceremony.rawValue) request for \(prompt.rpId) stayed pending until its timeout (\(milliseconds) ms)")
     }
 
     func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> BiometricSensor.Unlock {

@@ -413,6 +413,8 @@ public final class ScenarioRunner {
             outcome.details += [("alg", response.result.credential.publicKey.algorithm.name.lowercased()),
                                 ("aaguid", AuthenticatorProfile.formatAAGUID(response.result.credential.aaguid)),
                                 ("profile", response.result.credential.profile)]
+            // What the browser accepted but the RP should fix (an empty challenge, …): in the JSON report.
+            if !response.warnings.isEmpty { outcome.details.append(("warnings", response.warnings.joined(separator: "; "))) }
             return outcome
         } catch { return Outcome(error) }
     }
@@ -440,8 +442,10 @@ public final class ScenarioRunner {
             let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
                                            attachment: c.via == nil ? nil : .crossPlatform, caller: caller(c))
             lastResponse = response.json
-            return Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
-                           user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)
+            var outcome = Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
+                                  user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)
+            if !response.warnings.isEmpty { outcome.details.append(("warnings", response.warnings.joined(separator: "; "))) }
+            return outcome
         } catch { return Outcome(error) }
     }
 

@@ -53,13 +53,15 @@ public struct MakeCredentialResponse: Sendable {
 extension Authenticator {
     public func makeCredential(_ request: MakeCredentialRequest) throws(AuthenticatorError) -> MakeCredentialResponse {
         // Step 3: the first algorithm this model makes, in the RP's order (or the one it prefers).
+        // None is CTAP2_ERR_UNSUPPORTED_ALGORITHM, which the browser reports as NotAllowedError; it
+        // comes before the user is asked anything and before the excludeList (step 11).
         let profile = configuration.profile
         guard let algorithm = profile.algorithm(for: request.algorithms) else {
-            throw AuthenticatorError(.notSupported, "no algorithm in pubKeyCredParams that profile \(profile.name) makes (it makes \(profile.algorithms.map(\.description).joined(separator: ", ")))")
+            throw AuthenticatorError(.notHandled, "no algorithm in pubKeyCredParams that profile \(profile.name) makes (it makes \(profile.algorithms.map(\.description).joined(separator: ", ")))")
         }
         let format = configuration.format(for: request.attestation)
         if format == .fidoU2F && algorithm != .es256 {
-            throw AuthenticatorError(.notSupported, "fido-u2f attestation needs an ES256 (-7) credential; pubKeyCredParams does not offer it")
+            throw AuthenticatorError(.notHandled, "fido-u2f attestation needs an ES256 (-7) credential; pubKeyCredParams does not offer it")
         }
         let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName,
                                 timeoutMilliseconds: request.timeoutMilliseconds)
@@ -72,13 +74,14 @@ extension Authenticator {
         let verification = request.performUserVerification ? try user.verifyUser(prompt) : nil
 
         // Step 11 (excludeList), after the user consented, so an RP cannot probe the keychain
-        // silently. A passkey made with user verification, or with credProtect
-        // userVerificationRequired, is only visible once the user was verified: without UV it is
-        // left out of the check (CTAP 2.1 §6.1.2 step 11, §12.1).
+        // silently. Only a passkey with credProtect userVerificationRequired is hidden from a
+        // request that did not verify the user (CTAP 2.1 §6.1.2 step 11: "if the credential's
+        // credProtect value is not userVerificationRequired" it is excluded whatever the "uv" bit;
+        // otherwise only with it). A passkey made with user verification but without that policy
+        // is excluded even on a `discouraged` request.
         let excluded = existing.filter { request.excludeList.contains($0.id) }
         if excluded.contains(where: { credential in
-            verification != nil
-                || (!credential.requiresUserVerification && credential.isVisible(userVerified: false, listed: true))
+            verification != nil || credential.isVisible(userVerified: false, listed: true)
         }) {
             throw AuthenticatorError(.matchedExcludedCredential,
                 "a credential in excludeCredentials already exists for \(request.rpId); nothing was stored")

@@ -14,15 +14,23 @@ public struct CallerContext: Sendable {
     /// Transient user activation (a click just now): a cross-origin create needs it.
     public var userActivation: Bool
     public var mediation: Mediation
+    /// CredentialRequestOptions' `uiMode` (sign-in only; a create ignores it).
+    public var uiMode: UIMode?
     /// Where the RP's `/.well-known/webauthn` comes from, consulted when the RP ID is not a
     /// registrable suffix of the origin (WebAuthn L3 §5.11); `nil`: never consulted.
     public var relatedOrigins: RelatedOrigins.Source?
     /// The password manager signed this user in with a password recently: a conditional create
     /// is allowed (the automatic passkey upgrade after a password sign-in).
     public var recentPasswordSignIn: Bool
+    /// Refuse what Chromium accepts but an RP should not send (an empty challenge or `user.id`,
+    /// base64url with non-zero trailing bits) instead of accepting it with a warning.
+    public var strict: Bool
 
     public init(origin: String, topOrigin: String? = nil, framePermission: Bool = true, userActivation: Bool = true,
-                mediation: Mediation = .optional, relatedOrigins: RelatedOrigins.Source? = nil, recentPasswordSignIn: Bool = false) {
+                mediation: Mediation = .optional, uiMode: UIMode? = nil, relatedOrigins: RelatedOrigins.Source? = nil,
+                recentPasswordSignIn: Bool = false, strict: Bool = false) {
+        self.uiMode = uiMode
+        self.strict = strict
         self.origin = origin
         self.topOrigin = topOrigin
         self.framePermission = framePermission

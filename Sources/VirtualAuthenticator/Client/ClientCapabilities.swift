@@ -24,10 +24,15 @@ public struct ClientCapabilities: Sendable, Equatable {
         // Conditional (autofill) sign-in offers the platform's passkeys; a security key has no list.
         let conditionalGet = supported && platform
         var values: [(String, Bool)] = [
+            // Ambient sign-in (`--mediation conditional --ui-mode passive`): the platform's passkeys
+            // offered outside the page's fields. (Chromium 156 does not list this key yet.)
+            ("ambientGet", conditionalGet),
             // The automatic upgrade after a password sign-in (`--mediation conditional` on create).
             ("conditionalCreate", supported && platform),
             ("conditionalGet", conditionalGet),
             ("hybridTransport", hybridTransport),
+            // Immediate sign-in (`--ui-mode immediate`): a local passkey or NotAllowedError at once.
+            ("immediateGet", supported && platform),
             // Chrome's reading of "locally and/or via hybridTransport".
             ("passkeyPlatformAuthenticator", uvpaa || hybridTransport),
             ("relatedOrigins", supported),  // §5.11, `--related-origins`

@@ -30,6 +30,8 @@ public struct ClientExtensionResults: Encodable, Sendable, Equatable {
         public var written: Bool?
     }
 
+    /// appid (WebAuthn L3 §10.1.1): whether the AppID was used instead of the RP ID.
+    public var appid: Bool?
     public var credProps: CredentialProperties?
     public var prf: PRF?
     public var largeBlob: LargeBlob?

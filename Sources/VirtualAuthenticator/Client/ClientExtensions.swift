@@ -2,8 +2,22 @@
 /// authenticator inputs, and authenticator outputs to client outputs. See docs/extensions.md.
 extension WebAuthnClient {
     /// A registration's authenticator extension inputs.
-    static func registrationExtensions(_ inputs: CreationExtensionInputs) throws(AuthenticatorError) -> MakeCredentialExtensions {
+    static func registrationExtensions(_ inputs: CreationExtensionInputs,
+                                       userVerification: UserVerificationRequirement) throws(AuthenticatorError) -> MakeCredentialExtensions {
         var extensions = MakeCredentialExtensions()
+        // credProtect (CTAP 2.1 §12.1), as Chromium checks it: a policy name that is none of the
+        // three, or userVerificationRequired on a request that does not require user verification,
+        // is NotSupportedError ("protection policy is inconsistent"), enforced or not.
+        if let name = inputs.credentialProtectionPolicyName {
+            guard let policy = inputs.credentialProtectionPolicy else {
+                throw AuthenticatorError(.notSupported, "extensions.credentialProtectionPolicy '\(name.prefix(64))' is none of userVerificationOptional, "
+                    + "userVerificationOptionalWithCredentialIDList, userVerificationRequired (NotSupportedError)")
+            }
+            if policy == .userVerificationRequired && userVerification != .required {
+                throw AuthenticatorError(.notSupported, "extensions.credentialProtectionPolicy userVerificationRequired needs "
+                    + "authenticatorSelection.userVerification required, not \(userVerification.rawValue): the protection policy is inconsistent (NotSupportedError)")
+            }
+        }
         if let prf = inputs.prf {
             // §10.1.4, registration: evalByCredential makes no sense before there is a credential.
             guard !prf.evalByCredentialPresent else {
@@ -20,7 +34,7 @@ extension WebAuthnClient {
             extensions.largeBlobKey = true
         }
         // credProtect: this authenticator supports every level, so enforceCredentialProtectionPolicy
-        // never refuses (CTAP 2.1 §12.1 client processing).
+        // never refuses otherwise (CTAP 2.1 §12.1 client processing).
         extensions.credProtect = inputs.credentialProtectionPolicy
         extensions.credBlob = inputs.credBlob
         extensions.minPinLength = inputs.minPinLength
@@ -38,6 +52,10 @@ extension WebAuthnClient {
     /// A sign-in's authenticator extension inputs.
     static func assertionExtensions(_ inputs: RequestExtensionInputs, allowCredentials: [[UInt8]]) throws(AuthenticatorError) -> GetAssertionExtensions {
         var extensions = GetAssertionExtensions()
+        // credProps belongs to a registration (Chromium: "only valid when creating a credential").
+        if inputs.credProps {
+            throw AuthenticatorError(.notSupported, "extensions.credProps is only valid when creating a credential (NotSupportedError)")
+        }
         if let prf = inputs.prf {
             // §10.1.4, authentication, steps 1–2.
             if !prf.evalByCredential.isEmpty && allowCredentials.isEmpty {
@@ -45,7 +63,7 @@ extension WebAuthnClient {
             }
             for (key, values) in prf.evalByCredential {
                 guard !key.isEmpty, let id = Base64URL.decodeStrict(key), allowCredentials.contains(id) else {
-                    throw AuthenticatorError(.badInput,
+                    throw AuthenticatorError(.syntaxError,
                         "extensions.prf.evalByCredential key '\(key)' is not the base64url id of an allowCredentials entry (SyntaxError)")
                 }
                 extensions.hmacSecretByCredential[id] = PRFInputs.salts(values)
@@ -75,6 +93,8 @@ extension WebAuthnClient {
 
     static func assertionResults(_ inputs: RequestExtensionInputs, _ outputs: GetAssertionExtensionOutputs) -> ClientExtensionResults {
         var results = ClientExtensionResults()
+        // appid (§10.1.1): whether the AppID was used; a platform passkey is never a U2F credential.
+        if inputs.appid != nil { results.appid = false }
         if inputs.prf != nil { results.prf = .init(results: outputs.hmacSecret.map(ClientExtensionResults.PRFResults.init)) }
         if let largeBlob = inputs.largeBlob {
             results.largeBlob = .init(blob: outputs.largeBlob.map { Base64URL.encode($0) },

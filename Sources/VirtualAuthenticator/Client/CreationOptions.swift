@@ -26,9 +26,13 @@ public struct CreationOptions: Sendable {
     public var extensions: CreationExtensionInputs
     /// The effective timeout in milliseconds (10 s … 10 min), `nil` when the options give none.
     public var timeout: Int?
+    /// What the RP should not have sent but the browser accepts (an empty challenge or user.id,
+    /// base64url with non-zero trailing bits): one sentence each, for stderr.
+    public var warnings: [String]
 
-    public init(json: [UInt8]) throws(AuthenticatorError) {
-        var o = try JSONReader(parsing: json, path: "options")
+    /// - Parameter strict: refuse those instead (``CallerContext/strict``).
+    public init(json: [UInt8], strict: Bool = false) throws(AuthenticatorError) {
+        var o = try JSONReader(parsing: json, path: "options", strict: strict)
         if o.object["publicKey"] is [String: Any] { o = try o.reader("publicKey") }
         // Members in WebIDL order (lexicographic), nested dictionaries likewise.
         attestation = o.optionalString("attestation").flatMap(AttestationConveyance.init(rawValue:)) ?? .none  // §5.4.7: unknown is "none"
@@ -42,6 +46,7 @@ public struct CreationOptions: Sendable {
         excludeCredentials = try o.descriptorIds("excludeCredentials")
         extensions = try CreationExtensionInputs(try o.optionalReader("extensions"))
         hints = try o.strings("hints")
+        warnings = []
         // pubKeyCredParams: `type` and `alg` are both required, whatever the type (§5.3).
         guard o.has("pubKeyCredParams") else { throw WebIDL.missing("options.pubKeyCredParams") }
         let parameters = try o.readers("pubKeyCredParams")
@@ -61,11 +66,17 @@ public struct CreationOptions: Sendable {
         try o.finish()
         // §5.1.3 step 10: an empty list means ES256 and RS256.
         self.algorithms = parameters.isEmpty ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue] : algorithms
-        // §5.1.3 step 5: user.id is 1 to 64 bytes (a TypeError).
-        guard (1...64).contains(userId.count) else {
+        // §5.1.3 step 5: user.id is at most 64 bytes (a TypeError). The spec's minimum of 1 is not
+        // enforced by Chromium 156: an empty user.id is accepted, with a warning (refused with strict).
+        guard userId.count <= 64 else {
             throw AuthenticatorError(.badInput, "options.user.id must be 1 to 64 bytes, got \(userId.count) (TypeError)")
         }
-        // authctl's own refusal (WebAuthn sets no minimum): an empty challenge proves no freshness.
-        guard !challenge.isEmpty else { throw AuthenticatorError(.badInput, "options.challenge is empty") }
+        if userId.isEmpty {
+            try o.accept("options.user.id is empty: every account of the RP gets the same user handle, so each new passkey replaces the last one, and a sign-in cannot say whose it is",
+                         unlessStrict: AuthenticatorError(.badInput, "options.user.id must be 1 to 64 bytes, got 0 (TypeError; refused with --strict)"))
+        }
+        // WebAuthn sets no minimum for the challenge; an empty one proves no freshness.
+        try o.acceptChallenge(challenge)
+        warnings = o.warnings
     }
 }

@@ -47,8 +47,10 @@ public struct CreationExtensionInputs: Sendable, Equatable {
     public var credProps = false
     public var prf: PRFInputs?
     public var largeBlob: LargeBlobInputs?
-    /// credProtect's inputs (CTAP 2.1 §12.1); an unknown policy name is ignored.
+    /// credProtect's inputs (CTAP 2.1 §12.1): the policy, when its name is one of the three.
     public var credentialProtectionPolicy: CredentialProtectionPolicy?
+    /// The `credentialProtectionPolicy` value as given (an unknown one is NotSupportedError).
+    public var credentialProtectionPolicyName: String?
     public var enforceCredentialProtectionPolicy = false
     public var credBlob: [UInt8]?
     public var minPinLength = false
@@ -60,7 +62,8 @@ public struct CreationExtensionInputs: Sendable, Equatable {
         // Members in WebIDL order (lexicographic).
         credBlob = reader.optionalBytes("credBlob")
         credProps = reader.bool("credProps") ?? false
-        credentialProtectionPolicy = reader.optionalString("credentialProtectionPolicy").flatMap(CredentialProtectionPolicy.init(webAuthnName:))
+        credentialProtectionPolicyName = reader.optionalString("credentialProtectionPolicy")
+        credentialProtectionPolicy = credentialProtectionPolicyName.flatMap(CredentialProtectionPolicy.init(webAuthnName:))
         enforceCredentialProtectionPolicy = reader.bool("enforceCredentialProtectionPolicy") ?? false
         largeBlob = try reader.optionalReader("largeBlob").map { r throws(AuthenticatorError) in try LargeBlobInputs(r) }
         minPinLength = reader.bool("minPinLength") ?? false
@@ -70,6 +73,10 @@ public struct CreationExtensionInputs: Sendable, Equatable {
 
 /// The inputs of a sign-in.
 public struct RequestExtensionInputs: Sendable, Equatable {
+    /// `appid` (WebAuthn L3 §10.1.1): the FIDO AppID of U2F credentials, as given.
+    public var appid: String?
+    /// `credProps: true`, which only a registration takes (Chromium: NotSupportedError).
+    public var credProps = false
     public var prf: PRFInputs?
     public var largeBlob: LargeBlobInputs?
     public var getCredBlob = false
@@ -78,6 +85,8 @@ public struct RequestExtensionInputs: Sendable, Equatable {
 
     init(_ reader: JSONReader?) throws(AuthenticatorError) {
         guard let reader else { return }
+        appid = reader.optionalString("appid")
+        credProps = reader.bool("credProps") ?? false
         getCredBlob = reader.bool("getCredBlob") ?? false
         largeBlob = try reader.optionalReader("largeBlob").map { r throws(AuthenticatorError) in try LargeBlobInputs(r) }
         prf = try reader.optionalReader("prf").map { r throws(AuthenticatorError) in try PRFInputs(r) }

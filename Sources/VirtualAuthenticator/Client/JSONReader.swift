@@ -14,9 +14,13 @@ struct JSONReader {
     let path: String
     let decoding: Decoding
 
-    /// The first base64url failure of a document, thrown once its conversion is over.
+    /// The first base64url failure of a document, thrown once its conversion is over; whether
+    /// to refuse what Chromium accepts (``CallerContext/strict``), and the warnings for what was
+    /// accepted that way.
     final class Decoding {
         var failure: AuthenticatorError?
+        var strict = false
+        var warnings = [String]()
     }
 
     init(object: [String: Any], path: String, decoding: Decoding = Decoding()) {
@@ -26,9 +30,11 @@ struct JSONReader {
     }
 
     /// Parses a JSON document whose top level must be an object.
-    init(parsing bytes: [UInt8], path: String) throws(AuthenticatorError) {
+    init(parsing bytes: [UInt8], path: String, strict: Bool = false) throws(AuthenticatorError) {
+        let decoding = Decoding()
+        decoding.strict = strict
         if let object = JSONInput.object(bytes) {
-            self.init(object: object, path: path)
+            self.init(object: object, path: path, decoding: decoding)
             return
         }
         let value: Any
@@ -41,7 +47,7 @@ struct JSONReader {
         guard let object = value as? [String: Any] else {
             throw AuthenticatorError(.badInput, "\(path): expected a JSON object at the top level")
         }
-        self.init(object: object, path: path)
+        self.init(object: object, path: path, decoding: decoding)
     }
 
     /// Whether the member is present. `null` is present: WebIDL converts every value but
@@ -100,15 +106,43 @@ struct JSONReader {
         optionalString(key).map { decode($0, at: self.member(key)) }
     }
 
-    /// `text` decoded as strict base64url; a failure is noted for ``finish()``.
+    /// Whether to refuse what Chromium accepts with a warning (``CallerContext/strict``).
+    var strict: Bool { decoding.strict }
+
+    /// Notes what the browser accepts but the RP should not send: a warning, or with
+    /// ``strict`` the error `refusal` (thrown once conversion is over, as the first failure).
+    func accept(_ warning: String, unlessStrict refusal: @autoclosure () -> AuthenticatorError) throws(AuthenticatorError) {
+        if strict { throw refusal() }
+        decoding.warnings.append(warning)
+    }
+
+    /// The warnings of the document so far.
+    var warnings: [String] { decoding.warnings }
+
+    /// `text` decoded as base64url; a failure is noted for ``finish()``. A last character with
+    /// non-zero unused bits is read as Chromium reads it (the canonical bytes) with a warning,
+    /// unless ``strict``.
     func decode(_ text: String, at path: @autoclosure () -> String) -> [UInt8] {
         if let bytes = Base64URL.decodeStrict(text) { return bytes }
+        if !strict, let bytes = Base64URL.decodeIgnoringTrailingBits(text) {
+            decoding.warnings.append("\(path()): '\(Self.tail(text))' has non-zero trailing bits; read as '\(Self.tail(Base64URL.encode(bytes)))', "
+                + "its canonical form, as the browser does (the RP should encode its bytes canonically)")
+            return bytes
+        }
+        if decoding.failure == nil, Base64URL.decodeIgnoringTrailingBits(text) != nil {
+            decoding.failure = AuthenticatorError(.encodingError,
+                "\(path()): '\(Self.tail(text))' has non-zero trailing bits (refused with --strict) (EncodingError)")
+        }
         if decoding.failure == nil {
             decoding.failure = AuthenticatorError(.encodingError,
                 "\(path()): '\(text.prefix(64))' is not unpadded base64url (A-Z a-z 0-9 - _ only) (EncodingError)")
         }
         return []
     }
+
+    /// A base64url text short enough for a message: whole up to 64 characters, else its end
+    /// (where a trailing-bits difference is).
+    static func tail(_ text: String) -> String { text.count <= 64 ? text : "…" + text.suffix(60) }
 
     // MARK: - Dictionaries, sequences, records
 

@@ -21,13 +21,25 @@ extension JSONReader {
     /// sequence of strings): every id is decoded, as parse…FromJSON does, but only those of type
     /// `public-key` are returned (§5.1.3 step 20, §5.1.4.1: other types are skipped).
     func descriptorIds(_ key: String) throws(AuthenticatorError) -> [[UInt8]] {
-        var ids = [[UInt8]]()
+        try descriptors(key).map(\.id)
+    }
+
+    /// As ``descriptorIds(_:)``, with each descriptor's `transports` as given.
+    func descriptors(_ key: String) throws(AuthenticatorError) -> [(id: [UInt8], transports: [String])] {
+        var out = [(id: [UInt8], transports: [String])]()
         for d in try readers(key) {
             let id = try d.bytes("id")
-            _ = try d.strings("transports")
-            if try d.string("type") == "public-key" { ids.append(id) }
+            let transports = try d.strings("transports")
+            if try d.string("type") == "public-key" { out.append((id, transports)) }
         }
-        return ids
+        return out
+    }
+
+    /// The RP's empty challenge: accepted as Chromium does, with a warning (refused with `strict`).
+    func acceptChallenge(_ challenge: [UInt8]) throws(AuthenticatorError) {
+        guard challenge.isEmpty else { return }
+        try accept("options.challenge is empty: the response proves no freshness, and the RP cannot tell it from a replayed one (a replay hole)",
+                   unlessStrict: AuthenticatorError(.badInput, "options.challenge is empty (refused with --strict)"))
     }
 
     /// `userVerification`; unknown values fall back to the default, "preferred" (§2.1.1: ignore

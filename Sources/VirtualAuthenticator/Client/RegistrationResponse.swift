@@ -6,6 +6,9 @@ public struct RegistrationResponse: Sendable, Encodable {
     public let authenticatorAttachment: AuthenticatorAttachment
     /// `getTransports()`: how the client can reach this authenticator again (the profile's).
     public let transports: [String]
+    /// What the client accepted from the options but the RP should fix (``CreationOptions/warnings``);
+    /// not part of the JSON. The command line prints them on stderr.
+    public var warnings: [String] = []
 
     /// AuthenticatorAttestationResponseJSON (§5.2.1.1).
     struct AttestationResponseJSON: Encodable {

@@ -20,21 +20,24 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     public func create(options: CreationOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> RegistrationResponse {
         let (origin, top) = try caller.resolve(.registration)
         let rpId = try rpIdentifier(options.rpId, origin: origin, caller: caller)
+        // Step 10: no `pubKeyCredParams` entry of a type the client supports (only `public-key`
+        // exists). Supported types with algorithms no authenticator makes are the authenticator's
+        // refusal (NotAllowedError), not this one.
+        guard !options.algorithms.isEmpty else {
+            throw AuthenticatorError(.notSupported, "options.pubKeyCredParams has no entry of type public-key (NotSupportedError)")
+        }
         // Mediation: a conditional create (an automatic upgrade) asks the user nothing and happens
-        // only after a recent password sign-in; silent and immediate do not apply to create.
+        // only after a recent password sign-in — without one it stays pending until its timeout,
+        // as in Chromium 156. `silent` is treated as `optional`, as Chromium 156 does.
         let conditional = caller.mediation == .conditional
-        switch caller.mediation {
-        case .silent, .immediate:
-            throw AuthenticatorError(.notHandled, "mediation \(caller.mediation.rawValue) cannot create a passkey")
-        case .conditional:
+        if conditional {
             guard caller.recentPasswordSignIn else {
-                throw AuthenticatorError(.notHandled, "a conditional create needs a recent password sign-in for this user in the password manager")
+                throw pending(UserPrompt(ceremony: .registration, rpId: rpId, userName: options.userName, timeoutMilliseconds: options.timeout),
+                              because: "a conditional create waits for a recent password sign-in of this user in the password manager, and there was none")
             }
             guard options.userVerification != .required else {
                 throw AuthenticatorError(.notHandled, "a conditional create cannot verify the user (userVerification is required)")
             }
-        case .optional, .required:
-            break
         }
         // Step 20: an authenticator attached otherwise than the RP asks is not eligible.
         let attachment = authenticator.configuration.attachment
@@ -49,7 +52,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         if let fault, !fault.applies(to: .registration, attestation: authenticator.configuration.format(for: conveyance)) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for this registration (\(fault.summary))")
         }
-        let extensions = try Self.registrationExtensions(options.extensions)
+        let extensions = try Self.registrationExtensions(options.extensions, userVerification: options.userVerification)
         var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized,
                                              crossOrigin: top != nil, topOrigin: top?.serialized)
         fault?.apply(to: &clientData)
@@ -68,7 +71,8 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         return RegistrationResponse(
             clientDataJSON: clientDataJSON, result: result,
             clientExtensionResults: Self.registrationResults(options.extensions, result.extensionOutputs),
-            authenticatorAttachment: attachment, transports: authenticator.configuration.profile.transports)
+            authenticatorAttachment: attachment, transports: authenticator.configuration.profile.transports,
+            warnings: options.warnings)
     }
 
     /// `navigator.credentials.get()`: returns AuthenticationResponseJSON (§5.1.12).
@@ -80,13 +84,30 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     public func get(options: RequestOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> AuthenticationResponse {
         let (origin, top) = try caller.resolve(.authentication)
         let rpId = try rpIdentifier(options.rpId, origin: origin, caller: caller)
-        if caller.mediation == .silent {
-            throw AuthenticatorError(.notHandled, "silent mediation: a passkey sign-in always involves the user")
+        // `silent` is treated as `optional` (Chromium 156). Immediate sign-in (uiMode immediate):
+        // not with conditional mediation, no allow list, only after a user activation.
+        if caller.uiMode == .immediate {
+            guard caller.mediation != .conditional else {
+                throw AuthenticatorError(.notSupported, "uiMode immediate is not compatible with conditional mediation (NotSupportedError)")
+            }
+            guard options.allowCredentials.isEmpty else {
+                throw AuthenticatorError(.notHandled, "allowCredentials is not allowed with uiMode immediate")
+            }
+            guard caller.userActivation else {
+                throw AuthenticatorError(.notHandled, "uiMode immediate needs a user activation (a click) just before")
+            }
         }
         if let fault, !fault.applies(to: .authentication) {
             throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
         }
         let extensions = try Self.assertionExtensions(options.extensions, allowCredentials: options.allowCredentials)
+        // An allow list whose transports do not reach this authenticator: the browser does not ask
+        // it and waits for another one (a security key, the cross-device flow) until the timeout.
+        if !reaches(options.allowTransports) {
+            throw pending(UserPrompt(ceremony: .authentication, rpId: rpId, userName: nil, timeoutMilliseconds: options.timeout),
+                          because: "the allowCredentials transports (\(Self.transportSummary(options.allowTransports))) do not include "
+                              + "\(reachedTransports.sorted().joined(separator: " or ")), how the client reaches this authenticator, so it was not asked")
+        }
         var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized,
                                              crossOrigin: top != nil, topOrigin: top?.serialized)
         fault?.apply(to: &clientData)
@@ -101,14 +122,61 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         } catch where caller.mediation == .conditional && (error.code == .notHandled || error.code == .canceled) {
             // Autofill: no passkey to offer, or the user passed them by — the call stays pending
             // until its timeout, with no NotAllowedError in between.
-            throw authenticator.user.outwait(UserPrompt(ceremony: .authentication, rpId: rpId, userName: nil,
-                                                        timeoutMilliseconds: options.timeout))
+            throw pending(UserPrompt(ceremony: .authentication, rpId: rpId, userName: nil, timeoutMilliseconds: options.timeout),
+                          because: "nobody picked a passkey (conditional mediation)")
         }
         let configuration = authenticator.configuration
         let madeAs = configuration.attachmentFollowsCredential ? AuthenticatorProfile.named(result.credential.profile) : nil
-        return AuthenticationResponse(clientDataJSON: clientDataJSON, result: result,
-                                      authenticatorAttachment: madeAs?.attachment ?? configuration.attachment,
-                                      clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
+        var response = AuthenticationResponse(clientDataJSON: clientDataJSON, result: result,
+                                              authenticatorAttachment: madeAs?.attachment ?? configuration.attachment,
+                                              clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
+        response.warnings = options.warnings
+        return response
+    }
+
+    /// The call stays pending until its timeout (the user waits it out): the error it ends with,
+    /// saying why it was pending.
+    func pending(_ prompt: UserPrompt, because reason: String) -> AuthenticatorError {
+        let waited = authenticator.user.outwait(prompt)
+        return AuthenticatorError(waited.code, "\(waited.message): \(reason)", underlying: waited.underlying)
+    }
+
+    /// The transports a descriptor may name, as Chromium 156 reads them (`cable` is hybrid's old
+    /// name; checked in headless Chromium: `smart-card` is known too); any other value is
+    /// dropped, and a descriptor left with none matches any authenticator.
+    static func knownTransport(_ name: String) -> String? {
+        switch name {
+        case "usb", "nfc", "ble", "smart-card", "hybrid", "internal": name
+        case "cable": "hybrid"
+        default: nil
+        }
+    }
+
+    /// How the client reaches this authenticator: `internal` for a platform authenticator,
+    /// `hybrid` for another device answering over hybrid (`--via`), a security key's own
+    /// transports (`usb`, `nfc`).
+    var reachedTransports: Set<String> {
+        let configuration = authenticator.configuration
+        if !configuration.attachmentFollowsCredential && configuration.attachment == .crossPlatform { return ["hybrid"] }
+        return configuration.profile.attachment == .platform ? ["internal"] : Set(configuration.profile.transports)
+    }
+
+    /// Whether a sign-in with these `allowCredentials` transports asks this authenticator: no allow
+    /// list, an entry with no (known) transports, or one naming a transport that reaches it —
+    /// Chromium dispatches to the authenticators of the union of the entries' transports.
+    func reaches(_ allowTransports: [[String]]) -> Bool {
+        guard !allowTransports.isEmpty else { return true }
+        var union = Set<String>()
+        for transports in allowTransports {
+            let known = transports.compactMap(Self.knownTransport)
+            if known.isEmpty { return true }
+            union.formUnion(known)
+        }
+        return !union.isDisjoint(with: reachedTransports)
+    }
+
+    static func transportSummary(_ allowTransports: [[String]]) -> String {
+        Set(allowTransports.flatMap { $0.compactMap(knownTransport) }).sorted().joined(separator: ", ")
     }
 
     /// The RP ID, checked against the caller's origin, with the caller's related origins (§5.11).

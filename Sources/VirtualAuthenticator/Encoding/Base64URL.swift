@@ -63,6 +63,13 @@ public enum Base64URL {
         decode(text, strict: true)
     }
 
+    /// As ``decodeStrict(_:)``, but a last character with non-zero unused bits is read as the
+    /// bits that count (`"AB"` is the byte 0x00, whose encoding is `"AA"`), as Chromium's
+    /// `parseCreationOptionsFromJSON()` / `parseRequestOptionsFromJSON()` do (forgiving-base64).
+    public static func decodeIgnoringTrailingBits(_ text: String) -> [UInt8]? {
+        decode(text, strict: true, trailingBits: true)
+    }
+
     /// Decodes base64url leniently, for what a person types (command-line ids): accepts standard
     /// base64 characters and trailing `=` padding too; rejects anything else, and non-zero
     /// trailing bits.
@@ -81,13 +88,13 @@ public enum Base64URL {
 
     /// One pass: four characters make three bytes; a last group of two or three characters makes
     /// one or two, and its unused low bits must be zero; a last group of one is no encoding.
-    private static func decode(_ text: String, strict: Bool) -> [UInt8]? {
+    private static func decode(_ text: String, strict: Bool, trailingBits: Bool = false) -> [UInt8]? {
         let utf8 = text.utf8
-        if let result = utf8.withContiguousStorageIfAvailable({ decode($0, strict: strict) }) { return result }
-        return decode(Array(utf8), strict: strict)
+        if let result = utf8.withContiguousStorageIfAvailable({ decode($0, strict: strict, trailingBits: trailingBits) }) { return result }
+        return decode(Array(utf8), strict: strict, trailingBits: trailingBits)
     }
 
-    private static func decode(_ characters: some Collection<UInt8>, strict: Bool) -> [UInt8]? {
+    private static func decode(_ characters: some Collection<UInt8>, strict: Bool, trailingBits: Bool) -> [UInt8]? {
         var out = [UInt8]()
         out.reserveCapacity(characters.count * 3 / 4)
         var group: UInt32 = 0, inGroup = 0
@@ -113,10 +120,10 @@ public enum Base64URL {
         switch inGroup {
         case 1: return nil
         case 2:
-            guard group & 0x0F == 0 else { return nil }
+            guard trailingBits || group & 0x0F == 0 else { return nil }
             out.append(UInt8(truncatingIfNeeded: group >> 4))
         case 3:
-            guard group & 0x03 == 0 else { return nil }
+            guard trailingBits || group & 0x03 == 0 else { return nil }
             out.append(UInt8(truncatingIfNeeded: group >> 10))
             out.append(UInt8(truncatingIfNeeded: group >> 2))
         default: break

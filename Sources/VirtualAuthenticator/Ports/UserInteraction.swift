@@ -14,13 +14,14 @@ public protocol UserInteraction {
     /// Performs user verification; throws `failed` on a wrong PIN, `notInteractive` when no PIN
     /// can be obtained. Returns the proof the store needs for passkeys made with verification.
     func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> Verification
-    /// The user never answers `prompt` (a conditional sign-in nobody picks a passkey for): waits
-    /// out its timeout and returns the error the call then ends with.
+    /// The call stays pending (a conditional sign-in nobody picks a passkey for, a request no
+    /// authenticator here may answer): waits out `prompt`'s timeout and returns the error the
+    /// call then ends with.
     func outwait(_ prompt: UserPrompt) -> AuthenticatorError
 }
 
 extension UserInteraction {
     public func outwait(_ prompt: UserPrompt) -> AuthenticatorError {
-        AuthenticatorError(.timedOut, "nobody picked a passkey for \(prompt.rpId) before the timeout")
+        AuthenticatorError(.timedOut, "the \(prompt.ceremony.rawValue) request for \(prompt.rpId) stayed pending until its timeout")
     }
 }

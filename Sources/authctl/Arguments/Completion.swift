@@ -27,7 +27,7 @@ enum Completion {
             "    case \"$option\" in",
         ]
         for option in model.allOptions where option.takesValue {
-            let reply = switch (option.choices, option.completion) {
+            let reply = switch (option.choices ?? option.suggestions, option.completion) {
             case (let choices?, _): "compgen -W \(quoted(choices.joined(separator: " "))) -- \"$cur\""
             case (nil, .files): "compgen -f -- \"$cur\""
             case (nil, .directories): "compgen -d -- \"$cur\""
@@ -127,7 +127,7 @@ enum Completion {
     private static func zshSpec(_ option: OptionSpec) -> String {
         var spec = (option.repeatable ? "*" : "") + option.name + (option.takesValue ? "=" : "") + "[\(zshEscape(option.help))]"
         if let placeholder = option.placeholder {
-            let action = switch (option.choices, option.completion) {
+            let action = switch (option.choices ?? option.suggestions, option.completion) {
             case (let choices?, _): "(\(choices.joined(separator: " ")))"
             case (nil, .files): "_files"
             case (nil, .directories): "_files -/"

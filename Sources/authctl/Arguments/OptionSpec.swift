@@ -9,6 +9,9 @@ struct OptionSpec: Sendable, Hashable {
     let help: String
     /// The values the option accepts, when it is a choice; checked at parse time.
     var choices: [String]? = nil
+    /// Values shell completion offers for an option that checks its value itself (`--mediation`,
+    /// whose unknown values are the browser's TypeError rather than a usage error).
+    var suggestions: [String]? = nil
     var repeatable = false
     var required = false
     var completion: Completion = .none
@@ -22,10 +25,12 @@ struct OptionSpec: Sendable, Hashable {
     }
 
     static func value(_ name: String, _ placeholder: String, _ help: String, choices: [String]? = nil,
-                      repeatable: Bool = false, required: Bool = false, completion: Completion = .none,
-                      allowsEmpty: Bool = false) -> OptionSpec {
-        OptionSpec(name: name, placeholder: placeholder, help: help, choices: choices, repeatable: repeatable,
-                   required: required, completion: completion, allowsEmpty: allowsEmpty)
+                      suggestions: [String]? = nil, repeatable: Bool = false, required: Bool = false,
+                      completion: Completion = .none, allowsEmpty: Bool = false) -> OptionSpec {
+        var spec = OptionSpec(name: name, placeholder: placeholder, help: help, choices: choices, repeatable: repeatable,
+                              required: required, completion: completion, allowsEmpty: allowsEmpty)
+        spec.suggestions = suggestions
+        return spec
     }
 
     /// How the option reads in a usage line: `--origin URL`, `--kdf min|interactive`, `--json`.

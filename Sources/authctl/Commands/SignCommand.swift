@@ -4,7 +4,9 @@ import VirtualAuthenticator
 /// `authctl sign`: navigator.credentials.get() from the shell.
 enum SignCommand {
     static let via = OptionSpec.value(
-        "--via", "DEVICE", "sign on another device of the account over hybrid (as a phone does for a laptop): its passkeys, its flags, its PIN")
+        "--via", "DEVICE", "sign on another device of the account over hybrid (as a phone does for a laptop): its passkeys, its flags, its PIN; answers allowCredentials whose transports name hybrid")
+    static let noUserActivation = OptionSpec.flag(
+        "--no-user-activation", "with --ui-mode immediate: no click just before the call (NotAllowedError: immediate sign-in needs one)")
     static let credential = OptionSpec.value("--credential", "ID", "use this passkey among the candidates (base64url credential id)")
     static let user = OptionSpec.value("--user", "NAME", "use the candidate whose user name, or base64url user handle, is NAME")
     // Without --options, these build the options.
@@ -19,12 +21,13 @@ enum SignCommand {
         flags, and prints AuthenticationResponseJSON on stdout. Among several candidates the newest is
         used unless --credential, --user or CREDENTIAL_ID picks one.
         """,
-        options: CeremonyOptions.all + [via, credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
+        options: CeremonyOptions.all + [CeremonyOptions.uiMode, noUserActivation, via, credential, user, rpId, challenge, allow, CeremonyOptions.userVerification],
         arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey to use, as --credential (after '--' when it starts with '-')",
                                  optional: true)],
         examples: [
             "authctl sign --origin https://example.com --user alice",
             "authctl sign --origin https://example.com -- -AbCdEfGhIjKlMnOpQrStUw",
+            "authctl sign --origin https://example.com --ui-mode immediate",
         ],
         run: run)
 
@@ -35,7 +38,8 @@ enum SignCommand {
         // Exclusive, as every ceremony: a counting credential's counter, and the biometric failure
         // count, are written before anything is printed.
         let hybrid = args.value(via)
-        try CeremonyOptions.perform(args, account: account, device: hybrid, buildOptions: builtOptions) {
+        let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation))
+        try CeremonyOptions.perform(args, account: account, device: hybrid, buildOptions: builtOptions, caller: caller) {
             device, options, caller, user, fault throws(DeviceError) in
             try device.sign(optionsJSON: options, origin: caller.origin, user: user, fault: fault,
                             attachment: hybrid == nil ? nil : .crossPlatform, caller: caller)

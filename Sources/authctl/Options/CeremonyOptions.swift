@@ -12,7 +12,7 @@ enum CeremonyOptions {
         "--user-action", "ACTION", "what the simulated user does (default $AUTHCTL_USER_ACTION, else approve)",
         choices: UserAction.allCases.map(\.rawValue))
     static let instantTimeout = OptionSpec.flag(
-        "--instant-timeout", "with --user-action timeout, fail at once instead of waiting (also AUTHCTL_INSTANT_TIMEOUT=1)")
+        "--instant-timeout", "with --user-action timeout, or a call that stays pending until its timeout, end at once instead of waiting (also AUTHCTL_INSTANT_TIMEOUT=1)")
     static let fault = OptionSpec.value(
         "--fault", "NAME", "make the response deliberately wrong in one named way (see 'authctl faults')",
         choices: Fault.allCases.map(\.rawValue))
@@ -25,21 +25,36 @@ enum CeremonyOptions {
         "--top-origin", "URL", "the top-level page's origin: the call comes from a cross-origin iframe (crossOrigin, topOrigin in clientDataJSON)")
     static let noFramePermission = OptionSpec.flag(
         "--no-frame-permission", "with --top-origin: the iframe lacks allow=\"publickey-credentials-create|get\" (NotAllowedError)")
+    // Not a parse-time choice: a value that is no CredentialMediationRequirement is the browser's
+    // TypeError (badInput), as `mediation: "immediate"` is in Chromium 156.
     static let mediation = OptionSpec.value(
-        "--mediation", "MODE", "the call's mediation (default optional; conditional: autofill sign-in, or an automatic upgrade on register)",
-        choices: Mediation.allCases.map(\.rawValue))
+        "--mediation", "MODE", "the call's mediation: \(Mediation.allCases.map(\.rawValue).joined(separator: ", ")) (default optional; conditional: autofill sign-in, or an automatic upgrade on register; silent acts as optional)",
+        suggestions: Mediation.allCases.map { $0.rawValue })
+    static let uiMode = OptionSpec.value(
+        "--ui-mode", "MODE", "sign: the request's uiMode: immediate (a local passkey or NotAllowedError at once) or passive (with --mediation conditional: ambient sign-in)",
+        choices: UIMode.allCases.map(\.rawValue))
+    static let strict = OptionSpec.flag(
+        "--strict", "refuse options Chromium accepts with a warning: an empty challenge or user.id (badInput), base64url with non-zero trailing bits (encodingError)")
     static let relatedOrigins = OptionSpec.value(
         "--related-origins", "SOURCE", "the RP's .well-known/webauthn for an RP ID the origin is not a suffix of: a FILE, an http(s) URL, or 'fetch' (https://RPID/.well-known/webauthn)",
         completion: .files)
 
-    static let all = [origin, options, userAction, instantTimeout, fault, topOrigin, noFramePermission, mediation, relatedOrigins]
+    static let all = [origin, options, userAction, instantTimeout, fault, topOrigin, noFramePermission, mediation, relatedOrigins, strict]
 
     /// Where the call comes from and how: the caller's context for the client.
     static func caller(_ args: ParsedArguments, userActivation: Bool = true, recentPasswordSignIn: Bool = false) throws(CLIError) -> CallerContext {
+        var chosen = Mediation.optional
+        if let name = args.value(mediation) {
+            guard let value = Mediation(rawValue: name) else {
+                let hint = name == "immediate" ? "; immediate sign-in is --ui-mode immediate" : ""
+                throw CLIError(.badInput, "--mediation '\(name)' is not a CredentialMediationRequirement (\(Mediation.allCases.map(\.rawValue).joined(separator: ", "))) (TypeError)\(hint)")
+            }
+            chosen = value
+        }
         var context = CallerContext(origin: args.value(origin) ?? "", topOrigin: args.value(topOrigin),
                                     framePermission: !args.flag(noFramePermission), userActivation: userActivation,
-                                    mediation: args.value(mediation).flatMap(Mediation.init(rawValue:)) ?? .optional,
-                                    recentPasswordSignIn: recentPasswordSignIn)
+                                    mediation: chosen, uiMode: args.value(uiMode).flatMap(UIMode.init(rawValue:)),
+                                    recentPasswordSignIn: recentPasswordSignIn, strict: args.flag(strict))
         if let source = args.value(relatedOrigins) {
             if source == "fetch" {
                 context.relatedOrigins = .wellKnown
@@ -110,6 +125,10 @@ enum CeremonyOptions {
         let response: any Encodable
         do { response = try ceremony(device, json, context, person, chosen) } catch { throw CLIError(error) }
         if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
+        // What the browser accepts but the RP should fix (without --strict): one line each.
+        for warning in (response as? RegistrationResponse)?.warnings ?? (response as? AuthenticationResponse)?.warnings ?? [] {
+            Output.diagnostic("authctl: warning: \(warning)")
+        }
         do {
             // A ceremony's response writes its own JSON (the same bytes, without the encoder).
             let text = (response as? RegistrationResponse)?.json ?? (response as? AuthenticationResponse)?.json ?? JSONOutput.string(response)

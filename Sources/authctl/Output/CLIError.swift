@@ -8,7 +8,7 @@ import VirtualAuthenticator
 struct CLIError: Error, Sendable {
     enum Name: String, CaseIterable, Sendable {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
-        case biometryLockout, timedOut, securityError, notSupported, encodingError, badInput, usage
+        case biometryLockout, timedOut, securityError, notSupported, encodingError, syntaxError, badInput, usage
         case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, scenarioFailed, passkeysNotSupported, ioError
     }
 
@@ -57,6 +57,7 @@ extension CLIError.Name {
         case .scenarioFailed: 26
         case .encodingError: 27
         case .passkeysNotSupported: 28
+        case .syntaxError: 29
         case .usage: 64  // EX_USAGE
         case .badInput: 65  // EX_DATAERR
         case .unknown: 70  // EX_SOFTWARE
@@ -90,7 +91,7 @@ extension CLIError.Name {
         if let authenticatorCode { return authenticatorCode.ctapStatus }
         switch self {
         case .invalidResponse: return 0x12  // CTAP2_ERR_INVALID_CBOR
-        case .usage, .scenarioFailed, .encodingError, .passkeysNotSupported: return nil
+        case .usage, .scenarioFailed, .encodingError, .syntaxError, .passkeysNotSupported: return nil
         default: return 0x7F  // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business
         }
     }
