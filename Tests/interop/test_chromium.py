@@ -347,6 +347,9 @@ def write_report(rows: list):
     excluded = [r for r in rows if r["verdict"].startswith("excluded")]
     lines += ["", f"{len(rows)} cases: {len(differing)} differ, {len(known)} known differences, "
                   f"{len(excluded)} excluded as the emulated authenticator's."]
+    settled = [r["chromium_ms"] for r in rows if r.get("chromium_ms") is not None]
+    if settled:
+        lines.append(f"Chromium's slowest settled call: {max(settled)} ms (the pending window is {PENDING_MS} ms).")
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text("\n".join(lines) + "\n")
     REPORT.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
@@ -645,7 +648,8 @@ def test_authctl_answers_as_chromium(differential, case):
             verdict += f" ({case.note})"
     differential.rows.append({"case": case.name, "item": case.item or "", "chromium": summary(theirs),
                               "authctl": summary(ours), "verdict": verdict,
-                              "messages": {"chromium": theirs.get("message"), "authctl": ours.get("message")}})
+                              "messages": {"chromium": theirs.get("message"), "authctl": ours.get("message")},
+                              "chromium_ms": theirs.get("ms")})
 
     if case.known:
         # Listed in docs/conformance.md, "Differences from Chromium": both sides are pinned, so that
