@@ -3,8 +3,9 @@
 # python-fido2 and libfido2's fido2-tools judge the built authctl binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# zsh: to check the completion script it generates; python3-venv: for the verifiers.
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv" scripts/setup.sh
+# zsh: to check the completion script it generates; python3-venv: for the verifiers; chromium and
+# chromium-driver: the differential test against a real browser (Tests/interop/test_chromium.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver" scripts/setup.sh
 
 venv=.venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
