@@ -8,11 +8,13 @@ import PackageDescription
 //
 // VirtualAuthenticator and KeyVault never import each other; each C library is imported by the one
 // module that owns it.
-// A release build links the Swift runtime and Foundation in (what `--static-swift-stdlib` does):
-// loading them as shared libraries — symbol look-ups and relocations — took half of every
-// command's start. Modules are compiled for it too, so that they ask for the static libraries.
-let staticRuntime: [SwiftSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
-let staticRuntimeLink: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+// No unsafe flags, so that other packages can depend on this one. What users run is built with
+// `swift build -c release --static-swift-stdlib` (scripts/build-release.sh), which links the Swift
+// runtime and Foundation in: loading them as shared libraries took half of every command's start.
+//
+// The commit a binary was built from (`authctl --version`) comes from $AUTHCTL_COMMIT, which the
+// build scripts set; only the one C file that holds it is rebuilt when it changes.
+let commit = Context.environment["AUTHCTL_COMMIT"].flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." } ? $0 : nil } ?? "unknown"
 
 let package = Package(
     name: "authctl",
@@ -33,26 +35,26 @@ let package = Package(
         // libcurl (libcurl4-openssl-dev), loaded with dlopen when first used: it links two dozen
         // libraries that every start would pay for otherwise.
         .target(name: "CCurl"),
+        // The build's own facts (the commit), fixed when the binary is built.
+        .target(name: "CBuildInfo", cSettings: [.define("AUTHCTL_COMMIT", to: "\"\(commit)\"")]),
         // Linux process controls Swift cannot call directly (prctl is variadic).
         .systemLibrary(name: "CProcess"),
 
         // libcurl behind a wall: URLs split as a URL parser splits them, and HTTP for scenarios.
-        .target(name: "Curl", dependencies: ["CCurl"], swiftSettings: staticRuntime),
+        .target(name: "Curl", dependencies: ["CCurl"]),
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"], swiftSettings: staticRuntime),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
-        .target(name: "KeyVault", dependencies: ["CSodium"], swiftSettings: staticRuntime),
+        .target(name: "KeyVault", dependencies: ["CSodium"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
-        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"], swiftSettings: staticRuntime),
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
-        .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"], swiftSettings: staticRuntime),
+        .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // The command line: parse, call the device, print.
-        .executableTarget(name: "authctl", dependencies: ["Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault"],
-                          swiftSettings: staticRuntime, linkerSettings: staticRuntimeLink),
+        .executableTarget(name: "authctl", dependencies: ["Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
-        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"],
-                          swiftSettings: staticRuntime, linkerSettings: staticRuntimeLink),
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
 
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),

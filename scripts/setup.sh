@@ -19,9 +19,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+. scripts/build-env.sh
 mkdir -p .build
-if ! swift build ${AUTHCTL_BUILD_FLAGS:-} > .build/setup-build.log 2>&1; then
-  grep -Ev '^\[[0-9]+/[0-9]+\]' .build/setup-build.log >&2
+status=0
+swift build ${AUTHCTL_BUILD_FLAGS:-} > .build/setup-build.log 2>&1 || status=$?
+# Everything but the progress lines: errors and warnings both show.
+grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build complete' .build/setup-build.log >&2 || true
+if [ "$status" -ne 0 ]; then
   echo "setup: the build failed" >&2
   exit 1
 fi

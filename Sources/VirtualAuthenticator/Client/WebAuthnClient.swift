@@ -181,7 +181,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         guard !allowTransports.isEmpty else { return true }
         var union = Set<String>()
         for transports in allowTransports {
-            let known = transports.compactMap(Self.knownTransport)
+            let known = transports.compactMap { Self.knownTransport($0) }
             if known.isEmpty { return true }
             union.formUnion(known)
         }
@@ -189,7 +189,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     }
 
     static func transportSummary(_ allowTransports: [[String]]) -> String {
-        Set(allowTransports.flatMap { $0.compactMap(knownTransport) }).sorted().joined(separator: ", ")
+        Set(allowTransports.flatMap { $0.compactMap { knownTransport($0) } }).sorted().joined(separator: ", ")
     }
 
     /// The RP ID, checked against the caller's origin, with the caller's related origins (§5.11).

@@ -6,7 +6,7 @@ enum Help {
         for name in path { command = command.subcommand(named: name) ?? command }
         let name = (["authctl"] + path).joined(separator: " ")
         var out = [String]()
-        if path.isEmpty { out += ["authctl \(Program.version) — \(root.abstract)", ""] }
+        if path.isEmpty { out += ["authctl \(VersionCommand.version) — \(root.abstract)", ""] }
         out.append("usage: " + usage(name, command))
         if !path.isEmpty { out += ["", command.abstract] }
         if let discussion = command.discussion { out += ["", discussion] }

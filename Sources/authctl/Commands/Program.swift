@@ -2,8 +2,6 @@ import VirtualAuthenticator
 
 /// The top level: only the list of commands, each declared in its own file.
 enum Program {
-    static let version = "0.2.0"
-
     static let root = CommandSpec(
         name: "authctl",
         abstract: "a software platform authenticator (passkeys) for RP developers",
@@ -21,7 +19,7 @@ enum Program {
         do throws(CLIError) {
             switch try parser.parse(words) {
             case .help(let path): try Output.data(Help.text(for: path, root: root, globals: GlobalOptions.all))
-            case .version: try Output.data("authctl \(version)")
+            case .version: try Output.data(VersionCommand.line)
             case .run(let command, let arguments):
                 // Before any command hashes, signs or draws a random number (its options may).
                 do { try CryptoAvailability.check() } catch {
