@@ -26,9 +26,6 @@ enum Help {
         if !command.subcommands.isEmpty {
             out += ["", "Run '\(name) COMMAND --help' (or 'authctl help \(path.isEmpty ? "" : path.joined(separator: " ") + " ")COMMAND') for a command's options."]
         }
-        if path.isEmpty {
-            out += ["Responses go to stdout as one line of JSON; messages and errors to stderr. See docs/cli.md."]
-        }
         return out.joined(separator: "\n")
     }
 

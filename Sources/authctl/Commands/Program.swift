@@ -5,11 +5,23 @@ enum Program {
     static let root = CommandSpec(
         name: "authctl",
         abstract: "a software platform authenticator (passkeys) for RP developers",
+        discussion: """
+            authctl keeps passkeys in an encrypted vault, gates them behind a simulated biometric \
+            PIN, and answers WebAuthn options JSON with the response JSON a browser would POST. \
+            Responses go to stdout as one line of JSON; messages and errors to stderr. Options take \
+            --name value or --name=value; the global options go before or after the command; -- \
+            ends the options. Each command's options: authctl COMMAND --help, or man authctl-COMMAND.
+            """,
         subcommands: [
             InitCommand.spec, RegisterCommand.spec, SignCommand.spec, ListCommand.spec, DeleteCommand.spec, CredentialCommand.spec, SignalCommand.spec, CapabilitiesCommand.spec,
             DeviceCommand.spec, SyncCommand.spec, ScenarioCommand.spec, BiometryCommand.spec, FaultsCommand.spec, ProfilesCommand.spec, CACommand.spec, VaultCommand.spec, BenchCommand.spec,
-            HelpCommand.spec, CompletionCommand.spec, VersionCommand.spec,
-        ])
+            HelpCommand.spec, CompletionCommand.spec, ManpagesCommand.spec, VersionCommand.spec,
+        ],
+        examples: ["export AUTHCTL_VAULT=~/authctl-vault AUTHCTL_PASSPHRASE='a long passphrase' AUTHCTL_PIN=1234",
+                   "authctl init",
+                   "curl -s https://rp.test/register/begin | authctl register --origin https://rp.test --options - > reg.json",
+                   "curl -s https://rp.test/login/begin | authctl sign --origin https://rp.test --options - > login.json",
+                   "authctl list"])
 
     static var parser: ArgumentParser { ArgumentParser(root: root, globals: GlobalOptions.all) }
 

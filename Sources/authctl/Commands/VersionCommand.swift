@@ -14,6 +14,9 @@ enum VersionCommand {
         run: run)
 
     static let version = "0.3.0"
+    /// The date of this version, for the man pages' `.TH` line (changed with `version`): a page
+    /// made twice from one source is the same, byte for byte.
+    static let date = "2026-12-02"
     static var commit: String { String(cString: authctl_build_commit()) }
     static var line: String { "authctl \(version) (commit \(commit))" }
 

@@ -91,11 +91,11 @@ enum CeremonyOptions {
     /// The simulated user: `--user-action` / `$AUTHCTL_USER_ACTION`, `--instant-timeout`, the PIN
     /// source of `vault`, and the account picked.
     static func user(_ args: ParsedArguments, vault: VaultSelection, account: AccountChoice = .newest) throws(CLIError) -> UserPolicy {
-        let name = args.value(userAction) ?? environment("AUTHCTL_USER_ACTION") ?? UserAction.approve.rawValue
+        let name = args.value(userAction) ?? EnvironmentVariable.userAction.value ?? UserAction.approve.rawValue
         guard let action = UserAction(rawValue: name) else {
-            throw CLIError(.usage, "AUTHCTL_USER_ACTION must be one of \(UserAction.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+            throw CLIError(.usage, "\(EnvironmentVariable.userAction.name) must be one of \(UserAction.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
         }
-        let instant = args.flag(instantTimeout) || environment("AUTHCTL_INSTANT_TIMEOUT") == "1"
+        let instant = args.flag(instantTimeout) || EnvironmentVariable.instantTimeout.value == "1"
         return vault.user(action: action, account: account, instantTimeout: instant)
     }
 

@@ -18,16 +18,16 @@ struct VaultSelection {
         passphraseFile = args.value(GlobalOptions.passphraseFile)
         pinFile = args.value(GlobalOptions.pinFile)
         waitSeconds = try args.integer(GlobalOptions.wait, in: 0...86_400) ?? GlobalOptions.defaultWaitSeconds
-        deviceName = args.value(GlobalOptions.device) ?? environment("AUTHCTL_DEVICE").flatMap { $0.isEmpty ? nil : $0 }
+        deviceName = args.value(GlobalOptions.device) ?? EnvironmentVariable.device.value.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// `$AUTHCTL_VAULT`, else `$XDG_DATA_HOME/authctl` (an absolute one, as the XDG spec says), else
     /// `~/.local/share/authctl` — home from `$HOME`, else the user database. Never the current
     /// directory by accident.
     static func defaultPath() throws(CLIError) -> String {
-        if let v = environment("AUTHCTL_VAULT"), !v.isEmpty { return v }
-        if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/authctl" }
-        if let home = environment("HOME"), home.hasPrefix("/") { return home + "/.local/share/authctl" }
+        if let v = EnvironmentVariable.vault.value, !v.isEmpty { return v }
+        if let xdg = EnvironmentVariable.xdgDataHome.value, xdg.hasPrefix("/") { return xdg + "/authctl" }
+        if let home = EnvironmentVariable.home.value, home.hasPrefix("/") { return home + "/.local/share/authctl" }
         if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir.map({ String(cString: $0) }), dir.hasPrefix("/") {
             return dir + "/.local/share/authctl"
         }
@@ -94,5 +94,3 @@ struct VaultSelection {
                    wait: instantTimeout ? { _ in } : UserPolicy.sleep)
     }
 }
-
-func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }

@@ -65,6 +65,37 @@ extension CLIError.Name {
         }
     }
 
+    /// What the name means, in a line (docs/errors.md has the whole story); `authctl.1`'s EXIT
+    /// STATUS lists it beside the code.
+    var summary: String {
+        switch self {
+        case .canceled: "the user dismissed the prompt, or a passphrase or PIN prompt was interrupted"
+        case .failed: "the biometric PIN did not match (counted toward lockout)"
+        case .invalidResponse: "reserved: authctl sends a malformed response only when --fault asks for one"
+        case .notHandled: "no passkey or no eligible authenticator for the request"
+        case .notInteractive: "a PIN or passphrase is needed but no file, variable or terminal gives it"
+        case .matchedExcludedCredential: "a passkey in excludeCredentials is already in the vault for the RP"
+        case .securityError: "the origin or RP ID is not allowed (not https, an IP address, an RP ID that is not its suffix)"
+        case .notSupported: "the client refuses the options (no public-key credential type, an extension used where it cannot be)"
+        case .biometryLockout: "too many wrong PINs: user verification fails until biometry unlock"
+        case .timedOut: "the user did not answer, or the call stayed pending, within the options' timeout"
+        case .vaultLocked: "the passphrase does not open the vault"
+        case .vaultCorrupted: "a vault file was damaged or edited"
+        case .vaultNotFound: "no vault at the path"
+        case .vaultExists: "init where a vault already is"
+        case .vaultBusy: "another authctl process held the vault for longer than --wait seconds"
+        case .vaultInsecure: "the vault directory or a file in it belongs to another user, or others can write the directory"
+        case .scenarioFailed: "an expectation of a scenario was not met"
+        case .encodingError: "a base64url member of the options JSON is not unpadded base64url"
+        case .passkeysNotSupported: "the device has no passkey support (device unsupported)"
+        case .syntaxError: "a prf evalByCredential key or an appid the browser refuses as a SyntaxError"
+        case .usage: "an unknown command or option, or an option value that is missing, repeated or not among its choices"
+        case .badInput: "input that cannot be used: malformed options JSON, a missing member, an unreadable file, a bad secret"
+        case .unknown: "an internal failure, or OpenSSL without a usable provider"
+        case .ioError: "the operating system refused a file operation, or the response could not be written"
+        }
+    }
+
     /// `ASAuthorizationError.Code` raw value (the names the seed documents use); `nil` where Apple
     /// has no counterpart.
     var appleCode: Int? {

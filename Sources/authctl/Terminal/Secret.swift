@@ -12,13 +12,13 @@ enum Secret {
     /// The passphrase an exported passkey is sealed under (asked twice when exporting).
     case transferPassphrase(exporting: Bool)
 
-    var environment: String {
+    var environment: EnvironmentVariable {
         switch self {
-        case .passphrase, .firstPassphrase: "AUTHCTL_PASSPHRASE"
-        case .newPassphrase: "AUTHCTL_NEW_PASSPHRASE"
-        case .pin, .enrolledPIN: "AUTHCTL_PIN"
-        case .newPIN: "AUTHCTL_NEW_PIN"
-        case .transferPassphrase: "AUTHCTL_EXPORT_PASSPHRASE"
+        case .passphrase, .firstPassphrase: .passphrase
+        case .newPassphrase: .newPassphrase
+        case .pin, .enrolledPIN: .pin
+        case .newPIN: .newPIN
+        case .transferPassphrase: .exportPassphrase
         }
     }
 
@@ -56,6 +56,6 @@ enum Secret {
         case .transferPassphrase: "the exported passkey's passphrase is needed"
         }
         let orNone = if case .enrolledPIN = self { ", run on a terminal, or pass --no-biometry" } else { ", or run on a terminal" }
-        return "\(what): set \(environment), pass \(fileOption)\(orNone)"
+        return "\(what): set \(environment.name), pass \(fileOption)\(orNone)"
     }
 }

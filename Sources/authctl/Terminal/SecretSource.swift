@@ -13,10 +13,10 @@ enum SecretSource {
     /// typed at the terminal is asked for twice and must match.
     static func read(_ secret: Secret, file: String?, fileOption: String) throws(CLIError) -> SecureBytes {
         if let file { return try fromFile(file) }
-        if let value = getenv(secret.environment) {
+        if let value = getenv(secret.environment.name) {
             let length = strlen(value)
             guard length <= maximumLength else {
-                throw CLIError(.badInput, "$\(secret.environment) is longer than \(maximumLength) bytes")
+                throw CLIError(.badInput, "$\(secret.environment.name) is longer than \(maximumLength) bytes")
             }
             return SecureBytes(copying: UnsafeRawBufferPointer(start: value, count: length))
         }
