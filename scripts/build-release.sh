@@ -2,6 +2,8 @@
 # Builds what users run: `swift build -c release --static-swift-stdlib`, which links the Swift
 # runtime and Foundation into the binary (loading them as shared libraries took half of every
 # command's start; docs/benchmarks.md), with the commit it is built from for `authctl --version`.
+# No $ORIGIN run path: with the runtime linked in, the binary loads nothing from beside itself
+# (and a Debian package may not carry one: lintian's custom-library-search-path).
 # Prints the binary's path. Extra arguments go to `swift build`. Build output (warnings included)
 # goes to stderr, less the progress lines.
 set -euo pipefail
@@ -9,7 +11,7 @@ cd "$(dirname "$0")/.."
 . scripts/build-env.sh
 mkdir -p .build
 status=0
-swift build -c release --static-swift-stdlib --product authctl "$@" > .build/release-build.log 2>&1 || status=$?
+swift build -c release --static-swift-stdlib --disable-local-rpath --product authctl "$@" > .build/release-build.log 2>&1 || status=$?
 grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build complete' .build/release-build.log >&2 || true
 if [ "$status" -ne 0 ]; then
   echo "build-release: the build failed" >&2

@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# Installs authctl as a tool: PREFIX/bin/authctl, its man pages (made by the binary being
+# installed, from its command declarations) in PREFIX/share/man/man1, and its bash and zsh
+# completions in the places those shells look. Records what it installed, with checksums, in
+# PREFIX/share/authctl/manifest, so that --uninstall removes exactly that. See docs/install.md.
+#
+# usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]
+#   --prefix DIR   where to install (absolute; default /usr/local as root, else ~/.local)
+#   --binary PATH  install this authctl rather than building one (scripts/build-release.sh)
+#   --force        replace files that are in the way though no install of authctl made them
+#   --uninstall    remove what the manifest under PREFIX lists (a file changed since is kept)
+# DESTDIR=DIR stages the install under DIR (DIR/PREFIX/...) for packaging; paths inside the
+# manifest are relative to PREFIX either way.
+# Exit status: 0 done, 1 failed (nothing installed, or what this run installed taken back),
+# 64 bad arguments.
+set -euo pipefail
+umask 022
+
+say() { printf 'install: %s\n' "$*" >&2; }
+fail() { say "error: $*"; exit 1; }
+usage_error() { say "error: $*"; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]"; exit 64; }
+
+prefix="" binary="" uninstall="" force=""
+while (($#)); do
+  case "$1" in
+    --prefix) (($# >= 2)) || usage_error "--prefix needs a directory"; prefix="$2"; shift 2 ;;
+    --prefix=*) prefix="${1#--prefix=}"; shift ;;
+    --binary) (($# >= 2)) || usage_error "--binary needs a path"; binary="$2"; shift 2 ;;
+    --binary=*) binary="${1#--binary=}"; shift ;;
+    --uninstall) uninstall=1; shift ;;
+    --force) force=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) usage_error "unknown argument '$1'" ;;
+  esac
+done
+
+if [ -z "$prefix" ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    prefix=/usr/local
+  else
+    case "${HOME:-}" in
+      /*) prefix="$HOME/.local" ;;
+      *) usage_error "no home directory for the default prefix ~/.local: pass --prefix DIR" ;;
+    esac
+  fi
+fi
+case "$prefix" in
+  /*) ;;
+  *) usage_error "--prefix must be an absolute path, not '$prefix' (try --prefix \"\$PWD/$prefix\")" ;;
+esac
+case "$prefix" in *$'\n'*) usage_error "--prefix must not contain a newline" ;; esac
+# One spelling of the prefix: no trailing slash (but / stays /), no doubled slashes.
+prefix=$(printf '%s' "$prefix" | tr -s /)
+[ "$prefix" = / ] || prefix="${prefix%/}"
+destdir="${DESTDIR:-}"
+case "$destdir" in ""|/*) ;; *) usage_error "DESTDIR must be an absolute path, not '$destdir'" ;; esac
+destdir="${destdir%/}"
+root="$destdir$prefix"
+[ "$prefix" = / ] && root="${destdir:-/}"
+under() { if [ "$root" = / ]; then printf '/%s' "$1"; else printf '%s/%s' "$root" "$1"; fi; }
+
+manifest_rel=share/authctl/manifest
+manifest=$(under "$manifest_rel")
+
+# The manifest: "dir REL" for each directory this install made, "file SHA256 REL" for each file.
+manifest_files() { sed -n 's/^file [0-9a-f]\{64\} //p' "$1"; }
+manifest_sum() { awk -v rel="$2" '$1 == "file" { line = $0; sub(/^file [0-9a-f]+ /, "", line); if (line == rel) print $2 }' "$1"; }
+manifest_dirs() { sed -n 's/^dir //p' "$1"; }
+sum_of() { sha256sum < "$1" | cut -d' ' -f1; }
+# A recorded directory: "." is the prefix, ".." and "../.." its parents, anything else below it.
+resolve_dir() {
+  local rel="$1" dir="$root"
+  case "$rel" in
+    .) ;;
+    ..|../*) while [ -n "$rel" ]; do dir=$(dirname -- "$dir"); rel="${rel#..}"; rel="${rel#/}"; done ;;
+    *) dir=$(under "$rel") ;;
+  esac
+  printf '%s' "$dir"
+}
+
+if [ -n "$uninstall" ]; then
+  [ -n "$binary$force" ] && usage_error "--uninstall takes only --prefix"
+  [ -f "$manifest" ] || fail "no manifest at $manifest: nothing installed there by scripts/install.sh (nothing removed)"
+  removed=0 kept=0
+  while IFS= read -r rel; do
+    path=$(under "$rel")
+    if [ ! -e "$path" ] && [ ! -L "$path" ]; then
+      say "already gone: $path"
+    elif [ -f "$path" ] && [ ! -L "$path" ] && [ "$(sum_of "$path")" = "$(manifest_sum "$manifest" "$rel")" ]; then
+      rm -f -- "$path"
+      removed=$((removed + 1))
+    else
+      say "warning: kept $path: it changed since it was installed"
+      kept=$((kept + 1))
+    fi
+  done < <(manifest_files "$manifest")
+  dirs=$(manifest_dirs "$manifest")
+  rm -f -- "$manifest"
+  # In the reverse of the order they were made (children before parents); a directory that
+  # still holds anything stays.
+  while IFS= read -r rel; do
+    [ -n "$rel" ] || continue
+    dir=$(resolve_dir "$rel")
+    [ -d "$dir" ] && rmdir -- "$dir" 2>/dev/null || true
+  done < <(printf '%s\n' "$dirs" | tac)
+  if [ "$kept" -eq 0 ]; then say "removed $removed files from $root"
+  else say "removed $removed files from $root; kept $kept changed since they were installed"; fi
+  exit 0
+fi
+
+# --- install -------------------------------------------------------------------------------
+if [ -z "$binary" ]; then
+  say "building the release binary (scripts/build-release.sh)"
+  binary=$("$(dirname "$0")/build-release.sh" | tail -n 1) || fail "the release build failed; nothing installed"
+fi
+[ -f "$binary" ] && [ -x "$binary" ] || fail "--binary $binary is not an executable file"
+
+# Everything is made in a staging directory first: a binary that does not run here, or a page
+# that cannot be made, stops the install before anything under PREFIX changes.
+stage=$(mktemp -d "${TMPDIR:-/tmp}/authctl-install.XXXXXX" 2>/dev/null) ||
+  fail "cannot make a staging directory in ${TMPDIR:-/tmp}; nothing installed"
+# Once files are being put in place (phase "placing"), a failure takes back what this run added:
+# the files it created and the directories it made. (A file it replaced stays replaced.)
+phase=staging installed=() made=()
+finish() {
+  local status=$?
+  if [ "$phase" = placing ]; then
+    for path in "${installed[@]}"; do rm -f -- "$path"; done
+    for ((i = ${#made[@]} - 1; i >= 0; i--)); do rmdir -- "${made[i]}" 2>/dev/null || true; done
+    if ((${#installed[@]} + ${#made[@]})); then say "the install failed: what it had added under $root is removed again"
+    else say "nothing was installed"; fi
+  fi
+  rm -rf -- "$stage"
+  exit "$status"
+}
+trap finish EXIT
+install -m 755 -- "$binary" "$stage/authctl"
+version=$("$stage/authctl" --version 2>&1) || fail "$binary does not run here: $version"
+files=(bin/authctl)
+mkdir -p "$stage/tree/bin" "$stage/tree/share/man/man1" "$stage/tree/share/bash-completion/completions" \
+  "$stage/tree/share/zsh/site-functions"
+mv "$stage/authctl" "$stage/tree/bin/authctl"
+"$stage/tree/bin/authctl" manpages --output "$stage/tree/share/man/man1" > "$stage/pages" || fail "the man pages could not be made"
+while IFS= read -r page; do files+=("share/man/man1/${page##*/}"); done < "$stage/pages"
+"$stage/tree/bin/authctl" completion bash > "$stage/tree/share/bash-completion/completions/authctl"
+"$stage/tree/bin/authctl" completion zsh > "$stage/tree/share/zsh/site-functions/_authctl"
+files+=(share/bash-completion/completions/authctl share/zsh/site-functions/_authctl)
+
+# What an earlier install left: its files are ours to replace; any other file in the way is not.
+previous=""
+[ -f "$manifest" ] && previous="$manifest"
+conflicts=()
+for rel in "${files[@]}"; do
+  target=$(under "$rel")
+  if [ -d "$target" ] && [ ! -L "$target" ]; then fail "$target is a directory; nothing installed"; fi
+  if [ -e "$target" ] || [ -L "$target" ]; then
+    if [ -n "$previous" ] && manifest_files "$previous" | grep -qxF -- "$rel"; then
+      [ "$(sum_of "$target")" = "$(manifest_sum "$previous" "$rel")" ] || say "warning: replacing $target, which changed since it was installed"
+    elif [ -z "$force" ]; then
+      conflicts+=("$target")
+    fi
+  fi
+done
+if ((${#conflicts[@]})); then
+  for c in "${conflicts[@]}"; do say "in the way: $c (not installed by scripts/install.sh)"; done
+  fail "files no install of authctl made are in the way; remove them or pass --force; nothing installed"
+fi
+
+# Every directory must be writable, or creatable in a writable parent, before anything is done.
+dirs=(bin share/man/man1 share/bash-completion/completions share/zsh/site-functions share/authctl)
+for rel in "${dirs[@]}"; do
+  dir=$(under "$rel")
+  while [ ! -e "$dir" ]; do dir=$(dirname -- "$dir"); done
+  [ -d "$dir" ] || fail "$dir is not a directory; nothing installed"
+  if [ ! -w "$dir" ]; then
+    hint=""
+    [ "$(id -u)" -ne 0 ] && hint=" (run as root, or choose another --prefix; a user's default is ~/.local)"
+    fail "cannot write to $dir$hint; nothing installed"
+  fi
+done
+
+phase=placing
+created=()
+[ -n "$previous" ] && while IFS= read -r rel; do created+=("$rel"); done < <(manifest_dirs "$previous")
+new_dir() {
+  local reason
+  reason=$(mkdir -- "$1" 2>&1) || fail "cannot make $1: ${reason##*: }"
+}
+# The prefix and whichever of its parents are missing, outermost first, recorded as ../.., ..
+# and . (not under DESTDIR: the staging directory and what holds the prefix are the packager's).
+make_root() {
+  local dir="$root" up="." missing=() rels=() i
+  while [ ! -e "$dir" ]; do
+    missing=("$dir" "${missing[@]}")
+    rels=("$up" "${rels[@]}")
+    dir=$(dirname -- "$dir")
+    if [ "$up" = . ]; then up=..; else up="../$up"; fi
+  done
+  for i in "${!missing[@]}"; do
+    new_dir "${missing[i]}"
+    made+=("${missing[i]}")
+    [ -n "$destdir" ] || created+=("${rels[i]}")
+  done
+  return 0
+}
+make_dir() {  # makes `under REL` and its missing parents below the prefix, recording each made
+  local rel="$1" parts="" part
+  local IFS=/
+  for part in $rel; do
+    parts="${parts:+$parts/}$part"
+    if [ ! -d "$(under "$parts")" ]; then
+      new_dir "$(under "$parts")"
+      made+=("$(under "$parts")")
+      created+=("$parts")
+    fi
+  done
+}
+make_root
+for rel in "${dirs[@]}"; do make_dir "$rel"; done
+
+new_manifest="$stage/manifest"
+{
+  echo "# What scripts/install.sh installed under $prefix ($version); 'scripts/install.sh --uninstall' removes it."
+  printf '%s\n' "${created[@]}" | awk 'NF && !seen[$0]++ { print "dir " $0 }'
+} > "$new_manifest"
+for rel in "${files[@]}"; do
+  target=$(under "$rel")
+  existed=""
+  [ -e "$target" ] && existed=1
+  # A temporary name beside the target, then a rename: no one sees half a file.
+  install -m "$(stat -c %a "$stage/tree/$rel")" -- "$stage/tree/$rel" "$target.authctl-new"
+  [ -n "$existed" ] || installed+=("$target")
+  installed+=("$target.authctl-new")
+  mv -f -- "$target.authctl-new" "$target"
+  echo "file $(sum_of "$target") $rel" >> "$new_manifest"
+done
+# Files of the earlier install that this one no longer has (a command renamed): removed when unchanged.
+if [ -n "$previous" ]; then
+  while IFS= read -r rel; do
+    printf '%s\n' "${files[@]}" | grep -qxF -- "$rel" && continue
+    old=$(under "$rel")
+    if [ -f "$old" ] && [ "$(sum_of "$old")" = "$(manifest_sum "$previous" "$rel")" ]; then rm -f -- "$old"
+    elif [ -e "$old" ]; then say "warning: kept $old (from an earlier install, changed since)"; fi
+  done < <(manifest_files "$previous")
+fi
+install -m 644 -- "$new_manifest" "$manifest.authctl-new"
+installed+=("$manifest.authctl-new")
+mv -f -- "$manifest.authctl-new" "$manifest"
+phase=done
+
+say "installed $version into $root: ${#files[@]} files (manifest: $manifest)"
+[ -n "$destdir" ] && exit 0
+
+# What the user still has to do for the shell to find it all.
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) say "note: $prefix/bin is not on PATH; add it (then man finds the pages too, as man-db derives MANPATH from PATH):"
+     say "      export PATH=\"$prefix/bin:\$PATH\"   # in ~/.profile or ~/.bashrc" ;;
+esac
+if [ -n "${MANPATH:-}" ]; then
+  case ":$MANPATH:" in
+    *":$prefix/share/man:"*) ;;
+    *) say "note: MANPATH is set, so man does not derive it from PATH; add $prefix/share/man to it" ;;
+  esac
+fi
+user_data="${XDG_DATA_HOME:-${HOME:-}/.local/share}"
+case "$prefix/share" in
+  "$user_data"|/usr/local/share|/usr/share) ;;
+  *) case ":${XDG_DATA_DIRS:-/usr/local/share:/usr/share}:" in
+       *":$prefix/share:"*) ;;
+       *) say "note: bash-completion does not look in $prefix/share; add to ~/.bashrc:"
+          say "      source \"$prefix/share/bash-completion/completions/authctl\"" ;;
+     esac ;;
+esac
+# zsh's own fpath (Debian's: /usr/local/share/zsh/site-functions and /usr/share/zsh's).
+zsh_fpath=$(zsh -fc 'print -rl -- $fpath' 2>/dev/null || echo /usr/local/share/zsh/site-functions)
+if ! printf '%s\n' "$zsh_fpath" | grep -qxF -- "$prefix/share/zsh/site-functions"; then
+  say "note: for zsh, add before compinit in ~/.zshrc:"
+  say "      fpath=(\"$prefix/share/zsh/site-functions\" \$fpath)"
+fi
