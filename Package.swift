@@ -61,5 +61,7 @@ let package = Package(
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
+        // The command line's own parts: the man page writer and its roff escaping.
+        .testTarget(name: "authctlTests", dependencies: ["authctl"]),
     ]
 )
