@@ -1,6 +1,7 @@
 # Completes a command line in a real interactive zsh (on a pseudo-terminal, with compinit), and
 # prints the candidates its completion functions offer, one line per compadd call.
 # usage: zsh zsh_complete.zsh COMPLETION_SCRIPT "words typed so far"
+# A directory instead of a script is put first in $fpath, for compinit to find _authctl there.
 # Nothing here waits a fixed time: every step waits for a marker the shell prints once it is done,
 # with one generous deadline for the whole run (a loaded machine is slow, not wrong).
 zmodload zsh/zpty zsh/zselect zsh/datetime
@@ -17,8 +18,9 @@ next_line() {
     exit 1
 }
 zpty -w shell "PS1=''; PS2=''"
+[[ -d $1 ]] && zpty -w shell "fpath=(${(q)1} \$fpath)"
 zpty -w shell "autoload -Uz compinit && compinit -u -D"
-zpty -w shell "source ${(q)1}"
+[[ -d $1 ]] || zpty -w shell "source ${(q)1}"
 # Every candidate a completion function adds is also printed, marked; calls that only collect
 # or describe matches (-O, -A, -D) pass through untouched. Markers are split in the commands
 # ("@@MA""TCH") so the terminal's echo of a command never reads as its output.

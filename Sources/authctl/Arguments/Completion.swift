@@ -94,7 +94,14 @@ enum Completion {
             }
             lines.append("        (\(quoted(path.joined(separator: " ")))) _arguments -s -S \(specs.joined(separator: " ")) ;;")
         }
-        lines += ["    esac", "}", "compdef _authctl authctl 2>/dev/null || _authctl \"$@\""]
+        // Autoloaded from $fpath, this file is the body of _authctl's first call: it must complete
+        // then too, not only define the function (compdef alone would leave the first Tab empty).
+        lines += ["    esac", "}",
+                  "if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then",
+                  "    _authctl \"$@\"",
+                  "else",
+                  "    compdef _authctl authctl",
+                  "fi"]
         return lines.joined(separator: "\n")
     }
 
