@@ -10,7 +10,7 @@
 # Depends: is computed, not typed: dpkg-shlibdeps reads what the binary links; libcurl, which
 # authctl loads with dlopen, is found by its soname and the symbols the loader resolves
 # (Sources/CCurl/curl_loader.c) in the package that ships it. $AUTHCTL_MAINTAINER names the
-# maintainer (default: git's user.name and user.email). Prints the .deb's path.
+# maintainer (default: the author of the commit built). Prints the .deb's path.
 set -euo pipefail
 umask 022
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,8 +48,8 @@ version=$(printf '%s' "$version_json" | sed -n 's/.*"version":"\([^"]*\)".*/\1/p
 commit=$(printf '%s' "$version_json" | sed -n 's/.*"commit":"\([^"]*\)".*/\1/p')
 [ -n "$version" ] || fail "no version in '$version_json'"
 arch=$(dpkg --print-architecture)
-maintainer="${AUTHCTL_MAINTAINER:-$(git -C "$repo" config user.name 2>/dev/null || true) <$(git -C "$repo" config user.email 2>/dev/null || true)>}"
-case "$maintainer" in " <"*|*"<>") fail "no maintainer: set AUTHCTL_MAINTAINER='Name <address>' (or git's user.name and user.email)" ;; esac
+maintainer="${AUTHCTL_MAINTAINER:-$(git -C "$repo" log -1 --format='%an <%ae>' 2>/dev/null || true)}"
+case "$maintainer" in ?*" <"?*@?*">") ;; *) fail "no maintainer: set AUTHCTL_MAINTAINER='Name <address>' (outside a git checkout)" ;; esac
 # One date for every timestamp in the package (the commit's, unless SOURCE_DATE_EPOCH says): the
 # same binary makes the same .deb.
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}"

@@ -1,0 +1,460 @@
+"""scripts/install.sh and scripts/package-deb.sh, driven as a user and a packager would: the
+release binary installed into a prefix of the test's own, found by man and by bash's and zsh's
+completion in new shells, removed again to the last byte; and the .deb, checked by dpkg-deb,
+apt and lintian.
+
+The release binary is $AUTHCTL_RELEASE_BIN (scripts/test.sh builds it once), else built here
+with scripts/build-release.sh."""
+import hashlib
+import json
+import os
+import pathlib
+import pty
+import re
+import select
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import ROOT, own_environment
+
+INSTALL = str(ROOT / "scripts" / "install.sh")
+PACKAGE = str(ROOT / "scripts" / "package-deb.sh")
+
+
+@pytest.fixture(scope="session")
+def release_bin():
+    path = os.environ.get("AUTHCTL_RELEASE_BIN")
+    if not path:
+        result = subprocess.run([str(ROOT / "scripts" / "build-release.sh")], capture_output=True, text=True, timeout=3600)
+        assert result.returncode == 0, result.stderr
+        path = result.stdout.splitlines()[-1]
+    assert os.access(path, os.X_OK), path
+    return str(pathlib.Path(path).resolve())
+
+
+def listing(root: pathlib.Path) -> dict:
+    """Everything under `root` (and whether it exists): type, mode and content of each entry."""
+    if not root.exists():
+        return {}
+    out = {".": ("dir", stat.S_IMODE(root.stat().st_mode))}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            kind = ("link", os.readlink(path))
+        elif path.is_dir():
+            kind = ("dir", stat.S_IMODE(info.st_mode))
+        else:
+            kind = ("file", stat.S_IMODE(info.st_mode), hashlib.sha256(path.read_bytes()).hexdigest())
+        out[str(path.relative_to(root))] = kind
+    return out
+
+
+def install(binary, *args, env):
+    return subprocess.run([INSTALL, "--binary", binary, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def uninstall(*args, env):
+    return subprocess.run([INSTALL, "--uninstall", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def user_env(tmp_path) -> dict:
+    """A fresh home, with Debian's default .bashrc, and the test's own TMPDIR; no MANPATH."""
+    env = own_environment(tmp_path)
+    env.pop("MANPATH", None)
+    env.pop("MANPAGER", None)
+    env.pop("PAGER", None)
+    shutil.copy("/etc/skel/.bashrc", pathlib.Path(env["HOME"]) / ".bashrc")
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(release_bin, tmp_path_factory):
+    """The release binary installed as the README says: --prefix "$HOME/.local" in a fresh home."""
+    scratch = tmp_path_factory.mktemp("user")
+    env = user_env(scratch)
+    prefix = pathlib.Path(env["HOME"]) / ".local"
+    result = install(release_bin, "--prefix", str(prefix), env=env)
+    assert result.returncode == 0, result.stderr
+    env["PATH"] = f"{prefix}/bin:{env['PATH']}"
+    return prefix, env, result
+
+
+EXPECTED = ["bin/authctl", "share/man/man1/authctl.1", "share/man/man1/authctl-sign.1", "share/man/man1/authctl-vault.1",
+            "share/man/man1/authctl-vault-info.1", "share/man/man1/authctl-device-add.1",
+            "share/bash-completion/completions/authctl", "share/zsh/site-functions/_authctl", "share/authctl/manifest"]
+
+
+def test_install_puts_the_binary_pages_and_completions_in_place(installed, release_bin):
+    prefix, env, result = installed
+    for rel in EXPECTED:
+        assert (prefix / rel).is_file(), rel
+    assert os.access(prefix / "bin" / "authctl", os.X_OK)
+    version = subprocess.run([prefix / "bin" / "authctl", "--version"], capture_output=True, text=True, env=env).stdout
+    assert version == subprocess.run([release_bin, "--version"], capture_output=True, text=True).stdout
+    match = re.fullmatch(r"authctl (\d+\.\d+\.\d+) \(commit ([0-9a-f]{12})(-dirty)?\)\n", version)
+    assert match, version
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0 and not os.environ.get("AUTHCTL_RELEASE_BIN"):
+        assert match.group(2) == head.stdout.strip()  # built here, from this checkout
+    # The manifest names every file with its checksum, and nothing else.
+    manifest = (prefix / "share" / "authctl" / "manifest").read_text().splitlines()
+    files = {line.split(" ", 2)[2]: line.split(" ", 2)[1] for line in manifest if line.startswith("file ")}
+    on_disk = {rel for rel, kind in listing(prefix).items() if kind[0] == "file"} - {"share/authctl/manifest"}
+    assert set(files) == on_disk
+    for rel, digest in files.items():
+        assert hashlib.sha256((prefix / rel).read_bytes()).hexdigest() == digest, rel
+    pages = sorted(p.name for p in (prefix / "share" / "man" / "man1").iterdir())
+    made = subprocess.run([prefix / "bin" / "authctl", "manpages", "--output", str(prefix.parent / "check")],
+                          capture_output=True, text=True, env=env)
+    assert pages == sorted(pathlib.Path(p).name for p in made.stdout.split())
+    # PATH does not hold the new bin directory yet: the script says what to do.
+    assert f"{prefix}/bin is not on PATH" in result.stderr and "export PATH=" in result.stderr
+
+
+def test_man_renders_the_installed_page(installed):
+    prefix, env, _ = installed
+    page = prefix / "share" / "man" / "man1" / "authctl-sign.1"
+    result = subprocess.run(["man", "--warnings", "-l", str(page)], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "authctl-sign - sign in with a passkey" in result.stdout
+    assert "--origin URL" in result.stdout and "EXAMPLES" in result.stdout
+
+
+def test_man_finds_the_page_through_path(installed):
+    prefix, env, _ = installed
+    assert "MANPATH" not in env
+    # man-db derives the manual path from PATH: PREFIX/bin gives PREFIX/share/man.
+    where = subprocess.run(["man", "-w", "authctl-sign"], capture_output=True, text=True, env=env, timeout=60)
+    assert where.stdout.strip() == str(prefix / "share" / "man" / "man1" / "authctl-sign.1"), where.stderr
+    shown = subprocess.run(["man", "authctl-sign"], capture_output=True, text=True, env=env, timeout=60)
+    assert shown.returncode == 0 and "authctl-sign - sign in with a passkey" in shown.stdout, shown.stderr
+    top = subprocess.run(["man", "authctl"], capture_output=True, text=True, env=env, timeout=60)
+    assert "EXIT STATUS" in top.stdout and "AUTHCTL_VAULT" in top.stdout
+    # Without the prefix on PATH, the pages are not found (so the test above proves the lookup).
+    bare = dict(env, PATH=env["PATH"].split(":", 1)[1])
+    assert subprocess.run(["man", "-w", "authctl-sign"], capture_output=True, env=bare, timeout=60).returncode != 0
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/bash-completion/bash_completion"), reason="bash-completion is not installed")
+def test_bash_completes_in_a_new_interactive_shell_through_the_on_demand_loader(installed):
+    prefix, env, _ = installed
+    # What readline does on TAB: the -D default, bash-completion's loader, finds the file by the
+    # command's name and registers it; then the registered function answers.
+    probe = """
+complete -p authctl >/dev/null 2>&1 && echo "@@loaded-too-early"
+echo "@@default $(complete -p -D)"
+_completion_loader authctl
+echo "@@loader $?"
+spec=$(complete -p authctl); echo "@@spec $spec"
+fn=${spec##*-F }; fn=${fn%% *}
+COMP_WORDS=(authctl si); COMP_CWORD=1; COMP_LINE="authctl si"; COMP_POINT=${#COMP_LINE}
+"$fn" authctl si authctl
+printf '@@candidate %s\\n' "${COMPREPLY[@]}"
+COMP_WORDS=(authctl vault p); COMP_CWORD=2; COMP_LINE="authctl vault p"; COMP_POINT=${#COMP_LINE}
+"$fn" authctl p vault
+printf '@@candidate %s\\n' "${COMPREPLY[@]}"
+"""
+    result = subprocess.run(["bash", "-i", "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    out = result.stdout
+    assert "@@loaded-too-early" not in out
+    assert "@@default complete -F _completion_loader -D" in out, out + result.stderr
+    assert "@@loader 124" in out  # 124: "completion loaded, try again"
+    assert "@@spec complete -o default -F _authctl authctl" in out
+    candidates = re.findall(r"^@@candidate (.*)$", out, re.M)
+    assert "sign" in candidates and "signal" in candidates and "passwd" in candidates, out
+
+
+def pty_complete(env: dict, typed: bytes, wanted: bytes) -> bytes:
+    """Types `typed` (ending in TAB) into a new interactive bash on a pseudo-terminal and returns
+    what it shows once `wanted` appears (or when the deadline passes)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(env["HOME"])
+        os.execve("/bin/bash", ["bash", "-i"], env)
+    buf = b""
+    deadline = time.monotonic() + 60
+
+    def wait_for(marker: bytes, start: int) -> bool:
+        nonlocal buf
+        while marker not in buf[start:] and time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1)
+            if ready:
+                try:
+                    buf += os.read(fd, 4096)
+                except OSError:
+                    break
+        return marker in buf[start:]
+
+    try:
+        # The markers are split in what is typed, so the terminal's echo of it never matches.
+        os.write(fd, b"PS1='@@P''ROMPT> '; bind 'set show-all-if-ambiguous on'; echo @@RE''ADY\n")
+        assert wait_for(b"@@READY", 0), buf
+        start = buf.index(b"@@READY")
+        assert wait_for(b"@@PROMPT> ", start), buf
+        start = buf.index(b"@@PROMPT> ", start) + len(b"@@PROMPT> ")
+        os.write(fd, typed)
+        wait_for(wanted, start)
+        return buf[start:]
+    finally:
+        os.write(fd, b"\x15exit\n")
+        os.close(fd)
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/bash-completion/bash_completion"), reason="bash-completion is not installed")
+def test_tab_completes_in_a_new_bash_on_a_terminal(installed):
+    prefix, env, _ = installed
+    screen = pty_complete(dict(env, TERM="dumb"), b"authctl si\t", b"signal")
+    assert re.search(rb"\bsign\s+signal\b", screen), screen
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+def test_zsh_loads_the_completion_from_fpath_with_compinit(installed, tmp_path):
+    prefix, env, _ = installed
+    functions = prefix / "share" / "zsh" / "site-functions"
+    script = f"""fpath=({functions} $fpath); autoload -Uz compinit; compinit -u -d {tmp_path}/zcompdump
+print -r -- "@@comp ${{_comps[authctl]}}"; autoload +X _authctl && print -r -- "@@autoload ok"
+"""
+    result = subprocess.run(["zsh", "-f", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert "@@comp _authctl" in result.stdout and "@@autoload ok" in result.stdout, result.stdout + result.stderr
+    # And it completes, in a real zsh on a terminal, loaded from fpath (not sourced).
+    driven = subprocess.run(["zsh", str(ROOT / "Tests" / "interop" / "zsh_complete.zsh"), str(functions), "authctl vault p"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert "@@ERROR" not in driven.stdout, driven.stdout
+    assert "passwd" in driven.stdout.split(), driven.stdout
+
+
+def test_uninstall_leaves_the_prefix_exactly_as_before(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    # A prefix that already holds things of its own, and one that does not exist yet.
+    prefix = tmp_path / "opt"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "other-tool").write_text("#!/bin/sh\n")
+    (prefix / "share" / "man" / "man1").mkdir(parents=True)
+    (prefix / "share" / "man" / "man1" / "other.1").write_text(".TH OTHER 1\n")
+    before = listing(prefix)
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    assert listing(prefix) != before
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 0 and "removed" in result.stderr, result.stderr
+    assert listing(prefix) == before
+    fresh = tmp_path / "new" / "deeper"
+    assert install(release_bin, "--prefix", str(fresh), env=env).returncode == 0
+    assert uninstall("--prefix", str(fresh), env=env).returncode == 0
+    assert not (tmp_path / "new").exists()  # every directory the install made, and only those
+
+
+def test_uninstall_keeps_a_file_changed_since_install(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    changed = prefix / "share" / "man" / "man1" / "authctl-sign.1"
+    changed.write_text(changed.read_text() + ".\\\" a note of mine\n")
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 0
+    assert f"kept {changed}" in result.stderr and "changed since" in result.stderr
+    assert changed.exists()
+    left = {rel for rel, kind in listing(prefix).items() if kind[0] == "file"}
+    assert left == {"share/man/man1/authctl-sign.1"}
+    # The directories that still hold it stay; the emptied ones are gone.
+    assert not (prefix / "bin").exists() and not (prefix / "share" / "authctl").exists()
+
+
+def test_reinstall_replaces_its_own_files_but_not_anyone_elses(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    once = listing(prefix)
+    again = install(release_bin, "--prefix", str(prefix), env=env)
+    assert again.returncode == 0, again.stderr
+    assert listing(prefix) == once
+    assert uninstall("--prefix", str(prefix), env=env).returncode == 0
+    # A file no install made is in the way: nothing is installed unless --force says so.
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "authctl").write_text("someone else's\n")
+    before = listing(prefix)
+    refused = install(release_bin, "--prefix", str(prefix), env=env)
+    assert refused.returncode == 1 and "in the way" in refused.stderr and "nothing installed" in refused.stderr
+    assert listing(prefix) == before
+    forced = install(release_bin, "--prefix", str(prefix), "--force", env=env)
+    assert forced.returncode == 0 and (prefix / "bin" / "authctl").read_bytes() == pathlib.Path(release_bin).read_bytes()
+
+
+def test_a_prefix_with_spaces_installs_and_uninstalls(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    prefix = tmp_path / "with space" / "a  b"
+    result = install(release_bin, "--prefix", str(prefix), env=env)
+    assert result.returncode == 0, result.stderr
+    shown = subprocess.run(["man", "-l", str(prefix / "share" / "man" / "man1" / "authctl-vault-info.1")],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert "authctl-vault-info - show the vault" in shown.stdout
+    ran = subprocess.run([prefix / "bin" / "authctl", "--version"], capture_output=True, text=True, env=env)
+    assert ran.stdout.startswith("authctl ")
+    # Its completion, sourced as the script's hint says, works in bash too.
+    sourced = subprocess.run(["bash", "-c", f'source "{prefix}/share/bash-completion/completions/authctl"; COMP_WORDS=(authctl ver); COMP_CWORD=1; _authctl; echo "${{COMPREPLY[@]}}"'],
+                             capture_output=True, text=True, env=env, timeout=60)
+    assert sourced.stdout.split() == ["version"]
+    assert f'source "{prefix}/share/bash-completion/completions/authctl"' in result.stderr
+    assert uninstall("--prefix", str(prefix), env=env).returncode == 0
+    assert not (tmp_path / "with space").exists()
+
+
+def test_destdir_stages_the_install_for_packaging(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    env["DESTDIR"] = str(tmp_path / "stage")
+    result = install(release_bin, "--prefix", "/usr", env=env)
+    assert result.returncode == 0, result.stderr
+    staged = listing(tmp_path / "stage")
+    for rel in EXPECTED:
+        assert ("usr/" + rel) in staged, rel
+    manifest = (tmp_path / "stage" / "usr" / "share" / "authctl" / "manifest").read_text()
+    assert "file " in manifest and str(tmp_path) not in manifest.split("\n", 1)[1]  # relative to the prefix
+    assert "dir ." not in manifest.splitlines()  # the staging directory is not the install's
+    assert "not on PATH" not in result.stderr  # no hints for a staged tree
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "stage", "tmp"]
+
+
+def test_bad_prefixes_are_refused_and_install_nothing(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    before = listing(tmp_path)
+    relative = subprocess.run([INSTALL, "--binary", release_bin, "--prefix", "rel/prefix"], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=60)
+    assert relative.returncode == 64 and "must be an absolute path" in relative.stderr
+    # A directory that cannot be made (root can write anywhere else, so /proc stands in).
+    proc = install(release_bin, "--prefix", "/proc/authctl-test", env=env)
+    assert proc.returncode == 1 and "cannot make /proc/authctl-test" in proc.stderr and "nothing was installed" in proc.stderr
+    missing = install(str(tmp_path / "no-such-binary"), "--prefix", str(tmp_path / "p"), env=env)
+    assert missing.returncode == 1 and "not an executable file" in missing.stderr
+    unknown = install(release_bin, "--prefix", str(tmp_path / "p"), "--bogus", env=env)
+    assert unknown.returncode == 64 and "unknown argument '--bogus'" in unknown.stderr
+    nothing = uninstall("--prefix", str(tmp_path / "never"), env=env)
+    assert nothing.returncode == 1 and "no manifest at" in nothing.stderr and "nothing removed" in nothing.stderr
+    assert listing(tmp_path) == before
+
+
+def test_a_prefix_the_user_cannot_write_is_refused_before_anything_is_done(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    # Root writes through any mode, so the install runs as nobody there, from copies of the script
+    # and the binary in a directory nobody can read (pytest's own are private).
+    base = pathlib.Path(tempfile.mkdtemp(prefix="authctl-locked-"))
+    locked = base / "locked"
+    try:
+        base.chmod(0o755)
+        script, binary = base / "install.sh", base / "authctl"
+        shutil.copy(INSTALL, script)
+        shutil.copy(release_bin, binary)
+        locked.mkdir()
+        locked.chmod(0o555)
+        command = [str(script), "--binary", str(binary), "--prefix", str(locked / "p")]
+        if os.geteuid() == 0:
+            if shutil.which("setpriv") is None:
+                pytest.skip("setpriv is not installed")
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+            env["TMPDIR"] = "/tmp"
+        env["HOME"] = str(locked)
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 1, result.stderr
+        assert f"cannot write to {locked}" in result.stderr and "nothing installed" in result.stderr, result.stderr
+        assert list(locked.iterdir()) == []
+        # The default prefix of a user without a writable home is refused the same way.
+        result = subprocess.run(command[:-2], capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 1 and "nothing installed" in result.stderr, result.stderr
+        assert list(locked.iterdir()) == []
+    finally:
+        if locked.exists():
+            locked.chmod(0o755)
+        shutil.rmtree(base)
+
+
+# --- the Debian package ---------------------------------------------------------------------
+
+pytestdeb = pytest.mark.skipif(shutil.which("dpkg-deb") is None or shutil.which("dpkg-shlibdeps") is None,
+                               reason="dpkg-dev is not installed")
+
+
+@pytest.fixture(scope="module")
+def deb(release_bin, tmp_path_factory):
+    out = tmp_path_factory.mktemp("deb")
+    env = own_environment(out)
+    result = subprocess.run([PACKAGE, "--binary", release_bin, "--output", str(out)], capture_output=True, text=True,
+                            env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    path = pathlib.Path(result.stdout.strip())
+    arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
+    version = json.loads(subprocess.run([release_bin, "--json", "version"], capture_output=True, text=True).stdout)["version"]
+    assert path.name == f"authctl_{version}_{arch}.deb"
+    return path
+
+
+def field(deb_path, name):
+    return subprocess.run(["dpkg-deb", "-f", str(deb_path), name], capture_output=True, text=True).stdout.strip()
+
+
+@pytestdeb
+def test_the_deb_holds_the_files_debian_expects(deb):
+    contents = subprocess.run(["dpkg-deb", "--contents", str(deb)], capture_output=True, text=True).stdout
+    paths = {line.split()[-1].lstrip(".") for line in contents.splitlines()}
+    for expected in ["/usr/bin/authctl", "/usr/share/man/man1/authctl.1.gz", "/usr/share/man/man1/authctl-sign.1.gz",
+                     "/usr/share/man/man1/authctl-vault-info.1.gz", "/usr/share/man/man1/authctl-device-add.1.gz",
+                     "/usr/share/bash-completion/completions/authctl", "/usr/share/zsh/vendor-completions/_authctl",
+                     "/usr/share/doc/authctl/copyright", "/usr/share/doc/authctl/changelog.gz"]:
+        assert expected in paths, expected
+    assert not any("/share/authctl/" in p or "site-functions" in p for p in paths)
+    for line in contents.splitlines():
+        assert " root/root " in line, line  # --root-owner-group
+
+
+@pytestdeb
+def test_the_debs_depends_come_from_what_the_binary_loads(deb, release_bin):
+    depends = field(deb, "Depends")
+    names = [re.match(r"\s*([a-z0-9.+-]+)", part).group(1) for part in depends.split(",")]
+    for pattern in [r"libcbor\d", r"libsodium\d+", r"libpsl\d+", r"libidn2-\d+", r"libcurl4", r"libssl3|libssl\d", r"libc6"]:
+        assert any(re.fullmatch(pattern + r".*", name) for name in names), (pattern, depends)
+    # Each library the binary links, found here by the dynamic loader, belongs to a named package.
+    ldd = subprocess.run(["ldd", release_bin], capture_output=True, text=True).stdout
+    for soname in ("libcbor", "libsodium", "libpsl", "libidn2"):
+        path = re.search(rf"{soname}\S* => (\S+)", ldd).group(1)
+        real = os.path.realpath(path)
+        owner = subprocess.run(["dpkg-query", "-S", real], capture_output=True, text=True).stdout.split(":")[0]
+        assert owner in names, (soname, owner, depends)
+    curl = re.search(r"libcurl4 \(>= ([^)]+)\)", depends)
+    assert curl, depends
+    assert field(deb, "Recommends") == "publicsuffix"
+    # Every dependency is satisfiable here: apt would install it.
+    simulated = subprocess.run(["apt-get", "install", "-s", "--no-install-recommends", str(deb)], capture_output=True,
+                               text=True, timeout=300)
+    assert simulated.returncode == 0, simulated.stdout + simulated.stderr
+    assert "Inst authctl" in simulated.stdout
+
+
+@pytestdeb
+@pytest.mark.skipif(shutil.which("lintian") is None, reason="lintian is not installed")
+def test_lintian_finds_no_error_and_no_warning(deb):
+    result = subprocess.run(["lintian", "--pedantic", str(deb)], capture_output=True, text=True, timeout=600)
+    tags = [line for line in result.stdout.splitlines() if re.match(r"[EWIPX]: ", line)]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not [t for t in tags if t.startswith(("E:", "W:"))], "\n".join(tags)
+
+
+@pytestdeb
+def test_the_extracted_deb_runs_and_documents_itself(deb, release_bin, tmp_path):
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path)], check=True)
+    binary = tmp_path / "usr" / "bin" / "authctl"
+    result = subprocess.run([binary, "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout == subprocess.run([release_bin, "--version"], capture_output=True, text=True).stdout
+    symbols = subprocess.run(["readelf", "-S", "-W", str(binary)], capture_output=True, text=True).stdout
+    assert " .symtab " not in symbols and " .comment " not in symbols  # stripped as dh_strip strips
+    copyright = (tmp_path / "usr" / "share" / "doc" / "authctl" / "copyright").read_text()
+    assert copyright.startswith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/")
+    assert "License: Apache-2.0" in copyright and "/usr/share/common-licenses/Apache-2.0" in copyright
+    changelog = subprocess.run(["zcat", str(tmp_path / "usr" / "share" / "doc" / "authctl" / "changelog.gz")],
+                               capture_output=True, text=True).stdout
+    assert changelog.startswith(f"authctl ({field(deb, 'Version')}) ")
+    page = tmp_path / "usr" / "share" / "man" / "man1" / "authctl-sign.1.gz"
+    shown = subprocess.run(["man", "--warnings", "-l", str(page)], capture_output=True, text=True, timeout=60)
+    assert shown.stderr == "" and "authctl-sign - sign in" in shown.stdout
