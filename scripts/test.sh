@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # zsh: to check the completion script it generates; python3-venv: for the verifiers; chromium and
-# chromium-driver: the differential test against a real browser (Tests/interop/test_chromium.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver" scripts/setup.sh
+# chromium-driver: the differential test against a real browser (Tests/interop/test_chromium.py);
+# man-db, groff-base, bash-completion: the installed man pages and completions as a user meets
+# them; dpkg-dev, binutils, lintian: building and checking the .deb (Tests/interop/test_install.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian" \
+  scripts/setup.sh
 
 venv=.venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -24,5 +27,8 @@ if ! swift build --product authctl-fuzz --scratch-path .build/fuzz \
   exit 1
 fi
 
+echo "== release build (what scripts/install.sh and scripts/package-deb.sh ship)"
+release=$(scripts/build-release.sh)
+
 echo "== interop suite"
-AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"
+AUTHCTL_BIN=.build/debug/authctl AUTHCTL_RELEASE_BIN="$release" "$venv/bin/python" -m pytest -q Tests/interop "$@"
