@@ -17,8 +17,8 @@ set -euo pipefail
 umask 022
 
 say() { printf 'install: %s\n' "$*" >&2; }
-fail() { say "error: $*"; exit 1; }
-usage_error() { say "error: $*"; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]"; exit 64; }
+fail() { say "error: $*"; reported=1; exit 1; }
+usage_error() { say "error: $*"; reported=1; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]"; exit 64; }
 
 prefix="" binary="" uninstall="" force=""
 while (($#)); do
@@ -67,6 +67,9 @@ manifest_files() { sed -n 's/^file [0-9a-f]\{64\} //p' "$1"; }
 manifest_sum() { awk -v rel="$2" '$1 == "file" { line = $0; sub(/^file [0-9a-f]+ /, "", line); if (line == rel) print $2 }' "$1"; }
 manifest_dirs() { sed -n 's/^dir //p' "$1"; }
 sum_of() { sha256sum < "$1" | cut -d' ' -f1; }
+# Whether the lines of $1 include $2 exactly. (No `| grep -q`: under pipefail, a writer cut off
+# by grep's early exit would turn a match into a failure.)
+has_line() { case $'\n'"$1"$'\n' in *$'\n'"$2"$'\n'*) return 0 ;; esac; return 1; }
 # A recorded directory: "." is the prefix, ".." and "../.." its parents, anything else below it.
 resolve_dir() {
   local rel="$1" dir="$root"
@@ -131,6 +134,7 @@ finish() {
     else say "nothing was installed"; fi
   fi
   rm -rf -- "$stage"
+  [ "$status" -eq 0 ] || [ -n "${reported:-}" ] || say "error: failed (exit $status)"
   exit "$status"
 }
 trap finish EXIT
@@ -154,7 +158,7 @@ for rel in "${files[@]}"; do
   target=$(under "$rel")
   if [ -d "$target" ] && [ ! -L "$target" ]; then fail "$target is a directory; nothing installed"; fi
   if [ -e "$target" ] || [ -L "$target" ]; then
-    if [ -n "$previous" ] && manifest_files "$previous" | grep -qxF -- "$rel"; then
+    if [ -n "$previous" ] && has_line "$(manifest_files "$previous")" "$rel"; then
       [ "$(sum_of "$target")" = "$(manifest_sum "$previous" "$rel")" ] || say "warning: replacing $target, which changed since it was installed"
     elif [ -z "$force" ]; then
       conflicts+=("$target")
@@ -237,7 +241,7 @@ done
 # Files of the earlier install that this one no longer has (a command renamed): removed when unchanged.
 if [ -n "$previous" ]; then
   while IFS= read -r rel; do
-    printf '%s\n' "${files[@]}" | grep -qxF -- "$rel" && continue
+    has_line "$(printf '%s\n' "${files[@]}")" "$rel" && continue
     old=$(under "$rel")
     if [ -f "$old" ] && [ "$(sum_of "$old")" = "$(manifest_sum "$previous" "$rel")" ]; then rm -f -- "$old"
     elif [ -e "$old" ]; then say "warning: kept $old (from an earlier install, changed since)"; fi
@@ -274,7 +278,7 @@ case "$prefix/share" in
 esac
 # zsh's own fpath (Debian's: /usr/local/share/zsh/site-functions and /usr/share/zsh's).
 zsh_fpath=$(zsh -fc 'print -rl -- $fpath' 2>/dev/null || echo /usr/local/share/zsh/site-functions)
-if ! printf '%s\n' "$zsh_fpath" | grep -qxF -- "$prefix/share/zsh/site-functions"; then
+if ! has_line "$zsh_fpath" "$prefix/share/zsh/site-functions"; then
   say "note: for zsh, add before compinit in ~/.zshrc:"
   say "      fpath=(\"$prefix/share/zsh/site-functions\" \$fpath)"
 fi

@@ -16,8 +16,8 @@ umask 022
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'package-deb: %s\n' "$*" >&2; }
-fail() { say "error: $*"; exit 1; }
-usage_error() { say "error: $*"; say "usage: scripts/package-deb.sh [--binary PATH] [--output DIR]"; exit 64; }
+fail() { say "error: $*"; reported=1; exit 1; }
+usage_error() { say "error: $*"; reported=1; say "usage: scripts/package-deb.sh [--binary PATH] [--output DIR]"; exit 64; }
 
 binary="" output="$PWD"
 while (($#)); do
@@ -55,7 +55,7 @@ case "$maintainer" in ?*" <"?*@?*">") ;; *) fail "no maintainer: set AUTHCTL_MAI
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/authctl-deb.XXXXXX")
-trap 'rm -rf -- "$work"' EXIT
+trap 'status=$?; rm -rf -- "$work"; [ "$status" -eq 0 ] || [ -n "${reported:-}" ] || say "error: failed (exit $status)"' EXIT
 root="$work/src/debian/authctl"  # where dpkg-shlibdeps expects a package's files
 
 # The files, as scripts/install.sh installs them; then Debian's layout.
@@ -120,22 +120,24 @@ depends=$(printf '%s\n' "$shlibs" | sed -n 's/^shlibs:Depends=//p')
 # the package that ships the soname the loader opens, at the version that has every symbol the
 # loader resolves.
 loader="$repo/Sources/CCurl/curl_loader.c"
-soname=$(sed -n 's/.*dlopen("\([^"]*\)".*/\1/p' "$loader" | head -n 1)
+# (No pipe here ends early, as `| head` or awk's exit would: under pipefail the writer's SIGPIPE
+# would fail the script.)
+soname=$(sed -n '/dlopen("/ { s/.*dlopen("\([^"]*\)".*/\1/p; q }' "$loader")
 [ -n "$soname" ] || fail "no dlopen soname in $loader"
 grep -qaF -- "$soname" "$binary" || fail "$binary does not name $soname: is it built from this source?"
-library=$(ldconfig -p | awk -v so="$soname" '$1 == so && $0 ~ /x86-64|64bit/ { print $NF; exit }')
-[ -n "$library" ] || library=$(ldconfig -p | awk -v so="$soname" '$1 == so { print $NF; exit }')
+library=$(ldconfig -p | awk -v so="$soname" '!found && $1 == so && $0 ~ /x86-64|64bit/ { print $NF; found = 1 }')
+[ -n "$library" ] || library=$(ldconfig -p | awk -v so="$soname" '!found && $1 == so { print $NF; found = 1 }')
 [ -n "$library" ] || fail "$soname is not installed here (apt-get install libcurl4), so its package cannot be named"
 owner=""
 for candidate in "$library" "$(readlink -f "$library")" "/usr${library#/usr}" "${library/#\/lib\//\/usr\/lib\/}"; do
-  owner=$(dpkg-query -S -- "$candidate" 2>/dev/null | head -n 1 | cut -d: -f1) && [ -n "$owner" ] && break
+  owner=$(dpkg-query -S -- "$candidate" 2>/dev/null | awk -F: 'NR == 1 { print $1 }') && [ -n "$owner" ] && break
 done
 [ -n "$owner" ] || fail "no package owns $library"
 symbols=$(sed -n 's/^ *SYMBOL([a-z_]*, *"\([^"]*\)").*/\1/p' "$loader")
 [ -n "$symbols" ] || fail "no SYMBOL(...) lines in $loader"
 minimum=""
 while IFS= read -r symbol; do
-  needs=$(dpkg-query --control-show "$owner" symbols 2>/dev/null | awk -v s="$symbol" '{ split($1, a, "@") } a[1] == s { print $2; exit }')
+  needs=$(dpkg-query --control-show "$owner" symbols 2>/dev/null | awk -v s="$symbol" '{ split($1, a, "@") } !found && a[1] == s { print $2; found = 1 }')
   [ -n "$needs" ] || fail "$owner's symbols file has no $symbol"
   if [ -z "$minimum" ] || dpkg --compare-versions "$needs" gt "$minimum"; then minimum="$needs"; fi
 done <<< "$symbols"
