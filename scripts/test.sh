@@ -15,6 +15,9 @@ echo "== swift test"
 # Only failures, build errors and Swift Testing's summary line (with its test count) are shown.
 swift test 2>&1 | grep -E '^✘|Test run with|error:|Build complete'
 
+echo "== public API"
+scripts/check-api.sh
+
 echo "== fuzzer build (libFuzzer + AddressSanitizer)"
 mkdir -p .build
 if ! swift build --product authctl-fuzz --scratch-path .build/fuzz \
