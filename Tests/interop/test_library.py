@@ -1,0 +1,107 @@
+"""authctl as a library of another package: a throw-away package that depends on this one by path
+builds and runs the README's Keychain example with `import Keychain` alone (py_webauthn judges
+what it prints), and cannot name what is `package` in Keychain. Its sources are in
+Tests/dependent/Sources; the manifest is written here. The dependent's debug build of Keychain
+and what it needs takes about 25 s on two cores (docs/library.md)."""
+import json
+import shutil
+import subprocess
+
+import pytest
+from webauthn import verify_authentication_response, verify_registration_response
+
+from conftest import ROOT, b64url, own_environment, unb64url
+
+ORIGIN = "https://login.example.com"
+RP_ID = "example.com"
+CREATION_CHALLENGE, REQUEST_CHALLENGE = b"a registration challenge", b"a sign-in challenge"
+MANIFEST = """// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "dependent",
+    dependencies: [.package(path: {root})],
+    targets: [
+        .executableTarget(name: "KeychainExample", dependencies: [.product(name: "Keychain", package: {identity})]),
+        .executableTarget(name: "WallCheck", dependencies: [.product(name: "Keychain", package: {identity})]),
+    ]
+)
+"""
+
+
+@pytest.fixture(scope="module")
+def dependent(tmp_path_factory):
+    """The dependent package, with its dependency graph built (the example's product)."""
+    base = tmp_path_factory.mktemp("dependent")
+    package = base / "package"
+    shutil.copytree(ROOT / "Tests" / "dependent" / "Sources", package / "Sources")
+    # A path dependency's identity is its directory's name.
+    (package / "Package.swift").write_text(MANIFEST.format(root=json.dumps(str(ROOT)), identity=json.dumps(ROOT.name.lower())))
+    env = own_environment(base)
+    build = subprocess.run(["swift", "build", "--product", "KeychainExample"], cwd=package, env=env,
+                           capture_output=True, text=True, timeout=1800)
+    assert build.returncode == 0, build.stdout + build.stderr
+    assert "warning:" not in build.stdout + build.stderr
+    return package, env
+
+
+def lines(output):
+    steps = {}
+    for line in output.splitlines():
+        step, _, value = line.partition(" ")
+        steps[step] = value
+    return steps
+
+
+def test_the_readme_example_runs_in_a_package_that_imports_only_keychain(dependent, tmp_path):
+    package, env = dependent
+    creation = {"rp": {"id": RP_ID, "name": "Example"},
+                "user": {"id": b64url(b"user-1"), "name": "alice@example.com", "displayName": "Alice"},
+                "challenge": b64url(CREATION_CHALLENGE), "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
+                "authenticatorSelection": {"residentKey": "required", "userVerification": "preferred"}}
+    request = {"challenge": b64url(REQUEST_CHALLENGE), "rpId": RP_ID, "userVerification": "preferred"}
+    (tmp_path / "creation.json").write_text(json.dumps(creation))
+    (tmp_path / "request.json").write_text(json.dumps(request))
+    (tmp_path / "vaults").mkdir()
+    run = subprocess.run([str(package / ".build" / "debug" / "KeychainExample"), str(tmp_path / "vaults"), ORIGIN,
+                          str(tmp_path / "creation.json"), str(tmp_path / "request.json")],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    steps = lines(run.stdout)
+    registration, assertion = json.loads(steps["register"]), json.loads(steps["sign"])
+    assert registration["type"] == assertion["type"] == "public-key"
+    assert assertion["id"] == registration["id"]
+    # The RP's verifier accepts both, with the PIN checked (UV), as from the command line.
+    verified = verify_registration_response(credential=registration, expected_challenge=CREATION_CHALLENGE,
+                                            expected_rp_id=RP_ID, expected_origin=ORIGIN, require_user_verification=True)
+    signed = verify_authentication_response(credential=assertion, expected_challenge=REQUEST_CHALLENGE, expected_rp_id=RP_ID,
+                                            expected_origin=ORIGIN, credential_public_key=verified.credential_public_key,
+                                            credential_current_sign_count=0, require_user_verification=True)
+    assert signed.new_sign_count == 0
+    assert steps["passkeys"] == "1"
+    # DeviceError and AuthenticatorError.Code named through `import Keychain`.
+    assert steps["cancel"] == "canceled NotAllowedError"
+    # The second device signs with the first one's passkey only once it has synced (5 s of a
+    # virtual clock), and the RP accepts that signature under the key it registered.
+    assert steps["laptop-early"] == "notHandled"
+    phone, laptop = json.loads(steps["phone-register"]), json.loads(steps["laptop"])
+    assert laptop["type"] == "public-key" and laptop["id"] == phone["id"]
+    phone_key = verify_registration_response(credential=phone, expected_challenge=CREATION_CHALLENGE, expected_rp_id=RP_ID,
+                                             expected_origin=ORIGIN).credential_public_key
+    verify_authentication_response(credential=laptop, expected_challenge=REQUEST_CHALLENGE, expected_rp_id=RP_ID,
+                                   expected_origin=ORIGIN, credential_public_key=phone_key, credential_current_sign_count=0,
+                                   require_user_verification=True)
+    assert unb64url(laptop["response"]["userHandle"]) == b"user-1"
+
+
+def test_a_dependent_cannot_name_what_keychain_keeps_package(dependent):
+    package, env = dependent
+    build = subprocess.run(["swift", "build", "--target", "WallCheck"], cwd=package, env=env,
+                           capture_output=True, text=True, timeout=1800)
+    output = build.stdout + build.stderr
+    assert build.returncode != 0, output
+    errors = {line.split("error: ", 1)[1] for line in output.splitlines() if "/WallCheck/main.swift:" in line and "error: " in line}
+    assert errors == {"cannot find 'ProcessHardening' in scope"}, output
+    # The symbol exists, and this package's own targets use it: only the wall keeps it out.
+    assert "package enum ProcessHardening" in (ROOT / "Sources/Keychain/Device/ProcessHardening.swift").read_text()
+    assert "ProcessHardening.apply()" in (ROOT / "Sources/authctl/main.swift").read_text()
