@@ -1,9 +1,10 @@
 """authctl as a library of another package: a throw-away package that depends on this one by path
 builds and runs the README's Keychain example with `import Keychain` alone (py_webauthn judges
-what it prints), and cannot name what is `package` in Keychain. Its sources are in
-Tests/dependent/Sources; the manifest is written here. The dependent's debug build of Keychain
-and what it needs takes about 25 s on two cores (docs/library.md)."""
+what it prints), builds and runs every program of docs/library.md, and cannot name what is
+`package` in Keychain. Its sources are in Tests/dependent/Sources; the manifest is written here.
+The dependent's debug build of Keychain and what it needs takes about 25 s on two cores."""
 import json
+import re
 import shutil
 import subprocess
 
@@ -24,9 +25,16 @@ let package = Package(
     targets: [
         .executableTarget(name: "KeychainExample", dependencies: [.product(name: "Keychain", package: {identity})]),
         .executableTarget(name: "WallCheck", dependencies: [.product(name: "Keychain", package: {identity})]),
-    ]
+{examples}    ]
 )
 """
+PRODUCTS = ("Keychain", "VirtualAuthenticator", "Scenarios")
+
+
+def library_examples():
+    """The complete programs of docs/library.md: its swift blocks that begin with an import."""
+    text = (ROOT / "docs" / "library.md").read_text()
+    return [block for block in re.findall(r"```swift\n(.*?)```", text, re.S) if block.startswith("import ")]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +44,14 @@ def dependent(tmp_path_factory):
     package = base / "package"
     shutil.copytree(ROOT / "Tests" / "dependent" / "Sources", package / "Sources")
     # A path dependency's identity is its directory's name.
-    (package / "Package.swift").write_text(MANIFEST.format(root=json.dumps(str(ROOT)), identity=json.dumps(ROOT.name.lower())))
+    identity = json.dumps(ROOT.name.lower())
+    examples = ""
+    for number, program in enumerate(library_examples(), 1):
+        (package / "Sources" / f"DocExample{number}").mkdir()
+        (package / "Sources" / f"DocExample{number}" / "main.swift").write_text(program)
+        products = ", ".join(f'.product(name: "{p}", package: {identity})' for p in PRODUCTS)
+        examples += f'        .executableTarget(name: "DocExample{number}", dependencies: [{products}]),\n'
+    (package / "Package.swift").write_text(MANIFEST.format(root=json.dumps(str(ROOT)), identity=identity, examples=examples))
     env = own_environment(base)
     build = subprocess.run(["swift", "build", "--product", "KeychainExample"], cwd=package, env=env,
                            capture_output=True, text=True, timeout=1800)
@@ -105,3 +120,19 @@ def test_a_dependent_cannot_name_what_keychain_keeps_package(dependent):
     # The symbol exists, and this package's own targets use it: only the wall keeps it out.
     assert "package enum ProcessHardening" in (ROOT / "Sources/Keychain/Device/ProcessHardening.swift").read_text()
     assert "ProcessHardening.apply()" in (ROOT / "Sources/authctl/main.swift").read_text()
+
+
+def test_the_programs_of_the_library_reference_build_and_run(dependent):
+    package, env = dependent
+    examples = library_examples()
+    assert len(examples) >= 4  # Keychain (one device, an account), VirtualAuthenticator, Scenarios
+    for number, program in enumerate(examples, 1):
+        name = f"DocExample{number}"
+        build = subprocess.run(["swift", "build", "--product", name], cwd=package, env=env,
+                               capture_output=True, text=True, timeout=1800)
+        assert build.returncode == 0, f"{name}:\n{program}\n{build.stdout}{build.stderr}"
+        assert "warning:" not in build.stdout + build.stderr, build.stdout + build.stderr
+        run = subprocess.run([str(package / ".build" / "debug" / name)], cwd=package, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 and run.stderr == "", f"{name}:\n{program}\n{run.stdout}{run.stderr}"
+        assert run.stdout.strip(), name
