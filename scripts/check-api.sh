@@ -24,6 +24,9 @@ baseline=Tests/api
 work=$(mktemp -d "${TMPDIR:-/tmp}/authctl-api.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# The same build scripts/setup.sh makes (its environment: the commit the binary names), so that a
+# check does not rebuild anything when that build is current.
+. scripts/build-env.sh
 mkdir -p .build
 if ! swift build > .build/check-api-build.log 2>&1; then
   cat .build/check-api-build.log >&2
