@@ -32,6 +32,9 @@ echo "== swift test"
 # Only failures and Swift Testing's summary line (with its test count) are shown.
 swift test --skip-build 2>&1 | grep -E '^✘|Test run with|error:'
 
+echo "== public API"
+scripts/check-api.sh
+
 echo "== fuzzer build (libFuzzer + AddressSanitizer)"
 mkdir -p .build
 if ! swift build --product authctl-fuzz --scratch-path .build/fuzz \
@@ -44,9 +47,6 @@ fi
 echo "== release build (what scripts/install.sh installs)"
 AUTHCTL_RELEASE_BIN=$(scripts/build-release.sh)
 export AUTHCTL_RELEASE_BIN
-
-echo "== a package that depends on authctl by version"
-scripts/check-dependent.sh
 
 echo "== interop suite"
 AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"

@@ -64,8 +64,7 @@ private func twoDevices(_ dir: String, clock: VirtualClock) throws -> (Account, 
 @Test func anObjectTheStoreCannotReadIsAStoreProblem() throws {
     try withTemporaryDirectory { dir in
         let clock = VirtualClock(start: start)
-        // The account is closed before the store is spoiled: only the credential outlives it.
-        let credential = try twoDevices(dir, clock: clock).1
+        let credential = try twoDevices(dir, clock: clock).1  // the account, and its vault lock, released at once
         let path = dir + "/vault/cloud/objects/"
         #expect(FileManager.default.createFile(atPath: path + "ffeeddccbbaa99887766554433221100", contents: Data(count: (1 << 20) + 1)))
         #expect(FileManager.default.createFile(atPath: path + "00112233445566778899aabbccddeeff", contents: Data(repeating: 1, count: 100)))
