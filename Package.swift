@@ -18,12 +18,16 @@ let commit = Context.environment["AUTHCTL_COMMIT"].flatMap { $0.allSatisfy { $0.
 
 let package = Package(
     name: "authctl",
+    // The libraries others depend on (docs/library.md): their `public` declarations are the
+    // supported API, `package` ones are shared only inside this package (Tests/api holds each
+    // module's public surface; scripts/check-api.sh holds them to it). Keychain re-exports
+    // VirtualAuthenticator and KeyVault, whose types its signatures use; KeyVault and Curl are
+    // not products of their own.
     products: [
         .executable(name: "authctl", targets: ["authctl"]),
-        .library(name: "Scenarios", targets: ["Scenarios"]),
         .library(name: "Keychain", targets: ["Keychain"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
-        .library(name: "KeyVault", targets: ["KeyVault"]),
+        .library(name: "Scenarios", targets: ["Scenarios"]),
     ],
     targets: [
         // C behind a wall: each system library is imported only by the module that owns it.

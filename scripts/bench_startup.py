@@ -2,7 +2,7 @@
 """How long `authctl sign` takes as a command, next to the start of a bare Swift hello-world
 binary built with the same compiler (docs/benchmarks.md).
 
-    swift build -c release --product authctl
+    scripts/build-release.sh        # swift build -c release --static-swift-stdlib
     python3 scripts/bench_startup.py [--authctl .build/release/authctl] [--runs 60] [--json]
 
 It builds the hello-world (`swiftc -O`) in .build/bench-startup, keeps a 10-passkey vault there

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 mkdir -p .build
 status=0
 swift build -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now --product authctl "$@" > .build/release-build.log 2>&1 || status=$?
-grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build complete' .build/release-build.log >&2 || true
+grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build (of product .* )?complete' .build/release-build.log >&2 || true
 if [ "$status" -ne 0 ]; then
   echo "build-release: the build failed" >&2
   exit 1

@@ -15,7 +15,9 @@ field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eva
 echo "== authctl init (a vault in $AUTHCTL_VAULT, biometric PIN 1234)"
 $authctl init
 
-echo; echo "== authctl register: a passkey for alice at example.com (packed self attestation)"
+# The label names what the default profile sends, as authctl itself reports it.
+profile=$($authctl --json profiles | python3 -c 'import json,sys; p=next(p for p in json.load(sys.stdin) if p["isDefault"]); print(p["name"], "profile, attestation", repr(p["attestation"]))')
+echo; echo "== authctl register: a passkey for alice at example.com ($profile)"
 $authctl register --origin https://example.com --rp-id example.com --user-name alice \
   --attestation direct --user-verification required > "$work/registration.json"
 python3 -m json.tool "$work/registration.json"

@@ -24,7 +24,7 @@ mkdir -p .build
 status=0
 swift build ${AUTHCTL_BUILD_FLAGS:-} > .build/setup-build.log 2>&1 || status=$?
 # Everything but the progress lines: errors and warnings both show.
-grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build complete' .build/setup-build.log >&2 || true
+grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build (of product .* )?complete' .build/setup-build.log >&2 || true
 if [ "$status" -ne 0 ]; then
   echo "setup: the build failed" >&2
   exit 1

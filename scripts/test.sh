@@ -14,9 +14,29 @@ venv=.venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/interop/requirements.txt
 
+# The commit the builds are given (scripts/build-env.sh), exported so the version test can hold
+# the binary to it.
+. scripts/build-env.sh
+
+echo "== swift build, with the tests"
+# All of the compiler's output but the progress lines: warnings show, and a warning in our own
+# sources fails the run.
+mkdir -p .build
+status=0
+swift build --build-tests > .build/test-build.log 2>&1 || status=$?
+grep -Ev '^\[[0-9]+/[0-9]+\] |^Building for |^Build complete' .build/test-build.log || true
+[ "$status" -eq 0 ] || { echo "test: the build failed" >&2; exit 1; }
+if grep -qE "^$PWD/(Sources|Tests)/.*: warning:" .build/test-build.log; then
+  echo "test: the build has warnings (above)" >&2
+  exit 1
+fi
+
 echo "== swift test"
-# Only failures, build errors and Swift Testing's summary line (with its test count) are shown.
-swift test 2>&1 | grep -E '^✘|Test run with|error:|Build complete'
+# Only failures and Swift Testing's summary line (with its test count) are shown.
+swift test --skip-build 2>&1 | grep -E '^✘|Test run with|error:'
+
+echo "== public API"
+scripts/check-api.sh
 
 echo "== fuzzer build (libFuzzer + AddressSanitizer)"
 mkdir -p .build
@@ -28,7 +48,8 @@ if ! swift build --product authctl-fuzz --scratch-path .build/fuzz \
 fi
 
 echo "== release build (what scripts/install.sh and scripts/package-deb.sh ship)"
-release=$(scripts/build-release.sh)
+AUTHCTL_RELEASE_BIN=$(scripts/build-release.sh)
+export AUTHCTL_RELEASE_BIN
 
 echo "== interop suite"
-AUTHCTL_BIN=.build/debug/authctl AUTHCTL_RELEASE_BIN="$release" "$venv/bin/python" -m pytest -q Tests/interop "$@"
+AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"

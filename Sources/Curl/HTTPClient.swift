@@ -6,19 +6,19 @@ import Glibc
 /// HTTP requests through libcurl's easy interface: one handle, so cookies set by one reply go with
 /// the next request (libcurl's cookie engine), as a browser session keeps them. For a scenario's
 /// steps that talk to a relying party.
-public final class HTTPClient {
-    public struct Response: Sendable {
-        public let status: Int
-        public let body: [UInt8]
+package final class HTTPClient {
+    package struct Response: Sendable {
+        package let status: Int
+        package let body: [UInt8]
     }
 
-    public struct Failure: Error, Sendable {
-        public let message: String
+    package struct Failure: Error, Sendable {
+        package let message: String
     }
 
     private let handle: UnsafeMutableRawPointer
     /// The most a reply may hold; anything longer is refused.
-    public static let replyLimit = 4 << 20
+    package static let replyLimit = 4 << 20
 
     /// libcurl's global set-up, once per process (it is not safe to repeat alongside other threads).
     private static let globalInit: CURLcode = authctl_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -30,7 +30,7 @@ public final class HTTPClient {
         return (["localhost", "127.0.0.1", "::1"] + extra).joined(separator: ",")
     }
 
-    public init() throws(Failure) {
+    package init() throws(Failure) {
         guard authctl_curl_load() == 1 else {
             throw Failure(message: "libcurl could not be loaded: " + (authctl_curl_load_error().map { String(cString: $0) } ?? "unknown"))
         }
@@ -42,7 +42,7 @@ public final class HTTPClient {
     deinit { authctl_curl_easy_cleanup(handle) }
 
     /// Sends `method` to `url` with `body` (as JSON when given) and returns the status and reply.
-    public func send(method: String, url: String, body: [UInt8]?, timeoutSeconds: Int = 30) throws(Failure) -> Response {
+    package func send(method: String, url: String, body: [UInt8]?, timeoutSeconds: Int = 30) throws(Failure) -> Response {
         authctl_curl_easy_reset(handle)  // options only: the cookie jar stays
         let reply = ReplyBuffer()
         var headers: UnsafeMutablePointer<curl_slist>? = nil

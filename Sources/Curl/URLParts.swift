@@ -8,17 +8,17 @@ import CCurl
 /// One shape is read without libcurl, because nearly every origin has it and loading libcurl
 /// costs a few milliseconds of a command's start: ``plainOrigin(_:)``, where libcurl's answer is
 /// the text itself. A test holds the two readings equal.
-public struct URLParts: Equatable {
-    public let scheme: String
-    public let host: String
-    public let port: Int?
-    public let hasCredentials: Bool
+package struct URLParts: Equatable {
+    package let scheme: String
+    package let host: String
+    package let port: Int?
+    package let hasCredentials: Bool
 
-    public struct Refusal: Error {
-        public let reason: String
+    package struct Refusal: Error {
+        package let reason: String
     }
 
-    public init(_ text: String) throws(Refusal) {
+    package init(_ text: String) throws(Refusal) {
         if let plain = Self.plainOrigin(text) {
             self = plain
         } else {
@@ -82,7 +82,7 @@ public struct URLParts: Equatable {
     }
 
     /// `text` split by libcurl, whatever its shape.
-    public init(libcurl text: String) throws(Refusal) {
+    package init(libcurl text: String) throws(Refusal) {
         guard authctl_curl_load() == 1 else {
             throw Refusal(reason: "libcurl could not be loaded: " + (authctl_curl_load_error().map { String(cString: $0) } ?? "unknown"))
         }

@@ -3,16 +3,16 @@
 /// keys of passkeys made with user verification are sealed under it *inside* their vault-key
 /// seal. Knowing the vault passphrase and editing the vault's files therefore does not give such
 /// a key without the PIN: the PIN check is the unwrap, not a flag.
-public struct BiometryEnrollment: Equatable, Sendable {
-    public let salt: [UInt8]
+package struct BiometryEnrollment: Equatable, Sendable {
+    package let salt: [UInt8]
     /// nonce ‖ XChaCha20-Poly1305(biometry key) ‖ tag; AD "AUTHCTL-BIOMETRY" ‖ vault id.
-    public let wrappedKey: [UInt8]
+    package let wrappedKey: [UInt8]
     /// The Argon2id limits the PIN key was derived with: the vault's at enrollment, kept here so a
     /// later passphrase change to another KDF level leaves the PIN working.
-    public let opslimit: UInt64
-    public let memlimit: UInt64
+    package let opslimit: UInt64
+    package let memlimit: UInt64
 
-    public init(salt: [UInt8], wrappedKey: [UInt8], opslimit: UInt64, memlimit: UInt64) throws(VaultError) {
+    package init(salt: [UInt8], wrappedKey: [UInt8], opslimit: UInt64, memlimit: UInt64) throws(VaultError) {
         guard salt.count == Sodium.saltBytes, VaultHeader.opslimits.contains(opslimit), VaultHeader.memlimits.contains(memlimit) else {
             throw VaultError(.corrupted, "the biometric enrollment's salt or KDF limits are out of range")
         }
@@ -30,7 +30,7 @@ extension Vault {
 
     /// Wraps `biometryKey` (a fresh random one when `nil`) under `pin`. Returns the enrollment to
     /// store and the key itself.
-    public func enrollBiometry(pin: SecureBytes, keeping biometryKey: SecureBytes? = nil) throws(VaultError)
+    package func enrollBiometry(pin: SecureBytes, keeping biometryKey: SecureBytes? = nil) throws(VaultError)
         -> (BiometryEnrollment, SecureBytes)
     {
         let key = biometryKey ?? Sodium.randomKey()
@@ -41,7 +41,7 @@ extension Vault {
     }
 
     /// The biometry key if `pin` is the enrolled PIN; `nil` if it is not.
-    public func unlockBiometry(pin: SecureBytes, _ enrollment: BiometryEnrollment) throws(VaultError) -> SecureBytes? {
+    package func unlockBiometry(pin: SecureBytes, _ enrollment: BiometryEnrollment) throws(VaultError) -> SecureBytes? {
         let wrapping = try Sodium.deriveKey(from: pin, salt: enrollment.salt, opslimit: enrollment.opslimit,
                                             memlimit: enrollment.memlimit)
         guard let key = Sodium.open(enrollment.wrappedKey[...], key: wrapping, associatedData: biometryAssociatedData),
@@ -57,7 +57,7 @@ extension Vault {
     /// Seals a secret under the biometry key (bound to `itemId`, the passkey's stable identity;
     /// the record's own id when absent), then (like every secret) under the vault key (bound to
     /// `recordId`).
-    public func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8], biometryKey: SecureBytes,
+    package func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8], biometryKey: SecureBytes,
                            itemId: [UInt8]? = nil) -> [UInt8] {
         var inner = Sodium.seal(secret, key: biometryKey, associatedData: innerAssociatedData(itemId ?? recordId))
         defer { inner.withUnsafeMutableBytes { sodiumWipe($0) } }
@@ -66,14 +66,14 @@ extension Vault {
 
     /// Opens a secret sealed with ``sealSecret(_:recordId:biometryKey:itemId:)``; throws `locked`
     /// when the biometry key is not the one it was sealed under.
-    public func openSecret(_ sealed: [UInt8], recordId: [UInt8], biometryKey: SecureBytes,
+    package func openSecret(_ sealed: [UInt8], recordId: [UInt8], biometryKey: SecureBytes,
                            itemId: [UInt8]? = nil) throws(VaultError) -> SecureBytes {
         try openBiometrySealed(try openSecret(sealed, recordId: recordId), itemId: itemId ?? recordId, biometryKey: biometryKey)
     }
 
     /// Opens the inner, biometry-key layer of a secret whose outer layer was already opened
     /// (by the vault key, or by the account key for a passkey that came from the account store).
-    public func openBiometrySealed(_ inner: SecureBytes, itemId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
+    package func openBiometrySealed(_ inner: SecureBytes, itemId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
         let bytes = inner.withUnsafeBytes { Array($0) }
         guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(itemId), allocation: .transient) else {
             throw VaultError(.locked, "this passkey is sealed under a different biometric enrollment")

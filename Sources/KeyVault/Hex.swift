@@ -1,13 +1,13 @@
 /// Lower-case hexadecimal: how the vault names things in messages, and the account store names its
 /// objects.
-public enum Hex {
-    public static func string(_ bytes: some Collection<UInt8>) -> String {
+package enum Hex {
+    package static func string(_ bytes: some Collection<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 
     /// The bytes of lower-case hexadecimal text; `nil` for anything else.
-    public static func bytes(_ text: String) -> [UInt8]? {
+    package static func bytes(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         guard chars.count % 2 == 0 else { return nil }
         func value(_ c: UInt8) -> UInt8? {

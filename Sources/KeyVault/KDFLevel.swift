@@ -6,12 +6,12 @@ public enum KDFLevel: String, CaseIterable, Sendable {
     case min, interactive, moderate, sensitive
 
     /// The level with exactly these limits, if any.
-    public init?(opslimit: UInt64, memlimit: UInt64) {
+    package init?(opslimit: UInt64, memlimit: UInt64) {
         guard let level = Self.allCases.first(where: { $0.opslimit == opslimit && $0.memlimit == memlimit }) else { return nil }
         self = level
     }
 
-    public var opslimit: UInt64 {
+    package var opslimit: UInt64 {
         switch self {
         case .min: UInt64(crypto_pwhash_opslimit_min())
         case .interactive: UInt64(crypto_pwhash_opslimit_interactive())
@@ -20,7 +20,7 @@ public enum KDFLevel: String, CaseIterable, Sendable {
         }
     }
 
-    public var memlimit: UInt64 {
+    package var memlimit: UInt64 {
         switch self {
         case .min: UInt64(crypto_pwhash_memlimit_min())
         case .interactive: UInt64(crypto_pwhash_memlimit_interactive())

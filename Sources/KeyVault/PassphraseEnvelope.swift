@@ -5,20 +5,20 @@
 ///     ‖ nonce (24) ‖ ciphertext ‖ tag (16)
 ///
 /// The header is the associated data, so no KDF limit can be lowered without the seal failing.
-public enum PassphraseEnvelope {
-    public static let magic = Array("AUTHCTL-PASSKEY1".utf8)
+package enum PassphraseEnvelope {
+    package static let magic = Array("AUTHCTL-PASSKEY1".utf8)
     static let headerLength = 16 + 8 + 8 + 16
     /// The largest limits an envelope may ask for: libsodium's `sensitive`.
     static let maxOpslimit = KDFLevel.sensitive.opslimit, maxMemlimit = KDFLevel.sensitive.memlimit
 
-    public static func seal(_ secret: SecureBytes, passphrase: SecureBytes, kdf: KDFLevel) throws(VaultError) -> [UInt8] {
+    package static func seal(_ secret: SecureBytes, passphrase: SecureBytes, kdf: KDFLevel) throws(VaultError) -> [UInt8] {
         guard passphrase.count > 0 else { throw VaultError(.invalid, "the export passphrase is empty") }
         let header = magic + BigEndian.bytes(kdf.opslimit) + BigEndian.bytes(kdf.memlimit) + Sodium.randomBytes(16)
         let key = try Sodium.deriveKey(from: passphrase, salt: Array(header.suffix(16)), opslimit: kdf.opslimit, memlimit: kdf.memlimit)
         return header + secret.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: header) }
     }
 
-    public static func open(_ envelope: [UInt8], passphrase: SecureBytes) throws(VaultError) -> SecureBytes {
+    package static func open(_ envelope: [UInt8], passphrase: SecureBytes) throws(VaultError) -> SecureBytes {
         guard envelope.count > headerLength, envelope.starts(with: magic) else {
             throw VaultError(.invalid, "not an exported passkey (no AUTHCTL-PASSKEY1 header)")
         }

@@ -72,7 +72,7 @@ public final class SecureBytes: Equatable {
     }
 
     /// A new buffer holding the first `length` bytes.
-    public func prefix(_ length: Int) -> SecureBytes {
+    package func prefix(_ length: Int) -> SecureBytes {
         let out = SecureBytes(count: min(length, count), allocation: allocation)
         out.base.copyMemory(from: base, byteCount: out.count)
         return out

@@ -38,8 +38,8 @@ public final class Vault {
     /// The largest log read: far beyond a million passkeys, far below what would exhaust memory.
     static let logLimit = 1 << 31
 
-    public let path: String
-    public let access: Access
+    package let path: String
+    package let access: Access
     var header: VaultHeader
     var key: SecureBytes
     let waiting: Waiting
@@ -76,7 +76,7 @@ public final class Vault {
     var derivedValues: [String: DerivedValue] = [:]
     /// How many times a derived value was computed from the records rather than found or followed:
     /// a measure for tests that a value is not recomputed at every change.
-    public private(set) var derivations = 0
+    package private(set) var derivations = 0
 
     struct DerivedValue {
         var value: Any
@@ -88,7 +88,7 @@ public final class Vault {
     /// A value computed from the live records by `make`, kept until a record changes: for a
     /// caller that reads the same few records on every operation (an account's device records),
     /// so it decodes them once per change rather than once per use.
-    public func derived<T>(_ key: String, _ make: () throws(VaultError) -> T) throws(VaultError) -> T {
+    package func derived<T>(_ key: String, _ make: () throws(VaultError) -> T) throws(VaultError) -> T {
         if let value = derivedValues[key]?.value as? T { return value }
         let value = try make()
         derivations += 1
@@ -101,7 +101,7 @@ public final class Vault {
     /// returns `false` when it cannot (the value is then made afresh when next asked for). A
     /// caller that changes one of N records per operation then pays for one record at each
     /// change, not N.
-    public func derived<T>(_ key: String, _ make: () throws(VaultError) -> T,
+    package func derived<T>(_ key: String, _ make: () throws(VaultError) -> T,
                            following follow: @escaping (inout T, VaultRecord) -> Bool) throws(VaultError) -> T {
         if let value = derivedValues[key]?.value as? T { return value }
         let value = try make()
@@ -139,21 +139,21 @@ public final class Vault {
         let tag: UInt8
     }
 
-    public var vaultId: [UInt8] { header.vaultId }
-    public var kdfLimits: (opslimit: UInt64, memlimit: UInt64) { (header.opslimit, header.memlimit) }
+    package var vaultId: [UInt8] { header.vaultId }
+    package var kdfLimits: (opslimit: UInt64, memlimit: UInt64) { (header.opslimit, header.memlimit) }
     /// Frames in the log: one per committed batch.
-    public var committedFrames: UInt64 { frameCount }
+    package var committedFrames: UInt64 { frameCount }
 
     /// Live records (tombstoned ids left out), in the order they became live. Reads every
     /// partition not read yet.
-    public var records: [VaultRecord] {
+    package var records: [VaultRecord] {
         get throws(VaultError) {
             try readEverything()
             return ordered(live.values)
         }
     }
 
-    public func record(id: [UInt8]) throws(VaultError) -> VaultRecord? {
+    package func record(id: [UInt8]) throws(VaultError) -> VaultRecord? {
         if let found = live[ByteKey(id)]?.record { return found }
         guard !everythingRead else { return nil }
         try readEverything()
@@ -161,14 +161,14 @@ public final class Vault {
     }
 
     /// Live records of one kind, in the order they became live.
-    public func records(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
+    package func records(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
         if kind == partitioning?.kind { try readEverything() }
         return ordered((idsByKind[kind] ?? []).compactMap { live[$0] })
     }
 
     /// Live records of one kind in no particular order: a scan without the sort, for a caller
     /// that keeps only a few of them.
-    public func unorderedRecords(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
+    package func unorderedRecords(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
         if kind == partitioning?.kind { try readEverything() }
         return (idsByKind[kind] ?? []).compactMap { live[$0]?.record }
     }
@@ -177,7 +177,7 @@ public final class Vault {
     /// The first query for a (kind, tag) builds an index, kept up to date from then on, so finding
     /// the passkeys of one RP among many costs a hash lookup. For the vault's partitioning (kind
     /// and tag), only that partition is read.
-    public func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) throws(VaultError) -> [VaultRecord] {
+    package func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) throws(VaultError) -> [VaultRecord] {
         if let partitioning, partitioning.kind == kind {
             if partitioning.tag == tag { try readPartition(ByteKey(value)) } else { try readEverything() }
         }
@@ -228,7 +228,7 @@ public final class Vault {
     /// `initialRecords` (given the new vault, whose key and id exist by then) are committed as the
     /// first frame *before* the header is written, so a vault never exists without them: a crash
     /// during creation leaves an unfinished directory that `create` may be run on again.
-    public static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
+    package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
                               partitioning: VaultPartitioning? = nil,
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         try POSIXFile.makeDirectory(path)
@@ -279,14 +279,14 @@ public final class Vault {
     }
 
     /// Whether `path` holds a vault (its header exists): answered without a passphrase.
-    public static func exists(at path: String) -> Bool {
+    package static func exists(at path: String) -> Bool {
         POSIXFile.exists(file(path, headerFile))
     }
 
     /// Deletes the vault at `path`: the files a vault writes, then the directory if that leaves it
     /// empty. Anything else in the directory is left where it is. For throw-away vaults
     /// (benchmarks, fixtures); no passphrase is asked, so never point it at a vault you keep.
-    public static func remove(at path: String) throws(VaultError) {
+    package static func remove(at path: String) throws(VaultError) {
         try POSIXFile.requirePrivateDirectory(path)
         let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: .zero)
         let ours = POSIXFile.entries(path).filter { name in
@@ -317,7 +317,7 @@ public final class Vault {
     /// writer then holds the writer lock until it is released; a reader holds nothing.
     /// With `partitioning`, the records it names are read through the index, a partition when it
     /// is first asked for, rather than at open.
-    public static func open(at path: String, passphrase: SecureBytes, access: Access,
+    package static func open(at path: String, passphrase: SecureBytes, access: Access,
                             waiting: Waiting = Waiting(), partitioning: VaultPartitioning? = nil) throws(VaultError) -> Vault {
         guard exists(at: path) else {
             throw VaultError(.notFound, POSIXFile.isDirectory(path) ? "\(path) is not an authctl vault (it has no header file)" : "no vault at \(path)")
@@ -359,34 +359,34 @@ public final class Vault {
     // MARK: - Facts
 
     /// What the vault can say about itself without opening a secret (`authctl vault info`).
-    public struct Facts: Sendable {
-        public let formatVersion: UInt16
-        public let vaultId: [UInt8]
-        public let opslimit: UInt64
-        public let memlimit: UInt64
+    package struct Facts: Sendable {
+        package let formatVersion: UInt16
+        package let vaultId: [UInt8]
+        package let opslimit: UInt64
+        package let memlimit: UInt64
         /// The log's generation: how many times it was compacted.
-        public let generation: UInt64
-        public let frames: UInt64
-        public let committedBytes: Int
+        package let generation: UInt64
+        package let frames: UInt64
+        package let committedBytes: Int
         /// Bytes after the committed end of the log: an append that never finished.
-        public let uncommittedBytes: Int
-        public let liveRecords: [VaultRecord.Kind: Int]
+        package let uncommittedBytes: Int
+        package let liveRecords: [VaultRecord.Kind: Int]
         /// The frames of the log the index covers (`nil`: no index); opening reads the rest.
-        public let indexedFrames: UInt64?
+        package let indexedFrames: UInt64?
         /// Bytes of the index file that count.
-        public let indexBytes: UInt64
+        package let indexBytes: UInt64
 
         /// The vault id in lower-case hexadecimal.
-        public var vaultIdHex: String { hex(vaultId) }
+        package var vaultIdHex: String { hex(vaultId) }
     }
 
     /// Where the vault's history stands: every commit moves it forward, compaction and key
     /// rotation too (a new generation), so positions order writes — the next frame's position is
     /// greater than any record committed so far had.
-    public var position: UInt64 { generation << 32 | min(frameCount, UInt64(UInt32.max)) }
+    package var position: UInt64 { generation << 32 | min(frameCount, UInt64(UInt32.max)) }
 
     /// Reads every partition not read yet, to count the records.
-    public var facts: Facts {
+    package var facts: Facts {
         get throws(VaultError) {
             try readEverything()
             return Facts(formatVersion: VaultHeader.formatVersion, vaultId: header.vaultId, opslimit: header.opslimit,
@@ -405,13 +405,13 @@ public final class Vault {
 
     /// Seals a secret (a private key) for storage in a field of record `recordId`. Sealed secrets
     /// stay sealed in memory until ``openSecret(_:recordId:)`` is called for the one in use.
-    public func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8]) -> [UInt8] {
+    package func sealSecret(_ secret: UnsafeRawBufferPointer, recordId: [UInt8]) -> [UInt8] {
         Sodium.seal(secret, key: key, associatedData: secretAssociatedData(recordId))
     }
 
     /// Opens a secret sealed by ``sealSecret(_:recordId:)``, into a transient buffer: it is meant
     /// for one operation.
-    public func openSecret(_ sealed: [UInt8], recordId: [UInt8]) throws(VaultError) -> SecureBytes {
+    package func openSecret(_ sealed: [UInt8], recordId: [UInt8]) throws(VaultError) -> SecureBytes {
         guard let plain = Sodium.open(sealed[...], key: key, associatedData: secretAssociatedData(recordId), allocation: .transient) else {
             throw VaultError(.corrupted, "the secret of record \(hex(recordId)) failed authentication")
         }

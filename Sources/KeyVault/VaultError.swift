@@ -1,6 +1,6 @@
 /// What can go wrong with a vault. The device library maps these to its own errors.
-public struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
+package struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable {
         /// No vault at the path (no header file).
         case notFound
         /// A vault already exists where one is being created.
@@ -21,13 +21,13 @@ public struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalid
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
 
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

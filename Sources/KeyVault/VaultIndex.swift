@@ -7,11 +7,11 @@ import Darwin
 /// Which records a vault may leave unread until they are asked for: those of `kind` that carry
 /// field `tag`, grouped by that field's value (a *partition*: for passkeys, their RP ID). Every
 /// other record is read at open.
-public struct VaultPartitioning: Equatable, Sendable {
-    public let kind: VaultRecord.Kind
-    public let tag: UInt8
+package struct VaultPartitioning: Equatable, Sendable {
+    package let kind: VaultRecord.Kind
+    package let tag: UInt8
 
-    public init(kind: VaultRecord.Kind, tag: UInt8) {
+    package init(kind: VaultRecord.Kind, tag: UInt8) {
         self.kind = kind
         self.tag = tag
     }

@@ -133,7 +133,7 @@ extension Vault {
     /// old log, find a changed byte anywhere in the log as opening a vault without an index does.
     /// The log only grows within a generation, so no lock is needed; a compaction by another
     /// process since (the log is gone) is `busy`.
-    public func verify() throws(VaultError) {
+    package func verify() throws(VaultError) {
         try readEverything()
         if !verified { try verifyLog() }
     }

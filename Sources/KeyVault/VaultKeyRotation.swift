@@ -19,7 +19,7 @@ extension Vault {
     /// level). `sealedFields` names, per record kind, the fields holding secrets sealed with
     /// ``sealSecret(_:recordId:)``; each is opened with the old key and sealed with the new one
     /// (a secret sealed under the biometry key too keeps that inner seal untouched).
-    public func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel?,
+    package func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel?,
                                  sealedFields: [VaultRecord.Kind: [UInt8]]) throws(VaultError) {
         guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)

@@ -178,7 +178,7 @@ extension Vault {
 
     /// Commits `changes` as one frame: all of them are durable when this returns, or none is.
     /// A tombstone (kind `.tombstone`) deletes the live record with its id.
-    public func commit(_ changes: [VaultRecord]) throws(VaultError) {
+    package func commit(_ changes: [VaultRecord]) throws(VaultError) {
         try commit(batches: [changes])
     }
 
@@ -187,7 +187,7 @@ extension Vault {
     /// returns. A crash in the middle of it leaves several frames past the commit point, which
     /// opening refuses as `corrupted` (see docs/vault-format.md): use it only on a vault that can
     /// be built again.
-    public func commit(batches: [[VaultRecord]]) throws(VaultError) {
+    package func commit(batches: [[VaultRecord]]) throws(VaultError) {
         guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
@@ -251,7 +251,7 @@ extension Vault {
     /// Rewrites the live records into the next generation's log, then moves the commit pointer
     /// to it. A crash before the pointer moves leaves the old generation current (the new file is
     /// an orphan, removed later); after, the new one. The old log is then deleted.
-    public func compact() throws(VaultError) {
+    package func compact() throws(VaultError) {
         guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }

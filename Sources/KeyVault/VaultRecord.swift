@@ -1,11 +1,11 @@
 /// One record in the vault: a stable 16-byte id, a kind, a version that grows with every change
 /// of the same id, and typed fields. Devices that sync will merge records by (id, version);
 /// deletions are tombstones so they can travel too.
-public struct VaultRecord: Equatable, Sendable {
-    public struct Kind: RawRepresentable, Equatable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
-        public var description: String {
+package struct VaultRecord: Equatable, Sendable {
+    package struct Kind: RawRepresentable, Equatable, Hashable, Sendable, CustomStringConvertible {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package var description: String {
             switch self {
             case .tombstone: "tombstone"
             case .credential: "credential"
@@ -14,27 +14,27 @@ public struct VaultRecord: Equatable, Sendable {
             default: "kind-\(rawValue)"
             }
         }
-        public static let tombstone = Kind(rawValue: 0)
-        public static let credential = Kind(rawValue: 1)
-        public static let settings = Kind(rawValue: 2)
-        public static let device = Kind(rawValue: 3)
+        package static let tombstone = Kind(rawValue: 0)
+        package static let credential = Kind(rawValue: 1)
+        package static let settings = Kind(rawValue: 2)
+        package static let device = Kind(rawValue: 3)
     }
 
-    public var id: [UInt8]
-    public var kind: Kind
-    public var version: UInt64
+    package var id: [UInt8]
+    package var kind: Kind
+    package var version: UInt64
     /// The fields' encoding as read from the log, parsed only when asked for: opening a vault of
     /// many records then costs a scan of each, not a dictionary per record.
     private var encodedFields: ArraySlice<UInt8>?
     private var parsedFields: [UInt8: [UInt8]]
 
     /// Tag → value. Tags are the record kind's own vocabulary (see docs/vault-format.md).
-    public var fields: [UInt8: [UInt8]] {
+    package var fields: [UInt8: [UInt8]] {
         get { encodedFields.map(Self.parseFields) ?? parsedFields }
         set { parsedFields = newValue; encodedFields = nil }
     }
 
-    public init(id: [UInt8], kind: Kind, version: UInt64 = 1, fields: [UInt8: [UInt8]] = [:]) {
+    package init(id: [UInt8], kind: Kind, version: UInt64 = 1, fields: [UInt8: [UInt8]] = [:]) {
         precondition(id.count == 16, "record ids are 16 bytes")
         self.id = id
         self.kind = kind
@@ -43,14 +43,14 @@ public struct VaultRecord: Equatable, Sendable {
         self.encodedFields = nil
     }
 
-    public static func newId() -> [UInt8] { Sodium.randomBytes(16) }
+    package static func newId() -> [UInt8] { Sodium.randomBytes(16) }
 
-    public static func == (a: VaultRecord, b: VaultRecord) -> Bool {
+    package static func == (a: VaultRecord, b: VaultRecord) -> Bool {
         a.id == b.id && a.kind == b.kind && a.version == b.version && a.fields == b.fields
     }
 
     /// One field's value, without parsing the others.
-    public func field(_ tag: UInt8) -> ArraySlice<UInt8>? {
+    package func field(_ tag: UInt8) -> ArraySlice<UInt8>? {
         guard let encoded = encodedFields else { return parsedFields[tag].map { $0[...] } }
         var offset = encoded.startIndex + 2
         while offset < encoded.endIndex {
@@ -62,7 +62,7 @@ public struct VaultRecord: Equatable, Sendable {
     }
 
     /// Field `tag` as a big-endian integer of `T`'s width; `nil` when the record lacks it.
-    public func integer<T: FixedWidthInteger>(_ tag: UInt8, as _: T.Type) throws(VaultError) -> T? {
+    package func integer<T: FixedWidthInteger>(_ tag: UInt8, as _: T.Type) throws(VaultError) -> T? {
         guard let bytes = field(tag) else { return nil }
         guard bytes.count == MemoryLayout<T>.size else {
             throw VaultError(.corrupted, "field \(tag) of a \(kind) record is \(bytes.count) bytes, not \(MemoryLayout<T>.size)")
@@ -73,9 +73,9 @@ public struct VaultRecord: Equatable, Sendable {
     // The widths records use, spelled out: a call from another module then runs code compiled
     // for the type rather than the generic version above (which every revision read goes through).
 
-    public func integer(_ tag: UInt8, as _: UInt64.Type) throws(VaultError) -> UInt64? { try fixedWidth(tag) }
-    public func integer(_ tag: UInt8, as _: UInt32.Type) throws(VaultError) -> UInt32? { try fixedWidth(tag) }
-    public func integer(_ tag: UInt8, as _: Int32.Type) throws(VaultError) -> Int32? { try fixedWidth(tag) }
+    package func integer(_ tag: UInt8, as _: UInt64.Type) throws(VaultError) -> UInt64? { try fixedWidth(tag) }
+    package func integer(_ tag: UInt8, as _: UInt32.Type) throws(VaultError) -> UInt32? { try fixedWidth(tag) }
+    package func integer(_ tag: UInt8, as _: Int32.Type) throws(VaultError) -> Int32? { try fixedWidth(tag) }
 
     private func fixedWidth<T: FixedWidthInteger>(_ tag: UInt8) throws(VaultError) -> T? {
         guard let bytes = field(tag) else { return nil }
@@ -86,14 +86,14 @@ public struct VaultRecord: Equatable, Sendable {
     }
 
     /// Sets field `tag` to `value`; `nil` removes it.
-    public mutating func setField(_ tag: UInt8, _ value: [UInt8]?) {
+    package mutating func setField(_ tag: UInt8, _ value: [UInt8]?) {
         var all = fields
         all[tag] = value
         fields = all
     }
 
     /// Sets field `tag` to `value`, big-endian; `nil` removes it.
-    public mutating func setInteger<T: FixedWidthInteger>(_ tag: UInt8, _ value: T?) {
+    package mutating func setInteger<T: FixedWidthInteger>(_ tag: UInt8, _ value: T?) {
         setField(tag, value.map { BigEndian.bytes($0) })
     }
 

@@ -7,7 +7,7 @@ public struct ScenarioError: Error, Sendable, CustomStringConvertible {
     public let column: Int
     public let message: String
 
-    public init(file: String, line: Int, column: Int = 1, _ message: String) {
+    package init(file: String, line: Int, column: Int = 1, _ message: String) {
         self.file = file
         self.line = line
         self.column = column

@@ -67,14 +67,14 @@ private func storeObjects(_ dir: String) -> [String] {
         // A directory, a link and an oversized file in place of objects.
         try FileManager.default.createDirectory(atPath: objects + "00112233445566778899aabbccddeeff", withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: objects + "0123456789abcdef0123456789abcdef", withDestinationPath: "/etc/passwd")
-        FileManager.default.createFile(atPath: objects + "ffeeddccbbaa99887766554433221100", contents: Data(count: 2 << 20))
+        #expect(FileManager.default.createFile(atPath: objects + "ffeeddccbbaa99887766554433221100", contents: Data(count: 2 << 20)))
         var reopened: Account! = try reopen(dir, clock: clock)
         #expect(try holds(reopened, "laptop") == [made.id])
         #expect(reopened.storeProblem == nil)
         reopened = nil
         // The whole store replaced by a file: set aside, said so, and nothing is lost.
         try FileManager.default.removeItem(atPath: dir + "/vault/cloud")
-        FileManager.default.createFile(atPath: dir + "/vault/cloud", contents: Data("not a store".utf8))
+        #expect(FileManager.default.createFile(atPath: dir + "/vault/cloud", contents: Data("not a store".utf8)))
         let aside = try reopen(dir, clock: clock)
         #expect(aside.storeProblem?.contains("not used") == true)
         #expect(try holds(aside, "laptop") == [made.id])
@@ -251,7 +251,7 @@ private func storeObjects(_ dir: String) -> [String] {
         linked = nil
         // A reader says so too, for a file in the store's place.
         try FileManager.default.removeItem(atPath: dir + "/vault/cloud")
-        FileManager.default.createFile(atPath: dir + "/vault/cloud", contents: Data("x".utf8))
+        #expect(FileManager.default.createFile(atPath: dir + "/vault/cloud", contents: Data("x".utf8)))
         let reader = try reopen(dir, clock: clock, access: .read)
         #expect(reader.storeProblem != nil)
         #expect(try holds(reader, "laptop").contains(made.id))

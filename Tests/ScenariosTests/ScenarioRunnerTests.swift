@@ -6,7 +6,7 @@ import Testing
 /// Runs `text` as a scenario file in a temporary directory.
 private func run(_ text: String, keepGoing: Bool = false) throws(ScenarioError) -> ScenarioReport {
     let path = NSTemporaryDirectory() + "/scenario-\(UUID().uuidString).scn"
-    FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
     defer { try? FileManager.default.removeItem(atPath: path) }
     var options = ScenarioRunner.Options()
     options.keepGoing = keepGoing
@@ -186,14 +186,14 @@ private let twoDevices = """
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let request = #"{"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "userVerification": "discouraged"}"#
-    FileManager.default.createFile(atPath: folder + "/small.json", contents: Data(request.utf8))
+    #expect(FileManager.default.createFile(atPath: folder + "/small.json", contents: Data(request.utf8)))
     let path = folder + "/t.scn"
-    FileManager.default.createFile(atPath: path, contents: Data("""
+    #expect(FileManager.default.createFile(atPath: path, contents: Data("""
         device add phone
         phone register user alice
         phone sign options small.json => ok user=alice
         phone sign options /dev/zero
-        """.utf8))
+        """.utf8)))
     var options = ScenarioRunner.Options()
     options.environment = [:]
     do {

@@ -2,6 +2,8 @@
 options, every command has --help (the same text as `authctl help COMMAND`), --version, unknown
 names get the nearest known one, and shell completion comes from the same declarations."""
 import json
+import os
+import re
 import shutil
 import subprocess
 
@@ -94,10 +96,20 @@ def test_help_lists_what_the_command_declares(authctl):
 
 
 def test_version(authctl):
+    """The version and the commit the binary was built from; scripts/test.sh exports the commit
+    its build was given (scripts/build-env.sh), which the binary must name exactly."""
+    lines = set()
     for args in (["--version"], ["version"], ["list", "--version"]):
         result = authctl.run(*args)
         assert (result.code, result.stderr) == (0, "")
-        assert result.stdout.startswith("authctl ") and len(result.stdout.splitlines()) == 1
+        lines.add(result.stdout)
+    assert len(lines) == 1
+    match = re.fullmatch(r"authctl (\d+\.\d+\.\d+) \(commit ([0-9a-f]{12}(?:-dirty)?|unknown)\)\n", lines.pop())
+    assert match, "version line"
+    as_json = json.loads(authctl.run("--json", "version").stdout)
+    assert as_json == {"version": match[1], "commit": match[2]}
+    if os.environ.get("AUTHCTL_COMMIT"):
+        assert match[2] == os.environ["AUTHCTL_COMMIT"]
 
 
 def test_unknown_names_get_the_nearest_known_one(authctl):

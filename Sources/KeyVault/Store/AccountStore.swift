@@ -2,7 +2,7 @@
 /// objects that devices upload — already sealed, so the store sees only ciphertext — lists them,
 /// and drops those a merged object has replaced. A directory by default (``DirectoryStore``); a database server later, so devices on
 /// different machines can share an account.
-public protocol AccountStore {
+package protocol AccountStore {
     /// The names of every object, in no particular order.
     func names() throws(VaultError) -> [String]
     /// The bytes of object `name`.

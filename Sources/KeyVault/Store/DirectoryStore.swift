@@ -9,12 +9,12 @@ import Darwin
 /// reader never sees half an object). The directory must belong to the user and be private, and
 /// its files are read as the vault reads its own: never through a link, only regular files of a
 /// bounded size.
-public final class DirectoryStore: AccountStore {
-    public let path: String
+package final class DirectoryStore: AccountStore {
+    package let path: String
     static let objectLimit = 1 << 20
 
     /// Opens the store at `path`, creating it (0700) when it does not exist.
-    public init(path: String) throws(VaultError) {
+    package init(path: String) throws(VaultError) {
         self.path = path
         if POSIXFile.exists(path) { try POSIXFile.requireNoLink(path) }
         try POSIXFile.makeDirectory(path)
@@ -29,10 +29,10 @@ public final class DirectoryStore: AccountStore {
     private var objects: String { path + "/objects" }
 
     /// Whether anything exists at `path` (a store, or something in its place).
-    public static func exists(at path: String) -> Bool { POSIXFile.exists(path) }
+    package static func exists(at path: String) -> Bool { POSIXFile.exists(path) }
 
     /// Deletes the store at `path`: its objects, then its directories if that empties them.
-    public static func remove(at path: String) throws(VaultError) {
+    package static func remove(at path: String) throws(VaultError) {
         guard POSIXFile.exists(path) else { return }
         if !POSIXFile.isDirectory(path) || (try? POSIXFile.requireNoLink(path)) == nil {
             // A file or a link in the store's place goes itself; a link is never followed.
@@ -52,16 +52,16 @@ public final class DirectoryStore: AccountStore {
         rmdir(path)
     }
 
-    public func names() throws(VaultError) -> [String] {
+    package func names() throws(VaultError) -> [String] {
         try POSIXFile.listing(objects).filter { !$0.hasPrefix(".") && !$0.hasSuffix(".tmp") }
     }
 
-    public func object(_ name: String) throws(VaultError) -> [UInt8] {
+    package func object(_ name: String) throws(VaultError) -> [UInt8] {
         try Self.checkName(name)
         return try POSIXFile.readAll(objects + "/" + name, limit: Self.objectLimit)
     }
 
-    public func put(_ name: String, _ bytes: [UInt8]) throws(VaultError) {
+    package func put(_ name: String, _ bytes: [UInt8]) throws(VaultError) {
         try Self.checkName(name)
         let final = objects + "/" + name
         if POSIXFile.exists(final) { return }
@@ -74,7 +74,7 @@ public final class DirectoryStore: AccountStore {
         try POSIXFile.syncDirectory(objects)
     }
 
-    public func delete(_ name: String) throws(VaultError) {
+    package func delete(_ name: String) throws(VaultError) {
         try Self.checkName(name)
         guard unlink(objects + "/" + name) == 0 || errno == ENOENT else {
             throw VaultError(.io, "cannot remove object \(name) from \(path): \(POSIXFile.errorText())")
@@ -82,7 +82,7 @@ public final class DirectoryStore: AccountStore {
     }
 
     /// Flushes the objects directory: the deletions before it are durable.
-    public func flush() throws(VaultError) { try POSIXFile.syncDirectory(objects) }
+    package func flush() throws(VaultError) { try POSIXFile.syncDirectory(objects) }
 
     /// Object names are the vault's own (hexadecimal): nothing that could leave the directory.
     private static func checkName(_ name: String) throws(VaultError) {

@@ -44,7 +44,7 @@ public final class Account {
     /// How many times the vault computed a derived value (the device directory, …) from its
     /// records rather than following a change: a measure, for tests and benchmarks, that an
     /// operation does not decode every device again.
-    public var derivations: Int { vault.derivations }
+    package var derivations: Int { vault.derivations }
 
     /// Passkey revisions are read by RP: opening a vault reads its devices and settings and the
     /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index").
@@ -453,7 +453,7 @@ public final class Account {
     // MARK: - The vault itself
 
     /// Counting the records reads every passkey.
-    public var facts: Vault.Facts {
+    package var facts: Vault.Facts {
         get throws(DeviceError) {
             do { return try vault.facts } catch { throw DeviceError(error) }
         }

@@ -200,7 +200,7 @@ public final class Device {
     /// Adds passkeys made elsewhere (without user verification) to this device, a thousand to a
     /// frame and flushed once: for building large vaults for benchmarks and fixtures. Not
     /// crash-safe part-way (see docs/vault-format.md, "bulk commits").
-    public func addInBulk(_ passkeys: [(Credential, PrivateKey)]) throws(DeviceError) {
+    package func addInBulk(_ passkeys: [(Credential, PrivateKey)]) throws(DeviceError) {
         let device = try record()
         do throws(VaultError) {
             var frames = [[VaultRecord]]()
@@ -308,7 +308,7 @@ public final class Device {
 
     public var path: String { account.path }
     /// Counting the records reads every passkey.
-    public var facts: Vault.Facts { get throws(DeviceError) { try account.facts } }
+    package var facts: Vault.Facts { get throws(DeviceError) { try account.facts } }
     public var random: RandomSource {
         get { account.random }
         set { account.random = newValue }

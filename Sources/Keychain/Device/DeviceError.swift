@@ -83,7 +83,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A ceremony's error; a store or sensor failure inside it is the vault's error it carries.
-    public init(_ error: AuthenticatorError) {
+    package init(_ error: AuthenticatorError) {
         if let vault = error.underlying as? VaultError {
             self.init(vault)
         } else {

@@ -22,7 +22,7 @@ extension Device {
 
     /// Fails with `passkeysNotSupported` when this device has no passkey support (for a hybrid
     /// sign-in, the device whose browser asks).
-    public func requirePasskeySupport() throws(DeviceError) { try Self.requireSupport(try record()) }
+    package func requirePasskeySupport() throws(DeviceError) { try Self.requireSupport(try record()) }
 
     static func requireSupport(_ device: DeviceRecord) throws(DeviceError) {
         guard device.passkeysSupported else {

@@ -4,10 +4,10 @@ import Glibc
 /// What a process that holds keys does before it holds one, as ssh-agent and gpg-agent do: no core
 /// dump (a crash would otherwise write unwrapped keys to disk) and not dumpable (no ptrace attach
 /// or /proc/PID/mem reading by the same user's other processes).
-public enum ProcessHardening {
+package enum ProcessHardening {
     /// Applies both; returns what could not be done, for the caller to report.
     @discardableResult
-    public static func apply() -> [String] {
+    package static func apply() -> [String] {
         var failures = [String]()
         var none = rlimit(rlim_cur: 0, rlim_max: 0)
         if setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none) != 0 {
@@ -20,5 +20,5 @@ public enum ProcessHardening {
     }
 
     /// Whether the process is currently dumpable (false once ``apply()`` ran).
-    public static var isDumpable: Bool { authctl_is_dumpable() == 1 }
+    package static var isDumpable: Bool { authctl_is_dumpable() == 1 }
 }

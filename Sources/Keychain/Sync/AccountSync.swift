@@ -241,7 +241,7 @@ extension Account {
     }
 
     /// Past this many objects, a writer merges the store.
-    public static let mergeThreshold = 32
+    package static let mergeThreshold = 32
 
     /// Writes the newest revision of each (device, passkey) the store holds into as few objects as
     /// the budget allows, then deletes the objects they came from: the store stays about as large

@@ -28,7 +28,7 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
 
     /// A duration in milliseconds: a decimal number and a unit (`ms`, `s`, `m`, `h`), or several,
     /// larger units first, each once (`48h5m`, `1m30s`, `2s500ms`, `1h0.5m`).
-    public static func milliseconds(_ text: some StringProtocol) -> UInt64? {
+    package static func milliseconds(_ text: some StringProtocol) -> UInt64? {
         // "ms" before "m", so that `5ms` is not 5 minutes followed by an `s`.
         let units: [(name: String, scale: Double, rank: Int)] = [("ms", 1, 0), ("h", 3_600_000, 3), ("m", 60_000, 2), ("s", 1000, 1)]
         var rest = Substring(text), total = 0.0, previous = Int.max
@@ -47,7 +47,7 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Text that parses back to the same value: `0s`, `250ms`, `2.5s`, `90s`, `2m`, `1h`.
-    public static func text(milliseconds ms: UInt64) -> String {
+    package static func text(milliseconds ms: UInt64) -> String {
         if ms == 0 { return "0s" }
         if ms < 1000 { return "\(ms)ms" }
         if ms % 1000 != 0 {

@@ -39,7 +39,7 @@ struct SyncSchedule {
 }
 
 /// A span of time a device was offline: `to` is `nil` while it still is.
-public struct OfflineInterval: Equatable, Sendable {
+package struct OfflineInterval: Equatable, Sendable {
     let from: Instant
     let to: Instant?
 

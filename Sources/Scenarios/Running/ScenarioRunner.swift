@@ -24,7 +24,7 @@ public final class ScenarioRunner {
     }
 
     /// When every scenario begins: 2026-01-01T00:00:00Z.
-    public static let epoch: UInt64 = 1_767_225_600_000
+    package static let epoch: UInt64 = 1_767_225_600_000
 
     let file: String
     let options: Options
@@ -59,14 +59,14 @@ public final class ScenarioRunner {
     }
 
     /// A new private directory in the temporary directory, for a run's vault.
-    public static func makeWorkspace(file: String = "") throws(ScenarioError) -> String {
+    package static func makeWorkspace(file: String = "") throws(ScenarioError) -> String {
         var template = Array((NSTemporaryDirectory() + "/authctl-scenario-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw ScenarioError(file: file, line: 0, "cannot make a temporary directory") }
         return String(cString: made)
     }
 
     /// Removes a workspace and the vault in it, whatever state a run left it in.
-    public static func removeWorkspace(_ path: String) {
+    package static func removeWorkspace(_ path: String) {
         // A run still going may write a file between two passes: a few passes catch it.
         for _ in 0..<5 where FileManager.default.fileExists(atPath: path) {
             try? FileManager.default.removeItem(atPath: path)
@@ -80,7 +80,7 @@ public final class ScenarioRunner {
     }
 
     /// The largest scenario file read: far beyond any written by hand or generated for a test.
-    public static let fileLimit = 4 << 20
+    package static let fileLimit = 4 << 20
 
     /// Reads and runs the scenario at `path` (`-`: standard input).
     public static func run(file path: String, options: Options = Options()) throws(ScenarioError) -> ScenarioReport {

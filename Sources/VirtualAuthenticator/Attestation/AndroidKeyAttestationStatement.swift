@@ -5,11 +5,11 @@
 ///
 /// The root is included as Android's own chains include theirs: py_webauthn reads the last x5c
 /// entry as the root and requires it to be one of the roots it trusts.
-public enum AndroidKeyAttestationStatement {
+package enum AndroidKeyAttestationStatement {
     /// The attestation statement format identifier (WebAuthn L3 §8).
-    public static let formatIdentifier = "android-key"
+    package static let formatIdentifier = "android-key"
 
-    public static func build(_ input: AttestationStatementInput) throws(AttestationStatementError) -> CBORValue {
+    package static func build(_ input: AttestationStatementInput) throws(AttestationStatementError) -> CBORValue {
         guard [COSEAlgorithm.es256.rawValue, -8, -257].contains(input.credentialAlgorithm) else {
             throw AttestationStatementError("android-key: unsupported COSE algorithm \(input.credentialAlgorithm)")
         }

@@ -6,19 +6,19 @@
 /// Made once and kept: ``serialized()`` and ``init(serialized:)`` round-trip it exactly. The
 /// serialization holds the private keys; whoever stores it must seal it.
 public struct AttestationCA: Sendable {
-    public let root: X509Certificate
-    public let intermediate: X509Certificate
+    package let root: X509Certificate
+    package let intermediate: X509Certificate
     /// The batch attestation key (packed, fido-u2f; a TPM attestation identity key later).
-    public let attestationKey: PrivateKey
+    package let attestationKey: PrivateKey
     private let rootKey: PrivateKey
     private let intermediateKey: PrivateKey
 
     /// Which CA certificate signs a leaf. A fido-u2f statement carries only its leaf, so a verifier
     /// trusting the root can only follow a leaf the root signed itself.
-    public enum Issuer: Sendable { case root, intermediate }
+    package enum Issuer: Sendable { case root, intermediate }
 
-    public struct LoadError: Error, Sendable, CustomStringConvertible {
-        public let description: String
+    package struct LoadError: Error, Sendable, CustomStringConvertible {
+        package let description: String
     }
 
     private init(root: X509Certificate, rootKey: PrivateKey, intermediate: X509Certificate,
@@ -32,7 +32,7 @@ public struct AttestationCA: Sendable {
 
     /// Fresh keys, a root (CA:TRUE; keyCertSign, cRLSign) and an intermediate (CA:TRUE, pathlen 0)
     /// it signs, both valid for `validity`.
-    public static func generate(
+    package static func generate(
         rootSubject: DistinguishedName, intermediateSubject: DistinguishedName, validity: CertificateValidity
     ) throws(OpenSSLFailure) -> AttestationCA {
         let rootKey = try PrivateKey.generate()
@@ -60,7 +60,7 @@ public struct AttestationCA: Sendable {
     /// The validity of every certificate an authenticator's CA makes: from 2020-01-01 with no
     /// well-defined expiration (RFC 5280 §4.1.2.5), so no certificate is "not yet valid" to an RP
     /// whatever clock made it (a scenario's virtual one included).
-    public static let validity = CertificateValidity.unbounded(from: 1_577_836_800)
+    package static let validity = CertificateValidity.unbounded(from: 1_577_836_800)
 
     /// The CA a vault gets: authctl's names, ``validity``.
     public static func generate() throws(OpenSSLFailure) -> AttestationCA {
@@ -75,14 +75,14 @@ public struct AttestationCA: Sendable {
 
     /// The certificates a verifier needs between a leaf `issuer` signed and the root (the root
     /// itself excluded).
-    public func chain(above issuer: Issuer) -> [X509Certificate] {
+    package func chain(above issuer: Issuer) -> [X509Certificate] {
         issuer == .intermediate ? [intermediate] : []
     }
 
     /// A certificate for the batch attestation key. With `aaguid`, it carries id-fido-gen-ce-aaguid
     /// (WebAuthn L3 §8.2.1). See ``issueCertificate(subject:subjectPublicKeyInfo:extensions:validity:issuer:)``
     /// for the extensions every leaf gets.
-    public func issueAttestationCertificate(
+    package func issueAttestationCertificate(
         subject: DistinguishedName, aaguid: [UInt8]?, extensions: [CertificateExtension] = [],
         validity: CertificateValidity, issuer: Issuer = .intermediate
     ) throws(OpenSSLFailure) -> X509Certificate {
@@ -96,7 +96,7 @@ public struct AttestationCA: Sendable {
     /// (critical), keyUsage digitalSignature (critical), subjectKeyIdentifier and
     /// authorityKeyIdentifier, then `extensions`; an extension in `extensions` with one of those
     /// OIDs replaces the default one.
-    public func issueCertificate(
+    package func issueCertificate(
         subject: DistinguishedName, subjectPublicKeyInfo: [UInt8], extensions: [CertificateExtension] = [],
         validity: CertificateValidity, issuer: Issuer = .intermediate
     ) throws(OpenSSLFailure) -> X509Certificate {
@@ -118,7 +118,7 @@ public struct AttestationCA: Sendable {
 
     /// A CBOR map {"v": 1, "root", "rootKey", "intermediate", "intermediateKey", "attestationKey"}:
     /// certificates as DER, private keys as DER (RFC 5915 ECPrivateKey).
-    public func serialized() throws(OpenSSLFailure) -> [UInt8] {
+    package func serialized() throws(OpenSSLFailure) -> [UInt8] {
         CBORValue.map([
             (.text("v"), .int(Self.version)),
             (.text("root"), .bytes(root.der)),
@@ -130,7 +130,7 @@ public struct AttestationCA: Sendable {
     }
 
     /// Reads what ``serialized()`` wrote, checking each certificate against its key.
-    public init(serialized bytes: [UInt8]) throws(LoadError) {
+    package init(serialized bytes: [UInt8]) throws(LoadError) {
         let map: CBORValue
         do { map = try CBORValue.decode(bytes) } catch { throw LoadError(description: "attestation CA: \(error)") }
         guard map[.text("v")]?.intValue == Self.version else { throw LoadError(description: "attestation CA: unknown version") }

@@ -9,5 +9,5 @@ public enum AttestationFormat: String, Sendable, CaseIterable {
     case apple
 
     /// Whether the statement carries a signature (`sig`) a fault can break.
-    public var hasSignature: Bool { self != .none && self != .apple }
+    package var hasSignature: Bool { self != .none && self != .apple }
 }

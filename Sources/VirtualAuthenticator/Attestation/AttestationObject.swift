@@ -1,7 +1,7 @@
 /// The attestation object (WebAuthn L3 §6.5.4): a CBOR map {"fmt", "attStmt", "authData"}.
 public struct AttestationObject: Sendable {
     public let format: AttestationFormat
-    public let statement: CBORValue
+    package let statement: CBORValue
     public let authenticatorData: [UInt8]
     /// Set only by ``withFault(_:)``: what is done to the encoded bytes.
     var fault: Fault? = nil

@@ -1,22 +1,22 @@
 /// What every attestation statement builder starts from (WebAuthn L3 §6.5.5 "Generating an
 /// Attestation Object": authenticatorData and clientDataHash, plus the credential and the CA).
-public struct AttestationStatementInput {
-    public var authenticatorData: [UInt8]
-    public var clientDataHash: [UInt8]
+package struct AttestationStatementInput {
+    package var authenticatorData: [UInt8]
+    package var clientDataHash: [UInt8]
     /// The credential's COSE algorithm: -7 (ES256), -8 (EdDSA), -257 (RS256).
-    public var credentialAlgorithm: Int
+    package var credentialAlgorithm: Int
     /// The credential public key as a DER SubjectPublicKeyInfo.
-    public var credentialPublicKey: [UInt8]
+    package var credentialPublicKey: [UInt8]
     /// Signs a message with the credential private key, in `credentialAlgorithm`.
-    public var signWithCredentialKey: ([UInt8]) throws(OpenSSLFailure) -> [UInt8]
-    public var aaguid: [UInt8]
-    public var ca: AttestationCA
+    package var signWithCredentialKey: ([UInt8]) throws(OpenSSLFailure) -> [UInt8]
+    package var aaguid: [UInt8]
+    package var ca: AttestationCA
     /// The subject of the leaf certificate. packed needs C, O, OU="Authenticator Attestation" and
     /// CN (``DistinguishedName/authenticatorAttestation(country:organization:commonName:)``).
-    public var certificateSubject: DistinguishedName
-    public var certificateValidity: CertificateValidity
+    package var certificateSubject: DistinguishedName
+    package var certificateValidity: CertificateValidity
 
-    public init(authenticatorData: [UInt8], clientDataHash: [UInt8], credentialAlgorithm: Int,
+    package init(authenticatorData: [UInt8], clientDataHash: [UInt8], credentialAlgorithm: Int,
                 credentialPublicKey: [UInt8], signWithCredentialKey: @escaping ([UInt8]) throws(OpenSSLFailure) -> [UInt8],
                 aaguid: [UInt8], ca: AttestationCA, certificateSubject: DistinguishedName,
                 certificateValidity: CertificateValidity) {

@@ -4,18 +4,18 @@ import COpenSSL
 /// ECDSA P-256 issuer key (ecdsa-with-SHA256). OpenSSL encodes the TBSCertificate; the issuer key
 /// signs those bytes and the certificate is assembled around them, so the builder never needs the
 /// issuer's OpenSSL key object.
-public struct CertificateBuilder: Sendable {
-    public var subject: DistinguishedName
+package struct CertificateBuilder: Sendable {
+    package var subject: DistinguishedName
     /// The subject's public key as a DER SubjectPublicKeyInfo (any algorithm OpenSSL knows).
-    public var subjectPublicKeyInfo: [UInt8]
-    public var validity: CertificateValidity
+    package var subjectPublicKeyInfo: [UInt8]
+    package var validity: CertificateValidity
     /// In the order they appear in the certificate.
-    public var extensions: [CertificateExtension]
+    package var extensions: [CertificateExtension]
     /// Big-endian magnitude; `nil` picks 16 random bytes (a positive number of 127 bits at most,
     /// at least 119: RFC 5280 §4.1.2.2 and the CA/Browser Forum's 64 random bits).
-    public var serialNumber: [UInt8]?
+    package var serialNumber: [UInt8]?
 
-    public init(subject: DistinguishedName, subjectPublicKeyInfo: [UInt8], validity: CertificateValidity,
+    package init(subject: DistinguishedName, subjectPublicKeyInfo: [UInt8], validity: CertificateValidity,
                 extensions: [CertificateExtension] = [], serialNumber: [UInt8]? = nil) {
         self.subject = subject
         self.subjectPublicKeyInfo = subjectPublicKeyInfo
@@ -28,7 +28,7 @@ public struct CertificateBuilder: Sendable {
     private static let ecdsaWithSHA256 = DER.sequence([DER.oid("1.2.840.10045.4.3.2")])
 
     /// A self-signed certificate: the issuer is the subject, and `key` must be the subject's key.
-    public func selfSigned(with key: PrivateKey) throws(OpenSSLFailure) -> X509Certificate {
+    package func selfSigned(with key: PrivateKey) throws(OpenSSLFailure) -> X509Certificate {
         guard key.subjectPublicKeyInfo == subjectPublicKeyInfo else {
             throw OpenSSLFailure("the signing key is not the subject's key")
         }
@@ -36,7 +36,7 @@ public struct CertificateBuilder: Sendable {
     }
 
     /// A certificate issued by `issuer`, signed with `key`, which must be `issuer`'s key.
-    public func signed(by issuer: X509Certificate, key: PrivateKey) throws(OpenSSLFailure) -> X509Certificate {
+    package func signed(by issuer: X509Certificate, key: PrivateKey) throws(OpenSSLFailure) -> X509Certificate {
         guard key.subjectPublicKeyInfo == issuer.subjectPublicKeyInfo else {
             throw OpenSSLFailure("the signing key is not the issuer certificate's key")
         }

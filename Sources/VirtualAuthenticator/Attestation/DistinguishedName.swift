@@ -1,29 +1,29 @@
 /// An X.501 distinguished name (RFC 5280 §4.1.2.4) as an ordered list of attributes, one per RDN.
 /// May be empty: a TPM attestation identity key certificate has an empty subject (TPMv2-EK-Profile;
 /// WebAuthn L3 §8.3.1) and names its subject in subjectAltName instead.
-public struct DistinguishedName: Sendable, Equatable {
-    public struct Attribute: Sendable, Equatable {
+package struct DistinguishedName: Sendable, Equatable {
+    package struct Attribute: Sendable, Equatable {
         /// OpenSSL's short name ("C", "O", "OU", "CN", "ST", "L") or a dotted OID.
-        public var type: String
-        public var value: String
+        package var type: String
+        package var value: String
 
-        public init(type: String, value: String) {
+        package init(type: String, value: String) {
             self.type = type
             self.value = value
         }
     }
 
-    public var attributes: [Attribute]
+    package var attributes: [Attribute]
 
-    public init(_ attributes: [(type: String, value: String)]) {
+    package init(_ attributes: [(type: String, value: String)]) {
         self.attributes = attributes.map { Attribute(type: $0.type, value: $0.value) }
     }
 
-    public static let empty = DistinguishedName([])
+    package static let empty = DistinguishedName([])
 
     /// The subject WebAuthn L3 §8.2.1 requires of a packed attestation certificate:
     /// C=country, O=vendor, OU="Authenticator Attestation" (literal), CN=commonName.
-    public static func authenticatorAttestation(country: String, organization: String, commonName: String) -> DistinguishedName {
+    package static func authenticatorAttestation(country: String, organization: String, commonName: String) -> DistinguishedName {
         DistinguishedName([("C", country), ("O", organization), ("OU", "Authenticator Attestation"), ("CN", commonName)])
     }
 }

@@ -5,11 +5,11 @@
 /// x5c holds exactly one certificate, so the root signs it directly: a verifier that trusts the
 /// root has nothing else to chain it with. U2F authenticators report an all-zero AAGUID and
 /// py_webauthn rejects any other in fido-u2f: the caller should put zeros in authenticatorData.
-public enum FIDOU2FAttestationStatement {
+package enum FIDOU2FAttestationStatement {
     /// The attestation statement format identifier (WebAuthn L3 §8).
-    public static let formatIdentifier = "fido-u2f"
+    package static let formatIdentifier = "fido-u2f"
 
-    public static func build(_ input: AttestationStatementInput) throws(AttestationStatementError) -> CBORValue {
+    package static func build(_ input: AttestationStatementInput) throws(AttestationStatementError) -> CBORValue {
         guard input.credentialAlgorithm == COSEAlgorithm.es256.rawValue else {
             throw AttestationStatementError("fido-u2f: only ES256 (-7) credentials, not \(input.credentialAlgorithm)")
         }

@@ -6,25 +6,25 @@
 ///         keymasterVersion INTEGER, keymasterSecurityLevel SecurityLevel,
 ///         attestationChallenge OCTET STRING, uniqueId OCTET STRING,
 ///         softwareEnforced AuthorizationList, teeEnforced AuthorizationList }
-public struct KeyDescription: Sendable, Equatable {
-    public static let extensionOID = "1.3.6.1.4.1.11129.2.1.17"
+package struct KeyDescription: Sendable, Equatable {
+    package static let extensionOID = "1.3.6.1.4.1.11129.2.1.17"
 
-    public enum SecurityLevel: Int64, Sendable { case software = 0, trustedEnvironment = 1, strongBox = 2 }
+    package enum SecurityLevel: Int64, Sendable { case software = 0, trustedEnvironment = 1, strongBox = 2 }
 
     /// The tagged fields of an AuthorizationList that authctl sets, each `[tag] EXPLICIT`, in
     /// ascending tag order as the schema lists them. `allApplications` ([600]) is never set: a
     /// WebAuthn credential is scoped to its RP ID (WebAuthn L3 §8.4.1).
-    public struct AuthorizationList: Sendable, Equatable {
-        public var purpose: [Int64]?  // [1] SET OF INTEGER; KM_PURPOSE_SIGN = 2
-        public var algorithm: Int64?  // [2]; KM_ALGORITHM_RSA = 1, KM_ALGORITHM_EC = 3
-        public var keySize: Int64?  // [3]
-        public var digest: [Int64]?  // [5] SET OF INTEGER; NONE = 0, SHA_2_256 = 4
-        public var padding: [Int64]?  // [6] SET OF INTEGER; RSA_PKCS1_1_5_SIGN = 5
-        public var ecCurve: Int64?  // [10]; P_256 = 1, CURVE_25519 = 4
-        public var creationDateTime: Int64?  // [701], milliseconds since the epoch
-        public var origin: Int64?  // [702]; KM_ORIGIN_GENERATED = 0
+    package struct AuthorizationList: Sendable, Equatable {
+        package var purpose: [Int64]?  // [1] SET OF INTEGER; KM_PURPOSE_SIGN = 2
+        package var algorithm: Int64?  // [2]; KM_ALGORITHM_RSA = 1, KM_ALGORITHM_EC = 3
+        package var keySize: Int64?  // [3]
+        package var digest: [Int64]?  // [5] SET OF INTEGER; NONE = 0, SHA_2_256 = 4
+        package var padding: [Int64]?  // [6] SET OF INTEGER; RSA_PKCS1_1_5_SIGN = 5
+        package var ecCurve: Int64?  // [10]; P_256 = 1, CURVE_25519 = 4
+        package var creationDateTime: Int64?  // [701], milliseconds since the epoch
+        package var origin: Int64?  // [702]; KM_ORIGIN_GENERATED = 0
 
-        public init(purpose: [Int64]? = nil, algorithm: Int64? = nil, keySize: Int64? = nil, digest: [Int64]? = nil,
+        package init(purpose: [Int64]? = nil, algorithm: Int64? = nil, keySize: Int64? = nil, digest: [Int64]? = nil,
                     padding: [Int64]? = nil, ecCurve: Int64? = nil, creationDateTime: Int64? = nil, origin: Int64? = nil) {
             self.purpose = purpose
             self.algorithm = algorithm
@@ -36,7 +36,7 @@ public struct KeyDescription: Sendable, Equatable {
             self.origin = origin
         }
 
-        public var der: [UInt8] {
+        package var der: [UInt8] {
             var members: [[UInt8]] = []
             func integers(_ tag: UInt64, _ values: [Int64]?) {
                 if let values { members.append(DER.explicit(tag, DER.set(values.map { DER.integer($0) }))) }
@@ -57,7 +57,7 @@ public struct KeyDescription: Sendable, Equatable {
 
         /// A key generated inside the secure environment for signing only, described for its
         /// COSE algorithm (-7 ES256, -8 EdDSA, -257 RS256 with a 2048-bit modulus).
-        public static func generatedSigningKey(coseAlgorithm: Int) -> AuthorizationList {
+        package static func generatedSigningKey(coseAlgorithm: Int) -> AuthorizationList {
             var list = AuthorizationList(purpose: [2], origin: 0)
             switch coseAlgorithm {
             case -8: (list.algorithm, list.keySize, list.ecCurve, list.digest) = (3, 256, 4, [0])
@@ -68,18 +68,18 @@ public struct KeyDescription: Sendable, Equatable {
         }
     }
 
-    public var attestationVersion: Int64
-    public var attestationSecurityLevel: SecurityLevel
-    public var keymasterVersion: Int64
-    public var keymasterSecurityLevel: SecurityLevel
-    public var attestationChallenge: [UInt8]
-    public var uniqueId: [UInt8]
-    public var softwareEnforced: AuthorizationList
-    public var teeEnforced: AuthorizationList
+    package var attestationVersion: Int64
+    package var attestationSecurityLevel: SecurityLevel
+    package var keymasterVersion: Int64
+    package var keymasterSecurityLevel: SecurityLevel
+    package var attestationChallenge: [UInt8]
+    package var uniqueId: [UInt8]
+    package var softwareEnforced: AuthorizationList
+    package var teeEnforced: AuthorizationList
 
     /// Keymaster 4 (attestation version 3) in a trusted environment, as most Android devices with
     /// a TEE report it.
-    public init(attestationChallenge: [UInt8], softwareEnforced: AuthorizationList = AuthorizationList(),
+    package init(attestationChallenge: [UInt8], softwareEnforced: AuthorizationList = AuthorizationList(),
                 teeEnforced: AuthorizationList, attestationVersion: Int64 = 3, keymasterVersion: Int64 = 4,
                 securityLevel: SecurityLevel = .trustedEnvironment, uniqueId: [UInt8] = []) {
         self.attestationVersion = attestationVersion
@@ -92,7 +92,7 @@ public struct KeyDescription: Sendable, Equatable {
         self.teeEnforced = teeEnforced
     }
 
-    public var der: [UInt8] {
+    package var der: [UInt8] {
         DER.sequence([
             DER.integer(attestationVersion), DER.enumerated(attestationSecurityLevel.rawValue),
             DER.integer(keymasterVersion), DER.enumerated(keymasterSecurityLevel.rawValue),
@@ -101,7 +101,7 @@ public struct KeyDescription: Sendable, Equatable {
         ])
     }
 
-    public var certificateExtension: CertificateExtension {
+    package var certificateExtension: CertificateExtension {
         CertificateExtension(oid: Self.extensionOID, critical: false, value: der)
     }
 }

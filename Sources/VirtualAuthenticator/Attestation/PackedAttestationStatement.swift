@@ -1,11 +1,11 @@
 /// `packed` with an attestation certificate (WebAuthn L3 §8.2, "basic" attestation): the batch
 /// attestation key signs authenticatorData ‖ clientDataHash; the statement is
 /// {alg: -7, sig, x5c: [attestation certificate, intermediate]}.
-public enum PackedAttestationStatement {
+package enum PackedAttestationStatement {
     /// The attestation statement format identifier (WebAuthn L3 §8).
-    public static let formatIdentifier = "packed"
+    package static let formatIdentifier = "packed"
 
-    public static func build(_ input: AttestationStatementInput) throws(AttestationStatementError) -> CBORValue {
+    package static func build(_ input: AttestationStatementInput) throws(AttestationStatementError) -> CBORValue {
         // §8.2.1: the certificate's AAGUID extension must match the one in authenticatorData.
         let data = input.authenticatorData
         guard data.count >= 53, data[32] & 0x40 != 0 else {

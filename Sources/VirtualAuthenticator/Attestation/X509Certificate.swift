@@ -2,11 +2,11 @@ import COpenSSL
 
 /// A DER-encoded X.509 certificate (RFC 5280), checked to parse when it is made. Reading a field
 /// parses it again through OpenSSL; no OpenSSL object outlives a call.
-public struct X509Certificate: Sendable, Equatable {
-    public let der: [UInt8]
+package struct X509Certificate: Sendable, Equatable {
+    package let der: [UInt8]
 
     /// Accepts exactly one DER certificate, nothing trailing.
-    public init(der: [UInt8]) throws(OpenSSLFailure) {
+    package init(der: [UInt8]) throws(OpenSSLFailure) {
         self.der = der
         try withX509 { _ throws(OpenSSLFailure) in }
     }
@@ -27,7 +27,7 @@ public struct X509Certificate: Sendable, Equatable {
     }
 
     /// PEM ("-----BEGIN CERTIFICATE-----", base64 in 64-column lines), as OpenSSL writes it.
-    public var pem: String {
+    package var pem: String {
         let text = try? withX509 { x509 throws(OpenSSLFailure) -> String in
             guard let bio = BIO_new(BIO_s_mem()) else { throw OpenSSLFailure("BIO_new") }
             defer { BIO_free(bio) }
@@ -42,7 +42,7 @@ public struct X509Certificate: Sendable, Equatable {
     }
 
     /// The subject's DER SubjectPublicKeyInfo.
-    public var subjectPublicKeyInfo: [UInt8] {
+    package var subjectPublicKeyInfo: [UInt8] {
         let spki = try? withX509 { x509 throws(OpenSSLFailure) -> [UInt8] in
             guard let key = X509_get_X509_PUBKEY(x509) else { throw OpenSSLFailure("X509_get_X509_PUBKEY") }
             let length = i2d_X509_PUBKEY(key, nil)
@@ -59,7 +59,7 @@ public struct X509Certificate: Sendable, Equatable {
     }
 
     /// The subjectKeyIdentifier extension's key identifier, if the certificate has one.
-    public var subjectKeyIdentifier: [UInt8]? {
+    package var subjectKeyIdentifier: [UInt8]? {
         try? withX509 { x509 throws(OpenSSLFailure) -> [UInt8] in
             guard let id = X509_get0_subject_key_id(x509) else { ERR_clear_error(); throw OpenSSLFailure("no subjectKeyIdentifier") }
             return Self.bytes(of: id)
@@ -67,7 +67,7 @@ public struct X509Certificate: Sendable, Equatable {
     }
 
     /// The extension with `oid`, if present: its criticality and extnValue contents.
-    public func `extension`(_ oid: String) -> CertificateExtension? {
+    package func `extension`(_ oid: String) -> CertificateExtension? {
         try? withX509 { x509 throws(OpenSSLFailure) -> CertificateExtension in
             guard let object = OBJ_txt2obj(oid, 1) else { throw OpenSSLFailure("OBJ_txt2obj") }
             defer { ASN1_OBJECT_free(object) }
@@ -80,14 +80,14 @@ public struct X509Certificate: Sendable, Equatable {
     }
 
     /// The DER encoding of the subject name.
-    public var subjectNameDER: [UInt8] {
+    package var subjectNameDER: [UInt8] {
         (try? withX509 { x509 throws(OpenSSLFailure) -> [UInt8] in
             try Self.encode(X509_get_subject_name(x509))
         }) ?? []
     }
 
     /// The DER encoding of the issuer name.
-    public var issuerNameDER: [UInt8] {
+    package var issuerNameDER: [UInt8] {
         (try? withX509 { x509 throws(OpenSSLFailure) -> [UInt8] in
             try Self.encode(X509_get_issuer_name(x509))
         }) ?? []
@@ -95,7 +95,7 @@ public struct X509Certificate: Sendable, Equatable {
 
     /// The usual key identifier (RFC 5280 §4.2.1.2 method 1): SHA-1 of the subjectPublicKey BIT
     /// STRING's value (no tag, length or unused-bits count) in a DER SubjectPublicKeyInfo.
-    public static func keyIdentifier(subjectPublicKeyInfo spki: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
+    package static func keyIdentifier(subjectPublicKeyInfo spki: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
         let parsed: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_X509_PUBKEY(nil, &cursor, buffer.count)

@@ -1,18 +1,18 @@
 /// Attested credential data (WebAuthn L3 §6.5.2): aaguid (16) ‖ credentialIdLength (2, big-endian)
 /// ‖ credentialId ‖ credentialPublicKey (COSE_Key, CTAP2 canonical CBOR).
-public struct AttestedCredentialData: Equatable, Sendable {
-    public var aaguid: [UInt8]
-    public var credentialId: [UInt8]
-    public var publicKey: COSEKey
+package struct AttestedCredentialData: Equatable, Sendable {
+    package var aaguid: [UInt8]
+    package var credentialId: [UInt8]
+    package var publicKey: COSEKey
 
-    public init(aaguid: [UInt8], credentialId: [UInt8], publicKey: COSEKey) {
+    package init(aaguid: [UInt8], credentialId: [UInt8], publicKey: COSEKey) {
         precondition(aaguid.count == 16 && (1...1023).contains(credentialId.count))
         self.aaguid = aaguid
         self.credentialId = credentialId
         self.publicKey = publicKey
     }
 
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         aaguid + BigEndian.bytes(UInt16(credentialId.count)) + credentialId
             + publicKey.cbor.encoded()
     }

@@ -49,13 +49,13 @@ public struct AuthenticatorConfiguration: Sendable {
     }
 
     /// The statement format answering an RP's conveyance preference.
-    public func format(for conveyance: AttestationConveyance) -> AttestationFormat { profile.format(for: conveyance, u2f: u2f) }
+    package func format(for conveyance: AttestationConveyance) -> AttestationFormat { profile.format(for: conveyance, u2f: u2f) }
 
     /// Whether the client permits enterprise attestation for `rpId` (in ``enterpriseRelyingParties``).
-    public func permitsEnterpriseAttestation(rpId: String) -> Bool { enterpriseRelyingParties.contains(rpId) }
+    package func permitsEnterpriseAttestation(rpId: String) -> Bool { enterpriseRelyingParties.contains(rpId) }
 
     /// Whether answering `conveyance` takes a certificate from the ``attestationCA``.
-    public func needsCertificate(for conveyance: AttestationConveyance) -> Bool {
+    package func needsCertificate(for conveyance: AttestationConveyance) -> Bool {
         let format = format(for: conveyance)
         return format != .none && !(format == .packed && profile.selfAttests)
     }

@@ -1,13 +1,13 @@
 /// Authenticator data (WebAuthn L3 §6.1): rpIdHash (32) ‖ flags (1) ‖ signCount (4, big-endian)
 /// ‖ attestedCredentialData (only with AT) ‖ extensions (only with ED).
-public struct AuthenticatorData: Equatable, Sendable {
-    public var rpIdHash: [UInt8]
-    public var flags: AuthenticatorFlags
-    public var signCount: UInt32
-    public var attestedCredentialData: AttestedCredentialData?
-    public var extensions: CBORValue?
+package struct AuthenticatorData: Equatable, Sendable {
+    package var rpIdHash: [UInt8]
+    package var flags: AuthenticatorFlags
+    package var signCount: UInt32
+    package var attestedCredentialData: AttestedCredentialData?
+    package var extensions: CBORValue?
 
-    public init(
+    package init(
         rpId: String, flags: AuthenticatorFlags, signCount: UInt32,
         attestedCredentialData: AttestedCredentialData? = nil, extensions: CBORValue? = nil
     ) {
@@ -21,7 +21,7 @@ public struct AuthenticatorData: Equatable, Sendable {
         self.flags.set(.extensionData, extensions != nil)
     }
 
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out = rpIdHash
         out.append(flags.rawValue)
         out += BigEndian.bytes(signCount)
@@ -30,12 +30,12 @@ public struct AuthenticatorData: Equatable, Sendable {
         return out
     }
 
-    public struct ParseError: Error, Equatable, CustomStringConvertible {
-        public let description: String
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
+        package let description: String
     }
 
     /// Parses authenticator data, checking every length and that nothing trails.
-    public init(parsing data: [UInt8]) throws(ParseError) {
+    package init(parsing data: [UInt8]) throws(ParseError) {
         guard data.count >= 37 else { throw ParseError(description: "authenticator data shorter than 37 bytes") }
         rpIdHash = Array(data[0..<32])
         flags = AuthenticatorFlags(rawValue: data[32])

@@ -31,13 +31,13 @@ public struct AuthenticatorProfile: Sendable, Equatable {
 
     /// The algorithm for a registration whose `pubKeyCredParams` lists `requested`, or `nil`
     /// when none of them is one this model makes (`NotSupportedError`).
-    public func algorithm(for requested: [Int]) -> COSEAlgorithm? {
+    package func algorithm(for requested: [Int]) -> COSEAlgorithm? {
         if let preferred, requested.contains(preferred.rawValue) { return preferred }
         return COSEAlgorithm.choose(from: requested, supported: algorithms)
     }
 
     /// The format answering an RP's conveyance preference.
-    public func format(for conveyance: AttestationConveyance, u2f: Bool = false) -> AttestationFormat {
+    package func format(for conveyance: AttestationConveyance, u2f: Bool = false) -> AttestationFormat {
         guard conveyance != .none else { return .none }
         return u2f ? alternateAttestation ?? attestation : attestation
     }
@@ -101,7 +101,7 @@ extension AuthenticatorProfile {
     public static func named(_ name: String) -> AuthenticatorProfile? { all.first { $0.name == name } }
 
     /// 16 bytes from a UUID's text form; `nil` unless it is 32 hex digits in the 8-4-4-4-12 layout.
-    public static func parseAAGUID(_ text: String) -> [UInt8]? {
+    package static func parseAAGUID(_ text: String) -> [UInt8]? {
         let groups = text.split(separator: "-", omittingEmptySubsequences: false)
         guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return nil }
         let hex = Array(groups.joined().utf8)
@@ -114,7 +114,7 @@ extension AuthenticatorProfile {
     }
 
     /// The 8-4-4-4-12 lower-case form of a 16-byte AAGUID.
-    public static func formatAAGUID(_ bytes: [UInt8]) -> String {
+    package static func formatAAGUID(_ bytes: [UInt8]) -> String {
         let hex = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
         var out = ""
         for (i, c) in hex.enumerated() {

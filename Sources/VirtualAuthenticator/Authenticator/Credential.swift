@@ -66,12 +66,12 @@ public struct Credential: Equatable, Sendable {
 extension Credential {
     /// Whether credProtect lets this credential take part in a ceremony that did (not) verify the
     /// user, where the RP did (not) list its id.
-    public func isVisible(userVerified: Bool, listed: Bool) -> Bool {
+    package func isVisible(userVerified: Bool, listed: Bool) -> Bool {
         credProtect?.isVisible(userVerified: userVerified, listed: listed) ?? true
     }
 
     /// The account a picker offers first: the most recently created of `candidates` (oldest first).
-    public static func newest(of candidates: [Credential]) throws(AuthenticatorError) -> Credential {
+    package static func newest(of candidates: [Credential]) throws(AuthenticatorError) -> Credential {
         guard let last = candidates.last else { throw AuthenticatorError(.notHandled, "no candidate credential") }
         return last
     }

@@ -3,11 +3,11 @@
 /// store). See docs/extensions.md.
 
 /// Two 32-byte values, as hmac-secret takes salts and returns outputs (`second` optional).
-public struct PRFValues: Sendable, Equatable {
-    public var first: [UInt8]
-    public var second: [UInt8]?
+package struct PRFValues: Sendable, Equatable {
+    package var first: [UInt8]
+    package var second: [UInt8]?
 
-    public init(first: [UInt8], second: [UInt8]? = nil) {
+    package init(first: [UInt8], second: [UInt8]? = nil) {
         self.first = first
         self.second = second
     }
@@ -34,7 +34,7 @@ public enum CredentialProtectionPolicy: UInt8, Sendable, CaseIterable {
 
     /// Whether a credential at this level takes part in a ceremony (a sign-in's discovery, a
     /// registration's excludeList) that did or did not verify the user and did or did not list ids.
-    public func isVisible(userVerified: Bool, listed: Bool) -> Bool {
+    package func isVisible(userVerified: Bool, listed: Bool) -> Bool {
         switch self {
         case .userVerificationOptional: true
         case .userVerificationOptionalWithCredentialIDList: userVerified || listed
@@ -44,78 +44,78 @@ public enum CredentialProtectionPolicy: UInt8, Sendable, CaseIterable {
 }
 
 /// Extension inputs to authenticatorMakeCredential.
-public struct MakeCredentialExtensions: Sendable, Equatable {
+package struct MakeCredentialExtensions: Sendable, Equatable {
     /// hmac-secret: `true` (the prf extension asks for it).
-    public var hmacSecret = false
+    package var hmacSecret = false
     /// CTAP 2.2 hmac-secret-mc: salts evaluated at creation (prf with `eval` at registration).
-    public var hmacSecretSalts: PRFValues?
-    public var credProtect: CredentialProtectionPolicy?
+    package var hmacSecretSalts: PRFValues?
+    package var credProtect: CredentialProtectionPolicy?
     /// credBlob: at most ``Authenticator/maximumCredBlobLength`` bytes, else not stored.
-    public var credBlob: [UInt8]?
-    public var minPinLength = false
+    package var credBlob: [UInt8]?
+    package var minPinLength = false
     /// largeBlobKey: the credential can carry a large blob.
-    public var largeBlobKey = false
+    package var largeBlobKey = false
 
-    public init() {}
+    package init() {}
 }
 
 /// What makeCredential's extensions produced besides the authenticator data's extension map.
-public struct MakeCredentialExtensionOutputs: Sendable, Equatable {
+package struct MakeCredentialExtensionOutputs: Sendable, Equatable {
     /// hmac-secret-mc outputs (only when salts were given).
-    public var hmacSecret: PRFValues?
+    package var hmacSecret: PRFValues?
     /// Whether a credBlob given was stored.
-    public var credBlob: Bool?
-    public var largeBlobSupported = false
+    package var credBlob: Bool?
+    package var largeBlobSupported = false
 }
 
 /// Extension inputs to authenticatorGetAssertion.
-public struct GetAssertionExtensions: Sendable, Equatable {
+package struct GetAssertionExtensions: Sendable, Equatable {
     /// hmac-secret salts for whichever credential is used, unless ``hmacSecretByCredential``
     /// names that one.
-    public var hmacSecret: PRFValues?
-    public var hmacSecretByCredential: [[UInt8]: PRFValues] = [:]
-    public var getCredBlob = false
-    public var largeBlobRead = false
-    public var largeBlobWrite: [UInt8]?
+    package var hmacSecret: PRFValues?
+    package var hmacSecretByCredential: [[UInt8]: PRFValues] = [:]
+    package var getCredBlob = false
+    package var largeBlobRead = false
+    package var largeBlobWrite: [UInt8]?
 
-    public init() {}
+    package init() {}
 
     /// The salts for `credentialId`, if any.
     func salts(for credentialId: [UInt8]) -> PRFValues? { hmacSecretByCredential[credentialId] ?? hmacSecret }
 }
 
 /// What getAssertion's extensions produced besides the authenticator data's extension map.
-public struct GetAssertionExtensionOutputs: Sendable, Equatable {
-    public var hmacSecret: PRFValues?
+package struct GetAssertionExtensionOutputs: Sendable, Equatable {
+    package var hmacSecret: PRFValues?
     /// getCredBlob: the stored blob (empty when none).
-    public var credBlob: [UInt8]?
+    package var credBlob: [UInt8]?
     /// largeBlob read: the blob in clear; `nil` when none is stored or none was asked for.
-    public var largeBlob: [UInt8]?
-    public var largeBlobWritten: Bool?
+    package var largeBlob: [UInt8]?
+    package var largeBlobWritten: Bool?
 }
 
 /// hmac-secret (CTAP 2.1 §12.5) for a platform authenticator: each credential's two CredRandom
 /// values are derived from its private key, so a synced passkey gives the same outputs on every
 /// device of the account.
-public enum HMACSecret {
+package enum HMACSecret {
     static let withUVInfo = "hmac-secret CredRandomWithUV"
     static let withoutUVInfo = "hmac-secret CredRandomWithoutUV"
 
     /// WebAuthn L3 §10.1.4: the hmac-secret salt for a PRF input,
     /// SHA-256("WebAuthn PRF" ‖ 0x00 ‖ input).
-    public static func salt(forPRFInput input: [UInt8]) -> [UInt8] {
+    package static func salt(forPRFInput input: [UInt8]) -> [UInt8] {
         SHA256.hash(Array("WebAuthn PRF".utf8) + [0] + input)
     }
 
     /// CredRandomWithUV or CredRandomWithoutUV of the credential whose key is `key`.
-    public static func credRandom(of key: PrivateKey, userVerified: Bool) throws(OpenSSLFailure) -> [UInt8] {
+    package static func credRandom(of key: PrivateKey, userVerified: Bool) throws(OpenSSLFailure) -> [UInt8] {
         try key.deriveSecret(info: userVerified ? withUVInfo : withoutUVInfo)
     }
 
     /// HMAC-SHA-256(CredRandom, salt) for each salt. The prf extension always takes the with-UV
     /// CredRandom: WebAuthn L3 §10.1.4 exposes one PRF per credential, "the one used for when user
     /// verification is performed", whatever the state of user verification.
-    public static func evaluate(_ salts: PRFValues, key: PrivateKey, userVerified: Bool) throws(OpenSSLFailure) -> PRFValues {
+    package static func evaluate(_ salts: PRFValues, key: PrivateKey, userVerified: Bool) throws(OpenSSLFailure) -> PRFValues {
         var credRandom = try credRandom(of: key, userVerified: userVerified)
         defer { for i in credRandom.indices { credRandom[i] = 0 } }
         return PRFValues(first: HMACSHA256.mac(key: credRandom, message: salts.first),
@@ -126,26 +126,26 @@ public enum HMACSecret {
 /// A credential's large blob, sealed for the store under its largeBlobKey (derived from its
 /// private key like CTAP's): nonce (12) ‖ AES-256-GCM(blob) ‖ tag (16), associated data
 /// `"blob"` ‖ uint64LE(blob length), as CTAP 2.1 §6.10.3 seals large-blob array entries.
-public enum LargeBlob {
+package enum LargeBlob {
     static let keyInfo = "largeBlobKey"
     /// The largest blob a write stores (CTAP's minimum large-blob storage is 1024 bytes).
-    public static let maximumLength = 4096
+    package static let maximumLength = 4096
     /// What sealing adds to a blob: the nonce (12) and the tag (16).
-    public static let overhead = 28
+    package static let overhead = 28
 
-    public static func key(of key: PrivateKey) throws(OpenSSLFailure) -> [UInt8] { try key.deriveSecret(info: keyInfo) }
+    package static func key(of key: PrivateKey) throws(OpenSSLFailure) -> [UInt8] { try key.deriveSecret(info: keyInfo) }
 
     static func associatedData(length: Int) -> [UInt8] {
         Array("blob".utf8) + (0..<8).map { UInt8(truncatingIfNeeded: UInt64(length) >> (8 * UInt64($0))) }
     }
 
-    public static func seal(_ blob: [UInt8], key: PrivateKey, nonce: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
+    package static func seal(_ blob: [UInt8], key: PrivateKey, nonce: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
         let blobKey = try Self.key(of: key)
         return nonce + (try AES256GCM.seal(blob, key: blobKey, nonce: nonce, associatedData: associatedData(length: blob.count)))
     }
 
     /// The blob in `sealed`; `nil` when it does not open under this key.
-    public static func open(_ sealed: [UInt8], key: PrivateKey) throws(OpenSSLFailure) -> [UInt8]? {
+    package static func open(_ sealed: [UInt8], key: PrivateKey) throws(OpenSSLFailure) -> [UInt8]? {
         guard sealed.count >= AES256GCM.nonceLength + AES256GCM.tagLength else { return nil }
         let blobKey = try Self.key(of: key)
         let nonce = Array(sealed.prefix(AES256GCM.nonceLength))

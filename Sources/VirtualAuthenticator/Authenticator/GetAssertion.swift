@@ -1,15 +1,15 @@
 /// authenticatorGetAssertion (CTAP 2.1 §6.2), as a platform authenticator performs it.
-public struct GetAssertionRequest: Sendable {
-    public var clientDataHash: [UInt8]
-    public var rpId: String
+package struct GetAssertionRequest: Sendable {
+    package var clientDataHash: [UInt8]
+    package var rpId: String
     /// Credential ids the RP allows; empty means any discoverable credential for the RP.
-    public var allowList: [[UInt8]]
-    public var performUserVerification: Bool
-    public var timeoutMilliseconds: Int?
-    public var fault: Fault?
-    public var extensions: GetAssertionExtensions
+    package var allowList: [[UInt8]]
+    package var performUserVerification: Bool
+    package var timeoutMilliseconds: Int?
+    package var fault: Fault?
+    package var extensions: GetAssertionExtensions
 
-    public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
+    package init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
                 timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
                 extensions: GetAssertionExtensions = GetAssertionExtensions()) {
         self.clientDataHash = clientDataHash
@@ -26,11 +26,11 @@ public struct GetAssertionResponse: Sendable {
     public let credential: Credential
     public let authenticatorData: [UInt8]
     public let signature: [UInt8]
-    public var extensionOutputs = GetAssertionExtensionOutputs()
+    package var extensionOutputs = GetAssertionExtensionOutputs()
 }
 
 extension Authenticator {
-    public func getAssertion(_ request: GetAssertionRequest) throws(AuthenticatorError) -> GetAssertionResponse {
+    package func getAssertion(_ request: GetAssertionRequest) throws(AuthenticatorError) -> GetAssertionResponse {
         // Step 7: the applicable credentials — bound to rpId and, with an allow list, listed in it.
         // A passkey the RP's signal hid is kept, but offered to no sign-in.
         var candidates = try store.credentials(forRP: request.rpId).filter { !$0.hidden }

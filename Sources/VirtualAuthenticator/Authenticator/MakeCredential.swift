@@ -1,27 +1,27 @@
 /// authenticatorMakeCredential (CTAP 2.1 §6.1), as a platform authenticator performs it.
-public struct MakeCredentialRequest: Sendable {
-    public var clientDataHash: [UInt8]
-    public var rpId: String
-    public var userHandle: [UInt8]
-    public var userName: String
-    public var userDisplayName: String
+package struct MakeCredentialRequest: Sendable {
+    package var clientDataHash: [UInt8]
+    package var rpId: String
+    package var userHandle: [UInt8]
+    package var userName: String
+    package var userDisplayName: String
     /// COSE algorithm identifiers in the RP's order of preference.
-    public var algorithms: [Int]
-    public var excludeList: [[UInt8]]
+    package var algorithms: [Int]
+    package var excludeList: [[UInt8]]
     /// Whether to perform user verification (the client decided from `userVerification`).
-    public var performUserVerification: Bool
+    package var performUserVerification: Bool
     /// What the RP asked for; the authenticator's profile decides the format that answers it.
-    public var attestation: AttestationConveyance
+    package var attestation: AttestationConveyance
     /// Report a zero AAGUID (the client refused an enterprise attestation for this RP ID and
     /// asks for `none` attestation that names no authenticator model).
-    public var zeroAAGUID: Bool
-    public var timeoutMilliseconds: Int?
-    public var fault: Fault?
-    public var extensions: MakeCredentialExtensions
+    package var zeroAAGUID: Bool
+    package var timeoutMilliseconds: Int?
+    package var fault: Fault?
+    package var extensions: MakeCredentialExtensions
     /// Collect user presence (UP=1). A conditional create does not: it asks nothing (UP=0, UV=0).
-    public var requireUserPresence = true
+    package var requireUserPresence = true
 
-    public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
+    package init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
                 performUserVerification: Bool, attestation: AttestationConveyance,
                 zeroAAGUID: Bool = false, timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
@@ -47,11 +47,11 @@ public struct MakeCredentialResponse: Sendable {
     public let authenticatorData: [UInt8]
     public let attestationObject: AttestationObject
     public let publicKeySPKI: [UInt8]
-    public var extensionOutputs = MakeCredentialExtensionOutputs()
+    package var extensionOutputs = MakeCredentialExtensionOutputs()
 }
 
 extension Authenticator {
-    public func makeCredential(_ request: MakeCredentialRequest) throws(AuthenticatorError) -> MakeCredentialResponse {
+    package func makeCredential(_ request: MakeCredentialRequest) throws(AuthenticatorError) -> MakeCredentialResponse {
         // Step 3: the first algorithm this model makes, in the RP's order (or the one it prefers).
         // None is CTAP2_ERR_UNSUPPORTED_ALGORITHM, which the browser reports as NotAllowedError; it
         // comes before the user is asked anything and before the excludeList (step 11).
@@ -151,7 +151,7 @@ extension Authenticator {
     }
 
     /// The longest credBlob stored (CTAP 2.1 §12.2: maxCredBlobLength, at least 32).
-    public static var maximumCredBlobLength: Int { 32 }
+    package static var maximumCredBlobLength: Int { 32 }
 
     /// The authenticator data's extension outputs of a registration (`nil`: none, no ED flag).
     /// CBORValue encodes maps canonically, so the keys come out in CTAP2 order.

@@ -1,12 +1,12 @@
 import CCBOR
 
 extension CBORValue {
-    public struct DecodingError: Error, Equatable, CustomStringConvertible {
-        public let description: String
+    package struct DecodingError: Error, Equatable, CustomStringConvertible {
+        package let description: String
     }
 
     /// Decodes exactly one CBOR item that fills `bytes`; trailing bytes are an error.
-    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> CBORValue {
+    package static func decode(_ bytes: [UInt8]) throws(DecodingError) -> CBORValue {
         let (value, used) = try decodePrefix(bytes)
         guard used == bytes.count else {
             throw DecodingError(description: "\(bytes.count - used) trailing bytes after the CBOR item")
@@ -15,7 +15,7 @@ extension CBORValue {
     }
 
     /// Decodes the CBOR item at the start of `bytes`, returning it and the number of bytes it used.
-    public static func decodePrefix(_ bytes: [UInt8]) throws(DecodingError) -> (CBORValue, Int) {
+    package static func decodePrefix(_ bytes: [UInt8]) throws(DecodingError) -> (CBORValue, Int) {
         // libcbor allocates what a header declares before reading the items; check first that
         // every declared length fits in the bytes there are (a 9-byte input must not ask for GBs).
         try checkWellFormed(bytes)

@@ -5,7 +5,7 @@ import CCBOR
 /// Encoding goes through libcbor's encoders and is always CTAP2 canonical (CTAP 2.1 §8 "Message
 /// Encoding"): integers in their shortest form, definite lengths, and map keys sorted by their
 /// encoded bytes, shorter first, then bytewise. libcbor does not sort maps, so ``encoded()`` does.
-public indirect enum CBORValue: Equatable, Sendable {
+package indirect enum CBORValue: Equatable, Sendable {
     case unsigned(UInt64)
     case negative(UInt64)  // the value is -1 - n
     case bytes([UInt8])
@@ -15,16 +15,16 @@ public indirect enum CBORValue: Equatable, Sendable {
     case bool(Bool)
     case null
 
-    public static func int(_ value: Int) -> CBORValue {
+    package static func int(_ value: Int) -> CBORValue {
         value >= 0 ? .unsigned(UInt64(value)) : .negative(UInt64(-1 - value))
     }
 
-    public static func == (lhs: CBORValue, rhs: CBORValue) -> Bool {
+    package static func == (lhs: CBORValue, rhs: CBORValue) -> Bool {
         lhs.encoded() == rhs.encoded()
     }
 
     /// The integer value, if this is an integer that fits an `Int`.
-    public var intValue: Int? {
+    package var intValue: Int? {
         switch self {
         case .unsigned(let n): n <= UInt64(Int.max) ? Int(n) : nil
         case .negative(let n): n <= UInt64(Int.max) ? -1 - Int(n) : nil
@@ -32,19 +32,19 @@ public indirect enum CBORValue: Equatable, Sendable {
         }
     }
 
-    public var bytesValue: [UInt8]? { if case .bytes(let b) = self { b } else { nil } }
-    public var textValue: String? { if case .text(let t) = self { t } else { nil } }
-    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    package var bytesValue: [UInt8]? { if case .bytes(let b) = self { b } else { nil } }
+    package var textValue: String? { if case .text(let t) = self { t } else { nil } }
+    package var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
 
     /// Looks a key up in a map; `nil` if this is not a map or the key is absent.
-    public subscript(key: CBORValue) -> CBORValue? {
+    package subscript(key: CBORValue) -> CBORValue? {
         guard case .map(let pairs) = self else { return nil }
         return pairs.first { $0.0 == key }?.1
     }
 
     /// CTAP2 canonical encoding, written by libcbor's encoders (`cbor_encode_*`, each writing one
     /// head in its shortest form) straight into one buffer: no item tree is built and freed.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(128)
         encode(into: &out)

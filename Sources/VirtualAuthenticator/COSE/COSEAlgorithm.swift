@@ -30,7 +30,7 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable, CustomStringConvertible 
 
     /// The first of the RP's `pubKeyCredParams` (in its order of preference) that is also in
     /// `supported`; `nil` when none is (`NotSupportedError`).
-    public static func choose(from requested: [Int], supported: [COSEAlgorithm] = allCases) -> COSEAlgorithm? {
+    package static func choose(from requested: [Int], supported: [COSEAlgorithm] = allCases) -> COSEAlgorithm? {
         for identifier in requested {
             if let algorithm = COSEAlgorithm(rawValue: identifier), supported.contains(algorithm) { return algorithm }
         }

@@ -19,7 +19,7 @@ public enum COSEKey: Equatable, Sendable {
         }
     }
 
-    public var cbor: CBORValue {
+    package var cbor: CBORValue {
         switch self {
         case .ec2(let x, let y):
             .map([(.int(1), .int(Self.ktyEC2)), (.int(3), .int(COSEAlgorithm.es256.rawValue)), (.int(-1), .int(Self.crvP256)),
@@ -33,7 +33,7 @@ public enum COSEKey: Equatable, Sendable {
     }
 
     /// Parses a COSE_Key of one of the supported algorithms; anything else is `nil`.
-    public init?(cbor: CBORValue) {
+    package init?(cbor: CBORValue) {
         guard let kty = cbor[.int(1)]?.intValue, let alg = cbor[.int(3)]?.intValue else { return nil }
         switch (kty, COSEAlgorithm(rawValue: alg)) {
         case (Self.ktyEC2, .es256):
@@ -53,7 +53,7 @@ public enum COSEKey: Equatable, Sendable {
     }
 
     /// From an uncompressed SEC1 P-256 point (0x04 ‖ x ‖ y).
-    public init?(uncompressedPoint p: [UInt8]) {
+    package init?(uncompressedPoint p: [UInt8]) {
         guard p.count == 65, p[0] == 0x04 else { return nil }
         self = .ec2(x: Array(p[1...32]), y: Array(p[33...64]))
     }
@@ -77,13 +77,13 @@ public enum COSEKey: Equatable, Sendable {
 
     /// How a credential record keeps the key: an ES256 key as its uncompressed point (the form
     /// records had before other algorithms), any other as its COSE_Key encoding.
-    public var storedForm: [UInt8] {
+    package var storedForm: [UInt8] {
         if case .ec2(let x, let y) = self { return [0x04] + x + y }
         return cbor.encoded()
     }
 
     /// The key from its ``storedForm``, given the record's algorithm.
-    public init?(storedForm bytes: [UInt8], algorithm: COSEAlgorithm) {
+    package init?(storedForm bytes: [UInt8], algorithm: COSEAlgorithm) {
         if algorithm == .es256 {
             self.init(uncompressedPoint: bytes)
             return

@@ -18,7 +18,7 @@ public struct ClientCapabilities: Sendable, Equatable {
     ///   - platform: the authenticator is a platform one (not a security key);
     ///   - userVerifying: it can verify the user (a biometric is enrolled);
     ///   - hybrid: another device can answer over hybrid (a phone for the QR code).
-    public init(supported: Bool, platform: Bool, userVerifying: Bool, hybrid: Bool) {
+    package init(supported: Bool, platform: Bool, userVerifying: Bool, hybrid: Bool) {
         let uvpaa = supported && platform && userVerifying
         let hybridTransport = supported && hybrid
         // Conditional (autofill) sign-in offers the platform's passkeys; a security key has no list.

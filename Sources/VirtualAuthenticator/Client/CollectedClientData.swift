@@ -1,19 +1,19 @@
 /// CollectedClientData (WebAuthn L3 §5.8.1) and its JSON-compatible serialization
 /// (§5.8.1.2): members in the fixed order type, challenge, origin, crossOrigin[, topOrigin], so an
 /// RP can verify it with a plain byte comparison as well as with a JSON parser.
-public struct CollectedClientData: Equatable, Sendable {
-    public enum CeremonyType: String, Sendable {
+package struct CollectedClientData: Equatable, Sendable {
+    package enum CeremonyType: String, Sendable {
         case create = "webauthn.create"
         case get = "webauthn.get"
     }
 
-    public var type: CeremonyType
-    public var challenge: [UInt8]
-    public var origin: String
-    public var crossOrigin: Bool
-    public var topOrigin: String?
+    package var type: CeremonyType
+    package var challenge: [UInt8]
+    package var origin: String
+    package var crossOrigin: Bool
+    package var topOrigin: String?
 
-    public init(type: CeremonyType, challenge: [UInt8], origin: String, crossOrigin: Bool = false, topOrigin: String? = nil) {
+    package init(type: CeremonyType, challenge: [UInt8], origin: String, crossOrigin: Bool = false, topOrigin: String? = nil) {
         self.type = type
         self.challenge = challenge
         self.origin = origin
@@ -21,7 +21,7 @@ public struct CollectedClientData: Equatable, Sendable {
         self.topOrigin = topOrigin
     }
 
-    public var json: [UInt8] {
+    package var json: [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(96 + challenge.count * 4 / 3 + origin.utf8.count + (topOrigin?.utf8.count ?? 0))
         out += #"{"type":"#.utf8
@@ -39,7 +39,7 @@ public struct CollectedClientData: Equatable, Sendable {
         return out
     }
 
-    public var hash: [UInt8] { SHA256.hash(json) }
+    package var hash: [UInt8] { SHA256.hash(json) }
 
     /// CCDToString (§5.8.1.2): quote, escape `"` and `\`, and write control characters (and
     /// anything below U+0020) as `\u` with four lower-case hex digits. Byte by byte: every byte of

@@ -23,7 +23,7 @@ public struct CreationOptions: Sendable {
     public var hints: [String]
     /// Whether credProps was asked for (also in ``extensions``).
     public var credProps: Bool { extensions.credProps }
-    public var extensions: CreationExtensionInputs
+    package var extensions: CreationExtensionInputs
     /// The effective timeout in milliseconds (10 s … 10 min), `nil` when the options give none.
     public var timeout: Int?
     /// What the RP should not have sent but the browser accepts (an empty challenge or user.id,

@@ -2,13 +2,13 @@
 /// L3 §5.7.1), read from the options' `extensions`. Binary values are base64url strings, as in the
 /// JSON forms of the options, decoded strictly (an EncodingError otherwise). Extensions not
 /// listed here are ignored (§9: unknown extensions).
-public struct PRFInputs: Sendable, Equatable {
+package struct PRFInputs: Sendable, Equatable {
     /// `eval`: PRF inputs (not yet salted) for any credential.
-    public var eval: PRFValues?
+    package var eval: PRFValues?
     /// `evalByCredential`: base64url credential id (as the RP wrote it) → inputs.
-    public var evalByCredential: [String: PRFValues]
+    package var evalByCredential: [String: PRFValues]
     /// Whether `evalByCredential` was given at all (even empty).
-    public var evalByCredentialPresent: Bool
+    package var evalByCredentialPresent: Bool
 
     init(_ reader: JSONReader) throws(AuthenticatorError) {
         eval = try reader.optionalReader("eval").map { r throws(AuthenticatorError) in try Self.values(r) }
@@ -30,10 +30,10 @@ public struct PRFInputs: Sendable, Equatable {
 }
 
 /// AuthenticationExtensionsLargeBlobInputsJSON (WebAuthn L3 §10.1.5).
-public struct LargeBlobInputs: Sendable, Equatable {
-    public var support: String?
-    public var read: Bool?
-    public var write: [UInt8]?
+package struct LargeBlobInputs: Sendable, Equatable {
+    package var support: String?
+    package var read: Bool?
+    package var write: [UInt8]?
 
     init(_ reader: JSONReader) throws(AuthenticatorError) {
         read = reader.bool("read")
@@ -43,19 +43,19 @@ public struct LargeBlobInputs: Sendable, Equatable {
 }
 
 /// The inputs of a registration.
-public struct CreationExtensionInputs: Sendable, Equatable {
-    public var credProps = false
-    public var prf: PRFInputs?
-    public var largeBlob: LargeBlobInputs?
+package struct CreationExtensionInputs: Sendable, Equatable {
+    package var credProps = false
+    package var prf: PRFInputs?
+    package var largeBlob: LargeBlobInputs?
     /// credProtect's inputs (CTAP 2.1 §12.1): the policy, when its name is one of the three.
-    public var credentialProtectionPolicy: CredentialProtectionPolicy?
+    package var credentialProtectionPolicy: CredentialProtectionPolicy?
     /// The `credentialProtectionPolicy` value as given (an unknown one is NotSupportedError).
-    public var credentialProtectionPolicyName: String?
-    public var enforceCredentialProtectionPolicy = false
-    public var credBlob: [UInt8]?
-    public var minPinLength = false
+    package var credentialProtectionPolicyName: String?
+    package var enforceCredentialProtectionPolicy = false
+    package var credBlob: [UInt8]?
+    package var minPinLength = false
 
-    public init() {}
+    package init() {}
 
     init(_ reader: JSONReader?) throws(AuthenticatorError) {
         guard let reader else { return }
@@ -72,16 +72,16 @@ public struct CreationExtensionInputs: Sendable, Equatable {
 }
 
 /// The inputs of a sign-in.
-public struct RequestExtensionInputs: Sendable, Equatable {
+package struct RequestExtensionInputs: Sendable, Equatable {
     /// `appid` (WebAuthn L3 §10.1.1): the FIDO AppID of U2F credentials, as given.
-    public var appid: String?
+    package var appid: String?
     /// `credProps: true`, which only a registration takes (Chromium: NotSupportedError).
-    public var credProps = false
-    public var prf: PRFInputs?
-    public var largeBlob: LargeBlobInputs?
-    public var getCredBlob = false
+    package var credProps = false
+    package var prf: PRFInputs?
+    package var largeBlob: LargeBlobInputs?
+    package var getCredBlob = false
 
-    public init() {}
+    package init() {}
 
     init(_ reader: JSONReader?) throws(AuthenticatorError) {
         guard let reader else { return }

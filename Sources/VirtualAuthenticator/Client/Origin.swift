@@ -2,17 +2,17 @@ import Curl
 import Synchronization
 /// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
-public struct Origin: Equatable, Sendable {
-    public let scheme: String
+package struct Origin: Equatable, Sendable {
+    package let scheme: String
     /// The host in ASCII: lower case, internationalized labels as A-labels (`xn--…`).
-    public let host: String
-    public let port: Int?
+    package let host: String
+    package let port: Int?
 
     /// Parses an origin or any URL of it (the path, query and fragment are dropped).
     /// Throws `securityError` unless the origin is a secure context WebAuthn accepts: `https`, or
     /// `http` on `localhost` (and its subdomains), with a domain — not an IP address — as host.
     /// A Unicode host (`https://bücher.example`) is turned into its A-labels, as a browser does.
-    public init(parsing text: String) throws(AuthenticatorError) {
+    package init(parsing text: String) throws(AuthenticatorError) {
         let parts: URLParts
         do { parts = try URLParts(text) } catch {
             throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host (\(error.reason))")
@@ -55,7 +55,7 @@ public struct Origin: Equatable, Sendable {
     /// A top-level page's origin (the page that embeds a calling iframe): any potentially
     /// trustworthy origin — `https` with any host, IP addresses included, or `http` on loopback
     /// (`localhost`, `127.0.0.0/8`, `[::1]`). It is never an RP ID, so no domain rule applies.
-    public init(parsingTopLevel text: String) throws(AuthenticatorError) {
+    package init(parsingTopLevel text: String) throws(AuthenticatorError) {
         let parts: URLParts
         do { parts = try URLParts(text) } catch {
             throw AuthenticatorError(.securityError, "top origin '\(text)' is not a URL with a host (\(error.reason))")
@@ -72,7 +72,7 @@ public struct Origin: Equatable, Sendable {
     }
 
     /// The ASCII serialization (HTML §7.5): `scheme://host[:port]`.
-    public var serialized: String {
+    package var serialized: String {
         scheme + "://" + host + (port.map { ":" + String($0) } ?? "")
     }
 

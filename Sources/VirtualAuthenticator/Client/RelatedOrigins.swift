@@ -16,7 +16,7 @@ public enum RelatedOrigins {
     }
 
     /// The most registrable origin labels a browser considers (Chrome: 5).
-    public static let maxLabels = 5
+    package static let maxLabels = 5
     /// The largest document read.
     static let documentLimit = 256 << 10
 
@@ -24,7 +24,7 @@ public enum RelatedOrigins {
     /// `origin`; one that is not a registrable suffix of it may still be allowed by the RP's
     /// related origins document, when `source` gives one. The suffix list is asked for only when
     /// the RP ID differs from the origin's host.
-    public static func validate(_ rpId: String?, for origin: Origin, source: Source?,
+    package static func validate(_ rpId: String?, for origin: Origin, source: Source?,
                                 suffixes: @autoclosure () -> PublicSuffixList) throws(AuthenticatorError) -> String {
         do {
             return try RelyingPartyIdentifier.validate(rpId, for: origin, suffixes: suffixes())

@@ -1,14 +1,14 @@
 /// The RP ID rule (WebAuthn L3 §5.1.3 step 8, §5.1.4.1 step 8): the RP ID must equal the origin's
 /// effective domain or be a registrable domain suffix of it (HTML §7.2).
-public enum RelyingPartyIdentifier {
+package enum RelyingPartyIdentifier {
     /// `rpId` as the client compares and hashes it: ASCII, lower case, Unicode labels as A-labels.
-    public static func ascii(_ rpId: String) throws(AuthenticatorError) -> String {
+    package static func ascii(_ rpId: String) throws(AuthenticatorError) -> String {
         try Origin.domainToASCII(rpId, what: "rp id")
     }
 
     /// Whether `rpId` is an RP ID a registration could have recorded: a domain in its ASCII form
     /// (lower case, A-labels), as ``validate(_:for:suffixes:)`` returns them.
-    public static func isWellFormed(_ rpId: String) -> Bool {
+    package static func isWellFormed(_ rpId: String) -> Bool {
         (try? ascii(rpId)) == rpId && Origin.isDomain(rpId)
     }
 
@@ -16,7 +16,7 @@ public enum RelyingPartyIdentifier {
     /// rule. The RP ID is compared as given, byte for byte, as Chrome does: not lower-cased, not
     /// mapped through IDNA, so `EXAMPLE.com` or `bücher.example` is a SecurityError (write the
     /// lower-case ASCII form, `xn--bcher-kva.example`).
-    public static func validate(_ rpId: String?, for origin: Origin,
+    package static func validate(_ rpId: String?, for origin: Origin,
                                 suffixes: @autoclosure () -> PublicSuffixList = .system) throws(AuthenticatorError) -> String {
         guard let rpId else { return origin.host }
         let candidate = rpId

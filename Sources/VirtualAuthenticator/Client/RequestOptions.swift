@@ -12,7 +12,7 @@ public struct RequestOptions: Sendable {
     public var timeout: Int?
     /// `hints` (read and type-checked; authctl, a platform authenticator, acts on none).
     public var hints: [String]
-    public var extensions: RequestExtensionInputs
+    package var extensions: RequestExtensionInputs
     /// What the RP should not have sent but the browser accepts (see ``CreationOptions/warnings``).
     public var warnings: [String]
 

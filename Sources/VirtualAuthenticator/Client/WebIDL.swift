@@ -9,14 +9,14 @@ import Foundation
 /// becomes `"5"`, `null` becomes `"null"`), `boolean` is ToBoolean, the integer types are ToNumber
 /// then modulo 2^32. Only dictionaries, sequences and records refuse a value of the wrong kind
 /// (a TypeError, authctl's `badInput`), and a missing `required` member is a TypeError too.
-public enum WebIDL {
+package enum WebIDL {
     // MARK: - The conversions (WebIDL §3.2.4 – §3.2.10, §3.2.18 – §3.2.20)
 
     /// `DOMString` (§3.2.10): ECMAScript ToString.
-    public static func domString(_ value: Any) -> String { toJSString(value) }
+    package static func domString(_ value: Any) -> String { toJSString(value) }
 
     /// `boolean` (§3.2.4): ECMAScript ToBoolean — never an error, `"false"` is true.
-    public static func boolean(_ value: Any) -> Bool {
+    package static func boolean(_ value: Any) -> Bool {
         switch value {
         case is NSNull: return false
         case let s as String: return !s.isEmpty
@@ -30,26 +30,26 @@ public enum WebIDL {
 
     /// `unsigned long` (§3.2.4.8, ConvertToInt with 32 bits, unsigned): ToNumber, NaN and the
     /// infinities to 0, truncated, modulo 2^32.
-    public static func unsignedLong(_ value: Any) -> UInt32 {
+    package static func unsignedLong(_ value: Any) -> UInt32 {
         UInt32(exactly: modulo32(toNumber(value)))!
     }
 
     /// `long` (§3.2.4.7): as `unsigned long`, then values from 2^31 wrap to negative.
-    public static func long(_ value: Any) -> Int32 {
+    package static func long(_ value: Any) -> Int32 {
         let x = modulo32(toNumber(value))
         return Int32(exactly: x >= 2_147_483_648 ? x - 4_294_967_296 : x)!
     }
 
     /// An enumeration-like `DOMString` (WebAuthn L3 keeps its enums as DOMString members so that
     /// unknown values are ignored, §2.1.1): the value when it is one of `E`'s, else `nil`.
-    public static func enumeration<E: RawRepresentable>(_ value: Any, as type: E.Type = E.self) -> E? where E.RawValue == String {
+    package static func enumeration<E: RawRepresentable>(_ value: Any, as type: E.Type = E.self) -> E? where E.RawValue == String {
         E(rawValue: domString(value))
     }
 
     /// A dictionary type (§3.2.18): `null` is the empty dictionary; an Array is an Object, whose
     /// members (none of a WebAuthn dictionary's names) are absent; a string, number or boolean is
     /// a TypeError.
-    public static func dictionary(_ value: Any, path: String) throws(AuthenticatorError) -> [String: Any] {
+    package static func dictionary(_ value: Any, path: String) throws(AuthenticatorError) -> [String: Any] {
         // The object first: asking whether a Swift dictionary `is [Any]` bridges it to NSDictionary.
         switch value {
         case let object as [String: Any]: return object
@@ -60,7 +60,7 @@ public enum WebIDL {
 
     /// `sequence<T>` (§3.2.19): an iterable Object — in JSON, an Array. A string, `null` or a
     /// plain object (no @@iterator) is a TypeError.
-    public static func sequence(_ value: Any, path: String) throws(AuthenticatorError) -> [Any] {
+    package static func sequence(_ value: Any, path: String) throws(AuthenticatorError) -> [Any] {
         guard let array = value as? [Any] else { throw typeError(path, "a sequence (a JSON array), got \(kind(value))") }
         return array
     }
@@ -68,7 +68,7 @@ public enum WebIDL {
     /// `record<DOMString, T>` (§3.2.20): any Object; its own enumerable keys, in property order
     /// (integer keys ascending, then the others; JSON objects lose their order, so those are
     /// sorted). `null` or a primitive is a TypeError.
-    public static func record(_ value: Any, path: String) throws(AuthenticatorError) -> [(key: String, value: Any)] {
+    package static func record(_ value: Any, path: String) throws(AuthenticatorError) -> [(key: String, value: Any)] {
         switch value {
         case let array as [Any]: return array.enumerated().map { (String($0.offset), $0.element) }
         case let object as [String: Any]: return object.keys.sorted().map { ($0, object[$0]!) }
@@ -77,7 +77,7 @@ public enum WebIDL {
     }
 
     /// A missing `required` dictionary member (§3.2.18 step 4.1.4.3).
-    public static func missing(_ path: String) -> AuthenticatorError {
+    package static func missing(_ path: String) -> AuthenticatorError {
         AuthenticatorError(.badInput, "\(path) is required but missing (TypeError)")
     }
 
@@ -89,7 +89,7 @@ public enum WebIDL {
 
     /// ECMAScript ToString (§7.1.17): numbers as Number::toString, `null` as `"null"`, an Array as
     /// its elements joined with commas (`null` elements empty), an Object as `"[object Object]"`.
-    public static func toJSString(_ value: Any) -> String {
+    package static func toJSString(_ value: Any) -> String {
         switch value {
         case let s as String: return s
         case is NSNull: return "null"
@@ -101,7 +101,7 @@ public enum WebIDL {
 
     /// ECMAScript ToNumber (§7.1.4): booleans 0 or 1, `null` 0, strings by StringToNumber, an
     /// Array or Object through its string (ToPrimitive: `[]` is 0, `[7]` is 7, `{}` is NaN).
-    public static func toNumber(_ value: Any) -> Double {
+    package static func toNumber(_ value: Any) -> Double {
         switch value {
         case is NSNull: return 0
         case let n as NSNumber: return isBoolean(n) ? (n.boolValue ? 1 : 0) : number(n)
@@ -113,7 +113,7 @@ public enum WebIDL {
     /// ECMAScript StringToNumber (§7.1.4.1.1): white space trimmed; empty is 0; `0x`, `0o`, `0b`
     /// integers; `Infinity` with an optional sign; a decimal literal with an optional sign;
     /// anything else NaN.
-    public static func stringToNumber(_ text: String) -> Double {
+    package static func stringToNumber(_ text: String) -> Double {
         let scalars = Array(text.unicodeScalars)
         var start = 0, end = scalars.count
         while start < end, isJSWhiteSpace(scalars[start]) { start += 1 }
@@ -141,7 +141,7 @@ public enum WebIDL {
 
     /// Number::toString (ECMAScript §6.1.6.1.20): the shortest digits that round-trip, written
     /// plainly from 1e-6 up to 1e21 and in exponent form outside.
-    public static func numberToString(_ x: Double) -> String {
+    package static func numberToString(_ x: Double) -> String {
         if x.isNaN { return "NaN" }
         if x == 0 { return "0" }
         if x.isInfinite { return x < 0 ? "-Infinity" : "Infinity" }

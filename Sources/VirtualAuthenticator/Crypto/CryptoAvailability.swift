@@ -5,7 +5,7 @@ import COpenSSL
 /// (an `OPENSSL_CONF` that loads none, or only the null provider); the operations themselves treat
 /// a failure as impossible, so a program asks here first (the command line and `Keychain` do) and
 /// reports a named error rather than stopping on a precondition.
-public enum CryptoAvailability {
+package enum CryptoAvailability {
     /// `nil`, or the first of them that failed.
     static let failure: OpenSSLFailure? = {
         guard let md = EVP_MD_fetch(nil, "SHA256", nil) else { return OpenSSLFailure("EVP_MD_fetch(SHA256)") }
@@ -19,7 +19,7 @@ public enum CryptoAvailability {
     }()
 
     /// Throws what failed when OpenSSL cannot provide what authctl uses.
-    public static func check() throws(OpenSSLFailure) {
+    package static func check() throws(OpenSSLFailure) {
         if let failure { throw failure }
     }
 }

@@ -18,13 +18,13 @@ public final class PrivateKey: @unchecked Sendable {
     deinit { EVP_PKEY_free(pkey) }
 
     /// The size of new RSA keys (what Windows Hello makes).
-    public static let rsaBits: Int32 = 2048
+    package static let rsaBits: Int32 = 2048
 
     /// Key generation contexts, one pool per algorithm.
     private static let generators = (es256: PKeyContextPool(), edDSA: PKeyContextPool(), rs256: PKeyContextPool())
 
     /// A fresh key pair from OpenSSL's CSPRNG.
-    public static func generate(_ algorithm: COSEAlgorithm = .es256) throws(OpenSSLFailure) -> PrivateKey {
+    package static func generate(_ algorithm: COSEAlgorithm = .es256) throws(OpenSSLFailure) -> PrivateKey {
         let pool = switch algorithm {
         case .es256: generators.es256
         case .edDSA: generators.edDSA
@@ -60,7 +60,7 @@ public final class PrivateKey: @unchecked Sendable {
     /// Loads a key from its DER encoding (RFC 5915 `ECPrivateKey`, PKCS #1 `RSAPrivateKey` or
     /// PKCS #8), read straight from the caller's buffer so the secret is never copied into a Swift
     /// array. Its algorithm is what the key is: P-256, Ed25519, or RSA of 2048 bits or more.
-    public static func load(der: UnsafeRawBufferPointer) throws(OpenSSLFailure) -> PrivateKey {
+    package static func load(der: UnsafeRawBufferPointer) throws(OpenSSLFailure) -> PrivateKey {
         guard let base = der.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw OpenSSLFailure("empty private key")
         }
@@ -121,7 +121,7 @@ public final class PrivateKey: @unchecked Sendable {
     /// OpenSSL's full check of the key pair — the private key, the public key (on the curve, not
     /// the point at infinity) and that they belong together — for a key that came from outside
     /// (an imported passkey). Costs milliseconds for RSA: not for every signature.
-    public func validate() throws(OpenSSLFailure) {
+    package func validate() throws(OpenSSLFailure) {
         guard let ctx = EVP_PKEY_CTX_new(pkey, nil) else { throw OpenSSLFailure("EVP_PKEY_CTX_new") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_check(ctx) == 1 else { throw OpenSSLFailure("the key pair does not check out") }
@@ -144,11 +144,11 @@ public final class PrivateKey: @unchecked Sendable {
     }
 
     /// The DER encoding's length, so the caller can provide a buffer it owns.
-    public var privateKeyDERCount: Int { Int(i2d_PrivateKey(pkey, nil)) }
+    package var privateKeyDERCount: Int { Int(i2d_PrivateKey(pkey, nil)) }
 
     /// Writes the DER-encoded private key into `buffer` (at least ``privateKeyDERCount`` bytes) and
     /// returns the number of bytes written. The secret goes only where the caller points.
-    public func writePrivateKeyDER(into buffer: UnsafeMutableRawBufferPointer) throws(OpenSSLFailure) -> Int {
+    package func writePrivateKeyDER(into buffer: UnsafeMutableRawBufferPointer) throws(OpenSSLFailure) -> Int {
         guard buffer.count >= privateKeyDERCount, let base = buffer.baseAddress else {
             throw OpenSSLFailure("private key buffer too small")
         }
@@ -197,12 +197,12 @@ public final class PrivateKey: @unchecked Sendable {
     }
 
     /// The DER `SubjectPublicKeyInfo` (RFC 5280), as `AuthenticatorAttestationResponse.getPublicKey()`.
-    public var subjectPublicKeyInfo: [UInt8] { publicKey.subjectPublicKeyInfo }
+    package var subjectPublicKeyInfo: [UInt8] { publicKey.subjectPublicKeyInfo }
 
     /// A signature over `message` as WebAuthn sends it: ES256 a DER `Ecdsa-Sig-Value` over its
     /// SHA-256, EdDSA the 64-byte Ed25519 signature of the message itself, RS256 PKCS #1 v1.5
     /// over its SHA-256.
-    public func sign(_ message: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
+    package func sign(_ message: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
         guard algorithm != .edDSA else { return try signEd25519(message) }
         // ES256 and RS256 sign the SHA-256 of the message, with a context prepared for this key.
         let digest = SHA256.hash(message)
@@ -249,7 +249,7 @@ extension PrivateKey {
     /// seals), salt `AUTHCTL-CREDENTIAL-SECRET`, `info` naming its use. Every device holding the
     /// passkey holds the same key, so it derives the same secret; nothing has to be stored or
     /// synced for it. The DER copy is wiped before returning.
-    public func deriveSecret(info: String, length: Int = 32) throws(OpenSSLFailure) -> [UInt8] {
+    package func deriveSecret(info: String, length: Int = 32) throws(OpenSSLFailure) -> [UInt8] {
         var der = [UInt8](repeating: 0, count: privateKeyDERCount)
         defer { der.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
         let written = try der.withUnsafeMutableBytes { buffer in

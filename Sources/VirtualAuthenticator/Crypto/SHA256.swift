@@ -1,7 +1,7 @@
 import COpenSSL
 
 /// SHA-256 (FIPS 180-4) through OpenSSL.
-public enum SHA256 {
+package enum SHA256 {
     /// The provider's SHA-256, fetched once: `EVP_sha256()` would look it up on every use. An
     /// `EVP_MD` never changes once fetched, so every thread may use it. Its absence (OpenSSL
     /// configured without a provider) is reported by ``CryptoAvailability/check()``, which the
@@ -11,7 +11,7 @@ public enum SHA256 {
         return md
     }()
 
-    public static func hash(_ data: some Collection<UInt8>) -> [UInt8] {
+    package static func hash(_ data: some Collection<UInt8>) -> [UInt8] {
         if let digest = data.withContiguousStorageIfAvailable({ hash($0) }) { return digest }
         return Array(data).withUnsafeBufferPointer { hash($0) }
     }

@@ -3,8 +3,8 @@ import COpenSSL
 /// Verifies a WebAuthn signature (ES256, EdDSA or RS256, as ``PrivateKey/sign(_:)`` makes them)
 /// against a DER SubjectPublicKeyInfo. Used by tests and by the CLI's self-check, never to decide
 /// what the authenticator does.
-public enum SignatureVerifier {
-    public static func verify(signature: [UInt8], message: [UInt8], spki: [UInt8]) -> Bool {
+package enum SignatureVerifier {
+    package static func verify(signature: [UInt8], message: [UInt8], spki: [UInt8]) -> Bool {
         var cursor: UnsafePointer<UInt8>? = nil
         let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
             cursor = buffer.baseAddress

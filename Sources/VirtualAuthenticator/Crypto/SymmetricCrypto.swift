@@ -1,8 +1,8 @@
 import COpenSSL
 
 /// HMAC-SHA-256 (RFC 2104) through OpenSSL.
-public enum HMACSHA256 {
-    public static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+package enum HMACSHA256 {
+    package static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let result = key.withUnsafeBufferPointer { k in
@@ -16,8 +16,8 @@ public enum HMACSHA256 {
 }
 
 /// HKDF-SHA-256 (RFC 5869) through OpenSSL's EVP_KDF "HKDF".
-public enum HKDFSHA256 {
-    public static func derive(ikm: UnsafeRawBufferPointer, salt: [UInt8], info: [UInt8], length: Int) throws(OpenSSLFailure) -> [UInt8] {
+package enum HKDFSHA256 {
+    package static func derive(ikm: UnsafeRawBufferPointer, salt: [UInt8], info: [UInt8], length: Int) throws(OpenSSLFailure) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
         let ok = salt.withUnsafeBufferPointer { s in
             info.withUnsafeBufferPointer { i in
@@ -29,7 +29,7 @@ public enum HKDFSHA256 {
         return out
     }
 
-    public static func derive(ikm: [UInt8], salt: [UInt8], info: [UInt8], length: Int) throws(OpenSSLFailure) -> [UInt8] {
+    package static func derive(ikm: [UInt8], salt: [UInt8], info: [UInt8], length: Int) throws(OpenSSLFailure) -> [UInt8] {
         try ikm.withUnsafeBytes { buffer in
             Result { () throws(OpenSSLFailure) in try derive(ikm: buffer, salt: salt, info: info, length: length) }
         }.get()
@@ -37,11 +37,11 @@ public enum HKDFSHA256 {
 }
 
 /// AES-256-GCM (NIST SP 800-38D) with 12-byte nonces and 16-byte tags, through OpenSSL.
-public enum AES256GCM {
-    public static let nonceLength = 12, tagLength = 16
+package enum AES256GCM {
+    package static let nonceLength = 12, tagLength = 16
 
     /// ciphertext ‖ tag.
-    public static func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
+    package static func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {
         precondition(key.count == 32 && nonce.count == nonceLength)
         var out = [UInt8](repeating: 0, count: plaintext.count + tagLength)
         let ok = out.withUnsafeMutableBufferPointer { o in
@@ -52,7 +52,7 @@ public enum AES256GCM {
     }
 
     /// The plaintext of ciphertext ‖ tag; `nil` when the tag does not verify.
-    public static func open(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) -> [UInt8]? {
+    package static func open(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], associatedData: [UInt8]) -> [UInt8]? {
         precondition(key.count == 32 && nonce.count == nonceLength)
         guard sealed.count >= tagLength else { return nil }
         var out = [UInt8](repeating: 0, count: sealed.count - tagLength)

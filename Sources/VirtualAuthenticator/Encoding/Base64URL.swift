@@ -10,7 +10,7 @@ public enum Base64URL {
     }
 
     /// Appends the encoding of `bytes` to `out`, as UTF-8.
-    public static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
+    package static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
         let start = out.count, count = encodedCount(bytes.count)
         out.append(contentsOf: repeatElement(0, count: count))
         out.withUnsafeMutableBufferPointer { buffer in
@@ -59,14 +59,14 @@ public enum Base64URL {
     /// URL-safe alphabet `A–Z a–z 0–9 - _`, no padding, no white space; also refused, as by
     /// ``decode(_:)``, a length of 4n+1 and non-zero trailing bits (which would not encode back to
     /// the same text).
-    public static func decodeStrict(_ text: String) -> [UInt8]? {
+    package static func decodeStrict(_ text: String) -> [UInt8]? {
         decode(text, strict: true)
     }
 
     /// As ``decodeStrict(_:)``, but a last character with non-zero unused bits is read as the
     /// bits that count (`"AB"` is the byte 0x00, whose encoding is `"AA"`), as Chromium's
     /// `parseCreationOptionsFromJSON()` / `parseRequestOptionsFromJSON()` do (forgiving-base64).
-    public static func decodeIgnoringTrailingBits(_ text: String) -> [UInt8]? {
+    package static func decodeIgnoringTrailingBits(_ text: String) -> [UInt8]? {
         decode(text, strict: true, trailingBits: true)
     }
 

@@ -3,8 +3,8 @@ import Foundation
 /// The one JSON encoder for everything authctl writes (responses, listings, reports, errors):
 /// compact, one line, members sorted so the same value always gives the same bytes, slashes
 /// unescaped (origins stay readable).
-public enum JSONOutput {
-    public static func string(_ value: some Encodable) -> String {
+package enum JSONOutput {
+    package static func string(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {

@@ -3,18 +3,18 @@ import Glibc
 /// Reads options JSON from a file or a descriptor, whole, up to ``limit`` bytes: never more is
 /// held in memory, whatever the file's size (a FIFO, `/dev/zero` or a growing file included).
 /// Shared by `--options FILE` at the command line and `options FILE` in a scenario.
-public enum OptionsReader {
+package enum OptionsReader {
     /// Options JSON is small (a long excludeCredentials list is a few kilobytes); anything near
     /// this is not options.
-    public static let limit = 1 << 20
+    package static let limit = 1 << 20
 
     /// Why the options could not be read, in words that name the source.
-    public struct Failure: Error, Sendable {
-        public let message: String
+    package struct Failure: Error, Sendable {
+        package let message: String
     }
 
     /// The file at `path`; `name` is how messages call it ("options file x.json").
-    public static func read(path: String, name: String) throws(Failure) -> [UInt8] {
+    package static func read(path: String, name: String) throws(Failure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(message: "cannot read \(name): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -22,7 +22,7 @@ public enum OptionsReader {
     }
 
     /// Everything `fd` holds up to end of file, waiting out a non-blocking descriptor.
-    public static func readAll(_ fd: Int32, name: String) throws(Failure) -> [UInt8] {
+    package static func readAll(_ fd: Int32, name: String) throws(Failure) -> [UInt8] {
         var st = stat()
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { throw Failure(message: "cannot read \(name): it is a directory") }
         var out = [UInt8]()

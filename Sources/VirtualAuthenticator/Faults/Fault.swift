@@ -29,11 +29,11 @@ public enum Fault: String, CaseIterable, Sendable {
         }
     }
 
-    public enum Ceremony: Sendable { case registration, authentication }
+    package enum Ceremony: Sendable { case registration, authentication }
 
     /// Whether the fault can be produced for `ceremony`: registration has a signature to break
     /// only when its attestation statement is signed, and neither a counter nor a bare UV flag an RP can check.
-    public func applies(to ceremony: Ceremony, attestation: AttestationFormat = .none) -> Bool {
+    package func applies(to ceremony: Ceremony, attestation: AttestationFormat = .none) -> Bool {
         switch self {
         case .badSignature: ceremony == .authentication || attestation.hasSignature
         case .uvClaimedWithoutCheck, .counterRegress: ceremony == .authentication
@@ -60,7 +60,7 @@ public enum Fault: String, CaseIterable, Sendable {
     }
 
     /// The attacker's RP ID and origin used by the faults that need another site.
-    public static let attackerRpId = "attacker.example"
+    package static let attackerRpId = "attacker.example"
 
     // MARK: - Where each fault is applied
 

@@ -2,23 +2,23 @@
 /// §8.3.1 "TPM Attestation Statement Certificate Requirements"): version 3, an empty subject, and
 /// the extensions below. The certificate itself (issuer, validity, the AIK's public key, the CA's
 /// signature) is the certificate builder's.
-public enum TPMAIKCertificate {
+package enum TPMAIKCertificate {
     /// The subject: an empty Name (an RDNSequence of no RDNs).
-    public static let subject: [UInt8] = DER.sequence([])
+    package static let subject: [UInt8] = DER.sequence([])
 
     /// tcg-kp-AIKCertificate (TCG EK Credential Profile §3.2.16).
-    public static let aikCertificateKeyPurpose = "2.23.133.8.3"
+    package static let aikCertificateKeyPurpose = "2.23.133.8.3"
     /// id-fido-gen-ce-aaguid (WebAuthn L3 §8.2.1).
-    public static let aaguidOID = "1.3.6.1.4.1.45724.1.1.4"
-    public static let subjectAlternativeNameOID = "2.5.29.17"
-    public static let extendedKeyUsageOID = "2.5.29.37"
-    public static let basicConstraintsOID = "2.5.29.19"
+    package static let aaguidOID = "1.3.6.1.4.1.45724.1.1.4"
+    package static let subjectAlternativeNameOID = "2.5.29.17"
+    package static let extendedKeyUsageOID = "2.5.29.37"
+    package static let basicConstraintsOID = "2.5.29.19"
 
     /// The extensions, in this order: subjectAltName (critical, since the subject is empty: RFC
     /// 5280 §4.2.1.6) naming the TPM as a directoryName; extKeyUsage holding only
     /// tcg-kp-AIKCertificate (a verifier reads the first purpose); basicConstraints CA:FALSE
     /// (critical); and, when given, the AAGUID (not critical).
-    public static func extensions(device: TPMDeviceAttributes, aaguid: [UInt8]?) -> [CertificateExtension] {
+    package static func extensions(device: TPMDeviceAttributes, aaguid: [UInt8]?) -> [CertificateExtension] {
         var extensions = [
             subjectAlternativeName(device),
             CertificateExtension(
@@ -36,7 +36,7 @@ public enum TPMAIKCertificate {
     }
 
     /// GeneralNames holding one directoryName ([4], explicit: Name is a CHOICE).
-    public static func subjectAlternativeName(_ device: TPMDeviceAttributes) -> CertificateExtension {
+    package static func subjectAlternativeName(_ device: TPMDeviceAttributes) -> CertificateExtension {
         CertificateExtension(
             oid: subjectAlternativeNameOID, critical: true,
             value: DER.sequence([DER.explicit(4, device.directoryName())]))

@@ -4,12 +4,12 @@
 ///
 /// `alg` is the COSE algorithm the AIK signed `certInfo` with (it also picks the hash of extraData),
 /// not the credential's.
-public enum TPMAttestation {
-    public static let version = "2.0"
+package enum TPMAttestation {
+    package static let version = "2.0"
 
     /// The statement map. Its keys are encoded in CTAP2 canonical order like every ``CBORValue``
     /// map; verifiers read it as a map and need no order.
-    public static func statement(
+    package static func statement(
         alg: Int, x5c: [[UInt8]], sig: [UInt8], certInfo: [UInt8], pubArea: [UInt8]
     ) -> CBORValue {
         precondition(!x5c.isEmpty, "x5c starts with the AIK certificate")
@@ -24,7 +24,7 @@ public enum TPMAttestation {
     }
 
     /// The statement of `certInfo` and `pubArea` as structures.
-    public static func statement(
+    package static func statement(
         alg: Int, x5c: [[UInt8]], sig: [UInt8], certInfo: TPMSAttest, pubArea: TPMTPublic
     ) -> CBORValue {
         statement(alg: alg, x5c: x5c, sig: sig, certInfo: certInfo.encoded(), pubArea: pubArea.encoded())

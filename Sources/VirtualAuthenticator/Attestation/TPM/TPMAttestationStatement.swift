@@ -3,11 +3,11 @@
 /// authenticatorData ‖ clientDataHash), signed by the attestation identity key (AIK), whose
 /// certificate (§8.3.1: empty subject, TCG subject alternative name, tcg-kp-AIKCertificate) leads
 /// x5c. The AIK is the CA's batch attestation key, a P-256 key: `alg` is ES256.
-public enum TPMAttestationStatement {
-    public static let formatIdentifier = "tpm"
-    public static let aikAlgorithm = COSEAlgorithm.es256
+package enum TPMAttestationStatement {
+    package static let formatIdentifier = "tpm"
+    package static let aikAlgorithm = COSEAlgorithm.es256
 
-    public static func build(_ input: AttestationStatementInput, credentialKey: COSEKey,
+    package static func build(_ input: AttestationStatementInput, credentialKey: COSEKey,
                              device: TPMDeviceAttributes = .microsoft) throws(AttestationStatementError) -> CBORValue {
         let key: TPMTPublic.Key
         switch credentialKey {

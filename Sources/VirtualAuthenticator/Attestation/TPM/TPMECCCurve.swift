@@ -1,4 +1,4 @@
 /// TPM_ECC_CURVE (TPM 2.0 Library Part 2 §6.4), as UINT16.
-public enum TPMECCCurve: UInt16, Sendable {
+package enum TPMECCCurve: UInt16, Sendable {
     case nistP256 = 0x0003
 }

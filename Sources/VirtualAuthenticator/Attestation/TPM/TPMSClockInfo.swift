@@ -1,13 +1,13 @@
 /// TPMS_CLOCK_INFO (TPM 2.0 Library Part 2 §10.11.1): the TPM's clock when it signed.
 ///
 ///     clock (UINT64, ms) ‖ resetCount (UINT32) ‖ restartCount (UINT32) ‖ safe (BYTE, 0 or 1)
-public struct TPMSClockInfo: Equatable, Sendable {
-    public let clock: UInt64
-    public let resetCount: UInt32
-    public let restartCount: UInt32
-    public let safe: Bool
+package struct TPMSClockInfo: Equatable, Sendable {
+    package let clock: UInt64
+    package let resetCount: UInt32
+    package let restartCount: UInt32
+    package let safe: Bool
 
-    public init(clock: UInt64, resetCount: UInt32, restartCount: UInt32, safe: Bool = true) {
+    package init(clock: UInt64, resetCount: UInt32, restartCount: UInt32, safe: Bool = true) {
         self.clock = clock
         self.resetCount = resetCount
         self.restartCount = restartCount
@@ -15,7 +15,7 @@ public struct TPMSClockInfo: Equatable, Sendable {
     }
 
     /// 17 bytes.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         BigEndian.bytes(clock) + BigEndian.bytes(resetCount) + BigEndian.bytes(restartCount) + [safe ? 1 : 0]
     }
 }

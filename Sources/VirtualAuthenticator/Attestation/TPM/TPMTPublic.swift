@@ -5,9 +5,9 @@
 ///
 ///     type (UINT16) ‖ nameAlg (UINT16) ‖ objectAttributes (UINT32) ‖ authPolicy (TPM2B_DIGEST)
 ///     ‖ parameters (TPMS_RSA_PARMS | TPMS_ECC_PARMS) ‖ unique (TPM2B_PUBLIC_KEY_RSA | TPMS_ECC_POINT)
-public struct TPMTPublic: Equatable, Sendable {
+package struct TPMTPublic: Equatable, Sendable {
     /// The key: what `parameters` and `unique` hold.
-    public enum Key: Equatable, Sendable {
+    package enum Key: Equatable, Sendable {
         /// An RSA key: the unsigned big-endian modulus `n` exactly as the credential's COSE key
         /// carries it (a verifier compares the bytes), and the public exponent.
         case rsa(modulus: [UInt8], exponent: UInt32)
@@ -17,22 +17,22 @@ public struct TPMTPublic: Equatable, Sendable {
 
     /// The policy digest of a Windows Hello key (TPM2_PolicyCommandCode(ObjectChangeAuth)
     /// then TPM2_PolicyAuthValue, under SHA-256), as its pubArea carries it.
-    public static let windowsHelloAuthPolicy: [UInt8] = [
+    package static let windowsHelloAuthPolicy: [UInt8] = [
         0x9D, 0xFF, 0xCB, 0xF3, 0x6C, 0x38, 0x3A, 0xE6, 0x99, 0xFB, 0x98, 0x68, 0xDC, 0x6D, 0xCB, 0x89,
         0xD7, 0x15, 0x38, 0x84, 0xBE, 0x28, 0x03, 0x92, 0x2C, 0x12, 0x41, 0x58, 0xBF, 0xAD, 0x22, 0xAE,
     ]
 
-    public let key: Key
-    public let objectAttributes: TPMAObject
+    package let key: Key
+    package let objectAttributes: TPMAObject
     /// Empty, or a SHA-256 policy digest (32 bytes).
-    public let authPolicy: [UInt8]
+    package let authPolicy: [UInt8]
     /// keyBits of TPMS_RSA_PARMS: the modulus size in bits (2048 for Windows Hello).
-    public var rsaKeyBits: UInt16 {
+    package var rsaKeyBits: UInt16 {
         guard case .rsa(let modulus, _) = key else { return 0 }
         return UInt16(modulus.count * 8)
     }
 
-    public init(
+    package init(
         key: Key,
         objectAttributes: TPMAObject = .windowsHelloCredentialKey,
         authPolicy: [UInt8] = TPMTPublic.windowsHelloAuthPolicy
@@ -46,10 +46,10 @@ public struct TPMTPublic: Equatable, Sendable {
         self.authPolicy = authPolicy
     }
 
-    public static let nameAlg = TPMAlgorithmID.sha256
+    package static let nameAlg = TPMAlgorithmID.sha256
 
     /// The TPM's encoding, the bytes of `pubArea`.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out: [UInt8] = []
         switch key {
         case .rsa: out += TPMAlgorithmID.rsa.encoded
@@ -77,7 +77,7 @@ public struct TPMTPublic: Equatable, Sendable {
     }
 
     /// The object's Name (TPM 2.0 Library Part 1 §16): nameAlg ‖ H_nameAlg(pubArea).
-    public func name() -> [UInt8] {
+    package func name() -> [UInt8] {
         Self.nameAlg.encoded + SHA256.hash(encoded())
     }
 }
