@@ -71,21 +71,56 @@ sum_of() { sha256sum < "$1" | cut -d' ' -f1; }
 # by grep's early exit would turn a match into a failure.)
 has_line() { case $'\n'"$1"$'\n' in *$'\n'"$2"$'\n'*) return 0 ;; esac; return 1; }
 # A recorded directory: "." is the prefix, ".." and "../.." its parents, anything else below it.
+# (Only these forms: a manifest is a file anyone who can write the prefix can edit.)
 resolve_dir() {
   local rel="$1" dir="$root"
-  case "$rel" in
-    .) ;;
-    ..|../*) while [ -n "$rel" ]; do dir=$(dirname -- "$dir"); rel="${rel#..}"; rel="${rel#/}"; done ;;
-    *) dir=$(under "$rel") ;;
-  esac
+  if [ "$rel" = . ]; then :
+  elif [[ "$rel" =~ ^\.\.(/\.\.)*$ ]]; then
+    while [ -n "$rel" ]; do dir=$(dirname -- "$dir"); rel="${rel#..}"; rel="${rel#/}"; done
+  elif plain_rel "$rel"; then dir=$(under "$rel")
+  else return 1
+  fi
   printf '%s' "$dir"
+}
+# Whether $1 is a plain path below the prefix: relative, no empty, "." or ".." component.
+plain_rel() {
+  case "/$1/" in *//*|*/./*|*/../*) return 1 ;; esac
+  [ -n "$1" ] && [ "${1#/}" = "$1" ]
+}
+# Whether the directory holding `under $1` is, with every link followed, inside the prefix: a
+# link planted in the prefix must not lead a removal out of it.
+inside_root() {
+  local parent
+  parent=$(realpath -m -- "$(dirname -- "$(under "$1")")") || return 1
+  case "$parent/" in "$root_real"/*) return 0 ;; esac
+  return 1
 }
 
 if [ -n "$uninstall" ]; then
   [ -n "$binary$force" ] && usage_error "--uninstall takes only --prefix"
   [ -f "$manifest" ] || fail "no manifest at $manifest: nothing installed there by scripts/install.sh (nothing removed)"
-  removed=0 kept=0
+  root_real=$(realpath -e -- "$root") || fail "cannot resolve $root (nothing removed)"
+  # First every entry is checked, then anything is removed: an entry that leaves the prefix, or
+  # a directory this user cannot change, stops the uninstall before it has begun.
+  rels=()
   while IFS= read -r rel; do
+    plain_rel "$rel" && inside_root "$rel" ||
+      fail "the manifest $manifest names '$rel', which is not a path inside the prefix; it was changed by hand (nothing removed)"
+    parent=$(dirname -- "$(under "$rel")")
+    if [ -e "$(under "$rel")" ] && [ ! -w "$parent" ]; then
+      fail "cannot remove files in $parent as $(id -un): run --uninstall as the user who installed (nothing removed)"
+    fi
+    rels+=("$rel")
+  done < <(manifest_files "$manifest")
+  while IFS= read -r rel; do
+    [ -n "$rel" ] || continue
+    resolve_dir "$rel" > /dev/null ||
+      fail "the manifest $manifest names the directory '$rel', which is not one an install makes; it was changed by hand (nothing removed)"
+    case "$rel" in .|..|../*) ;; *) inside_root "$rel/x" ||
+      fail "the manifest $manifest names the directory '$rel', which leads out of the prefix (nothing removed)" ;; esac
+  done < <(manifest_dirs "$manifest")
+  removed=0 kept=0
+  for rel in "${rels[@]}"; do
     path=$(under "$rel")
     if [ ! -e "$path" ] && [ ! -L "$path" ]; then
       say "already gone: $path"
@@ -96,7 +131,7 @@ if [ -n "$uninstall" ]; then
       say "warning: kept $path: it changed since it was installed"
       kept=$((kept + 1))
     fi
-  done < <(manifest_files "$manifest")
+  done
   dirs=$(manifest_dirs "$manifest")
   rm -f -- "$manifest"
   # In the reverse of the order they were made (children before parents); a directory that
@@ -259,7 +294,7 @@ say "installed $version into $root: ${#files[@]} files (manifest: $manifest)"
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) say "note: $prefix/bin is not on PATH; add it (then man finds the pages too, as man-db derives MANPATH from PATH):"
-     say "      export PATH=\"$prefix/bin:\$PATH\"   # in ~/.profile or ~/.bashrc" ;;
+     say "      export PATH=$(printf '%q' "$prefix/bin"):\"\$PATH\"   # in ~/.profile or ~/.bashrc" ;;
 esac
 if [ -n "${MANPATH:-}" ]; then
   case ":$MANPATH:" in
@@ -280,5 +315,5 @@ esac
 zsh_fpath=$(zsh -fc 'print -rl -- $fpath' 2>/dev/null || echo /usr/local/share/zsh/site-functions)
 if ! has_line "$zsh_fpath" "$prefix/share/zsh/site-functions"; then
   say "note: for zsh, add before compinit in ~/.zshrc:"
-  say "      fpath=(\"$prefix/share/zsh/site-functions\" \$fpath)"
+  say "      fpath=($(printf '%q' "$prefix/share/zsh/site-functions") \$fpath)"
 fi

@@ -265,6 +265,44 @@ def test_uninstall_keeps_a_file_changed_since_install(release_bin, tmp_path):
     assert not (prefix / "bin").exists() and not (prefix / "share" / "authctl").exists()
 
 
+@pytest.mark.parametrize("entry", ["file {sum} ../outside", "file {sum} share/../../outside", "file {sum} /outside",
+                                   "dir ../q", "dir share/../../victim", "dir ../../x/.."])
+def test_a_manifest_changed_to_leave_the_prefix_removes_nothing(release_bin, tmp_path, entry):
+    """The manifest is a file anyone who can write the prefix can edit: an entry that leads out
+    of it stops the uninstall before anything is removed, inside the prefix or out."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    outside = tmp_path / "outside"
+    outside.write_text("precious\n")
+    (tmp_path / "victim").mkdir()
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    before = listing(prefix)
+    manifest = prefix / "share" / "authctl" / "manifest"
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    manifest.write_text(manifest.read_text() + entry.format(sum=digest) + "\n")
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 1, result.stderr
+    assert "changed by hand" in result.stderr or "out of the prefix" in result.stderr
+    assert outside.read_text() == "precious\n" and (tmp_path / "victim").is_dir()
+    after = listing(prefix)
+    assert after.keys() == before.keys()
+
+
+def test_a_link_planted_in_the_prefix_does_not_lead_uninstall_out_of_it(release_bin, tmp_path):
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    pages = prefix / "share" / "man" / "man1"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(pages, elsewhere)
+    shutil.rmtree(pages)
+    pages.symlink_to(elsewhere)
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 1 and "not a path inside the prefix" in result.stderr
+    assert len(list(elsewhere.glob("*.1"))) > 40
+    assert (prefix / "bin" / "authctl").exists()
+
+
 def test_reinstall_replaces_its_own_files_but_not_anyone_elses(release_bin, tmp_path):
     env = user_env(tmp_path)
     prefix = tmp_path / "p"

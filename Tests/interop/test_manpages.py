@@ -196,13 +196,20 @@ def test_manpages_prints_one_page_or_writes_them(tmp_path):
     assert run("manpages", "list", "--output", "rel", env=env, cwd=tmp_path).stdout == "rel/authctl-list.1\n"
 
 
+def test_manpages_makes_a_missing_output_directory_with_its_parents(tmp_path):
+    deeper = tmp_path / "missing" / "deeper"
+    result = run("manpages", "list", "--output", str(deeper), env=own_environment(tmp_path))
+    assert result.returncode == 0 and result.stdout == f"{deeper}/authctl-list.1\n"
+    assert '\n.TH "AUTHCTL\\-LIST" "1"' in (deeper / "authctl-list.1").read_text()
+
+
 def test_manpages_refuses_what_it_cannot_do(tmp_path):
     env = own_environment(tmp_path)
     result = run("manpages", "frobnicate", env=env)
     assert result.returncode == 64 and "no command 'frobnicate'" in result.stderr and result.stdout == ""
-    result = run("manpages", "--output", str(tmp_path / "missing" / "deeper"), env=env)
-    assert result.returncode == 74 and "cannot make" in result.stderr and result.stdout == ""
     (tmp_path / "file").write_text("x")
+    result = run("manpages", "--output", str(tmp_path / "file" / "deeper"), env=env)
+    assert result.returncode == 74 and "cannot make" in result.stderr and result.stdout == ""
     result = run("manpages", "--output", str(tmp_path / "file"), env=env)
     assert result.returncode == 74 and "not a directory" in result.stderr
     result = run("manpages", "--output", "", env=env)

@@ -5,7 +5,7 @@ import VirtualAuthenticator
 /// declarations (``ManPage``).
 enum ManpagesCommand {
     static let output = OptionSpec.value(
-        "--output", "DIR", "write the pages into DIR (made when missing) and print their paths, instead of printing one page",
+        "--output", "DIR", "write the pages into DIR (made, with its parents, when missing) and print their paths, instead of printing one page",
         completion: .directories)
 
     static let spec = CommandSpec(
@@ -51,7 +51,16 @@ enum ManpagesCommand {
     }
 
     private static func makeDirectory(_ path: String) throws(CLIError) {
-        if mkdir(path, 0o755) == 0 || errno == EEXIST {
+        var made = mkdir(path, 0o755) == 0
+        if !made && errno == ENOENT {
+            // A missing parent: made first, as `mkdir -p` would.
+            let parent = String(path.reversed().drop { $0 == "/" }.drop { $0 != "/" }.reversed())
+            if !parent.isEmpty && parent != path {
+                try makeDirectory(parent)
+                made = mkdir(path, 0o755) == 0
+            }
+        }
+        if made || errno == EEXIST {
             var info = stat()
             if stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { return }
             throw CLIError(.ioError, "\(path) is not a directory")
@@ -64,7 +73,8 @@ enum ManpagesCommand {
     /// a man page is for everyone to read.
     private static func write(_ text: String, to path: String) throws(CLIError) {
         let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
         let bytes = Array(text.utf8)
         var done = 0
