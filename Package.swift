@@ -3,11 +3,11 @@ import PackageDescription
 
 // The module map, every arrow pointing one way (docs/design.md):
 //
-//   authctl (CLI: parse, call, print) ──▶ Scenarios ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault
+//   authctl (CLI: parse, call, print) ──▶ Scenarios ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault, SyncStore
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
-// VirtualAuthenticator and KeyVault never import each other; each C library is imported by the one
-// module that owns it.
+// VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
+// each C library is imported by the one module that owns it.
 // No unsafe flags, so that other packages can depend on this one. What users run is built with
 // `swift build -c release --static-swift-stdlib` (scripts/build-release.sh), which links the Swift
 // runtime and Foundation in: loading them as shared libraries took half of every command's start.
@@ -50,8 +50,11 @@ let package = Package(
         .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
         .target(name: "KeyVault", dependencies: ["CSodium"]),
+        // The account store port and its embedded directory implementation: what devices sync
+        // through. Knows nothing of the vault or of WebAuthn (it holds sealed bytes).
+        .target(name: "SyncStore"),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
-        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "CProcess"]),
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // The command line: parse, call the device, print.
@@ -63,7 +66,8 @@ let package = Package(
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
-        .testTarget(name: "KeychainTests", dependencies: ["Keychain"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "SyncStore"]),
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
         // The command line's own parts: the man page writer and its roff escaping.
         .testTarget(name: "authctlTests", dependencies: ["authctl"]),

@@ -503,32 +503,3 @@ extension Array where Element == UInt8 {
         return (0...(count - subsequence.count)).contains { self[$0..<$0 + subsequence.count].elementsEqual(subsequence) }
     }
 }
-
-extension VaultTests {
-    // MARK: The account store's directory
-
-    @Test func aStoreListsEveryObjectAndDeletesOnlyWhatItIsTold() throws {
-        let store = try DirectoryStore(path: root + "/cloud")
-        // Names of every length a listing meets: a dirent is only as long as its name.
-        var names = Set<String>()
-        for i in 1...400 {
-            let name = String(repeating: String(format: "%02x", i % 256), count: 1 + i % 64)
-            try store.put(name, [UInt8(i % 256)])
-            names.insert(name)
-        }
-        for _ in 0..<20 { #expect(Set(try store.names()) == names) }
-        let gone = names.sorted().prefix(100)
-        for name in gone { try store.delete(name) }
-        #expect(Set(try store.names()) == names.subtracting(gone))
-        #expect(throws: VaultError.self) { try store.delete("../vault") }
-    }
-
-    @Test func aStoreRefusesALinkInItsPlace() throws {
-        try FileManager.default.createDirectory(atPath: root + "/elsewhere", withIntermediateDirectories: false)
-        try FileManager.default.createSymbolicLink(atPath: root + "/cloud", withDestinationPath: root + "/elsewhere")
-        #expect(throws: VaultError.self) { try DirectoryStore(path: root + "/cloud") }
-        try DirectoryStore.remove(at: root + "/cloud")  // the link goes, not what it points to
-        #expect(FileManager.default.fileExists(atPath: root + "/elsewhere"))
-        #expect(!DirectoryStore.exists(at: root + "/cloud"))
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import KeyVault
+import SyncStore
 @testable import Keychain
 import Testing
 import VirtualAuthenticator
@@ -12,7 +13,7 @@ import VirtualAuthenticator
 private let start: UInt64 = 1_800_000_000_000
 
 private func objects(_ dir: String) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/vault/cloud/objects")) ?? []).filter { !$0.hasPrefix(".") }
+    ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/vault/cloud/log")) ?? []).filter { !$0.hasPrefix(".") }
 }
 
 private func twoDevices(_ dir: String, clock: VirtualClock) throws -> (Account, Credential) {
@@ -65,9 +66,11 @@ private func twoDevices(_ dir: String, clock: VirtualClock) throws -> (Account, 
     try withTemporaryDirectory { dir in
         let clock = VirtualClock(start: start)
         let credential = try twoDevices(dir, clock: clock).1  // the account, and its vault lock, released at once
-        let path = dir + "/vault/cloud/objects/"
-        #expect(FileManager.default.createFile(atPath: path + "ffeeddccbbaa99887766554433221100", contents: Data(count: (1 << 20) + 1)))
-        #expect(FileManager.default.createFile(atPath: path + "00112233445566778899aabbccddeeff", contents: Data(repeating: 1, count: 100)))
+        // Two changes that are no sealed objects of this account, the first then damaged past the
+        // store's read limit.
+        let store = try DirectoryStore(path: dir + "/vault/cloud")
+        let given = try store.append([StoreObject(id: [0xee], bytes: [1]), StoreObject(id: [0xff], bytes: [UInt8](repeating: 1, count: 100))])
+        #expect(FileManager.default.createFile(atPath: dir + "/vault/cloud/log/" + String(format: "%016llx", given[0]), contents: Data(count: (1 << 20) + 4096)))
         let reader = try Account.open(at: dir + "/vault", passphrase: secret(passphrase), access: .read, clock: clock.wallClock)
         #expect(try reader.device("laptop").credentials().map(\.id) == [credential.id])
         #expect(reader.storeProblem == nil)  // the store is in use: nothing is set aside
@@ -75,7 +78,7 @@ private func twoDevices(_ dir: String, clock: VirtualClock) throws -> (Account, 
         #expect(status.storeInUse)
         let problem = try #require(status.storeProblem)
         #expect(problem.contains("2 object(s) that cannot be read"))
-        #expect(problem.contains("ffeeddccbbaa99887766554433221100") && problem.contains("1048577 bytes"))
-        #expect(problem.contains("00112233445566778899aabbccddeeff (does not open under the account key"))
+        #expect(problem.contains("change \(given[0]) (") && problem.contains("1052672 bytes"))
+        #expect(problem.contains("change \(given[1]) (does not open under the account key"))
     }
 }

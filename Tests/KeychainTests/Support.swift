@@ -62,3 +62,10 @@ func expectDeviceError<R>(_ code: DeviceError.Code, sourceLocation: SourceLocati
     let error = #expect(throws: DeviceError.self, sourceLocation: sourceLocation) { _ = try body() }
     #expect(error?.code == code, sourceLocation: sourceLocation)
 }
+
+extension FileManager {
+    func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
+}

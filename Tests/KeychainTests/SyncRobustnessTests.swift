@@ -34,7 +34,7 @@ private func holds(_ account: Account, _ device: String) throws -> Set<[UInt8]> 
 }
 
 private func storeObjects(_ dir: String) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/vault/cloud/objects")) ?? []).filter { !$0.hasPrefix(".") }
+    ((try? FileManager.default.contentsOfDirectory(atPath: dir + "/vault/cloud/log")) ?? []).filter { !$0.hasPrefix(".") }
 }
 
 @Test func thousandsOfChangesUploadInObjectsTheStoreCanReadBack() throws {
@@ -63,8 +63,8 @@ private func storeObjects(_ dir: String) -> [String] {
         var (phone, clock): (Account?, VirtualClock) = try account(in: dir)
         let made = try register(phone!, on: "phone")
         phone = nil
-        let objects = dir + "/vault/cloud/objects/"
-        // A directory, a link and an oversized file in place of objects.
+        let objects = dir + "/vault/cloud/log/"
+        // A directory, a link and an oversized file beside the log's objects: never read.
         try FileManager.default.createDirectory(atPath: objects + "00112233445566778899aabbccddeeff", withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(atPath: objects + "0123456789abcdef0123456789abcdef", withDestinationPath: "/etc/passwd")
         #expect(FileManager.default.createFile(atPath: objects + "ffeeddccbbaa99887766554433221100", contents: Data(count: 2 << 20)))
@@ -91,7 +91,7 @@ private func storeObjects(_ dir: String) -> [String] {
         clock.advance(by: 60_000)
         #expect(try holds(phone, "laptop") == [bound.id])
         #expect(try holds(phone, "phone").isEmpty)
-        let stored = try storeObjects(dir).map { try Data(contentsOf: URL(fileURLWithPath: dir + "/vault/cloud/objects/" + $0)) }
+        let stored = try storeObjects(dir).map { try Data(contentsOf: URL(fileURLWithPath: dir + "/vault/cloud/log/" + $0)) }
         #expect(stored.isEmpty)  // nothing else was made: nothing uploaded
         #expect(try phone.syncStatus().devices.allSatisfy { $0.pendingUploads.isEmpty && $0.pendingDownloads.isEmpty })
         // Removed from the account, the laptop takes it along.

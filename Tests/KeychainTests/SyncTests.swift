@@ -194,9 +194,9 @@ private func holds(_ account: Account, _ device: String) throws -> [[UInt8]] {
         at(clock, 10)
         _ = try account.device("laptop").credentials()
         var blob = Data()
-        let objects = dir + "/vault/cloud/objects"
-        for name in try FileManager.default.contentsOfDirectory(atPath: objects) {
-            blob += try Data(contentsOf: URL(fileURLWithPath: objects + "/" + name))
+        let store = dir + "/vault/cloud"
+        for name in try FileManager.default.subpathsOfDirectory(atPath: store) where !FileManager.default.isDirectory(store + "/" + name) {
+            blob += try Data(contentsOf: URL(fileURLWithPath: store + "/" + name)) + Data(name.utf8)
         }
         #expect(!blob.isEmpty)
         for clear in [Array("example.com".utf8), Array("alice@example.com".utf8), made.id, Array(made.publicKey.storedForm.suffix(32)),

@@ -196,10 +196,10 @@ def test_store_holds_no_plaintext(account):
     _, registration = register(account, user=user, name=name)
     _, laptop_made = register(account, user=b"second-handle-xyz", name="laptop.person@example.com",
                               device="laptop", pin=LAPTOP_PIN)
-    store = account.vault / "cloud" / "objects"
-    blobs = [p.read_bytes() for p in store.iterdir()]
-    assert blobs, "nothing reached the store"
-    names = b"".join(p.name.encode() for p in store.iterdir())
+    files = [p for p in (account.vault / "cloud").rglob("*") if p.is_file()]
+    blobs = [p.read_bytes() for p in files]
+    assert any(p.parent.name == "log" for p in files), "nothing reached the store"
+    names = b"".join(p.name.encode() for p in files)
 
     vault = vault_reader.open_vault(account.vault, PASSPHRASE.encode())
     secrets = [user, name.encode(), b"second-handle-xyz", b"laptop.person@example.com", RP_ID.encode()]
@@ -255,7 +255,7 @@ def test_device_bound_passkey_stays_on_its_device(account):
     assert not registration.credential_backed_up and registration.credential_device_type == "single_device"
     assert account.run("--json", "list").json["credentials"] == []  # not on the phone
     assert account.run("--json", "--device", "laptop", "list").json["credentials"][0]["backupEligible"] is False
-    store = account.vault / "cloud" / "objects"
+    store = account.vault / "cloud" / "log"
     assert not store.exists() or list(store.iterdir()) == []
 
 
@@ -322,21 +322,43 @@ def test_a_megabyte_user_name_is_kept_to_64_bytes_and_every_store_object_reads_b
     [listed] = account.run("--json", "--device", "laptop", "list").json["credentials"]
     assert listed["userName"] == "€" + "n" * 61 and len(listed["userName"].encode()) == 64
     assert listed["userDisplayName"] == "D" * 64
-    objects = list((account.vault / "cloud" / "objects").iterdir())
+    objects = list((account.vault / "cloud" / "log").iterdir())
     assert objects and all(o.stat().st_size < 64 * 1024 for o in objects), [o.stat().st_size for o in objects]
     assert account.run("--json", "sync", "status").json.get("storeProblem") is None
 
 
+def fnv(data: bytes) -> bytes:
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h.to_bytes(8, "big")
+
+
+def append_store_object(store: pathlib.Path, object_id: bytes, payload: bytes) -> int:
+    """Appends an object to a directory store as another writer of it would (docs/vault-format.md,
+    "The account store"): the framed object, then the counter moved past it."""
+    state = (store / "state").read_bytes()
+    assert state[:8] == b"ASTSTAT1" and fnv(state[:24]) == state[24:]
+    snapshot, head = int.from_bytes(state[8:16], "big"), int.from_bytes(state[16:24], "big")
+    sequence = head + 1
+    framed = b"ASTOBJ01" + sequence.to_bytes(8, "big") + bytes([len(object_id)]) + object_id + payload
+    (store / "log" / f"{sequence:016x}").write_bytes(framed + fnv(framed))
+    body = b"ASTSTAT1" + snapshot.to_bytes(8, "big") + sequence.to_bytes(8, "big")
+    (store / "state").write_bytes(body + fnv(body))
+    return sequence
+
+
 def test_an_object_the_store_cannot_read_is_a_store_problem(account):
     _, registration = register(account)
-    objects = account.vault / "cloud" / "objects"
-    (objects / ("ab" * 16)).write_bytes(b"\0" * ((1 << 20) + 1))  # over the store's read limit
-    (objects / ("cd" * 16)).write_bytes(b"damaged")  # does not open under the account key
+    store = account.vault / "cloud"
+    big = append_store_object(store, b"\xab" * 16, b"x")
+    (store / "log" / f"{big:016x}").write_bytes(b"\0" * ((1 << 20) + 4096))  # over the store's read limit
+    damaged = append_store_object(store, b"\xcd" * 16, b"damaged")  # does not open under the account key
     status = account.run("--json", "sync", "status")
     assert status.code == 0, status.stderr
     problem = status.json["storeProblem"]
     assert status.json["storeInUse"] is True
-    assert "2 object(s) that cannot be read" in problem and "ab" * 16 in problem and "cd" * 16 in problem
+    assert "2 object(s) that cannot be read" in problem and f"change {big} (" in problem and f"change {damaged} (" in problem
     text = account.run("sync", "status")
     assert text.code == 0 and "store problem: " in text.stdout
     # Passed over, not trusted: every device still holds the passkey, from the vault.

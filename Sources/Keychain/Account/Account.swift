@@ -1,4 +1,5 @@
 import KeyVault
+import SyncStore
 import VirtualAuthenticator
 
 /// One synced keychain account: the vault holding its devices (each with its own biometric PIN and

@@ -1,4 +1,5 @@
 import KeyVault
+import SyncStore
 import VirtualAuthenticator
 
 /// A passkey device: a platform authenticator on one device of a synced keychain account, with its
@@ -34,10 +35,10 @@ public final class Device {
     /// Deletes the vault at `path`, its default account store, and every passkey in them, asking for
     /// no passphrase: for throw-away vaults (benchmarks, fixtures). Files they did not write are left.
     public static func removeVault(at path: String) throws(DeviceError) {
-        do {
+        do throws(StoreError) {
             if DirectoryStore.exists(at: path + "/cloud") { try DirectoryStore.remove(at: path + "/cloud") }
-            try Vault.remove(at: path)
         } catch { throw DeviceError(error) }
+        do { try Vault.remove(at: path) } catch { throw DeviceError(error) }
     }
 
     /// The shortest biometric PIN an enrollment takes, in bytes.

@@ -1,4 +1,5 @@
 import KeyVault
+import SyncStore
 import VirtualAuthenticator
 
 /// What can go wrong with a device: a ceremony's outcome, passed through as the authenticator
@@ -83,6 +84,16 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A ceremony's error; a store or sensor failure inside it is the vault's error it carries.
+    /// An account store's error, where one reaches a caller (removing a store): the store is a
+    /// file system's or a server's, so it is storage, unless a caller passed something invalid.
+    package init(_ error: StoreError) {
+        switch error.kind {
+        case .invalid: self.init(.invalidArgument, error.message)
+        case .corrupted: self.init(.vaultCorrupted, error.message)
+        case .unavailable, .conflict, .tooLarge, .behindSnapshot: self.init(.storage, error.message)
+        }
+    }
+
     package init(_ error: AuthenticatorError) {
         if let vault = error.underlying as? VaultError {
             self.init(vault)

@@ -1,4 +1,5 @@
 import KeyVault
+import SyncStore
 import VirtualAuthenticator
 
 /// How an account's devices sync: when each change lands in the store and reaches each device,
@@ -168,14 +169,18 @@ extension Account {
         (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
     }
 
-    /// Opens (creating) the store and reads what it holds. A store that cannot be used — not a
-    /// private directory of the user's, unreadable — is set aside with the reason in
-    /// ``storeProblem``, as a cloud that is down would be: every device keeps working from this
-    /// vault, and what has landed uploads once the store is usable again.
+    /// Opens the store and reads what it holds — a writer creates it, and replaces a store of the
+    /// first layout (`objects/`) by the current one, which it fills from the vault; a reader only
+    /// opens one that exists. A store that cannot be used — not a private directory of the
+    /// user's, unreadable — is set aside with the reason in ``storeProblem``, as a cloud that is
+    /// down would be: every device keeps working from this vault, and what has landed uploads once
+    /// the store is usable again.
     func useStore() {
         guard storeState == nil, storeProblem == nil else { return }
-        do {
-            storeState = StoreState(store: try DirectoryStore(path: storePath))
+        let writer = vault.access == .write
+        do throws(StoreError) {
+            if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
+            storeState = StoreState(store: try DirectoryStore(path: storePath, create: writer))
             try readStore()
         } catch {
             storeState = nil
@@ -183,34 +188,45 @@ extension Account {
         }
     }
 
-    /// Every revision the store's objects hold. An object that cannot be read (not a regular file,
-    /// too large) or does not open under the account key (damaged, another account's, renamed) is
-    /// passed over — the store is not trusted — and noted (``StoreState/unreadable``), for `sync
-    /// status` to report as a store problem.
-    private func readStore() throws(VaultError) {
+    /// Every revision the store holds: its snapshot, then the changes after it. A change the store
+    /// cannot read back, or that does not open under the account key (damaged, another account's,
+    /// planted), is passed over — the store is not trusted — and noted (``StoreState/unreadable``),
+    /// for `sync status` to report as a store problem.
+    private func readStore() throws(StoreError) {
         guard let current = storeState else { return }
-        var state = StoreState(store: current.store)
-        for name in try state.store.names() {
-            guard let nameBytes = Hex.bytes(name) else {
-                state.unreadable.append(.init(name: name, reason: "not a store object's name"))
-                continue
+        for attempt in 0..<3 {
+            var state = StoreState(store: current.store)
+            do throws(StoreError) {
+                if let snapshot = try state.store.snapshot() {
+                    for (index, part) in snapshot.parts.enumerated() {
+                        open(part, label: "snapshot \(snapshot.sequence) part \(index)", into: &state)
+                    }
+                    state.snapshot = snapshot.sequence
+                    state.cursor = snapshot.sequence
+                }
+                let page = try state.store.allChanges(after: state.cursor)
+                for change in page.changes { open(change.object, label: "change \(change.sequence)", into: &state) }
+                state.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
+                state.cursor = page.next
+                storeState = state
+                return
+            } catch {
+                // Compacted while it was read: read the new snapshot.
+                guard case .behindSnapshot = error.kind, attempt < 2 else { throw error }
             }
-            let bytes: [UInt8]
-            do { bytes = try state.store.object(name) } catch {
-                state.unreadable.append(.init(name: name, reason: error.message))
-                continue
-            }
-            guard let entries = StorePack.open(bytes, name: nameBytes, key: settings.accountKey, accountId: settings.accountId) else {
-                state.unreadable.append(.init(name: name, reason: "does not open under the account key (damaged, truncated, renamed, or another account's)"))
-                continue
-            }
-            state.names.append(name)
-            try add(entries, to: &state)
         }
-        storeState = state
     }
 
-    /// What is wrong with the store in use, for `sync status`: the objects it holds that cannot be
+    /// Adds what store object `object` holds to `state`, or notes it unreadable.
+    private func open(_ object: StoreObject, label: String, into state: inout StoreState) {
+        guard let entries = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId) else {
+            state.unreadable.append(.init(name: label, reason: "does not open under the account key (damaged, truncated, or another account's)"))
+            return
+        }
+        add(entries, to: &state)
+    }
+
+    /// What is wrong with the store in use, for `sync status`: the changes it holds that cannot be
     /// read, and the revisions too large to upload. `nil` when nothing is (or the store is set
     /// aside: ``storeProblem`` says why).
     var storeObjectProblem: String? {
@@ -228,8 +244,8 @@ extension Account {
     }
 
     /// Adds what an object holds to what the store is known to hold.
-    private func add(_ entries: [(record: VaultRecord, landedAt: Instant)], to state: inout StoreState) throws(VaultError) {
-        let first = try DeviceRecord.everyRecord(in: vault)[0]
+    private func add(_ entries: [(record: VaultRecord, landedAt: Instant)], to state: inout StoreState) {
+        guard let first = try? DeviceRecord.everyRecord(in: vault)[0] else { return }
         for entry in entries where state.landed[entry.record.id] == nil {
             guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
             else { continue }
@@ -240,14 +256,15 @@ extension Account {
         }
     }
 
-    /// Past this many objects, a writer merges the store.
+    /// Past this many changes after the snapshot, a writer compacts the store.
     package static let mergeThreshold = 32
 
-    /// Writes the newest revision of each (device, passkey) the store holds into as few objects as
-    /// the budget allows, then deletes the objects they came from: the store stays about as large
-    /// as the account, and an open reads a few objects, not one per change ever made.
-    private func mergeStore() throws(VaultError) {
-        guard let state = storeState, state.names.count > Self.mergeThreshold else { return }
+    /// Replaces every change read so far by a snapshot of the newest revision of each (device,
+    /// passkey) the store holds, in as few parts as the budget allows: the store stays about as
+    /// large as the account, and a new device reads the snapshot and what followed, not every
+    /// change ever made. A compaction another writer made first wins.
+    private func mergeStore() throws(StoreError) {
+        guard let state = storeState, state.cursor - state.snapshot > UInt64(Self.mergeThreshold) else { return }
         var newest = [[UInt8]: Revision]()
         for r in state.revisions {
             let key = r.originId + r.itemId
@@ -258,14 +275,16 @@ extension Account {
             guard case .store(let landed, let record) = r.source else { return nil }
             return (record, landed)
         }.sorted { a, b in a.landedAt != b.landedAt ? a.landedAt < b.landedAt : a.record.id.lexicographicallyPrecedes(b.record.id) }
-        let written = try writeObjects(entries)
-        for name in state.names { try state.store.delete(name) }
-        try (state.store as? DirectoryStore)?.flush()
+        do {
+            try state.store.compact(through: state.cursor, snapshot: packed(entries))
+        } catch {
+            guard case .conflict = error.kind else { throw error }
+        }
         var merged = StoreState(store: state.store)
-        merged.names = written
-        merged.unreadable = state.unreadable
+        merged.snapshot = state.cursor
+        merged.cursor = state.cursor
         merged.tooLarge = state.tooLarge
-        try add(entries, to: &merged)
+        add(entries, to: &merged)
         storeState = merged
     }
 
@@ -298,13 +317,23 @@ extension Account {
         // A revision too large for one object is never uploaded (no reader could read it back, and
         // every writer would upload it again): it stays in the vault, and sync status says so.
         let pending = landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt && !state.tooLarge.contains(r.id) }
-        do {
-            guard !pending.isEmpty else { return }
-            let (stored, names, tooLarge) = try upload(pending)
-            var known = state
-            known.names += names
-            known.tooLarge.formUnion(tooLarge)
-            try add(stored, to: &known)
+        guard !pending.isEmpty else { return }
+        let (stored, tooLarge) = try upload(pending)
+        var known = state
+        known.tooLarge.formUnion(tooLarge)
+        do throws(StoreError) {
+            let objects = packed(stored)
+            let given = try known.store.append(objects)
+            add(stored, to: &known)
+            if given.elementsEqual((0..<UInt64(given.count)).map { known.cursor + 1 + $0 }) {
+                known.cursor += UInt64(given.count)
+            } else {
+                // Another writer of the store appended meanwhile: read what it did.
+                let page = try known.store.allChanges(after: known.cursor)
+                for change in page.changes { open(change.object, label: "change \(change.sequence)", into: &known) }
+                known.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
+                known.cursor = page.next
+            }
             storeState = known
             try mergeStore()
         } catch {
@@ -360,10 +389,10 @@ extension Account {
     }
 
     /// Seals `revisions` (this vault's) for the store — their private keys sealed again under the
-    /// account key — and writes them; returns the entries as stored, the objects' names, and the
-    /// ids of the revisions too large for any object (not uploaded).
+    /// account key; returns the entries to store, and the ids of the revisions too large for any
+    /// object (not uploaded).
     private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError)
-        -> (entries: [(record: VaultRecord, landedAt: Instant)], names: [String], tooLarge: Set<[UInt8]>) {
+        -> (entries: [(record: VaultRecord, landedAt: Instant)], tooLarge: Set<[UInt8]>) {
         var entries = [(record: VaultRecord, landedAt: Instant)]()
         var tooLarge = Set<[UInt8]>()
         for (revision, landed) in revisions {
@@ -379,7 +408,7 @@ extension Account {
             }
             entries.append((record, landed))
         }
-        return (entries, try writeObjects(entries), tooLarge)
+        return (entries, tooLarge)
     }
 
     /// What `record` adds to a store object: its encoding in a batch and its landing time.
@@ -387,27 +416,25 @@ extension Account {
         VaultDecoding.encodeBatch([record]).count + 16
     }
 
-    /// Writes `entries` as store objects of at most ``objectBudget`` bytes of records each, and
-    /// returns their names.
-    private func writeObjects(_ entries: [(record: VaultRecord, landedAt: Instant)]) throws(VaultError) -> [String] {
-        guard let state = storeState, !entries.isEmpty else { return [] }
-        var names = [String](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
-        func flush() throws(VaultError) {
+    /// `entries` sealed as store objects of at most ``objectBudget`` bytes of records each, each
+    /// under a new random id.
+    private func packed(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [StoreObject] {
+        var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
+        func flush() {
             guard !batch.isEmpty else { return }
-            let name = random.bytes(16)
-            try state.store.put(Hex.string(name), StorePack.seal(batch, name: name, key: settings.accountKey, accountId: settings.accountId))
-            names.append(Hex.string(name))
+            let id = random.bytes(16)
+            objects.append(StoreObject(id: id, bytes: StorePack.seal(batch, name: id, key: settings.accountKey, accountId: settings.accountId)))
             batch = []
             size = 0
         }
         for entry in entries {
             let weight = Self.storeWeight(of: entry.record)
-            if size + weight > Self.objectBudget { try flush() }
+            if size + weight > Self.objectBudget { flush() }
             batch.append(entry)
             size += weight
         }
-        try flush()
-        return names
+        flush()
+        return objects
     }
 }
 
@@ -415,12 +442,13 @@ extension Account {
 /// and per (device, passkey) the newest change it holds.
 struct StoreState {
     let store: any AccountStore
-    /// The objects read (those that opened under the account key).
-    var names: [String] = []
+    /// The snapshot read, and how far the changes after it were read.
+    var snapshot: UInt64 = 0
+    var cursor: UInt64 = 0
     var revisions: [Revision] = []
     var landed: [[UInt8]: Instant] = [:]
     var latest: [[UInt8]: Instant] = [:]
-    /// Objects passed over when the store was read, and why.
+    /// Changes passed over when the store was read, and why.
     var unreadable: [UnreadableObject] = []
     /// Revisions of this vault too large for one object (``Account/objectBudget``): not uploaded.
     var tooLarge: Set<[UInt8]> = []
