@@ -23,7 +23,7 @@ public final class Account {
     /// in use; and why it is not used, when it cannot be (AccountSync.swift).
     var storeState: StoreState?
     /// Credential records already read as revisions, by record id (AccountSync.swift).
-    var revisionCache = [[UInt8]: Revision]()
+    var revisionCache = [[UInt8]: (version: UInt64, revision: Revision)]()
     /// The attestation CA, once read (``attestationCA()``).
     var cachedCA: AttestationCA?
     /// Private keys of passkeys made without user verification, by revision id, as OpenSSL holds

@@ -219,6 +219,11 @@ public final class Device {
                 let sealed = der.withUnsafeBytes { account.vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: id) }
                 frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)])
             }
+            // An account that follows a store queues them for upload, as any commit does.
+            if var state = try SyncState.read(in: account.vault), !frames.isEmpty {
+                state.queue += frames.joined().map { SyncState.Upload(revisionId: $0.id, rpId: Array($0.field(CredentialRecord.Tag.rpId) ?? []), landsAt: nil) }
+                frames[frames.count - 1].append(state.record())
+            }
             for start in stride(from: 0, to: frames.count, by: 1024) {
                 try account.vault.commit(batches: Array(frames[start..<min(start + 1024, frames.count)]))
             }

@@ -30,24 +30,31 @@ extension Account {
 
     // MARK: - Revisions
 
-    /// Every revision in this vault, of every device, in the vault's order.
+    /// Every revision in this vault, of every device, in the vault's order (and those downloaded
+    /// from other vaults' devices, kept as replica records).
     func localRevisions() throws(VaultError) -> [Revision] {
         try revisions(vault.records(kind: .credential))
     }
 
     /// `records` read as revisions; each record is read once and kept (``revisionCache``), so a
-    /// ceremony that looks at an RP's passkeys twice decodes them once.
-    private func revisions(_ records: [VaultRecord]) throws(VaultError) -> [Revision] {
+    /// ceremony that looks at an RP's passkeys twice decodes them once. A replica record (a
+    /// revision another vault's device uploaded, as this vault downloaded it) reads as the store's.
+    func revisions(_ records: [VaultRecord]) throws(VaultError) -> [Revision] {
         let first = try DeviceRecord.everyRecord(in: vault)[0]
         var out = [Revision]()
         out.reserveCapacity(records.count)
         for record in records {
-            if let cached = revisionCache[record.id], case .local(let seen) = cached.source, seen.version == record.version {
-                out.append(cached)
+            if let cached = revisionCache[record.id], cached.version == record.version {
+                out.append(cached.revision)
                 continue
             }
-            let revision = try Revision(record, source: .local(record), firstDevice: first)
-            revisionCache[record.id] = revision
+            let revision: Revision
+            if let replicated = StoreReplica.revisionRecord(record) {
+                revision = try Revision(replicated.record, source: .store(landedAt: replicated.landedAt, record: replicated.record), firstDevice: first)
+            } else {
+                revision = try Revision(record, source: .local(record), firstDevice: first)
+            }
+            revisionCache[record.id] = (record.version, revision)
             out.append(revision)
         }
         return out
@@ -85,17 +92,20 @@ extension Account {
         } else {
             records = try vault.records(kind: .credential)
         }
-        let local = try revisions(records)
-        let localIds = Set(local.map(\.id))
-        let stored = (storeState?.revisions ?? []).filter { !localIds.contains($0.id) && (rpIds?.contains($0.credential.rpId) ?? true) }
-        return History(revisions: local + stored, devices: try DeviceRecord.everyRecord(in: vault))
+        var seen = Set<[UInt8]>()
+        var revisions = [Revision]()
+        for r in try self.revisions(records) where seen.insert(r.id).inserted { revisions.append(r) }
+        for r in storeState?.downloaded ?? [] where (rpIds?.contains(r.credential.rpId) ?? true) && seen.insert(r.id).inserted {
+            revisions.append(r)
+        }
+        return History(revisions: revisions, devices: try DeviceRecord.everyRecord(in: vault))
     }
 
     /// The RP IDs of the passkey whose credential id is `id`, wherever a revision of it is.
     func rpIds(ofCredential id: [UInt8]) throws(VaultError) -> Set<String> {
         let local = try vault.records(kind: .credential, field: CredentialRecord.Tag.credentialId, equals: id)
             .compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } }
-        let stored = (storeState?.revisions ?? []).filter { $0.credential.id == id }.map(\.credential.rpId)
+        let stored = (storeState?.downloaded ?? []).filter { $0.credential.id == id }.map(\.credential.rpId)
         return Set(local + stored)
     }
 
@@ -150,311 +160,5 @@ extension Account {
         }
         return DeviceView(visible: visible, at: now, landedAt: { self.landedAt($0, in: history) },
                           backupStateImmediate: settings.backupStateImmediate)
-    }
-
-    // MARK: - The store
-
-    /// Where the account store is: the path the account's settings name (tag 26), else `<vault>/cloud`.
-    var storePath: String { settings.storePath ?? path + "/cloud" }
-
-    /// Whether devices sync through the store yet: once there is a second device, a reset, or a
-    /// delay setting. A lone device never writes one (its changes upload when one appears).
-    var storeInUse: Bool {
-        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || storeExists
-    }
-
-    /// Whether the store's directory exists, looked at once per change of the vault: only a
-    /// writer of this vault makes it, and this process is the writer while it asks.
-    private var storeExists: Bool {
-        (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
-    }
-
-    /// Opens the store and reads what it holds — a writer creates it, and replaces a store of the
-    /// first layout (`objects/`) by the current one, which it fills from the vault; a reader only
-    /// opens one that exists. A store that cannot be used — not a private directory of the
-    /// user's, unreadable — is set aside with the reason in ``storeProblem``, as a cloud that is
-    /// down would be: every device keeps working from this vault, and what has landed uploads once
-    /// the store is usable again.
-    func useStore() {
-        guard storeState == nil, storeProblem == nil else { return }
-        let writer = vault.access == .write
-        do throws(StoreError) {
-            if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
-            storeState = StoreState(store: try DirectoryStore(path: storePath, create: writer))
-            try readStore()
-        } catch {
-            storeState = nil
-            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
-        }
-    }
-
-    /// Every revision the store holds: its snapshot, then the changes after it. A change the store
-    /// cannot read back, or that does not open under the account key (damaged, another account's,
-    /// planted), is passed over — the store is not trusted — and noted (``StoreState/unreadable``),
-    /// for `sync status` to report as a store problem.
-    private func readStore() throws(StoreError) {
-        guard let current = storeState else { return }
-        for attempt in 0..<3 {
-            var state = StoreState(store: current.store)
-            do throws(StoreError) {
-                if let snapshot = try state.store.snapshot() {
-                    for (index, part) in snapshot.parts.enumerated() {
-                        open(part, label: "snapshot \(snapshot.sequence) part \(index)", into: &state)
-                    }
-                    state.snapshot = snapshot.sequence
-                    state.cursor = snapshot.sequence
-                }
-                let page = try state.store.allChanges(after: state.cursor)
-                for change in page.changes { open(change.object, label: "change \(change.sequence)", into: &state) }
-                state.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
-                state.cursor = page.next
-                storeState = state
-                return
-            } catch {
-                // Compacted while it was read: read the new snapshot.
-                guard case .behindSnapshot = error.kind, attempt < 2 else { throw error }
-            }
-        }
-    }
-
-    /// Adds what store object `object` holds to `state`, or notes it unreadable.
-    private func open(_ object: StoreObject, label: String, into state: inout StoreState) {
-        guard let entries = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId) else {
-            state.unreadable.append(.init(name: label, reason: "does not open under the account key (damaged, truncated, or another account's)"))
-            return
-        }
-        add(entries, to: &state)
-    }
-
-    /// What is wrong with the store in use, for `sync status`: the changes it holds that cannot be
-    /// read, and the revisions too large to upload. `nil` when nothing is (or the store is set
-    /// aside: ``storeProblem`` says why).
-    var storeObjectProblem: String? {
-        guard let state = storeState, !state.unreadable.isEmpty || !state.tooLarge.isEmpty else { return nil }
-        var parts = [String]()
-        if !state.unreadable.isEmpty {
-            parts.append("\(state.unreadable.count) object(s) that cannot be read, passed over: "
-                + state.unreadable.map { "\($0.name) (\($0.reason))" }.joined(separator: "; "))
-        }
-        if !state.tooLarge.isEmpty {
-            parts.append("\(state.tooLarge.count) revision(s) too large for one store object (over \(Self.objectBudget) bytes), kept in the vault and not uploaded: "
-                + state.tooLarge.map(Hex.string).sorted().joined(separator: ", "))
-        }
-        return "the account store at \(storePath) holds " + parts.joined(separator: "; and ")
-    }
-
-    /// Adds what an object holds to what the store is known to hold.
-    private func add(_ entries: [(record: VaultRecord, landedAt: Instant)], to state: inout StoreState) {
-        guard let first = try? DeviceRecord.everyRecord(in: vault)[0] else { return }
-        for entry in entries where state.landed[entry.record.id] == nil {
-            guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
-            else { continue }
-            state.revisions.append(revision)
-            state.landed[revision.id] = entry.landedAt
-            let key = revision.originId + revision.itemId
-            state.latest[key] = max(state.latest[key] ?? revision.changedAt, revision.changedAt)
-        }
-    }
-
-    /// Past this many changes after the snapshot, a writer compacts the store.
-    package static let mergeThreshold = 32
-
-    /// Replaces every change read so far by a snapshot of the newest revision of each (device,
-    /// passkey) the store holds, in as few parts as the budget allows: the store stays about as
-    /// large as the account, and a new device reads the snapshot and what followed, not every
-    /// change ever made. A compaction another writer made first wins.
-    private func mergeStore() throws(StoreError) {
-        guard let state = storeState, state.cursor - state.snapshot > UInt64(Self.mergeThreshold) else { return }
-        var newest = [[UInt8]: Revision]()
-        for r in state.revisions {
-            let key = r.originId + r.itemId
-            if let kept = newest[key], !Revision.precedes(kept, r) { continue }
-            newest[key] = r
-        }
-        let entries = newest.values.compactMap { r -> (record: VaultRecord, landedAt: Instant)? in
-            guard case .store(let landed, let record) = r.source else { return nil }
-            return (record, landed)
-        }.sorted { a, b in a.landedAt != b.landedAt ? a.landedAt < b.landedAt : a.record.id.lexicographicallyPrecedes(b.record.id) }
-        do {
-            try state.store.compact(through: state.cursor, snapshot: packed(entries))
-        } catch {
-            guard case .conflict = error.kind else { throw error }
-        }
-        var merged = StoreState(store: state.store)
-        merged.snapshot = state.cursor
-        merged.cursor = state.cursor
-        merged.tooLarge = state.tooLarge
-        add(entries, to: &merged)
-        storeState = merged
-    }
-
-    /// The most one store object holds, in bytes of records: well under what the store reads back
-    /// (``DirectoryStore``'s object limit), whatever a revision weighs.
-    static let objectBudget = 768 * 1024
-
-    /// A writer keeps the store in step: it uploads every revision that has landed by now and is
-    /// not in the store yet (never a device-bound passkey's, nor one a later revision of the same
-    /// device has already superseded in landing). A reader writes nothing: what it computes does
-    /// not depend on the store's copy.
-    func sync() throws(VaultError) {
-        guard vault.access == .write, storeInUse else { return }
-        useStore()
-        guard let state = storeState else { return }
-        // Only what the store lacks is read: in the steady state, the last few changes.
-        let missing = try vault.unorderedRecords(kind: .credential).filter { state.landed[$0.id] == nil }
-        guard !missing.isEmpty else { return }
-        let history = History(revisions: try revisions(missing).sorted { $0.changedAt < $1.changedAt },
-                              devices: try DeviceRecord.everyRecord(in: vault))
-        let now = present
-        var latest = state.latest  // per (device, item): the newest landed change
-        var landedNow = [(Revision, Instant)]()
-        for r in history.revisions where !history.deviceBound.contains(r.itemId) {
-            guard let landed = landedAt(r, in: history), landed <= now else { continue }
-            landedNow.append((r, landed))
-            let key = r.originId + r.itemId
-            latest[key] = max(latest[key] ?? r.changedAt, r.changedAt)
-        }
-        // A revision too large for one object is never uploaded (no reader could read it back, and
-        // every writer would upload it again): it stays in the vault, and sync status says so.
-        let pending = landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt && !state.tooLarge.contains(r.id) }
-        guard !pending.isEmpty else { return }
-        let (stored, tooLarge) = try upload(pending)
-        var known = state
-        known.tooLarge.formUnion(tooLarge)
-        do throws(StoreError) {
-            let objects = packed(stored)
-            let given = try known.store.append(objects)
-            add(stored, to: &known)
-            if given.elementsEqual((0..<UInt64(given.count)).map { known.cursor + 1 + $0 }) {
-                known.cursor += UInt64(given.count)
-            } else {
-                // Another writer of the store appended meanwhile: read what it did.
-                let page = try known.store.allChanges(after: known.cursor)
-                for change in page.changes { open(change.object, label: "change \(change.sequence)", into: &known) }
-                known.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
-                known.cursor = page.next
-            }
-            storeState = known
-            try mergeStore()
-        } catch {
-            storeState = nil
-            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
-        }
-    }
-
-    /// Commits a change of passkeys (`records`, new revisions) together with tombstones for the
-    /// revisions nobody needs any more — superseded by a later one of the same device that every
-    /// device has received — so a change costs one frame, clean-up included.
-    /// The new revisions count as made now: on a device alone in its account, each change
-    /// replaces the one before in the same frame.
-    func commitChange(_ records: [VaultRecord]) throws(VaultError) {
-        // A passkey revision must fit one store object, or it could never sync: refused before
-        // anything is stored (names are already cut to 64 bytes; this is what nothing can cut).
-        for record in records where record.kind == .credential {
-            let weight = Self.storeWeight(of: record)
-            guard weight <= Self.objectBudget else {
-                throw VaultError(.invalid, "the passkey's record would be \(weight) bytes, more than one account store object holds (\(Self.objectBudget)); nothing was stored")
-            }
-        }
-        let rpIds = Set(records.compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } })
-        let before = try history(rpIds: rpIds)
-        let first = try DeviceRecord.everyRecord(in: vault)[0]
-        let made = try records.filter { $0.kind == .credential }.map { record throws(VaultError) in
-            try Revision(record, source: .local(record), firstDevice: first)
-        }
-        let history = History(revisions: before.revisions + made, devices: Array(before.devices.values))
-        let madeIds = Set(made.map(\.id))
-        let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
-        let done = supersededRevisions(local, in: history, at: present).filter { !madeIds.contains($0.id) }
-        try vault.commit(done.map(tombstone) + records)
-    }
-
-    /// Local revisions a later revision of the same device and passkey outranks on every device
-    /// from now on: that one has reached every device of the account, so this one can never be
-    /// what a device shows again.
-    private func supersededRevisions(_ local: [Revision], in history: History, at now: Instant) -> [Revision] {
-        var out = [Revision]()
-        for (_, revisions) in Dictionary(grouping: local, by: { $0.originId + $0.itemId }) where revisions.count > 1 {
-            let ordered = revisions.sorted(by: Revision.precedes)
-            // The newest revision everybody holds; every older one is done with.
-            guard let settled = ordered.lastIndex(where: { r in
-                history.current.allSatisfy { device in
-                    device.id == r.originId || history.deviceBound.contains(r.itemId)
-                        || (visibility(of: r, to: device, in: history).map { $0 <= now } ?? false)
-                }
-            }) else { continue }
-            out += ordered[..<settled]
-        }
-        return out
-    }
-
-    /// Seals `revisions` (this vault's) for the store — their private keys sealed again under the
-    /// account key; returns the entries to store, and the ids of the revisions too large for any
-    /// object (not uploaded).
-    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError)
-        -> (entries: [(record: VaultRecord, landedAt: Instant)], tooLarge: Set<[UInt8]>) {
-        var entries = [(record: VaultRecord, landedAt: Instant)]()
-        var tooLarge = Set<[UInt8]>()
-        for (revision, landed) in revisions {
-            guard case .local(var record) = revision.source else { continue }
-            guard Self.storeWeight(of: record) <= Self.objectBudget else {
-                tooLarge.insert(record.id)
-                continue
-            }
-            if let sealed = revision.sealedKey {
-                let secret = try vault.openSecret(sealed, recordId: record.id)
-                record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
-                    secret, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: record.id)))
-            }
-            entries.append((record, landed))
-        }
-        return (entries, tooLarge)
-    }
-
-    /// What `record` adds to a store object: its encoding in a batch and its landing time.
-    static func storeWeight(of record: VaultRecord) -> Int {
-        VaultDecoding.encodeBatch([record]).count + 16
-    }
-
-    /// `entries` sealed as store objects of at most ``objectBudget`` bytes of records each, each
-    /// under a new random id.
-    private func packed(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [StoreObject] {
-        var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
-        func flush() {
-            guard !batch.isEmpty else { return }
-            let id = random.bytes(16)
-            objects.append(StoreObject(id: id, bytes: StorePack.seal(batch, name: id, key: settings.accountKey, accountId: settings.accountId)))
-            batch = []
-            size = 0
-        }
-        for entry in entries {
-            let weight = Self.storeWeight(of: entry.record)
-            if size + weight > Self.objectBudget { flush() }
-            batch.append(entry)
-            size += weight
-        }
-        flush()
-        return objects
-    }
-}
-
-/// The account store in use, and what it held when last read: its revisions, when each landed,
-/// and per (device, passkey) the newest change it holds.
-struct StoreState {
-    let store: any AccountStore
-    /// The snapshot read, and how far the changes after it were read.
-    var snapshot: UInt64 = 0
-    var cursor: UInt64 = 0
-    var revisions: [Revision] = []
-    var landed: [[UInt8]: Instant] = [:]
-    var latest: [[UInt8]: Instant] = [:]
-    /// Changes passed over when the store was read, and why.
-    var unreadable: [UnreadableObject] = []
-    /// Revisions of this vault too large for one object (``Account/objectBudget``): not uploaded.
-    var tooLarge: Set<[UInt8]> = []
-
-    struct UnreadableObject {
-        let name: String
-        let reason: String
     }
 }

@@ -1,0 +1,32 @@
+import KeyVault
+
+/// A revision another vault's device uploaded, kept in this vault as it was downloaded: a
+/// credential record (so it sits in its RP's partition, and a ceremony reads it with the RP's
+/// other revisions) whose id is derived from the revision's, holding the store's record with two
+/// more fields — the revision's own id (tag 40) and when it landed in the store (tag 41). Its
+/// private key stays sealed under the account key. See docs/vault-format.md.
+enum StoreReplica {
+    enum Tag {
+        static let revisionId: UInt8 = 40, landedAt: UInt8 = 41
+    }
+
+    /// The vault id of the replica of revision `id`.
+    static func recordId(of id: [UInt8]) -> [UInt8] { id.map { $0 ^ 0xa5 } }
+
+    static func record(of revision: VaultRecord, landedAt: Instant) -> VaultRecord {
+        var fields = revision.fields
+        fields[Tag.revisionId] = revision.id
+        fields[Tag.landedAt] = landedAt.bytes
+        return VaultRecord(id: recordId(of: revision.id), kind: .credential, version: 1, fields: fields)
+    }
+
+    /// The revision a replica record holds, as the store had it, and when it landed; `nil` for a
+    /// record that is no replica.
+    static func revisionRecord(_ record: VaultRecord) -> (record: VaultRecord, landedAt: Instant)? {
+        guard let id = record.field(Tag.revisionId), let landed = record.field(Tag.landedAt).flatMap({ Instant(bytes: $0) }) else { return nil }
+        var fields = record.fields
+        fields[Tag.revisionId] = nil
+        fields[Tag.landedAt] = nil
+        return (VaultRecord(id: Array(id), kind: .credential, version: record.version, fields: fields), landed)
+    }
+}

@@ -1,0 +1,445 @@
+import KeyVault
+import SyncStore
+import VirtualAuthenticator
+
+/// The account store as this vault uses it: the store is opened without reading it whole; a
+/// device reads the changes after this vault's cursor (``SyncState``), keeps what other vaults'
+/// devices uploaded as replica records in their RP's partition (``StoreReplica``), and uploads
+/// from the queue each commit fills — so opening, a ceremony and a sync cost the changes since
+/// last time, not the vault. See docs/sync.md, "The store".
+extension Account {
+    /// Where the account store is: the path the account's settings name (tag 26), else `<vault>/cloud`.
+    var storePath: String { settings.storePath ?? path + "/cloud" }
+
+    /// Whether devices sync through the store yet: once there is a second device, a reset, or a
+    /// delay setting. A lone device never writes one (its changes upload when one appears).
+    var storeInUse: Bool {
+        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || storeExists
+    }
+
+    /// Whether the store's directory exists, looked at once per change of the vault: only a
+    /// writer of this vault makes it, and this process is the writer while it asks.
+    private var storeExists: Bool {
+        (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
+    }
+
+    /// The metadata key under which a store keeps its own random id: a vault whose cursor was
+    /// into another store (one removed and made again) starts over from the beginning.
+    static let storeIdKey = "store-id"
+
+    /// Opens the store and reads the changes after this vault's cursor — a writer creates the
+    /// store, and replaces one of the first layout (`objects/`) by the current one, which it fills
+    /// from the vault; a reader only opens one that exists, and writes nothing. A store that
+    /// cannot be used — not a private directory of the user's, unreadable, gone — is set aside
+    /// with the reason in ``storeProblem``, as a cloud that is down would be: every device keeps
+    /// working from this vault, and what has landed uploads once the store is usable again.
+    func useStore() {
+        guard storeState == nil, storeProblem == nil else { return }
+        let writer = vault.access == .write
+        let saved = (try? SyncState.read(in: vault)) ?? nil
+        do throws(StoreError) {
+            if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
+            let store = try DirectoryStore(path: storePath, create: writer)
+            var state = StoreState(store: store, saved: saved ?? SyncState())
+            var storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
+            if storeId == nil, writer {
+                let made = VaultRecord.newId()  // not the account's seeded stream: no scenario id moves
+                do throws(StoreError) {
+                    try store.setMetadata(Self.storeIdKey, made, expecting: 0)
+                    storeId = made
+                } catch {
+                    guard case .conflict = error.kind else { throw error }
+                    storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
+                }
+            }
+            if saved == nil || saved?.storeId != storeId {
+                // Not followed yet (or another store): read it from the start, and upload what
+                // it lacks of this vault's.
+                state.saved.cursor = 0
+                state.saved.unreadable = []
+                state.saved.storeId = storeId ?? []
+                state.rebuilding = true
+            }
+            state.cursor = state.saved.cursor
+            state.unreadable = state.saved.unreadable
+            storeState = state
+            try download()
+        } catch {
+            storeState = nil
+            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+        }
+    }
+
+    /// Reads the store's changes after the cursor (its snapshot first, when the cursor is older).
+    /// What another vault's devices made becomes a downloaded revision (a writer keeps it as a
+    /// replica record); what this vault's made says when it landed. A change that cannot be read
+    /// back, or does not open under the account key (damaged, another account's, planted), is
+    /// passed over — the store is not trusted — and noted for `sync status`.
+    private func download() throws(StoreError) {
+        guard var state = storeState else { return }
+        let own = Set(((try? DeviceRecord.everyRecord(in: vault)) ?? []).map(\.id))
+        var page: ChangePage
+        do throws(StoreError) {
+            page = try state.store.allChanges(after: state.cursor)
+        } catch {
+            guard case .behindSnapshot = error.kind else { throw error }
+            guard let snapshot = try state.store.snapshot() else { throw error }
+            var entries = 0
+            for (index, part) in snapshot.parts.enumerated() {
+                entries += take(part, label: "snapshot \(snapshot.sequence) part \(index)", own: own, into: &state)
+            }
+            state.cursor = snapshot.sequence
+            state.snapshotEntries = UInt64(entries)
+            state.unreadable.removeAll()
+            page = try state.store.allChanges(after: state.cursor)
+        }
+        for change in page.changes { _ = take(change.object, label: "change \(change.sequence)", own: own, into: &state) }
+        state.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
+        state.cursor = page.next
+        storeState = state
+    }
+
+    /// Adds what store object `object` holds to `state` (and returns how many revisions), or
+    /// notes it unreadable.
+    @discardableResult
+    private func take(_ object: StoreObject, label: String, own: Set<[UInt8]>, into state: inout StoreState) -> Int {
+        guard let entries = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
+              let first = try? DeviceRecord.everyRecord(in: vault)[0]
+        else {
+            state.unreadable.append(.init(name: label, reason: "does not open under the account key (damaged, truncated, or another account's)"))
+            return 0
+        }
+        for entry in entries where state.landed[entry.record.id] == nil {
+            guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
+            else { continue }
+            state.landed[revision.id] = entry.landedAt
+            if !own.contains(revision.originId) { state.downloaded.append(revision) }
+        }
+        return entries.count
+    }
+
+    /// What is wrong with the store in use, for `sync status`: the changes it holds that cannot be
+    /// read, and the revisions too large to upload. `nil` when nothing is (or the store is set
+    /// aside: ``storeProblem`` says why).
+    var storeObjectProblem: String? {
+        guard let state = storeState, !state.unreadable.isEmpty || !state.tooLarge.isEmpty else { return nil }
+        var parts = [String]()
+        if !state.unreadable.isEmpty {
+            parts.append("\(state.unreadable.count) object(s) that cannot be read, passed over: "
+                + state.unreadable.map { "\($0.name) (\($0.reason))" }.joined(separator: "; "))
+        }
+        if !state.tooLarge.isEmpty {
+            parts.append("\(state.tooLarge.count) revision(s) too large for one store object (over \(Self.objectBudget) bytes), kept in the vault and not uploaded: "
+                + state.tooLarge.map(Hex.string).sorted().joined(separator: ", "))
+        }
+        return "the account store at \(storePath) holds " + parts.joined(separator: "; and ")
+    }
+
+    /// Past this many changes after the snapshot (or a quarter of the snapshot's revisions, when
+    /// more), a writer compacts the store.
+    package static let mergeThreshold = 32
+
+    /// Replaces the store's changes by a snapshot of the newest revision of each (device,
+    /// passkey) it holds, in as few parts as the budget allows: the store stays about as large as
+    /// the account, and a new device reads the snapshot and what followed, not every change ever
+    /// made. It waits for a share of the snapshot's size in changes, so rewriting it costs a
+    /// constant per change. A compaction another writer made first wins.
+    private func compactStore() throws(StoreError) {
+        guard var state = storeState else { return }
+        let extent = try state.store.extent()
+        guard extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4) else { return }
+        var entries = [[UInt8]: (record: VaultRecord, landedAt: Instant, revision: Revision)]()
+        func collect(_ object: StoreObject) {
+            guard let opened = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
+                  let first = try? DeviceRecord.everyRecord(in: vault)[0] else { return }
+            for entry in opened {
+                guard let r = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
+                else { continue }
+                let key = r.originId + r.itemId
+                if let kept = entries[key], !Revision.precedes(kept.revision, r) { continue }
+                entries[key] = (entry.record, entry.landedAt, r)
+            }
+        }
+        var through = extent.snapshot
+        if let snapshot = try state.store.snapshot() {
+            for part in snapshot.parts { collect(part) }
+            through = snapshot.sequence
+        }
+        let page = try state.store.allChanges(after: through)
+        for change in page.changes { collect(change.object) }
+        let kept = entries.values.map { (record: $0.record, landedAt: $0.landedAt) }
+            .sorted { a, b in a.landedAt != b.landedAt ? a.landedAt < b.landedAt : a.record.id.lexicographicallyPrecedes(b.record.id) }
+        do throws(StoreError) {
+            try state.store.compact(through: page.next, snapshot: packed(kept))
+        } catch {
+            guard case .conflict = error.kind else { throw error }
+            return
+        }
+        state.snapshotEntries = UInt64(kept.count)
+        state.cursor = max(state.cursor, page.next)
+        state.unreadable.removeAll()
+        storeState = state
+    }
+
+    /// The most one store object holds, in bytes of records: well under what the store reads back
+    /// (``DirectoryStore``'s object limit), whatever a revision weighs.
+    static let objectBudget = 768 * 1024
+
+    /// A writer keeps the store in step: it uploads from the queue every revision that has landed
+    /// by now and is not in the store yet (never a device-bound passkey's, nor one a later
+    /// revision of the same device has already superseded in landing), keeps what other vaults'
+    /// devices made as replica records, compacts the store when it is due, and commits its cursor
+    /// and queue. A reader writes nothing: what it computes does not depend on the store's copy.
+    func sync() throws(VaultError) {
+        guard vault.access == .write, storeInUse else { return }
+        useStore()
+        let saved = try SyncState.read(in: vault) ?? SyncState()
+        guard var state = storeState else {
+            // Set aside: the queue waits for the store to come back.
+            if saved.version == 0 { try vault.commit([saved.record()]) }
+            return
+        }
+        var queue = saved.queue
+        if state.rebuilding {
+            // Everything of this vault's the store lacks: found by a scan, once per store.
+            queue = try vault.unorderedRecords(kind: .credential).compactMap { record -> SyncState.Upload? in
+                guard StoreReplica.revisionRecord(record) == nil, state.landed[record.id] == nil,
+                      let rp = record.field(CredentialRecord.Tag.rpId) else { return nil }
+                return SyncState.Upload(revisionId: record.id, rpId: Array(rp), landsAt: nil)
+            }
+            state.rebuilding = false
+        }
+        let (due, waiting) = try dueUploads(queue, landed: state.landed)
+        let (stored, tooLarge) = try upload(due)
+        state.tooLarge = tooLarge
+        // A revision too large for one object is never uploaded (no reader could read it back):
+        // it stays in the vault, and in the queue, and sync status says so.
+        queue = waiting + due.filter { tooLarge.contains($0.0.id) }.map { r, landed in
+            SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: landed)
+        }
+        storeState = state
+        do throws(StoreError) {
+            if !stored.isEmpty {
+                let given = try state.store.append(packed(stored))
+                for entry in stored { state.landed[entry.record.id] = entry.landedAt }
+                let contiguous = given.elementsEqual((0..<UInt64(given.count)).map { state.cursor + 1 + $0 })
+                if contiguous { state.cursor += UInt64(given.count) }
+                storeState = state
+                // Another writer of the store appended meanwhile: read what it did.
+                if !contiguous { try download() }
+            }
+            try compactStore()
+        } catch {
+            storeState = nil
+            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+            return  // what was not uploaded stays queued for the store's return
+        }
+        state = storeState ?? state
+        let replicas = try replicaRecords(for: state.downloaded[state.persistedDownloads...])
+        state.persistedDownloads = state.downloaded.count
+        storeState = state
+        let updated = SyncState(version: saved.version, storeId: state.saved.storeId, cursor: state.cursor, queue: queue,
+                                snapshotEntries: state.snapshotEntries, unreadable: state.unreadable)
+        guard !replicas.isEmpty || saved.version == 0 || updated.cursor != saved.cursor || updated.queue != saved.queue
+                || updated.storeId != saved.storeId || updated.snapshotEntries != saved.snapshotEntries
+                || updated.unreadable.map(\.name) != saved.unreadable.map(\.name)
+        else { return }
+        try vault.commit(replicas + [updated.record()])
+    }
+
+    /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
+    /// each landed; and the rest, still waiting. A queued revision that is gone (superseded and
+    /// collected), device-bound, already in the store, or lost with its device is dropped.
+    private func dueUploads(_ queue: [SyncState.Upload], landed stored: [[UInt8]: Instant])
+        throws(VaultError) -> (due: [(Revision, Instant)], waiting: [SyncState.Upload]) {
+        let now = present
+        var waiting = [SyncState.Upload](), candidates = [SyncState.Upload]()
+        for upload in queue {
+            if let at = upload.landsAt, at > now { waiting.append(upload) } else { candidates.append(upload) }
+        }
+        guard !candidates.isEmpty else { return ([], waiting) }
+        let devices = try DeviceRecord.everyRecord(in: vault)
+        var histories = [[UInt8]: (History, [[UInt8]: Revision])]()
+        var landedNow = [(Revision, Instant)]()
+        var latest = [[UInt8]: Instant]()
+        for upload in candidates where stored[upload.revisionId] == nil {
+            if histories[upload.rpId] == nil {
+                let local = try revisions(vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: upload.rpId))
+                    .filter { if case .local = $0.source { true } else { false } }
+                histories[upload.rpId] = (History(revisions: local, devices: devices), Dictionary(local.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
+            }
+            let (history, byId) = histories[upload.rpId]!
+            guard let r = byId[upload.revisionId], !history.deviceBound.contains(r.itemId) else { continue }
+            guard let at = landedAt(r, in: history) else {
+                // Offline: it starts when its device is back. Lost with its device: dropped.
+                if let origin = history.devices[r.originId], origin.removedAt == nil, !origin.isOnline { waiting.append(upload) }
+                continue
+            }
+            guard at <= now else {
+                waiting.append(SyncState.Upload(revisionId: upload.revisionId, rpId: upload.rpId, landsAt: at))
+                continue
+            }
+            landedNow.append((r, at))
+            let key = r.originId + r.itemId
+            latest[key] = max(latest[key] ?? r.changedAt, r.changedAt)
+        }
+        return (landedNow.filter { r, _ in latest[r.originId + r.itemId] == r.changedAt }, waiting)
+    }
+
+    /// Replica records for revisions downloaded from other vaults' devices, in their RP's
+    /// partition; none for one this vault already keeps.
+    private func replicaRecords(for downloaded: ArraySlice<Revision>) throws(VaultError) -> [VaultRecord] {
+        var out = [VaultRecord]()
+        var kept = [String: Set<[UInt8]>]()
+        for r in downloaded {
+            guard case .store(let landed, let record) = r.source else { continue }
+            if kept[r.credential.rpId] == nil {
+                kept[r.credential.rpId] = Set(try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(r.credential.rpId.utf8)).map(\.id))
+            }
+            let replica = StoreReplica.record(of: record, landedAt: landed)
+            guard kept[r.credential.rpId]!.insert(replica.id).inserted else { continue }
+            out.append(replica)
+        }
+        return out
+    }
+
+    /// Adds the uploads of `records` (new revisions of this vault's devices) to the queue, when
+    /// the vault follows a store: the sync state record to commit with them, or `nil`.
+    func queueing(_ made: [Revision], in history: History) throws(VaultError) -> VaultRecord? {
+        guard var saved = try SyncState.read(in: vault) else { return nil }
+        for r in made where !history.deviceBound.contains(r.itemId) {
+            let lands = history.devices[r.originId].flatMap { landing(of: r.id, from: $0, changedAt: r.changedAt) }
+            saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands))
+        }
+        return saved.record()
+    }
+
+    /// Commits a change of passkeys (`records`, new revisions) together with tombstones for the
+    /// revisions nobody needs any more — superseded by a later one of the same device that every
+    /// device has received — and the new revisions' place in the upload queue, so a change costs
+    /// one frame, clean-up included. The new revisions count as made now: on a device alone in
+    /// its account, each change replaces the one before in the same frame.
+    func commitChange(_ records: [VaultRecord]) throws(VaultError) {
+        // A passkey revision must fit one store object, or it could never sync: refused before
+        // anything is stored (names are already cut to 64 bytes; this is what nothing can cut).
+        for record in records where record.kind == .credential {
+            let weight = Self.storeWeight(of: record)
+            guard weight <= Self.objectBudget else {
+                throw VaultError(.invalid, "the passkey's record would be \(weight) bytes, more than one account store object holds (\(Self.objectBudget)); nothing was stored")
+            }
+        }
+        let rpIds = Set(records.compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } })
+        let before = try history(rpIds: rpIds)
+        let first = try DeviceRecord.everyRecord(in: vault)[0]
+        let made = try records.filter { $0.kind == .credential }.map { record throws(VaultError) in
+            try Revision(record, source: .local(record), firstDevice: first)
+        }
+        let history = History(revisions: before.revisions + made, devices: Array(before.devices.values))
+        let madeIds = Set(made.map(\.id))
+        let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
+        let done = supersededRevisions(local, in: history, at: present).filter { !madeIds.contains($0.id) }
+        let queued = try queueing(made, in: history)
+        try vault.commit(done.map(tombstone) + records + (queued.map { [$0] } ?? []))
+    }
+
+    /// Local revisions a later revision of the same device and passkey outranks on every device
+    /// from now on: that one has reached every device of the account, so this one can never be
+    /// what a device shows again.
+    private func supersededRevisions(_ local: [Revision], in history: History, at now: Instant) -> [Revision] {
+        var out = [Revision]()
+        for (_, revisions) in Dictionary(grouping: local, by: { $0.originId + $0.itemId }) where revisions.count > 1 {
+            let ordered = revisions.sorted(by: Revision.precedes)
+            // The newest revision everybody holds; every older one is done with.
+            guard let settled = ordered.lastIndex(where: { r in
+                history.current.allSatisfy { device in
+                    device.id == r.originId || history.deviceBound.contains(r.itemId)
+                        || (visibility(of: r, to: device, in: history).map { $0 <= now } ?? false)
+                }
+            }) else { continue }
+            out += ordered[..<settled]
+        }
+        return out
+    }
+
+    /// Seals `revisions` (this vault's) for the store — their private keys sealed again under the
+    /// account key; returns the entries to store, and the ids of the revisions too large for any
+    /// object (not uploaded).
+    private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError)
+        -> (entries: [(record: VaultRecord, landedAt: Instant)], tooLarge: Set<[UInt8]>) {
+        var entries = [(record: VaultRecord, landedAt: Instant)]()
+        var tooLarge = Set<[UInt8]>()
+        for (revision, landed) in revisions {
+            guard case .local(var record) = revision.source else { continue }
+            guard Self.storeWeight(of: record) <= Self.objectBudget else {
+                tooLarge.insert(record.id)
+                continue
+            }
+            if let sealed = revision.sealedKey {
+                let secret = try vault.openSecret(sealed, recordId: record.id)
+                record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
+                    secret, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: record.id)))
+            }
+            entries.append((record, landed))
+        }
+        return (entries, tooLarge)
+    }
+
+    /// What `record` adds to a store object: its encoding in a batch and its landing time.
+    static func storeWeight(of record: VaultRecord) -> Int {
+        VaultDecoding.encodeBatch([record]).count + 16
+    }
+
+    /// `entries` sealed as store objects of at most ``objectBudget`` bytes of records each, each
+    /// under a new random id.
+    private func packed(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [StoreObject] {
+        var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
+        func flush() {
+            guard !batch.isEmpty else { return }
+            let id = random.bytes(16)
+            objects.append(StoreObject(id: id, bytes: StorePack.seal(batch, name: id, key: settings.accountKey, accountId: settings.accountId)))
+            batch = []
+            size = 0
+        }
+        for entry in entries {
+            let weight = Self.storeWeight(of: entry.record)
+            if size + weight > Self.objectBudget { flush() }
+            batch.append(entry)
+            size += weight
+        }
+        flush()
+        return objects
+    }
+}
+
+
+/// The account store in use, as this process has read it: the sync state it started from, how far
+/// it has read, when each revision it read landed, what other vaults' devices made (downloaded),
+/// and what it could not read.
+struct StoreState {
+    let store: any AccountStore
+    var saved: SyncState
+    /// The vault does not follow this store yet: what the store lacks of its revisions is found
+    /// by one scan.
+    var rebuilding = false
+    var cursor: UInt64 = 0
+    var snapshotEntries: UInt64 = 0
+    var landed: [[UInt8]: Instant] = [:]
+    var downloaded: [Revision] = []
+    /// How many of ``downloaded`` are kept as replica records already.
+    var persistedDownloads = 0
+    /// Changes passed over when the store was read, and why.
+    var unreadable: [UnreadableObject] = []
+    /// Revisions of this vault too large for one object (``Account/objectBudget``): not uploaded.
+    var tooLarge: Set<[UInt8]> = []
+
+    init(store: any AccountStore, saved: SyncState) {
+        self.store = store
+        self.saved = saved
+        snapshotEntries = saved.snapshotEntries
+    }
+
+    struct UnreadableObject: Equatable {
+        let name: String
+        let reason: String
+    }
+}
