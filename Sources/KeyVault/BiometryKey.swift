@@ -50,8 +50,8 @@ extension Vault {
         return key
     }
 
-    private func innerAssociatedData(_ itemId: [UInt8]) -> [UInt8] {
-        Array("AUTHCTL-UV-SECRET".utf8) + header.vaultId + itemId
+    private func innerAssociatedData(_ itemId: [UInt8], vaultId: [UInt8]? = nil) -> [UInt8] {
+        Array("AUTHCTL-UV-SECRET".utf8) + (vaultId ?? header.vaultId) + itemId
     }
 
     /// Seals a secret under the biometry key (bound to `itemId`, the passkey's stable identity;
@@ -73,9 +73,13 @@ extension Vault {
 
     /// Opens the inner, biometry-key layer of a secret whose outer layer was already opened
     /// (by the vault key, or by the account key for a passkey that came from the account store).
-    package func openBiometrySealed(_ inner: SecureBytes, itemId: [UInt8], biometryKey: SecureBytes) throws(VaultError) -> SecureBytes {
+    /// `vaultId`: the vault whose id the inner layer is bound to, when it was sealed in another
+    /// vault of the account (this one's when `nil`).
+    package func openBiometrySealed(_ inner: SecureBytes, itemId: [UInt8], biometryKey: SecureBytes,
+                                    vaultId: [UInt8]? = nil) throws(VaultError) -> SecureBytes {
         let bytes = inner.withUnsafeBytes { Array($0) }
-        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(itemId), allocation: .transient) else {
+        guard let plain = Sodium.open(bytes[...], key: biometryKey, associatedData: innerAssociatedData(itemId, vaultId: vaultId),
+                                      allocation: .transient) else {
             throw VaultError(.locked, "this passkey is sealed under a different biometric enrollment")
         }
         return plain

@@ -43,10 +43,15 @@ private func twoDevices(_ dir: String, clock: VirtualClock) throws -> (Account, 
         var (account, _): (Account?, Credential) = try twoDevices(dir, clock: clock)
         // What an older version stored: a revision of 1.1 MB (its large blob), written past the
         // checks a change goes through today.
-        var record = try #require(try account!.vault.records(kind: .credential).last)
-        record.version += 1
+        let made = try #require(try account!.vault.records(kind: .credential).last)
+        var record = VaultRecord(id: VaultRecord.newId(), kind: .credential, fields: made.fields)
+        record.setField(CredentialRecord.Tag.sealedPrivateKey, try account!.vault.openSecret(Array(made.field(CredentialRecord.Tag.sealedPrivateKey)!), recordId: made.id)
+            .withUnsafeBytes { account!.vault.sealSecret($0, recordId: record.id) })
+        record.setInteger(CredentialRecord.Tag.changedOrder, UInt64(account!.vault.position))
         record.setField(CredentialRecord.Tag.largeBlob, [UInt8](repeating: 9, count: 1_100_000))
-        try account!.vault.commit([record])
+        // An older version kept no sync state: the first writer finds the record by its one scan.
+        let state = try #require(try account!.vault.records(kind: SyncState.kind).first)
+        try account!.vault.commit([record, VaultRecord(id: state.id, kind: .tombstone, version: state.version + 1)])
         account = nil
         let stored = objects(dir).count
         for _ in 0..<4 {

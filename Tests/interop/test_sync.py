@@ -14,7 +14,7 @@ from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, ResidentKe
                                       UserVerificationRequirement)
 
 import vault_reader
-from conftest import PASSPHRASE, PIN, b64url, unb64url
+from conftest import PASSPHRASE, PIN, Authctl, b64url, unb64url
 
 RP_ID, ORIGIN = "example.com", "https://example.com"
 LAPTOP_PIN = "9753"
@@ -364,3 +364,57 @@ def test_an_object_the_store_cannot_read_is_a_store_problem(account):
     # Passed over, not trusted: every device still holds the passkey, from the vault.
     listed = account.run("--json", "--device", "laptop", "list").json["credentials"]
     assert [c["id"] for c in listed] == [b64url(registration.credential_id)]
+
+
+def test_two_vaults_sharing_one_store_sync_through_it_alone(authctl, tmp_path):
+    """A device in a vault of its own (`device add --vault-dir`) learns the account's passkeys
+    from the store alone: a passkey made with user verification in the first vault signs in the
+    second after the download delay, with the second device's own PIN, and one made there signs
+    back in the first; py_webauthn verifies each. `sync rebuild` forgets the second vault's copy
+    of the store (cursor, queue, replicas) and gets the same passkeys back from the store."""
+    assert authctl.run("sync", "set", "--download-delay", "2s").code == 0
+    second = tmp_path / "desk-vault"
+    added = authctl.run("device", "add", "desk", "--vault-dir", str(second), "--kdf", "min", env={"AUTHCTL_NEW_PIN": LAPTOP_PIN})
+    assert added.code == 0, added.stderr
+    desk = Authctl(second)
+    assert [d["name"] for d in desk.run("--json", "device", "list").json["devices"]] == ["desk"]
+    assert [d["name"] for d in authctl.run("--json", "device", "list").json["devices"]] == ["default"]
+
+    made = time.monotonic()
+    result, registration = register(authctl)
+    registered = time.monotonic()
+    assert registration is not None, result.stderr
+    early, _ = sign(desk, registration.credential_public_key, pin=LAPTOP_PIN)
+    if time.monotonic() < made + 2.0:
+        assert early.code == 13 and "notHandled" in early.stderr, early.stderr
+    time.sleep(max(0.0, registered + 2.05 - time.monotonic()))
+    result, assertion = sign(desk, registration.credential_public_key, pin=LAPTOP_PIN)
+    assert assertion is not None, result.stderr
+    assert assertion.user_verified and assertion.credential_backed_up
+    assert result.json["id"] == b64url(registration.credential_id)
+    # The desk's own PIN, not the first vault's.
+    wrong, _ = sign(desk, registration.credential_public_key, pin=PIN)
+    assert wrong.code == 11, wrong.stderr
+
+    result, from_desk = register(desk, user=b"user-2", name="bob", uv="discouraged", pin=LAPTOP_PIN)
+    assert from_desk is not None, result.stderr
+    time.sleep(2.05)
+    back, verified = sign(authctl, from_desk.credential_public_key, "--credential", b64url(from_desk.credential_id), uv="discouraged")
+    assert verified is not None, back.stderr
+    # What the store holds: only ciphertext, of both vaults' passkeys.
+    blobs = b"".join(p.read_bytes() for p in (authctl.vault / "cloud").rglob("*") if p.is_file())
+    for secret in (registration.credential_id, from_desk.credential_id, RP_ID.encode(), b"alice", b"bob"):
+        assert secret not in blobs
+
+    listed = sorted(c["id"] for c in desk.run("--json", "list").json["credentials"])
+    rebuilt = desk.run("sync", "rebuild")
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert sorted(c["id"] for c in desk.run("--json", "list").json["credentials"]) == listed
+    result, again = sign(desk, registration.credential_public_key, "--credential", b64url(registration.credential_id),
+                         pin=LAPTOP_PIN, count=0)
+    assert again is not None, result.stderr
+    # The first vault still receives what the desk makes after the rebuild.
+    result, later = register(desk, user=b"user-3", name="carol", uv="discouraged", pin=LAPTOP_PIN)
+    assert later is not None, result.stderr
+    time.sleep(2.05)
+    assert b64url(later.credential_id) in {c["id"] for c in authctl.run("--json", "list").json["credentials"]}

@@ -405,13 +405,17 @@ public final class Account {
         switch revision.source {
         case .local:
             guard let biometryKey else { return try vault.openSecret(sealed, recordId: revision.id) }
+            if let elsewhere = revision.sealedInVault {
+                return try vault.openBiometrySealed(try vault.openSecret(sealed, recordId: revision.id), itemId: itemId,
+                                                    biometryKey: biometryKey, vaultId: elsewhere)
+            }
             return try vault.openSecret(sealed, recordId: revision.id, biometryKey: biometryKey, itemId: itemId)
         case .store:
             guard let outer = settings.accountKey.openSecret(
                 sealed, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: revision.id))
             else { throw VaultError(.corrupted, "a passkey from the account store failed authentication") }
             guard let biometryKey else { return outer }
-            return try vault.openBiometrySealed(outer, itemId: itemId, biometryKey: biometryKey)
+            return try vault.openBiometrySealed(outer, itemId: itemId, biometryKey: biometryKey, vaultId: revision.sealedInVault)
         }
     }
 

@@ -135,8 +135,10 @@ final class ViewCredentialStore: CredentialStore {
         var state = item.credential
         change(&state)
         let sealed = try account.resealKey(of: item.winner, into: id)
-        try account.commitChange(also + [CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
-                                                               device: device, changedAt: account.eventTime)])
+        var record = CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed, device: device, changedAt: account.eventTime)
+        // A key sealed under the biometry key in another vault stays bound to that vault's id.
+        record.setField(CredentialRecord.Tag.sealedInVault, item.winner.sealedInVault)
+        try account.commitChange(also + [record])
         changed()
         return state
     }

@@ -27,6 +27,10 @@ enum CredentialRecord {
         static let credProtect: UInt8 = 22, credBlob: UInt8 = 23, largeBlob: UInt8 = 24
         /// `1`: hidden by the RP's `signalAllAcceptedCredentials` (kept, offered to no ceremony).
         static let hidden: UInt8 = 25
+        /// The vault whose id the private key's biometry-key seal is bound to, when that is not
+        /// the vault holding the record (a passkey made with user verification in another vault
+        /// of the account); written on upload.
+        static let sealedInVault: UInt8 = 42
     }
 
     /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.

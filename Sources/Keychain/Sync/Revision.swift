@@ -21,6 +21,8 @@ final class Revision {
     /// The passkey as this revision leaves it (for a removal, only its id, RP ID and user handle).
     let credential: Credential
     let sealedKey: [UInt8]?
+    /// The vault the key's biometry-key seal is bound to, when another vault of the account made it.
+    let sealedInVault: [UInt8]?
     let source: Source
 
     var storeLandedAt: Instant? { if case .store(let t, _) = source { t } else { nil } }
@@ -61,6 +63,7 @@ final class Revision {
         originName = try text(Tag.deviceName, default: firstDevice.name)
         removed = record.field(Tag.removed)?.elementsEqual([1]) ?? false
         self.source = source
+        sealedInVault = record.field(Tag.sealedInVault).map(Array.init)
         if removed {
             changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self), order: try integer(Tag.changedOrder, UInt64.self, default: 0))
             sealedKey = nil

@@ -191,7 +191,16 @@ extension Account {
     /// devices made as replica records, compacts the store when it is due, and commits its cursor
     /// and queue. A reader writes nothing: what it computes does not depend on the store's copy.
     func sync() throws(VaultError) {
-        guard vault.access == .write, storeInUse else { return }
+        guard storeInUse else { return }
+        // What other writers appended since this process last looked (a long-lived account: a
+        // scenario, a server). A reader only reads.
+        if storeState != nil {
+            do throws(StoreError) { try download() } catch {
+                storeState = nil
+                storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+            }
+        }
+        guard vault.access == .write else { return }
         useStore()
         let saved = try SyncState.read(in: vault) ?? SyncState()
         guard var state = storeState else {
@@ -305,13 +314,15 @@ extension Account {
 
     /// Adds the uploads of `records` (new revisions of this vault's devices) to the queue, when
     /// the vault follows a store: the sync state record to commit with them, or `nil`.
-    func queueing(_ made: [Revision], in history: History) throws(VaultError) -> VaultRecord? {
+    func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, landsNow: Bool)? {
         guard var saved = try SyncState.read(in: vault) else { return nil }
+        var landsNow = false
         for r in made where !history.deviceBound.contains(r.itemId) {
             let lands = history.devices[r.originId].flatMap { landing(of: r.id, from: $0, changedAt: r.changedAt) }
             saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands))
+            if let lands, lands <= present { landsNow = true }
         }
-        return saved.record()
+        return (saved.record(), landsNow)
     }
 
     /// Commits a change of passkeys (`records`, new revisions) together with tombstones for the
@@ -339,7 +350,10 @@ extension Account {
         let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
         let done = supersededRevisions(local, in: history, at: present).filter { !madeIds.contains($0.id) }
         let queued = try queueing(made, in: history)
-        try vault.commit(done.map(tombstone) + records + (queued.map { [$0] } ?? []))
+        try vault.commit(done.map(tombstone) + records + (queued.map { [$0.record] } ?? []))
+        // What lands at once uploads at once: the device that made it sends it now, not at its
+        // next sync (a device of another vault may be waiting for it).
+        if queued?.landsNow == true, storeState != nil { try sync() }
     }
 
     /// Local revisions a later revision of the same device and passkey outranks on every device
@@ -373,6 +387,9 @@ extension Account {
             guard Self.storeWeight(of: record) <= Self.objectBudget else {
                 tooLarge.insert(record.id)
                 continue
+            }
+            if revision.credential.requiresUserVerification, record.field(CredentialRecord.Tag.sealedInVault) == nil {
+                record.setField(CredentialRecord.Tag.sealedInVault, vault.vaultId)
             }
             if let sealed = revision.sealedKey {
                 let secret = try vault.openSecret(sealed, recordId: record.id)

@@ -7,6 +7,11 @@ enum DeviceAddCommand {
     static let approveWith = OptionSpec.value(
         "--approve-with", "DEVICE", "the enrolled device that approves the new one, with its PIN (--pin-file / $AUTHCTL_PIN); default the first enrolled")
 
+    static let vaultDir = OptionSpec.value(
+        "--vault-dir", "DIR",
+        "make the device in a new vault at DIR (same passphrase) that syncs with this one through the account store alone",
+        completion: .directories)
+
     static let spec = CommandSpec(
         name: "add", abstract: "add a device to the account (its own biometric PIN, approved by an enrolled device)",
         discussion: """
@@ -14,10 +19,16 @@ enum DeviceAddCommand {
         verification on one device works on another with that device's PIN. Adding an enrolled
         device therefore needs an enrolled device's approval: its PIN, as an iPhone asks for another
         device's passcode to join the keychain.
+
+        With --vault-dir DIR the device lives in a new vault of its own at DIR, opened with the same
+        passphrase (and --kdf, default interactive): it holds the account's key and the store's
+        path, and learns this account's passkeys from the store alone, as a device on another
+        machine would. This vault does not list it.
         """,
-        options: [noBiometry, NewPINOption.spec, approveWith, InitCommand.maxPINAttempts] + ProfileOptions.all,
+        options: [noBiometry, NewPINOption.spec, approveWith, InitCommand.maxPINAttempts, vaultDir, KDFOption.spec] + ProfileOptions.all,
         arguments: [DeviceCommand.name],
-        examples: ["AUTHCTL_NEW_PIN=5678 authctl device add laptop", "AUTHCTL_NEW_PIN=5678 authctl device add pc --profile windows-hello"],
+        examples: ["AUTHCTL_NEW_PIN=5678 authctl device add laptop", "AUTHCTL_NEW_PIN=5678 authctl device add pc --profile windows-hello",
+                   "authctl device add --no-biometry desk --vault-dir ~/desk-vault"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -29,6 +40,17 @@ enum DeviceAddCommand {
         let account = try vault.openAccount(.write)
         let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
         let name = args.argument(0) ?? ""
+        if let directory = args.value(vaultDir) {
+            guard args.value(ProfileOptions.profile) == nil else { throw CLIError(.usage, "--profile cannot be given with --vault-dir") }
+            let passphrase = try vault.passphrase()
+            do {
+                try account.addDevice(name, inNewVaultAt: directory, passphrase: passphrase, kdf: KDFOption.level(args) ?? .interactive,
+                                      pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user())
+            } catch { throw CLIError(error) }
+            Output.diagnostic("authctl: added device \(name) in a new vault at \(directory) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
+            return
+        }
+        guard args.value(KDFOption.spec) == nil else { throw CLIError(.usage, "--kdf is for --vault-dir on device add") }
         do {
             try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user(),
                                   profile: args.value(ProfileOptions.profile), aaguid: aaguid)

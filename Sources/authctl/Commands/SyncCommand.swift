@@ -2,5 +2,5 @@
 enum SyncCommand {
     static let spec = CommandSpec(
         name: "sync", abstract: "sync delays and state: set them, see what is in flight",
-        subcommands: [SyncSetCommand.spec, SyncStatusCommand.spec])
+        subcommands: [SyncSetCommand.spec, SyncStatusCommand.spec, SyncRebuildCommand.spec])
 }

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import KeyVault
+import SyncStore
+import VirtualAuthenticator
+
+extension Account {
+    /// Adds device `name` in a vault of its own at `path` (a new vault, with `passphrase`) that
+    /// syncs with this one through this account's store only: the new vault holds the account's
+    /// key and id, sealed under its own vault key, the store's path, and the account's sync
+    /// settings as they are now; its first device is `name`. It learns this account's passkeys
+    /// from the store alone, as a device on another machine would. With `pin`, its biometric is
+    /// enrolled with the account's biometry key, approved on an enrolled device here (as
+    /// ``addDevice(_:pin:maxPINAttempts:approvedBy:approver:profile:aaguid:)`` is).
+    ///
+    /// This vault does not list the new device: the device directory stays each vault's own.
+    @discardableResult
+    public func addDevice(_ name: String, inNewVaultAt path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
+                          pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                          approvedBy approverName: String? = nil, approver: UserPolicy = UserPolicy()) throws(DeviceError) -> Account {
+        try Self.checkDeviceName(name)
+        guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the new vault's passphrase is empty") }
+        guard (1...100).contains(maxPINAttempts) else {
+            throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
+        }
+        guard vault.access == .write else { throw DeviceError(.invalidArgument, "adding a device needs the vault opened for writing") }
+        // The account's biometry key, unlocked on an enrolled device of this vault.
+        var biometryKey: SecureBytes?
+        if let pin {
+            try Device.checkNewPIN(pin)
+            let enrolled = try deviceRecords().filter { $0.enrollment != nil }
+            if !enrolled.isEmpty {
+                let approving = try approverName.map { n throws(DeviceError) in try deviceRecord(named: n) } ?? enrolled[0]
+                guard approving.enrollment != nil else {
+                    throw DeviceError(.invalidArgument, "device '\(approving.name)' has no biometric PIN to approve '\(name)' with")
+                }
+                let prompt = UserPrompt(ceremony: .registration, rpId: "approve device \(name) on \(approving.name)", userName: nil)
+                do {
+                    biometryKey = try SimulatedUser(sensor: BiometricSensor(account: self, deviceId: approving.id), policy: approver)
+                        .verifyUser(prompt).biometryKey
+                } catch { throw DeviceError(error) }
+            }
+        }
+        // The store must exist, and hold what has landed here, before the new vault reads it.
+        do {
+            useStore()
+            try sync()
+        } catch { throw DeviceError(error) }
+        guard storeState != nil else {
+            throw DeviceError(.storage, storeProblem ?? "the account store at \(storePath) cannot be used")
+        }
+        let store = Self.absolutePath(storePath)
+        let first = try deviceRecords()[0].record
+        let created = clock.milliseconds()
+        let account = settings
+        do {
+            let joined = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, partitioning: Account.partitioning) { vault throws(VaultError) in
+                let enrollment = try pin.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin, keeping: biometryKey).0 }
+                var record = DeviceRecord.newRecord(kind: .settings, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
+                                                    syncedFrom: Instant(ms: created, order: 0))
+                record.setField(AccountSettings.Tag.accountKey, vault.sealSecret(account.accountKey, recordId: record.id))
+                record.setField(AccountSettings.Tag.accountId, account.accountId)
+                record.setField(AccountSettings.Tag.storePath, Array(store.utf8))
+                record.setField(AccountSettings.Tag.attestationCA, try AccountSettings.sealedNewCA(in: vault, recordId: record.id))
+                // The sync settings as they are now (later changes here do not travel yet).
+                for tag in [AccountSettings.Tag.seed, AccountSettings.Tag.backupStateImmediate, AccountSettings.Tag.uploadDelay,
+                            AccountSettings.Tag.downloadDelay] {
+                    record.setField(tag, first.field(tag).map(Array.init))
+                }
+                return [record]
+            }
+            return try Account(vault: joined, clock: clock, random: random)
+        } catch { throw DeviceError(error) }
+    }
+
+    /// `path` from the root, so a vault elsewhere finds the same store.
+    static func absolutePath(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
+    }
+
+    /// Forgets what this vault knows of the store — its cursor, queue and replica records — and
+    /// reads the store again from the start, uploading what it lacks: what this vault's devices
+    /// hold of other vaults' devices then comes from the store alone.
+    public func forgetStore() throws(DeviceError) {
+        do throws(VaultError) {
+            let replicas = try vault.records(kind: .credential).filter { StoreReplica.revisionRecord($0) != nil }
+            var gone = replicas.map { VaultRecord(id: $0.id, kind: .tombstone, version: $0.version + 1) }
+            if let state = try vault.records(kind: SyncState.kind).first(where: { $0.id == SyncState.recordId }) {
+                gone.append(VaultRecord(id: state.id, kind: .tombstone, version: state.version + 1))
+            }
+            if !gone.isEmpty { try vault.commit(gone) }
+            storeState = nil
+            storeProblem = nil
+            revisionCache = [:]
+            try sync()
+        } catch { throw DeviceError(error) }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import KeyVault
+import SyncStore
+@testable import Keychain
+import Testing
+import VirtualAuthenticator
+
+// The store is what a vault learns other vaults' passkeys from: two vaults sharing one store,
+// each with its own device, and a vault that forgets its copy of the store and reads it again.
+
+private let start: UInt64 = 1_800_000_000_000
+
+private func twoVaults(_ dir: String, clock: VirtualClock) throws -> (Account, Account) {
+    let phone = try Account.create(at: dir + "/phone", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                   biometricPIN: secret("1111"), clock: clock.wallClock, random: .seeded(1))
+    try phone.setDelays(upload: DelayRange(parsing: "1s"), download: DelayRange(parsing: "2s"))
+    let desk = try phone.addDevice("desk", inNewVaultAt: dir + "/desk", passphrase: secret(passphrase), kdf: .min, pin: secret("2222"),
+                                   approver: UserPolicy(pin: secret("1111")))
+    return (phone, desk)
+}
+
+private func files(under dir: String) throws -> [String: Data] {
+    var out = [String: Data]()
+    for name in try FileManager.default.subpathsOfDirectory(atPath: dir) where !FileManager.default.isDirectory(dir + "/" + name) {
+        out[name] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
+    }
+    return out
+}
+
+@Test func aPasskeyMadeInOneVaultReachesAnotherThroughTheStoreAfterTheDelays() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let (phone, desk) = try twoVaults(dir, clock: clock)
+        #expect(desk.deviceNames == ["desk"] && phone.deviceNames == ["phone"])
+        let made = try phone.device("phone").register(optionsJSON: creationOptions(userVerification: "required"), origin: origin,
+                                                      user: UserPolicy(pin: secret("1111"))).result.credential
+        clock.advance(by: 1_000)
+        _ = try phone.device("phone").credentials()  // the phone runs once its upload has landed
+        clock.advance(by: 1_999)
+        #expect(try desk.device().credentials().isEmpty)
+        clock.advance(by: 1)
+        #expect(try desk.device().credentials().map(\.id) == [made.id])
+        // Made with user verification there, it signs here with this device's own PIN.
+        let signed = try desk.device().sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
+                                            user: UserPolicy(pin: secret("2222")))
+        #expect(signed.result.credential.id == made.id)
+        #expect(throws: DeviceError.self) {
+            _ = try desk.device().sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin, user: UserPolicy(pin: secret("1111")))
+        }
+        // And back: the desk's passkey reaches the phone.
+        let fromDesk = try desk.device().register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"),
+                                                  origin: origin).result.credential
+        clock.advance(by: 1_000)
+        _ = try desk.device().credentials()
+        clock.advance(by: 2_000)
+        #expect(Set(try phone.device("phone").credentials().map(\.id)) == [made.id, fromDesk.id])
+    }
+}
+
+@Test func aVaultThatForgetsItsCopyOfTheStoreGetsTheSamePasskeysBackFromTheStoreAlone() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let (phone, desk) = try twoVaults(dir, clock: clock)
+        for user in ["AQID", "BAUG", "BwgJ"] {
+            _ = try phone.device("phone").register(optionsJSON: creationOptions(userId: user, userVerification: "discouraged"), origin: origin)
+        }
+        clock.advance(by: 1_000)
+        _ = try phone.device("phone").credentials()
+        clock.advance(by: 60_000)
+        let held = try desk.device().credentials()
+        #expect(held.count == 3)
+        let replicas = try desk.vault.records(kind: .credential).filter { StoreReplica.revisionRecord($0) != nil }
+        #expect(replicas.count == 3)  // what the desk holds of the phone's is its replica of the store
+        try desk.forgetStore()
+        #expect(try desk.device().credentials().map(\.id) == held.map(\.id))
+        // The store alone gave them back: removed from it, a forgetting vault has nothing.
+        try desk.forgetStore()
+        try DirectoryStore.remove(at: dir + "/phone/cloud")
+        try desk.forgetStore()
+        #expect(try desk.device().credentials().isEmpty)
+    }
+}
+
+@Test func aReaderWritesNeitherTheVaultNorTheStore() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        do {  // both accounts closed at the end of this block
+            let (phone, desk) = try twoVaults(dir, clock: clock)
+            _ = try phone.device("phone").register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin)
+            clock.advance(by: 1_000)
+            _ = try phone.device("phone").credentials()
+            withExtendedLifetime(desk) {}
+        }
+        clock.advance(by: 5_000)
+        let before = (try files(under: dir + "/desk"), try files(under: dir + "/phone"))
+        let reader = try Account.open(at: dir + "/desk", passphrase: secret(passphrase), access: .read, clock: clock.wallClock)
+        #expect(try reader.device().credentials().count == 1)
+        _ = try reader.syncStatus()
+        #expect(try files(under: dir + "/desk") == before.0)
+        #expect(try files(under: dir + "/phone") == before.1)
+    }
+}
