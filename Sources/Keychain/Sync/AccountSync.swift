@@ -16,17 +16,13 @@ extension Account {
     /// Everything that has happened by now.
     var present: Instant { .endOf(now) }
 
-    /// The delay draws of a transfer that starts at `time`.
-    func schedule(at time: Instant) -> SyncSchedule { SyncSchedule(seed: settings.seed.value(at: time)?.value ?? 0) }
-
-    /// The delays of `device` in force at `time`: its own, else the account's.
-    func uploadDelay(of device: DeviceRecord, at time: Instant) -> DelayRange {
-        device.uploadDelay.value(at: time) ?? settings.uploadDelay.value(at: time) ?? .none
+    /// The schedule of this account's transfers (SyncTimeline.swift), from its settings now.
+    var timeline: SyncTimeline {
+        SyncTimeline(seed: settings.seed, uploadDelays: settings.uploadDelay, downloadDelays: settings.downloadDelay)
     }
 
-    func downloadDelay(of device: DeviceRecord, at time: Instant) -> DelayRange {
-        device.downloadDelay.value(at: time) ?? settings.downloadDelay.value(at: time) ?? .none
-    }
+    func uploadDelay(of device: DeviceRecord, at time: Instant) -> DelayRange { timeline.uploadDelay(of: device, at: time) }
+    func downloadDelay(of device: DeviceRecord, at time: Instant) -> DelayRange { timeline.downloadDelay(of: device, at: time) }
 
     // MARK: - Revisions
 
@@ -120,21 +116,14 @@ extension Account {
         return landing(of: revision.id, from: origin, changedAt: revision.changedAt)
     }
 
-    /// When revision `id`, made by `origin` at `changedAt`, lands in the store.
+    /// When revision `id`, made by `origin` at `changedAt`, lands in the store (``SyncTimeline``).
     func landing(of id: [UInt8], from origin: DeviceRecord, changedAt: Instant) -> Instant? {
-        guard let start = SyncSchedule.firstOnline(after: changedAt, offline: origin.offline) else { return nil }
-        let landed = start.after(schedule(at: start).delay(uploadDelay(of: origin, at: start), .upload, device: origin.name, revision: id))
-        // Before the device's last reset (in write order, whatever the clock said): only what
-        // had landed by the reset survived it.
-        if changedAt.order < origin.syncedFrom.order && landed > origin.syncedFrom { return nil }
-        if let removed = origin.removedAt, landed > removed { return nil }
-        return landed
+        timeline.landing(of: id, from: origin, changedAt: changedAt)
     }
 
-    /// When a revision that landed at `landed` reaches `device`; `nil` while the device is offline.
+    /// When a revision that landed at `landed` reaches `device` (``SyncTimeline``).
     func arrival(of id: [UInt8], at device: DeviceRecord, landed: Instant) -> Instant? {
-        guard let start = SyncSchedule.firstOnline(after: max(landed, device.syncedFrom), offline: device.offline) else { return nil }
-        return start.after(schedule(at: start).delay(downloadDelay(of: device, at: start), .download, device: device.name, revision: id))
+        timeline.arrival(of: id, at: device, landed: landed)
     }
 
     /// When `revision` becomes part of what `device` holds: its own changes since its last reset
