@@ -100,3 +100,19 @@ private func files(under dir: String) throws -> [String: Data] {
         #expect(try files(under: dir + "/phone") == before.1)
     }
 }
+
+@Test func aNewPassphraseKeepsTheReplicasOfOtherVaultsPasskeys() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let (phone, desk) = try twoVaults(dir, clock: clock)
+        let made = try phone.device("phone").register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
+        clock.advance(by: 1_000)
+        _ = try phone.device("phone").credentials()
+        clock.advance(by: 2_000)
+        #expect(try desk.device().credentials().map(\.id) == [made.id])
+        // Every key sealed under the old vault key is sealed again; the replica's, under the
+        // account key, is left as it is — and still signs.
+        try desk.changePassphrase(to: secret("a new passphrase"), kdf: .min)
+        #expect(try desk.device().sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin).result.credential.id == made.id)
+    }
+}

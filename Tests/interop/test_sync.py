@@ -406,6 +406,8 @@ def test_two_vaults_sharing_one_store_sync_through_it_alone(authctl, tmp_path):
     for secret in (registration.credential_id, from_desk.credential_id, RP_ID.encode(), b"alice", b"bob"):
         assert secret not in blobs
 
+    checked = desk.run("vault", "check")
+    assert checked.code == 0, checked.stderr
     listed = sorted(c["id"] for c in desk.run("--json", "list").json["credentials"])
     rebuilt = desk.run("sync", "rebuild")
     assert rebuilt.code == 0, rebuilt.stderr

@@ -4,10 +4,13 @@ import KeyVault
 /// credential record (so it sits in its RP's partition, and a ceremony reads it with the RP's
 /// other revisions) whose id is derived from the revision's, holding the store's record with two
 /// more fields — the revision's own id (tag 40) and when it landed in the store (tag 41). Its
-/// private key stays sealed under the account key. See docs/vault-format.md.
+/// private key stays sealed under the account key, in tag 43 rather than 10. See docs/vault-format.md.
 enum StoreReplica {
     enum Tag {
         static let revisionId: UInt8 = 40, landedAt: UInt8 = 41
+        /// The private key as the store had it, sealed under the account key: kept out of tag 10,
+        /// which holds keys sealed under the vault key (and which a key rotation seals again).
+        static let storeSealedKey: UInt8 = 43
     }
 
     /// The vault id of the replica of revision `id`.
@@ -17,6 +20,7 @@ enum StoreReplica {
         var fields = revision.fields
         fields[Tag.revisionId] = revision.id
         fields[Tag.landedAt] = landedAt.bytes
+        fields[Tag.storeSealedKey] = fields.removeValue(forKey: CredentialRecord.Tag.sealedPrivateKey)
         return VaultRecord(id: recordId(of: revision.id), kind: .credential, version: 1, fields: fields)
     }
 
@@ -27,6 +31,7 @@ enum StoreReplica {
         var fields = record.fields
         fields[Tag.revisionId] = nil
         fields[Tag.landedAt] = nil
+        fields[CredentialRecord.Tag.sealedPrivateKey] = fields.removeValue(forKey: Tag.storeSealedKey)
         return (VaultRecord(id: Array(id), kind: .credential, version: record.version, fields: fields), landed)
     }
 }
