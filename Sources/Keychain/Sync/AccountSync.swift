@@ -175,7 +175,7 @@ extension Account {
     func useStore() {
         guard storeState == nil, storeProblem == nil else { return }
         do {
-            storeState = StoreState(store: try DirectoryStore(path: storePath))
+            storeState = StoreState(store: try DirectoryStore(path: storePath, durability: vault.durability))
             try readStore()
         } catch {
             storeState = nil

@@ -345,7 +345,8 @@ public final class ScenarioRunner {
             do {
                 let created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                                 clock: clock.wallClock, random: .seeded(seed))
+                                                 clock: clock.wallClock, random: .seeded(seed),
+                                                 durability: .none)  // a throw-away vault, deleted after the run
                 try created.setSyncOptions(seed: seed)
                 if let profile { try created.setProfile(profile) }
                 account = created
