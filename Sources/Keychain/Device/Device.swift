@@ -124,14 +124,16 @@ public final class Device {
         try Self.requireSupport(device)
         let (profile, aaguid) = try account.profile(of: device)
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
-        let client = try client(device, user, configuration, revisionId: account.newRevisionId())
+        // No revision id is drawn for a sign-in: most write nothing, and one that does (a new
+        // count, a large blob) draws its own as it writes. A read draws nothing from the seeded stream.
+        let client = try client(device, user, configuration, revisionId: nil)
         do {
             return try client.get(options: try RequestOptions(json: optionsJSON, strict: caller?.strict ?? false), caller: caller ?? CallerContext(origin: origin), fault: fault)
         } catch { throw DeviceError(error) }
     }
 
     private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
-                        revisionId: [UInt8]) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
+                        revisionId: [UInt8]?) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
         let store = ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId)
         let user = SimulatedUser(sensor: BiometricSensor(account: account, deviceId: id), policy: policy)
         return WebAuthnClient(authenticator: Authenticator(configuration: configuration, store: store, user: user,
@@ -140,7 +142,7 @@ public final class Device {
     }
 
     func store() throws(DeviceError) -> ViewCredentialStore {
-        ViewCredentialStore(account: account, device: try record(), nextRevisionId: account.newRevisionId())
+        ViewCredentialStore(account: account, device: try record(), nextRevisionId: nil)
     }
 
     // MARK: - Passkeys

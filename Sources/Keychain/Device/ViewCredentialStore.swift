@@ -11,15 +11,17 @@ final class ViewCredentialStore: CredentialStore {
 
     let account: Account
     let device: DeviceRecord
-    /// The id the next new passkey's first revision will have (decided before the ceremony, since
-    /// the BS flag the authenticator signs depends on when that revision uploads).
-    let nextRevisionId: [UInt8]
+    /// The id the next new passkey's first revision will have, when a registration decided it
+    /// before the ceremony (the BS flag the authenticator signs depends on when that revision
+    /// uploads); `nil`: drawn when written. Only writes draw from the account's random source, so
+    /// a step that only looks leaves a seeded scenario's later ids and delays as they were.
+    let nextRevisionId: [UInt8]?
     /// What the device holds of each RP asked about (a ceremony asks about one), and of all of
     /// them once asked; forgotten after each change this store makes.
     private var views = [String: DeviceView]()
     private var everything: DeviceView?
 
-    init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]) {
+    init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]?) {
         self.account = account
         self.device = device
         self.nextRevisionId = nextRevisionId
@@ -81,7 +83,7 @@ final class ViewCredentialStore: CredentialStore {
             } catch {
                 throw VaultError(.invalid, "OpenSSL could not encode the new private key: \(error)")
             }
-            let id = nextRevisionId
+            let id = nextRevisionId ?? account.newRevisionId()
             let uvKey = credential.requiresUserVerification ? try biometryKey(for: credential, verification) : nil
             let sealed = der.withUnsafeBytes { buffer in
                 let secret = UnsafeRawBufferPointer(rebasing: buffer.prefix(length))

@@ -40,6 +40,8 @@ public final class ScenarioRunner {
     var origin = "https://example.com"
     var rpId: String?
     var labels = [String: [UInt8]]()
+    /// How many challenges the run has made (``randomChallenge()``).
+    var challenges: UInt64 = 0
     var lastResponse: String?
     var lastReply: [UInt8]?
     var http: HTTPClient?
@@ -408,7 +410,15 @@ public final class ScenarioRunner {
 
     // MARK: - Ceremonies
 
-    private func randomChallenge() -> String { Base64URL.encode(account?.random.bytes(32) ?? [UInt8](repeating: 0, count: 32)) }
+    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
+
+    /// A challenge for the next ceremony: the n-th of a stream of its own, SHA-256 of the seed and
+    /// n — not the account's random source, which only what writes may draw from (a sign-in that
+    /// writes nothing must leave later credential ids and delays as they were).
+    private func randomChallenge() -> String {
+        challenges += 1
+        return Base64URL.encode(SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(challenges)))
+    }
 
     private func options(_ source: Step.OptionsSource?, line: ScenarioLine, build: () -> [String: Any]) throws(ScenarioError) -> [UInt8] {
         switch source {
