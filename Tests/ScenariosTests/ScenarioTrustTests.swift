@@ -110,5 +110,10 @@ private let after = """
         phone sign => notHandled
         """)
     #expect(report.passed, "\(report.failures)")
-    #expect(report.timeline.contains("# dropped"), "\(report.timeline)")
+    // The timeline names the change that lost, right after the step that made it.
+    let lines = report.timelineLines
+    let signed = try #require(lines.firstIndex { $0.contains("laptop sign => ok credential=counting") })
+    #expect(lines[signed + 1].hasPrefix("# dropped at 6s: laptop's revision "), "\(report.timeline)")
+    #expect(lines[signed + 1].hasSuffix(" of counting, made after phone deleted it at 5s (the deletion wins)"))
+    #expect(report.dropped.count == 1 && report.dropped[0].deletedBy == "phone")
 }

@@ -30,6 +30,9 @@ public final class Account {
     var signingKeys = [[UInt8]: PrivateKey]()
     var signingKeyOrder = [[UInt8]]()
     public internal(set) var storeProblem: String?
+    /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
+    /// the order they were made, for a scenario's timeline.
+    package internal(set) var droppedRevisions = [DroppedRevision]()
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path

@@ -218,7 +218,8 @@ public final class Device {
                     length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try key.writePrivateKeyDER(into: buffer) }
                 } catch { throw VaultError(.invalid, "OpenSSL could not encode a private key: \(error)") }
                 let sealed = der.withUnsafeBytes { account.vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: id) }
-                frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)])
+                frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
+                                                     created: CredentialRecord.creation(of: credential, now: time))])
             }
             for start in stride(from: 0, to: frames.count, by: 1024) {
                 try account.vault.commit(batches: Array(frames[start..<min(start + 1024, frames.count)]))

@@ -94,7 +94,8 @@ final class ViewCredentialStore: CredentialStore {
             let removals = try replacing.map { old throws(VaultError) in
                 CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
-            let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)
+            let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
+                                               created: CredentialRecord.creation(of: credential, now: time))
             try account.commitChange(removals + [record])
             changed()
         } catch { throw AuthenticatorError(error) }
@@ -133,12 +134,21 @@ final class ViewCredentialStore: CredentialStore {
     func revise(_ credential: Credential, alsoCommitting also: [VaultRecord] = [],
                 _ change: (inout Credential) -> Void) throws(VaultError) -> Credential {
         let item = try item(credential)
+        // A deletion made elsewhere that has not reached this device: the change is written (the
+        // device cannot know), but it will never win over the deletion.
+        let deletion = try account.history(rpIds: [item.credential.rpId]).revisions
+            .filter { $0.itemId == item.itemId && $0.removed }.min { $0.changedAt < $1.changedAt }
         let id = account.newRevisionId()
         var state = item.credential
         change(&state)
         let sealed = try account.resealKey(of: item.winner, into: id)
+        let time = account.eventTime
         try account.commitChange(also + [CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
-                                                               device: device, changedAt: account.eventTime)])
+                                                               device: device, changedAt: time, created: item.winner.created)])
+        if let deletion {
+            account.droppedRevisions.append(DroppedRevision(time: time.ms, device: device.name, credentialId: state.id, revisionId: id,
+                                                            deletedBy: deletion.originName, deletedAt: deletion.changedAt.ms))
+        }
         changed()
         return state
     }

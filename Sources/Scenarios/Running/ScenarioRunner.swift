@@ -114,11 +114,22 @@ public final class ScenarioRunner {
             try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            noteDropped(into: &report)
             watchSync(into: &report)
             if !failures.isEmpty && !options.keepGoing { break }
         }
         report.seed = seed
         return report
+    }
+
+    /// The changes the step made that a deletion outranks, into the timeline.
+    private func noteDropped(into report: inout ScenarioReport) {
+        guard let account, account.droppedRevisions.count > report.dropped.count else { return }
+        for d in account.droppedRevisions[report.dropped.count...] {
+            report.record(DroppedChange(time: d.time - min(d.time, Self.epoch), device: d.device, passkey: label(of: d.credentialId),
+                                        revision: Base64URL.encode(d.revisionId), deletedBy: d.deletedBy,
+                                        deletedAt: d.deletedAt - min(d.deletedAt, Self.epoch)))
+        }
     }
 
     /// With `sync events on`: the transfers that happened since the last look, into the timeline.
