@@ -26,15 +26,20 @@ package final class DirectoryStore: AccountStore {
     package static let objectLimit = 1 << 20
     /// How long a writer waits for another to finish.
     let lockWait: Duration
+    /// Whether what is written is flushed to disk before it is named and before the counter
+    /// moves: `false` only for the store of a throw-away vault (a scenario's), where a crash
+    /// loses nothing worth keeping.
+    package let durable: Bool
 
     /// Opens the store at `path`; with `create`, makes it (0700) when it does not exist yet.
-    package init(path: String, create: Bool = true, lockWait: Duration = .seconds(60)) throws(StoreError) {
+    package init(path: String, create: Bool = true, durable: Bool = true, lockWait: Duration = .seconds(60)) throws(StoreError) {
         self.path = path
         self.lockWait = lockWait
-        if create, !StoreFile.exists(path) { try StoreFile.makeDirectory(path) }
+        self.durable = durable
+        if create, !StoreFile.exists(path) { try StoreFile.makeDirectory(path, durable: durable) }
         try StoreFile.requirePrivateDirectory(path)
         for directory in [log, ids, snapshots, meta] {
-            if create, !StoreFile.exists(directory) { try StoreFile.makeDirectory(directory) }
+            if create, !StoreFile.exists(directory) { try StoreFile.makeDirectory(directory, durable: durable) }
             try StoreFile.requirePrivateDirectory(directory)
         }
         if try readState() == nil {
@@ -43,6 +48,10 @@ package final class DirectoryStore: AccountStore {
             if try readState() == nil { try writeState(StoreExtent(snapshot: 0, head: 0)) }
             _ = lock
         }
+    }
+
+    private func syncDirectory(_ directory: String) throws(StoreError) {
+        if durable { try StoreFile.syncDirectory(directory) }
     }
 
     private var log: String { path + "/log" }
@@ -77,8 +86,8 @@ package final class DirectoryStore: AccountStore {
     private func writeState(_ extent: StoreExtent) throws(StoreError) {
         var bytes = Self.stateMagic + StoreBytes.of(extent.snapshot) + StoreBytes.of(extent.head)
         bytes += StoreBytes.checksum(bytes[...])
-        try StoreFile.replace(path + "/state", with: bytes)
-        try StoreFile.syncDirectory(path)
+        try StoreFile.replace(durable: durable, path + "/state", with: bytes)
+        try syncDirectory(path)
     }
 
     package func extent() throws(StoreError) -> StoreExtent { try state() }
@@ -151,15 +160,15 @@ package final class DirectoryStore: AccountStore {
             head += 1
             let file = log + "/" + StoreBytes.name(head)
             let temporary = log + "/.\(StoreBytes.name(head)).\(getpid()).tmp"
-            try StoreFile.writeNew(temporary, Self.frame(object, sequence: head))
+            try StoreFile.writeNew(durable: durable, temporary, Self.frame(object, sequence: head))
             try StoreFile.move(temporary, to: file)
-            try StoreFile.replace(ids + "/" + StoreBytes.hex(object.id), with: Self.idEntry(head))
+            try StoreFile.replace(durable: durable, ids + "/" + StoreBytes.hex(object.id), with: Self.idEntry(head))
             given[object.id] = head
             out.append(head)
         }
         guard head > extent.head else { return out }
-        try StoreFile.syncDirectory(log)
-        try StoreFile.syncDirectory(ids)
+        try syncDirectory(log)
+        try syncDirectory(ids)
         // The counter moves last: only now can a reader see the new objects.
         try writeState(StoreExtent(snapshot: extent.snapshot, head: head))
         return out
@@ -270,15 +279,15 @@ package final class DirectoryStore: AccountStore {
         let name = StoreBytes.name(sequence)
         let temporary = snapshots + "/.\(name).\(getpid()).tmp"
         try removeTree(temporary)
-        try StoreFile.makeDirectory(temporary)
+        try StoreFile.makeDirectory(temporary, durable: durable)
         for (index, part) in parts.enumerated() {
-            try StoreFile.writeNew(temporary + "/" + StoreBytes.name(UInt64(index)), Self.frame(part, sequence: sequence))
+            try StoreFile.writeNew(durable: durable, temporary + "/" + StoreBytes.name(UInt64(index)), Self.frame(part, sequence: sequence))
         }
-        try StoreFile.writeNew(temporary + "/count", Self.idEntry(UInt64(parts.count)))
-        try StoreFile.syncDirectory(temporary)
+        try StoreFile.writeNew(durable: durable, temporary + "/count", Self.idEntry(UInt64(parts.count)))
+        try syncDirectory(temporary)
         try removeTree(snapshots + "/" + name)
         try StoreFile.move(temporary, to: snapshots + "/" + name)
-        try StoreFile.syncDirectory(snapshots)
+        try syncDirectory(snapshots)
         try writeState(StoreExtent(snapshot: sequence, head: extent.head))
         // Replaced: the log up to the snapshot, and the snapshot before.
         if extent.snapshot < sequence {
@@ -341,8 +350,8 @@ package final class DirectoryStore: AccountStore {
         }
         var framed = Self.metaMagic + StoreBytes.of(current + 1) + bytes
         framed += StoreBytes.checksum(framed[...])
-        try StoreFile.replace(meta + "/" + key, with: framed)
-        try StoreFile.syncDirectory(meta)
+        try StoreFile.replace(durable: durable, meta + "/" + key, with: framed)
+        try syncDirectory(meta)
         return current + 1
     }
 

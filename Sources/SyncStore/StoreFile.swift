@@ -23,14 +23,14 @@ enum StoreFile {
     }
 
     /// Makes directory `path` (0700) when it is missing, with its missing parents.
-    static func makeDirectory(_ path: String) throws(StoreError) {
+    static func makeDirectory(_ path: String, durable: Bool = true) throws(StoreError) {
         if isDirectory(path) { return }
         let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !parent.isEmpty, !exists(parent) { try makeDirectory(parent) }
+        if !parent.isEmpty, !exists(parent) { try makeDirectory(parent, durable: durable) }
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
             throw StoreError(.unavailable, "cannot create directory \(path): \(errorText())")
         }
-        try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent)
+        if durable { try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent) }
     }
 
     /// Refuses what is not a directory of this user's that only this user can write to, or is a
@@ -98,7 +98,7 @@ enum StoreFile {
 
     /// Creates `path` afresh (0600) with `bytes`, flushed to disk. Whatever was at `path` is
     /// unlinked first — a planted link is removed, never followed.
-    static func writeNew(_ path: String, _ bytes: [UInt8]) throws(StoreError) {
+    static func writeNew(durable: Bool = true, _ path: String, _ bytes: [UInt8]) throws(StoreError) {
         try remove(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError(.unavailable, "cannot create \(path): \(errorText())") }
@@ -113,7 +113,7 @@ enum StoreFile {
             }
             offset += n
         }
-        if failure == nil, fsync(fd) != 0 { failure = StoreError(.unavailable, "cannot flush \(path) to disk: \(errorText())") }
+        if failure == nil, durable, fsync(fd) != 0 { failure = StoreError(.unavailable, "cannot flush \(path) to disk: \(errorText())") }
         close(fd)
         if let failure {
             unlink(path)
@@ -131,9 +131,9 @@ enum StoreFile {
     }
 
     /// Writes `bytes` to a temporary file beside `path`, flushed, then renames it into place.
-    static func replace(_ path: String, with bytes: [UInt8]) throws(StoreError) {
+    static func replace(durable: Bool = true, _ path: String, with bytes: [UInt8]) throws(StoreError) {
         let temporary = path + ".\(getpid()).tmp"
-        try writeNew(temporary, bytes)
+        try writeNew(durable: durable, temporary, bytes)
         try move(temporary, to: path)
     }
 

@@ -122,3 +122,19 @@ func directoryStorePassesTheContract(_ check: AccountStoreContract.Check) throws
         #expect(!FileManager.default.fileExists(atPath: dir + "/cloud"))
     }
 }
+
+@Test func aStoreWithoutFlushesIsTheSameStoreAndReopensDurable() throws {
+    try withStoreDirectory { dir in
+        do {
+            let store = try DirectoryStore(path: dir + "/cloud", durable: false)
+            #expect(try store.append((1...5).map { AccountStoreContract.object("n\($0)") }) == Array(1...5))
+            try store.compact(through: 3, snapshot: [AccountStoreContract.object("snap")])
+            try store.setMetadata("devices", [1], expecting: 0)
+        }
+        let reopened = try DirectoryStore(path: dir + "/cloud")
+        #expect(reopened.durable)
+        #expect(try reopened.snapshot()?.parts == [AccountStoreContract.object("snap")])
+        #expect(try reopened.changes(after: 3, limit: 10).changes.map(\.sequence) == [4, 5])
+        #expect(try reopened.metadata(["devices"])["devices"]?.bytes == [1])
+    }
+}

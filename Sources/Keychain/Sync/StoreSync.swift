@@ -39,7 +39,7 @@ extension Account {
         let saved = (try? SyncState.read(in: vault)) ?? nil
         do throws(StoreError) {
             if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
-            let store = try DirectoryStore(path: storePath, create: writer)
+            let store = try DirectoryStore(path: storePath, create: writer, durable: vault.durability == .full)
             var state = StoreState(store: store, saved: saved ?? SyncState())
             var storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
             if storeId == nil, writer {
@@ -412,7 +412,9 @@ extension Account {
         var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
         func flush() {
             guard !batch.isEmpty else { return }
-            let id = random.bytes(16)
+            // Not from the account's random source: when a writer uploads depends on when it looks
+            // (a reader's step in a scenario), and a seeded stream must not depend on that.
+            let id = RandomSource.live.bytes(16)
             objects.append(StoreObject(id: id, bytes: StorePack.seal(batch, name: id, key: settings.accountKey, accountId: settings.accountId)))
             batch = []
             size = 0

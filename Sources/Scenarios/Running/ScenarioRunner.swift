@@ -40,6 +40,8 @@ public final class ScenarioRunner {
     var origin = "https://example.com"
     var rpId: String?
     var labels = [String: [UInt8]]()
+    /// How many challenges the run has made (``randomChallenge()``).
+    var challenges: UInt64 = 0
     var lastResponse: String?
     var lastReply: [UInt8]?
     var http: HTTPClient?
@@ -112,11 +114,22 @@ public final class ScenarioRunner {
             try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            noteDropped(into: &report)
             watchSync(into: &report)
             if !failures.isEmpty && !options.keepGoing { break }
         }
         report.seed = seed
         return report
+    }
+
+    /// The changes the step made that a deletion outranks, into the timeline.
+    private func noteDropped(into report: inout ScenarioReport) {
+        guard let account, account.droppedRevisions.count > report.dropped.count else { return }
+        for d in account.droppedRevisions[report.dropped.count...] {
+            report.record(DroppedChange(time: d.time - min(d.time, Self.epoch), device: d.device, passkey: label(of: d.credentialId),
+                                        revision: Base64URL.encode(d.revisionId), deletedBy: d.deletedBy,
+                                        deletedAt: d.deletedAt - min(d.deletedAt, Self.epoch)))
+        }
     }
 
     /// With `sync events on`: the transfers that happened since the last look, into the timeline.
@@ -345,7 +358,8 @@ public final class ScenarioRunner {
             do {
                 let created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                                 clock: clock.wallClock, random: .seeded(seed))
+                                                 clock: clock.wallClock, random: .seeded(seed),
+                                                 durability: .none)  // a throw-away vault, deleted after the run
                 try created.setSyncOptions(seed: seed)
                 if let profile { try created.setProfile(profile) }
                 account = created
@@ -407,7 +421,15 @@ public final class ScenarioRunner {
 
     // MARK: - Ceremonies
 
-    private func randomChallenge() -> String { Base64URL.encode(account?.random.bytes(32) ?? [UInt8](repeating: 0, count: 32)) }
+    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
+
+    /// A challenge for the next ceremony: the n-th of a stream of its own, SHA-256 of the seed and
+    /// n — not the account's random source, which only what writes may draw from (a sign-in that
+    /// writes nothing must leave later credential ids and delays as they were).
+    private func randomChallenge() -> String {
+        challenges += 1
+        return Base64URL.encode(SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(challenges)))
+    }
 
     private func options(_ source: Step.OptionsSource?, line: ScenarioLine, build: () -> [String: Any]) throws(ScenarioError) -> [UInt8] {
         switch source {
