@@ -46,7 +46,9 @@ struct DeviceView {
             }
             items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? .zero))
         }
-        self.items = items.sorted(by: Self.creationOrder)
+        // Sorted by index, not by moving items: an item is large (a credential and its revision),
+        // and a big RP's view is rebuilt at each ceremony.
+        self.items = items.indices.sorted { Self.creationOrder(items[$0], items[$1]) }.map { items[$0] }
     }
 
     /// The one order of passkeys every device uses — the list's, and so the default passkey (the
