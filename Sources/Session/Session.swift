@@ -125,6 +125,14 @@ public final class Session {
         } catch { throw SessionError(error) }
     }
 
+    /// The name of `device` (`nil`: the first), once it is known to be one of the account's.
+    public func deviceName(_ device: String?) throws(SessionError) -> String { try name(of: device) }
+
+    /// Whether `device` has a PIN enrolled, and its failure count.
+    public func biometry(device: String? = nil) throws(SessionError) -> BiometryStatus {
+        do { return try account.device(device).biometry } catch { throw SessionError(error) }
+    }
+
     /// Changes a device's state.
     public func change(_ change: DeviceChange, device name: String) throws(SessionError) {
         do {
@@ -140,11 +148,13 @@ public final class Session {
     }
 
     /// A new biometric PIN on `device`: `person` verifies with the current one, or on a device
-    /// without one an enrolled `approver` approves.
+    /// without one an enrolled `approver` approves. With `reset`, a new biometry key: the number
+    /// of passkeys sealed under the old one, deleted.
+    @discardableResult
     public func enrollPIN(_ pin: SecureBytes, device name: String, person: PersonRequest = PersonRequest(), reset: Bool = false,
-                          approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest()) throws(SessionError) {
+                          approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest()) throws(SessionError) -> Int {
         do {
-            try account.device(name).enrollBiometricPIN(pin, user: people(name, person), reset: reset, approvedBy: approver,
+            return try account.device(name).enrollBiometricPIN(pin, user: people(name, person), reset: reset, approvedBy: approver,
                                                         approver: people(approver ?? "", approverPerson))
         } catch { throw SessionError(error) }
     }
