@@ -56,6 +56,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case .busy: .vaultBusy
         case .unsafe: .vaultInsecure
         case .invalid: .badInput
+        case .inconsistent: .unknown  // an internal invariant broken: never the caller's input
         }
         self.init(name, error.message)
     }

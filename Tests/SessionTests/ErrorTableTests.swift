@@ -2,6 +2,7 @@ import Keychain
 import Session
 import Testing
 import VirtualAuthenticator
+import Scenarios
 
 /// Every authenticator code has a row of the same name, but the misuse of a test control.
 @Test func everyAuthenticatorCodeMapsToTheRowOfItsName() {
@@ -45,4 +46,21 @@ import VirtualAuthenticator
     #expect(SessionError.Name.unknown.exitCode == 70 && SessionError.Name.ioError.exitCode == 74)
     #expect(SessionError.Name.passkeysNotSupported.domException == "NotSupportedError")
     #expect(SessionError.Name.usage.domException == "TypeError" && SessionError.Name.usage.ctapStatus == nil)
+}
+
+/// A broken promise of the program itself is `unknown` (EX_SOFTWARE), never the caller's
+/// `badInput`: here a registration through an account opened only to read.
+@Test func anInternalInvariantIsNotBadInput() throws {
+    let directory = try ScenarioRunner.makeWorkspace()
+    defer { ScenarioRunner.removeWorkspace(directory) }
+    var passphrase = Array("p".utf8)
+    let secret = SecureBytes(consuming: &passphrase)
+    _ = try Account.create(at: directory + "/vault", passphrase: secret, kdf: .min, biometricPIN: nil)
+    let reader = Session(account: try Account.open(at: directory + "/vault", passphrase: secret, access: .read))
+    do {
+        _ = try reader.register(RegisterRequest(caller: CallerContext(origin: "https://example.com"), options: .built(CreationOptionsBuilder())))
+        Issue.record("a read-only account registered a passkey")
+    } catch {
+        #expect(error.name == .unknown && error.name.exitCode == 70 && error.message.contains("read-only"), "\(error)")
+    }
 }
