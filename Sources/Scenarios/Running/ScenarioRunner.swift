@@ -128,7 +128,7 @@ public final class ScenarioRunner {
 
     /// With `sync events on`: the transfers that happened since the last look, into the timeline.
     private func watchSync(into report: inout ScenarioReport) {
-        guard syncWatch != nil, let account, let status = try? account.syncStatus() else { return }
+        guard syncWatch != nil, let session, let status = try? session.syncStatus() else { return }
         for event in syncWatch!.look(status, epoch: Self.epoch, label: { Base64URL.decode($0).map(self.label(of:)) ?? $0 }) {
             report.record(event)
         }
