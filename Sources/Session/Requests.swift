@@ -60,6 +60,12 @@ public struct SignRequest: Sendable {
     }
 }
 
+/// Either ceremony, for a front end that reads one request and answers it (a command line, a server).
+public enum CeremonyRequest: Sendable {
+    case register(RegisterRequest)
+    case sign(SignRequest)
+}
+
 /// What changes about a device of the account.
 public enum DeviceChange: Sendable, Equatable {
     case offline, online, reset, remove

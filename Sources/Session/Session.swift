@@ -70,6 +70,14 @@ public final class Session {
         } catch { throw SessionError(error) }
     }
 
+    /// Either ceremony.
+    public func perform(_ request: CeremonyRequest) throws(SessionError) -> CeremonyResponse {
+        switch request {
+        case .register(let r): try register(r)
+        case .sign(let r): try sign(r)
+        }
+    }
+
     // MARK: - Passkeys
 
     /// The passkeys `device` holds now, oldest first (only `rpId`'s when given).

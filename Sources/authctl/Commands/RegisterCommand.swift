@@ -66,10 +66,8 @@ enum RegisterCommand {
                                                 recentPasswordSignIn: args.flag(recentPasswordSignIn))
         try CeremonyOptions.perform(args) { given, vault throws(CLIError) in
             let options: OptionsSource<CreationOptionsBuilder> = if let given { .json(given) } else { .built(try builder(args, algorithms: builtAlgorithms)) }
-            let request = RegisterRequest(device: vault.deviceName, via: args.value(via), caller: caller,
-                                          options: options,
-                                          person: try CeremonyOptions.person(args), passkey: passkey, fault: CeremonyOptions.fault(args))
-            return { session throws(SessionError) in try session.register(request) }
+            return .register(RegisterRequest(device: vault.deviceName, via: args.value(via), caller: caller, options: options,
+                                             person: try CeremonyOptions.person(args), passkey: passkey, fault: CeremonyOptions.fault(args)))
         }
     }
 

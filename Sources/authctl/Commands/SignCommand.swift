@@ -41,10 +41,8 @@ enum SignCommand {
         // count, are written before anything is printed.
         try CeremonyOptions.perform(args) { given, vault throws(CLIError) in
             let options: OptionsSource<RequestOptionsBuilder> = if let given { .json(given) } else { .built(try builder(args)) }
-            let request = SignRequest(device: vault.deviceName, via: args.value(via), caller: caller,
-                                      options: options,
-                                      person: try CeremonyOptions.person(args, account: account), fault: CeremonyOptions.fault(args))
-            return { session throws(SessionError) in try session.sign(request) }
+            return .sign(SignRequest(device: vault.deviceName, via: args.value(via), caller: caller, options: options,
+                                     person: try CeremonyOptions.person(args, account: account), fault: CeremonyOptions.fault(args)))
         }
     }
 

@@ -103,12 +103,12 @@ enum CeremonyOptions {
     /// no one mistakes it for a bug.
     static func perform(
         _ args: ParsedArguments,
-        prepare: (_ given: [UInt8]?, _ vault: VaultSelection) throws(CLIError) -> (Session) throws(SessionError) -> CeremonyResponse
+        prepare: (_ given: [UInt8]?, _ vault: VaultSelection) throws(CLIError) -> CeremonyRequest
     ) throws(CLIError) {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
         let request = try prepare(try optionsJSON(args), vault)
-        let response = try request(try vault.session(.write))
+        let response = try vault.session(.write).perform(request)
         do {
             try Output.data(response.json)
         } catch {
