@@ -300,7 +300,7 @@ extension Vault {
         let (sealedRoot, rootId) = sealedRoot(root, offset: UInt64(file.count))
         file += sealedRoot
         let indexPath = Self.file(path, Self.indexFile(generation))
-        try POSIXFile.writeNew(indexPath, file)
+        try POSIXFile.writeNew(indexPath, file, durable: durable)
         let fd = try POSIXFile.openOwned(indexPath, O_RDONLY)
         let opened = OpenIndex(root: root, fd: fd, path: indexPath,
                                name: CommitPointer.IndexName(length: UInt64(file.count), rootLength: UInt32(sealedRoot.count),
@@ -360,7 +360,7 @@ extension Vault {
             throw VaultError(.io, "cannot trim \(index.path): \(POSIXFile.errorText())")
         }
         try POSIXFile.writeAll(fd, appended, path: index.path)
-        try POSIXFile.sync(fd, path: index.path)
+        try POSIXFile.sync(fd, path: index.path, durable: durable)
         let name = CommitPointer.IndexName(length: index.name.length + UInt64(appended.count), rootLength: UInt32(sealedRoot.count),
                                            rootId: rootId)
         try writeCommitPointer(CommitPointer(generation: generation, frameCount: frameCount, logLength: UInt64(validLength), index: name))

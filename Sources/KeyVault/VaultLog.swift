@@ -212,7 +212,7 @@ extension Vault {
         guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
         guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
         try POSIXFile.writeAll(fd, bytes, path: logPath)
-        try POSIXFile.sync(fd, path: logPath)
+        try POSIXFile.sync(fd, path: logPath, durable: durable)
         fileLength = validLength + bytes.count
         // The frames count once the commit pointer moves past them.
         let frames = frameCount + UInt64(batches.count)
@@ -228,7 +228,7 @@ extension Vault {
 
     func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
         let sealed = pointer.sealed(key: key, vaultId: header.vaultId)
-        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path)
+        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path, durable: durable)
         committedPointer = sealed
     }
 
@@ -283,11 +283,11 @@ extension Vault {
         let next = generation + 1
         let (bytes, frames) = logBytes(try records, generation: next, key: key)
         let nextPath = Self.file(path, Self.logFile(next))
-        try POSIXFile.writeNew(nextPath, bytes)
+        try POSIXFile.writeNew(nextPath, bytes, durable: durable)
         let newIndex = try partitioning.map { _ throws(VaultError) in
             try writeIndex(generation: next, frames: frames, logLength: UInt64(bytes.count))
         }
-        try POSIXFile.syncDirectory(path)
+        try POSIXFile.syncDirectory(path, durable: durable)
         try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count),
                                              index: newIndex?.name))
         let oldPath = logPath
@@ -328,7 +328,7 @@ extension Vault {
                 || pending == committedPointer else { return }
         if let pending, pending == committedPointer {
             try POSIXFile.renameFile(next, to: Self.file(path, Self.commitFile))
-            try POSIXFile.syncDirectory(path)
+            try POSIXFile.syncDirectory(path, durable: durable)
         } else {
             unlink(next)
         }

@@ -4,8 +4,8 @@ import VirtualAuthenticator
 /// The options a front end builds when it is given none (`register` and `sign` without
 /// `--options`, a scenario's ceremony without `options`): one builder per ceremony, so the
 /// command line and a scenario write the same JSON for the same inputs. A binary value left `nil`
-/// is drawn from the session's random source when the request runs (a seeded account draws the
-/// same bytes every run).
+/// is drawn from the session's ``BuiltOptionsRandomness`` when the request runs — never from the
+/// account's seeded stream, which only what writes draws from.
 public struct CreationOptionsBuilder: Sendable, Equatable {
     public var rpId: String?
     public var rpName: String
@@ -44,12 +44,12 @@ public struct CreationOptionsBuilder: Sendable, Equatable {
 
     /// PublicKeyCredentialCreationOptionsJSON: a user id of 16 random bytes and a challenge of 32
     /// where none was given, drawn in that order.
-    public func json(random: RandomSource) -> [UInt8] {
-        let id = userId ?? random.bytes(16)
+    public func json(drawing draw: (_ count: Int) -> [UInt8]) -> [UInt8] {
+        let id = userId ?? draw(16)
         let options = Document(
             rp: .init(id: rpId, name: rpName),
             user: .init(id: Base64URL.encode(id), name: userName, displayName: displayName ?? userName),
-            challenge: Base64URL.encode(challenge ?? random.bytes(32)),
+            challenge: Base64URL.encode(challenge ?? draw(32)),
             pubKeyCredParams: algorithms.map { .init(alg: $0) }, attestation: attestation,
             authenticatorSelection: .init(userVerification: userVerification),
             excludeCredentials: exclude.map { Descriptor(id: Base64URL.encode($0)) }, timeout: timeout,
@@ -94,8 +94,8 @@ public struct RequestOptionsBuilder: Sendable, Equatable {
     }
 
     /// The options JSON; a challenge of 32 random bytes where none was given.
-    public func json(random: RandomSource) -> [UInt8] {
-        let options = Document(rpId: rpId, challenge: Base64URL.encode(challenge ?? random.bytes(32)),
+    public func json(drawing draw: (_ count: Int) -> [UInt8]) -> [UInt8] {
+        let options = Document(rpId: rpId, challenge: Base64URL.encode(challenge ?? draw(32)),
                                userVerification: userVerification,
                                allowCredentials: allow.map { Descriptor(id: Base64URL.encode($0)) }, timeout: timeout)
         return Array(JSONOutput.string(options).utf8)
@@ -114,6 +114,15 @@ public struct RequestOptionsBuilder: Sendable, Equatable {
 struct Descriptor: Encodable {
     var type = "public-key"
     let id: String
+}
+
+/// Where the random parts of built options (a challenge, a user id) come from: the system's
+/// randomness, or — for a run that must repeat byte for byte — the n-th block of a stream of their
+/// own, SHA-256("AUTHCTL-CHALLENGE" ‖ seed ‖ n), so that drawing them moves no credential id, delay
+/// or sync time of the account's seeded stream.
+public enum BuiltOptionsRandomness: Sendable, Equatable {
+    case live
+    case seeded(UInt64)
 }
 
 /// Options given whole (a file, a reply, inline JSON), or built from a front end's inputs.

@@ -19,13 +19,32 @@ public final class Session {
     /// The person at a device, as the front end knows them: its PIN source, and how a timeout
     /// passes. Given the device's name and what the request says the person does.
     public var people: (_ device: String, _ person: PersonRequest) -> UserPolicy
+    /// Where built options' challenges and user ids come from.
+    public let builtOptions: BuiltOptionsRandomness
+    /// How many blocks a seeded ``builtOptions`` stream has given.
+    private var drawn: UInt64 = 0
 
-    public init(account: Account, clock: VirtualClock? = nil,
+    public init(account: Account, clock: VirtualClock? = nil, builtOptions: BuiltOptionsRandomness = .live,
                 people: @escaping (_ device: String, _ person: PersonRequest) -> UserPolicy = Session.nobody) {
         self.account = account
         self.clock = clock
+        self.builtOptions = builtOptions
         self.people = people
     }
+
+    /// `count` bytes (at most 32) for built options.
+    private func draw(_ count: Int) -> [UInt8] {
+        switch builtOptions {
+        case .live:
+            return RandomSource.live.bytes(count)
+        case .seeded(let seed):
+            drawn += 1
+            let block = SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(drawn))
+            return Array(block.prefix(count))
+        }
+    }
+
+    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
 
     /// A person who knows no PIN (verification is `notInteractive`) unless the request types one.
     public static func nobody(_ device: String, _ person: PersonRequest) -> UserPolicy {
@@ -41,7 +60,7 @@ public final class Session {
         let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
         let options = switch request.options {
         case .json(let json): json
-        case .built(let builder): builder.json(random: account.random)
+        case .built(let builder): builder.json(drawing: draw)
         }
         do {
             try devices.requireClientSupport()
@@ -59,7 +78,7 @@ public final class Session {
         let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
         let options = switch request.options {
         case .json(let json): json
-        case .built(let builder): builder.json(random: account.random)
+        case .built(let builder): builder.json(drawing: draw)
         }
         do {
             try devices.requireClientSupport()

@@ -34,7 +34,7 @@ private final class Twin {
     func create(_ name: String, pin: String, seed: UInt64) throws {
         let account = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                          biometricPIN: secret(pin), clock: clock.wallClock, random: .seeded(seed))
-        session = Session(account: account, clock: clock) { [unowned self] device, person in
+        session = Session(account: account, clock: clock, builtOptions: .seeded(seed)) { [unowned self] device, person in
             let pin = person.pin ?? pins[device]
             return UserPolicy(action: person.action, account: person.account, pin: { _ throws(AuthenticatorError) in
                 guard let pin else { throw AuthenticatorError(.notInteractive, "device '\(device)' has no PIN in this scenario") }

@@ -30,6 +30,9 @@ public final class Account {
     var signingKeys = [[UInt8]: PrivateKey]()
     var signingKeyOrder = [[UInt8]]()
     public internal(set) var storeProblem: String?
+    /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
+    /// the order they were made, for a scenario's timeline.
+    package internal(set) var droppedRevisions = [DroppedRevision]()
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path
@@ -71,6 +74,20 @@ public final class Account {
                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                               waiting: Vault.Waiting = Vault.Waiting(),
                               clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
+                   maxPINAttempts: maxPINAttempts, waiting: waiting, clock: clock, random: random, durability: .full)
+    }
+
+    /// ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:)`` with
+    /// the vault's (and its store's) durability: `.none` only for a throw-away account its caller
+    /// deletes when done, as a scenario's is (docs/scenarios.md). Every account ``open(at:passphrase:access:waiting:clock:random:)``
+    /// opens is durable.
+    package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
+                               deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
+                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                               waiting: Vault.Waiting = Vault.Waiting(),
+                               clock: WallClock = .live, random: RandomSource = .live,
+                               durability: Vault.Durability) throws(DeviceError) -> Account {
         try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
@@ -82,7 +99,7 @@ public final class Account {
             // The settings record (the account and its first device) is part of creation: there is
             // never a vault without one.
             let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting,
-                                         partitioning: Account.partitioning) { vault throws(VaultError) in
+                                         partitioning: Account.partitioning, durability: durability) { vault throws(VaultError) in
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))

@@ -119,11 +119,22 @@ public final class ScenarioRunner {
             try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
             report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            noteDropped(into: &report)
             watchSync(into: &report)
             if !failures.isEmpty && !options.keepGoing { break }
         }
         report.seed = seed
         return report
+    }
+
+    /// The changes the step made that a deletion outranks, into the timeline.
+    private func noteDropped(into report: inout ScenarioReport) {
+        guard let account, account.droppedRevisions.count > report.dropped.count else { return }
+        for d in account.droppedRevisions[report.dropped.count...] {
+            report.record(DroppedChange(time: d.time - min(d.time, Self.epoch), device: d.device, passkey: label(of: d.credentialId),
+                                        revision: Base64URL.encode(d.revisionId), deletedBy: d.deletedBy,
+                                        deletedAt: d.deletedAt - min(d.deletedAt, Self.epoch)))
+        }
     }
 
     /// With `sync events on`: the transfers that happened since the last look, into the timeline.
@@ -364,9 +375,12 @@ public final class ScenarioRunner {
                 do {
                     created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                                 clock: clock.wallClock, random: .seeded(seed))
+                                                 clock: clock.wallClock, random: .seeded(seed),
+                                                 durability: .none)  // a throw-away vault, deleted after the run
                 } catch { throw SessionError(error) }
-                let session = Session(account: created, clock: clock) { [unowned self] device, person in user(on: device, person) }
+                let session = Session(account: created, clock: clock, builtOptions: .seeded(seed)) { [unowned self] device, person in
+                    user(on: device, person)
+                }
                 try session.setSyncOptions(seed: seed)
                 if let profile { try session.setProfile(profile) }
                 self.session = session
