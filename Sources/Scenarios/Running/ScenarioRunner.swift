@@ -48,10 +48,11 @@ public final class ScenarioRunner {
     var http: HTTPClient?
     /// What is in flight, watched between steps while `sync events on`.
     var syncWatch: SyncWatch?
-    /// Each ceremony's answer from the request layer, by line: its response JSON or its error.
-    package private(set) var answers = [Int: Result<String, SessionError>]()
+    /// The last ceremony's answer from the request layer, with its line: its response JSON or its
+    /// error (only the last: a run of many ceremonies keeps no list of them).
+    package private(set) var lastAnswer: (line: Int, answer: Result<String, SessionError>)?
 
-    private func answered(_ line: ScenarioLine, _ answer: Result<String, SessionError>) { answers[line.number] = answer }
+    private func answered(_ line: ScenarioLine, _ answer: Result<String, SessionError>) { lastAnswer = (line.number, answer) }
 
     init(file: String, options: Options) throws(ScenarioError) {
         self.file = file
