@@ -109,7 +109,9 @@ public final class ScenarioRunner {
                 guard target >= clock.now else {
                     throw ScenarioError(file: file, line: line.number, "at \(DelayRange.text(milliseconds: at)) is earlier than now (\(DelayRange.text(milliseconds: clock.now - Self.epoch)))")
                 }
-                clock.advance(to: target)
+                // Checked above, so the session's clock request cannot fail; before the first device
+                // there is no session yet, only the clock it will run on.
+                if let session { _ = try? session.clock(.set(milliseconds: target)) } else { clock.advance(to: target) }
                 watchSync(into: &report)
             }
             guard let step = line.step else { continue }
