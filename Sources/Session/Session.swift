@@ -126,6 +126,25 @@ public final class Session {
         }
     }
 
+    /// A passkey sealed under `passphrase` for another vault; `person` verifies first when it was
+    /// made with user verification.
+    public func exportPasskey(device: String? = nil, credentialId id: [UInt8], passphrase: SecureBytes, kdf: KDFLevel = .interactive,
+                              person: PersonRequest = PersonRequest()) throws(SessionError) -> [UInt8] {
+        do {
+            let holder = try account.device(device)
+            return try holder.exportPasskey(credentialId: id, passphrase: passphrase, kdf: kdf, user: people(holder.name, person))
+        } catch { throw SessionError(error) }
+    }
+
+    /// Adds an exported passkey to `device`; what it is.
+    public func importPasskey(device: String? = nil, _ envelope: [UInt8], passphrase: SecureBytes,
+                              person: PersonRequest = PersonRequest()) throws(SessionError) -> Credential {
+        do {
+            let holder = try account.device(device)
+            return try holder.importPasskey(envelope, passphrase: passphrase, user: people(holder.name, person))
+        } catch { throw SessionError(error) }
+    }
+
     /// An RP's signal (WebAuthn L3 §5.1.10) from a page at `origin` on `device`.
     @discardableResult
     public func signal(device: String? = nil, _ kind: Signal.Kind, optionsJSON: [UInt8], origin: String,
