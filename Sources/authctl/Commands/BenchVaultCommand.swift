@@ -259,7 +259,7 @@ enum BenchVaultCommand {
         files.append(signFile)
         try TimedProcess.write(signRequest(target), to: signFile)
         let common = ["--vault", path, "--device", device]
-        var environment = TimedProcess.inheritedEnvironment()
+        var environment = TimedProcess.environment()
         environment.append("AUTHCTL_PASSPHRASE=bench")
         var samples = [[TimedProcess.Sample]](repeating: [], count: Commands.names.count)
         for run in 0..<plan.runs {
@@ -274,7 +274,7 @@ enum BenchVaultCommand {
                 common + ["list"],
             ]
             for (i, arguments) in commandLines.enumerated() {
-                samples[i].append(try TimedProcess.run(plan.executable, arguments, environment: environment, scratch: scratch))
+                samples[i].append(try BenchCommandCommand.timedFromOutside(plan.executable, arguments, environment: environment, scratch: scratch))
             }
         }
         let figures = samples.map { runs in
@@ -332,111 +332,5 @@ enum BenchVaultCommand {
 
     static func pad(_ text: String, _ width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
-    }
-}
-
-/// A command of this binary run as a child process and measured from the outside: wall time from
-/// spawn to exit, CPU time and peak resident set from `wait4`'s resource usage.
-enum TimedProcess {
-    struct Sample {
-        let wallMs, cpuMs, maxRssMiB: Double
-    }
-
-    /// This binary's own path (`/proc/self/exe`), so the children are the same build.
-    static func ownExecutable() throws(CLIError) -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { throw CLIError(.ioError, "cannot find this program's own path: \(String(cString: strerror(errno)))") }
-        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// The environment without authctl's own variables, so no secret, vault or device of the
-    /// caller reaches a child.
-    static func inheritedEnvironment() -> [String] {
-        var out = [String]()
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if !text.hasPrefix("AUTHCTL_") { out.append(text) }
-            entry += 1
-        }
-        return out
-    }
-
-    static func write(_ bytes: [UInt8], to path: String) throws(CLIError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
-    }
-
-    /// Runs `executable` with `arguments` (stdin and stdout /dev/null, stderr kept in `scratch`
-    /// for the message when it fails): a child that does not exit 0 is an error, never a figure.
-    static func run(_ executable: String, _ arguments: [String], environment: [String], scratch: String) throws(CLIError) -> Sample {
-        let errorFile = scratch + "/stderr"
-        defer { unlink(errorFile) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // The child starts with default signal handling and nothing blocked, whatever this
-        // process has set up.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        let clock = ContinuousClock()
-        let start = clock.now
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw CLIError(.ioError, "cannot run \(executable): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw CLIError(.ioError, "cannot wait for \(executable): \(String(cString: strerror(errno)))") }
-        }
-        let wall = milliseconds(clock.now - start)
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited, code == 0 else {
-            let said = String(decoding: readAll(errorFile), as: UTF8.self)
-            let how = exited ? "exit \(code)" : "signal \(status & 0x7f)"
-            throw CLIError(.unknown, "authctl \(arguments.drop { $0.hasPrefix("-") || $0.hasPrefix("/") }.joined(separator: " ")) failed (\(how)) during the benchmark: \(said)")
-        }
-        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000
-        return Sample(wallMs: wall, cpuMs: cpu, maxRssMiB: Double(usage.ru_maxrss) / 1024)
-    }
-
-    static func readAll(_ path: String) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var out = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while out.count < 64 * 1024 {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            out += buffer.prefix(n)
-        }
-        return out
-    }
-
-    static func milliseconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }
