@@ -104,6 +104,29 @@ def test_bench_vault_refuses_bad_options(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_bench_command_times_a_command_from_outside(tmp_path):
+    result = run("--json", "bench", "command", "--runs", "3", "--", "--version")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["runs"] == 3 and len(report["wallMs"]) == 3
+    assert 0 < report["medianMs"] <= report["p90Ms"] == max(report["wallMs"]) and report["maxRssMiB"] > 1
+    assert sorted(report["wallMs"])[1] == report["medianMs"]
+    text = run("bench", "command", "--runs", "1", "--", "--version")
+    assert text.returncode == 0 and text.stdout.startswith("authctl --version: 1 run(s): median ")
+    # The command runs with the caller's environment (its vault, its passphrase), stdout discarded.
+    vault = tmp_path / "vault"
+    made = run("--vault", str(vault), "init", "--kdf", "min", "--no-biometry", env={"AUTHCTL_PASSPHRASE": "p"})
+    assert made.returncode == 0, made.stderr
+    listed = run("bench", "command", "--runs", "2", "--", "--vault", str(vault), "list", env={"AUTHCTL_PASSPHRASE": "p"})
+    assert listed.returncode == 0, listed.stderr
+    # A run that fails stops it, with the command's own message; no figures are printed.
+    failed = run("--json", "bench", "command", "--", "--vault", str(tmp_path / "nothing"), "list")
+    assert failed.returncode == 70 and failed.stdout == ""
+    assert "vaultNotFound" in json.loads(failed.stderr)["message"]
+    assert run("bench", "command").returncode == 64
+    assert run("bench", "command", "--runs", "0", "--", "--version").returncode == 64
+
+
 def workloads(*args):
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_workloads.py"), "--authctl", BIN, "--json", *args],
                           capture_output=True, text=True, timeout=600)
