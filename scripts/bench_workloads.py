@@ -8,7 +8,8 @@
 `registrations`: N registrations for one RP on two devices (`phone register user uI => ok` N
 times, then `laptop holds`, which must list all N), for each N: CPU seconds (user + system, from
 wait4), CPU per ceremony, wall time and peak RSS; then the growth exponent (the slope of log CPU
-against log N, least squares) and CPU per ceremony at the largest N over the smallest.
+against log N, least squares, and between successive sizes) and CPU per ceremony at the largest N
+over the smallest.
 
 `day`: USERS users, each registering on one of DEVICES devices at a random time of a simulated
 day and signing in later on another device, with random sync delays (upload 1s..30s, download
@@ -113,7 +114,9 @@ def registrations(args, work):
                      "wallSeconds": wall, "maxRssMiB": rss})
     report = {"workload": "registrations", "rows": rows,
               "exponent": slope(sizes, [max(r["cpuSeconds"], 1e-6) for r in rows]) if len(sizes) > 1 else None,
-              "perCeremonyRatio": rows[-1]["cpuMsPerCeremony"] / rows[0]["cpuMsPerCeremony"] if len(rows) > 1 else None}
+              "perCeremonyRatio": rows[-1]["cpuMsPerCeremony"] / rows[0]["cpuMsPerCeremony"] if len(rows) > 1 else None,
+              "stepExponents": [slope([a["registrations"], b["registrations"]], [max(a["cpuSeconds"], 1e-6), max(b["cpuSeconds"], 1e-6)])
+                                for a, b in zip(rows, rows[1:])]}
     if args.json:
         print(json.dumps(report))
     else:
@@ -121,7 +124,9 @@ def registrations(args, work):
         for r in rows:
             print(f"{r['registrations']:13d} {r['cpuSeconds']:9.2f} {r['cpuMsPerCeremony']:18.3f} {r['wallSeconds']:9.2f} {r['maxRssMiB']:14.1f}")
         if report["exponent"] is not None:
-            print(f"growth exponent {report['exponent']:.2f}; CPU per ceremony at {sizes[-1]} / at {sizes[0]}: {report['perCeremonyRatio']:.2f}x")
+            steps = ", ".join(f"{a}→{b} {e:.2f}" for a, b, e in zip(sizes, sizes[1:], report["stepExponents"]))
+            print(f"growth exponent {report['exponent']:.2f} (between sizes: {steps}); "
+                  f"CPU per ceremony at {sizes[-1]} / at {sizes[0]}: {report['perCeremonyRatio']:.2f}x")
     return ok
 
 

@@ -139,6 +139,7 @@ def test_bench_workloads_registrations(tmp_path):
     assert [r["registrations"] for r in report["rows"]] == [3, 8] and all(r["passed"] for r in report["rows"])
     assert all(r["cpuSeconds"] > 0 and r["cpuMsPerCeremony"] > 0 and r["wallSeconds"] > 0 for r in report["rows"])
     assert isinstance(report["exponent"], float) and report["perCeremonyRatio"] > 0
+    assert len(report["stepExponents"]) == 1 and abs(report["stepExponents"][0] - report["exponent"]) < 1e-9  # two sizes: one slope
     scenario = (tmp_path / "registrations-8.scn").read_text()
     assert scenario.count(" register user ") == 8 and "device add laptop" in scenario
     # The generated file is an ordinary scenario: the laptop ends up holding all eight.
