@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 # zsh: to check the completion script it generates; python3-venv: for the verifiers; chromium and
 # chromium-driver: the differential test against a real browser (Tests/interop/test_chromium.py);
 # man-db, groff-base, bash-completion: the installed man pages and completions as a user meets
-# them; dpkg-dev, binutils, lintian: building and checking the .deb (Tests/interop/test_install.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian" \
+# them; dpkg-dev, binutils, lintian: building and checking the .deb (Tests/interop/test_install.py);
+# strace: counting the flushes a command asks for (Tests/interop/test_durability.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace" \
   scripts/setup.sh
 
 venv=.venv

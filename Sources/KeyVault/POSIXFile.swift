@@ -50,15 +50,15 @@ enum POSIXFile {
         guard (st.st_mode & S_IFMT) != S_IFLNK else { throw VaultError(.unsafe, "\(path) is a symbolic link, which the vault never follows") }
     }
 
-    static func makeDirectory(_ path: String) throws(VaultError) {
+    static func makeDirectory(_ path: String, durable: Bool = true) throws(VaultError) {
         if isDirectory(path) { return }
         let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !parent.isEmpty, !isDirectory(parent) { try makeDirectory(parent) }
+        if !parent.isEmpty, !isDirectory(parent) { try makeDirectory(parent, durable: durable) }
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
             throw VaultError(.io, "cannot create directory \(path): \(errorText())")
         }
         // The new entry is durable only once its parent directory is flushed.
-        try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent)
+        try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent, durable: durable)
     }
 
     /// Refuses a vault directory that is not a directory this user owns, or that others can write
@@ -187,11 +187,15 @@ enum POSIXFile {
         }
     }
 
-    static func sync(_ fd: Int32, path: String) throws(VaultError) {
+    /// Flushes an open file to disk (`fsync`); with `durable` false, nothing: for a throw-away
+    /// vault (``Vault/Durability/none``), whose files nobody needs after a crash.
+    static func sync(_ fd: Int32, path: String, durable: Bool = true) throws(VaultError) {
+        guard durable else { return }
         guard fsync(fd) == 0 else { throw VaultError(.io, "cannot flush \(path) to disk: \(errorText())") }
     }
 
-    static func syncDirectory(_ path: String) throws(VaultError) {
+    static func syncDirectory(_ path: String, durable: Bool = true) throws(VaultError) {
+        guard durable else { return }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw VaultError(.io, "cannot open directory \(path): \(errorText())") }
         defer { close(fd) }
@@ -201,13 +205,13 @@ enum POSIXFile {
     /// Creates `path` afresh (mode 0600) and writes `bytes` to it, flushed. Whatever was at `path`
     /// is unlinked first — a link planted there is removed, never followed — and the file is
     /// created exclusively, so the vault writes only into a file it just made.
-    static func writeNew(_ path: String, _ bytes: [UInt8]) throws(VaultError) {
+    static func writeNew(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws(VaultError) {
         guard unlink(path) == 0 || errno == ENOENT else { throw VaultError(.io, "cannot remove \(path): \(errorText())") }
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw VaultError(.io, "cannot create \(path): \(errorText())") }
         do {
             try writeAll(fd, bytes, path: path)
-            try sync(fd, path: path)
+            try sync(fd, path: path, durable: durable)
         } catch {
             close(fd)
             unlink(path)
@@ -218,11 +222,11 @@ enum POSIXFile {
 
     /// Replaces `path` atomically: a fresh temporary file (``writeNew(_:_:)``), renamed over the
     /// target, then the directory flushed. A reader sees the old file or the new one, never a mix.
-    static func replaceAtomically(_ path: String, with bytes: [UInt8], directory: String) throws(VaultError) {
+    static func replaceAtomically(_ path: String, with bytes: [UInt8], directory: String, durable: Bool = true) throws(VaultError) {
         let temporary = path + ".tmp"
-        try writeNew(temporary, bytes)
+        try writeNew(temporary, bytes, durable: durable)
         try renameFile(temporary, to: path)
-        try syncDirectory(directory)
+        try syncDirectory(directory, durable: durable)
     }
 
     static func renameFile(_ from: String, to: String) throws(VaultError) {

@@ -38,8 +38,23 @@ public final class Vault {
     /// The largest log read: far beyond a million passkeys, far below what would exhaust memory.
     static let logLimit = 1 << 31
 
+    /// Whether writes are flushed to disk before they count (see ``Durability``).
+    package enum Durability: Sendable {
+        /// Every write is flushed (`fsync`) before the next step relies on it: a crash loses
+        /// nothing committed. Every vault opened by ``open(at:passphrase:access:waiting:partitioning:)``.
+        case full
+        /// Nothing is flushed: a crash may lose or tear any of it. Only for a vault made by
+        /// ``create(at:passphrase:kdf:waiting:partitioning:durability:initialRecords:)`` and deleted
+        /// when its process is done with it (a scenario's); it is not kept with the vault, so
+        /// opening the same directory again is durable.
+        case none
+    }
+
     package let path: String
     package let access: Access
+    package let durability: Durability
+    /// `durability` as the file layer takes it.
+    var durable: Bool { durability == .full }
     var header: VaultHeader
     var key: SecureBytes
     let waiting: Waiting
@@ -77,6 +92,9 @@ public final class Vault {
     /// How many times a derived value was computed from the records rather than found or followed:
     /// a measure for tests that a value is not recomputed at every change.
     package private(set) var derivations = 0
+    /// How many partitions were read from the index's buckets: a measure, for tests, that a lookup
+    /// by a partition's field or the lookup field reads one partition, not all of them.
+    package internal(set) var partitionsRead = 0
 
     struct DerivedValue {
         var value: Any
@@ -179,7 +197,13 @@ public final class Vault {
     /// and tag), only that partition is read.
     package func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) throws(VaultError) -> [VaultRecord] {
         if let partitioning, partitioning.kind == kind {
-            if partitioning.tag == tag { try readPartition(ByteKey(value)) } else { try readEverything() }
+            if partitioning.tag == tag {
+                try readPartition(ByteKey(value))
+            } else if partitioning.lookup == tag, try readThroughLookup(ByteKey(value)) {
+                // one lookup bucket and the partitions it names
+            } else {
+                try readEverything()
+            }
         }
         let key = FieldIndexKey(kind: kind, tag: tag)
         if fieldIndexes[key] == nil {
@@ -197,8 +221,9 @@ public final class Vault {
     }
 
     init(path: String, access: Access, header: VaultHeader, key: SecureBytes, waiting: Waiting, writerLock: VaultLock?,
-         partitioning: VaultPartitioning?) {
+         partitioning: VaultPartitioning?, durability: Durability = .full) {
         self.partitioning = partitioning
+        self.durability = durability
         self.path = path
         self.access = access
         self.header = header
@@ -228,10 +253,12 @@ public final class Vault {
     /// `initialRecords` (given the new vault, whose key and id exist by then) are committed as the
     /// first frame *before* the header is written, so a vault never exists without them: a crash
     /// during creation leaves an unfinished directory that `create` may be run on again.
+    /// `durability` `.none` is for a vault its process deletes when done (see ``Durability``).
     package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
-                              partitioning: VaultPartitioning? = nil,
+                              partitioning: VaultPartitioning? = nil, durability: Durability = .full,
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
-        try POSIXFile.makeDirectory(path)
+        let durable = durability == .full
+        try POSIXFile.makeDirectory(path, durable: durable)
         // Another user's directory, or one holding anything but an unfinished vault, is refused
         // before anything in it changes — its mode included. Then it is made private, and looked
         // at again under the writer lock (for racing creators, and for whatever arrived before the
@@ -262,11 +289,11 @@ public final class Vault {
         // The empty log and its commit pointer first, then the initial records, the header last: a
         // directory is a vault once its header exists.
         let vault = Vault(path: path, access: .write, header: header, key: vaultKey, waiting: waiting, writerLock: writer,
-                          partitioning: partitioning)
+                          partitioning: partitioning, durability: durability)
         try vault.writeEmptyLog()
         let initial = try initialRecords(vault)
         if !initial.isEmpty { try vault.commit(initial) }
-        try POSIXFile.replaceAtomically(file(path, headerFile), with: header.bytes, directory: path)
+        try POSIXFile.replaceAtomically(file(path, headerFile), with: header.bytes, directory: path, durable: durable)
         return vault
     }
 
@@ -274,7 +301,7 @@ public final class Vault {
     private func writeEmptyLog() throws(VaultError) {
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
-        try POSIXFile.replaceAtomically(Self.file(path, Self.logFile(0)), with: [], directory: path)
+        try POSIXFile.replaceAtomically(Self.file(path, Self.logFile(0)), with: [], directory: path, durable: durable)
         try writeCommitPointer(CommitPointer(generation: 0, frameCount: 0, logLength: 0))
     }
 

@@ -21,7 +21,7 @@ extension Vault {
     /// (a secret sealed under the biometry key too keeps that inner seal untouched).
     package func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel?,
                                  sealedFields: [VaultRecord.Kind: [UInt8]]) throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        guard access == .write else { throw VaultError(.inconsistent, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()
@@ -50,12 +50,12 @@ extension Vault {
         let next = generation + 1
         let (log, frames) = logBytes(rewritten, generation: next, key: newKey)
         let oldLog = logPath
-        try POSIXFile.writeNew(Self.file(path, Self.logFile(next)), log)
+        try POSIXFile.writeNew(Self.file(path, Self.logFile(next)), log, durable: durable)
         let pointer = CommitPointer(generation: next, frameCount: frames, logLength: UInt64(log.count))
             .sealed(key: newKey, vaultId: header.vaultId)
-        try POSIXFile.writeNew(Self.file(path, Self.nextCommitFile), pointer)
-        try POSIXFile.syncDirectory(path)
-        try POSIXFile.replaceAtomically(Self.file(path, Self.headerFile), with: newHeader.bytes, directory: path)
+        try POSIXFile.writeNew(Self.file(path, Self.nextCommitFile), pointer, durable: durable)
+        try POSIXFile.syncDirectory(path, durable: durable)
+        try POSIXFile.replaceAtomically(Self.file(path, Self.headerFile), with: newHeader.bytes, directory: path, durable: durable)
         // From here the vault is the new one; the rest tidies up, and opening copes if it stops.
         // The new generation has no index yet: the next commit writes one.
         let oldIndex = Self.file(path, Self.indexFile(generation))
@@ -74,6 +74,6 @@ extension Vault {
         unlink(oldLog)
         unlink(oldIndex)
         try POSIXFile.renameFile(Self.file(path, Self.nextCommitFile), to: Self.file(path, Self.commitFile))
-        try POSIXFile.syncDirectory(path)
+        try POSIXFile.syncDirectory(path, durable: durable)
     }
 }

@@ -188,7 +188,7 @@ extension Vault {
     /// opening refuses as `corrupted` (see docs/vault-format.md): use it only on a vault that can
     /// be built again.
     package func commit(batches: [[VaultRecord]]) throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        guard access == .write else { throw VaultError(.inconsistent, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()
@@ -197,7 +197,7 @@ extension Vault {
         for change in batches.joined() {
             let id = ByteKey(change.id)
             if let old = versions[id] ?? live[id]?.record.version, change.version <= old {
-                throw VaultError(.invalid, "a change must raise the record's version (\(change.version) ≤ \(old))")
+                throw VaultError(.inconsistent, "a change must raise the record's version (\(change.version) ≤ \(old))")
             }
             versions[id] = change.version
         }
@@ -212,7 +212,7 @@ extension Vault {
         guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
         guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
         try POSIXFile.writeAll(fd, bytes, path: logPath)
-        try POSIXFile.sync(fd, path: logPath)
+        try POSIXFile.sync(fd, path: logPath, durable: durable)
         fileLength = validLength + bytes.count
         // The frames count once the commit pointer moves past them.
         let frames = frameCount + UInt64(batches.count)
@@ -228,7 +228,7 @@ extension Vault {
 
     func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
         let sealed = pointer.sealed(key: key, vaultId: header.vaultId)
-        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path)
+        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path, durable: durable)
         committedPointer = sealed
     }
 
@@ -252,7 +252,7 @@ extension Vault {
     /// to it. A crash before the pointer moves leaves the old generation current (the new file is
     /// an orphan, removed later); after, the new one. The old log is then deleted.
     package func compact() throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        guard access == .write else { throw VaultError(.inconsistent, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()
@@ -283,11 +283,11 @@ extension Vault {
         let next = generation + 1
         let (bytes, frames) = logBytes(try records, generation: next, key: key)
         let nextPath = Self.file(path, Self.logFile(next))
-        try POSIXFile.writeNew(nextPath, bytes)
+        try POSIXFile.writeNew(nextPath, bytes, durable: durable)
         let newIndex = try partitioning.map { _ throws(VaultError) in
             try writeIndex(generation: next, frames: frames, logLength: UInt64(bytes.count))
         }
-        try POSIXFile.syncDirectory(path)
+        try POSIXFile.syncDirectory(path, durable: durable)
         try writeCommitPointer(CommitPointer(generation: next, frameCount: frames, logLength: UInt64(bytes.count),
                                              index: newIndex?.name))
         let oldPath = logPath
@@ -328,7 +328,7 @@ extension Vault {
                 || pending == committedPointer else { return }
         if let pending, pending == committedPointer {
             try POSIXFile.renameFile(next, to: Self.file(path, Self.commitFile))
-            try POSIXFile.syncDirectory(path)
+            try POSIXFile.syncDirectory(path, durable: durable)
         } else {
             unlink(next)
         }

@@ -251,15 +251,15 @@ class Vault:
 
     def held(self, device: Record | None = None) -> list[tuple[Record, int]]:
         """The passkeys a device holds from its own revisions: per item the winner by (changed at,
-        changed order, device name, record id), unless it is a removal, with the highest sign count
-        of the item."""
+        changed order, device name, record id), unless a revision of the item is a removal (a deletion
+        is final: no change brings a deleted passkey back), with the highest sign count of the item."""
         groups: dict[bytes, list[Record]] = {}
         for record in self.revisions(device):
             groups.setdefault(self.item_id(record), []).append(record)
         out = []
         for revisions in groups.values():
             winner = max(revisions, key=self._order)
-            if winner.fields.get(T_REMOVED) == b"\x01":
+            if any(r.fields.get(T_REMOVED) == b"\x01" for r in revisions):
                 continue
             counts = [_u32(r.fields[T_SIGN_COUNT], 0) for r in revisions
                       if r.fields.get(T_REMOVED) != b"\x01" and len(r.fields.get(T_SIGN_COUNT, b"")) == 4]

@@ -11,17 +11,22 @@ import Darwin
 /// bounded size.
 package final class DirectoryStore: AccountStore {
     package let path: String
+    /// Whether objects are flushed to disk as they are written: `.none` only for the store of a
+    /// throw-away vault (``Vault/Durability``).
+    package let durability: Vault.Durability
+    private var durable: Bool { durability == .full }
     static let objectLimit = 1 << 20
 
     /// Opens the store at `path`, creating it (0700) when it does not exist.
-    package init(path: String) throws(VaultError) {
+    package init(path: String, durability: Vault.Durability = .full) throws(VaultError) {
         self.path = path
+        self.durability = durability
         if POSIXFile.exists(path) { try POSIXFile.requireNoLink(path) }
-        try POSIXFile.makeDirectory(path)
+        try POSIXFile.makeDirectory(path, durable: durability == .full)
         try POSIXFile.requireNoLink(path)
         try POSIXFile.requirePrivateDirectory(path)
         if POSIXFile.exists(objects) { try POSIXFile.requireNoLink(objects) }
-        try POSIXFile.makeDirectory(objects)
+        try POSIXFile.makeDirectory(objects, durable: durable)
         try POSIXFile.requireNoLink(objects)
         try POSIXFile.requirePrivateDirectory(objects)
     }
@@ -66,12 +71,12 @@ package final class DirectoryStore: AccountStore {
         let final = objects + "/" + name
         if POSIXFile.exists(final) { return }
         let temporary = objects + "/.\(name).\(getpid()).tmp"
-        try POSIXFile.writeNew(temporary, bytes)
+        try POSIXFile.writeNew(temporary, bytes, durable: durable)
         defer { unlink(temporary) }
         guard link(temporary, final) == 0 || errno == EEXIST else {
             throw VaultError(.io, "cannot store object \(name) in \(path): \(POSIXFile.errorText())")
         }
-        try POSIXFile.syncDirectory(objects)
+        try POSIXFile.syncDirectory(objects, durable: durable)
     }
 
     package func delete(_ name: String) throws(VaultError) {
@@ -82,7 +87,7 @@ package final class DirectoryStore: AccountStore {
     }
 
     /// Flushes the objects directory: the deletions before it are durable.
-    package func flush() throws(VaultError) { try POSIXFile.syncDirectory(objects) }
+    package func flush() throws(VaultError) { try POSIXFile.syncDirectory(objects, durable: durable) }
 
     /// Object names are the vault's own (hexadecimal): nothing that could leave the directory.
     private static func checkName(_ name: String) throws(VaultError) {

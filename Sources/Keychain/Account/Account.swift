@@ -30,6 +30,9 @@ public final class Account {
     var signingKeys = [[UInt8]: PrivateKey]()
     var signingKeyOrder = [[UInt8]]()
     public internal(set) var storeProblem: String?
+    /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
+    /// the order they were made, for a scenario's timeline.
+    package internal(set) var droppedRevisions = [DroppedRevision]()
 
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path
@@ -47,8 +50,9 @@ public final class Account {
     package var derivations: Int { vault.derivations }
 
     /// Passkey revisions are read by RP: opening a vault reads its devices and settings and the
-    /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index").
-    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId)
+    /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index");
+    /// one found by credential id costs the index's lookup bucket of that id and its RP's revisions.
+    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId)
 
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
     /// makes ids, and the delays drawn for them, repeat.
@@ -71,6 +75,20 @@ public final class Account {
                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                               waiting: Vault.Waiting = Vault.Waiting(),
                               clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
+                   maxPINAttempts: maxPINAttempts, waiting: waiting, clock: clock, random: random, durability: .full)
+    }
+
+    /// ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:)`` with
+    /// the vault's (and its store's) durability: `.none` only for a throw-away account its caller
+    /// deletes when done, as a scenario's is (docs/scenarios.md). Every account ``open(at:passphrase:access:waiting:clock:random:)``
+    /// opens is durable.
+    package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
+                               deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
+                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                               waiting: Vault.Waiting = Vault.Waiting(),
+                               clock: WallClock = .live, random: RandomSource = .live,
+                               durability: Vault.Durability) throws(DeviceError) -> Account {
         try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
@@ -82,7 +100,7 @@ public final class Account {
             // The settings record (the account and its first device) is part of creation: there is
             // never a vault without one.
             let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting,
-                                         partitioning: Account.partitioning) { vault throws(VaultError) in
+                                         partitioning: Account.partitioning, durability: durability) { vault throws(VaultError) in
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))

@@ -124,14 +124,16 @@ public final class Device {
         try Self.requireSupport(device)
         let (profile, aaguid) = try account.profile(of: device)
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
-        let client = try client(device, user, configuration, revisionId: account.newRevisionId())
+        // No revision id is drawn for a sign-in: most write nothing, and one that does (a new
+        // count, a large blob) draws its own as it writes. A read draws nothing from the seeded stream.
+        let client = try client(device, user, configuration, revisionId: nil)
         do {
             return try client.get(options: try RequestOptions(json: optionsJSON, strict: caller?.strict ?? false), caller: caller ?? CallerContext(origin: origin), fault: fault)
         } catch { throw DeviceError(error) }
     }
 
     private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
-                        revisionId: [UInt8]) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
+                        revisionId: [UInt8]?) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
         let store = ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId)
         let user = SimulatedUser(sensor: BiometricSensor(account: account, deviceId: id), policy: policy)
         return WebAuthnClient(authenticator: Authenticator(configuration: configuration, store: store, user: user,
@@ -140,7 +142,7 @@ public final class Device {
     }
 
     func store() throws(DeviceError) -> ViewCredentialStore {
-        ViewCredentialStore(account: account, device: try record(), nextRevisionId: account.newRevisionId())
+        ViewCredentialStore(account: account, device: try record(), nextRevisionId: nil)
     }
 
     // MARK: - Passkeys
@@ -156,9 +158,13 @@ public final class Device {
         } catch { throw DeviceError(error) }
     }
 
-    /// The passkey with credential id `id`, if this device holds it.
+    /// The passkey with credential id `id`, if this device holds it. Found through the vault's
+    /// credential-id lookup: it reads that passkey's RP, not every passkey.
     public func credential(id: [UInt8]) throws(DeviceError) -> Credential? {
-        try credentials().first { $0.id == id }
+        let store = try store()
+        do { return try store.items(rpIds: account.rpIds(ofCredential: id)).map(\.credential).first { $0.id == id } } catch {
+            throw DeviceError(error)
+        }
     }
 
     /// Deletes the passkey with credential id `id` on this device (the deletion syncs) and returns
@@ -216,7 +222,8 @@ public final class Device {
                     length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try key.writePrivateKeyDER(into: buffer) }
                 } catch { throw VaultError(.invalid, "OpenSSL could not encode a private key: \(error)") }
                 let sealed = der.withUnsafeBytes { account.vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: id) }
-                frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)])
+                frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
+                                                     created: CredentialRecord.creation(of: credential, now: time))])
             }
             for start in stride(from: 0, to: frames.count, by: 1024) {
                 try account.vault.commit(batches: Array(frames[start..<min(start + 1024, frames.count)]))

@@ -11,15 +11,17 @@ final class ViewCredentialStore: CredentialStore {
 
     let account: Account
     let device: DeviceRecord
-    /// The id the next new passkey's first revision will have (decided before the ceremony, since
-    /// the BS flag the authenticator signs depends on when that revision uploads).
-    let nextRevisionId: [UInt8]
+    /// The id the next new passkey's first revision will have, when a registration decided it
+    /// before the ceremony (the BS flag the authenticator signs depends on when that revision
+    /// uploads); `nil`: drawn when written. Only writes draw from the account's random source, so
+    /// a step that only looks leaves a seeded scenario's later ids and delays as they were.
+    let nextRevisionId: [UInt8]?
     /// What the device holds of each RP asked about (a ceremony asks about one), and of all of
     /// them once asked; forgotten after each change this store makes.
     private var views = [String: DeviceView]()
     private var everything: DeviceView?
 
-    init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]) {
+    init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]?) {
         self.account = account
         self.device = device
         self.nextRevisionId = nextRevisionId
@@ -81,7 +83,7 @@ final class ViewCredentialStore: CredentialStore {
             } catch {
                 throw VaultError(.invalid, "OpenSSL could not encode the new private key: \(error)")
             }
-            let id = nextRevisionId
+            let id = nextRevisionId ?? account.newRevisionId()
             let uvKey = credential.requiresUserVerification ? try biometryKey(for: credential, verification) : nil
             let sealed = der.withUnsafeBytes { buffer in
                 let secret = UnsafeRawBufferPointer(rebasing: buffer.prefix(length))
@@ -92,7 +94,8 @@ final class ViewCredentialStore: CredentialStore {
             let removals = try replacing.map { old throws(VaultError) in
                 CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
-            let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time)
+            let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
+                                               created: CredentialRecord.creation(of: credential, now: time))
             try account.commitChange(removals + [record])
             changed()
         } catch { throw AuthenticatorError(error) }
@@ -131,12 +134,21 @@ final class ViewCredentialStore: CredentialStore {
     func revise(_ credential: Credential, alsoCommitting also: [VaultRecord] = [],
                 _ change: (inout Credential) -> Void) throws(VaultError) -> Credential {
         let item = try item(credential)
+        // A deletion made elsewhere that has not reached this device: the change is written (the
+        // device cannot know), but it will never win over the deletion.
+        let deletion = try account.history(rpIds: [item.credential.rpId]).revisions
+            .filter { $0.itemId == item.itemId && $0.removed }.min { $0.changedAt < $1.changedAt }
         let id = account.newRevisionId()
         var state = item.credential
         change(&state)
         let sealed = try account.resealKey(of: item.winner, into: id)
+        let time = account.eventTime
         try account.commitChange(also + [CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed,
-                                                               device: device, changedAt: account.eventTime)])
+                                                               device: device, changedAt: time, created: item.winner.created)])
+        if let deletion {
+            account.droppedRevisions.append(DroppedRevision(time: time.ms, device: device.name, credentialId: state.id, revisionId: id,
+                                                            deletedBy: deletion.originName, deletedAt: deletion.changedAt.ms))
+        }
         changed()
         return state
     }

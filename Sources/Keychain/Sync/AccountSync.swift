@@ -175,7 +175,7 @@ extension Account {
     func useStore() {
         guard storeState == nil, storeProblem == nil else { return }
         do {
-            storeState = StoreState(store: try DirectoryStore(path: storePath))
+            storeState = StoreState(store: try DirectoryStore(path: storePath, durability: vault.durability))
             try readStore()
         } catch {
             storeState = nil
@@ -394,7 +394,9 @@ extension Account {
         var names = [String](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
         func flush() throws(VaultError) {
             guard !batch.isEmpty else { return }
-            let name = random.bytes(16)
+            // Not from the account's random source: when a writer uploads depends on when it looks
+            // (a reader's step in a scenario), and a seeded stream must not depend on that.
+            let name = RandomSource.live.bytes(16)
             try state.store.put(Hex.string(name), StorePack.seal(batch, name: name, key: settings.accountKey, accountId: settings.accountId))
             names.append(Hex.string(name))
             batch = []

@@ -27,11 +27,15 @@ enum CredentialRecord {
         static let credProtect: UInt8 = 22, credBlob: UInt8 = 23, largeBlob: UInt8 = 24
         /// `1`: hidden by the RP's `signalAllAcceptedCredentials` (kept, offered to no ceremony).
         static let hidden: UInt8 = 25
+        /// When the passkey was created, as an instant (16: Unix ms ‖ vault position), carried by
+        /// every revision of it; absent: `createdAt` (seconds) × 1000, position 0. Every device
+        /// orders passkeys by it (then item id), so all pick the same default passkey.
+        static let created: UInt8 = 26
     }
 
     /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
     static func make(id recordId: [UInt8], itemId: [UInt8], for credential: Credential, sealedKey: [UInt8],
-                     device: DeviceRecord, changedAt: Instant) -> VaultRecord {
+                     device: DeviceRecord, changedAt: Instant, created: Instant) -> VaultRecord {
         var record = VaultRecord(id: recordId, kind: .credential, fields: [
             Tag.credentialId: credential.id,
             Tag.rpId: Array(credential.rpId.utf8),
@@ -53,10 +57,18 @@ enum CredentialRecord {
         if let sealed = credential.largeBlob { record.setField(Tag.largeBlob, sealed) }
         if credential.hidden { record.setField(Tag.hidden, [1]) }
         record.setInteger(Tag.createdAt, credential.createdAt)
+        record.setField(Tag.created, created.bytes)
         record.setInteger(Tag.signCount, credential.signCount)
         record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))
         stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
         return record
+    }
+
+    /// The creation instant of a passkey made now (`now`) whose `createdAt` (seconds) is
+    /// `credential`'s: `now` when that is the second it was made in (a registration), else the
+    /// start of its second at `now`'s position (an import keeps the time it was made elsewhere).
+    static func creation(of credential: Credential, now: Instant) -> Instant {
+        now.ms / 1000 == credential.createdAt ? now : Instant(ms: Revision.milliseconds(ofSeconds: credential.createdAt), order: now.order)
     }
 
     /// BE (bit 0); with a BS set by hand, BS (bit 1) and bit 2. Otherwise sync decides BS.

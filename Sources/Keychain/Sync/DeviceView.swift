@@ -6,8 +6,8 @@ import VirtualAuthenticator
 ///
 /// Concurrent changes to one passkey on two devices resolve the same way on every device:
 /// last-writer-wins by ``Revision/precedes(_:_:)`` (the later change — in one millisecond, the one
-/// written later — then the greater device name, then the greater revision id); a winning removal
-/// deletes the passkey. The signature count is the highest any arrived revision reports, so it
+/// written later — then the greater device name, then the greater revision id), except that a
+/// removal the device holds deletes the passkey whatever came after it (``DroppedRevision``). The signature count is the highest any arrived revision reports, so it
 /// never goes back. BS is 1 once any arrived revision of the passkey has landed in the store.
 struct DeviceView {
     struct Item {
@@ -17,11 +17,9 @@ struct DeviceView {
         let winner: Revision
         /// When the passkey was first visible to this device.
         let since: Instant
-        /// The vault position of its first visible revision: the order it was written in.
-        let written: UInt64
     }
 
-    /// Oldest first (the order an account picker lists them, the newest last).
+    /// Oldest first (the order an account picker lists them, the newest last), by ``creationOrder(_:_:)``.
     let items: [Item]
 
     /// - Parameters:
@@ -36,24 +34,28 @@ struct DeviceView {
         var items = [Item]()
         for (itemId, seen) in byItem {
             let revisions = seen.map(\.revision)
-            guard let winner = revisions.max(by: Revision.precedes), !winner.removed else { continue }
+            // A deletion is final: it wins over earlier changes by last-writer-wins, and over later
+            // ones because a device that made one had not received it (one that had no longer
+            // holds the passkey) — such a change is dropped, never bringing the passkey back.
+            guard let winner = revisions.max(by: Revision.precedes), !revisions.contains(where: \.removed) else { continue }
             var credential = winner.credential
             credential.signCount = revisions.filter { !$0.removed }.map(\.credential.signCount).max() ?? 0
             let firstLanded = revisions.compactMap(landedAt).min()
             if !credential.backupStateFixed {
                 credential.backupState = credential.backupEligible && (backupStateImmediate || firstLanded.map { $0 <= now } ?? false)
             }
-            items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? .zero,
-                              written: revisions.map(\.changedAt.order).min() ?? .max))
+            items.append(Item(credential: credential, itemId: itemId, winner: winner, since: seen.map(\.at).min() ?? .zero))
         }
-        // Creation order: seconds, then the moment first seen, then the order revisions were
-        // written here (several in one millisecond), then the item id.
-        self.items = items.sorted { a, b in
-            if a.credential.createdAt != b.credential.createdAt { return a.credential.createdAt < b.credential.createdAt }
-            if a.since != b.since { return a.since < b.since }
-            if a.written != b.written { return a.written < b.written }
-            return a.itemId.lexicographicallyPrecedes(b.itemId)
-        }
+        self.items = items.sorted(by: Self.creationOrder)
+    }
+
+    /// The one order of passkeys every device uses — the list's, and so the default passkey (the
+    /// last): creation instant (milliseconds, then the vault position it was made at, for several
+    /// made in one millisecond), then item id. Nothing in it depends on when or in what order the
+    /// device received them, so two devices holding the same passkeys list them alike.
+    static func creationOrder(_ a: Item, _ b: Item) -> Bool {
+        if a.winner.created != b.winner.created { return a.winner.created < b.winner.created }
+        return a.itemId.lexicographicallyPrecedes(b.itemId)
     }
 
     func item(credentialId: [UInt8]) -> Item? { items.first { $0.credential.id == credentialId } }

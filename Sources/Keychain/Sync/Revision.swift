@@ -18,6 +18,10 @@ final class Revision {
     /// When it was made: milliseconds since the epoch, and the vault position it was written at.
     let changedAt: Instant
     let removed: Bool
+    /// When the passkey was created (tag 26; else its `createdAt` seconds × 1000, position 0):
+    /// the same in every revision, so every device orders passkeys alike (``DeviceView``).
+    /// ``Instant/zero`` for a removal.
+    let created: Instant
     /// The passkey as this revision leaves it (for a removal, only its id, RP ID and user handle).
     let credential: Credential
     let sealedKey: [UInt8]?
@@ -64,6 +68,7 @@ final class Revision {
         if removed {
             changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self), order: try integer(Tag.changedOrder, UInt64.self, default: 0))
             sealedKey = nil
+            created = .zero
             credential = Credential(
                 id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
                 userName: "", userDisplayName: "", createdAt: 0, signCount: 0, backupEligible: false, backupState: false,
@@ -71,8 +76,16 @@ final class Revision {
             return
         }
         let createdAt = try integer(Tag.createdAt, UInt64.self)
-        changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self, default: createdAt.multipliedReportingOverflow(by: 1000).overflow ? .max : createdAt * 1000),
+        changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self, default: Self.milliseconds(ofSeconds: createdAt)),
                             order: try integer(Tag.changedOrder, UInt64.self, default: 0))
+        if let bytes = record.field(Tag.created) {
+            guard let instant = Instant(bytes: bytes) else {
+                throw VaultError(.corrupted, "a credential record's creation instant (field \(Tag.created)) is not 16 bytes")
+            }
+            created = instant
+        } else {
+            created = Instant(ms: Self.milliseconds(ofSeconds: createdAt), order: 0)
+        }
         sealedKey = try field(Tag.sealedPrivateKey)
         let flags = try field(Tag.backupFlags).first ?? 0
         // Records from before other algorithms hold no algorithm: ES256.
@@ -102,6 +115,11 @@ final class Revision {
         made.largeBlob = record.field(Tag.largeBlob).map(Array.init)
         made.hidden = record.field(Tag.hidden)?.elementsEqual([1]) ?? false
         credential = made
+    }
+
+    /// `seconds` × 1000, saturating.
+    static func milliseconds(ofSeconds seconds: UInt64) -> UInt64 {
+        seconds.multipliedReportingOverflow(by: 1000).overflow ? .max : seconds * 1000
     }
 
     /// The order last-writer-wins resolves by: the later change (in one millisecond, the one

@@ -68,6 +68,8 @@ public struct ScenarioReport: Encodable, Sendable {
     public private(set) var failures: [ScenarioFailure] = []
     /// What `sync events on` saw happen, in the order of the timeline.
     public private(set) var events: [SyncEvent] = []
+    /// Changes a deletion made before them outranks (``DroppedChange``), as they were made.
+    public private(set) var dropped: [DroppedChange] = []
     /// The timeline's lines after the heading, steps and events as they came.
     private var lines: [String] = []
 
@@ -86,6 +88,11 @@ public struct ScenarioReport: Encodable, Sendable {
         lines.append(event.timelineLine)
     }
 
+    mutating func record(_ change: DroppedChange) {
+        dropped.append(change)
+        lines.append(change.timelineLine)
+    }
+
     /// The timeline: a heading, one line per step, and a summary. A line can hold text an RP
     /// supplied (a user name): a program that shows it to a person escapes it.
     public var timelineLines: [String] {
@@ -95,7 +102,7 @@ public struct ScenarioReport: Encodable, Sendable {
 
     public var timeline: String { timelineLines.joined(separator: "\n") }
 
-    enum CodingKeys: String, CodingKey { case file, seed, steps, events, failures, passed }
+    enum CodingKeys: String, CodingKey { case file, seed, steps, events, dropped, failures, passed }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -103,6 +110,7 @@ public struct ScenarioReport: Encodable, Sendable {
         try c.encode(seed, forKey: .seed)
         try c.encode(steps, forKey: .steps)
         try c.encode(events, forKey: .events)
+        try c.encode(dropped, forKey: .dropped)
         try c.encode(failures, forKey: .failures)
         try c.encode(passed, forKey: .passed)
     }
