@@ -320,7 +320,7 @@ extension Vault {
     /// The caller names it in the commit file.
     func writeIndex(generation: UInt64, frames: UInt64, logLength: UInt64) throws(VaultError) -> OpenIndex {
         try readEverything()
-        guard let partitioning else { throw VaultError(.invalid, "the vault has no partitioning to index by") }
+        guard let partitioning else { throw VaultError(.inconsistent, "the vault has no partitioning to index by") }
         let (always, partitions) = indexContents(partitions: nil)
         let bytes = partitions.values.reduce(0) { $0 + $1.reduce(0) { $0 + 8 + $1.record.bytes.count } }
         let count = max(1, bytes / VaultIndex.bucketTargetBytes)

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl device add NAME`: a new device of the account, its replica empty until sync brings the
 /// account's passkeys.
@@ -26,13 +27,11 @@ enum DeviceAddCommand {
         guard aaguid == nil || args.value(ProfileOptions.profile) != nil else { throw CLIError(.usage, "--aaguid needs --profile on device add") }
         let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
         let vault = try VaultSelection(args)
-        let account = try vault.openAccount(.write)
+        let session = try vault.session(.write)
         let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
         let name = args.argument(0) ?? ""
-        do {
-            try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user(),
-                                  profile: args.value(ProfileOptions.profile), aaguid: aaguid)
-        } catch { throw CLIError(error) }
+        try session.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith),
+                              profile: args.value(ProfileOptions.profile), aaguid: aaguid)
         Output.diagnostic("authctl: added device \(name) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
     }
 }
