@@ -131,6 +131,14 @@ extension Vault {
             }
             index.buckets[number] = nil
         }
+        // The lookup buckets too: reading every record authenticates every byte of the index in
+        // use, so damage to a lookup bucket is found by `list` and `vault check` as elsewhere.
+        if let table = index.root.lookups, partitioning?.lookup != nil {
+            for number in table.indices where index.lookupBuckets[number] == nil {
+                _ = try index.lookupBucket(number, key: key, vaultId: header.vaultId)
+                index.lookupBuckets[number] = nil
+            }
+        }
         index.complete = true
         index.changedSince = [:]
         if !verified { try verifyLog() }
