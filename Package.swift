@@ -3,7 +3,7 @@ import PackageDescription
 
 // The module map, every arrow pointing one way (docs/design.md):
 //
-//   authctl (CLI: parse, call, print) ──▶ Scenarios ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault, SyncStore
+//   authctl (CLI: parse, request, print) ──▶ Scenarios ──▶ Session (requests) ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault, SyncStore
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
 // VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "Keychain", targets: ["Keychain"]),
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
+        .library(name: "Session", targets: ["Session"]),
     ],
     targets: [
         // C behind a wall: each system library is imported only by the module that owns it.
@@ -55,10 +56,13 @@ let package = Package(
         .target(name: "SyncStore"),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
         .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess"]),
+        // The request layer every front end drives: typed requests and responses, the options
+        // builders, the hybrid rule, and the user-facing error table.
+        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
-        .target(name: "Scenarios", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
-        // The command line: parse, call the device, print.
-        .executableTarget(name: "authctl", dependencies: ["Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
+        .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
+        // The command line: parse, request, print.
+        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
@@ -69,6 +73,8 @@ let package = Package(
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain", "SyncStore"]),
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
+        // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
+        .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain"]),
         // The command line's own parts: the man page writer and its roff escaping.
         .testTarget(name: "authctlTests", dependencies: ["authctl"]),
     ]

@@ -6,7 +6,7 @@ binary built with the same compiler (docs/benchmarks.md).
     python3 scripts/bench_startup.py [--authctl .build/release/authctl] [--runs 60] [--json]
 
 It builds the hello-world (`swiftc -O`) in .build/bench-startup, keeps a 10-passkey vault there
-(`authctl bench vault --sizes 10 --keep`, kdf min, no PIN), and times each command `--runs`
+(`authctl bench vault --sizes 10 --measure library --keep`, kdf min, no PIN), and times each command `--runs`
 times, alternating them so a busy moment falls on both; it prints the medians and their ratio.
 """
 import argparse
@@ -34,7 +34,7 @@ def main():
     subprocess.run(["swiftc", "-O", source, "-o", hello], check=True)
     vault = os.path.join(work, "vault")
     shutil.rmtree(vault, ignore_errors=True)
-    subprocess.run([authctl, "bench", "vault", "--sizes", "10", "--runs", "1", "--dir", work, "--keep", vault],
+    subprocess.run([authctl, "bench", "vault", "--sizes", "10", "--runs", "1", "--measure", "library", "--dir", work, "--keep", vault],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env = dict(os.environ, AUTHCTL_PASSPHRASE="bench")
     sign = [authctl, "--vault", vault, "sign", "--origin", "https://target.example"]

@@ -92,6 +92,9 @@ public final class Vault {
     /// How many times a derived value was computed from the records rather than found or followed:
     /// a measure for tests that a value is not recomputed at every change.
     package private(set) var derivations = 0
+    /// How many partitions were read from the index's buckets: a measure, for tests, that a lookup
+    /// by a partition's field or the lookup field reads one partition, not all of them.
+    package internal(set) var partitionsRead = 0
 
     struct DerivedValue {
         var value: Any
@@ -194,7 +197,13 @@ public final class Vault {
     /// and tag), only that partition is read.
     package func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) throws(VaultError) -> [VaultRecord] {
         if let partitioning, partitioning.kind == kind {
-            if partitioning.tag == tag { try readPartition(ByteKey(value)) } else { try readEverything() }
+            if partitioning.tag == tag {
+                try readPartition(ByteKey(value))
+            } else if partitioning.lookup == tag, try readThroughLookup(ByteKey(value)) {
+                // one lookup bucket and the partitions it names
+            } else {
+                try readEverything()
+            }
         }
         let key = FieldIndexKey(kind: kind, tag: tag)
         if fieldIndexes[key] == nil {

@@ -19,6 +19,9 @@ package struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
         case unsafe
         /// A caller error (an unknown record, say).
         case invalid
+        /// A promise of the program itself broken (a write through a vault opened to read, a
+        /// change that does not raise its record's version): a bug, not anything a caller typed.
+        case inconsistent
     }
 
     package let kind: Kind

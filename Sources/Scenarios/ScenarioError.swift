@@ -1,3 +1,5 @@
+import Session
+
 /// What goes wrong with a scenario before any expectation is judged: the file cannot be read, a
 /// line does not parse, a step cannot run (a device that does not exist, an RP that does not
 /// answer). Says where, compiler-style: `file:line:column: message`.
@@ -16,4 +18,11 @@ public struct ScenarioError: Error, Sendable, CustomStringConvertible {
 
     /// `file:line:column: message`, or `file: message` for the file as a whole.
     public var description: String { line == 0 ? "\(file): \(message)" : "\(file):\(line):\(column): \(message)" }
+}
+
+extension SessionError {
+    /// A scenario that cannot run is the file's fault: `badInput`, saying where.
+    public init(_ error: ScenarioError) {
+        self.init(.badInput, error.description)
+    }
 }

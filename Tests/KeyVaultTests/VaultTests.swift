@@ -178,7 +178,7 @@ final class VaultTests {
 
     @Test func readOnlyVaultRefusesCommits() throws {
         try create()
-        expectVaultError(.invalid) { try withVault(access: .read) { try $0.commit([record(1)]) } }
+        expectVaultError(.inconsistent) { try withVault(access: .read) { try $0.commit([record(1)]) } }
         #expect(try records() == [])
     }
 
@@ -417,7 +417,7 @@ final class VaultTests {
         try create(commits: [[record(1, version: 2)]])
         let outcome = Result { try withVault { try $0.commit(batch.changes) } }
         #expect(openErrorKind() == nil, "commit \(outcome) and then the vault does not open")
-        if case .failure(let error as VaultError) = outcome { #expect(error.kind == .invalid) }
+        if case .failure(let error as VaultError) = outcome { #expect(error.kind == .inconsistent) }
     }
 
     // MARK: Secrets

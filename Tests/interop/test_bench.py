@@ -7,6 +7,8 @@ import sys
 
 from conftest import BIN, ROOT
 
+COMMANDS = {"sign", "register", "show", "delete", "list"}
+
 
 def run(*args, env=None):
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
@@ -20,7 +22,9 @@ def test_bench_vault_json_keep_and_chart(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert [r["size"] for r in report["rows"]] == [5, 20] and report["runs"] == 1
+    assert [r["devices"] for r in report["rows"]] == [1, 1] and report["bigRP"] is False
     assert all(r[k] > 0 for r in report["rows"] for k in ("openMs", "registerMs", "signMs", "openSignMs", "logMiB"))
+    assert all(set(r["commands"]) == COMMANDS for r in report["rows"])
     # The largest vault is left behind, and signs with the passphrase the notice gives.
     assert "passphrase 'bench'" in result.stderr
     signed = run("--vault", str(kept), "sign", "--origin", "https://target.example", env={"AUTHCTL_PASSPHRASE": "bench"})
@@ -32,6 +36,149 @@ def test_bench_vault_json_keep_and_chart(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert svg.returncode == 0, svg.stderr
     assert svg.stdout.startswith("<svg") and svg.stdout.count("<polyline") == 4
+
+
+def listed(vault, *args, device="d1"):
+    result = run("--json", "--vault", str(vault), "--device", device, "list", *args, env={"AUTHCTL_PASSPHRASE": "bench"})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["credentials"]
+
+
+def test_bench_vault_devices_big_rp_fresh_users_and_commands(tmp_path):
+    kept = tmp_path / "kept"
+    result = run("--json", "bench", "vault", "--sizes", "4,12", "--runs", "2", "--devices", "1,2", "--big-rp",
+                 "--dir", str(tmp_path), "--keep", str(kept))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["bigRP"] is True and report["runs"] == 2
+    assert [(r["size"], r["devices"]) for r in report["rows"]] == [(4, 1), (4, 2), (12, 1), (12, 2)]
+    for row in report["rows"]:
+        assert set(row["commands"]) == COMMANDS
+        for figures in row["commands"].values():
+            assert 0 < figures["medianMs"] <= figures["p90Ms"] and figures["cpuMs"] > 0 and figures["maxRssMiB"] > 1
+    # The largest vault of the last device count is kept: two devices, each holding every passkey,
+    # all of them on the one RP. Each timed registration (2 in-process, 2 as commands) made a new
+    # user rather than replacing one, and each run deleted a different passkey: 12 - 2 + 4.
+    assert "2 device(s)" in result.stderr and "--device d1" in result.stderr
+    devices = json.loads(run("--json", "--vault", str(kept), "device", "list", env={"AUTHCTL_PASSPHRASE": "bench"}).stdout)
+    assert [d["name"] for d in devices["devices"]] == ["d0", "d1"]
+    for device in ("d0", "d1"):
+        passkeys = listed(kept, device=device)
+        assert len(passkeys) == 14 and {p["rpId"] for p in passkeys} == {"target.example"}
+        assert len({p["userHandle"] for p in passkeys}) == 14
+        assert {p["userName"] for p in passkeys} >= {"library-0", "library-1", "command-0", "command-1"}
+
+
+def test_bench_vault_spread_commands_only_and_chart(tmp_path):
+    result = run("--json", "bench", "vault", "--sizes", "3,9", "--runs", "2", "--devices", "2,3", "--measure", "commands",
+                 "--dir", str(tmp_path), "--keep", str(tmp_path / "kept"))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["bigRP"] is False
+    assert all("openMs" not in r and set(r["commands"]) == COMMANDS for r in report["rows"])
+    # Spread over RPs: the signed RP holds its one bulk passkey and the two new users.
+    assert len(listed(tmp_path / "kept", "--rp-id", "target.example")) == 3
+    assert [d["name"] for d in json.loads(run("--json", "--vault", str(tmp_path / "kept"), "device", "list",
+                                                  env={"AUTHCTL_PASSPHRASE": "bench"}).stdout)["devices"]] == ["d0", "d1", "d2"]
+    (tmp_path / "vault.json").write_text(result.stdout)
+    svg = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_chart.py"), "--commands", str(tmp_path / "vault.json")],
+                         capture_output=True, text=True, timeout=60)
+    assert svg.returncode == 0, svg.stderr
+    # Two panels (time, memory), a line per command and device count.
+    assert svg.stdout.startswith("<svg") and svg.stdout.count("<polyline") == 2 * 5 * 2
+    # The in-process chart has nothing to draw from a commands-only report, and says so.
+    library = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_chart.py"), str(tmp_path / "vault.json")],
+                             capture_output=True, text=True, timeout=60)
+    assert library.returncode != 0 and "nothing to chart" in library.stderr
+    text = run("bench", "vault", "--sizes", "3", "--runs", "1", "--devices", "2", "--measure", "commands", "--dir", str(tmp_path))
+    assert text.returncode == 0, text.stderr
+    assert "authctl as a process" in text.stdout and "in-process" not in text.stdout
+
+
+def test_bench_vault_refuses_bad_options(tmp_path):
+    for args in (["--devices", "0"], ["--devices", "21"], ["--devices", "1,,2"], ["--devices", "two"],
+                 ["--sizes", "2", "--runs", "2"], ["--measure", "everything"]):
+        result = run("bench", "vault", "--dir", str(tmp_path), "--sizes", "8", "--runs", "1", *args)
+        assert result.returncode == 64, (args, result.stderr)
+        assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_command_times_a_command_from_outside(tmp_path):
+    result = run("--json", "bench", "command", "--runs", "3", "--", "--version")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["runs"] == 3 and len(report["wallMs"]) == 3
+    assert 0 < report["medianMs"] <= report["p90Ms"] == max(report["wallMs"]) and report["maxRssMiB"] > 1
+    assert sorted(report["wallMs"])[1] == report["medianMs"]
+    text = run("bench", "command", "--runs", "1", "--", "--version")
+    assert text.returncode == 0 and text.stdout.startswith("authctl --version: 1 run(s): median ")
+    # The command runs with the caller's environment (its vault, its passphrase), stdout discarded.
+    vault = tmp_path / "vault"
+    made = run("--vault", str(vault), "init", "--kdf", "min", "--no-biometry", env={"AUTHCTL_PASSPHRASE": "p"})
+    assert made.returncode == 0, made.stderr
+    listed = run("bench", "command", "--runs", "2", "--", "--vault", str(vault), "list", env={"AUTHCTL_PASSPHRASE": "p"})
+    assert listed.returncode == 0, listed.stderr
+    # A run that fails stops it, with the command's own message; no figures are printed.
+    failed = run("--json", "bench", "command", "--", "--vault", str(tmp_path / "nothing"), "list")
+    assert failed.returncode == 70 and failed.stdout == ""
+    assert "vaultNotFound" in json.loads(failed.stderr)["message"]
+    assert run("bench", "command").returncode == 64
+    assert run("bench", "command", "--runs", "0", "--", "--version").returncode == 64
+
+
+def workloads(*args):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_workloads.py"), "--authctl", BIN, "--json", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_bench_workloads_registrations(tmp_path):
+    result = workloads("registrations", "--sizes", "3,8", "--write", str(tmp_path), "--tmpdir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [r["registrations"] for r in report["rows"]] == [3, 8] and all(r["passed"] for r in report["rows"])
+    assert all(r["cpuSeconds"] > 0 and r["cpuMsPerCeremony"] > 0 and r["wallSeconds"] > 0 for r in report["rows"])
+    assert isinstance(report["exponent"], float) and report["perCeremonyRatio"] > 0
+    assert len(report["stepExponents"]) == 1 and abs(report["stepExponents"][0] - report["exponent"]) < 1e-9  # two sizes: one slope
+    scenario = (tmp_path / "registrations-8.scn").read_text()
+    assert scenario.count(" register user ") == 8 and "device add laptop" in scenario
+    # The generated file is an ordinary scenario: the laptop ends up holding all eight.
+    played = run("scenario", "run", str(tmp_path / "registrations-8.scn"))
+    assert played.returncode == 0, played.stderr
+    assert "laptop holds => " + ",".join(f"u{i}" for i in range(1, 9)) in played.stdout
+
+
+def test_bench_workloads_day_is_reproducible(tmp_path):
+    result = workloads("day", "--users", "15", "--devices", "3", "--runs", "2", "--write", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["identical"] is True and len(report["runs"]) == 2 and all(r["passed"] for r in report["runs"])
+    # seed, 3 devices, the delays, 15 registrations and 15 sign-ins, and what each device holds.
+    assert report["steps"] == f"passed: {1 + 3 + 1 + 30 + 3} steps"
+    scenario = (tmp_path / "day-15-users-3-devices.scn").read_text()
+    times = [int(line.split()[1][:-2]) for line in scenario.splitlines() if line.startswith("at ")]
+    assert times == sorted(times) and max(times) <= 24 * 3600 * 1000
+    for user in range(1, 16):
+        register = next(line for line in scenario.splitlines() if line.endswith(f" register user u{user} => ok"))
+        sign = next(line for line in scenario.splitlines() if line.endswith(f" sign user u{user} => ok"))
+        assert register.split()[2] != sign.split()[2]  # signed in on another device than it registered on
+    # Another seed is another day; the same seed, the same scenario text.
+    other = workloads("day", "--users", "15", "--devices", "3", "--runs", "1", "--seed", "5", "--write", str(tmp_path / "other"))
+    assert other.returncode == 0, other.stderr
+    assert (tmp_path / "other" / "day-15-users-3-devices.scn").read_text() != scenario
+    again = workloads("day", "--users", "15", "--devices", "3", "--runs", "1", "--write", str(tmp_path / "again"))
+    assert (tmp_path / "again" / "day-15-users-3-devices.scn").read_text() == scenario
+
+
+def test_bench_workloads_report_a_failed_scenario(tmp_path):
+    # A binary whose scenarios fail (exit 26, as an unmet expectation does) fails the workload.
+    fake = tmp_path / "authctl"
+    fake.write_text("#!/bin/sh\necho 'passed: 0 steps'\nexit 26\n")
+    fake.chmod(0o755)
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_workloads.py"), "--authctl", str(fake), "--json",
+                             "registrations", "--sizes", "2"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "exit 26" in result.stderr
+    assert json.loads(result.stdout)["rows"][0]["passed"] is False
 
 
 def test_bench_ceremonies_json(tmp_path):

@@ -31,7 +31,7 @@ let package = Package(
 {examples}    ]
 )
 """
-PRODUCTS = ("Keychain", "VirtualAuthenticator", "Scenarios")
+PRODUCTS = ("Keychain", "VirtualAuthenticator", "Scenarios", "Session")
 
 
 def library_examples():

@@ -125,6 +125,33 @@ def test_hybrid_works_without_a_synced_copy(account):
     assert not hybrid.credential_backed_up  # the phone's flags: not uploaded yet
 
 
+def test_hybrid_registration_follows_the_same_rule_as_hybrid_sign_in(account):
+    """`register --via` is the rule a scenario's `NAME register … via DEVICE` follows, and
+    `sign --via`'s: the phone makes the passkey for the laptop's page with its own PIN and in its
+    own store, the response says cross-platform (py_webauthn verifies it), and the laptop holds
+    no copy until sync brings one."""
+    assert account.run("sync", "set", "--upload-delay", "1h").code == 0
+    result, registration = register(account, device="laptop", extra=("--via", "default"))
+    assert registration is not None, result.stderr
+    assert result.json["authenticatorAttachment"] == "cross-platform" and registration.user_verified
+    credential_id = b64url(registration.credential_id)
+    assert [c["id"] for c in account.run("--json", "list").json["credentials"]] == [credential_id]
+    assert account.run("--json", "--device", "laptop", "list").json["credentials"] == []
+    # The phone's PIN verifies; the laptop's does not.
+    wrong, _ = register(account, user=b"user-2", name="bob", device="laptop", pin=LAPTOP_PIN, extra=("--via", "default"))
+    assert wrong.code == 11, wrong.stderr
+    # A device cannot reach itself over hybrid, in either ceremony; nor a device the account lacks.
+    for ceremony in ("register", "sign"):
+        for via in ("laptop", "tablet"):
+            refused = (register(account, device="laptop", extra=("--via", via)) if ceremony == "register"
+                       else sign(account, registration.credential_public_key, "--device", "laptop", "--via", via))[0]
+            assert refused.code == 64 and "usage" in refused.stderr, (ceremony, via, refused.stderr)
+    # The browser asking needs passkey support too.
+    assert account.run("device", "unsupported", "laptop", "on").code == 0
+    unsupported, _ = register(account, user=b"user-3", name="carol", device="laptop", extra=("--via", "default"))
+    assert unsupported.code == 28 and "laptop" in unsupported.stderr, unsupported.stderr
+
+
 def test_deletion_propagates_and_offline_device_catches_up(account):
     _, registration = register(account)
     credential_id = b64url(registration.credential_id)

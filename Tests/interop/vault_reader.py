@@ -204,6 +204,8 @@ class Index:
     buckets: list  # [(offset, length, records, the id the bucket is sealed with)]
     records: dict  # record id -> (sequence, Record), root and buckets together
     length: int
+    lookup_tag: int | None = None  # index format 2: the credential-id lookup's field tag
+    lookups: dict | None = None  # lookup value (credential id) -> {partition (RP ID)}
 
 
 class Vault:
@@ -534,6 +536,16 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
             offset += 32
         always_count = _u32(root, offset)
         always, offset = _parse_indexed_records(root, offset + 4, always_count, "the index root")
+        # Index format 2 adds the lookup section; a format-1 root ends here.
+        lookup_tag, lookup_table = None, []
+        if offset < len(root):
+            lookup_tag, lookup_count = root[offset], _u32(root, offset + 1)
+            offset += 5
+            for _ in range(lookup_count):
+                lookup_table.append((*struct.unpack(">QII", root[offset:offset + 16]), root[offset + 16:offset + 32]))
+                offset += 32
+            if lookup_count < 1:
+                raise Corrupted("the index root has a lookup section without lookup buckets")
     except (struct.error, IndexError, ValueError):
         raise Corrupted("the index root is truncated") from None
     if offset != len(root) or root_generation != generation or bucket_count < 1:
@@ -578,7 +590,34 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
             raise Corrupted(f"index bucket {number} is truncated") from None
         if offset != len(plain) or found != count:
             raise Corrupted(f"index bucket {number} does not hold what the root counts")
-    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length)
+    lookups = None
+    if lookup_tag is not None:
+        lookups = {}
+        for number, (lookup_offset, length, count, lookup_id) in enumerate(lookup_table):
+            if lookup_offset + length > root_offset:
+                raise Corrupted(f"index lookup bucket {number} lies past the root")
+            blob = data[lookup_offset:lookup_offset + length]
+            ad = (b"AUTHCTL-INDEX-LOOKUP" + struct.pack(">H", FORMAT_VERSION) + vault_id
+                  + struct.pack(">QIQ", generation, number, lookup_offset) + lookup_id)
+            try:
+                plain = _open(blob[NONCE:], ad, blob[:NONCE], vault_key)
+            except CryptoError:
+                raise Corrupted(f"index lookup bucket {number} fails authentication") from None
+            try:
+                entries, offset = _u32(plain, 0), 4
+                for _ in range(entries):
+                    value = plain[offset + 2:offset + 2 + _u16(plain, offset)]
+                    offset += 2 + len(value)
+                    partition = plain[offset + 2:offset + 2 + _u16(plain, offset)]
+                    offset += 2 + len(partition)
+                    if int.from_bytes(hashlib.blake2b(value, digest_size=32).digest()[:8], "big") % len(lookup_table) != number:
+                        raise Corrupted(f"index lookup bucket {number} holds a value of another bucket")
+                    lookups.setdefault(value, set()).add(partition)
+            except (struct.error, IndexError, ValueError):
+                raise Corrupted(f"index lookup bucket {number} is truncated") from None
+            if offset != len(plain) or entries != count:
+                raise Corrupted(f"index lookup bucket {number} does not hold what the root counts")
+    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length, lookup_tag, lookups)
 
 
 def _check_index(index: Index, live: dict) -> None:
@@ -590,6 +629,13 @@ def _check_index(index: Index, live: dict) -> None:
         _, indexed = index.records[record_id]
         if (indexed.kind, indexed.version, indexed.fields) != (record.kind, record.version, record.fields):
             raise Corrupted(f"the index holds another version of record {record_id.hex()}")
+    # The lookup may name more than is live (an append rewrites only what changed), never less.
+    if index.lookups is not None:
+        for record_id, record in live.items():
+            value, partition = record.fields.get(index.lookup_tag), record.fields.get(index.partition_tag)
+            if record.kind == index.partition_kind and value is not None and partition is not None \
+                    and partition not in index.lookups.get(value, set()):
+                raise Corrupted(f"the index's lookup misses record {record_id.hex()}")
     sequences = [s for s, _ in index.records.values()]
     if len(set(sequences)) != len(sequences) or any(s >= index.next_sequence for s in sequences):
         raise Corrupted("the index's sequence numbers are not distinct, or not below its next one")

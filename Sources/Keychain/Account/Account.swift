@@ -51,8 +51,9 @@ public final class Account {
     package var derivations: Int { vault.derivations }
 
     /// Passkey revisions are read by RP: opening a vault reads its devices and settings and the
-    /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index").
-    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId)
+    /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index");
+    /// one found by credential id costs the index's lookup bucket of that id and its RP's revisions.
+    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId)
 
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
     /// makes ids, and the delays drawn for them, repeat.

@@ -159,9 +159,13 @@ public final class Device {
         } catch { throw DeviceError(error) }
     }
 
-    /// The passkey with credential id `id`, if this device holds it.
+    /// The passkey with credential id `id`, if this device holds it. Found through the vault's
+    /// credential-id lookup: it reads that passkey's RP, not every passkey.
     public func credential(id: [UInt8]) throws(DeviceError) -> Credential? {
-        try credentials().first { $0.id == id }
+        let store = try store()
+        do { return try store.items(rpIds: account.rpIds(ofCredential: id)).map(\.credential).first { $0.id == id } } catch {
+            throw DeviceError(error)
+        }
     }
 
     /// Deletes the passkey with credential id `id` on this device (the deletion syncs) and returns

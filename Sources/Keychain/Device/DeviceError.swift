@@ -79,6 +79,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case .busy: .vaultBusy
         case .unsafe: .vaultInsecure
         case .invalid: .invalidArgument
+        case .inconsistent: .authenticator(.unknown)  // a bug of this program: not the caller's input
         }
         self.init(code, error.message)
     }

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// What a step came to: `ok`, an error's name (with its message), or — for `holds` — the labels of
@@ -19,21 +20,17 @@ struct Outcome {
         self.isList = isList
     }
 
-    init(_ error: DeviceError) {
-        self.init(name: error.name, error: error.message)
+    init(_ error: SessionError) {
+        self.init(name: error.name.rawValue, error: error.message)
     }
 
-    /// A registration's or sign-in's facts, from the authenticator data it returned.
-    init(ceremony authenticatorData: [UInt8], credentialId: [UInt8], credential: String, user: String, attachment: String,
-         format: String?) {
+    /// A registration's or sign-in's facts, from the typed values the request layer returned.
+    init(ceremony response: CeremonyResponse, credential: String) {
         self.init(name: "ok")
-        details = [("id", Base64URL.encode(credentialId))]
-        let flags = authenticatorData.count > 32 ? authenticatorData[32] : 0
-        let names = [(0x01, "UP"), (0x04, "UV"), (0x08, "BE"), (0x10, "BS")].filter { flags & UInt8($0.0) != 0 }.map(\.1)
-        let count = authenticatorData.count >= 37 ? authenticatorData[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
-        fields = [("credential", credential), ("user", user), ("flags", names.joined(separator: ",")), ("count", String(count)),
-                  ("attachment", attachment)]
-        if let format { fields.append(("fmt", format)) }
+        details = [("id", Base64URL.encode(response.credential.id))]
+        fields = [("credential", credential), ("user", response.credential.userName), ("flags", response.flags.joined(separator: ",")),
+                  ("count", String(response.signCount)), ("attachment", response.attachment.rawValue)]
+        if let format = response.format { fields.append(("fmt", format)) }
     }
 
     init(status: Int) {

@@ -2,6 +2,7 @@ import Curl
 import Foundation
 import KeyVault
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// Runs a scenario: a throw-away vault (cheapest KDF) in a temporary directory, an account whose
@@ -32,7 +33,9 @@ public final class ScenarioRunner {
     let directory: String
     let ownsDirectory: Bool
     var seed: UInt64 = 0
-    var account: Account?
+    /// The request layer over the run's account, once the first device made it.
+    var session: Session?
+    var account: Account? { session?.account }
     /// The PIN each device was enrolled with, as the scenario declared it; and the PIN a factory
     /// reset retired (which recovers the account's biometry key).
     var pins = [String: String]()
@@ -40,13 +43,16 @@ public final class ScenarioRunner {
     var origin = "https://example.com"
     var rpId: String?
     var labels = [String: [UInt8]]()
-    /// How many challenges the run has made (``randomChallenge()``).
-    var challenges: UInt64 = 0
     var lastResponse: String?
     var lastReply: [UInt8]?
     var http: HTTPClient?
     /// What is in flight, watched between steps while `sync events on`.
     var syncWatch: SyncWatch?
+    /// The last ceremony's answer from the request layer, with its line: its response JSON or its
+    /// error (only the last: a run of many ceremonies keeps no list of them).
+    package private(set) var lastAnswer: (line: Int, answer: Result<String, SessionError>)?
+
+    private func answered(_ line: ScenarioLine, _ answer: Result<String, SessionError>) { lastAnswer = (line.number, answer) }
 
     init(file: String, options: Options) throws(ScenarioError) {
         self.file = file
@@ -76,7 +82,7 @@ public final class ScenarioRunner {
     }
 
     deinit {
-        account = nil  // releases the vault's lock, so it can be removed
+        session = nil  // releases the vault's lock, so it can be removed
         try? Device.removeVault(at: directory + "/vault")
         if ownsDirectory { rmdir(directory) }
     }
@@ -103,7 +109,9 @@ public final class ScenarioRunner {
                 guard target >= clock.now else {
                     throw ScenarioError(file: file, line: line.number, "at \(DelayRange.text(milliseconds: at)) is earlier than now (\(DelayRange.text(milliseconds: clock.now - Self.epoch)))")
                 }
-                clock.advance(to: target)
+                // Checked above, so the session's clock request cannot fail; before the first device
+                // there is no session yet, only the clock it will run on.
+                if let session { _ = try? session.clock(.set(milliseconds: target)) } else { clock.advance(to: target) }
                 watchSync(into: &report)
             }
             guard let step = line.step else { continue }
@@ -134,7 +142,7 @@ public final class ScenarioRunner {
 
     /// With `sync events on`: the transfers that happened since the last look, into the timeline.
     private func watchSync(into report: inout ScenarioReport) {
-        guard syncWatch != nil, let account, let status = try? account.syncStatus() else { return }
+        guard syncWatch != nil, let session, let status = try? session.syncStatus() else { return }
         for event in syncWatch!.look(status, epoch: Self.epoch, label: { Base64URL.decode($0).map(self.label(of:)) ?? $0 }) {
             report.record(event)
         }
@@ -192,9 +200,15 @@ public final class ScenarioRunner {
         ScenarioError(file: file, line: line.number, message)
     }
 
-    private func requireAccount(_ line: ScenarioLine) throws(ScenarioError) -> Account {
-        guard let account else { throw fail(line, "no device yet: a scenario starts with 'device add NAME'") }
-        return account
+    private func requireAccount(_ line: ScenarioLine) throws(ScenarioError) -> Session {
+        guard let session else { throw fail(line, "no device yet: a scenario starts with 'device add NAME'") }
+        return session
+    }
+
+    /// The session, once `name` is known to be a device of the account (a scenario error if not).
+    private func session(for name: String, line: ScenarioLine) throws(ScenarioError) -> Session {
+        _ = try device(name, line: line)
+        return session!
     }
 
     func perform(_ step: Step, line: ScenarioLine) throws(ScenarioError) -> Outcome {
@@ -210,17 +224,21 @@ public final class ScenarioRunner {
             rpId = id
             return .ok
         case .wait(let ms):
-            guard ms <= VirtualClock.end - clock.now else { throw fail(line, "the clock would pass the end of the year 9999") }
-            clock.advance(by: ms)
+            guard let session else {
+                guard ms <= VirtualClock.end - clock.now else { throw fail(line, "the clock would pass the end of the year 9999") }
+                clock.advance(by: ms)
+                return .ok
+            }
+            do { try session.clock(.advance(milliseconds: ms)) } catch { throw fail(line, error.message) }
             return .ok
         case .addDevice(let name, let pin, let attempts, let approver, let profile):
             return try addDevice(name, pin: pin, attempts: attempts, approver: approver, profile: profile, line: line)
         case .changeDevice(let name, let change):
             return try changeDevice(name, change, line: line)
         case .delays(let device, let upload, let download):
-            return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setDelays(upload: upload, download: download, device: device) }
+            return outcome { () throws(SessionError) in try requireSession().setDelays(upload: upload, download: download, device: device) }
         case .backupState(let immediate):
-            return outcome { () throws(DeviceError) in try requireAccountOrThrow(line).setSyncOptions(backupStateImmediate: immediate) }
+            return outcome { () throws(SessionError) in try requireSession().setSyncOptions(backupStateImmediate: immediate) }
         case .syncStatus(let device):
             return try syncStatus(device, line: line)
         case .syncEvents(let on):
@@ -232,13 +250,13 @@ public final class ScenarioRunner {
             return try sign(on: name, ceremony, line: line)
         case .delete(let name, let label):
             guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
-            let device = try device(name, line: line)
-            return outcome { () throws(DeviceError) in try device.delete(credentialId: id) }
+            let session = try session(for: name, line: line)
+            return outcome { () throws(SessionError) in try session.delete(device: name, credentialId: id) }
         case .holds(let name):
-            let device = try device(name, line: line)
+            let session = try session(for: name, line: line)
             do {
                 // What the device offers: a passkey the RP's signal hid is not.
-                let held = try device.credentials().filter { !$0.hidden }.map { label(of: $0.id) }
+                let held = try session.passkeys(device: name).filter { !$0.hidden }.map { label(of: $0.id) }
                 return Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
             } catch { return Outcome(error) }
         case .http(let method, let url, let body):
@@ -251,7 +269,7 @@ public final class ScenarioRunner {
     /// The options a page would pass to the signal method, built from the scenario's RP, origin
     /// and labels; the outcome names the passkeys it removed, hid, restored or updated.
     private func signal(on name: String, _ signal: SignalStep, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        let device = try device(name, line: line)
+        let session = try session(for: name, line: line)
         let rp = rpId ?? ((try? Origin(parsing: origin).host) ?? "example.com")
         let kind: Signal.Kind
         let options: [String: Any]
@@ -268,7 +286,7 @@ public final class ScenarioRunner {
             options = ["rpId": rp, "userId": Base64URL.encode(Array(user.utf8)), "name": userName, "displayName": displayName]
         }
         do {
-            let effect = try device.signal(kind, optionsJSON: JSONText.bytes(options), origin: origin)
+            let effect = try session.signal(device: name, kind, optionsJSON: JSONText.bytes(options), origin: origin)
             var outcome = Outcome.ok
             for (key, list) in [("removed", effect.removed), ("hidden", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)]
             where !list.isEmpty {
@@ -283,10 +301,10 @@ public final class ScenarioRunner {
     /// time since the start at which it lands or arrives, `offline` while it waits for a device to
     /// be back — a removal as `-LABEL@TIME`; and whether the account store is in use (`store`).
     private func syncStatus(_ only: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        let account = try requireAccount(line)
+        let session = try requireAccount(line)
         if let only { _ = try device(only, line: line) }
         let status: SyncStatus
-        do { status = try account.syncStatus() } catch { return Outcome(error) }
+        do { status = try session.syncStatus() } catch { return Outcome(error) }
         var outcome = Outcome.ok
         func list(_ transfers: [SyncStatus.Transfer]) -> String {
             guard !transfers.isEmpty else { return "none" }
@@ -305,13 +323,13 @@ public final class ScenarioRunner {
         return outcome
     }
 
-    /// The account, or a scenario error in the device layer's words (for `outcome`).
-    private func requireAccountOrThrow(_ line: ScenarioLine) throws(DeviceError) -> Account {
-        guard let account else { throw DeviceError(.invalidArgument, "no device yet: a scenario starts with 'device add NAME'") }
-        return account
+    /// The session, or the scenario's mistake in the request layer's words (for `outcome`).
+    private func requireSession() throws(SessionError) -> Session {
+        guard let session else { throw SessionError(.badInput, "no device yet: a scenario starts with 'device add NAME'") }
+        return session
     }
 
-    private func outcome(_ body: () throws(DeviceError) -> Void) -> Outcome {
+    private func outcome(_ body: () throws(SessionError) -> Void) -> Outcome {
         do {
             try body()
             return .ok
@@ -319,8 +337,8 @@ public final class ScenarioRunner {
     }
 
     private func device(_ name: String, line: ScenarioLine) throws(ScenarioError) -> Device {
-        let account = try requireAccount(line)
-        do { return try account.device(name) } catch { throw fail(line, error.message) }
+        let session = try requireAccount(line)
+        do { return try session.account.device(name) } catch { throw fail(line, error.message) }
     }
 
     func label(of id: [UInt8]) -> String {
@@ -332,12 +350,12 @@ public final class ScenarioRunner {
         return SecureBytes(consuming: &bytes)
     }
 
-    /// The person at device `name`: the scenario's action, account choice and PIN (the device's
+    /// The person at device `name`: the request's action, account choice and PIN (the device's
     /// declared one unless the step gives another); a timeout passes on the virtual clock.
-    private func user(on name: String, _ c: Step.Ceremony = Step.Ceremony(), account choice: AccountChoice = .newest) -> UserPolicy {
-        let pin = c.pin ?? pins[name]
+    func user(on name: String, _ person: PersonRequest = PersonRequest()) -> UserPolicy {
+        let pin = person.pin ?? pins[name]
         let clock = self.clock
-        return UserPolicy(action: c.action, account: choice, pin: { [self] prompt throws(AuthenticatorError) in
+        return UserPolicy(action: person.action, account: person.account, pin: { [self] prompt throws(AuthenticatorError) in
             guard let pin else { throw AuthenticatorError(.notInteractive, "device '\(name)' has no PIN in this scenario") }
             return secret(pin)
         }, wait: { duration in
@@ -353,31 +371,37 @@ public final class ScenarioRunner {
 
     private func addDevice(_ name: String, pin: String?, attempts: UInt32?, approver: String?, profile: String?,
                            line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        guard let account else {
+        guard let session else {
             guard approver == nil else { throw fail(line, "the first device makes the account: no device approves it, so approve-with would be dropped") }
-            do {
-                let created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
+            do throws(SessionError) {
+                let created: Account
+                do {
+                    created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
                                                  clock: clock.wallClock, random: .seeded(seed),
                                                  durability: .none)  // a throw-away vault, deleted after the run
-                try created.setSyncOptions(seed: seed)
-                if let profile { try created.setProfile(profile) }
-                account = created
+                } catch { throw SessionError(error) }
+                let session = Session(account: created, clock: clock, builtOptions: .seeded(seed)) { [unowned self] device, person in
+                    user(on: device, person)
+                }
+                try session.setSyncOptions(seed: seed)
+                if let profile { try session.setProfile(profile) }
+                self.session = session
                 pins[name] = pin
                 return .ok
             } catch { return Outcome(error) }
         }
         let approving = self.approver(approver, excluding: name)
         do {
-            try account.addDevice(name, pin: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                  approvedBy: pin == nil ? nil : approving, approver: user(on: approving ?? ""), profile: profile)
+            try session.addDevice(name, pin: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
+                                  approvedBy: pin == nil ? nil : approving, profile: profile)
             pins[name] = pin
             return .ok
         } catch { return Outcome(error) }
     }
 
     private func changeDevice(_ name: String, _ change: Step.DeviceChange, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        let account = try requireAccount(line)
+        let session = try requireAccount(line)
         if case .pin(_, let approverName, let former) = change {
             // Refused rather than dropped: what the device's state leaves no use for.
             let enrolled = try device(name, line: line).biometry.enrolled
@@ -390,28 +414,27 @@ public final class ScenarioRunner {
         }
         do {
             switch change {
-            case .offline: try account.setOnline(false, device: name)
-            case .online: try account.setOnline(true, device: name)
+            case .offline: try session.change(.offline, device: name)
+            case .online: try session.change(.online, device: name)
             case .reset:
-                try account.resetDevice(name)
+                try session.change(.reset, device: name)
                 // A second reset before a new PIN keeps the former one, as the device does.
                 if let pin = pins[name] { formerPins[name] = pin }
                 pins[name] = nil
             case .remove:
-                try account.removeDevice(name)
+                try session.change(.remove, device: name)
                 pins[name] = nil
-            case .unlock: try account.device(name).unlockBiometry()
-            case .unsupported: try account.setPasskeysSupported(false, device: name)
-            case .supported: try account.setPasskeysSupported(true, device: name)
+            case .unlock: try session.change(.unlockBiometry, device: name)
+            case .unsupported: try session.change(.passkeysSupported(false), device: name)
+            case .supported: try session.change(.passkeysSupported(true), device: name)
             case .pin(let pin, let approverName, let typed):
                 var approving = self.approver(approverName, excluding: name)
-                var current = user(on: name)
+                var current = PersonRequest()
                 if pins[name] == nil, let former = typed ?? formerPins[name], approverName == nil {
-                    current = UserPolicy(pin: secret(former))  // a reset device recovers with its former PIN
+                    current.pin = former  // a reset device recovers with its former PIN
                     approving = nil
                 }
-                try account.device(name).enrollBiometricPIN(secret(pin), user: current, approvedBy: approving,
-                                                            approver: user(on: approving ?? ""))
+                try session.enrollPIN(secret(pin), device: name, person: current, approvedBy: approving)
                 pins[name] = pin
                 formerPins[name] = nil
             }
@@ -421,20 +444,11 @@ public final class ScenarioRunner {
 
     // MARK: - Ceremonies
 
-    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
-
-    /// A challenge for the next ceremony: the n-th of a stream of its own, SHA-256 of the seed and
-    /// n — not the account's random source, which only what writes may draw from (a sign-in that
-    /// writes nothing must leave later credential ids and delays as they were).
-    private func randomChallenge() -> String {
-        challenges += 1
-        return Base64URL.encode(SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(challenges)))
-    }
-
-    private func options(_ source: Step.OptionsSource?, line: ScenarioLine, build: () -> [String: Any]) throws(ScenarioError) -> [UInt8] {
+    /// Options given whole; `nil` when the step builds them.
+    private func options(_ source: Step.OptionsSource?, line: ScenarioLine) throws(ScenarioError) -> [UInt8]? {
         switch source {
         case nil:
-            return JSONText.bytes(build())
+            return nil
         case .file(let name):
             // At most what `--options FILE` reads, never more held in memory; opened without
             // waiting, so that a FIFO no program writes to reads as empty instead of hanging the
@@ -472,84 +486,93 @@ public final class ScenarioRunner {
                       recentPasswordSignIn: c.recentPasswordSignIn)
     }
 
-    private func ids(_ labels: [String], line: ScenarioLine) throws(ScenarioError) -> [String] {
-        var out = [String]()
+    private func passkeyIds(_ labels: [String], line: ScenarioLine) throws(ScenarioError) -> [[UInt8]] {
+        var out = [[UInt8]]()
         for label in labels {
             guard let id = self.labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
-            out.append(Base64URL.encode(id))
+            out.append(id)
         }
         return out
     }
 
+    private func ids(_ labels: [String], line: ScenarioLine) throws(ScenarioError) -> [String] {
+        try passkeyIds(labels, line: line).map { Base64URL.encode($0) }
+    }
+
+    /// The person a ceremony line describes: its action and PIN, and the account it picks.
+    private func person(_ c: Step.Ceremony, account: AccountChoice = .newest) -> PersonRequest {
+        PersonRequest(action: c.action, account: account, pin: c.pin)
+    }
+
     private func register(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        // Hybrid: `via` makes the passkey (its PIN, its store) for NAME's page.
-        let maker = c.via ?? name
-        let device = try device(maker, line: line)
-        let client = c.via == nil ? nil : try self.device(name, line: line)  // the client side must exist too
+        // Hybrid: `via` makes the passkey (its PIN, its store) for NAME's page; both must exist.
+        let session = try session(for: name, line: line)
+        if let via = c.via { _ = try device(via, line: line) }
         let user = c.user ?? "user"
-        let excluded = try ids(c.exclude, line: line)
-        let options = try self.options(c.options, line: line) {
-            var o: [String: Any] = [
-                "rp": ["id": rpId ?? ((try? Origin(parsing: origin).host) ?? "example.com"), "name": "Scenario RP"],
-                "user": ["id": Base64URL.encode(Array(user.utf8)), "name": user, "displayName": c.displayName ?? user],
-                "challenge": randomChallenge(),
-                "pubKeyCredParams": [["type": "public-key", "alg": c.algorithm.flatMap(COSEAlgorithm.init(name:))?.rawValue ?? -7]],
-                "attestation": c.attestation ?? "none",
-                "authenticatorSelection": ["residentKey": "required", "userVerification": c.userVerification ?? "preferred"],
-                "excludeCredentials": excluded.map { ["type": "public-key", "id": $0] },
-            ]
-            if let timeout = c.timeout { o["timeout"] = timeout }
-            return o
+        let options: OptionsSource<CreationOptionsBuilder>
+        if let given = try self.options(c.options, line: line) {
+            options = .json(given)
+        } else {
+            options = .built(CreationOptionsBuilder(
+                rpId: rpId ?? ((try? Origin(parsing: origin).host) ?? "example.com"), rpName: "Scenario RP", userId: Array(user.utf8),
+                userName: user, displayName: c.displayName,
+                algorithms: [c.algorithm.flatMap(COSEAlgorithm.init(name:))?.rawValue ?? COSEAlgorithm.es256.rawValue],
+                attestation: c.attestation ?? "none", userVerification: c.userVerification ?? "preferred",
+                exclude: try passkeyIds(c.exclude, line: line), timeout: c.timeout, credProps: false))
         }
-        let fault = try self.fault(c.fault, line: line)
+        let request = RegisterRequest(
+            device: name, via: c.via, caller: caller(c), options: options, person: person(c),
+            passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter, profile: c.profile,
+                                     counter: c.counter.flatMap(SignCounter.init(rawValue:))),
+            fault: try fault(c.fault, line: line))
         do {
-            try client?.requirePasskeySupport()  // a browser without WebAuthn cannot start hybrid either
-            let response = try device.register(optionsJSON: options, origin: origin, user: self.user(on: maker, c),
-                                               passkey: PasskeySettings(deviceBound: c.deviceBound, signatureCounter: c.signCounter,
-                                                                        profile: c.profile, counter: c.counter.flatMap(SignCounter.init(rawValue:))),
-                                               fault: fault, caller: caller(c), attachment: c.via == nil ? nil : .crossPlatform)
+            let response = try session.register(request)
+            answered(line, .success(response.json))
             lastResponse = response.json
-            if fault == nil { labels[c.label ?? c.user ?? response.result.credential.userName] = response.result.credential.id }
-            var outcome = Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
-                                  user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue,
-                                  format: response.result.attestationObject.format.rawValue)
-            outcome.details += [("alg", response.result.credential.publicKey.algorithm.name.lowercased()),
-                                ("aaguid", AuthenticatorProfile.formatAAGUID(response.result.credential.aaguid)),
-                                ("profile", response.result.credential.profile)]
+            if request.fault == nil { labels[c.label ?? c.user ?? response.credential.userName] = response.credential.id }
+            var outcome = Outcome(ceremony: response, credential: label(of: response.credential.id))
+            outcome.details += [("alg", response.credential.publicKey.algorithm.name.lowercased()),
+                                ("aaguid", AuthenticatorProfile.formatAAGUID(response.credential.aaguid)),
+                                ("profile", response.credential.profile)]
             // What the browser accepted but the RP should fix (an empty challenge, …): in the JSON report.
             if !response.warnings.isEmpty { outcome.details.append(("warnings", response.warnings.joined(separator: "; "))) }
             return outcome
-        } catch { return Outcome(error) }
+        } catch {
+            answered(line, .failure(error))
+            return Outcome(error)
+        }
     }
 
     private func sign(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        let signer = c.via ?? name
-        let device = try device(signer, line: line)
-        let client = c.via == nil ? nil : try self.device(name, line: line)  // the client side must exist too
-        let allowed = try ids(c.allow, line: line)
+        // Hybrid: `via` signs for NAME's page; both must exist.
+        let session = try session(for: name, line: line)
+        if let via = c.via { _ = try device(via, line: line) }
+        let allowed = try passkeyIds(c.allow, line: line)
         var choice = AccountChoice(user: c.user)
         if let label = c.credential {
             guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
             choice.credentialId = id
         }
-        let options = try self.options(c.options, line: line) {
-            var o: [String: Any] = ["challenge": randomChallenge(), "userVerification": c.userVerification ?? "preferred",
-                                    "allowCredentials": allowed.map { ["type": "public-key", "id": $0] }]
-            if let rpId { o["rpId"] = rpId }
-            if let timeout = c.timeout { o["timeout"] = timeout }
-            return o
+        let options: OptionsSource<RequestOptionsBuilder>
+        if let given = try self.options(c.options, line: line) {
+            options = .json(given)
+        } else {
+            options = .built(RequestOptionsBuilder(rpId: rpId, userVerification: c.userVerification ?? "preferred", allow: allowed,
+                                                   timeout: c.timeout))
         }
-        let fault = try self.fault(c.fault, line: line)
+        let request = SignRequest(device: name, via: c.via, caller: caller(c), options: options, person: person(c, account: choice),
+                                  fault: try fault(c.fault, line: line))
         do {
-            try client?.requirePasskeySupport()  // a browser without WebAuthn cannot start hybrid either
-            let response = try device.sign(optionsJSON: options, origin: origin, user: user(on: signer, c, account: choice), fault: fault,
-                                           attachment: c.via == nil ? nil : .crossPlatform, caller: caller(c))
+            let response = try session.sign(request)
+            answered(line, .success(response.json))
             lastResponse = response.json
-            var outcome = Outcome(ceremony: response.result.authenticatorData, credentialId: response.result.credential.id, credential: label(of: response.result.credential.id),
-                                  user: response.result.credential.userName, attachment: response.authenticatorAttachment.rawValue, format: nil)
+            var outcome = Outcome(ceremony: response, credential: label(of: response.credential.id))
             if !response.warnings.isEmpty { outcome.details.append(("warnings", response.warnings.joined(separator: "; "))) }
             return outcome
-        } catch { return Outcome(error) }
+        } catch {
+            answered(line, .failure(error))
+            return Outcome(error)
+        }
     }
 
     private func fault(_ name: String?, line: ScenarioLine) throws(ScenarioError) -> Fault? {

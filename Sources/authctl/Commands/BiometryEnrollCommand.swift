@@ -1,3 +1,5 @@
+import Session
+
 /// `authctl biometry enroll`: a new PIN. With biometry enrolled, the current PIN unlocks the
 /// biometry key, which the new PIN then wraps; `--reset`, for a forgotten PIN, makes a new key and
 /// deletes the passkeys sealed under the old one.
@@ -24,13 +26,10 @@ enum BiometryEnrollCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let vault = try VaultSelection(args)
-        let device = try vault.open(.write)
+        let session = try vault.session(.write)
+        let device = try session.deviceName(vault.deviceName)
         let newPIN = try NewPINOption.read(args)
-        let dropped: Int
-        do { dropped = try device.enrollBiometricPIN(newPIN, user: vault.user(), reset: args.flag(reset),
-                                                    approvedBy: args.value(approveWith), approver: vault.user()) } catch {
-            throw CLIError(error)
-        }
+        let dropped = try session.enrollPIN(newPIN, device: device, reset: args.flag(reset), approvedBy: args.value(approveWith))
         Output.diagnostic("authctl: enrolled a new biometric PIN"
             + (args.flag(reset) ? "; deleted \(dropped) passkey(s) sealed under the old enrollment" : ""))
     }

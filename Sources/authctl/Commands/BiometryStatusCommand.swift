@@ -1,3 +1,5 @@
+import Session
+
 /// `authctl biometry status`: enrolled, failures, maxAttempts, lockedOut.
 enum BiometryStatusCommand {
     static let spec = CommandSpec(
@@ -5,7 +7,7 @@ enum BiometryStatusCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.read)
-        try Report.print(device.biometry, json: args.flag(GlobalOptions.json))
+        let vault = try VaultSelection(args)
+        try Report.print(try vault.session(.read).biometry(device: vault.deviceName), json: args.flag(GlobalOptions.json))
     }
 }

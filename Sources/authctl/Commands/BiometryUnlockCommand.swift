@@ -1,3 +1,5 @@
+import Session
+
 /// `authctl biometry unlock`: clears a lockout. The vault passphrase is the proof, as the device
 /// passcode is on a phone.
 enum BiometryUnlockCommand {
@@ -6,8 +8,9 @@ enum BiometryUnlockCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.write)
-        do { try device.unlockBiometry() } catch { throw CLIError(error) }
+        let vault = try VaultSelection(args)
+        let session = try vault.session(.write)
+        try session.change(.unlockBiometry, device: try session.deviceName(vault.deviceName))
         Output.diagnostic("authctl: biometry unlocked; failed attempts cleared")
     }
 }

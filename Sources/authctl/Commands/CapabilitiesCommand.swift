@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl capabilities`: what PublicKeyCredential.getClientCapabilities() gives a page on the device.
@@ -20,9 +21,8 @@ enum CapabilitiesCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
-        let device = try VaultSelection(args).open(.read)
-        let capabilities: ClientCapabilities
-        do { capabilities = try device.capabilities() } catch { throw CLIError(error) }
+        let vault = try VaultSelection(args)
+        let capabilities = try vault.session(.read).capabilities(device: vault.deviceName)
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(Answer(
                 capabilities: Dictionary(uniqueKeysWithValues: capabilities.values.map { ($0.key, $0.value) }),

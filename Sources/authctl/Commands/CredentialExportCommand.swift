@@ -1,5 +1,6 @@
 import Glibc
 import Keychain
+import Session
 import KeyVault
 
 /// `authctl credential export ID --out FILE`: one passkey, private key included, sealed under a
@@ -26,14 +27,12 @@ enum CredentialExportCommand {
         let id = try CredentialId.decode(args.argument(0) ?? "")
         let path = args.value(out) ?? ""
         let vault = try VaultSelection(args)
-        let device = try vault.open(.write)  // a PIN check counts failures
+        let session = try vault.session(.write)  // a PIN check counts failures
+        let device = try session.deviceName(vault.deviceName)
         let passphrase = try SecretSource.read(.transferPassphrase(exporting: true), file: args.value(passphraseFile),
                                                fileOption: passphraseFile.name)
-        let sealed: [UInt8]
-        do {
-            sealed = try device.exportPasskey(credentialId: id, passphrase: passphrase, kdf: KDFOption.level(args) ?? .interactive,
-                                              user: vault.user())
-        } catch { throw CLIError(error) }
+        let sealed = try session.exportPasskey(device: device, credentialId: id, passphrase: passphrase,
+                                               kdf: KDFOption.level(args) ?? .interactive)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw CLIError(.ioError, "cannot create \(path): \(String(cString: strerror(errno)))") }
         var written = 0

@@ -1,5 +1,6 @@
 import Foundation
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl credential import FILE`: adds an exported passkey to this device.
@@ -30,12 +31,11 @@ enum CredentialImportCommand {
         do { data = try handle.read(upToCount: fileLimit + 1) ?? Data() } catch { throw CLIError(.badInput, "cannot read \(path)") }
         guard data.count <= fileLimit else { throw CLIError(.badInput, "\(path) is larger than an exported passkey can be") }
         let vault = try VaultSelection(args)
-        let device = try vault.open(.write)
+        let session = try vault.session(.write)
+        let device = try session.deviceName(vault.deviceName)
         let passphrase = try SecretSource.read(.transferPassphrase(exporting: false), file: args.value(CredentialExportCommand.passphraseFile),
                                                fileOption: CredentialExportCommand.passphraseFile.name)
-        do {
-            let credential = try device.importPasskey(Array(data), passphrase: passphrase, user: vault.user())
-            Output.diagnostic("authctl: imported passkey \(Base64URL.encode(credential.id)) (\(credential.rpId), \(credential.userName))")
-        } catch { throw CLIError(error) }
+        let credential = try session.importPasskey(device: device, Array(data), passphrase: passphrase)
+        Output.diagnostic("authctl: imported passkey \(Base64URL.encode(credential.id)) (\(credential.rpId), \(credential.userName))")
     }
 }

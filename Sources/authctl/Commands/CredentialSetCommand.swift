@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl credential set ID --backup-state 0|1`: a passkey's backup flags, set by hand.
 enum CredentialSetCommand {
@@ -18,11 +19,10 @@ enum CredentialSetCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let id = try CredentialId.decode(args.argument(0) ?? "")
-        let device = try VaultSelection(args).open(.write)
-        do {
-            let changed = try device.setBackupFlags(credentialId: id, eligible: args.value(backupEligible).map { $0 == "1" },
-                                                    state: args.value(backupState) == "1")
-            Output.diagnostic("authctl: passkey \(args.argument(0) ?? "") now BE=\(changed.backupEligible ? 1 : 0) BS=\(changed.backupState ? 1 : 0)")
-        } catch { throw CLIError(error) }
+        let vault = try VaultSelection(args)
+        let changed = try vault.session(.write).setBackupFlags(device: vault.deviceName, credentialId: id,
+                                                               eligible: args.value(backupEligible).map { $0 == "1" },
+                                                               state: args.value(backupState) == "1")
+        Output.diagnostic("authctl: passkey \(args.argument(0) ?? "") now BE=\(changed.backupEligible ? 1 : 0) BS=\(changed.backupState ? 1 : 0)")
     }
 }

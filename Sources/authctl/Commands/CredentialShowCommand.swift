@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl credential show ID`: everything the vault knows of one passkey, without its key.
@@ -45,12 +46,8 @@ enum CredentialShowCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
         let id = try CredentialId.decode(args.argument(0) ?? "")
-        let device = try VaultSelection(args).open(.read)
-        let found: Credential?
-        do { found = try device.credential(id: id) } catch { throw CLIError(error) }
-        guard let credential = found else {
-            throw CLIError(.notHandled, "no passkey with id \(args.argument(0) ?? "") on device '\(device.name)'")
-        }
+        let vault = try VaultSelection(args)
+        let credential = try vault.session(.read).passkey(device: vault.deviceName, id: id)
         let d = details(credential)
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(d))

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl delete ID`: removes one passkey (a tombstone in the vault).
 enum DeleteCommand {
@@ -10,10 +11,8 @@ enum DeleteCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let id = try CredentialId.decode(args.argument(0) ?? "")
-        let device = try VaultSelection(args).open(.write)
-        do {
-            let deleted = try device.delete(credentialId: id)
-            Output.diagnostic("authctl: deleted passkey \(args.argument(0) ?? "") (\(deleted.rpId), \(deleted.userName))")
-        } catch { throw CLIError(error) }
+        let vault = try VaultSelection(args)
+        let deleted = try vault.session(.write).delete(device: vault.deviceName, credentialId: id)
+        Output.diagnostic("authctl: deleted passkey \(args.argument(0) ?? "") (\(deleted.rpId), \(deleted.userName))")
     }
 }

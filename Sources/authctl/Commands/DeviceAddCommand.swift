@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl device add NAME`: a new device of the account, its replica empty until sync brings the
 /// account's passkeys.
@@ -37,24 +38,20 @@ enum DeviceAddCommand {
         guard aaguid == nil || args.value(ProfileOptions.profile) != nil else { throw CLIError(.usage, "--aaguid needs --profile on device add") }
         let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
         let vault = try VaultSelection(args)
-        let account = try vault.openAccount(.write)
+        let session = try vault.session(.write)
         let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
         let name = args.argument(0) ?? ""
         if let directory = args.value(vaultDir) {
             guard args.value(ProfileOptions.profile) == nil else { throw CLIError(.usage, "--profile cannot be given with --vault-dir") }
             let passphrase = try vault.passphrase()
-            do {
-                try account.addDevice(name, inNewVaultAt: directory, passphrase: passphrase, kdf: KDFOption.level(args) ?? .interactive,
-                                      pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user())
-            } catch { throw CLIError(error) }
+            try session.addDevice(name, inNewVaultAt: directory, passphrase: passphrase, kdf: KDFOption.level(args) ?? .interactive,
+                                  pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith))
             Output.diagnostic("authctl: added device \(name) in a new vault at \(directory) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
             return
         }
         guard args.value(KDFOption.spec) == nil else { throw CLIError(.usage, "--kdf is for --vault-dir on device add") }
-        do {
-            try account.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith), approver: vault.user(),
-                                  profile: args.value(ProfileOptions.profile), aaguid: aaguid)
-        } catch { throw CLIError(error) }
+        try session.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith),
+                              profile: args.value(ProfileOptions.profile), aaguid: aaguid)
         Output.diagnostic("authctl: added device \(name) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
     }
 }

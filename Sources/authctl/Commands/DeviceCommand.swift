@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl device add | list | remove | offline | online | reset`: the account's devices.
 enum DeviceCommand {
@@ -10,11 +11,10 @@ enum DeviceCommand {
     static let name = ArgumentSpec(name: "NAME", help: "the device's name")
 
     /// Opens the account and runs `change` on it, then says `done` on stderr.
-    static func change(_ args: ParsedArguments, done: String,
-                       _ change: (Account, String) throws(DeviceError) -> Void) throws(CLIError) {
-        let account = try VaultSelection(args).openAccount(.write)
+    static func change(_ args: ParsedArguments, done: String, _ change: DeviceChange) throws(CLIError) {
+        let session = try VaultSelection(args).session(.write)
         let name = args.argument(0) ?? ""
-        do { try change(account, name) } catch { throw CLIError(error) }
+        try session.change(change, device: name)
         Output.diagnostic("authctl: device \(name) \(done)")
     }
 }

@@ -1,5 +1,6 @@
 import VirtualAuthenticator
 import Keychain
+import Session
 
 /// `authctl device list`: the account's devices and their sync state.
 enum DeviceListCommand {
@@ -7,9 +8,7 @@ enum DeviceListCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
-        let account = try VaultSelection(args).openAccount(.read)
-        let status: SyncStatus
-        do { status = try account.syncStatus() } catch { throw CLIError(error) }
+        let status = try VaultSelection(args).session(.read).syncStatus()
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(["devices": status.devices]))
             return

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl device reset NAME`: a factory reset.
 enum DeviceResetCommand {
@@ -10,6 +11,6 @@ enum DeviceResetCommand {
         """,
         arguments: [DeviceCommand.name],
         run: { args throws(CLIError) in
-            try DeviceCommand.change(args, done: "was reset") { account, name throws(DeviceError) in try account.resetDevice(name) }
+            try DeviceCommand.change(args, done: "was reset", .reset)
         })
 }

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl device unsupported NAME on|off`: a device without passkey support, or with it again.
 enum DeviceUnsupportedCommand {
@@ -14,8 +15,6 @@ enum DeviceUnsupportedCommand {
         examples: ["authctl device unsupported laptop on", "authctl device unsupported laptop off"],
         run: { args throws(CLIError) in
             let on = args.argument(1) == "on"
-            try DeviceCommand.change(args, done: on ? "has no passkey support" : "supports passkeys") { account, name throws(DeviceError) in
-                try account.setPasskeysSupported(!on, device: name)
-            }
+            try DeviceCommand.change(args, done: on ? "has no passkey support" : "supports passkeys", .passkeysSupported(!on))
         })
 }

@@ -1,6 +1,7 @@
 import Glibc
 import Foundation
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl list`: the passkeys in the vault, as a table for people or JSON for scripts.
@@ -42,9 +43,8 @@ enum ListCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
-        let device = try VaultSelection(args).open(.read)
-        let credentials: [Credential]
-        do { credentials = try device.credentials(rpId: args.value(rpId)) } catch { throw CLIError(error) }
+        let vault = try VaultSelection(args)
+        let credentials = try vault.session(.read).passkeys(device: vault.deviceName, rpId: args.value(rpId))
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(Listing(credentials: credentials.map(Entry.init))))
             return

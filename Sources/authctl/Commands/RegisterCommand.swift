@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl register`: navigator.credentials.create() from the shell.
@@ -29,6 +30,8 @@ enum RegisterCommand {
     static let enterpriseRP = OptionSpec.value(
         "--enterprise-rp", "ID", "permit enterprise attestation for this RP ID (repeatable): attestation \"enterprise\" then gets the profile's attestation and AAGUID; for other RP IDs it is answered as none with a zero AAGUID",
         repeatable: true)
+    static let via = OptionSpec.value(
+        "--via", "DEVICE", "register on another device of the account over hybrid (as a phone does for a laptop's page): its PIN, its store; the response says cross-platform")
     static let exclude = OptionSpec.value("--exclude", "ID", "built options: a credential id for excludeCredentials (repeatable)", repeatable: true)
 
     static let spec = CommandSpec(
@@ -38,7 +41,7 @@ enum RegisterCommand {
         or builds it from the flags, and prints RegistrationResponseJSON on stdout.
         """,
         options: CeremonyOptions.all + ProfileOptions.all + [u2f, noUserActivation, recentPasswordSignIn, deviceBound, signCounter, counter, enterpriseRP, algorithm, rpId, userName, userId, displayName, challenge, attestation,
-                                        CeremonyOptions.userVerification, exclude],
+                                        CeremonyOptions.userVerification, exclude, via],
         examples: [
             "authctl register --origin https://example.com --user-name alice --attestation direct > reg.json",
             "curl -s https://rp.test/register/begin | authctl register --origin https://rp.test --options -",
@@ -61,9 +64,10 @@ enum RegisterCommand {
         let builtAlgorithms = algorithms.isEmpty ? [COSEAlgorithm.es256.rawValue, COSEAlgorithm.rs256.rawValue] : algorithms
         let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation),
                                                 recentPasswordSignIn: args.flag(recentPasswordSignIn))
-        try CeremonyOptions.perform(args, buildOptions: { a throws(CLIError) in try builtOptions(a, algorithms: builtAlgorithms) }, caller: caller) {
-            device, options, caller, user, fault throws(DeviceError) in
-            try device.register(optionsJSON: options, origin: caller.origin, user: user, passkey: passkey, fault: fault, caller: caller)
+        try CeremonyOptions.perform(args) { given, vault throws(CLIError) in
+            let options: OptionsSource<CreationOptionsBuilder> = if let given { .json(given) } else { .built(try builder(args, algorithms: builtAlgorithms)) }
+            return .register(RegisterRequest(device: vault.deviceName, via: args.value(via), caller: caller, options: options,
+                                             person: try CeremonyOptions.person(args), passkey: passkey, fault: CeremonyOptions.fault(args)))
         }
     }
 
@@ -80,39 +84,15 @@ enum RegisterCommand {
     }
 
     /// PublicKeyCredentialCreationOptionsJSON, as much of it as the flags build.
-    struct BuiltOptions: Encodable {
-        struct RP: Encodable { let id: String?; let name: String }
-        struct User: Encodable { let id: String; let name: String; let displayName: String }
-        struct Parameter: Encodable { var type = "public-key"; let alg: Int }
-        struct Selection: Encodable { var residentKey = "required"; let userVerification: String }
-        struct Extensions: Encodable { var credProps = true }
-
-        let rp: RP
-        let user: User
-        let challenge: String
-        let pubKeyCredParams: [Parameter]
-        let attestation: String
-        let authenticatorSelection: Selection
-        let excludeCredentials: [CeremonyOptions.Descriptor]
-        var extensions = Extensions()
-    }
-
-    static func builtOptions(_ args: ParsedArguments, algorithms: [Int]) throws(CLIError) -> [UInt8] {
-        let name = args.value(userName) ?? "user"
-        var excluded = [CeremonyOptions.Descriptor]()
-        for id in args.values(exclude) { excluded.append(CeremonyOptions.Descriptor(id: try CeremonyOptions.builtBase64URL(id, "--exclude"))) }
-        let rp = CeremonyOptions.builtRPId(args.value(rpId))
-        let options = BuiltOptions(
-            rp: BuiltOptions.RP(id: rp, name: rp ?? "authctl"),
-            user: BuiltOptions.User(id: try args.value(userId).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--user-id") }
-                                        ?? Base64URL.encode(RandomSource.live.bytes(16)), name: name,
-                                    displayName: args.value(displayName) ?? name),
-            challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") }
-                ?? Base64URL.encode(RandomSource.live.bytes(32)),
-            pubKeyCredParams: algorithms.map { BuiltOptions.Parameter(alg: $0) },
-            attestation: args.value(attestation) ?? "none",
-            authenticatorSelection: BuiltOptions.Selection(userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred"),
-            excludeCredentials: excluded)
-        return Array(JSONOutput.string(options).utf8)
+    static func builder(_ args: ParsedArguments, algorithms: [Int]) throws(CLIError) -> CreationOptionsBuilder {
+        var excluded = [[UInt8]]()
+        for id in args.values(exclude) { excluded.append(try CeremonyOptions.builtBase64URL(id, "--exclude")) }
+        return CreationOptionsBuilder(
+            rpId: CeremonyOptions.builtRPId(args.value(rpId)),
+            userId: try args.value(userId).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--user-id") },
+            userName: args.value(userName) ?? "user", displayName: args.value(displayName),
+            challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") },
+            algorithms: algorithms, attestation: args.value(attestation) ?? "none",
+            userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred", exclude: excluded)
     }
 }

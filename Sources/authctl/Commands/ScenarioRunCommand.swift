@@ -26,7 +26,7 @@ enum ScenarioRunCommand {
         let file = args.argument(0) ?? ""
         // A closed stdin was reopened on /dev/null: read, it would be an empty scenario that passes.
         if file == "-", Output.closedAtStart.contains(STDIN_FILENO) { throw CLIError(.badInput, "-: stdin is closed") }
-        do { options.workspace = try ScenarioRunner.makeWorkspace(file: file) } catch { throw CLIError(.badInput, error.description) }
+        do { options.workspace = try ScenarioRunner.makeWorkspace(file: file) } catch { throw CLIError(error) }
         let workspace = options.workspace!
         defer { ScenarioRunner.removeWorkspace(workspace) }
         // Interrupted, the run stops at its next step and its temporary vault goes with it.
@@ -34,9 +34,7 @@ enum ScenarioRunCommand {
         defer { Interruption.parkIfUnderway() }
         options.isCanceled = { Interruption.isUnderway }
         let report: ScenarioReport
-        do { report = try ScenarioRunner.run(file: file, options: options) } catch {
-            throw CLIError(.badInput, error.description)
-        }
+        do { report = try ScenarioRunner.run(file: file, options: options) } catch { throw CLIError(error) }
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(report))
         } else {

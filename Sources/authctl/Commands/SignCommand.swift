@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl sign`: navigator.credentials.get() from the shell.
@@ -35,34 +36,23 @@ enum SignCommand {
         let ids = [args.value(credential), args.argument(0)].compactMap { $0 }
         guard Set(ids).count <= 1 else { throw CLIError(.usage, "--credential and CREDENTIAL_ID name different passkeys") }
         let account = AccountChoice(credentialId: try ids.first.map(CredentialId.decode), user: args.value(user))
+        let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation))
         // Exclusive, as every ceremony: a counting credential's counter, and the biometric failure
         // count, are written before anything is printed.
-        let hybrid = args.value(via)
-        let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation))
-        try CeremonyOptions.perform(args, account: account, device: hybrid, buildOptions: builtOptions, caller: caller) {
-            device, options, caller, user, fault throws(DeviceError) in
-            try device.sign(optionsJSON: options, origin: caller.origin, user: user, fault: fault,
-                            attachment: hybrid == nil ? nil : .crossPlatform, caller: caller)
+        try CeremonyOptions.perform(args) { given, vault throws(CLIError) in
+            let options: OptionsSource<RequestOptionsBuilder> = if let given { .json(given) } else { .built(try builder(args)) }
+            return .sign(SignRequest(device: vault.deviceName, via: args.value(via), caller: caller, options: options,
+                                     person: try CeremonyOptions.person(args, account: account), fault: CeremonyOptions.fault(args)))
         }
     }
 
     /// PublicKeyCredentialRequestOptionsJSON, as much of it as the flags build.
-    struct BuiltOptions: Encodable {
-        let rpId: String?
-        let challenge: String
-        let userVerification: String
-        let allowCredentials: [CeremonyOptions.Descriptor]
-    }
-
-    static func builtOptions(_ args: ParsedArguments) throws(CLIError) -> [UInt8] {
-        var allowed = [CeremonyOptions.Descriptor]()
-        for id in args.values(allow) { allowed.append(CeremonyOptions.Descriptor(id: try CeremonyOptions.builtBase64URL(id, "--allow"))) }
-        let options = BuiltOptions(
+    static func builder(_ args: ParsedArguments) throws(CLIError) -> RequestOptionsBuilder {
+        var allowed = [[UInt8]]()
+        for id in args.values(allow) { allowed.append(try CeremonyOptions.builtBase64URL(id, "--allow")) }
+        return RequestOptionsBuilder(
             rpId: CeremonyOptions.builtRPId(args.value(rpId)),
-            challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") }
-                ?? Base64URL.encode(RandomSource.live.bytes(32)),
-            userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred",
-            allowCredentials: allowed)
-        return Array(JSONOutput.string(options).utf8)
+            challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") },
+            userVerification: args.value(CeremonyOptions.userVerification) ?? "preferred", allow: allowed)
     }
 }

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// `authctl signal unknown-credential | accepted-credentials | current-user-details`: the RP's
@@ -26,11 +27,9 @@ enum SignalCommand {
     static func run(_ kind: Signal.Kind, _ args: ParsedArguments) throws(CLIError) {
         let json = try OptionsInput.read(args.value(options) ?? "-")
         let related = try CeremonyOptions.caller(args).relatedOrigins
-        let device = try VaultSelection(args).open(.write)
-        let effect: SignalEffect
-        do {
-            effect = try device.signal(kind, optionsJSON: json, origin: args.value(CeremonyOptions.origin) ?? "", relatedOrigins: related)
-        } catch { throw CLIError(error) }
+        let vault = try VaultSelection(args)
+        let effect = try vault.session(.write).signal(device: vault.deviceName, kind, optionsJSON: json,
+                                                      origin: args.value(CeremonyOptions.origin) ?? "", relatedOrigins: related)
         for (what, credentials) in [("removed", effect.removed), ("hid", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)] {
             for c in credentials {
                 Output.diagnostic("authctl: \(kind.rawValue): \(what) passkey \(Base64URL.encode(c.id)) "

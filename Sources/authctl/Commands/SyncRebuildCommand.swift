@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl sync rebuild`: forget what this vault knows of the account store and read it again.
 enum SyncRebuildCommand {
@@ -11,8 +12,7 @@ enum SyncRebuildCommand {
         examples: ["authctl sync rebuild"], run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let account = try VaultSelection(args).openAccount(.write)
-        do { try account.forgetStore() } catch { throw CLIError(error) }
+        try VaultSelection(args).session(.write).rebuildFromStore()
         Output.diagnostic("authctl: read the account store again")
     }
 }

@@ -1,4 +1,5 @@
 import Keychain
+import Session
 
 /// `authctl sync set`: the account's delays, or one device's with `--device`.
 enum SyncSetCommand {
@@ -32,13 +33,11 @@ enum SyncSetCommand {
         }
         // Only an explicit --device names one here ($AUTHCTL_DEVICE is for acting as a device).
         let device = args.value(GlobalOptions.device)
-        let account = try VaultSelection(args).openAccount(.write)
-        do {
-            if up != nil || down != nil { try account.setDelays(upload: up, download: down, device: device) }
-            if seedValue != nil || args.value(backupState) != nil {
-                try account.setSyncOptions(seed: seedValue, backupStateImmediate: args.value(backupState).map { $0 == "immediate" })
-            }
-        } catch { throw CLIError(error) }
+        let session = try VaultSelection(args).session(.write)
+        if up != nil || down != nil { try session.setDelays(upload: up, download: down, device: device) }
+        if seedValue != nil || args.value(backupState) != nil {
+            try session.setSyncOptions(seed: seedValue, backupStateImmediate: args.value(backupState).map { $0 == "immediate" })
+        }
         Output.diagnostic("authctl: sync settings changed" + (device.map { " for device \($0)" } ?? ""))
     }
 }

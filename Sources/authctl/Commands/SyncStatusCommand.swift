@@ -1,5 +1,6 @@
 import VirtualAuthenticator
 import Keychain
+import Session
 
 /// `authctl sync status`: per device, what is pending and when it lands.
 enum SyncStatusCommand {
@@ -8,9 +9,7 @@ enum SyncStatusCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
-        let account = try VaultSelection(args).openAccount(.read)
-        let status: SyncStatus
-        do { status = try account.syncStatus() } catch { throw CLIError(error) }
+        let status = try VaultSelection(args).session(.read).syncStatus()
         if args.flag(GlobalOptions.json) { return try Output.data(JSONOutput.string(status)) }
         try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
         if let problem = status.storeProblem { try Output.text("store problem: " + TerminalText.escaped(problem)) }

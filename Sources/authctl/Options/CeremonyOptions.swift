@@ -1,4 +1,5 @@
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// The options `register` and `sign` share: where the call comes from, the options JSON, and what
@@ -67,18 +68,12 @@ enum CeremonyOptions {
         return context
     }
 
-    /// PublicKeyCredentialDescriptorJSON, for options the flags build.
-    struct Descriptor: Encodable {
-        var type = "public-key"
-        let id: String
-    }
-
     /// A binary value typed for built options (`--challenge`, `--user-id`, `--exclude`, `--allow`):
     /// read leniently, as typed ids are (standard base64 and `=` padding too), and written into
     /// the options as canonical unpadded base64url, which the options parser then reads strictly.
-    static func builtBase64URL(_ text: String, _ flag: String) throws(CLIError) -> String {
+    static func builtBase64URL(_ text: String, _ flag: String) throws(CLIError) -> [UInt8] {
         guard let bytes = Base64URL.decode(text) else { throw CLIError(.badInput, "\(flag) '\(text)' is not base64url") }
-        return Base64URL.encode(bytes)
+        return bytes
     }
 
     /// An RP ID typed for built options (`--rp-id`): in the form a browser compares, lower-case
@@ -88,46 +83,34 @@ enum CeremonyOptions {
         text.map { (try? RelyingPartyIdentifier.ascii($0)) ?? $0 }
     }
 
-    /// The simulated user: `--user-action` / `$AUTHCTL_USER_ACTION`, `--instant-timeout`, the PIN
-    /// source of `vault`, and the account picked.
-    static func user(_ args: ParsedArguments, vault: VaultSelection, account: AccountChoice = .newest) throws(CLIError) -> UserPolicy {
+    /// The simulated user: `--user-action` / `$AUTHCTL_USER_ACTION`, `--instant-timeout`, and the
+    /// account picked; the PIN comes from the vault's source (`VaultSelection.user`).
+    static func person(_ args: ParsedArguments, account: AccountChoice = .newest) throws(CLIError) -> PersonRequest {
         let name = args.value(userAction) ?? EnvironmentVariable.userAction.value ?? UserAction.approve.rawValue
         guard let action = UserAction(rawValue: name) else {
             throw CLIError(.usage, "\(EnvironmentVariable.userAction.name) must be one of \(UserAction.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
         }
         let instant = args.flag(instantTimeout) || EnvironmentVariable.instantTimeout.value == "1"
-        return vault.user(action: action, account: account, instantTimeout: instant)
+        return PersonRequest(action: action, account: account, instantTimeout: instant)
     }
 
-    /// What both ceremonies do around the device: read the options (from `--options`, else what
-    /// `buildOptions` makes of the flags), open the vault for writing, run `ceremony` with the
-    /// simulated user, and print the response; a fault, deliberately wrong, is said on stderr so no
-    /// one mistakes it for a bug.
+    /// `--fault`, already checked against its choices.
+    static func fault(_ args: ParsedArguments) -> Fault? { args.value(fault).flatMap(Fault.init(rawValue:)) }
+
+    /// What both ceremonies do around the request layer: read the options (from `--options`, else
+    /// what `prepare` builds from the flags) and the simulated user, open the vault for writing,
+    /// run the request, and print the response; a fault, deliberately wrong, is said on stderr so
+    /// no one mistakes it for a bug.
     static func perform(
-        _ args: ParsedArguments, account: AccountChoice = .newest, device other: String? = nil,
-        buildOptions: (ParsedArguments) throws(CLIError) -> [UInt8],
-        caller: CallerContext? = nil,
-        _ ceremony: (Device, _ options: [UInt8], CallerContext, UserPolicy, Fault?) throws(DeviceError) -> any Encodable
+        _ args: ParsedArguments,
+        prepare: (_ given: [UInt8]?, _ vault: VaultSelection) throws(CLIError) -> CeremonyRequest
     ) throws(CLIError) {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
-        let json: [UInt8]
-        if let read = try optionsJSON(args) { json = read } else { json = try buildOptions(args) }
-        let person = try user(args, vault: vault, account: account)
-        let chosen = args.value(fault).flatMap(Fault.init(rawValue:))
-        let context: CallerContext
-        if let caller { context = caller } else { context = try Self.caller(args) }
-        let device = try vault.open(.write, as: other)
-        if other != nil {
-            // Hybrid: the browser asking is --device's, and it needs passkey support too.
-            do { try device.account.device(vault.deviceName).requirePasskeySupport() } catch { throw CLIError(error) }
-        }
-        let response: any Encodable
-        do { response = try ceremony(device, json, context, person, chosen) } catch { throw CLIError(error) }
+        let request = try prepare(try optionsJSON(args), vault)
+        let response = try vault.session(.write).perform(request)
         do {
-            // A ceremony's response writes its own JSON (the same bytes, without the encoder).
-            let text = (response as? RegistrationResponse)?.json ?? (response as? AuthenticationResponse)?.json ?? JSONOutput.string(response)
-            try Output.data(text)
+            try Output.data(response.json)
         } catch {
             // The vault change is durable by now (it had to be, before the response could exist).
             throw CLIError(.ioError, "\(error.message); the vault keeps what this ceremony did "
@@ -135,11 +118,9 @@ enum CeremonyOptions {
         }
         // Only once the response is out: a failure to print it is one error line (one JSON object
         // with --json) on stderr, as every failure is, without notes of a success before it.
-        if let chosen { Output.diagnostic("authctl: fault injected: \(chosen.rawValue): \(chosen.summary)") }
+        if let fault = response.fault { Output.diagnostic("authctl: fault injected: \(fault.rawValue): \(fault.summary)") }
         // What the browser accepts but the RP should fix (without --strict): one line each.
-        for warning in (response as? RegistrationResponse)?.warnings ?? (response as? AuthenticationResponse)?.warnings ?? [] {
-            Output.diagnostic("authctl: warning: \(warning)")
-        }
+        for warning in response.warnings { Output.diagnostic("authctl: warning: \(warning)") }
     }
 
     /// The options JSON from `--options FILE|-`, or `nil` when the flags build them.

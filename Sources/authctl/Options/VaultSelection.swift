@@ -1,6 +1,7 @@
 import Glibc
 import KeyVault
 import Keychain
+import Session
 import VirtualAuthenticator
 
 /// The vault a command works on, and the secrets that open and use it: the global options, with
@@ -74,17 +75,16 @@ struct VaultSelection {
         return account
     }
 
-    /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first),
-    /// or as `other` when given.
-    func open(_ access: Vault.Access, as other: String? = nil) throws(CLIError) -> Device {
+    /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first).
+    func open(_ access: Vault.Access) throws(CLIError) -> Device {
         let account = try openAccount(access)
-        do {
-            if let other, try account.device(deviceName).name == other {
-                throw CLIError(.usage, "--via \(other) is the device signing in itself: hybrid needs another device")
-            }
-            return try account.device(other ?? deviceName)
-        } catch let error as CLIError { throw error } catch let error as DeviceError { throw CLIError(error) } catch {
-            throw CLIError(.unknown, "\(error)")
+        do { return try account.device(deviceName) } catch { throw CLIError(error) }
+    }
+
+    /// The request layer over the opened account: its people are this vault's PIN source.
+    func session(_ access: Vault.Access) throws(CLIError) -> Session {
+        Session(account: try openAccount(access)) { _, person in
+            user(action: person.action, account: person.account, instantTimeout: person.instantTimeout)
         }
     }
 

@@ -7,13 +7,27 @@ import Darwin
 /// Which records a vault may leave unread until they are asked for: those of `kind` that carry
 /// field `tag`, grouped by that field's value (a *partition*: for passkeys, their RP ID). Every
 /// other record is read at open.
+///
+/// With a `lookup` tag, the index also keeps a secondary index: each value of that field (for
+/// passkeys, the credential id) → the partitions holding a record with it, in sealed lookup
+/// buckets of its own, so a record found by that field costs one lookup bucket and its partition
+/// rather than every partition.
 package struct VaultPartitioning: Equatable, Sendable {
     package let kind: VaultRecord.Kind
     package let tag: UInt8
+    package let lookup: UInt8?
 
-    package init(kind: VaultRecord.Kind, tag: UInt8) {
+    package init(kind: VaultRecord.Kind, tag: UInt8, lookup: UInt8? = nil) {
         self.kind = kind
         self.tag = tag
+        self.lookup = lookup
+    }
+
+    /// The lookup value of `record` (a record of the partitioned kind with the lookup field) and
+    /// its partition; `nil` for any other record.
+    func lookupEntry(of record: VaultRecord) -> (value: ByteKey, partition: ByteKey)? {
+        guard let lookup, record.kind == kind, let value = record.field(lookup), let partition = partition(of: record) else { return nil }
+        return (ByteKey(Array(value)), partition)
     }
 
     /// The partition `record` belongs to; `nil` for a record read at open. A tombstone carries
@@ -88,6 +102,9 @@ struct VaultIndex {
     var buckets: BucketTable
     /// The records read at open, with their sequence numbers.
     var always: [(sequence: UInt64, record: VaultRecord)]
+    /// The lookup buckets (secondary index, ``VaultPartitioning/lookup``), each entry's `records`
+    /// its count of (value, partition) entries; `nil` when the partitioning has no lookup tag.
+    var lookups: BucketTable?
 
     /// Passkeys per bucket that a new index aims at: a bucket of some 64 passkeys is a few tens of
     /// kilobytes, decrypted in microseconds.
@@ -155,11 +172,17 @@ struct VaultIndex {
             w.append(sequence)
             w.append(record.bytes)
         }
+        // Index format 2: the lookup section. A root without it (format 1) ends above.
+        if let lookup = partitioning.lookup, let lookups {
+            w.append(lookup)
+            w.append(UInt32(lookups.count))
+            w.append(lookups.bytes)
+        }
         return w.bytes
     }
 
     init(generation: UInt64, frames: UInt64, logLength: UInt64, nextSequence: UInt64, partitioning: VaultPartitioning,
-         buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)]) {
+         buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)], lookups: BucketTable? = nil) {
         self.generation = generation
         self.frames = frames
         self.logLength = logLength
@@ -167,6 +190,7 @@ struct VaultIndex {
         self.partitioning = partitioning
         self.buckets = buckets
         self.always = always
+        self.lookups = partitioning.lookup == nil ? nil : lookups ?? BucketTable([])
     }
 
     init(rootPlaintext plain: [UInt8]) throws(VaultError) {
@@ -175,7 +199,7 @@ struct VaultIndex {
         frames = try r.read(UInt64.self)
         logLength = try r.read(UInt64.self)
         nextSequence = try r.read(UInt64.self)
-        partitioning = VaultPartitioning(kind: VaultRecord.Kind(rawValue: try r.read(UInt8.self)), tag: try r.read(UInt8.self))
+        let kind = VaultRecord.Kind(rawValue: try r.read(UInt8.self)), tag = try r.read(UInt8.self)
         let count = Int(try r.read(UInt32.self))
         guard count >= 1, count <= r.remaining / BucketTable.entrySize else { throw VaultError(.corrupted, "the index root claims \(count) buckets") }
         buckets = BucketTable(bytes: try r.take(count * BucketTable.entrySize))
@@ -188,7 +212,69 @@ struct VaultIndex {
             guard record.kind != .tombstone else { throw VaultError(.corrupted, "the index root holds a tombstone") }
             always.append((sequence, record))
         }
+        // A root of index format 1 ends here: no lookup section, so it indexes by a partitioning
+        // without a lookup tag (and is not used, but replaced, by a process that wants one).
+        if r.remaining == 0 {
+            partitioning = VaultPartitioning(kind: kind, tag: tag)
+            lookups = nil
+        } else {
+            let lookup = try r.read(UInt8.self)
+            let count = Int(try r.read(UInt32.self))
+            guard count * BucketTable.entrySize == r.remaining else { throw VaultError(.corrupted, "the index root claims \(count) lookup buckets") }
+            partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup)
+            lookups = BucketTable(bytes: try r.take(count * BucketTable.entrySize))
+        }
         guard r.remaining == 0 else { throw VaultError(.corrupted, "the index root has \(r.remaining) trailing bytes") }
+    }
+
+    /// Lookup bucket *n*'s associated data, as a bucket's but under its own label: a lookup bucket
+    /// cannot stand in for a bucket of records, nor for another lookup bucket.
+    static func lookupAssociatedData(vaultId: [UInt8], generation: UInt64, number: Int, offset: UInt64, id: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: 74)
+        w.append(lookupLabel)
+        w.append(VaultHeader.formatVersion)
+        w.append(vaultId)
+        w.append(generation)
+        w.append(UInt32(number))
+        w.append(offset)
+        w.append(id)
+        return w.bytes
+    }
+
+    private static let lookupLabel = Array("AUTHCTL-INDEX-LOOKUP".utf8)
+
+    /// A lookup bucket's plaintext: entry count u32 ‖ per entry (valueLength u16 ‖ value ‖
+    /// partitionLength u16 ‖ partition), sorted by value then partition.
+    static func lookupPlaintext(_ entries: [ByteKey: Set<ByteKey>]) -> [UInt8] {
+        var w = ByteWriter()
+        let pairs = entries.flatMap { value, partitions in partitions.map { (value, $0) } }.sorted { a, b in
+            a.0 != b.0 ? a.0.bytes.lexicographicallyPrecedes(b.0.bytes) : a.1.bytes.lexicographicallyPrecedes(b.1.bytes)
+        }
+        w.append(UInt32(pairs.count))
+        for (value, partition) in pairs {
+            w.append(UInt16(value.bytes.count))
+            w.append(Array(value.bytes))
+            w.append(UInt16(partition.bytes.count))
+            w.append(Array(partition.bytes))
+        }
+        return w.bytes
+    }
+
+    /// The entries of lookup bucket `number`'s plaintext, checked: as many as the root counts,
+    /// each value in the bucket its hash gives (of `count` lookup buckets).
+    static func lookupEntries(_ plain: [UInt8], number: Int, count: Int, expected: Int) throws(VaultError) -> [ByteKey: Set<ByteKey>] {
+        var r = ByteReader(plain, context: "index lookup bucket \(number)")
+        let entries = Int(try r.read(UInt32.self))
+        guard entries == expected else { throw VaultError(.corrupted, "index lookup bucket \(number) does not hold the entries its root counts") }
+        var out = [ByteKey: Set<ByteKey>]()
+        for _ in 0..<entries {
+            let value = ByteKey(try r.take(Int(try r.read(UInt16.self))))
+            let partition = ByteKey(try r.take(Int(try r.read(UInt16.self))))
+            guard bucket(of: value, count: count) == number else { throw VaultError(.corrupted, "index lookup bucket \(number) holds a value of another bucket") }
+            out[value, default: []].insert(partition)
+        }
+        guard r.remaining == 0 else { throw VaultError(.corrupted, "index lookup bucket \(number) has \(r.remaining) trailing bytes") }
+        return out
     }
 
     /// A bucket's plaintext: partitionCount u32 ‖ per partition (valueLength u16 ‖ value ‖
@@ -259,6 +345,8 @@ final class OpenIndex {
     /// Decrypted buckets, by number, with their partitions' places.
     var buckets: [Int: (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)])] = [:]
     var loadedPartitions = Set<ByteKey>()
+    /// Decrypted lookup buckets, by number: value → partitions.
+    var lookupBuckets: [Int: [ByteKey: Set<ByteKey>]] = [:]
     /// Every bucket read: nothing is left unread.
     var complete = false
     /// Per id, the version of its first record after the snapshot (in the log's tail or written
@@ -278,6 +366,25 @@ final class OpenIndex {
     }
 
     deinit { close(fd) }
+
+    /// Lookup bucket `number`, decrypted once.
+    func lookupBucket(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> [ByteKey: Set<ByteKey>] {
+        if let cached = lookupBuckets[number] { return cached }
+        guard let table = root.lookups, table.indices.contains(number) else { throw VaultError(.corrupted, "the index has no lookup bucket \(number)") }
+        let ref = table[number]
+        let end = name.length - UInt64(name.rootLength)
+        guard ref.offset <= end, UInt64(ref.length) <= end - ref.offset else {
+            throw VaultError(.corrupted, "index lookup bucket \(number) lies outside the index")
+        }
+        let sealed = try POSIXFile.read(fd, path: path, at: ref.offset, count: Int(ref.length))
+        let aad = VaultIndex.lookupAssociatedData(vaultId: vaultId, generation: root.generation, number: number, offset: ref.offset, id: ref.id)
+        guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
+            throw VaultError(.corrupted, "index lookup bucket \(number) failed authentication: the vault was damaged or tampered with")
+        }
+        let entries = try VaultIndex.lookupEntries(plain, number: number, count: table.count, expected: Int(ref.records))
+        lookupBuckets[number] = entries
+        return entries
+    }
 
     /// Bucket `number`, decrypted once.
     func bucket(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> (plain: [UInt8], directory: [ByteKey: (count: Int, range: Range<Int>)]) {

@@ -93,8 +93,27 @@ extension Vault {
         guard let index, !index.complete, !index.loadedPartitions.contains(value) else { return }
         let number = VaultIndex.bucket(of: value, count: index.root.buckets.count)
         let bucket = try index.bucket(number, key: key, vaultId: header.vaultId)
-        if let place = bucket.directory[value] { try insertPartition(value, place, of: bucket.plain, number: number) }
+        if let place = bucket.directory[value] {
+            try insertPartition(value, place, of: bucket.plain, number: number)
+            partitionsRead += 1
+        }
         index.loadedPartitions.insert(value)
+    }
+
+    /// Reads, through the index's lookup, every partition holding a record whose lookup field
+    /// (``VaultPartitioning/lookup``) is `value`: one lookup bucket, then those partitions. What
+    /// the log after the index holds is in memory already. `false` when the index has no lookup
+    /// (every partition must be read instead).
+    func readThroughLookup(_ value: ByteKey) throws(VaultError) -> Bool {
+        guard let index, !index.complete else { return true }  // every record is in memory
+        guard let table = index.root.lookups, partitioning?.lookup != nil else { return false }
+        guard !table.isEmpty else { return true }
+        let number = VaultIndex.bucket(of: value, count: table.count)
+        let entries = try index.lookupBucket(number, key: key, vaultId: header.vaultId)
+        for partition in (entries[value] ?? []).sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+            try readPartition(partition)
+        }
+        return true
     }
 
     /// Reads every partition not read yet.
@@ -107,9 +126,18 @@ extension Vault {
                     throw VaultError(.corrupted, "index bucket \(number) holds a partition of another bucket")
                 }
                 try insertPartition(value, place, of: bucket.plain, number: number)
+                partitionsRead += 1
                 index.loadedPartitions.insert(value)
             }
             index.buckets[number] = nil
+        }
+        // The lookup buckets too: reading every record authenticates every byte of the index in
+        // use, so damage to a lookup bucket is found by `list` and `vault check` as elsewhere.
+        if let table = index.root.lookups, partitioning?.lookup != nil {
+            for number in table.indices where index.lookupBuckets[number] == nil {
+                _ = try index.lookupBucket(number, key: key, vaultId: header.vaultId)
+                index.lookupBuckets[number] = nil
+            }
         }
         index.complete = true
         index.changedSince = [:]
@@ -222,9 +250,11 @@ extension Vault {
             return
         }
         guard frameCount - index.root.frames >= Self.refreshFrames(rootRecords: index.root.always.count) else { return }
-        let buckets = index.root.buckets
+        let buckets = index.root.buckets, lookups = index.root.lookups ?? VaultIndex.BucketTable([])
         let indexed = buckets.indices.reduce(UInt64(index.name.rootLength)) { $0 + UInt64(buckets.length(at: $1)) }
-        if index.changedPartitions == nil || index.name.length > 2 * indexed + (1 << 20) || Self.crowded(index.root.buckets) {
+            + lookups.indices.reduce(0) { $0 + UInt64(lookups.length(at: $1)) }
+        if index.changedPartitions == nil || index.name.length > 2 * indexed + (1 << 20) || Self.crowded(index.root.buckets)
+            || Self.crowded(lookups) {
             try compactLocked()
         } else {
             try appendToIndex(index)
@@ -258,6 +288,15 @@ extension Vault {
         return (always, partitions)
     }
 
+    /// A sealed lookup bucket at `offset` of the index of `generation`, with the id it is sealed with.
+    private func sealedLookup(_ entries: [ByteKey: Set<ByteKey>], number: Int, generation: UInt64, offset: UInt64) -> (sealed: [UInt8], id: [UInt8]) {
+        var plain = VaultIndex.lookupPlaintext(entries)
+        defer { plain.withUnsafeMutableBytes { sodiumWipe($0) } }
+        let id = Sodium.randomBytes(16)
+        let aad = VaultIndex.lookupAssociatedData(vaultId: header.vaultId, generation: generation, number: number, offset: offset, id: id)
+        return (plain.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: aad) }, id)
+    }
+
     /// A sealed bucket at `offset` of the index of `generation`, with the id it is sealed with.
     private func sealedBucket(_ partitions: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])], number: Int,
                               generation: UInt64, offset: UInt64) -> (sealed: [UInt8], id: [UInt8]) {
@@ -281,7 +320,7 @@ extension Vault {
     /// The caller names it in the commit file.
     func writeIndex(generation: UInt64, frames: UInt64, logLength: UInt64) throws(VaultError) -> OpenIndex {
         try readEverything()
-        guard let partitioning else { throw VaultError(.invalid, "the vault has no partitioning to index by") }
+        guard let partitioning else { throw VaultError(.inconsistent, "the vault has no partitioning to index by") }
         let (always, partitions) = indexContents(partitions: nil)
         let bytes = partitions.values.reduce(0) { $0 + $1.reduce(0) { $0 + 8 + $1.record.bytes.count } }
         let count = max(1, bytes / VaultIndex.bucketTargetBytes)
@@ -295,8 +334,28 @@ extension Vault {
                                              records: UInt32(group.reduce(0) { $0 + $1.records.count }), id: id))
             file += sealed
         }
+        var lookups: VaultIndex.BucketTable? = nil
+        if partitioning.lookup != nil {
+            var entries = [ByteKey: Set<ByteKey>]()
+            var size = 0
+            for entry in live.values {
+                guard let (value, partition) = partitioning.lookupEntry(of: entry.record) else { continue }
+                if entries[value, default: []].insert(partition).inserted { size += 8 + value.bytes.count + partition.bytes.count }
+            }
+            let count = max(1, size / VaultIndex.bucketTargetBytes)
+            var grouped = [[ByteKey: Set<ByteKey>]](repeating: [:], count: count)
+            for (value, partitions) in entries { grouped[VaultIndex.bucket(of: value, count: count)][value] = partitions }
+            var table = [VaultIndex.Bucket]()
+            for (number, group) in grouped.enumerated() {
+                let (sealed, id) = sealedLookup(group, number: number, generation: generation, offset: UInt64(file.count))
+                table.append(VaultIndex.Bucket(offset: UInt64(file.count), length: UInt32(sealed.count),
+                                               records: UInt32(group.values.reduce(0) { $0 + $1.count }), id: id))
+                file += sealed
+            }
+            lookups = VaultIndex.BucketTable(table)
+        }
         let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
-                              partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always)
+                              partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always, lookups: lookups)
         let (sealedRoot, rootId) = sealedRoot(root, offset: UInt64(file.count))
         file += sealedRoot
         let indexPath = Self.file(path, Self.indexFile(generation))
@@ -344,9 +403,38 @@ extension Vault {
                                                      records: UInt32(group.reduce(0) { $0 + $1.records.count }), id: id)
             appended += sealed
         }
+        // The lookup buckets that hold a lookup value of a changed partition's records are written
+        // again: their entries for changed partitions recomputed from what those hold now (all in
+        // memory), the rest kept. An entry of a changed partition in a bucket not written again
+        // may name a partition that no longer holds its value: reading it finds nothing (stale,
+        // never missing), and the next whole index drops it.
+        var lookupsWritten = [Int: [ByteKey: Set<ByteKey>]]()
+        if let partitioning, partitioning.lookup != nil, let table = root.lookups, !table.isEmpty {
+            var fresh = [Int: [ByteKey: Set<ByteKey>]]()
+            for (partition, records) in partitions where changed.contains(partition) {
+                for (_, record) in records {
+                    guard let (value, _) = partitioning.lookupEntry(of: record) else { continue }
+                    fresh[VaultIndex.bucket(of: value, count: table.count), default: [:]][value, default: []].insert(partition)
+                }
+            }
+            for (number, additions) in fresh.sorted(by: { $0.key < $1.key }) {
+                var entries = try index.lookupBucket(number, key: key, vaultId: header.vaultId)
+                for value in Array(entries.keys) {
+                    entries[value]!.subtract(changed)
+                    if entries[value]!.isEmpty { entries[value] = nil }
+                }
+                for (value, partitions) in additions { entries[value, default: []].formUnion(partitions) }
+                let offset = index.name.length + UInt64(appended.count)
+                let (sealed, id) = sealedLookup(entries, number: number, generation: generation, offset: offset)
+                root.lookups![number] = VaultIndex.Bucket(offset: offset, length: UInt32(sealed.count),
+                                                          records: UInt32(entries.values.reduce(0) { $0 + $1.count }), id: id)
+                appended += sealed
+                lookupsWritten[number] = entries
+            }
+        }
         // The vault outgrew the bucket count (its records many times what the buckets were sized
         // for): a fresh index, with a new count, in place of this append.
-        if Self.crowded(root.buckets) { return try compactLocked() }
+        if Self.crowded(root.buckets) || root.lookups.map(Self.crowded) == true { return try compactLocked() }
         root.frames = frameCount
         root.logLength = UInt64(validLength)
         root.nextSequence = UInt64(nextSequence)
@@ -367,6 +455,7 @@ extension Vault {
         index.root = root
         index.name = name
         for number in touched { index.buckets[number] = nil }
+        for (number, entries) in lookupsWritten { index.lookupBuckets[number] = entries }
         index.changedSince = [:]
         index.changedPartitions = []
         namedIndex = name

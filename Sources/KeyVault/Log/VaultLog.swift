@@ -188,7 +188,7 @@ extension Vault {
     /// opening refuses as `corrupted` (see docs/vault-format.md): use it only on a vault that can
     /// be built again.
     package func commit(batches: [[VaultRecord]]) throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        guard access == .write else { throw VaultError(.inconsistent, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()
@@ -197,7 +197,7 @@ extension Vault {
         for change in batches.joined() {
             let id = ByteKey(change.id)
             if let old = versions[id] ?? live[id]?.record.version, change.version <= old {
-                throw VaultError(.invalid, "a change must raise the record's version (\(change.version) ≤ \(old))")
+                throw VaultError(.inconsistent, "a change must raise the record's version (\(change.version) ≤ \(old))")
             }
             versions[id] = change.version
         }
@@ -252,7 +252,7 @@ extension Vault {
     /// to it. A crash before the pointer moves leaves the old generation current (the new file is
     /// an orphan, removed later); after, the new one. The old log is then deleted.
     package func compact() throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        guard access == .write else { throw VaultError(.inconsistent, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()

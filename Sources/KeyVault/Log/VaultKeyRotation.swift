@@ -21,7 +21,7 @@ extension Vault {
     /// (a secret sealed under the biometry key too keeps that inner seal untouched).
     package func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel?,
                                  sealedFields: [VaultRecord.Kind: [UInt8]]) throws(VaultError) {
-        guard access == .write else { throw VaultError(.invalid, "the vault was opened read-only") }
+        guard access == .write else { throw VaultError(.inconsistent, "the vault was opened read-only") }
         let state = try stateLock(exclusive: true)
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()

@@ -1,0 +1,268 @@
+import Keychain
+import VirtualAuthenticator
+
+/// The one door every front end goes through — the command line, a scenario, and what serves
+/// requests next: typed requests in, typed responses and ``SessionError``s out, over one open
+/// ``Account``. Options are built here (``CreationOptionsBuilder``, ``RequestOptionsBuilder``),
+/// hybrid is decided here (one rule for both ceremonies), and every lower layer's error is mapped
+/// here, by type, to the one table. A front end only parses its input into requests and prints
+/// what comes back.
+///
+///     let session = Session(account: account)
+///     let answer = try session.sign(SignRequest(caller: CallerContext(origin: "https://example.com"),
+///                                               options: .built(RequestOptionsBuilder())))
+///     print(answer.json)
+public final class Session {
+    public let account: Account
+    /// The virtual clock a scenario's session runs on (``ClockRequest``); `nil` on the real one.
+    public let clock: VirtualClock?
+    /// The person at a device, as the front end knows them: its PIN source, and how a timeout
+    /// passes. Given the device's name and what the request says the person does.
+    public var people: (_ device: String, _ person: PersonRequest) -> UserPolicy
+    /// Where built options' challenges and user ids come from.
+    public let builtOptions: BuiltOptionsRandomness
+    /// How many blocks a seeded ``builtOptions`` stream has given.
+    private var drawn: UInt64 = 0
+
+    public init(account: Account, clock: VirtualClock? = nil, builtOptions: BuiltOptionsRandomness = .live,
+                people: @escaping (_ device: String, _ person: PersonRequest) -> UserPolicy = Session.nobody) {
+        self.account = account
+        self.clock = clock
+        self.builtOptions = builtOptions
+        self.people = people
+    }
+
+    /// `count` bytes (at most 32) for built options.
+    private func draw(_ count: Int) -> [UInt8] {
+        switch builtOptions {
+        case .live:
+            return RandomSource.live.bytes(count)
+        case .seeded(let seed):
+            drawn += 1
+            let block = SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(drawn))
+            return Array(block.prefix(count))
+        }
+    }
+
+    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
+
+    /// A person who knows no PIN (verification is `notInteractive`) unless the request types one.
+    public static func nobody(_ device: String, _ person: PersonRequest) -> UserPolicy {
+        guard let pin = person.pin else { return UserPolicy(action: person.action, account: person.account) }
+        var bytes = Array(pin.utf8)
+        return UserPolicy(action: person.action, account: person.account, pin: SecureBytes(consuming: &bytes))
+    }
+
+    // MARK: - Ceremonies
+
+    /// A registration: on `device`, or over hybrid on `via` (its PIN, its store).
+    public func register(_ request: RegisterRequest) throws(SessionError) -> CeremonyResponse {
+        let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
+        let options = switch request.options {
+        case .json(let json): json
+        case .built(let builder): builder.json(drawing: draw)
+        }
+        do {
+            try devices.requireClientSupport()
+            let maker = devices.authenticator
+            let response = try maker.register(optionsJSON: options, origin: request.caller.origin,
+                                              user: people(maker.name, request.person), passkey: request.passkey,
+                                              fault: request.fault, caller: request.caller, attachment: devices.attachment)
+            return CeremonyResponse(response, fault: request.fault)
+        } catch { throw SessionError(error) }
+    }
+
+    /// A sign-in: on `device`, or over hybrid on `via` (its passkeys, its flags, its PIN), even
+    /// when `device` holds no copy.
+    public func sign(_ request: SignRequest) throws(SessionError) -> CeremonyResponse {
+        let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
+        let options = switch request.options {
+        case .json(let json): json
+        case .built(let builder): builder.json(drawing: draw)
+        }
+        do {
+            try devices.requireClientSupport()
+            let signer = devices.authenticator
+            let response = try signer.sign(optionsJSON: options, origin: request.caller.origin, user: people(signer.name, request.person),
+                                           fault: request.fault, attachment: devices.attachment, caller: request.caller)
+            return CeremonyResponse(response, fault: request.fault)
+        } catch { throw SessionError(error) }
+    }
+
+    /// Either ceremony.
+    public func perform(_ request: CeremonyRequest) throws(SessionError) -> CeremonyResponse {
+        switch request {
+        case .register(let r): try register(r)
+        case .sign(let r): try sign(r)
+        }
+    }
+
+    // MARK: - Passkeys
+
+    /// The passkeys `device` holds now, oldest first (only `rpId`'s when given).
+    public func passkeys(device: String? = nil, rpId: String? = nil) throws(SessionError) -> [Credential] {
+        do { return try account.device(device).credentials(rpId: rpId) } catch { throw SessionError(error) }
+    }
+
+    /// The passkey with id `id` on `device`; `notHandled` when it holds none.
+    public func passkey(device: String? = nil, id: [UInt8]) throws(SessionError) -> Credential {
+        let held: Credential?
+        do { held = try account.device(device).credential(id: id) } catch { throw SessionError(error) }
+        guard let held else { throw SessionError(.notHandled, "no passkey with id \(Base64URL.encode(id)) on device '\(try name(of: device))'") }
+        return held
+    }
+
+    /// Deletes a passkey on `device` (the deletion syncs); what it was.
+    @discardableResult
+    public func delete(device: String? = nil, credentialId id: [UInt8]) throws(SessionError) -> Credential {
+        do { return try account.device(device).delete(credentialId: id) } catch { throw SessionError(error) }
+    }
+
+    /// Sets a passkey's backup flags by hand (BE when `eligible` is given, and BS).
+    @discardableResult
+    public func setBackupFlags(device: String? = nil, credentialId id: [UInt8], eligible: Bool?, state: Bool) throws(SessionError) -> Credential {
+        do { return try account.device(device).setBackupFlags(credentialId: id, eligible: eligible, state: state) } catch {
+            throw SessionError(error)
+        }
+    }
+
+    /// A passkey sealed under `passphrase` for another vault; `person` verifies first when it was
+    /// made with user verification.
+    public func exportPasskey(device: String? = nil, credentialId id: [UInt8], passphrase: SecureBytes, kdf: KDFLevel = .interactive,
+                              person: PersonRequest = PersonRequest()) throws(SessionError) -> [UInt8] {
+        do {
+            let holder = try account.device(device)
+            return try holder.exportPasskey(credentialId: id, passphrase: passphrase, kdf: kdf, user: people(holder.name, person))
+        } catch { throw SessionError(error) }
+    }
+
+    /// Adds an exported passkey to `device`; what it is.
+    public func importPasskey(device: String? = nil, _ envelope: [UInt8], passphrase: SecureBytes,
+                              person: PersonRequest = PersonRequest()) throws(SessionError) -> Credential {
+        do {
+            let holder = try account.device(device)
+            return try holder.importPasskey(envelope, passphrase: passphrase, user: people(holder.name, person))
+        } catch { throw SessionError(error) }
+    }
+
+    /// An RP's signal (WebAuthn L3 §5.1.10) from a page at `origin` on `device`.
+    @discardableResult
+    public func signal(device: String? = nil, _ kind: Signal.Kind, optionsJSON: [UInt8], origin: String,
+                       relatedOrigins: RelatedOrigins.Source? = nil) throws(SessionError) -> SignalEffect {
+        do { return try account.device(device).signal(kind, optionsJSON: optionsJSON, origin: origin, relatedOrigins: relatedOrigins) } catch {
+            throw SessionError(error)
+        }
+    }
+
+    /// What `getClientCapabilities()` gives a page on `device`.
+    public func capabilities(device: String? = nil) throws(SessionError) -> ClientCapabilities {
+        do { return try account.device(device).capabilities() } catch { throw SessionError(error) }
+    }
+
+    // MARK: - Devices
+
+    /// Adds a device; with a PIN, `approver` (an enrolled device) verifies on its own device.
+    public func addDevice(_ name: String, pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                          approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest(),
+                          profile: String? = nil, aaguid: [UInt8]? = nil) throws(SessionError) {
+        do {
+            try account.addDevice(name, pin: pin, maxPINAttempts: maxPINAttempts, approvedBy: approver,
+                                  approver: people(approver ?? "", approverPerson), profile: profile, aaguid: aaguid)
+        } catch { throw SessionError(error) }
+    }
+
+    /// Adds device `name` as the first of a new vault at `path` that syncs with this one through
+    /// the account store alone (``Account/addDevice(_:inNewVaultAt:passphrase:kdf:pin:maxPINAttempts:approvedBy:approver:)``).
+    public func addDevice(_ name: String, inNewVaultAt path: String, passphrase: SecureBytes, kdf: KDFLevel,
+                          pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                          approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest()) throws(SessionError) {
+        do {
+            try account.addDevice(name, inNewVaultAt: path, passphrase: passphrase, kdf: kdf, pin: pin, maxPINAttempts: maxPINAttempts,
+                                  approvedBy: approver, approver: people(approver ?? "", approverPerson))
+        } catch { throw SessionError(error) }
+    }
+
+    /// The name of `device` (`nil`: the first), once it is known to be one of the account's.
+    public func deviceName(_ device: String?) throws(SessionError) -> String { try name(of: device) }
+
+    /// Whether `device` has a PIN enrolled, and its failure count.
+    public func biometry(device: String? = nil) throws(SessionError) -> BiometryStatus {
+        do { return try account.device(device).biometry } catch { throw SessionError(error) }
+    }
+
+    /// Changes a device's state.
+    public func change(_ change: DeviceChange, device name: String) throws(SessionError) {
+        do {
+            switch change {
+            case .offline: try account.setOnline(false, device: name)
+            case .online: try account.setOnline(true, device: name)
+            case .reset: try account.resetDevice(name)
+            case .remove: try account.removeDevice(name)
+            case .unlockBiometry: try account.device(name).unlockBiometry()
+            case .passkeysSupported(let supported): try account.setPasskeysSupported(supported, device: name)
+            }
+        } catch { throw SessionError(error) }
+    }
+
+    /// A new biometric PIN on `device`: `person` verifies with the current one, or on a device
+    /// without one an enrolled `approver` approves. With `reset`, a new biometry key: the number
+    /// of passkeys sealed under the old one, deleted.
+    @discardableResult
+    public func enrollPIN(_ pin: SecureBytes, device name: String, person: PersonRequest = PersonRequest(), reset: Bool = false,
+                          approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest()) throws(SessionError) -> Int {
+        do {
+            return try account.device(name).enrollBiometricPIN(pin, user: people(name, person), reset: reset, approvedBy: approver,
+                                                        approver: people(approver ?? "", approverPerson))
+        } catch { throw SessionError(error) }
+    }
+
+    /// The authenticator a device (`nil`: the account's default) answers as, for the passkeys it makes from now.
+    public func setProfile(_ profile: String, aaguid: [UInt8]? = nil, device: String? = nil) throws(SessionError) {
+        do { try account.setProfile(profile, aaguid: aaguid, device: device) } catch { throw SessionError(error) }
+    }
+
+    // MARK: - Sync
+
+    /// Sync delays, for the account or one device.
+    public func setDelays(upload: DelayRange?, download: DelayRange?, device: String? = nil) throws(SessionError) {
+        do { try account.setDelays(upload: upload, download: download, device: device) } catch { throw SessionError(error) }
+    }
+
+    /// The account's sync options: the seed of its delays, and whether BS is 1 before an upload lands.
+    public func setSyncOptions(seed: UInt64? = nil, backupStateImmediate: Bool? = nil) throws(SessionError) {
+        do { try account.setSyncOptions(seed: seed, backupStateImmediate: backupStateImmediate) } catch { throw SessionError(error) }
+    }
+
+    /// Forgets this vault's copy of the store and reads the store again from the start.
+    public func rebuildFromStore() throws(SessionError) {
+        do { try account.forgetStore() } catch { throw SessionError(error) }
+    }
+
+    /// What is in flight, per device.
+    public func syncStatus() throws(SessionError) -> SyncStatus {
+        do { return try account.syncStatus() } catch { throw SessionError(error) }
+    }
+
+    // MARK: - Clock
+
+    /// Moves the virtual clock (never back); `usage` on the real one, `badInput` past the end of
+    /// the year 9999. The time it shows after.
+    @discardableResult
+    public func clock(_ request: ClockRequest) throws(SessionError) -> UInt64 {
+        guard let clock else { throw SessionError(.usage, "this session runs on the real clock, which only time moves") }
+        switch request {
+        case .advance(let ms):
+            guard ms <= VirtualClock.end - clock.now else { throw SessionError(.badInput, "the clock would pass the end of the year 9999") }
+            clock.advance(by: ms)
+        case .set(let time):
+            guard time <= VirtualClock.end else { throw SessionError(.badInput, "the clock cannot pass the end of the year 9999") }
+            guard time >= clock.now else { throw SessionError(.badInput, "the clock does not go back") }
+            clock.advance(to: time)
+        }
+        return clock.now
+    }
+
+    private func name(of device: String?) throws(SessionError) -> String {
+        do { return try account.device(device).name } catch { throw SessionError(error) }
+    }
+}
