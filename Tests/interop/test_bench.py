@@ -3,9 +3,12 @@ timing belongs to benchmarks, not tests)."""
 import json
 import os
 import subprocess
+import signal
 import sys
 
-from conftest import BIN, ROOT
+import pytest
+
+from conftest import BIN, ROOT, wait_until
 
 COMMANDS = {"sign", "register", "show", "delete", "list"}
 
@@ -125,6 +128,60 @@ def test_bench_command_times_a_command_from_outside(tmp_path):
     assert "vaultNotFound" in json.loads(failed.stderr)["message"]
     assert run("bench", "command").returncode == 64
     assert run("bench", "command", "--runs", "0", "--", "--version").returncode == 64
+
+
+
+def descendants(pid):
+    """The processes below `pid`, children first, from /proc's children lists."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop(0)
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                children = [int(c) for c in open(f"/proc/{parent}/task/{task}/children").read().split()]
+            except FileNotFoundError:
+                children = []
+            found += children
+            queue += children
+    return found
+
+
+def alive(pid):
+    """Whether `pid` still runs (a zombie, dead and waiting to be reaped, does not)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_bench_command_interrupted_stops_its_commands_and_leaves_nothing(tmp_path, number):
+    # bench command under bench command: a long run, interrupted only at the top. The top one is
+    # canceled (exit 10, never a signal death), every command below it stops with it, and no
+    # scratch directory is left in TMPDIR.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    environment["TMPDIR"] = str(scratch)
+    proc = subprocess.Popen([BIN, "bench", "command", "--runs", "1000", "--", "bench", "command", "--runs", "1000", "--", "--version"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    try:
+        wait_until(lambda: len(list(scratch.iterdir())) == 2, "both bench commands made their scratch directory")
+        below = descendants(proc.pid)
+        assert below, "the inner bench command runs"
+        proc.send_signal(number)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 10, err
+    assert out == "" and "error: canceled: interrupted by signal" in err
+    wait_until(lambda: not any(alive(pid) for pid in below), "every command below it stopped")
+    assert list(scratch.iterdir()) == []
 
 
 def workloads(*args):
