@@ -36,16 +36,20 @@ enum BenchCommandCommand {
         let executable = try TimedProcess.ownExecutable()
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/authctl-bench-XXXXXX").utf8CString)
+        // Interrupted (Ctrl-C, SIGTERM, a hang-up), it stops the command it is running (which,
+        // another bench command or a scenario, cleans up after itself) and leaves no scratch
+        // directory behind: canceled, never a signal death with a command still running. A signal
+        // that comes while the directory is being made waits until it is caught.
+        Interruption.holdSignals()
         guard let made = mkdtemp(&template) else {
+            Interruption.resumeSignals()
             throw CLIError(.ioError, "cannot make a directory in \(base): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
         defer { rmdir(scratch) }
-        // Interrupted (Ctrl-C, SIGTERM, a hang-up), it stops the command it is running (which,
-        // another bench command or a scenario, cleans up after itself) and leaves no scratch
-        // directory behind: canceled, never a signal death with a command still running.
         Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the command it ran was stopped",
                               stop: { TimedProcess.stopRunning() }) { TimedProcess.removeScratch(scratch) }
+        Interruption.resumeSignals()
         defer { Interruption.parkIfUnderway() }
         let environment = TimedProcess.environment(keepingAuthctl: true)
         var samples = [TimedProcess.Sample]()

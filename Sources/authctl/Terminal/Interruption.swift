@@ -33,6 +33,23 @@ enum Interruption {
         while true { pause() }
     }
 
+    /// Holds the signals back (pending, on this thread) until `resumeSignals`: between making
+    /// what the clean-up removes and catching the signals, one would end the process with it left.
+    static func holdSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Delivers what `holdSignals` held back, to the handler `onSignal` installed.
+    static func resumeSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
     /// Catches the signals for the rest of the process; `stop` (what the main thread waits on, such
     /// as a child process, told to end) and then `cleanUp` run on the watcher thread; the report
     /// ends with `done`, what the clean-up did.
