@@ -126,6 +126,11 @@ def test_bench_command_times_a_command_from_outside(tmp_path):
     failed = run("--json", "bench", "command", "--", "--vault", str(tmp_path / "nothing"), "list")
     assert failed.returncode == 70 and failed.stdout == ""
     assert "vaultNotFound" in json.loads(failed.stderr)["message"]
+    assert not json.loads(failed.stderr)["message"].endswith("\n")
+    # As text, one line: the command's message without its own line end (not an escaped one).
+    said = run("bench", "command", "--", "--vault", str(tmp_path / "nothing"), "list")
+    assert said.returncode == 70 and said.stderr.count("\n") == 1
+    assert "\\x0a" not in said.stderr, said.stderr
     assert run("bench", "command").returncode == 64
     assert run("bench", "command", "--runs", "0", "--", "--version").returncode == 64
 

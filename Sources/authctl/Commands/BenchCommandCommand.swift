@@ -193,7 +193,9 @@ enum TimedProcess {
         let exited = status & 0x7f == 0
         let code = (status >> 8) & 0xff
         guard exited, code == 0 else {
-            let said = String(decoding: readAll(errorFile), as: UTF8.self)
+            // The command's message, without the line end it printed it with.
+            var said = String(decoding: readAll(errorFile), as: UTF8.self)
+            while let last = said.last, last.isNewline { said.removeLast() }
             let how = exited ? "exit \(code)" : "signal \(status & 0x7f)"
             throw CLIError(.unknown, "authctl \(arguments.joined(separator: " ")) failed (\(how)): \(said)")
         }
