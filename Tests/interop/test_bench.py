@@ -189,6 +189,27 @@ def test_bench_command_interrupted_stops_its_commands_and_leaves_nothing(tmp_pat
     assert list(scratch.iterdir()) == []
 
 
+
+def test_bench_vault_interrupted_removes_its_vault(tmp_path):
+    # Interrupted while it builds or times a vault: canceled (exit 10), never a signal death, and
+    # the throw-away vault is gone from --dir.
+    work = tmp_path / "work"
+    work.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    proc = subprocess.Popen([BIN, "bench", "vault", "--sizes", "3000", "--runs", "1", "--measure", "library", "--dir", str(work)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    try:
+        wait_until(lambda: any(work.iterdir()), "bench vault made its vault's directory")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 10, err
+    assert out == "" and "error: canceled: interrupted by signal" in err
+    assert list(work.iterdir()) == []
+
+
 def workloads(*args):
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_workloads.py"), "--authctl", BIN, "--json", *args],
                           capture_output=True, text=True, timeout=600)
