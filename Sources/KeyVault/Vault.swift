@@ -310,6 +310,19 @@ public final class Vault {
         POSIXFile.exists(file(path, headerFile))
     }
 
+    /// Returns when `path` holds a vault's header; else says why there is none to open. Not seen
+    /// is not absent: a directory of another user's (whose header this user may not see) is
+    /// `unsafe`, a path that cannot be reached is `io`; only what is not there is `notFound`.
+    package static func requirePresent(at path: String) throws(VaultError) {
+        guard !exists(at: path) else { return }
+        var st = stat()
+        if stat(path, &st) != 0 && errno != ENOENT && errno != ENOTDIR {
+            throw VaultError(.io, "cannot reach \(path): \(POSIXFile.errorText())")
+        }
+        if POSIXFile.isDirectory(path) { try POSIXFile.requireOwnDirectory(path) }
+        throw VaultError(.notFound, POSIXFile.isDirectory(path) ? "\(path) is not an authctl vault (it has no header file)" : "no vault at \(path)")
+    }
+
     /// Deletes the vault at `path`: the files a vault writes, then the directory if that leaves it
     /// empty. Anything else in the directory is left where it is. For throw-away vaults
     /// (benchmarks, fixtures); no passphrase is asked, so never point it at a vault you keep.
@@ -346,9 +359,7 @@ public final class Vault {
     /// is first asked for, rather than at open.
     package static func open(at path: String, passphrase: SecureBytes, access: Access,
                             waiting: Waiting = Waiting(), partitioning: VaultPartitioning? = nil) throws(VaultError) -> Vault {
-        guard exists(at: path) else {
-            throw VaultError(.notFound, POSIXFile.isDirectory(path) ? "\(path) is not an authctl vault (it has no header file)" : "no vault at \(path)")
-        }
+        try requirePresent(at: path)
         try POSIXFile.requirePrivateDirectory(path)
         let writer = access == .write
             ? try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice) : nil

@@ -3,9 +3,12 @@ timing belongs to benchmarks, not tests)."""
 import json
 import os
 import subprocess
+import signal
 import sys
 
-from conftest import BIN, ROOT
+import pytest
+
+from conftest import BIN, ROOT, wait_until
 
 COMMANDS = {"sign", "register", "show", "delete", "list"}
 
@@ -123,8 +126,88 @@ def test_bench_command_times_a_command_from_outside(tmp_path):
     failed = run("--json", "bench", "command", "--", "--vault", str(tmp_path / "nothing"), "list")
     assert failed.returncode == 70 and failed.stdout == ""
     assert "vaultNotFound" in json.loads(failed.stderr)["message"]
+    assert not json.loads(failed.stderr)["message"].endswith("\n")
+    # As text, one line: the command's message without its own line end (not an escaped one).
+    said = run("bench", "command", "--", "--vault", str(tmp_path / "nothing"), "list")
+    assert said.returncode == 70 and said.stderr.count("\n") == 1
+    assert "\\x0a" not in said.stderr, said.stderr
     assert run("bench", "command").returncode == 64
     assert run("bench", "command", "--runs", "0", "--", "--version").returncode == 64
+
+
+
+def descendants(pid):
+    """The processes below `pid`, children first, from /proc's children lists."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop(0)
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                children = [int(c) for c in open(f"/proc/{parent}/task/{task}/children").read().split()]
+            except FileNotFoundError:
+                children = []
+            found += children
+            queue += children
+    return found
+
+
+def alive(pid):
+    """Whether `pid` still runs (a zombie, dead and waiting to be reaped, does not)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_bench_command_interrupted_stops_its_commands_and_leaves_nothing(tmp_path, number):
+    # bench command under bench command: a long run, interrupted only at the top. The top one is
+    # canceled (exit 10, never a signal death), every command below it stops with it, and no
+    # scratch directory is left in TMPDIR.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    environment["TMPDIR"] = str(scratch)
+    proc = subprocess.Popen([BIN, "bench", "command", "--runs", "1000", "--", "bench", "command", "--runs", "1000", "--", "--version"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    try:
+        wait_until(lambda: len(list(scratch.iterdir())) == 2, "both bench commands made their scratch directory")
+        below = descendants(proc.pid)
+        assert below, "the inner bench command runs"
+        proc.send_signal(number)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 10, err
+    assert out == "" and "error: canceled: interrupted by signal" in err
+    wait_until(lambda: not any(alive(pid) for pid in below), "every command below it stopped")
+    assert list(scratch.iterdir()) == []
+
+
+
+def test_bench_vault_interrupted_removes_its_vault(tmp_path):
+    # Interrupted while it builds or times a vault: canceled (exit 10), never a signal death, and
+    # the throw-away vault is gone from --dir.
+    work = tmp_path / "work"
+    work.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+    proc = subprocess.Popen([BIN, "bench", "vault", "--sizes", "3000", "--runs", "1", "--measure", "library", "--dir", str(work)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    try:
+        wait_until(lambda: any(work.iterdir()), "bench vault made its vault's directory")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 10, err
+    assert out == "" and "error: canceled: interrupted by signal" in err
+    assert list(work.iterdir()) == []
 
 
 def workloads(*args):

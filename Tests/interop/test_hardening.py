@@ -308,6 +308,47 @@ def test_init_refuses_a_directory_another_user_owns(tmp_path, authctl):
     assert (st.st_uid, stat.S_IMODE(st.st_mode), list(planted.iterdir())) == (nobody().pw_uid, 0o777, [])
 
 
+
+@ROOT_ONLY
+def test_another_users_vault_is_insecure_not_missing_and_so_is_a_file_of_theirs_in_yours(authctl):
+    """A vault is found by whoever cannot read it: another user's vault directory is
+    vaultInsecure (its owner named), never vaultNotFound, which would invite an init; a directory
+    that cannot even be reached is ioError. In one's own vault, a file another user owns and keeps
+    unreadable is vaultInsecure too, as it is when readable, never an ioError."""
+    as_nobody = ["setpriv", f"--reuid={nobody().pw_uid}", f"--regid={nobody().pw_gid}", "--clear-groups", BIN]
+    env = {k: v for k, v in authctl.env.items() if k != "AUTHCTL_VAULT"}
+    open_dir = pathlib.Path(tempfile.mkdtemp(prefix="authctl-others-"))
+    try:
+        os.chmod(open_dir, 0o711)
+        theirs = open_dir / "root-vault"
+        made = authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(theirs)})
+        assert made.code == 0, made.stderr
+        before = {p.name: p.read_bytes() for p in theirs.iterdir()}
+        for args in (["list"], ["credential", "show", "AAAAAAAAAAAAAAAAAAAAAA"], ["delete", "AAAAAAAAAAAAAAAAAAAAAA"], ["vault", "check"]):
+            result = subprocess.run(as_nobody + ["--vault", str(theirs), *args], env=env, capture_output=True, text=True, timeout=60)
+            assert (result.returncode, result.stdout) == (25, ""), (args, result.stderr)
+            assert "vaultInsecure: " in result.stderr and "another user" in result.stderr, result.stderr
+        assert {p.name: p.read_bytes() for p in theirs.iterdir()} == before
+        hidden = authctl.vault  # under the test's own private directory, which nobody cannot reach
+        result = subprocess.run(as_nobody + ["--vault", str(hidden), "list"], env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 74 and "ioError: " in result.stderr, result.stderr
+        # Nobody's own vault, with a commit file root took and keeps to itself.
+        mine = open_dir / "nobody-vault"
+        mine.mkdir(mode=0o700)
+        os.chown(mine, nobody().pw_uid, nobody().pw_gid)
+        made = subprocess.run(as_nobody + ["--vault", str(mine), "init", "--kdf", "min"], env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert made.returncode == 0, made.stderr
+        os.chown(mine / "commit", 0, 0)
+        os.chmod(mine / "commit", 0o600)
+        for args in (["list"], ["register", "--origin", ORIGIN]):
+            result = subprocess.run(as_nobody + ["--vault", str(mine), *args], env=env, capture_output=True, text=True, timeout=60)
+            assert (result.returncode, result.stdout) == (25, ""), (args, result.stderr)
+            assert "vaultInsecure: " in result.stderr and "commit belongs to another user (uid 0)" in result.stderr, result.stderr
+    finally:
+        shutil.rmtree(open_dir)
+
+
 def test_a_planted_symlink_is_never_followed(tmp_path, authctl):
     target = tmp_path / "precious"
     target.write_bytes(b"do not overwrite")

@@ -119,7 +119,9 @@ enum POSIXFile {
         if lstat(path, &st) == 0 {
             switch st.st_mode & S_IFMT {
             case S_IFLNK: return VaultError(.corrupted, "\(path) is a symbolic link, which the vault never follows")
-            case S_IFREG: break
+            case S_IFREG:
+                // Another user's file, readable or not, is theirs: unsafe, as `openOwned` says of one it could open.
+                if st.st_uid != geteuid() { return VaultError(.unsafe, "\(path) belongs to another user (uid \(st.st_uid))") }
             default: return VaultError(.corrupted, "\(path) is not a regular file")
             }
         }

@@ -32,6 +32,12 @@ public final class Device {
     /// Whether `path` holds a vault (asks for no passphrase).
     public static func exists(at path: String) -> Bool { Vault.exists(at: path) }
 
+    /// Returns when `path` holds a vault; else why not: `vaultNotFound` only for what is not
+    /// there, `vaultInsecure` for another user's directory, `storage` for one that cannot be reached.
+    package static func requireVault(at path: String) throws(DeviceError) {
+        do { try Vault.requirePresent(at: path) } catch { throw DeviceError(error) }
+    }
+
     /// Deletes the vault at `path`, its default account store, and every passkey in them, asking for
     /// no passphrase: for throw-away vaults (benchmarks, fixtures). Files they did not write are left.
     public static func removeVault(at path: String) throws(DeviceError) {

@@ -16,7 +16,9 @@ public final class ScenarioRunner {
         /// Where `${NAME}` in the scenario is looked up.
         public var environment: [String: String] = ProcessInfo.processInfo.environment
         /// An empty directory, the caller's, for the throw-away vault (removed after the run, the
-        /// directory left); `nil`: a new one in the temporary directory, removed with it.
+        /// directory left); `nil`: a new one in the temporary directory, removed with it. A
+        /// directory that is not empty is refused before anything runs: the run removes only the
+        /// vault it made, never one it found.
         public var workspace: String? = nil
         /// Asked before each step: `true` stops the run there with an error (an interrupted run
         /// stops touching its vault before the vault is removed).
@@ -32,6 +34,8 @@ public final class ScenarioRunner {
     let clock = VirtualClock(start: ScenarioRunner.epoch)
     let directory: String
     let ownsDirectory: Bool
+    /// Whether this run made the vault in `directory` (only then is it removed when the run ends).
+    private var madeVault = false
     var seed: UInt64 = 0
     /// The request layer over the run's account, once the first device made it.
     var session: Session?
@@ -58,6 +62,13 @@ public final class ScenarioRunner {
         self.file = file
         self.options = options
         if let workspace = options.workspace {
+            let entries: [String]
+            do { entries = try FileManager.default.contentsOfDirectory(atPath: workspace) } catch {
+                throw ScenarioError(file: file, line: 0, "the workspace \(workspace) is not a directory that can be read")
+            }
+            guard entries.isEmpty else {
+                throw ScenarioError(file: file, line: 0, "the workspace \(workspace) is not empty (it holds \(entries.sorted().prefix(3).joined(separator: ", ")))")
+            }
             directory = workspace
             ownsDirectory = false
         } else {
@@ -83,7 +94,7 @@ public final class ScenarioRunner {
 
     deinit {
         session = nil  // releases the vault's lock, so it can be removed
-        try? Device.removeVault(at: directory + "/vault")
+        if madeVault { try? Device.removeVault(at: directory + "/vault") }
         if ownsDirectory { rmdir(directory) }
     }
 
@@ -376,6 +387,7 @@ public final class ScenarioRunner {
             do throws(SessionError) {
                 let created: Account
                 do {
+                    madeVault = true  // from here on, whatever is at the path is this run's (the workspace was empty)
                     created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
                                                  clock: clock.wallClock, random: .seeded(seed),

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import VirtualAuthenticator
 
 /// `authctl bench command -- ARGS...`: `authctl ARGS` run as a process, timed from outside: wall
@@ -35,14 +36,25 @@ enum BenchCommandCommand {
         let executable = try TimedProcess.ownExecutable()
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/authctl-bench-XXXXXX").utf8CString)
+        // Interrupted (Ctrl-C, SIGTERM, a hang-up), it stops the command it is running (which,
+        // another bench command or a scenario, cleans up after itself) and leaves no scratch
+        // directory behind: canceled, never a signal death with a command still running. A signal
+        // that comes while the directory is being made waits until it is caught.
+        Interruption.holdSignals()
         guard let made = mkdtemp(&template) else {
+            Interruption.resumeSignals()
             throw CLIError(.ioError, "cannot make a directory in \(base): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
         defer { rmdir(scratch) }
+        Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the command it ran was stopped",
+                              stop: { TimedProcess.stopRunning() }) { TimedProcess.removeScratch(scratch) }
+        Interruption.resumeSignals()
+        defer { Interruption.parkIfUnderway() }
         let environment = TimedProcess.environment(keepingAuthctl: true)
         var samples = [TimedProcess.Sample]()
         for _ in 0..<count {
+            Interruption.parkIfUnderway()
             samples.append(try TimedProcess.run(executable, arguments, environment: environment, scratch: scratch))
         }
         let walls = samples.map(\.wallMs)
@@ -79,6 +91,23 @@ enum BenchCommandCommand {
 enum TimedProcess {
     struct Sample {
         let wallMs, cpuMs, maxRssMiB: Double
+    }
+
+    /// The child being waited for (0: none); its pid stays its own until it is reaped, which
+    /// happens only after this is cleared, so `stopRunning` never signals a stranger.
+    private static let running = Atomic<Int32>(0)
+
+    /// Tells the child being waited for, if any, to end (SIGTERM).
+    static func stopRunning() {
+        let pid = running.load(ordering: .acquiring)
+        if pid > 0 { kill(pid, SIGTERM) }
+    }
+
+    /// Removes what `run` leaves in `scratch` while a child runs, and the directory.
+    static func removeScratch(_ scratch: String) {
+        unlink(scratch + "/stderr")
+        unlink(scratch + "/measured.json")
+        rmdir(scratch)
     }
 
     /// This binary's own path (`/proc/self/exe`), so the children are the same build.
@@ -149,16 +178,24 @@ enum TimedProcess {
         var pid = pid_t()
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw CLIError(.ioError, "cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        running.store(pid, ordering: .releasing)
+        // Waited for without reaping, so that the pid cannot be reused while `running` names it.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        running.store(0, ordering: .releasing)
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
             guard errno == EINTR else { throw CLIError(.ioError, "cannot wait for \(executable): \(String(cString: strerror(errno)))") }
         }
         let wall = milliseconds(clock.now - start)
+        Interruption.parkIfUnderway()  // a child stopped by an interruption is no figure and no failure
         let exited = status & 0x7f == 0
         let code = (status >> 8) & 0xff
         guard exited, code == 0 else {
-            let said = String(decoding: readAll(errorFile), as: UTF8.self)
+            // The command's message, without the line end it printed it with.
+            var said = String(decoding: readAll(errorFile), as: UTF8.self)
+            while let last = said.last, last.isNewline { said.removeLast() }
             let how = exited ? "exit \(code)" : "signal \(status & 0x7f)"
             throw CLIError(.unknown, "authctl \(arguments.joined(separator: " ")) failed (\(how)): \(said)")
         }

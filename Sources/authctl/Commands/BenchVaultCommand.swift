@@ -1,6 +1,8 @@
+import Foundation
 import Glibc
 import KeyVault
 import Keychain
+import Synchronization
 import VirtualAuthenticator
 
 /// `authctl bench vault`: what the commands cost as the vault grows, with one device or several.
@@ -100,6 +102,13 @@ enum BenchVaultCommand {
         let plan = Plan(runs: runCount, bigRP: args.flag(bigRP), library: what != "commands", commands: what != "library",
                         directory: dir, executable: try TimedProcess.ownExecutable())
 
+        // Interrupted (Ctrl-C, SIGTERM, a hang-up), it stops the command it is timing, removes the
+        // vault it is building or timing, and ends as canceled: never a signal death that leaves
+        // a throw-away vault (gigabytes of one, at the largest sizes) in --dir.
+        Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "its throw-away vault was removed",
+                              stop: { TimedProcess.stopRunning() }) { if let scratch = current.withLock({ $0 }) { removeScratch(scratch) } }
+        defer { Interruption.parkIfUnderway() }
+
         // Everything is measured before anything is printed: a failure leaves stdout empty.
         var rows: [Row] = []
         let largest = counts.max()!
@@ -174,15 +183,31 @@ enum BenchVaultCommand {
         Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged","allowCredentials":[{"type":"public-key","id":"\#(Base64URL.encode(id))"}]}"#.utf8)
     }
 
+    /// The directory of the vault being built or timed, for an interruption to remove.
+    private static let current = Mutex<String?>(nil)
+
+    /// Removes a directory this command made, whatever is in it; a few passes, since the main
+    /// thread, not stopped within the interruption's wait, may still be writing a file into it.
+    static func removeScratch(_ scratch: String) {
+        for _ in 0..<5 where FileManager.default.fileExists(atPath: scratch) {
+            try? FileManager.default.removeItem(atPath: scratch)
+        }
+    }
+
     /// One vault of `passkeys` on `devices` devices: its figures.
     static func measure(size: Int, devices: Int, passkeys: [(Credential, PrivateKey)], plan: Plan, keepAt kept: String?) throws(CLIError) -> Row {
         // A directory of its own, made for this run (mkdtemp): nothing that was there before is
         // ever opened, let alone removed.
         var template = Array((plan.directory + "/authctl-bench-XXXXXX").utf8CString)
+        Interruption.parkIfUnderway()
+        Interruption.holdSignals()  // until an interruption would know the directory to remove
         guard let made = mkdtemp(&template) else {
+            Interruption.resumeSignals()
             throw CLIError(.ioError, "cannot make a directory in \(plan.directory): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
+        current.withLock { $0 = scratch }
+        Interruption.resumeSignals()
         let path = scratch + "/vault"
         var keptHere = false
         var scratchFiles = [String]()
@@ -190,6 +215,7 @@ enum BenchVaultCommand {
             if !keptHere { try? Device.removeVault(at: path) }
             for file in scratchFiles { unlink(file) }
             rmdir(scratch)
+            current.withLock { $0 = nil }
         }
         let passphrase = SecureBytes(count: 5)
         passphrase.withUnsafeMutableBytes { $0.copyBytes(from: Array("bench".utf8)) }
@@ -232,6 +258,7 @@ enum BenchVaultCommand {
         var open = [Double](), register = [Double](), sign = [Double](), cold = [Double]()
         let request = signRequest(target)
         for run in 0..<runs {
+            Interruption.parkIfUnderway()
             var device: Device? = nil
             open.append(try milliseconds { () throws(DeviceError) in
                 device = try Device.open(at: path, passphrase: passphrase, device: name)
@@ -290,6 +317,7 @@ enum BenchVaultCommand {
         var out = [(Credential, PrivateKey)]()
         out.reserveCapacity(size)
         for i in 0..<size {
+            if i % 256 == 0 { Interruption.parkIfUnderway() }
             let key: PrivateKey
             do { key = try PrivateKey.generate() } catch { throw CLIError(.unknown, "OpenSSL: \(error)") }
             out.append((Credential(

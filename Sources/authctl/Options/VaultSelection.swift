@@ -65,9 +65,9 @@ struct VaultSelection {
 
     /// Opens the account, asking for the passphrase only once there is a vault to open.
     func openAccount(_ access: Vault.Access) throws(CLIError) -> Account {
-        guard Device.exists(at: path) else {
+        do { try Device.requireVault(at: path) } catch where error.code == .vaultNotFound {
             throw CLIError(.vaultNotFound, "no vault at \(path); create one with 'authctl init' (or choose one with --vault)")
-        }
+        } catch { throw CLIError(error) }
         let secret = try passphrase()
         let account: Account
         do { account = try Account.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }

@@ -33,8 +33,28 @@ enum Interruption {
         while true { pause() }
     }
 
-    /// Catches the signals for the rest of the process; `cleanUp` runs on the watcher thread.
-    static func onSignal(json: Bool, _ cleanUp: @escaping @Sendable () -> Void) {
+    /// Holds the signals back (pending, on this thread) until `resumeSignals`: between making
+    /// what the clean-up removes and catching the signals, one would end the process with it left.
+    static func holdSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Delivers what `holdSignals` held back, to the handler `onSignal` installed.
+    static func resumeSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// Catches the signals for the rest of the process; `stop` (what the main thread waits on, such
+    /// as a child process, told to end) and then `cleanUp` run on the watcher thread; the report
+    /// ends with `done`, what the clean-up did.
+    static func onSignal(json: Bool, done: String = "the scenario's temporary vault was removed",
+                         stop: @escaping @Sendable () -> Void = {}, _ cleanUp: @escaping @Sendable () -> Void) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return }
         wakeFD = fds[1]
@@ -43,9 +63,10 @@ enum Interruption {
             var signal: UInt8 = 0
             while read(readFD, &signal, 1) < 0 && errno == EINTR {}
             underway.store(true, ordering: .releasing)
+            stop()
             _ = mainStopped.wait(timeout: .now() + .seconds(5))
             cleanUp()
-            let error = CLIError(.canceled, "interrupted by signal \(signal); the scenario's temporary vault was removed")
+            let error = CLIError(.canceled, "interrupted by signal \(signal); \(done)")
             _exit(ErrorReport.emit(error, json: json))
         }
         for number in signals {
