@@ -381,7 +381,9 @@ public final class Vault {
         defer { withExtendedLifetime(state) {} }
         let header: VaultHeader
         do {
-            header = try VaultHeader(parsing: try POSIXFile.readAll(file(path, headerFile), limit: VaultHeader.size))
+            // Read more than a version-1 header holds: a newer format's header may be larger, and
+            // is reported as too new (its version is checked before its size), not as damage.
+            header = try VaultHeader(parsing: try POSIXFile.readAll(file(path, headerFile), limit: VaultHeader.largestRead))
         } catch where error.kind == .notFound {
             throw VaultError(.notFound, "no vault at \(path)")
         }

@@ -9,6 +9,9 @@ package struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
         case locked
         /// Bytes on disk are damaged or were tampered with.
         case corrupted
+        /// The vault was written in a format newer than this binary knows (a header, sync state
+        /// or other version above its own): nothing of it is read further or written.
+        case tooNew
         /// The operating system refused a file operation.
         case io
         /// Another process holds the vault longer than the caller would wait, or changed it under

@@ -12,6 +12,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
         case biometryLockout, timedOut, securityError, notSupported, encodingError, syntaxError, badInput, usage
         case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, scenarioFailed, passkeysNotSupported, ioError
+        case vaultTooNew
     }
 
     public let name: Name
@@ -52,6 +53,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case .exists: .vaultExists
         case .locked: .vaultLocked
         case .corrupted: .vaultCorrupted
+        case .tooNew: .vaultTooNew
         case .io: .ioError
         case .busy: .vaultBusy
         case .unsafe: .vaultInsecure
@@ -69,6 +71,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case .vaultExists: .vaultExists
         case .vaultLocked: .vaultLocked
         case .vaultCorrupted: .vaultCorrupted
+        case .vaultTooNew: .vaultTooNew
         case .vaultBusy: .vaultBusy
         case .vaultInsecure: .vaultInsecure
         case .storage: .ioError
@@ -121,11 +124,11 @@ extension SessionError.Name {
         case .syntaxError: .syntaxError
         case .unknown: .unknown
         case .invalidResponse, .usage, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure,
-             .scenarioFailed, .passkeysNotSupported, .ioError: nil
+             .scenarioFailed, .passkeysNotSupported, .ioError, .vaultTooNew: nil
         }
     }
 
-    /// The exit status: sysexits where one fits; 10–29 for WebAuthn outcomes and the vault.
+    /// The exit status: sysexits where one fits; 10–30 for WebAuthn outcomes and the vault.
     public var exitCode: Int32 {
         switch self {
         case .canceled: 10
@@ -148,6 +151,7 @@ extension SessionError.Name {
         case .encodingError: 27
         case .passkeysNotSupported: 28
         case .syntaxError: 29
+        case .vaultTooNew: 30
         case .usage: 64  // EX_USAGE
         case .badInput: 65  // EX_DATAERR
         case .unknown: 70  // EX_SOFTWARE
@@ -170,6 +174,7 @@ extension SessionError.Name {
         case .timedOut: "the user did not answer, or the call stayed pending, within the options' timeout"
         case .vaultLocked: "the passphrase does not open the vault"
         case .vaultCorrupted: "a vault file was damaged or edited"
+        case .vaultTooNew: "the vault was written by a newer authctl, in a format this one does not know"
         case .vaultNotFound: "no vault at the path"
         case .vaultExists: "init where a vault already is"
         case .vaultBusy: "another authctl process held the vault for longer than --wait seconds"

@@ -1,5 +1,6 @@
 """docs/errors.md is the truth: each error triggered from the CLI carries, in its --json form,
 exactly the exit code, DOMException, Apple code and CTAP2 status its row of the table gives."""
+import hashlib
 import json
 import re
 
@@ -71,6 +72,13 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     null_provider = tmp_path / "null.cnf"  # OpenSSL with no usable provider
     null_provider.write_text("openssl_conf = init\n[init]\nproviders = p\n[p]\nnull = n\n[n]\nactivate = 1\n")
     triggers["unknown"] = (["sign", "--origin", ORIGIN], {"OPENSSL_CONF": str(null_provider)})
+    too_new = tmp_path / "too-new"  # a header of format version 2, checksum recomputed
+    authctl.run("init", "--kdf", "min", env={"AUTHCTL_VAULT": str(too_new)})
+    header = bytearray((too_new / "header").read_bytes())
+    header[8:10] = (2).to_bytes(2, "big")
+    header[131:] = hashlib.blake2b(bytes(header[:131]), digest_size=32).digest()
+    (too_new / "header").write_bytes(bytes(header))
+    triggers["vaultTooNew"] = (["list"], {"AUTHCTL_VAULT": str(too_new)})
     rows = table()
     assert set(rows) - set(triggers) == {"invalidResponse", "vaultCorrupted"}
     for name, (args, env) in triggers.items():

@@ -12,6 +12,9 @@ struct VaultHeader: Equatable {
     static let kdfArgon2id13: UInt8 = 2  // libsodium's crypto_pwhash_ALG_ARGON2ID13
     static let wrappedKeyLength = Sodium.nonceBytes + Sodium.keyBytes + Sodium.tagBytes
     static let size = 8 + 2 + 1 + 8 + 8 + 16 + 16 + wrappedKeyLength + 32
+    /// How much of a `header` file is read: any header this size or smaller has its version
+    /// checked (a newer format's may be larger); a larger file is damage.
+    static let largestRead = 64 * 1024
     /// KDF limits a header may carry: libsodium's minimum up to its `sensitive` level. The checksum
     /// is not a key, so anyone who can write the header can set these; the bound caps what one
     /// open can be made to cost (`sensitive`: about 1 GiB and a few seconds) before it is refused.
@@ -53,6 +56,14 @@ struct VaultHeader: Equatable {
     init(parsing data: [UInt8]) throws(VaultError) {
         guard data.count >= 8, Array(data.prefix(8)) == Self.magic else {
             throw VaultError(.corrupted, "the header does not start with the authctl vault magic")
+        }
+        // The version before the size: a newer format may have a header of another size, and it
+        // is too new, not damaged. Version 0 was never written: that is damage.
+        if data.count >= 10 {
+            let version = BigEndian.integer(data[8..<10]) as UInt16
+            guard version <= Self.formatVersion else {
+                throw VaultError(.tooNew, "the vault is format version \(version), newer than this authctl reads (version \(Self.formatVersion)): open it with a newer authctl; nothing was changed")
+            }
         }
         guard data.count == Self.size else {
             throw VaultError(.corrupted, "the header is \(data.count) bytes; a version-1 header is \(Self.size)")

@@ -40,6 +40,7 @@ public final class Account {
         self.vault = vault
         self.clock = clock
         self.random = random
+        try SyncState.requireKnownFormat(in: vault)  // before anything reads the state or writes
         self.settings = try AccountSettings.read(in: vault)
     }
 

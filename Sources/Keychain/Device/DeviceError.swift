@@ -17,6 +17,8 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case vaultLocked
         /// The vault's files are damaged, or were edited.
         case vaultCorrupted
+        /// The vault was written by a newer authctl, in a format this one does not know.
+        case vaultTooNew
         /// Another process held the vault longer than the caller would wait, or changed it underneath.
         case vaultBusy
         /// The vault's directory or a file in it belongs to another user or can be written by others.
@@ -59,6 +61,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case .vaultExists: "vaultExists"
         case .vaultLocked: "vaultLocked"
         case .vaultCorrupted: "vaultCorrupted"
+        case .vaultTooNew: "vaultTooNew"
         case .vaultBusy: "vaultBusy"
         case .vaultInsecure: "vaultInsecure"
         case .storage: "ioError"
@@ -75,6 +78,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case .exists: .vaultExists
         case .locked: .vaultLocked
         case .corrupted: .vaultCorrupted
+        case .tooNew: .vaultTooNew
         case .io: .storage
         case .busy: .vaultBusy
         case .unsafe: .vaultInsecure

@@ -10,7 +10,22 @@ struct SyncState {
 
     enum Tag {
         static let cursor: UInt8 = 1, storeId: UInt8 = 2, queue: UInt8 = 3, snapshotEntries: UInt8 = 4
-        static let unreadable: UInt8 = 5
+        static let unreadable: UInt8 = 5, format: UInt8 = 6
+    }
+
+    /// The record's format: tag 6, absent in records written before it (format 1). A writer
+    /// rewrites the whole record from what it read, so one that does not know a newer format would
+    /// drop what that format added: a newer format is refused (`tooNew`) instead, at open.
+    static let format: UInt64 = 1
+
+    /// Refuses a vault whose sync state record is of a format newer than ``format``; called as the
+    /// vault opens, before anything reads the record or writes.
+    static func requireKnownFormat(in vault: Vault) throws(VaultError) {
+        guard let record = try vault.records(kind: kind).first(where: { $0.id == recordId }) else { return }
+        let found = try record.integer(Tag.format, as: UInt64.self) ?? 1
+        guard found <= format else {
+            throw VaultError(.tooNew, "the vault's sync state is format \(found), newer than this authctl reads (format \(format)): open it with a newer authctl; nothing was changed")
+        }
     }
 
     /// A revision of this vault waiting to upload: its id, its RP ID (the partition it is read
@@ -32,6 +47,9 @@ struct SyncState {
 
     static func read(in vault: Vault) throws(VaultError) -> SyncState? {
         guard let record = try vault.records(kind: kind).first(where: { $0.id == recordId }) else { return nil }
+        guard (try record.integer(Tag.format, as: UInt64.self) ?? 1) <= format else {
+            throw VaultError(.tooNew, "the vault's sync state is of a format newer than this authctl reads: open it with a newer authctl")
+        }
         var state = SyncState()
         state.version = record.version
         state.storeId = record.field(Tag.storeId).map(Array.init) ?? []
@@ -57,6 +75,7 @@ struct SyncState {
     /// The record for this state, one version past the one read.
     func record() -> VaultRecord {
         var record = VaultRecord(id: Self.recordId, kind: Self.kind, version: version + 1)
+        record.setInteger(Tag.format, Self.format)
         record.setInteger(Tag.cursor, cursor)
         record.setField(Tag.storeId, storeId)
         record.setInteger(Tag.snapshotEntries, snapshotEntries)
