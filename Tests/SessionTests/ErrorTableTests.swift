@@ -18,7 +18,7 @@ import Scenarios
 @Test func theDevicesCodesMapByType() {
     let expected: [(DeviceError.Code, SessionError.Name)] = [
         (.vaultNotFound, .vaultNotFound), (.vaultExists, .vaultExists), (.vaultLocked, .vaultLocked),
-        (.vaultCorrupted, .vaultCorrupted), (.vaultBusy, .vaultBusy), (.vaultInsecure, .vaultInsecure), (.storage, .ioError),
+        (.vaultCorrupted, .vaultCorrupted), (.vaultTooNew, .vaultTooNew), (.vaultBusy, .vaultBusy), (.vaultInsecure, .vaultInsecure), (.storage, .ioError),
         (.invalidArgument, .badInput), (.noSuchCredential, .notHandled), (.noSuchDevice, .usage),
         (.passkeysNotSupported, .passkeysNotSupported),
     ]

@@ -69,3 +69,11 @@ def test_a_too_new_header_is_refused_before_the_passphrase_is_asked(synced):
     set_header_version(synced.vault, 2)
     result = synced.run("--json", "list", env={"AUTHCTL_PASSPHRASE": "wrong passphrase"})
     assert (result.code, json.loads(result.stderr)["error"]) == (30, "vaultTooNew")
+
+
+def test_a_damaged_version_field_is_damage_not_too_new(synced):
+    header = bytearray((synced.vault / "header").read_bytes())
+    header[9] ^= 0x02  # version 3, the checksum left as it was
+    (synced.vault / "header").write_bytes(bytes(header))
+    result = synced.run("--json", "list")
+    assert (result.code, json.loads(result.stderr)["error"]) == (21, "vaultCorrupted")

@@ -57,26 +57,25 @@ struct VaultHeader: Equatable {
         guard data.count >= 8, Array(data.prefix(8)) == Self.magic else {
             throw VaultError(.corrupted, "the header does not start with the authctl vault magic")
         }
-        // The version before the size: a newer format may have a header of another size, and it
-        // is too new, not damaged. Version 0 was never written: that is damage.
-        if data.count >= 10 {
-            let version = BigEndian.integer(data[8..<10]) as UInt16
-            guard version <= Self.formatVersion else {
-                throw VaultError(.tooNew, "the vault is format version \(version), newer than this authctl reads (version \(Self.formatVersion)): open it with a newer authctl; nothing was changed")
-            }
+        // Every version's header ends in the checksum of all before it, so damage is told apart
+        // from a newer format first: a flipped bit of the version is damage, not "too new".
+        guard data.count >= 10 + 32, Sodium.checksum(Array(data.dropLast(32))) == Array(data.suffix(32)) else {
+            throw VaultError(.corrupted, "the header's checksum does not match: it was damaged or edited")
+        }
+        // The version before the size: a newer format's header may be of another size, and is
+        // too new, not damaged. Version 0 was never written: that is damage.
+        let version = BigEndian.integer(data[8..<10]) as UInt16
+        guard version <= Self.formatVersion else {
+            throw VaultError(.tooNew, "the vault is format version \(version), newer than this authctl reads (version \(Self.formatVersion)): open it with a newer authctl; nothing was changed")
+        }
+        guard version == Self.formatVersion else {
+            throw VaultError(.corrupted, "vault format version \(version) is not supported (this authctl reads version 1)")
         }
         guard data.count == Self.size else {
             throw VaultError(.corrupted, "the header is \(data.count) bytes; a version-1 header is \(Self.size)")
         }
-        guard Sodium.checksum(Array(data.prefix(Self.size - 32))) == Array(data.suffix(32)) else {
-            throw VaultError(.corrupted, "the header's checksum does not match: it was damaged or edited")
-        }
         var r = ByteReader(data, context: "header")
-        _ = try r.take(8)
-        let version = try r.read(UInt16.self)
-        guard version == Self.formatVersion else {
-            throw VaultError(.corrupted, "vault format version \(version) is not supported (this authctl reads version 1)")
-        }
+        _ = try r.take(10)
         guard try r.read(UInt8.self) == Self.kdfArgon2id13 else {
             throw VaultError(.corrupted, "unknown key-derivation algorithm")
         }
