@@ -7,6 +7,8 @@ import pathlib
 
 import pytest
 
+from conftest import PASSPHRASE
+
 ORIGIN = "https://example.com"
 # Commands that read, write, compact or change the key: none may touch a vault too new for it.
 COMMANDS = [["list"], ["vault", "check"], ["vault", "info"], ["register", "--origin", ORIGIN],
@@ -77,3 +79,40 @@ def test_a_damaged_version_field_is_damage_not_too_new(synced):
     (synced.vault / "header").write_bytes(bytes(header))
     result = synced.run("--json", "list")
     assert (result.code, json.loads(result.stderr)["error"]) == (21, "vaultCorrupted")
+
+
+def commit_record(vault: pathlib.Path, record_id: bytes, record):
+    """Appends one frame holding `record` and commits it, as docs/vault-format.md says a writer
+    does ("log.N", "commit"): what a newer authctl would write, sealed with the vault key."""
+    import struct
+    import vault_reader
+    from nacl import bindings as sodium
+    opened = vault_reader.open_vault(vault, PASSPHRASE)
+    key, vault_id, g = opened._vault_key, opened.vault_id, opened.generation
+    fields = b"".join(struct.pack(">BI", tag, len(value)) + value for tag, value in sorted(record.fields.items()))
+    batch = struct.pack(">I", 1) + record_id + struct.pack(">BQH", record.kind, record.version, len(record.fields)) + fields
+    nonce = sodium.randombytes(24)
+    sealed = nonce + sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(
+        batch, vault_reader._frame_ad(vault_id, g, opened.frame_count), nonce, key)
+    log = (vault / f"log.{g}").read_bytes()[:opened.log_length] + struct.pack(">I", len(sealed)) + sealed
+    (vault / f"log.{g}").write_bytes(log)
+    commit = (vault / "commit").read_bytes()
+    pointer = sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(commit[24:], vault_reader._commit_ad(vault_id), commit[:24], key)
+    pointer = struct.pack(">QQQ", g, opened.frame_count + 1, len(log)) + pointer[24:]
+    nonce = sodium.randombytes(24)
+    (vault / "commit").write_bytes(nonce + sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(
+        pointer, vault_reader._commit_ad(vault_id), nonce, key))
+
+
+def test_a_sync_state_one_format_higher_is_too_new_and_untouched(synced):
+    import struct
+    import vault_reader
+    opened = vault_reader.open_vault(synced.vault, PASSPHRASE)
+    state_id = b"AUTHCTL-SYNCSTAT"
+    state = opened.records[state_id]
+    assert struct.unpack(">Q", state.fields[6]) == (1,)  # what this authctl writes
+    newer = vault_reader.Record(kind=4, version=state.version + 1, fields=dict(state.fields), record_id=state_id)
+    newer.fields[6] = struct.pack(">Q", 2)
+    commit_record(synced.vault, state_id, newer)
+    assert vault_reader.open_vault(synced.vault, PASSPHRASE).records[state_id].fields[6] == struct.pack(">Q", 2)
+    refused_untouched(synced, every_file(synced.vault), "sync state is format 2")
