@@ -21,7 +21,12 @@ public final class Account {
     public var suffixes: @Sendable () -> PublicSuffixList = { .system }
     /// The store and what it held when last read (its revisions, and when each landed), once it is
     /// in use; and why it is not used, when it cannot be (AccountSync.swift).
-    var storeState: StoreState?
+    var storeState: StoreState? {
+        didSet { if storeState == nil { storeGeneration &+= 1 } }
+    }
+    /// Moves each time the store is set aside: what was downloaded from it is forgotten with it
+    /// (``RPHistories``).
+    private(set) var storeGeneration = 0
     /// Credential records already read as revisions, by record id (AccountSync.swift).
     var revisionCache = [[UInt8]: (version: UInt64, revision: Revision)]()
     /// The attestation CA, once read (``attestationCA()``).

@@ -17,7 +17,12 @@ public struct AccountChoice: Sendable, Equatable {
     func pick(from candidates: [Credential]) throws(AuthenticatorError) -> Credential {
         var matching = candidates
         if let credentialId { matching = matching.filter { $0.id == credentialId } }
-        if let user { matching = matching.filter { $0.userName == user || Base64URL.encode($0.userHandle) == user } }
+        if let user {
+            // The handle compared as bytes first: encoding every candidate's would cost a sign-in
+            // among thousands of passkeys as much as the signature.
+            let handle = Base64URL.decode(user)
+            matching = matching.filter { $0.userName == user || ($0.userHandle == handle && Base64URL.encode($0.userHandle) == user) }
+        }
         guard !matching.isEmpty else {
             let wanted = [credentialId.map { "credential \(Base64URL.encode($0))" }, user.map { "user \($0)" }]
             throw AuthenticatorError(.notHandled, "no candidate passkey matches " + wanted.compactMap { $0 }.joined(separator: " and "))

@@ -86,7 +86,7 @@ extension Device {
         let verification = credential.requiresUserVerification
             ? try verify(policy, UserPrompt(ceremony: .registration, rpId: rpId, userName: userName)) : nil
         do {
-            let replaced = try store.credentials(forRP: rpId).filter { $0.userHandle == userHandle }
+            let replaced = try store.credentials(forRP: rpId, userHandle: userHandle)
             try store.save(credential, privateKey: key, replacing: replaced, verification: verification)
         } catch { throw DeviceError(error) }
         return credential

@@ -45,6 +45,20 @@ final class ViewCredentialStore: CredentialStore {
         do { return try view(rpId: rpId).items.map(\.credential) } catch { throw AuthenticatorError(error) }
     }
 
+    func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential] {
+        guard !ids.isEmpty else { return [] }
+        let wanted = Set(ids)
+        do { return try view(rpId: rpId).items.compactMap { wanted.contains($0.credential.id) ? $0.credential : nil } } catch {
+            throw AuthenticatorError(error)
+        }
+    }
+
+    func credentials(forRP rpId: String, userHandle: [UInt8]) throws(AuthenticatorError) -> [Credential] {
+        do { return try view(rpId: rpId).items.compactMap { $0.credential.userHandle == userHandle ? $0.credential : nil } } catch {
+            throw AuthenticatorError(error)
+        }
+    }
+
     /// Every passkey the device holds, oldest first.
     func allItems() throws(VaultError) -> [DeviceView.Item] {
         if let everything { return everything.items }
@@ -136,8 +150,8 @@ final class ViewCredentialStore: CredentialStore {
         let item = try item(credential)
         // A deletion made elsewhere that has not reached this device: the change is written (the
         // device cannot know), but it will never win over the deletion.
-        let deletion = try account.history(rpIds: [item.credential.rpId]).revisions
-            .filter { $0.itemId == item.itemId && $0.removed }.min { $0.changedAt < $1.changedAt }
+        let deletion = try account.rpHistory(item.credential.rpId).byItem[item.itemId]?
+            .filter(\.removed).min { $0.changedAt < $1.changedAt }
         let id = account.newRevisionId()
         var state = item.credential
         change(&state)

@@ -72,16 +72,77 @@ extension Account {
         let deviceBound: Set<[UInt8]>
 
         init(revisions: [Revision], devices every: [DeviceRecord]) {
+            self.init(revisions: revisions, devices: every,
+                      deviceBound: Set(revisions.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId)))
+        }
+
+        /// With the device-bound items known already (an ``RPHistory`` keeps them).
+        init(revisions: [Revision], devices every: [DeviceRecord], deviceBound: Set<[UInt8]>) {
             self.revisions = revisions
             devices = Dictionary(every.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             current = every.filter { $0.removedAt == nil }
-            deviceBound = Set(revisions.filter { !$0.removed && !$0.credential.backupEligible }.map(\.itemId))
+            self.deviceBound = deviceBound
         }
+    }
+
+    /// The revisions of RP `rpId` (``RPHistory``): read from its partition the first time, then
+    /// kept in step with each record that changes and each revision downloaded.
+    func rpHistory(_ rpId: String) throws(VaultError) -> RPHistory {
+        let all = try vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) })
+        if all.storeGeneration != storeGeneration { all.reset(generation: storeGeneration) }
+        if !all.queued.isEmpty {
+            let queued = all.queued
+            all.queued = []
+            for record in queued {
+                let rp = record.kind == .credential
+                    ? record.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } : all.rpOfRecord[record.id]
+                guard let rp, let history = all.byRP[rp] else { continue }
+                guard record.kind == .credential else {
+                    history.remove(recordId: record.id)
+                    all.rpOfRecord[record.id] = nil
+                    continue
+                }
+                // A new version of a record it holds (a key rotation seals every key again): read afresh.
+                guard history.revisionOfRecord[record.id] == nil else {
+                    all.forget(rp)
+                    continue
+                }
+                history.add(try revisions([record])[0], recordId: record.id)
+                all.rpOfRecord[record.id] = rp
+            }
+        }
+        if let history = all.byRP[rpId] { return history }
+        let history = RPHistory()
+        let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8))
+        for (record, revision) in zip(records, try revisions(records)) {
+            history.add(revision, recordId: record.id)
+            all.rpOfRecord[record.id] = rpId
+        }
+        for r in storeState?.downloaded ?? [] where r.credential.rpId == rpId { history.add(r, recordId: nil) }
+        all.byRP[rpId] = history
+        return history
+    }
+
+    /// A revision downloaded from the store, into the history of its RP if one is kept.
+    func noteDownloaded(_ revision: Revision) {
+        guard let all = try? vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) }),
+              all.storeGeneration == storeGeneration, let history = all.byRP[revision.credential.rpId] else { return }
+        history.add(revision, recordId: nil)
     }
 
     /// The history of every passkey, or of one RP's (found through the vault's index on the RP ID
     /// field, so a ceremony costs the same among ten passkeys or a hundred thousand).
     func history(rpIds: Set<String>? = nil) throws(VaultError) -> History {
+        if let rpIds, rpIds.count == 1 {
+            let kept = try rpHistory(rpIds.first!)
+            return History(revisions: kept.revisions, devices: try DeviceRecord.everyRecord(in: vault), deviceBound: kept.deviceBound)
+        }
+        return try historyFromRecords(rpIds: rpIds)
+    }
+
+    /// The history read afresh from the vault's records (and the store's downloads), as a new
+    /// process reads it: what the kept ``RPHistory`` must always equal (IncrementalHistoryTests).
+    func historyFromRecords(rpIds: Set<String>?) throws(VaultError) -> History {
         var records = [VaultRecord]()
         if let rpIds {
             for id in rpIds.sorted() { records += try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(id.utf8)) }
@@ -138,7 +199,16 @@ extension Account {
     /// What `device` holds now: every passkey, or those of `rpIds`.
     func view(of device: DeviceRecord, rpIds: Set<String>? = nil) throws(VaultError) -> DeviceView {
         try sync()
-        let history = try history(rpIds: rpIds)
+        return view(of: device, in: try history(rpIds: rpIds))
+    }
+
+    /// What `device` holds now of `rpId`, from the history read afresh (``historyFromRecords(rpIds:)``).
+    func viewFromRecords(of device: DeviceRecord, rpId: String) throws(VaultError) -> DeviceView {
+        try sync()
+        return view(of: device, in: try historyFromRecords(rpIds: [rpId]))
+    }
+
+    private func view(of device: DeviceRecord, in history: History) -> DeviceView {
         let now = present
         // A device holds what it made itself whatever its clock says since (a clock stepped back
         // must not hide it); the rest once it has arrived.

@@ -113,7 +113,10 @@ extension Account {
             guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
             else { continue }
             state.landed[revision.id] = entry.landedAt
-            if !own.contains(revision.originId) { state.downloaded.append(revision) }
+            if !own.contains(revision.originId) {
+                state.downloaded.append(revision)
+                noteDownloaded(revision)
+            }
         }
         return entries.count
     }
@@ -267,18 +270,13 @@ extension Account {
             if let at = upload.landsAt, at > now { waiting.append(upload) } else { candidates.append(upload) }
         }
         guard !candidates.isEmpty else { return ([], waiting) }
-        let devices = try DeviceRecord.everyRecord(in: vault)
-        var histories = [[UInt8]: (History, [[UInt8]: Revision])]()
+        let history = History(revisions: [], devices: try DeviceRecord.everyRecord(in: vault), deviceBound: [])
         var landedNow = [(Revision, Instant)]()
         var latest = [[UInt8]: Instant]()
         for upload in candidates where stored[upload.revisionId] == nil {
-            if histories[upload.rpId] == nil {
-                let local = try revisions(vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: upload.rpId))
-                    .filter { if case .local = $0.source { true } else { false } }
-                histories[upload.rpId] = (History(revisions: local, devices: devices), Dictionary(local.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
-            }
-            let (history, byId) = histories[upload.rpId]!
-            guard let r = byId[upload.revisionId], !history.deviceBound.contains(r.itemId) else { continue }
+            guard let rp = String(validating: upload.rpId, as: UTF8.self) else { continue }
+            let kept = try rpHistory(rp)
+            guard let r = kept.byId[upload.revisionId], RPHistory.isLocal(r), !kept.locallyDeviceBound(r.itemId) else { continue }
             guard let at = landedAt(r, in: history) else {
                 // Offline: it starts when its device is back. Lost with its device: dropped.
                 if let origin = history.devices[r.originId], origin.removedAt == nil, !origin.isOnline { waiting.append(upload) }
@@ -299,14 +297,11 @@ extension Account {
     /// partition; none for one this vault already keeps.
     private func replicaRecords(for downloaded: ArraySlice<Revision>) throws(VaultError) -> [VaultRecord] {
         var out = [VaultRecord]()
-        var kept = [String: Set<[UInt8]>]()
+        var added = Set<[UInt8]>()
         for r in downloaded {
             guard case .store(let landed, let record) = r.source else { continue }
-            if kept[r.credential.rpId] == nil {
-                kept[r.credential.rpId] = Set(try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(r.credential.rpId.utf8)).map(\.id))
-            }
             let replica = StoreReplica.record(of: record, landedAt: landed)
-            guard kept[r.credential.rpId]!.insert(replica.id).inserted else { continue }
+            guard try rpHistory(r.credential.rpId).revisionOfRecord[replica.id] == nil, added.insert(replica.id).inserted else { continue }
             out.append(replica)
         }
         return out
@@ -340,15 +335,23 @@ extension Account {
             }
         }
         let rpIds = Set(records.compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } })
-        let before = try history(rpIds: rpIds)
-        let first = try DeviceRecord.everyRecord(in: vault)[0]
+        let kept = try rpIds.sorted().map { rp throws(VaultError) in try rpHistory(rp) }
+        let devices = try DeviceRecord.everyRecord(in: vault)
         let made = try records.filter { $0.kind == .credential }.map { record throws(VaultError) in
-            try Revision(record, source: .local(record), firstDevice: first)
+            try Revision(record, source: .local(record), firstDevice: devices[0])
         }
-        let history = History(revisions: before.revisions + made, devices: Array(before.devices.values))
+        var deviceBound = kept.reduce(into: Set<[UInt8]>()) { $0.formUnion($1.deviceBound) }
+        for r in made where !r.removed && !r.credential.backupEligible { deviceBound.insert(r.itemId) }
+        let history = History(revisions: [], devices: devices, deviceBound: deviceBound)
+        // Only the (device, passkey) pairs with more than one local revision can hold one that is
+        // done with: those the RPs' histories keep, and those this change adds to.
+        let madeByGroup = Dictionary(grouping: made, by: RPHistory.groupKey)
+        let keys = kept.reduce(into: Set(madeByGroup.keys)) { $0.formUnion($1.severalLocal) }
+        let groups = keys.sorted { $0.lexicographicallyPrecedes($1) }.map { key in
+            kept.flatMap { $0.localGroups[key] ?? [] } + (madeByGroup[key] ?? [])
+        }
         let madeIds = Set(made.map(\.id))
-        let local = history.revisions.filter { if case .local = $0.source { true } else { false } }
-        let done = supersededRevisions(local, in: history, at: present).filter { !madeIds.contains($0.id) }
+        let done = supersededRevisions(groups, in: history, at: present).filter { !madeIds.contains($0.id) }
         let queued = try queueing(made, in: history)
         try vault.commit(done.map(tombstone) + records + (queued.map { [$0.record] } ?? []))
         // What lands at once uploads at once: the device that made it sends it now, not at its
@@ -356,12 +359,12 @@ extension Account {
         if queued?.landsNow == true, storeState != nil { try sync() }
     }
 
-    /// Local revisions a later revision of the same device and passkey outranks on every device
-    /// from now on: that one has reached every device of the account, so this one can never be
+    /// Of `groups` (each the local revisions of one device and passkey), the revisions a later one
+    /// of the same group outranks on every device from now on: that one has reached every device of the account, so this one can never be
     /// what a device shows again.
-    private func supersededRevisions(_ local: [Revision], in history: History, at now: Instant) -> [Revision] {
+    private func supersededRevisions(_ groups: [[Revision]], in history: History, at now: Instant) -> [Revision] {
         var out = [Revision]()
-        for (_, revisions) in Dictionary(grouping: local, by: { $0.originId + $0.itemId }) where revisions.count > 1 {
+        for revisions in groups where revisions.count > 1 {
             let ordered = revisions.sorted(by: Revision.precedes)
             // The newest revision everybody holds; every older one is done with.
             guard let settled = ordered.lastIndex(where: { r in

@@ -46,7 +46,15 @@ public final class ScenarioRunner {
     var formerPins = [String: String]()
     var origin = "https://example.com"
     var rpId: String?
-    var labels = [String: [UInt8]]()
+    private(set) var labels = [String: [UInt8]]()
+    /// The label of each labelled passkey (an id has at most one: each registration makes a new id).
+    private var labelOf = [[UInt8]: String]()
+
+    /// Labels passkey `id` (a label used again moves to the new passkey).
+    private func setLabel(_ label: String, _ id: [UInt8]) {
+        if let old = labels.updateValue(id, forKey: label), labelOf[old] == label { labelOf[old] = nil }
+        labelOf[id] = label
+    }
     var lastResponse: String?
     var lastReply: [UInt8]?
     var http: HTTPClient?
@@ -353,7 +361,7 @@ public final class ScenarioRunner {
     }
 
     func label(of id: [UInt8]) -> String {
-        labels.first { $0.value == id }?.key ?? Base64URL.encode(id)
+        labelOf[id] ?? Base64URL.encode(id)
     }
 
     private func secret(_ text: String) -> SecureBytes {
@@ -541,7 +549,7 @@ public final class ScenarioRunner {
             let response = try session.register(request)
             answered(line, .success(response.json))
             lastResponse = response.json
-            if request.fault == nil { labels[c.label ?? c.user ?? response.credential.userName] = response.credential.id }
+            if request.fault == nil { setLabel(c.label ?? c.user ?? response.credential.userName, response.credential.id) }
             var outcome = Outcome(ceremony: response, credential: label(of: response.credential.id))
             outcome.details += [("alg", response.credential.publicKey.algorithm.name.lowercased()),
                                 ("aaguid", AuthenticatorProfile.formatAAGUID(response.credential.aaguid)),

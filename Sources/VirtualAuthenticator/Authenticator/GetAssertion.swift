@@ -33,10 +33,8 @@ extension Authenticator {
     package func getAssertion(_ request: GetAssertionRequest) throws(AuthenticatorError) -> GetAssertionResponse {
         // Step 7: the applicable credentials — bound to rpId and, with an allow list, listed in it.
         // A passkey the RP's signal hid is kept, but offered to no sign-in.
-        var candidates = try store.credentials(forRP: request.rpId).filter { !$0.hidden }
-        if !request.allowList.isEmpty {
-            candidates = candidates.filter { request.allowList.contains($0.id) }
-        }
+        var candidates = try (request.allowList.isEmpty ? store.credentials(forRP: request.rpId)
+            : store.credentials(forRP: request.rpId, ids: request.allowList)).filter { !$0.hidden }
         // credProtect (CTAP 2.1 §12.1): without user verification, a userVerificationRequired
         // credential is not there at all, and a userVerificationOptionalWithCredentialIDList one
         // only when the RP lists it.

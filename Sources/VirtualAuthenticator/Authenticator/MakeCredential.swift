@@ -65,7 +65,10 @@ extension Authenticator {
         }
         let prompt = UserPrompt(ceremony: .registration, rpId: request.rpId, userName: request.userName,
                                 timeoutMilliseconds: request.timeoutMilliseconds)
-        let existing = try store.credentials(forRP: request.rpId)
+        // What the exclude list names, and the passkeys of this user a new one replaces: looked
+        // up, not scanned for, so a registration costs the same beside ten passkeys or thousands.
+        let listed = try store.credentials(forRP: request.rpId, ids: request.excludeList)
+        let sameUser = try store.credentials(forRP: request.rpId, userHandle: request.userHandle)
         try requireVerificationPossible(request.performUserVerification)
         try request.fault?.check(userVerified: request.performUserVerification)
 
@@ -80,8 +83,7 @@ extension Authenticator {
         // credProtect value is not userVerificationRequired" it is excluded whatever the "uv" bit;
         // otherwise only with it). A passkey made with user verification but without that policy
         // is excluded even on a `discouraged` request.
-        let excluded = existing.filter { request.excludeList.contains($0.id) }
-        if excluded.contains(where: { credential in
+        if listed.contains(where: { credential in
             verification != nil || credential.isVisible(userVerified: false, listed: true)
         }) {
             throw AuthenticatorError(.matchedExcludedCredential,
@@ -141,8 +143,7 @@ extension Authenticator {
         // faulted response is one the RP must reject, so it leaves the store as it was: nothing is
         // stored, and no passkey the RP still relies on is replaced.
         if request.fault == nil {
-            let replaced = existing.filter { $0.userHandle == request.userHandle }
-            try store.save(credential, privateKey: key, replacing: replaced, verification: verification)
+            try store.save(credential, privateKey: key, replacing: sameUser, verification: verification)
         }
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,

@@ -10,6 +10,12 @@ public protocol CredentialStore {
 
     /// Every credential scoped to `rpId`, in creation order (oldest first).
     func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential]
+    /// The credentials of `rpId` whose ids are in `ids`, in creation order, each once: what an
+    /// allow list or an exclude list names. A store that keeps an index answers without a scan.
+    func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential]
+    /// The credentials of `rpId` for user `userHandle`, in creation order: what a new passkey of
+    /// that user replaces.
+    func credentials(forRP rpId: String, userHandle: [UInt8]) throws(AuthenticatorError) -> [Credential]
     /// The private key of a stored credential, decrypted only for the signature at hand.
     /// `verification` is present when the user was verified in this ceremony.
     func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey
@@ -25,4 +31,17 @@ public protocol CredentialStore {
     /// Durably records a credential's large blob, already sealed (``LargeBlob``): a change to the
     /// passkey like a new signature count.
     func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError)
+}
+
+extension CredentialStore {
+    /// By a scan of ``credentials(forRP:)``.
+    public func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential] {
+        guard !ids.isEmpty else { return [] }
+        return try credentials(forRP: rpId).filter { ids.contains($0.id) }
+    }
+
+    /// By a scan of ``credentials(forRP:)``.
+    public func credentials(forRP rpId: String, userHandle: [UInt8]) throws(AuthenticatorError) -> [Credential] {
+        try credentials(forRP: rpId).filter { $0.userHandle == userHandle }
+    }
 }

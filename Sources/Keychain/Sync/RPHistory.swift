@@ -1,0 +1,99 @@
+import KeyVault
+
+/// Every revision of one RP's passkeys that the account knows — its vault's records (its devices'
+/// revisions and the replicas it keeps) and what it downloaded from the store — kept in step with
+/// each change instead of read again from the RP's partition: by revision id, by passkey, the
+/// passkeys a device-bound revision keeps home, and the (device, passkey) pairs with more than one
+/// local revision, the only ones a commit's collection has to look at (StoreSync.swift).
+///
+/// The same revisions ``Account/history(rpIds:)`` used to read from the partition at every call:
+/// a revision is known once, by its id, whichever record (a replica) or download brought it.
+final class RPHistory {
+    private(set) var byId = [[UInt8]: Revision]()
+    private(set) var byItem = [[UInt8]: [Revision]]()
+    /// Items with a revision made backup-ineligible (``Account/History/deviceBound``).
+    private(set) var deviceBound = Set<[UInt8]>()
+    /// This vault's revisions by device and passkey (origin id ‖ item id), and the keys with more
+    /// than one: the revisions a later one of the same device may supersede.
+    private(set) var localGroups = [[UInt8]: [Revision]]()
+    private(set) var severalLocal = Set<[UInt8]>()
+    /// The revision each vault record of the RP holds (a replica's id differs from its revision's).
+    private(set) var revisionOfRecord = [[UInt8]: [UInt8]]()
+
+    var revisions: [Revision] { Array(byId.values) }
+
+    static func groupKey(_ r: Revision) -> [UInt8] { r.originId + r.itemId }
+
+    static func isLocal(_ r: Revision) -> Bool { if case .local = r.source { true } else { false } }
+
+    /// Adds `revision`, read from vault record `recordId` (`nil`: downloaded, not kept in the
+    /// vault); a revision already known is not added twice.
+    func add(_ revision: Revision, recordId: [UInt8]?) {
+        if let recordId { revisionOfRecord[recordId] = revision.id }
+        guard byId[revision.id] == nil else { return }
+        byId[revision.id] = revision
+        byItem[revision.itemId, default: []].append(revision)
+        if !revision.removed && !revision.credential.backupEligible { deviceBound.insert(revision.itemId) }
+        guard Self.isLocal(revision) else { return }
+        let key = Self.groupKey(revision)
+        localGroups[key, default: []].append(revision)
+        if localGroups[key]!.count > 1 { severalLocal.insert(key) }
+    }
+
+    /// Forgets the revision vault record `recordId` held (the record became a tombstone).
+    func remove(recordId: [UInt8]) {
+        guard let id = revisionOfRecord.removeValue(forKey: recordId), let revision = byId.removeValue(forKey: id) else { return }
+        let item = revision.itemId
+        byItem[item]?.removeAll { $0.id == id }
+        if byItem[item]?.isEmpty == true { byItem[item] = nil }
+        if byItem[item]?.contains(where: { !$0.removed && !$0.credential.backupEligible }) != true { deviceBound.remove(item) }
+        let key = Self.groupKey(revision)
+        localGroups[key]?.removeAll { $0.id == id }
+        if localGroups[key]?.isEmpty == true { localGroups[key] = nil }
+        if (localGroups[key]?.count ?? 0) <= 1 { severalLocal.remove(key) }
+    }
+
+    /// Whether one of this vault's revisions of `item` is device-bound (what never uploads).
+    func locallyDeviceBound(_ item: [UInt8]) -> Bool {
+        deviceBound.contains(item) && byItem[item]!.contains { Self.isLocal($0) && !$0.removed && !$0.credential.backupEligible }
+    }
+}
+
+/// The account's ``RPHistory``s, one per RP asked about, kept in the vault's derived values: the
+/// vault hands it every record that changes (``follow(_:)``), which it queues for the RP it
+/// belongs to until the account next asks (``Account/rpHistory(_:)``), so following a change
+/// costs nothing until it matters and nothing at all for RPs nobody asked about.
+final class RPHistories {
+    var byRP = [String: RPHistory]()
+    /// The RP of each vault record a history holds, for tombstones (which name only the id).
+    var rpOfRecord = [[UInt8]: String]()
+    /// Changed records of known RPs, in the order they changed, not applied yet.
+    var queued = [VaultRecord]()
+    /// ``Account/storeGeneration`` the histories were made under: downloaded revisions belong to
+    /// the store state they came with.
+    var storeGeneration = 0
+
+    func follow(_ record: VaultRecord) -> Bool {
+        guard !byRP.isEmpty else { return true }
+        if record.kind == .credential {
+            if let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }), byRP[rp] != nil {
+                queued.append(record)
+            }
+        } else if rpOfRecord[record.id] != nil {
+            queued.append(record)  // a tombstone, or a record turned into another kind
+        }
+        return true
+    }
+
+    func forget(_ rp: String) {
+        guard let history = byRP.removeValue(forKey: rp) else { return }
+        for id in history.revisionOfRecord.keys { rpOfRecord[id] = nil }
+    }
+
+    func reset(generation: Int) {
+        byRP = [:]
+        rpOfRecord = [:]
+        queued = []
+        storeGeneration = generation
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import KeyVault
+@testable import Keychain
+import Testing
+import VirtualAuthenticator
+
+/// The RP's history a long-lived account keeps in step with each change (``RPHistory``) against
+/// the one read afresh from the vault's records, as a new process reads it: over randomized
+/// histories — several devices, delays drawn from ranges, offline spans, deletions, counting
+/// passkeys, replacements, resets — every device's view must be the same, item for item, after
+/// every step.
+@Test(arguments: 0..<24 as Range<UInt64>)
+func theKeptHistoryEqualsTheOneReadFromTheRecords(seed: UInt64) throws {
+    try withTemporaryDirectory { dir in
+        var rng = SplitMix(seed: seed &+ 0x5eed)
+        let clock = VirtualClock(start: 1_800_000_000_000)
+        let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "d0",
+                                         biometricPIN: nil, clock: clock.wallClock, random: .seeded(seed))
+        let names = ["d0", "d1", "d2"]
+        for name in names.dropFirst() { try account.addDevice(name, pin: nil) }
+        try account.setDelays(upload: DelayRange(parsing: "0s..2s"), download: DelayRange(parsing: "0s..3s"))
+        var registered = [[UInt8]]()
+        for step in 0..<60 {
+            let device = names[Int(rng.next() % 3)]
+            switch rng.next() % 10 {
+            case 0, 1, 2:  // a registration, for a user that may have a passkey already (it replaces it)
+                let user = Base64URL.encode(Array("u\(rng.next() % 6)".utf8))
+                if let made = try? account.device(device).register(
+                    optionsJSON: creationOptions(userId: user, userVerification: "discouraged"), origin: origin,
+                    passkey: PasskeySettings(signatureCounter: rng.next() % 2 == 0)).result.credential {
+                    registered.append(made.id)
+                }
+            case 3, 4:  // a sign-in: a counting passkey writes a revision
+                _ = try? account.device(device).sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin)
+            case 5 where !registered.isEmpty:
+                _ = try? account.device(device).delete(credentialId: registered[Int(rng.next() % UInt64(registered.count))])
+            case 6 where device != "d0":
+                try account.setOnline(rng.next() % 2 == 0, device: device)
+            case 7 where rng.next() % 4 == 0 && device != "d0":
+                try account.resetDevice(device)
+            default:
+                break
+            }
+            clock.advance(by: rng.next() % 2500)
+            for name in names {
+                let record = try account.deviceRecord(named: name)
+                let kept = try account.view(of: record, rpIds: ["example.com"]).items.map(describe)
+                let read = try account.viewFromRecords(of: record, rpId: "example.com").items.map(describe)
+                #expect(kept == read, "seed \(seed), step \(step), device \(name)")
+                if kept != read { return }
+            }
+        }
+    }
+}
+
+/// Everything a device's view says of a passkey.
+private func describe(_ item: DeviceView.Item) -> String {
+    let c = item.credential
+    return [Base64URL.encode(item.itemId), Base64URL.encode(c.id), Base64URL.encode(item.winner.id), c.userName,
+            "\(c.signCount)", "\(c.backupEligible)", "\(c.backupState)", "\(c.hidden)", "\(item.since)"].joined(separator: " ")
+}
+
+/// A small seeded generator (SplitMix64), so each case repeats.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
