@@ -296,3 +296,25 @@ def test_the_attestation_ca_reads_back(authctl):
         private = serialization.load_der_private_key(ca[key], None)
         assert certificate.public_key().public_numbers() == private.public_key().public_numbers()
     x509.load_der_x509_certificate(ca["intermediate"]).verify_directly_issued_by(x509.load_der_x509_certificate(ca["root"]))
+
+
+def test_a_pin_check_is_one_commit(authctl):
+    """A sign-in with the biometric PIN writes one frame, the settings record's failure count as
+    the guess left it (it wrote two: one more failure before the try, none after it); a wrong PIN
+    one frame too, counted before `failed` shows. A synced passkey's sign-in writes nothing else."""
+    credential_id = register(authctl, "verified")
+    frames = read(authctl).frame_count
+
+    def failures(vault):
+        return struct.unpack(">I", vault.settings.fields[vault_reader.S_FAILED_ATTEMPTS])[0]
+
+    sign(authctl, credential_id)
+    vault = read(authctl)
+    assert (vault.frame_count, failures(vault)) == (frames + 1, 0)
+    wrong = authctl.run("sign", "--origin", ORIGIN, "--credential", credential_id, env={"AUTHCTL_PIN": "0000"})
+    assert wrong.code == 11, wrong.stderr
+    vault = read(authctl)
+    assert (vault.frame_count, failures(vault)) == (frames + 2, 1)
+    sign(authctl, credential_id)
+    vault = read(authctl)
+    assert (vault.frame_count, failures(vault)) == (frames + 3, 0)
