@@ -57,8 +57,25 @@ public final class Account {
     static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId)
 
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
-    /// makes ids, and the delays drawn for them, repeat.
-    func newRevisionId() -> [UInt8] { random.bytes(16) }
+    /// makes ids, and the delays drawn for them, repeat. The id a registration reserved and did not
+    /// write (it failed) comes first, so only what is written draws from the stream.
+    func newRevisionId() -> [UInt8] {
+        defer { reservedRevisionId = nil }
+        return reservedRevisionId ?? random.bytes(16)
+    }
+
+    /// The id the next revision written will have, drawn now for a registration that must know it
+    /// before its ceremony (the BS flag it signs depends on when that revision lands), and kept
+    /// for the next write when the ceremony fails, which writes nothing: a failed step moves no
+    /// later id or delay of a seeded run.
+    func reserveRevisionId() -> [UInt8] {
+        if let reservedRevisionId { return reservedRevisionId }
+        let id = random.bytes(16)
+        reservedRevisionId = id
+        return id
+    }
+
+    private var reservedRevisionId: [UInt8]?
 
     // MARK: - Create and open
 

@@ -86,7 +86,7 @@ public final class Device {
                          caller: CallerContext? = nil, attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
         try Self.requireSupport(device)
-        let revisionId = account.newRevisionId()
+        let revisionId = account.reserveRevisionId()
         let time = account.eventTime
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
         var (profile, aaguid) = try account.profile(of: device)

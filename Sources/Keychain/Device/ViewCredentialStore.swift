@@ -83,7 +83,10 @@ final class ViewCredentialStore: CredentialStore {
             } catch {
                 throw VaultError(.invalid, "OpenSSL could not encode the new private key: \(error)")
             }
-            let id = nextRevisionId ?? account.newRevisionId()
+            let id = account.newRevisionId()  // the registration's reserved id, when it reserved one
+            guard nextRevisionId == nil || id == nextRevisionId! else {
+                throw VaultError(.inconsistent, "the new passkey's revision id is not the one its registration reserved")
+            }
             let uvKey = credential.requiresUserVerification ? try biometryKey(for: credential, verification) : nil
             let sealed = der.withUnsafeBytes { buffer in
                 let secret = UnsafeRawBufferPointer(rebasing: buffer.prefix(length))
