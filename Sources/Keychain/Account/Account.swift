@@ -166,7 +166,7 @@ public final class Account {
         do { directory = try DeviceDirectory.of(vault) } catch { throw DeviceError(error) }
         guard let name else { return directory.current[0] }
         guard let found = directory.currentDevice(named: name) else {
-            throw DeviceError(.noSuchDevice, "no device named '\(name)' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
+            throw DeviceError(.noSuchDevice, "no device named '\(EchoedInput.text(name))' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
         }
         return found
     }
