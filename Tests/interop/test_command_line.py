@@ -64,7 +64,7 @@ def test_double_dash_ends_options_so_ids_may_start_with_a_dash(authctl):
     assert authctl.run("sign", "--origin", ORIGIN, f"--credential={dashed}", "--user-verification", "discouraged").json["id"] == dashed
     # After `--`, even --help is an argument.
     result = authctl.run("sign", "--origin", ORIGIN, "--", "--help")
-    assert result.code == 65 and "not base64url" in result.stderr
+    assert result.code == 65 and "not unpadded base64url" in result.stderr
     assert authctl.run("delete", "--", dashed).code == 0
     assert dashed not in [c["id"] for c in authctl.listing()]
     result = authctl.run("delete", "--", dashed)
