@@ -19,6 +19,16 @@ private func twoVaults(_ dir: String, clock: VirtualClock) throws -> (phone: Acc
     return (phone, desk)
 }
 
+/// Two vaults, and a passkey made on the phone that the desk holds.
+private func passkeyOnBoth(_ dir: String) throws -> (VirtualClock, phone: Account, desk: Account, made: Credential) {
+    let clock = VirtualClock(start: start)
+    let (phone, desk) = try twoVaults(dir, clock: clock)
+    let made = try phone.device().register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
+    clock.advance(by: 2_000)
+    #expect(try desk.device().credentials().map(\.id) == [made.id])
+    return (clock, phone, desk, made)
+}
+
 /// The records (revisions and replicas) of the passkey `id` in `account`'s vault.
 private func records(of id: [UInt8], in account: Account) throws -> Int {
     try account.vault.records(kind: .credential).filter { record in
@@ -45,11 +55,7 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
 
 @Test func aDeletionIsCollectedOnlyOnceEveryDeviceOfTheAccountHasAcknowledgedIt() throws {
     try withTemporaryDirectory { dir in
-        let clock = VirtualClock(start: start)
-        let (phone, desk) = try twoVaults(dir, clock: clock)
-        let made = try phone.device().register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
-        clock.advance(by: 2_000)
-        #expect(try desk.device().credentials().map(\.id) == [made.id])
+        let (clock, phone, desk, made) = try passkeyOnBoth(dir)
         _ = try phone.device().delete(credentialId: made.id)
         clock.advance(by: 1_000)
         _ = try desk.device().credentials()  // the deletion has not reached the desk (2 s): not acknowledged
@@ -67,11 +73,7 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
 
 @Test func aRevisionOfACollectedPasskeyThatArrivesLaterIsDroppedNotResurrected() throws {
     try withTemporaryDirectory { dir in
-        let clock = VirtualClock(start: start)
-        let (phone, desk) = try twoVaults(dir, clock: clock)
-        let made = try phone.device().register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
-        clock.advance(by: 2_000)
-        _ = try desk.device().credentials()
+        let (clock, phone, desk, made) = try passkeyOnBoth(dir)
         // The passkey's revision as the store holds it: what a device unknown to the directory
         // could upload again, changed later.
         let store = try DirectoryStore(path: phone.storePath, create: false, durable: false)
