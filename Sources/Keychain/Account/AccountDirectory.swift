@@ -23,6 +23,12 @@ struct PublishedDevice: Equatable {
     let uploadDelay: DelayRange
     let downloadDelay: DelayRange
 
+    /// The same device with `acknowledged` as its acknowledged sequence.
+    func acknowledging(_ acknowledged: UInt64) -> PublishedDevice {
+        PublishedDevice(id: id, vaultId: vaultId, name: name, removed: removed, online: online, enrolled: enrolled,
+                        syncedFrom: syncedFrom, acknowledged: acknowledged, uploadDelay: uploadDelay, downloadDelay: downloadDelay)
+    }
+
     var record: VaultRecord {
         var r = VaultRecord(id: id, kind: .device)
         r.setField(Tag.vault, vaultId)
@@ -107,15 +113,19 @@ struct AccountDirectory: Equatable {
     }
 
     /// Publishes `ours` as vault `vaultId`'s part, keeping the others', and returns the directory as
-    /// stored — unchanged when the store holds that part already, or holds a newer format. A
-    /// concurrent publication (another vault's) is read again and merged with.
+    /// stored — unchanged when the store holds that part already, or holds a newer format. While
+    /// no other vault is in the directory, a change of acknowledgements alone is not published
+    /// (nobody else reads them; one published late is only lower, so nothing is collected early).
+    /// A concurrent publication (another vault's) is read again and merged with.
     static func publish(_ ours: [PublishedDevice], vault vaultId: [UInt8], to store: any AccountStore,
                         settings: AccountSettings) throws(StoreError) -> AccountDirectory {
         var current = try read(from: store, settings: settings)
         for _ in 0..<8 {
             guard !current.tooNew else { return current }
             let others = current.elsewhere(than: vaultId)
-            guard current.devices.filter({ $0.vaultId == vaultId }) != ours || current.version == 0 else { return current }
+            let mine = current.devices.filter { $0.vaultId == vaultId }
+            let unchanged = others.isEmpty ? mine.map { $0.acknowledging(0) } == ours.map { $0.acknowledging(0) } : mine == ours
+            guard !unchanged || current.version == 0 else { return current }
             var next = current
             next.devices = others + ours
             let bytes = SealedMetadata.seal(next.devices.map(\.record), format: format, key: key, accountKey: settings.accountKey,

@@ -178,7 +178,9 @@ extension Account {
             return ([], error)
         }
         state.directory = directory
-        guard !directory.tooNew, let everyone = directory.devices.filter({ !$0.removed }).map(\.acknowledged).min() else { return ([], nil) }
+        // This vault's devices by what it computed now (the store may hold older acknowledgements).
+        let account = directory.elsewhere(than: vault.vaultId) + ours
+        guard !directory.tooNew, let everyone = account.filter({ !$0.removed }).map(\.acknowledged).min() else { return ([], nil) }
         next.directory = directory.plain
         let due = pending.filter { $0.sequence <= everyone }
         guard !due.isEmpty else { return ([], nil) }
