@@ -362,6 +362,38 @@ class Vault:
             raise Corrupted("user-verification seal fails authentication") from None
 
 
+    # -- the account store -----------------------------------------------------------------
+
+    def account_key(self) -> bytes:
+        """The account key (settings tag 20), sealed like a private key under the vault key."""
+        settings = self.settings
+        sealed = settings.fields[20]
+        return _open(sealed[NONCE:], b"AUTHCTL-SECRET" + self.vault_id + settings.record_id, sealed[:NONCE], self._vault_key)
+
+    def store_records(self, store: pathlib.Path) -> list[Record]:
+        """Every revision record the account store at `store` holds, as vault-format.md ("The
+        account store") lays it out: the snapshot's parts, then the log's changes after it up to the
+        head; each object a StorePack opened with the account key."""
+        key, account_id = self.account_key(), self.settings.fields[21]
+        state = (store / "state").read_bytes()
+        snapshot, head = _u64(state, 8), _u64(state, 16)
+        files = []
+        if snapshot:
+            part_dir = store / "snapshot" / f"{snapshot:016x}"
+            files += sorted(p for p in part_dir.iterdir() if p.name != "count")
+        files += [store / "log" / f"{n:016x}" for n in range(snapshot + 1, head + 1)]
+        out = []
+        for path in files:
+            data = path.read_bytes()
+            assert data[:8] == b"ASTOBJ01", path
+            id_length = data[16]
+            object_id, sealed = data[17:17 + id_length], data[17 + id_length:-8]
+            plain = _open(sealed[NONCE:], b"AUTHCTL-STORE" + account_id + object_id, sealed[:NONCE], key)
+            count = _u32(plain, 0)
+            out += [record for _, record in parse_batch(plain[4 + 16 * count:])]
+        return out
+
+
 def _frame_ad(vault_id: bytes, generation: int, index: int) -> bytes:
     return b"AUTHCTL-FRAME" + struct.pack(">H", FORMAT_VERSION) + vault_id + struct.pack(">QQ", generation, index)
 

@@ -12,7 +12,8 @@ import VirtualAuthenticator
 public final class Account {
     public let path: String
     let vault: Vault
-    private(set) var settings: AccountSettings
+    /// Changed by this vault's `sync set` and by taking up the store's (StoreKnowledge.swift).
+    var settings: AccountSettings
     /// The account's time (milliseconds): the live clock, or a scenario's virtual one.
     public var clock: WallClock
     /// Credential ids and revision ids; a scenario's seeded source makes them repeat.
@@ -34,9 +35,13 @@ public final class Account {
     /// the order they were made, for a scenario's timeline.
     package internal(set) var droppedRevisions = [DroppedRevision]()
 
+    /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
+    let positionAtOpen: UInt64
+
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path
         self.vault = vault
+        positionAtOpen = vault.position
         self.clock = clock
         self.random = random
         try SyncState.requireKnownFormat(in: vault)  // before anything reads the state or writes
@@ -148,6 +153,9 @@ public final class Account {
         do { directory = try DeviceDirectory.of(vault) } catch { throw DeviceError(error) }
         guard let name else { return directory.current[0] }
         guard let found = directory.currentDevice(named: name) else {
+            if devicesElsewhere.contains(where: { $0.name == name }) {
+                throw DeviceError(.noSuchDevice, "device '\(name)' is in another vault of this account: run the command with that vault")
+            }
             throw DeviceError(.noSuchDevice, "no device named '\(name)' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
         }
         return found
@@ -158,6 +166,17 @@ public final class Account {
             throw DeviceError(.noSuchDevice, "the device was removed")
         }
         return found
+    }
+
+    /// Refuses `name` when a device of the account has it: of this vault, or of another by the
+    /// store's directory (as last read, when the store cannot be used).
+    func requireFreeName(_ name: String) throws(DeviceError) {
+        guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'")
+        }
+        guard !devicesElsewhere.contains(where: { $0.name == name }) else {
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)', in another vault")
+        }
     }
 
     static func checkDeviceName(_ name: String) throws(DeviceError) {
@@ -185,9 +204,7 @@ public final class Account {
         }
         guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID needs a profile") }
         guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
-        guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
-            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'")
-        }
+        try requireFreeName(name)
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
         }
@@ -240,6 +257,7 @@ public final class Account {
                 DeviceRecord.setEnrollment(nil, in: &r)
                 DeviceRecord.setFormerEnrollment(nil, in: &r)
             }
+            try sync()  // the store's directory says so at once
         } catch { throw DeviceError(error) }
     }
 
@@ -270,6 +288,7 @@ public final class Account {
                 r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
                 DeviceRecord.setSyncedFrom(time, in: &r)
             }
+            try sync()
         } catch { throw DeviceError(error) }
     }
 
@@ -288,6 +307,7 @@ public final class Account {
                 intervals.append(OfflineInterval(from: time, to: nil))
             }
             try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in DeviceRecord.setOffline(intervals, in: &r) }
+            try sync()
         } catch { throw DeviceError(error) }
     }
 
@@ -390,6 +410,13 @@ public final class Account {
                 DeviceRecord.setHistory(downs, down, in: &r)
             }
             settings = try AccountSettings.read(in: vault)
+            // The account's delays travel to every vault through the store; a device's own stay here.
+            if name == nil {
+                try publishSettings { published in
+                    if let upload { published.uploadDelay = upload }
+                    if let download { published.downloadDelay = download }
+                }
+            }
         } catch { throw DeviceError(error) }
     }
 
@@ -410,6 +437,10 @@ public final class Account {
                 if let backupStateImmediate { r.setField(AccountSettings.Tag.backupStateImmediate, [backupStateImmediate ? 1 : 0]) }
             }
             settings = try AccountSettings.read(in: vault)
+            try publishSettings { published in
+                if let seed { published.seed = seed }
+                if let backupStateImmediate { published.backupStateImmediate = backupStateImmediate }
+            }
         } catch { throw DeviceError(error) }
     }
 
