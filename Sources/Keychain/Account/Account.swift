@@ -27,10 +27,9 @@ public final class Account {
     var revisionCache = [[UInt8]: (version: UInt64, revision: Revision)]()
     /// The attestation CA, once read (``attestationCA()``).
     var cachedCA: AttestationCA?
-    /// Private keys of passkeys made without user verification, by revision id, as OpenSSL holds
-    /// them once loaded (see ``signingKey(of:itemId:)``).
-    var signingKeys = [[UInt8]: PrivateKey]()
-    var signingKeyOrder = [[UInt8]]()
+    /// Private keys of passkeys made without user verification, as OpenSSL holds them once loaded
+    /// (Keyring.swift).
+    var keyring = Keyring<PrivateKey>(limit: Account.signingKeyLimit)
     public internal(set) var storeProblem: String?
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
@@ -464,63 +463,6 @@ public final class Account {
 
     public var seed: UInt64 { settings.seed.current?.value ?? 0 }
     public var backupStateImmediate: Bool { settings.backupStateImmediate }
-
-    /// A passkey revision's private key, opened for one signature: from this vault or from the
-    /// store, through the biometry key when it was made with user verification.
-    func privateKey(of revision: Revision, itemId: [UInt8], biometryKey: SecureBytes?) throws(VaultError) -> SecureBytes {
-        guard let sealed = revision.sealedKey else { throw VaultError(.corrupted, "a passkey revision has no private key") }
-        switch revision.source {
-        case .local:
-            guard let biometryKey else { return try vault.openSecret(sealed, recordId: revision.id) }
-            if let elsewhere = revision.sealedInVault {
-                return try vault.openBiometrySealed(try vault.openSecret(sealed, recordId: revision.id), itemId: itemId,
-                                                    biometryKey: biometryKey, vaultId: elsewhere)
-            }
-            return try vault.openSecret(sealed, recordId: revision.id, biometryKey: biometryKey, itemId: itemId)
-        case .store:
-            guard let outer = settings.accountKey.openSecret(
-                sealed, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: revision.id))
-            else { throw VaultError(.corrupted, "a passkey from the account store failed authentication") }
-            guard let biometryKey else { return outer }
-            return try vault.openBiometrySealed(outer, itemId: itemId, biometryKey: biometryKey, vaultId: revision.sealedInVault)
-        }
-    }
-
-    /// How many loaded keys an open account keeps.
-    static let signingKeyLimit = 256
-
-    /// The private key of `revision`, a passkey made without user verification, loaded once and
-    /// kept while the account is open (the last ``signingKeyLimit`` used): a device in a load test
-    /// signs with the same passkeys again and again, and loading a key costs as much as signing.
-    /// A key sealed under the biometry key is never kept: each use needs the PIN's proof.
-    func signingKey(of revision: Revision, itemId: [UInt8]) throws(VaultError) -> PrivateKey {
-        if let key = signingKeys[revision.id] { return key }
-        let der = try privateKey(of: revision, itemId: itemId, biometryKey: nil)
-        let key: PrivateKey
-        do {
-            key = try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
-        } catch {
-            throw VaultError(.corrupted, "the private key of a passkey revision cannot be read: \(error)")
-        }
-        if signingKeyOrder.count >= Self.signingKeyLimit { signingKeys[signingKeyOrder.removeFirst()] = nil }
-        signingKeys[revision.id] = key
-        signingKeyOrder.append(revision.id)
-        return key
-    }
-
-    /// `revision`'s private key sealed again for a new revision `newId` of this vault (its inner,
-    /// biometry-key seal, if any, untouched).
-    func resealKey(of revision: Revision, into newId: [UInt8]) throws(VaultError) -> [UInt8] {
-        guard let sealed = revision.sealedKey else { throw VaultError(.corrupted, "a passkey revision has no private key") }
-        switch revision.source {
-        case .local: return try vault.resealSecret(sealed, from: revision.id, to: newId)
-        case .store:
-            guard let outer = settings.accountKey.openSecret(
-                sealed, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: revision.id))
-            else { throw VaultError(.corrupted, "a passkey from the account store failed authentication") }
-            return outer.withUnsafeBytes { vault.sealSecret($0, recordId: newId) }
-        }
-    }
 
     // MARK: - The vault itself
 

@@ -64,12 +64,7 @@ final class ViewCredentialStore: CredentialStore {
             guard let biometryKey = try biometryKey(for: credential, verification) else {
                 return try account.signingKey(of: item.winner, itemId: item.itemId)
             }
-            let der = try account.privateKey(of: item.winner, itemId: item.itemId, biometryKey: biometryKey)
-            do {
-                return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
-            } catch {
-                throw VaultError(.corrupted, "the private key of credential \(Base64URL.encode(credential.id)) is not a P-256 key")
-            }
+            return try account.loadedKey(of: item.winner, itemId: item.itemId, biometryKey: biometryKey)
         } catch { throw AuthenticatorError(error) }
     }
 
