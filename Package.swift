@@ -7,7 +7,7 @@ import PackageDescription
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
 // VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
-// each C library is imported by the one module that owns it.
+// KeyVault and SyncStore share POSIXFiles (file primitives), which imports nothing of ours; each C library is imported by the one module that owns it.
 // No unsafe flags, so that other packages can depend on this one. What users run is built with
 // `swift build -c release --static-swift-stdlib` (scripts/build-release.sh), which links the Swift
 // runtime and Foundation in: loading them as shared libraries took half of every command's start.
@@ -49,11 +49,14 @@ let package = Package(
         .target(name: "Curl", dependencies: ["CCurl"]),
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
         .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
+        // POSIX file primitives (no links followed, owned regular files, exclusive creation,
+        // fsync) that the vault and the store's directory share, each naming failures its own way.
+        .target(name: "POSIXFiles"),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
-        .target(name: "KeyVault", dependencies: ["CSodium"]),
+        .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles"]),
         // The account store port and its embedded directory implementation: what devices sync
         // through. Knows nothing of the vault or of WebAuthn (it holds sealed bytes).
-        .target(name: "SyncStore"),
+        .target(name: "SyncStore", dependencies: ["POSIXFiles"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
         .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess"]),
         // The request layer every front end drives: typed requests and responses, the options

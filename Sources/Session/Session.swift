@@ -108,7 +108,7 @@ public final class Session {
     public func passkey(device: String? = nil, id: [UInt8]) throws(SessionError) -> Credential {
         let held: Credential?
         do { held = try account.device(device).credential(id: id) } catch { throw SessionError(error) }
-        guard let held else { throw SessionError(.notHandled, "no passkey with id \(Base64URL.encode(id)) on device '\(try name(of: device))'") }
+        guard let held else { throw SessionError(DeviceError.noPasskey(id, on: try name(of: device))) }
         return held
     }
 

@@ -3,34 +3,25 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import POSIXFiles
 
-/// The file operations ``DirectoryStore`` needs, on POSIX calls so every step is seen: no
-/// symbolic link is followed, only regular files of this user's of a bounded size are read, new
-/// files are created exclusively and flushed before they are named, and every failure says which
-/// file and why. A directory that is missing is `unavailable` (a cloud that is down), not damage.
+/// The file operations ``DirectoryStore`` needs: ``Files``' (no symbolic link followed, only
+/// regular files of this user's of a bounded size read, new files created exclusively and
+/// flushed before they are named), each failure named as a ``StoreError``. A directory that is
+/// missing or refused by the system is `unavailable` (a cloud that is down); what is planted or
+/// damaged where the store keeps a file is `corrupted`.
 enum StoreFile {
-    static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+    static func errorText(_ code: Int32 = errno) -> String { Files.errorText(code) }
 
     /// Whether a directory entry exists at `path` (a dangling link counts).
-    static func exists(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0
-    }
+    static func exists(_ path: String) -> Bool { Files.exists(path) }
 
-    static func isDirectory(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
-    }
+    /// Whether `path` is a directory, and not a link to one.
+    static func isDirectory(_ path: String) -> Bool { Files.isDirectory(path, followingLink: false) }
 
     /// Makes directory `path` (0700) when it is missing, with its missing parents.
     static func makeDirectory(_ path: String, durable: Bool = true) throws(StoreError) {
-        if isDirectory(path) { return }
-        let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !parent.isEmpty, !exists(parent) { try makeDirectory(parent, durable: durable) }
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-            throw StoreError(.unavailable, "cannot create directory \(path): \(errorText())")
-        }
-        if durable { try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent) }
+        try named { () throws(FileFailure) in try Files.makeDirectory(path, durable: durable) }
     }
 
     /// Refuses what is not a directory of this user's that only this user can write to, or is a
@@ -55,79 +46,26 @@ enum StoreFile {
 
     /// Entries of a directory, without `.` and `..`.
     static func listing(_ path: String) throws(StoreError) -> [String] {
-        guard let dir = opendir(path) else { throw StoreError(.unavailable, "cannot list \(path): \(errorText())") }
-        defer { closedir(dir) }
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-        var out = [String]()
-        while let entry = readdir(dir) {
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
-            if name != "." && name != ".." { out.append(name) }
-        }
-        return out
+        try named { () throws(FileFailure) in try Files.listing(path) }
     }
 
     /// The whole of regular file `path`, or `nil` when there is none. What is there and is not a
     /// regular file of this user's, or is longer than `limit`, is `corrupted`.
     static func read(_ path: String, limit: Int) throws(StoreError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { return nil }
-            if code == ELOOP { throw StoreError(.corrupted, "\(path) is a symbolic link, which the store never follows") }
-            throw StoreError(.unavailable, "cannot open \(path): \(errorText(code))")
+        do { return try Files.readAll(path, limit: limit) } catch where error.reason == .missing { return nil } catch {
+            throw StoreError(error)
         }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw StoreError(.unavailable, "cannot inspect \(path): \(errorText())") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw StoreError(.corrupted, "\(path) is not a regular file") }
-        guard st.st_uid == geteuid() else { throw StoreError(.corrupted, "\(path) belongs to another user (uid \(st.st_uid))") }
-        guard Int(st.st_size) <= limit else {
-            throw StoreError(.corrupted, "\(path) is \(st.st_size) bytes, more than the store reads (\(limit))")
-        }
-        var out = [UInt8](repeating: 0, count: Int(st.st_size))
-        var length = 0
-        while length < out.count {
-            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + length, $0.count - length, off_t(length)) }
-            if n < 0 { if errno == EINTR { continue }; throw StoreError(.unavailable, "cannot read \(path): \(errorText())") }
-            if n == 0 { break }
-            length += n
-        }
-        out.removeLast(out.count - length)
-        return out
     }
 
     /// Creates `path` afresh (0600) with `bytes`, flushed to disk. Whatever was at `path` is
     /// unlinked first — a planted link is removed, never followed.
     static func writeNew(durable: Bool = true, _ path: String, _ bytes: [UInt8]) throws(StoreError) {
-        try remove(path)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StoreError(.unavailable, "cannot create \(path): \(errorText())") }
-        var failure: StoreError?
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = StoreError(.unavailable, "cannot write \(path): \(errorText())")
-                break
-            }
-            offset += n
-        }
-        if failure == nil, durable, fsync(fd) != 0 { failure = StoreError(.unavailable, "cannot flush \(path) to disk: \(errorText())") }
-        close(fd)
-        if let failure {
-            unlink(path)
-            throw failure
-        }
+        try named { () throws(FileFailure) in try Files.writeNew(path, bytes, durable: durable) }
     }
 
     /// Renames `from` over `to` (atomic: a reader sees the old file or the new one).
     static func move(_ from: String, to: String) throws(StoreError) {
-        guard rename(from, to) == 0 else {
-            let text = errorText()
-            unlink(from)
-            throw StoreError(.unavailable, "cannot rename \(from) to \(to): \(text)")
-        }
+        try named { () throws(FileFailure) in try Files.move(from, to: to) }
     }
 
     /// Writes `bytes` to a temporary file beside `path`, flushed, then renames it into place.
@@ -139,14 +77,30 @@ enum StoreFile {
 
     /// Unlinks `path` when it exists (never following a link).
     static func remove(_ path: String) throws(StoreError) {
-        guard unlink(path) == 0 || errno == ENOENT else { throw StoreError(.unavailable, "cannot remove \(path): \(errorText())") }
+        try named { () throws(FileFailure) in try Files.remove(path) }
     }
 
     static func syncDirectory(_ path: String) throws(StoreError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError(.unavailable, "cannot open directory \(path): \(errorText())") }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw StoreError(.unavailable, "cannot flush \(path) to disk: \(errorText())") }
+        try named { () throws(FileFailure) in try Files.syncDirectory(path, durable: true, followingLink: false) }
+    }
+
+    /// `body`'s result, or its failure named as the store names it.
+    private static func named<T>(_ body: () throws(FileFailure) -> T) throws(StoreError) -> T {
+        do { return try body() } catch { throw StoreError(error) }
+    }
+}
+
+extension StoreError {
+    /// A file operation's failure, as the store names it: what the system refuses, or a file that
+    /// is not there, is `unavailable` (the store may work again later); anything else where the
+    /// store keeps a file — a link, not a regular file, another user's, of a size it never
+    /// writes — is `corrupted`.
+    init(_ failure: FileFailure) {
+        let kind: Kind = switch failure.reason {
+        case .missing, .system: .unavailable
+        case .link, .notRegular, .otherUser, .tooLarge, .truncated: .corrupted
+        }
+        self.init(kind, failure.message)
     }
 }
 

@@ -62,6 +62,27 @@ private let after = """
     }
 }
 
+// MARK: - Only writes draw from the seeded stream: a failed registration neither
+
+@Test func aFailedRegistrationChangesNoLaterIdOrSyncTime() throws {
+    let plain = try run(setUp + "\n" + after)
+    #expect(plain.passed, "\(plain.failures)")
+    let failing = [
+        "phone register user alice exclude alice => matchedExcludedCredential",
+        "phone register user dave action cancel => canceled",
+        "laptop register user erin uv required pin 9999 => failed",
+        "phone register user frank alg rs256 profile icloud-keychain => notHandled",
+    ]
+    let count = after.split(separator: "\n").count
+    let expected = results(plain, last: count)
+    for step in failing {
+        let report = try run(setUp + "\n" + step + "\n" + after)
+        #expect(report.passed, "\(step): \(report.failures)")
+        #expect(report.steps.count == plain.steps.count + 1)
+        #expect(results(report, last: count) == expected, "after '\(step)'")
+    }
+}
+
 // MARK: - One default passkey for every device
 
 @Test func everyDevicePicksTheSameDefaultPasskeyForTwoMadeInOneSecond() throws {

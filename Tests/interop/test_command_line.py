@@ -64,7 +64,7 @@ def test_double_dash_ends_options_so_ids_may_start_with_a_dash(authctl):
     assert authctl.run("sign", "--origin", ORIGIN, f"--credential={dashed}", "--user-verification", "discouraged").json["id"] == dashed
     # After `--`, even --help is an argument.
     result = authctl.run("sign", "--origin", ORIGIN, "--", "--help")
-    assert result.code == 65 and "not base64url" in result.stderr
+    assert result.code == 65 and "not unpadded base64url" in result.stderr
     assert authctl.run("delete", "--", dashed).code == 0
     assert dashed not in [c["id"] for c in authctl.listing()]
     result = authctl.run("delete", "--", dashed)
@@ -188,3 +188,43 @@ def test_streams_and_exit_codes_stay_as_documented(authctl):
     assert result.code == 0 and result.stdout and result.stderr == ""
     result = authctl.run("faults")
     assert result.code == 0 and "bad-signature" in result.stdout and result.stderr == ""
+
+
+def test_credential_ids_are_strict_unpadded_base64url(authctl):
+    """A credential id typed on the command line is what `list` prints and a response's `id`
+    carries: unpadded base64url. The same id with `=` padding, or in standard base64 (`+`, `/`),
+    was accepted; now each is badInput naming the character, wherever an id is typed."""
+    made = authctl.run("register", "--origin", "https://example.com", "--user-verification", "discouraged").json
+    good = made["id"]
+    assert len(good) % 4 and "-" not in good[:1]
+    variants = [good + "=" * (-len(good) % 4), "A+" + good[2:], "A/" + good[2:], good + " "]
+    for bad in variants:
+        for args in (["credential", "show", "--", bad], ["delete", "--", bad],
+                     ["sign", "--origin", "https://example.com", "--user-verification", "discouraged", "--credential", bad],
+                     ["sign", "--origin", "https://example.com", "--user-verification", "discouraged", "--allow", bad],
+                     ["register", "--origin", "https://example.com", "--exclude", bad]):
+            result = authctl.run(*args)
+            assert result.code == 65, (args, result.stderr)
+            assert "is not unpadded base64url" in result.stderr and "badInput" in result.stderr, result.stderr
+    assert authctl.run("credential", "show", "--", good).code == 0
+    assert authctl.run("sign", "--origin", "https://example.com", "--user-verification", "discouraged", "--credential", good).code == 0
+    assert [c["id"] for c in authctl.listing()] == [good]  # nothing was deleted or added
+
+
+def test_huge_input_is_echoed_cut_in_errors(authctl):
+    """An unknown credential id, a device name or a malformed value echoed in an error is cut to
+    64 characters with an ellipsis and its whole length: 100 KB of input (near the kernel's limit
+    for one argument) made a 100 KB error line."""
+    huge = "A" * 100_000  # valid base64url: 75,000 bytes that name no passkey
+    cases = [
+        (["credential", "show", "--", huge], 13, "… (75000 bytes)"),
+        (["delete", "--", huge], 13, "… (75000 bytes)"),
+        (["credential", "show", "--", huge + "="], 65, "… (100001 characters)"),
+        (["--device", "d" * 100_000, "list"], 64, "… (100000 characters)"),
+        (["register", "--origin", "https://example.com", "--challenge", "*" * 100_000], 65, "… (100000 characters)"),
+    ]
+    for args, code, tail in cases:
+        for json_flag in ([], ["--json"]):
+            result = authctl.run(*json_flag, *args)
+            assert result.code == code, (args[:2], result.stderr[:300])
+            assert len(result.stderr) < 1_000 and tail in result.stderr, (args[:2], result.stderr[:300])

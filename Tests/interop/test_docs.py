@@ -24,7 +24,7 @@ def test_cli_reference_examples_run(tmp_path):
 def test_sync_guide_examples_run(tmp_path):
     text = (ROOT / "docs" / "sync.md").read_text()
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     script = "set -eu\nauthctl() { \"$BIN\" \"$@\"; }\n" + "\n".join(blocks).replace("/tmp/keychain", str(tmp_path / "v"))
     env = own_environment(tmp_path)
     env["BIN"] = BIN
@@ -32,6 +32,9 @@ def test_sync_guide_examples_run(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "laptop  yes     enrolled  0         0/0" in result.stdout
     assert "account: upload 2s, download 1s..5s, seed 7, backup state after-upload" in result.stdout
+    # The second vault lists the first's devices, and its `sync set` reached the first vault.
+    assert re.search(r"phone +yes +enrolled +- +- +[0-9a-f]{8}", result.stdout), result.stdout
+    assert "account: upload 2s, download 3s, seed 7, backup state after-upload" in result.stdout
 
 
 def test_banking_example_runs_as_documented(tmp_path):

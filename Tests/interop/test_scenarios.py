@@ -568,12 +568,21 @@ def test_options_fifo_no_program_writes_to_does_not_hang_the_run(tmp_path):
     # A pipe whose writer is there, and writes late, is still read whole.
     late = write(tmp_path, "device add phone\nphone register user alice\nphone sign options /dev/stdin => ok user=alice\n", "late.scn")
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
-    writer = subprocess.Popen(["sh", "-c", f"sleep 1; printf '%s' '{REQUEST}'"], stdout=subprocess.PIPE)
-    read = subprocess.run([BIN, "scenario", "run", str(late)], stdin=writer.stdout, env=environment, capture_output=True,
-                          text=True, timeout=120)
-    writer.stdout.close()
-    writer.wait(timeout=60)
-    assert read.returncode == 0, read.stderr
+    run = subprocess.Popen([BIN, "scenario", "run", str(late)], stdin=subprocess.PIPE, env=environment,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The request is written once the run has opened the pipe as its options file (another
+    # descriptor of it than stdin), not after a guessed delay.
+    def reading_options():
+        fds = pathlib.Path(f"/proc/{run.pid}/fd")
+        try:
+            pipe = os.readlink(fds / "0")
+            return any(fd.name != "0" and os.readlink(fd) == pipe for fd in fds.iterdir())
+        except FileNotFoundError:
+            return run.poll() is not None
+
+    wait_until(reading_options, "the run to open its options on stdin")
+    _, err = run.communicate(REQUEST, timeout=120)
+    assert run.returncode == 0, err
 
 
 def test_former_pin_survives_a_second_reset(tmp_path):

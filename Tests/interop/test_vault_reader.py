@@ -296,3 +296,61 @@ def test_the_attestation_ca_reads_back(authctl):
         private = serialization.load_der_private_key(ca[key], None)
         assert certificate.public_key().public_numbers() == private.public_key().public_numbers()
     x509.load_der_x509_certificate(ca["intermediate"]).verify_directly_issued_by(x509.load_der_x509_certificate(ca["root"]))
+
+
+def test_a_pin_check_is_one_commit(authctl):
+    """A sign-in with the biometric PIN writes one frame, the settings record's failure count as
+    the guess left it (it wrote two: one more failure before the try, none after it); a wrong PIN
+    one frame too, counted before `failed` shows. A synced passkey's sign-in writes nothing else."""
+    credential_id = register(authctl, "verified")
+    frames = read(authctl).frame_count
+
+    def failures(vault):
+        return struct.unpack(">I", vault.settings.fields[vault_reader.S_FAILED_ATTEMPTS])[0]
+
+    sign(authctl, credential_id)
+    vault = read(authctl)
+    assert (vault.frame_count, failures(vault)) == (frames + 1, 0)
+    wrong = authctl.run("sign", "--origin", ORIGIN, "--credential", credential_id, env={"AUTHCTL_PIN": "0000"})
+    assert wrong.code == 11, wrong.stderr
+    vault = read(authctl)
+    assert (vault.frame_count, failures(vault)) == (frames + 2, 1)
+    sign(authctl, credential_id)
+    vault = read(authctl)
+    assert (vault.frame_count, failures(vault)) == (frames + 3, 0)
+
+
+def test_a_vault_holding_replicas_reads_back(authctl, tmp_path):
+    """A device in a vault of its own (`device add --vault-dir`) keeps what it downloads from the
+    store as replica records (tags 40, 41, 43; tag 42 naming the vault whose biometry seal the key
+    carries): the reader finds every passkey `list` shows there, and opens a replica's private key
+    — sealed under the account key, and under the biometry key with the first vault's id — with
+    the second device's own PIN."""
+    from conftest import Authctl
+    desk_pin = "9753"
+    second = tmp_path / "desk-vault"
+    added = authctl.run("device", "add", "desk", "--vault-dir", str(second), "--kdf", "min", env={"AUTHCTL_NEW_PIN": desk_pin})
+    assert added.code == 0, added.stderr
+    desk = Authctl(second)
+    desk.env["AUTHCTL_PIN"] = desk_pin
+    made = {"verified": register(authctl, "verified"), "plain": register(authctl, "plain", "--user-verification", "discouraged")}
+    own = register(desk, "desk-own", "--user-verification", "discouraged")
+    listing = desk.listing()  # the desk downloads the first vault's passkeys (no delays)
+    assert sorted(e["id"] for e in listing) == sorted([*made.values(), own])
+
+    vault = open_vault(second, PASSPHRASE.encode())
+    replicas = vault.replicas()
+    assert {b64url(r.fields[vault_reader.T_CREDENTIAL_ID]) for r in replicas} == set(made.values())
+    first_id = read(authctl).vault_id
+    by_credential = {b64url(r.fields[vault_reader.T_CREDENTIAL_ID]): r for r in replicas}
+    assert by_credential[made["verified"]].fields[vault_reader.T_UV_VAULT_ID] == first_id != vault.vault_id
+    assert all(vault_reader.T_SEALED_PRIVATE_KEY not in r.fields and vault_reader.T_REPLICA_SEALED_KEY in r.fields for r in replicas)
+    assert_matches_listing(type("Held", (), {"credentials": lambda self: vault.credentials(replicas=True)})(), listing)
+    # Without the replicas, the desk's own revisions alone: its one passkey.
+    assert [b64url(c["credential_id"]) for c in vault.credentials()] == [own]
+
+    points = {b64url(c["credential_id"]): c["public_point"] for c in vault.credentials(replicas=True)}
+    with pytest.raises(PinRequired):
+        vault.private_key_der(by_credential[made["verified"]])
+    assert point_of(vault.private_key_der(by_credential[made["verified"]], desk_pin.encode())) == points[made["verified"]]
+    assert point_of(vault.private_key_der(by_credential[made["plain"]])) == points[made["plain"]]

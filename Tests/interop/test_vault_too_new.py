@@ -81,13 +81,13 @@ def test_a_damaged_version_field_is_damage_not_too_new(synced):
     assert (result.code, json.loads(result.stderr)["error"]) == (21, "vaultCorrupted")
 
 
-def commit_record(vault: pathlib.Path, record_id: bytes, record):
+def commit_record(vault: pathlib.Path, record_id: bytes, record, passphrase=PASSPHRASE):
     """Appends one frame holding `record` and commits it, as docs/vault-format.md says a writer
     does ("log.N", "commit"): what a newer authctl would write, sealed with the vault key."""
     import struct
     import vault_reader
     from nacl import bindings as sodium
-    opened = vault_reader.open_vault(vault, PASSPHRASE)
+    opened = vault_reader.open_vault(vault, passphrase)
     key, vault_id, g = opened._vault_key, opened.vault_id, opened.generation
     fields = b"".join(struct.pack(">BI", tag, len(value)) + value for tag, value in sorted(record.fields.items()))
     batch = struct.pack(">I", 1) + record_id + struct.pack(">BQH", record.kind, record.version, len(record.fields)) + fields
@@ -110,9 +110,9 @@ def test_a_sync_state_one_format_higher_is_too_new_and_untouched(synced):
     opened = vault_reader.open_vault(synced.vault, PASSPHRASE)
     state_id = b"AUTHCTL-SYNCSTAT"
     state = opened.records[state_id]
-    assert struct.unpack(">Q", state.fields[6]) == (1,)  # what this authctl writes
+    assert struct.unpack(">Q", state.fields[6]) == (2,)  # what this authctl writes
     newer = vault_reader.Record(kind=4, version=state.version + 1, fields=dict(state.fields), record_id=state_id)
-    newer.fields[6] = struct.pack(">Q", 2)
+    newer.fields[6] = struct.pack(">Q", 3)
     commit_record(synced.vault, state_id, newer)
-    assert vault_reader.open_vault(synced.vault, PASSPHRASE).records[state_id].fields[6] == struct.pack(">Q", 2)
-    refused_untouched(synced, every_file(synced.vault), "sync state is format 2")
+    assert vault_reader.open_vault(synced.vault, PASSPHRASE).records[state_id].fields[6] == struct.pack(">Q", 3)
+    refused_untouched(synced, every_file(synced.vault), "sync state is format 3")

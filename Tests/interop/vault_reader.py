@@ -60,6 +60,11 @@ T_CRED_PROTECT = 22
 T_CRED_BLOB = 23
 T_LARGE_BLOB = 24
 T_HIDDEN = 25
+T_CREATED = 26
+T_REPLICA_REVISION_ID = 40  # a replica record (a revision another vault uploaded): the revision's own id
+T_REPLICA_LANDED_AT = 41  # when it landed in the store: an instant, ms (8) ‖ order (8)
+T_UV_VAULT_ID = 42  # the vault whose biometry-key seal the private key carries; absent: this vault
+T_REPLICA_SEALED_KEY = 43  # a replica's private key, sealed under the account key as the store has it
 
 # Settings tags
 S_BIOMETRY_SALT = 2
@@ -69,6 +74,8 @@ S_PIN_MEMLIMIT = 7
 S_FAILED_ATTEMPTS = 4
 S_ATTEMPTS_ALLOWED = 5
 S_DEVICE_NAME = 8
+S_ACCOUNT_KEY = 20
+S_ACCOUNT_ID = 21
 S_ATTESTATION_CA = 29
 
 
@@ -234,11 +241,39 @@ class Vault:
     def device_name(self, record: Record) -> str:
         return record.fields.get(S_DEVICE_NAME, b"default").decode("utf-8")
 
-    def revisions(self, device: Record | None = None) -> list[Record]:
-        """The credential records (revisions) a device made: tag 15 names it, or is absent for the first device."""
+    def revisions(self, device: Record | None = None, replicas: bool = False) -> list[Record]:
+        """The credential records (revisions) a device made: tag 15 names it, or is absent for the
+        first device. With `replicas`, also the revisions of other vaults' devices this vault
+        downloaded from the store (tags 40 and 41), each once it has landed (every one has, once
+        downloaded, when the account's delays are zero)."""
         device = device or self.settings
         return [r for r in self.credential_records()
-                if r.fields.get(T_DEVICE_ID, self.settings.record_id) == device.record_id]
+                if (replicas and self.is_replica(r))
+                or (not self.is_replica(r) and r.fields.get(T_DEVICE_ID, self.settings.record_id) == device.record_id)]
+
+    @staticmethod
+    def is_replica(record: Record) -> bool:
+        return T_REPLICA_REVISION_ID in record.fields and T_REPLICA_LANDED_AT in record.fields
+
+    def replicas(self) -> list[Record]:
+        """Replica records: revisions other vaults' devices uploaded, kept as downloaded. The record id
+        is the revision id with every byte XORed with 0xa5."""
+        found = [r for r in self.credential_records() if self.is_replica(r)]
+        for r in found:
+            if r.record_id != bytes(b ^ 0xA5 for b in r.fields[T_REPLICA_REVISION_ID]) or len(r.fields[T_REPLICA_LANDED_AT]) != 16:
+                raise Corrupted(f"replica record {r.record_id.hex()} is not named after its revision, or its landing is no instant")
+        return found
+
+    def account_key(self) -> bytes:
+        """The account key (settings tag 20), sealed like a private key under the vault key."""
+        settings = self.settings
+        sealed = settings.fields.get(S_ACCOUNT_KEY, b"")
+        if len(sealed) < NONCE + TAG:
+            raise Corrupted("the settings record has no (or a malformed) account key")
+        try:
+            return _open(sealed[NONCE:], b"AUTHCTL-SECRET" + self.vault_id + settings.record_id, sealed[:NONCE], self._vault_key)
+        except CryptoError:
+            raise Corrupted("the account key fails authentication") from None
 
     @staticmethod
     def item_id(record: Record) -> bytes:
@@ -251,12 +286,12 @@ class Vault:
         name = f.get(T_DEVICE_NAME, self.settings.fields.get(S_DEVICE_NAME, b"default"))
         return (changed, order, name, record.record_id)
 
-    def held(self, device: Record | None = None) -> list[tuple[Record, int]]:
+    def held(self, device: Record | None = None, replicas: bool = False) -> list[tuple[Record, int]]:
         """The passkeys a device holds from its own revisions: per item the winner by (changed at,
         changed order, device name, record id), unless a revision of the item is a removal (a deletion
         is final: no change brings a deleted passkey back), with the highest sign count of the item."""
         groups: dict[bytes, list[Record]] = {}
-        for record in self.revisions(device):
+        for record in self.revisions(device, replicas):
             groups.setdefault(self.item_id(record), []).append(record)
         out = []
         for revisions in groups.values():
@@ -268,9 +303,9 @@ class Vault:
             out.append((winner, max(counts, default=0)))
         return out
 
-    def credentials(self, device: Record | None = None) -> list[dict]:
+    def credentials(self, device: Record | None = None, replicas: bool = False) -> list[dict]:
         out = []
-        for record, sign_count in self.held(device):
+        for record, sign_count in self.held(device, replicas):
             f = record.fields
             out.append({
                 "credential_id": f.get(T_CREDENTIAL_ID, b""),
@@ -340,12 +375,17 @@ class Vault:
             record = self.records[bytes(record)]
         if record.kind != KIND_CREDENTIAL:
             raise ValueError("not a credential record")
-        sealed = record.fields.get(T_SEALED_PRIVATE_KEY)
+        if self.is_replica(record):
+            # A replica keeps the store's seal: the account key, AD "AUTHCTL-ITEM" ‖ account id ‖ revision id.
+            sealed, key = record.fields.get(T_REPLICA_SEALED_KEY), self.account_key()
+            ad = b"AUTHCTL-ITEM" + self.settings.fields.get(S_ACCOUNT_ID, b"") + record.fields[T_REPLICA_REVISION_ID]
+        else:
+            sealed, key = record.fields.get(T_SEALED_PRIVATE_KEY), self._vault_key
+            ad = b"AUTHCTL-SECRET" + self.vault_id + record.record_id
         if sealed is None or len(sealed) < NONCE + TAG:
             raise Corrupted("credential has no (or a malformed) sealed private key")
         try:
-            inner = _open(sealed[NONCE:], b"AUTHCTL-SECRET" + self.vault_id + record.record_id,
-                          sealed[:NONCE], self._vault_key)
+            inner = _open(sealed[NONCE:], ad, sealed[:NONCE], key)
         except CryptoError:
             raise Corrupted("sealed private key fails authentication") from None
         if record.fields.get(T_REQUIRES_UV, b"\x00") != b"\x01":
@@ -356,10 +396,42 @@ class Vault:
         if len(inner) < NONCE + TAG:
             raise Corrupted("malformed user-verification seal")
         try:
-            return _open(inner[NONCE:], b"AUTHCTL-UV-SECRET" + self.vault_id + self.item_id(record),
+            return _open(inner[NONCE:], b"AUTHCTL-UV-SECRET" + record.fields.get(T_UV_VAULT_ID, self.vault_id) + self.item_id(record),
                          inner[:NONCE], bio_key)
         except CryptoError:
             raise Corrupted("user-verification seal fails authentication") from None
+
+
+    # -- the account store -----------------------------------------------------------------
+
+    def account_key(self) -> bytes:
+        """The account key (settings tag 20), sealed like a private key under the vault key."""
+        settings = self.settings
+        sealed = settings.fields[20]
+        return _open(sealed[NONCE:], b"AUTHCTL-SECRET" + self.vault_id + settings.record_id, sealed[:NONCE], self._vault_key)
+
+    def store_records(self, store: pathlib.Path) -> list[Record]:
+        """Every revision record the account store at `store` holds, as vault-format.md ("The
+        account store") lays it out: the snapshot's parts, then the log's changes after it up to the
+        head; each object a StorePack opened with the account key."""
+        key, account_id = self.account_key(), self.settings.fields[21]
+        state = (store / "state").read_bytes()
+        snapshot, head = _u64(state, 8), _u64(state, 16)
+        files = []
+        if snapshot:
+            part_dir = store / "snapshot" / f"{snapshot:016x}"
+            files += sorted(p for p in part_dir.iterdir() if p.name != "count")
+        files += [store / "log" / f"{n:016x}" for n in range(snapshot + 1, head + 1)]
+        out = []
+        for path in files:
+            data = path.read_bytes()
+            assert data[:8] == b"ASTOBJ01", path
+            id_length = data[16]
+            object_id, sealed = data[17:17 + id_length], data[17 + id_length:-8]
+            plain = _open(sealed[NONCE:], b"AUTHCTL-STORE" + account_id + object_id, sealed[:NONCE], key)
+            count = _u32(plain, 0)
+            out += [record for _, record in parse_batch(plain[4 + 16 * count:])]
+        return out
 
 
 def _frame_ad(vault_id: bytes, generation: int, index: int) -> bytes:

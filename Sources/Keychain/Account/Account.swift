@@ -12,7 +12,8 @@ import VirtualAuthenticator
 public final class Account {
     public let path: String
     let vault: Vault
-    private(set) var settings: AccountSettings
+    /// Changed by this vault's `sync set` and by taking up the store's (StoreKnowledge.swift).
+    var settings: AccountSettings
     /// The account's time (milliseconds): the live clock, or a scenario's virtual one.
     public var clock: WallClock
     /// Credential ids and revision ids; a scenario's seeded source makes them repeat.
@@ -31,18 +32,21 @@ public final class Account {
     var revisionCache = [[UInt8]: (version: UInt64, revision: Revision)]()
     /// The attestation CA, once read (``attestationCA()``).
     var cachedCA: AttestationCA?
-    /// Private keys of passkeys made without user verification, by revision id, as OpenSSL holds
-    /// them once loaded (see ``signingKey(of:itemId:)``).
-    var signingKeys = [[UInt8]: PrivateKey]()
-    var signingKeyOrder = [[UInt8]]()
+    /// Private keys of passkeys made without user verification, as OpenSSL holds them once loaded
+    /// (Keyring.swift).
+    var keyring = Keyring<PrivateKey>(limit: Account.signingKeyLimit)
     public internal(set) var storeProblem: String?
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
     package internal(set) var droppedRevisions = [DroppedRevision]()
 
+    /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
+    let positionAtOpen: UInt64
+
     init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
         self.path = vault.path
         self.vault = vault
+        positionAtOpen = vault.position
         self.clock = clock
         self.random = random
         try SyncState.requireKnownFormat(in: vault)  // before anything reads the state or writes
@@ -62,8 +66,25 @@ public final class Account {
     static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId)
 
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
-    /// makes ids, and the delays drawn for them, repeat.
-    func newRevisionId() -> [UInt8] { random.bytes(16) }
+    /// makes ids, and the delays drawn for them, repeat. The id a registration reserved and did not
+    /// write (it failed) comes first, so only what is written draws from the stream.
+    func newRevisionId() -> [UInt8] {
+        defer { reservedRevisionId = nil }
+        return reservedRevisionId ?? random.bytes(16)
+    }
+
+    /// The id the next revision written will have, drawn now for a registration that must know it
+    /// before its ceremony (the BS flag it signs depends on when that revision lands), and kept
+    /// for the next write when the ceremony fails, which writes nothing: a failed step moves no
+    /// later id or delay of a seeded run.
+    func reserveRevisionId() -> [UInt8] {
+        if let reservedRevisionId { return reservedRevisionId }
+        let id = random.bytes(16)
+        reservedRevisionId = id
+        return id
+    }
+
+    private var reservedRevisionId: [UInt8]?
 
     // MARK: - Create and open
 
@@ -154,7 +175,10 @@ public final class Account {
         do { directory = try DeviceDirectory.of(vault) } catch { throw DeviceError(error) }
         guard let name else { return directory.current[0] }
         guard let found = directory.currentDevice(named: name) else {
-            throw DeviceError(.noSuchDevice, "no device named '\(name)' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
+            if devicesElsewhere.contains(where: { $0.name == name }) {
+                throw DeviceError(.noSuchDevice, "device '\(EchoedInput.text(name))' is in another vault of this account: run the command with that vault")
+            }
+            throw DeviceError(.noSuchDevice, "no device named '\(EchoedInput.text(name))' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
         }
         return found
     }
@@ -164,6 +188,17 @@ public final class Account {
             throw DeviceError(.noSuchDevice, "the device was removed")
         }
         return found
+    }
+
+    /// Refuses `name` when a device of the account has it: of this vault, or of another by the
+    /// store's directory (as last read, when the store cannot be used).
+    func requireFreeName(_ name: String) throws(DeviceError) {
+        guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'")
+        }
+        guard !devicesElsewhere.contains(where: { $0.name == name }) else {
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)', in another vault")
+        }
     }
 
     static func checkDeviceName(_ name: String) throws(DeviceError) {
@@ -191,9 +226,7 @@ public final class Account {
         }
         guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID needs a profile") }
         guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
-        guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
-            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'")
-        }
+        try requireFreeName(name)
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
         }
@@ -246,6 +279,7 @@ public final class Account {
                 DeviceRecord.setEnrollment(nil, in: &r)
                 DeviceRecord.setFormerEnrollment(nil, in: &r)
             }
+            try sync()  // the store's directory says so at once
         } catch { throw DeviceError(error) }
     }
 
@@ -276,6 +310,7 @@ public final class Account {
                 r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
                 DeviceRecord.setSyncedFrom(time, in: &r)
             }
+            try sync()
         } catch { throw DeviceError(error) }
     }
 
@@ -294,6 +329,7 @@ public final class Account {
                 intervals.append(OfflineInterval(from: time, to: nil))
             }
             try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in DeviceRecord.setOffline(intervals, in: &r) }
+            try sync()
         } catch { throw DeviceError(error) }
     }
 
@@ -396,6 +432,13 @@ public final class Account {
                 DeviceRecord.setHistory(downs, down, in: &r)
             }
             settings = try AccountSettings.read(in: vault)
+            // The account's delays travel to every vault through the store; a device's own stay here.
+            if name == nil {
+                try publishSettings { published in
+                    if let upload { published.uploadDelay = upload }
+                    if let download { published.downloadDelay = download }
+                }
+            }
         } catch { throw DeviceError(error) }
     }
 
@@ -416,68 +459,15 @@ public final class Account {
                 if let backupStateImmediate { r.setField(AccountSettings.Tag.backupStateImmediate, [backupStateImmediate ? 1 : 0]) }
             }
             settings = try AccountSettings.read(in: vault)
+            try publishSettings { published in
+                if let seed { published.seed = seed }
+                if let backupStateImmediate { published.backupStateImmediate = backupStateImmediate }
+            }
         } catch { throw DeviceError(error) }
     }
 
     public var seed: UInt64 { settings.seed.current?.value ?? 0 }
     public var backupStateImmediate: Bool { settings.backupStateImmediate }
-
-    /// A passkey revision's private key, opened for one signature: from this vault or from the
-    /// store, through the biometry key when it was made with user verification.
-    func privateKey(of revision: Revision, itemId: [UInt8], biometryKey: SecureBytes?) throws(VaultError) -> SecureBytes {
-        guard let sealed = revision.sealedKey else { throw VaultError(.corrupted, "a passkey revision has no private key") }
-        switch revision.source {
-        case .local:
-            guard let biometryKey else { return try vault.openSecret(sealed, recordId: revision.id) }
-            if let elsewhere = revision.sealedInVault {
-                return try vault.openBiometrySealed(try vault.openSecret(sealed, recordId: revision.id), itemId: itemId,
-                                                    biometryKey: biometryKey, vaultId: elsewhere)
-            }
-            return try vault.openSecret(sealed, recordId: revision.id, biometryKey: biometryKey, itemId: itemId)
-        case .store:
-            guard let outer = settings.accountKey.openSecret(
-                sealed, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: revision.id))
-            else { throw VaultError(.corrupted, "a passkey from the account store failed authentication") }
-            guard let biometryKey else { return outer }
-            return try vault.openBiometrySealed(outer, itemId: itemId, biometryKey: biometryKey, vaultId: revision.sealedInVault)
-        }
-    }
-
-    /// How many loaded keys an open account keeps.
-    static let signingKeyLimit = 256
-
-    /// The private key of `revision`, a passkey made without user verification, loaded once and
-    /// kept while the account is open (the last ``signingKeyLimit`` used): a device in a load test
-    /// signs with the same passkeys again and again, and loading a key costs as much as signing.
-    /// A key sealed under the biometry key is never kept: each use needs the PIN's proof.
-    func signingKey(of revision: Revision, itemId: [UInt8]) throws(VaultError) -> PrivateKey {
-        if let key = signingKeys[revision.id] { return key }
-        let der = try privateKey(of: revision, itemId: itemId, biometryKey: nil)
-        let key: PrivateKey
-        do {
-            key = try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
-        } catch {
-            throw VaultError(.corrupted, "the private key of a passkey revision cannot be read: \(error)")
-        }
-        if signingKeyOrder.count >= Self.signingKeyLimit { signingKeys[signingKeyOrder.removeFirst()] = nil }
-        signingKeys[revision.id] = key
-        signingKeyOrder.append(revision.id)
-        return key
-    }
-
-    /// `revision`'s private key sealed again for a new revision `newId` of this vault (its inner,
-    /// biometry-key seal, if any, untouched).
-    func resealKey(of revision: Revision, into newId: [UInt8]) throws(VaultError) -> [UInt8] {
-        guard let sealed = revision.sealedKey else { throw VaultError(.corrupted, "a passkey revision has no private key") }
-        switch revision.source {
-        case .local: return try vault.resealSecret(sealed, from: revision.id, to: newId)
-        case .store:
-            guard let outer = settings.accountKey.openSecret(
-                sealed, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: revision.id))
-            else { throw VaultError(.corrupted, "a passkey from the account store failed authentication") }
-            return outer.withUnsafeBytes { vault.sealSecret($0, recordId: newId) }
-        }
-    }
 
     // MARK: - The vault itself
 

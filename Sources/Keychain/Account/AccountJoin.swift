@@ -14,12 +14,14 @@ extension Account {
     /// enrolled with the account's biometry key, approved on an enrolled device here (as
     /// ``addDevice(_:pin:maxPINAttempts:approvedBy:approver:profile:aaguid:)`` is).
     ///
-    /// This vault does not list the new device: the device directory stays each vault's own.
+    /// Every vault lists the new device from the store's directory (docs/sync.md, "Devices in
+    /// several vaults"); its name is refused if a device of any vault of the account has it.
     @discardableResult
     public func addDevice(_ name: String, inNewVaultAt path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
                           pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                           approvedBy approverName: String? = nil, approver: UserPolicy = UserPolicy()) throws(DeviceError) -> Account {
         try Self.checkDeviceName(name)
+        try requireFreeName(name)
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the new vault's passphrase is empty") }
         guard (1...100).contains(maxPINAttempts) else {
             throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
@@ -50,6 +52,11 @@ extension Account {
         guard storeState != nil else {
             throw DeviceError(.storage, storeProblem ?? "the account store at \(storePath) cannot be used")
         }
+        // The account's settings as they are now, for every vault to take up (the new one with them).
+        do {
+            let mine = PublishedSettings(settings, at: present)
+            try publishSettings { $0 = mine }
+        } catch { throw DeviceError(error) }
         let store = Self.absolutePath(storePath)
         let first = try deviceRecords()[0].record
         let created = clock.milliseconds()
@@ -63,14 +70,16 @@ extension Account {
                 record.setField(AccountSettings.Tag.accountId, account.accountId)
                 record.setField(AccountSettings.Tag.storePath, Array(store.utf8))
                 record.setField(AccountSettings.Tag.attestationCA, try AccountSettings.sealedNewCA(in: vault, recordId: record.id))
-                // The sync settings as they are now (later changes here do not travel yet).
+                // The sync settings as they are now; later changes travel through the store.
                 for tag in [AccountSettings.Tag.seed, AccountSettings.Tag.backupStateImmediate, AccountSettings.Tag.uploadDelay,
                             AccountSettings.Tag.downloadDelay] {
                     record.setField(tag, first.field(tag).map(Array.init))
                 }
                 return [record]
             }
-            return try Account(vault: joined, clock: clock, random: random)
+            let newAccount = try Account(vault: joined, clock: clock, random: random)
+            try newAccount.sync()  // publishes its device in the store's directory: every vault knows it from now
+            return newAccount
         } catch { throw DeviceError(error) }
     }
 
@@ -82,15 +91,20 @@ extension Account {
         return String(cString: cwd) + "/" + path
     }
 
-    /// Forgets what this vault knows of the store — its cursor, queue and replica records — and
+    /// Forgets what this vault knows of the store — its cursor, queue and replica records, all but
+    /// the passkeys it collected — and
     /// reads the store again from the start, uploading what it lacks: what this vault's devices
     /// hold of other vaults' devices then comes from the store alone.
     public func forgetStore() throws(DeviceError) {
         do throws(VaultError) {
             let replicas = try vault.records(kind: .credential).filter { StoreReplica.revisionRecord($0) != nil }
             var gone = replicas.map { VaultRecord(id: $0.id, kind: .tombstone, version: $0.version + 1) }
-            if let state = try vault.records(kind: SyncState.kind).first(where: { $0.id == SyncState.recordId }) {
-                gone.append(VaultRecord(id: state.id, kind: .tombstone, version: state.version + 1))
+            // The passkeys collected stay remembered: a revision of one must not bring it back.
+            if let saved = try SyncState.read(in: vault) {
+                var fresh = SyncState()
+                fresh.version = saved.version
+                fresh.collected = saved.collected
+                gone.append(fresh.record())
             }
             if !gone.isEmpty { try vault.commit(gone) }
             storeState = nil

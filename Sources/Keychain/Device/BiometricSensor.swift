@@ -55,18 +55,19 @@ final class BiometricSensor {
                 "biometry on '\(device.name)' is locked out after \(device.failures) failed attempts; unlock it with the vault passphrase ('authctl biometry unlock')")
         }
         let pin = try readPIN()
-        // Counted before the PIN is tried, as CTAP counts pinRetries: a process that dies, or a
-        // write that fails, after a wrong guess cannot leave the guess uncounted.
-        try setFailures(device.failures + 1)
+        // One commit per guess, made before its outcome shows: one more failure for a wrong PIN,
+        // none for a right one. A process that dies, or a write that fails, before that commit
+        // reveals nothing of the guess (both outcomes write the same record), so no wrong guess
+        // is ever learned uncounted.
         let key: SecureBytes?
         do { key = try account.vault.unlockBiometry(pin: pin, enrollment) } catch { throw AuthenticatorError(error) }
+        try setFailures(key == nil ? device.failures + 1 : 0)
         guard let key else {
             let left = device.maxAttempts - min(device.failures + 1, device.maxAttempts)
             throw AuthenticatorError(.failed, "the biometric PIN did not match; " + (left == 0
                 ? "biometry is now locked out until 'authctl biometry unlock'"
                 : "\(left) attempt\(left == 1 ? "" : "s") left before lockout"))
         }
-        try setFailures(0)
         return Unlock(biometryKey: key)
     }
 

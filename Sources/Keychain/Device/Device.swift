@@ -86,7 +86,7 @@ public final class Device {
                          caller: CallerContext? = nil, attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> RegistrationResponse {
         let device = try record()
         try Self.requireSupport(device)
-        let revisionId = account.newRevisionId()
+        let revisionId = account.reserveRevisionId()
         let time = account.eventTime
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
         var (profile, aaguid) = try account.profile(of: device)
@@ -182,7 +182,7 @@ public final class Device {
         let held: [DeviceView.Item]
         do { held = try store.items(rpIds: account.rpIds(ofCredential: id)) } catch { throw DeviceError(error) }
         guard let credential = held.map(\.credential).first(where: { $0.id == id }) else {
-            throw DeviceError(.noSuchCredential, "no passkey with id \(Base64URL.encode(id)) on device '\(name)'")
+            throw DeviceError.noPasskey(id, on: name)
         }
         do { try store.delete([credential]) } catch { throw DeviceError(error) }
         return credential
@@ -194,7 +194,7 @@ public final class Device {
     @discardableResult
     public func setBackupFlags(credentialId id: [UInt8], eligible: Bool? = nil, state: Bool) throws(DeviceError) -> Credential {
         guard let credential = try credential(id: id) else {
-            throw DeviceError(.noSuchCredential, "no passkey with id \(Base64URL.encode(id)) on device '\(name)'")
+            throw DeviceError.noPasskey(id, on: name)
         }
         let backupEligible = eligible ?? credential.backupEligible
         guard backupEligible || !state else {

@@ -18,7 +18,7 @@ extension Device {
     public func exportPasskey(credentialId id: [UInt8], passphrase: SecureBytes, kdf: KDFLevel = .interactive,
                               user policy: UserPolicy = UserPolicy()) throws(DeviceError) -> [UInt8] {
         guard let credential = try credential(id: id) else {
-            throw DeviceError(.noSuchCredential, "no passkey with id \(Base64URL.encode(id)) on device '\(name)'")
+            throw DeviceError.noPasskey(id, on: name)
         }
         let store = try store()
         let verification = credential.requiresUserVerification

@@ -78,12 +78,7 @@ final class ViewCredentialStore: CredentialStore {
             guard let biometryKey = try biometryKey(for: credential, verification) else {
                 return try account.signingKey(of: item.winner, itemId: item.itemId)
             }
-            let der = try account.privateKey(of: item.winner, itemId: item.itemId, biometryKey: biometryKey)
-            do {
-                return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
-            } catch {
-                throw VaultError(.corrupted, "the private key of credential \(Base64URL.encode(credential.id)) is not a P-256 key")
-            }
+            return try account.loadedKey(of: item.winner, itemId: item.itemId, biometryKey: biometryKey)
         } catch { throw AuthenticatorError(error) }
     }
 
@@ -97,7 +92,10 @@ final class ViewCredentialStore: CredentialStore {
             } catch {
                 throw VaultError(.invalid, "OpenSSL could not encode the new private key: \(error)")
             }
-            let id = nextRevisionId ?? account.newRevisionId()
+            let id = account.newRevisionId()  // the registration's reserved id, when it reserved one
+            guard nextRevisionId == nil || id == nextRevisionId! else {
+                throw VaultError(.inconsistent, "the new passkey's revision id is not the one its registration reserved")
+            }
             let uvKey = credential.requiresUserVerification ? try biometryKey(for: credential, verification) : nil
             let sealed = der.withUnsafeBytes { buffer in
                 let secret = UnsafeRawBufferPointer(rebasing: buffer.prefix(length))

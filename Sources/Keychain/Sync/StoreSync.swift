@@ -64,6 +64,7 @@ extension Account {
             state.unreadable = state.saved.unreadable
             storeState = state
             try download()
+            try readAccountMetadata()
         } catch {
             storeState = nil
             storeProblem = "the account store at \(storePath) is not used: \(error.message)"
@@ -86,23 +87,26 @@ extension Account {
             guard let snapshot = try state.store.snapshot() else { throw error }
             var entries = 0
             for (index, part) in snapshot.parts.enumerated() {
-                entries += take(part, label: "snapshot \(snapshot.sequence) part \(index)", own: own, into: &state)
+                entries += take(part, label: "snapshot \(snapshot.sequence) part \(index)", sequence: snapshot.sequence, own: own, into: &state)
             }
             state.cursor = snapshot.sequence
             state.snapshotEntries = UInt64(entries)
             state.unreadable.removeAll()
             page = try state.store.allChanges(after: state.cursor)
         }
-        for change in page.changes { _ = take(change.object, label: "change \(change.sequence)", own: own, into: &state) }
+        for change in page.changes {
+            _ = take(change.object, label: "change \(change.sequence)", sequence: change.sequence, own: own, into: &state)
+        }
         state.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
         state.cursor = page.next
         storeState = state
     }
 
-    /// Adds what store object `object` holds to `state` (and returns how many revisions), or
-    /// notes it unreadable.
+    /// Adds what store object `object` (at `sequence`) holds to `state` (and returns how many
+    /// revisions), or notes it unreadable. A revision of a passkey already collected is dropped
+    /// (``droppedIfCollected(_:in:)``).
     @discardableResult
-    private func take(_ object: StoreObject, label: String, own: Set<[UInt8]>, into state: inout StoreState) -> Int {
+    private func take(_ object: StoreObject, label: String, sequence: UInt64, own: Set<[UInt8]>, into state: inout StoreState) -> Int {
         guard let entries = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
               let first = try? DeviceRecord.everyRecord(in: vault)[0]
         else {
@@ -112,7 +116,10 @@ extension Account {
         for entry in entries where state.landed[entry.record.id] == nil {
             guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
             else { continue }
+            guard !droppedIfCollected(revision, in: state) else { continue }
             state.landed[revision.id] = entry.landedAt
+            state.sequences[revision.id] = sequence
+            if vault.access == .write { state.read.append(.init(sequence: sequence, revision: revision, landedAt: entry.landedAt)) }
             if !own.contains(revision.originId) {
                 state.downloaded.append(revision)
                 noteDownloaded(revision)
@@ -158,6 +165,7 @@ extension Account {
             for entry in opened {
                 guard let r = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
                 else { continue }
+                guard state.collected[r.itemId] == nil else { continue }  // collected: in no snapshot
                 let key = r.originId + r.itemId
                 if let kept = entries[key], !Revision.precedes(kept.revision, r) { continue }
                 entries[key] = (entry.record, entry.landedAt, r)
@@ -198,7 +206,10 @@ extension Account {
         // What other writers appended since this process last looked (a long-lived account: a
         // scenario, a server). A reader only reads.
         if storeState != nil {
-            do throws(StoreError) { try download() } catch {
+            do throws(StoreError) {
+                try download()
+                try readAccountMetadata()
+            } catch {
                 storeState = nil
                 storeProblem = "the account store at \(storePath) is not used: \(error.message)"
             }
@@ -232,31 +243,49 @@ extension Account {
         storeState = state
         do throws(StoreError) {
             if !stored.isEmpty {
-                let given = try state.store.append(packed(stored))
+                let pack = packing(stored.map { (record: $0.record, landedAt: $0.landedAt) })
+                let given = try state.store.append(pack.objects)
                 for entry in stored { state.landed[entry.record.id] = entry.landedAt }
+                for (entry, object) in zip(stored, pack.placement) {
+                    state.sequences[entry.record.id] = given[object]
+                    state.read.append(.init(sequence: given[object], revision: entry.revision, landedAt: entry.landedAt))
+                }
                 let contiguous = given.elementsEqual((0..<UInt64(given.count)).map { state.cursor + 1 + $0 })
                 if contiguous { state.cursor += UInt64(given.count) }
                 storeState = state
                 // Another writer of the store appended meanwhile: read what it did.
                 if !contiguous { try download() }
             }
-            try compactStore()
         } catch {
             storeState = nil
             storeProblem = "the account store at \(storePath) is not used: \(error.message)"
             return  // what was not uploaded stays queued for the store's return
         }
         state = storeState ?? state
+        var updated = saved
+        updated.storeId = state.saved.storeId
+        updated.cursor = state.cursor
+        updated.queue = queue
+        updated.unreadable = state.unreadable
+        // What every device has acknowledged, published; what it allows, collected (StoreKnowledge.swift).
+        // A store that fails now has still been read and written: what this sync did is committed.
+        let (collected, problem) = try settleKnowledge(&state, into: &updated)
+        storeState = state
+        if let problem {
+            setStoreAside(problem)
+        } else {
+            do throws(StoreError) { try compactStore() } catch { setStoreAside(error) }
+            state = storeState ?? state
+        }
+        updated.snapshotEntries = state.snapshotEntries
         let replicas = try replicaRecords(for: state.downloaded[state.persistedDownloads...])
         state.persistedDownloads = state.downloaded.count
-        storeState = state
-        let updated = SyncState(version: saved.version, storeId: state.saved.storeId, cursor: state.cursor, queue: queue,
-                                snapshotEntries: state.snapshotEntries, unreadable: state.unreadable)
-        guard !replicas.isEmpty || saved.version == 0 || updated.cursor != saved.cursor || updated.queue != saved.queue
+        if storeState != nil { storeState = state }
+        guard !replicas.isEmpty || !collected.isEmpty || saved.version == 0 || updated.cursor != saved.cursor || updated.queue != saved.queue
                 || updated.storeId != saved.storeId || updated.snapshotEntries != saved.snapshotEntries
-                || updated.unreadable.map(\.name) != saved.unreadable.map(\.name)
+                || updated.unreadable.map(\.name) != saved.unreadable.map(\.name) || !updated.sameKnowledge(as: saved)
         else { return }
-        try vault.commit(replicas + [updated.record()])
+        try vault.commit(collected + replicas + [updated.record()])
     }
 
     /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
@@ -360,15 +389,17 @@ extension Account {
     }
 
     /// Of `groups` (each the local revisions of one device and passkey), the revisions a later one
-    /// of the same group outranks on every device from now on: that one has reached every device of the account, so this one can never be
-    /// what a device shows again.
+    /// of the same group outranks on every device from now on: that one has reached every device
+    /// of the account — this vault's by the schedule, other vaults' by what they acknowledged in
+    /// the store — so this one can never be what a device shows again.
     private func supersededRevisions(_ groups: [[Revision]], in history: History, at now: Instant) -> [Revision] {
+        let elsewhere = knowledgeElsewhere()
         var out = [Revision]()
         for revisions in groups where revisions.count > 1 {
             let ordered = revisions.sorted(by: Revision.precedes)
             // The newest revision everybody holds; every older one is done with.
             guard let settled = ordered.lastIndex(where: { r in
-                history.current.allSatisfy { device in
+                elsewhere.holds(r) && history.current.allSatisfy { device in
                     device.id == r.originId || history.deviceBound.contains(r.itemId)
                         || (visibility(of: r, to: device, in: history).map { $0 <= now } ?? false)
                 }
@@ -382,8 +413,8 @@ extension Account {
     /// account key; returns the entries to store, and the ids of the revisions too large for any
     /// object (not uploaded).
     private func upload(_ revisions: [(Revision, Instant)]) throws(VaultError)
-        -> (entries: [(record: VaultRecord, landedAt: Instant)], tooLarge: Set<[UInt8]>) {
-        var entries = [(record: VaultRecord, landedAt: Instant)]()
+        -> (entries: [(record: VaultRecord, landedAt: Instant, revision: Revision)], tooLarge: Set<[UInt8]>) {
+        var entries = [(record: VaultRecord, landedAt: Instant, revision: Revision)]()
         var tooLarge = Set<[UInt8]>()
         for (revision, landed) in revisions {
             guard case .local(var record) = revision.source else { continue }
@@ -399,7 +430,7 @@ extension Account {
                 record.setField(CredentialRecord.Tag.sealedPrivateKey, settings.accountKey.sealSecret(
                     secret, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: record.id)))
             }
-            entries.append((record, landed))
+            entries.append((record, landed, revision))
         }
         return (entries, tooLarge)
     }
@@ -411,8 +442,11 @@ extension Account {
 
     /// `entries` sealed as store objects of at most ``objectBudget`` bytes of records each, each
     /// under a new random id.
-    private func packed(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [StoreObject] {
-        var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
+    private func packed(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [StoreObject] { packing(entries).objects }
+
+    /// ``packed(_:)``, with the object each entry went into (`placement`, by entry).
+    private func packing(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> (objects: [StoreObject], placement: [Int]) {
+        var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0, placement = [Int]()
         func flush() {
             guard !batch.isEmpty else { return }
             // Not from the account's random source: when a writer uploads depends on when it looks
@@ -426,10 +460,11 @@ extension Account {
             let weight = Self.storeWeight(of: entry.record)
             if size + weight > Self.objectBudget { flush() }
             batch.append(entry)
+            placement.append(objects.count)
             size += weight
         }
         flush()
-        return objects
+        return (objects, placement)
     }
 }
 
@@ -453,11 +488,30 @@ struct StoreState {
     var unreadable: [UnreadableObject] = []
     /// Revisions of this vault too large for one object (``Account/objectBudget``): not uploaded.
     var tooLarge: Set<[UInt8]> = []
+    /// The store sequence of each revision read or uploaded by this process.
+    var sequences: [[UInt8]: UInt64] = [:]
+    /// What a writer read or uploaded since it last committed its sync state (StoreKnowledge.swift).
+    var read: [ReadRevision] = []
+    /// The passkeys collected, by item id.
+    var collected: [[UInt8]: SyncState.Deletion] = [:]
+    /// The account's device directory as read from the store now.
+    var directory: AccountDirectory?
+    /// The version of the store's sync settings taken up.
+    var settingsVersion: UInt64
 
     init(store: any AccountStore, saved: SyncState) {
         self.store = store
         self.saved = saved
         snapshotEntries = saved.snapshotEntries
+        settingsVersion = saved.settingsVersion
+        collected = Dictionary(saved.collected.map { ($0.itemId, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// A revision the store gave (or took from this vault) at `sequence`.
+    struct ReadRevision {
+        let sequence: UInt64
+        let revision: Revision
+        let landedAt: Instant
     }
 
     struct UnreadableObject: Equatable {

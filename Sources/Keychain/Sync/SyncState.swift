@@ -3,7 +3,10 @@ import KeyVault
 /// This vault's place in the account store, one record (kind 4, docs/vault-format.md): which
 /// store it follows (the store's id), how far it has read the store's changes (the cursor), what
 /// its devices made that has not been uploaded yet (the upload queue, found from each commit, so a
-/// writer never scans the vault for it), and the store's changes it could not read.
+/// writer never scans the vault for it), the store's changes it could not read, and what it knows
+/// of the rest of the account: the store's settings version it took up, the changes its devices
+/// have not all received yet, the deletions waiting to be collected and those collected, and the
+/// device directory as last read.
 struct SyncState {
     static let kind = VaultRecord.Kind(rawValue: 4)
     static let recordId = Array("AUTHCTL-SYNCSTAT".utf8)
@@ -11,12 +14,15 @@ struct SyncState {
     enum Tag {
         static let cursor: UInt8 = 1, storeId: UInt8 = 2, queue: UInt8 = 3, snapshotEntries: UInt8 = 4
         static let unreadable: UInt8 = 5, format: UInt8 = 6
+        static let settingsVersion: UInt8 = 7, collected: UInt8 = 8, inFlight: UInt8 = 9, pendingDeletions: UInt8 = 10
+        static let settingsToPublish: UInt8 = 11, directory: UInt8 = 12
     }
 
     /// The record's format: tag 6, absent in records written before it (format 1). A writer
     /// rewrites the whole record from what it read, so one that does not know a newer format would
-    /// drop what that format added: a newer format is refused (`tooNew`) instead, at open.
-    static let format: UInt64 = 1
+    /// drop what that format added: a newer format is refused (`tooNew`) instead, at open. Format 2
+    /// added tags 7–12 (a format-1 record reads with them empty).
+    static let format: UInt64 = 2
 
     /// Refuses a vault whose sync state record is of a format newer than ``format``; called as the
     /// vault opens, before anything reads the record or writes.
@@ -36,6 +42,25 @@ struct SyncState {
         let landsAt: Instant?
     }
 
+    /// A deletion of a passkey as the store gave it: the item, the sequence of the change that
+    /// carried it, when and by which device it was made, and its RP (the partition its records are in).
+    struct Deletion: Equatable {
+        let itemId: [UInt8]
+        let sequence: UInt64
+        let deletedAt: UInt64
+        let deleter: [UInt8]
+        let rpId: [UInt8]
+    }
+
+    /// A revision read from the store that some device of this vault has not received yet: the
+    /// change's sequence, the revision, when it landed and which device made it.
+    struct InFlight: Equatable {
+        let sequence: UInt64
+        let revisionId: [UInt8]
+        let landedAt: Instant
+        let origin: [UInt8]
+    }
+
     var version: UInt64 = 0
     var storeId: [UInt8] = []
     var cursor: UInt64 = 0
@@ -44,6 +69,18 @@ struct SyncState {
     /// a share of that many changes, so it costs a constant per change.
     var snapshotEntries: UInt64 = 0
     var unreadable: [StoreState.UnreadableObject] = []
+    /// The version of the store's sync settings this vault has taken up (0: none).
+    var settingsVersion: UInt64 = 0
+    /// Passkeys collected: their revisions are gone, and a revision of one that arrives is dropped.
+    var collected: [Deletion] = []
+    var inFlight: [InFlight] = []
+    /// Deletions read from the store, not collected yet: until every device has acknowledged them.
+    var pendingDeletions: [Deletion] = []
+    /// A `sync set` made while the store could not be used: published at the next sync.
+    var settingsToPublish = false
+    /// The account's device directory as last read from the store (its unsealed form), for when the
+    /// store cannot be used.
+    var directory: [UInt8] = []
 
     static func read(in vault: Vault) throws(VaultError) -> SyncState? {
         guard let record = try vault.records(kind: kind).first(where: { $0.id == recordId }) else { return nil }
@@ -69,7 +106,52 @@ struct SyncState {
             else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of store problems") }
             state.unreadable.append(.init(name: String(decoding: name, as: UTF8.self), reason: String(decoding: reason, as: UTF8.self)))
         }
+        state.settingsVersion = try record.integer(Tag.settingsVersion, as: UInt64.self) ?? 0
+        state.collected = try deletions(record, Tag.collected)
+        state.pendingDeletions = try deletions(record, Tag.pendingDeletions)
+        var flights = FieldReader(Array(record.field(Tag.inFlight) ?? []))
+        while !flights.atEnd {
+            guard let sequence = flights.take(8), let id = flights.take(16), let landed = flights.take(16).flatMap({ Instant(bytes: $0) }),
+                  let origin = flights.take(16)
+            else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of changes in flight") }
+            state.inFlight.append(InFlight(sequence: BigEndianBytes.integer(sequence[...]), revisionId: id, landedAt: landed, origin: origin))
+        }
+        state.settingsToPublish = record.field(Tag.settingsToPublish)?.elementsEqual([1]) ?? false
+        state.directory = record.field(Tag.directory).map(Array.init) ?? []
         return state
+    }
+
+    private static func deletions(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> [Deletion] {
+        var reader = FieldReader(Array(record.field(tag) ?? []))
+        var out = [Deletion]()
+        while !reader.atEnd {
+            guard let item = reader.take(16), let sequence = reader.take(8), let at = reader.take(8), let deleter = reader.take(16),
+                  let count = reader.take(2), let rp = reader.take(Int(BigEndianBytes.integer(count[...]) as UInt16))
+            else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of deletions") }
+            out.append(Deletion(itemId: item, sequence: BigEndianBytes.integer(sequence[...]), deletedAt: BigEndianBytes.integer(at[...]),
+                                deleter: deleter, rpId: rp))
+        }
+        return out
+    }
+
+    private static func bytes(_ deletions: [Deletion]) -> [UInt8]? {
+        guard !deletions.isEmpty else { return nil }
+        var out = [UInt8]()
+        for d in deletions {
+            out += d.itemId
+            out += BigEndianBytes.of(d.sequence)
+            out += BigEndianBytes.of(d.deletedAt)
+            out += d.deleter
+            out += BigEndianBytes.of(UInt16(d.rpId.count))
+            out += d.rpId
+        }
+        return out
+    }
+
+    /// Whether what this state knows of the rest of the account (tags 7–12) is as in `other`.
+    func sameKnowledge(as other: SyncState) -> Bool {
+        settingsVersion == other.settingsVersion && collected == other.collected && inFlight == other.inFlight
+            && pendingDeletions == other.pendingDeletions && settingsToPublish == other.settingsToPublish && directory == other.directory
     }
 
     /// The record for this state, one version past the one read.
@@ -91,6 +173,14 @@ struct SyncState {
             problems += BigEndianBytes.of(UInt16(name.count)) + name + BigEndianBytes.of(UInt16(reason.count)) + reason
         }
         record.setField(Tag.unreadable, problems.isEmpty ? nil : problems)
+        record.setInteger(Tag.settingsVersion, settingsVersion == 0 ? nil : settingsVersion)
+        record.setField(Tag.collected, Self.bytes(collected))
+        record.setField(Tag.pendingDeletions, Self.bytes(pendingDeletions))
+        var flights = [UInt8]()
+        for f in inFlight { flights += BigEndianBytes.of(f.sequence) + f.revisionId + f.landedAt.bytes + f.origin }
+        record.setField(Tag.inFlight, flights.isEmpty ? nil : flights)
+        record.setField(Tag.settingsToPublish, settingsToPublish ? [1] : nil)
+        record.setField(Tag.directory, directory.isEmpty ? nil : directory)
         return record
     }
 }

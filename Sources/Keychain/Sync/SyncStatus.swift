@@ -15,14 +15,22 @@ public struct SyncStatus: Encodable, Sendable {
         public let at: UInt64?
     }
 
+    /// A device of the account: of this vault (`vault` is `"this"`), with what it holds and what is
+    /// pending; or of another vault sharing the store (`vault` is that vault's id, 32 hex digits), as
+    /// that vault last published it — no passkey count (`nil`) and no pending transfers, which only
+    /// its own vault computes.
     public struct DeviceStatus: Encodable, Sendable {
         public let name: String
+        public let vault: String
         public let online: Bool
         public let biometryEnrolled: Bool
         public let syncedFrom: UInt64
         public let uploadDelay: String
         public let downloadDelay: String
-        public let passkeys: Int
+        public let passkeys: Int?
+        /// The store's changes up to this sequence have reached the device, as published in the
+        /// store's directory; `nil` before it was (docs/sync.md, "Collection").
+        public let acknowledged: UInt64?
         public let pendingUploads: [Transfer]
         public let pendingDownloads: [Transfer]
     }
@@ -36,10 +44,18 @@ public struct SyncStatus: Encodable, Sendable {
     /// Why the account store is set aside, when it is; else what is wrong in the store in use —
     /// objects it cannot read (passed over), revisions too large to upload (sync.md, "The store").
     public let storeProblem: String?
+    /// This vault's devices first, then other vaults' (by the store's directory).
     public let devices: [DeviceStatus]
 }
 
 extension Account {
+    /// A device of another vault, as it published itself.
+    private static func status(_ d: PublishedDevice) -> SyncStatus.DeviceStatus {
+        SyncStatus.DeviceStatus(name: d.name, vault: Hex.string(d.vaultId), online: d.online, biometryEnrolled: d.enrolled,
+                                syncedFrom: d.syncedFrom, uploadDelay: d.uploadDelay.description, downloadDelay: d.downloadDelay.description,
+                                passkeys: nil, acknowledged: d.acknowledged, pendingUploads: [], pendingDownloads: [])
+    }
+
     public func syncStatus() throws(DeviceError) -> SyncStatus {
         do {
             try sync()
@@ -49,6 +65,7 @@ extension Account {
                 SyncStatus.Transfer(credentialId: Base64URL.encode(r.credential.id), rpId: r.credential.rpId,
                                     userName: r.credential.userName, removal: r.removed, changedAt: r.changedAt.ms, at: at?.ms)
             }
+            let published = Dictionary((accountDirectory?.devices ?? []).map { ($0.id, $0.acknowledged) }, uniquingKeysWith: { a, _ in a })
             let statuses = try history.current.map { device throws(VaultError) in
                 var uploads = [SyncStatus.Transfer](), downloads = [SyncStatus.Transfer]()
                 for r in history.revisions where !history.deviceBound.contains(r.itemId) {
@@ -66,10 +83,10 @@ extension Account {
                     if arrives.map({ $0 > now }) ?? true { downloads.append(transfer(r, arrives)) }
                 }
                 return SyncStatus.DeviceStatus(
-                    name: device.name, online: device.isOnline, biometryEnrolled: device.enrollment != nil,
+                    name: device.name, vault: "this", online: device.isOnline, biometryEnrolled: device.enrollment != nil,
                     syncedFrom: device.syncedFrom.ms, uploadDelay: uploadDelay(of: device, at: now).description,
                     downloadDelay: downloadDelay(of: device, at: now).description,
-                    passkeys: try view(of: device).items.count,
+                    passkeys: try view(of: device).items.count, acknowledged: published[device.id],
                     pendingUploads: uploads.sorted { ($0.at ?? .max) < ($1.at ?? .max) },
                     pendingDownloads: downloads.sorted { ($0.at ?? .max) < ($1.at ?? .max) })
             }
@@ -77,7 +94,8 @@ extension Account {
                               backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
                               uploadDelay: (settings.uploadDelay.value(at: now) ?? .none).description,
                               downloadDelay: (settings.downloadDelay.value(at: now) ?? .none).description,
-                              storeInUse: storeState != nil, storeProblem: storeProblem ?? storeObjectProblem, devices: statuses)
+                              storeInUse: storeState != nil, storeProblem: storeProblem ?? storeObjectProblem,
+                              devices: statuses + devicesElsewhere.map(Self.status))
         } catch { throw DeviceError(error) }
     }
 }

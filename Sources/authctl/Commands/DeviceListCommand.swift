@@ -13,9 +13,16 @@ enum DeviceListCommand {
             try Output.data(JSONOutput.string(["devices": status.devices]))
             return
         }
-        let rows = [["DEVICE", "ONLINE", "BIOMETRY", "PASSKEYS", "PENDING UP/DOWN"]] + status.devices.map { d in
-            [TerminalText.escaped(d.name), d.online ? "yes" : "no", d.biometryEnrolled ? "enrolled" : "none", String(d.passkeys),
-             "\(d.pendingUploads.count)/\(d.pendingDownloads.count)"]
+        // With devices in other vaults (the store's directory), a column says where each lives.
+        let several = status.devices.contains { $0.vault != "this" }
+        var rows = [["DEVICE", "ONLINE", "BIOMETRY", "PASSKEYS", "PENDING UP/DOWN"] + (several ? ["VAULT"] : [])]
+        for d in status.devices {
+            let here = d.vault == "this"
+            var row: [String] = [TerminalText.escaped(d.name), d.online ? "yes" : "no", d.biometryEnrolled ? "enrolled" : "none"]
+            row.append(d.passkeys.map { String($0) } ?? "-")
+            row.append(here ? "\(d.pendingUploads.count)/\(d.pendingDownloads.count)" : "-")
+            if several { row.append(here ? "this" : String(d.vault.prefix(8))) }
+            rows.append(row)
         }
         for line in TextTable.lines(rows) { try Output.data(line) }
     }

@@ -86,7 +86,7 @@ enum RegisterCommand {
     /// PublicKeyCredentialCreationOptionsJSON, as much of it as the flags build.
     static func builder(_ args: ParsedArguments, algorithms: [Int]) throws(CLIError) -> CreationOptionsBuilder {
         var excluded = [[UInt8]]()
-        for id in args.values(exclude) { excluded.append(try CeremonyOptions.builtBase64URL(id, "--exclude")) }
+        for id in args.values(exclude) { excluded.append(try CredentialId.decode(id, "--exclude")) }
         return CreationOptionsBuilder(
             rpId: CeremonyOptions.builtRPId(args.value(rpId)),
             userId: try args.value(userId).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--user-id") },

@@ -35,7 +35,7 @@ enum SignCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let ids = [args.value(credential), args.argument(0)].compactMap { $0 }
         guard Set(ids).count <= 1 else { throw CLIError(.usage, "--credential and CREDENTIAL_ID name different passkeys") }
-        let account = AccountChoice(credentialId: try ids.first.map(CredentialId.decode), user: args.value(user))
+        let account = AccountChoice(credentialId: try ids.first.map { t throws(CLIError) in try CredentialId.decode(t, "--credential") }, user: args.value(user))
         let caller = try CeremonyOptions.caller(args, userActivation: !args.flag(noUserActivation))
         // Exclusive, as every ceremony: a counting credential's counter, and the biometric failure
         // count, are written before anything is printed.
@@ -49,7 +49,7 @@ enum SignCommand {
     /// PublicKeyCredentialRequestOptionsJSON, as much of it as the flags build.
     static func builder(_ args: ParsedArguments) throws(CLIError) -> RequestOptionsBuilder {
         var allowed = [[UInt8]]()
-        for id in args.values(allow) { allowed.append(try CeremonyOptions.builtBase64URL(id, "--allow")) }
+        for id in args.values(allow) { allowed.append(try CredentialId.decode(id, "--allow")) }
         return RequestOptionsBuilder(
             rpId: CeremonyOptions.builtRPId(args.value(rpId)),
             challenge: try args.value(challenge).map { v throws(CLIError) in try CeremonyOptions.builtBase64URL(v, "--challenge") },

@@ -14,7 +14,12 @@ enum SyncStatusCommand {
         try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
         if let problem = status.storeProblem { try Output.text("store problem: " + TerminalText.escaped(problem)) }
         for d in status.devices {
-            try Output.text("\(d.name): \(d.online ? "online" : "offline"), \(d.passkeys) passkey(s), upload \(d.uploadDelay), download \(d.downloadDelay)")
+            guard let passkeys = d.passkeys else {
+                // Another vault's device, as that vault published it.
+                try Output.text("\(TerminalText.escaped(d.name)) (vault \(d.vault.prefix(8))): \(d.online ? "online" : "offline"), upload \(d.uploadDelay), download \(d.downloadDelay), read through change \(d.acknowledged ?? 0)")
+                continue
+            }
+            try Output.text("\(d.name): \(d.online ? "online" : "offline"), \(passkeys) passkey(s), upload \(d.uploadDelay), download \(d.downloadDelay)")
             for t in d.pendingUploads { try Output.text("  uploads " + describe(t, status.now)) }
             for t in d.pendingDownloads { try Output.text("  downloads " + describe(t, status.now)) }
         }

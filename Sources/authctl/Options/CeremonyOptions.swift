@@ -72,7 +72,7 @@ enum CeremonyOptions {
     /// read leniently, as typed ids are (standard base64 and `=` padding too), and written into
     /// the options as canonical unpadded base64url, which the options parser then reads strictly.
     static func builtBase64URL(_ text: String, _ flag: String) throws(CLIError) -> [UInt8] {
-        guard let bytes = Base64URL.decode(text) else { throw CLIError(.badInput, "\(flag) '\(text)' is not base64url") }
+        guard let bytes = Base64URL.decode(text) else { throw CLIError(.badInput, "\(flag) '\(EchoedInput.text(text))' is not base64url") }
         return bytes
     }
 

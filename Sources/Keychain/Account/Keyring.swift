@@ -1,0 +1,104 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// The private keys an open account has loaded, by revision id: at most ``limit``, the least
+/// recently used going first when a new one needs the room. Loading a key costs as much as a
+/// signature, and a device in a load test signs with the same passkeys again and again. A hit is
+/// one dictionary look-up; a miss that evicts scans the entries once, beside a key load that
+/// costs far more.
+struct Keyring<Key> {
+    let limit: Int
+    private var entries = [[UInt8]: (key: Key, lastUse: UInt64)]()
+    /// Counts uses: an entry's `lastUse` is the count at its last use.
+    private var uses: UInt64 = 0
+
+    init(limit: Int) {
+        precondition(limit > 0, "a keyring holds at least one key")
+        self.limit = limit
+    }
+
+    var count: Int { entries.count }
+
+    func contains(_ id: [UInt8]) -> Bool { entries[id] != nil }
+
+    /// The key of revision `id`: the one kept, or `load()`'s, kept from now on.
+    mutating func key<Failure: Error>(for id: [UInt8], loading load: () throws(Failure) -> Key) throws(Failure) -> Key {
+        uses += 1
+        if let kept = entries[id] {
+            entries[id] = (kept.key, uses)
+            return kept.key
+        }
+        let key = try load()
+        if entries.count >= limit, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            entries[oldest] = nil
+        }
+        entries[id] = (key, uses)
+        return key
+    }
+}
+
+/// The passkeys' private keys: opened for one signature, kept in the keyring, or sealed again for a
+/// new revision.
+extension Account {
+    /// How many loaded keys an open account keeps.
+    static let signingKeyLimit = 256
+
+    /// A passkey revision's private key, opened for one signature: from this vault or from the
+    /// store, through the biometry key when it was made with user verification.
+    func privateKey(of revision: Revision, itemId: [UInt8], biometryKey: SecureBytes?) throws(VaultError) -> SecureBytes {
+        guard let sealed = revision.sealedKey else { throw VaultError(.corrupted, "a passkey revision has no private key") }
+        switch revision.source {
+        case .local:
+            guard let biometryKey else { return try vault.openSecret(sealed, recordId: revision.id) }
+            if let elsewhere = revision.sealedInVault {
+                return try vault.openBiometrySealed(try vault.openSecret(sealed, recordId: revision.id), itemId: itemId,
+                                                    biometryKey: biometryKey, vaultId: elsewhere)
+            }
+            return try vault.openSecret(sealed, recordId: revision.id, biometryKey: biometryKey, itemId: itemId)
+        case .store:
+            let outer = try openStoreSealed(sealed, of: revision)
+            guard let biometryKey else { return outer }
+            return try vault.openBiometrySealed(outer, itemId: itemId, biometryKey: biometryKey, vaultId: revision.sealedInVault)
+        }
+    }
+
+    /// The private key of `revision`, a passkey made without user verification, loaded once and
+    /// kept in ``keyring`` while the account is open. A key sealed under the biometry key is never
+    /// kept: each use needs the PIN's proof.
+    func signingKey(of revision: Revision, itemId: [UInt8]) throws(VaultError) -> PrivateKey {
+        try keyring.key(for: revision.id) { () throws(VaultError) -> PrivateKey in
+            try loadedKey(of: revision, itemId: itemId, biometryKey: nil)
+        }
+    }
+
+    /// ``privateKey(of:itemId:biometryKey:)`` as OpenSSL holds it, for one signature.
+    func loadedKey(of revision: Revision, itemId: [UInt8], biometryKey: SecureBytes?) throws(VaultError) -> PrivateKey {
+        let der = try privateKey(of: revision, itemId: itemId, biometryKey: biometryKey)
+        do {
+            return try der.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
+        } catch {
+            throw VaultError(.corrupted, "the private key of a passkey revision cannot be read: \(error)")
+        }
+    }
+
+    /// `revision`'s private key sealed again for a new revision `newId` of this vault (its inner,
+    /// biometry-key seal, if any, untouched).
+    func resealKey(of revision: Revision, into newId: [UInt8]) throws(VaultError) -> [UInt8] {
+        guard let sealed = revision.sealedKey else { throw VaultError(.corrupted, "a passkey revision has no private key") }
+        switch revision.source {
+        case .local: return try vault.resealSecret(sealed, from: revision.id, to: newId)
+        case .store:
+            let outer = try openStoreSealed(sealed, of: revision)
+            return outer.withUnsafeBytes { vault.sealSecret($0, recordId: newId) }
+        }
+    }
+
+    /// The seal a revision from the account store has around its private key, opened with the
+    /// account key.
+    private func openStoreSealed(_ sealed: [UInt8], of revision: Revision) throws(VaultError) -> SecureBytes {
+        guard let outer = settings.accountKey.openSecret(
+            sealed, associatedData: StorePack.itemAssociatedData(accountId: settings.accountId, revisionId: revision.id))
+        else { throw VaultError(.corrupted, "a passkey from the account store failed authentication") }
+        return outer
+    }
+}

@@ -1,0 +1,236 @@
+import KeyVault
+import SyncStore
+
+/// What this vault knows of the whole account through the store, beyond its changes: the device
+/// directory every vault publishes (each device with how far it has read the store), the sync
+/// settings `sync set` publishes, and — from what every device has acknowledged — which deletions
+/// can be collected. A deletion's revisions go from the vault, and from the store's next snapshot,
+/// only once every device of the account (by the store's directory, removed devices excepted) has
+/// acknowledged past it; a revision that arrives afterwards for a collected passkey is dropped.
+/// See docs/sync.md, "Collection".
+extension Account {
+    // MARK: - The directory
+
+    /// The account's device directory as this vault knows it: as read from the store now, else as
+    /// it was last read (kept in the sync state), so with the store down a vault still knows the
+    /// devices of other vaults — their names stay taken, and nothing is collected past them.
+    var accountDirectory: AccountDirectory? {
+        if let directory = storeState?.directory { return directory }
+        guard let saved = try? SyncState.read(in: vault), !saved.directory.isEmpty else { return nil }
+        return AccountDirectory(plain: saved.directory, version: 0)
+    }
+
+    /// The devices of other vaults, not removed, as they published themselves.
+    var devicesElsewhere: [PublishedDevice] {
+        (accountDirectory?.elsewhere(than: vault.vaultId) ?? []).filter { !$0.removed }
+    }
+
+    /// The name of device `id`: this vault's, else as another vault published it.
+    func deviceName(id: [UInt8]) -> String {
+        if let local = try? DeviceDirectory.of(vault).device(id: id) { return local.name }
+        return accountDirectory?.devices.first { $0.id == id }?.name ?? "a device of another vault"
+    }
+
+    func setStoreAside(_ error: StoreError) {
+        storeState = nil
+        storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+    }
+
+    // MARK: - Reading the account's metadata
+
+    /// Reads the directory and the sync settings from the store. A settings version this vault has
+    /// not taken up is taken up now — from this moment, for transfers that start from now on — by
+    /// a writer in its settings record, by a reader in memory; a `sync set` this vault made while
+    /// the store was down is published first, over what the store holds.
+    func readAccountMetadata() throws(StoreError) {
+        guard var state = storeState else { return }
+        state.directory = try AccountDirectory.read(from: state.store, settings: settings)
+        storeState = state
+        let saved = (try? SyncState.read(in: vault)) ?? nil
+        if vault.access == .write, let saved, saved.settingsToPublish {
+            let mine = PublishedSettings(settings, at: present)
+            let published = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
+            try? recordSettingsPublished(version: published.version)
+            return
+        }
+        guard let published = try PublishedSettings.read(from: state.store, settings: settings),
+              published.version > state.settingsVersion, let value = published.value
+        else { return }
+        do { try takeUp(value) } catch { return }  // a vault that cannot be written says so at its next commit
+        state.settingsVersion = published.version
+        storeState = state
+    }
+
+    /// `published` in force from now: in the settings record (a writer) or in memory (a reader).
+    private func takeUp(_ published: PublishedSettings) throws(VaultError) {
+        let time = vault.access == .write ? eventTime : present
+        var ups = settings.uploadDelay, downs = settings.downloadDelay, seeds = settings.seed
+        if let v = published.uploadDelay, ups.value(at: time) != v { ups.set(v, from: time) }
+        if let v = published.downloadDelay, downs.value(at: time) != v { downs.set(v, from: time) }
+        if let v = published.seed, seeds.value(at: time)?.value != v { seeds.set(Seed(v), from: time) }
+        let immediate = published.backupStateImmediate ?? settings.backupStateImmediate
+        guard ups != settings.uploadDelay || downs != settings.downloadDelay || seeds != settings.seed
+                || immediate != settings.backupStateImmediate
+        else { return }
+        guard vault.access == .write else {
+            settings = AccountSettings(accountKey: settings.accountKey, accountId: settings.accountId, seed: seeds,
+                                       backupStateImmediate: immediate, uploadDelay: ups, downloadDelay: downs, storePath: settings.storePath)
+            return
+        }
+        try DeviceRecord.update(try DeviceRecord.everyRecord(in: vault)[0].id, in: vault) { r throws(VaultError) in
+            DeviceRecord.setHistory(ups, AccountSettings.Tag.uploadDelay, in: &r)
+            DeviceRecord.setHistory(downs, AccountSettings.Tag.downloadDelay, in: &r)
+            DeviceRecord.setHistory(seeds, AccountSettings.Tag.seed, in: &r)
+            r.setField(AccountSettings.Tag.backupStateImmediate, [immediate ? 1 : 0])
+        }
+        settings = try AccountSettings.read(in: vault)
+    }
+
+    /// Publishes a `sync set` of the account's settings (`change`, onto what the store holds); with
+    /// the store down, it is published at the next sync that can. Nothing to publish to while the
+    /// account uses no store (a lone device): a vault that joins later gets the settings with it.
+    func publishSettings(_ change: @escaping (inout PublishedSettings) -> Void) throws(VaultError) {
+        guard storeInUse else { return }
+        useStore()
+        if let state = storeState {
+            var version: UInt64?
+            do throws(StoreError) {
+                version = try PublishedSettings.publish(change, base: PublishedSettings(settings, at: present), to: state.store,
+                                                        settings: settings).version
+            } catch {
+                setStoreAside(error)
+            }
+            if let version { return try recordSettingsPublished(version: version) }
+        }
+        var saved = try SyncState.read(in: vault) ?? SyncState()
+        saved.settingsToPublish = true
+        try vault.commit([saved.record()])
+    }
+
+    private func recordSettingsPublished(version: UInt64) throws(VaultError) {
+        var saved = try SyncState.read(in: vault) ?? SyncState()
+        saved.settingsVersion = version
+        saved.settingsToPublish = false
+        storeState?.settingsVersion = version
+        try vault.commit([saved.record()])
+    }
+
+    // MARK: - Acknowledgements and collection
+
+    /// Whether `revision`, read from the store, is of a passkey already collected, and so dropped:
+    /// it never brings the passkey back. One made after the deletion is reported as dropped (the
+    /// timeline's `# dropped at …`); one made before it is gone with the rest.
+    func droppedIfCollected(_ revision: Revision, in state: StoreState) -> Bool {
+        guard let deletion = state.collected[revision.itemId] else { return false }
+        if !revision.removed, revision.changedAt.ms >= deletion.deletedAt, !droppedRevisions.contains(where: { $0.revisionId == revision.id }) {
+            droppedRevisions.append(DroppedRevision(time: revision.changedAt.ms, device: revision.originName, credentialId: revision.credential.id,
+                                                    revisionId: revision.id, deletedBy: deviceName(id: deletion.deleter),
+                                                    deletedAt: deletion.deletedAt))
+        }
+        return true
+    }
+
+    /// A writer's sync, once it has read and uploaded: each device of this vault's acknowledged
+    /// sequence — every change up to it has reached the device, and nothing the device made waits
+    /// to upload (while something of this vault's waits, no acknowledgement moves: a revision in a
+    /// queue could otherwise bring back what is collected) — published with this vault's devices in
+    /// the directory; then every deletion that all devices of the account have acknowledged is
+    /// collected: the tombstones of its passkey's records here are returned, and the passkey is
+    /// remembered (by item id) in `next`. A store that fails meanwhile is returned, not thrown: what
+    /// was read and uploaded is still committed.
+    func settleKnowledge(_ state: inout StoreState, into next: inout SyncState) throws(VaultError)
+        -> (gone: [VaultRecord], problem: StoreError?) {
+        let devices = try DeviceRecord.everyRecord(in: vault)
+        let current = devices.filter { $0.removedAt == nil }
+        let now = present
+        var flights = next.inFlight, pending = next.pendingDeletions
+        for read in state.read {
+            let r = read.revision
+            flights.append(SyncState.InFlight(sequence: read.sequence, revisionId: r.id, landedAt: read.landedAt, origin: r.originId))
+            if r.removed, state.collected[r.itemId] == nil, !pending.contains(where: { $0.itemId == r.itemId }) {
+                pending.append(SyncState.Deletion(itemId: r.itemId, sequence: read.sequence, deletedAt: r.changedAt.ms, deleter: r.originId,
+                                                  rpId: Array(r.credential.rpId.utf8)))
+            }
+        }
+        state.read = []
+        func arrived(_ f: SyncState.InFlight, at device: DeviceRecord) -> Bool {
+            if f.origin == device.id && f.landedAt >= device.syncedFrom { return true }
+            return arrival(of: f.revisionId, at: device, landed: f.landedAt).map { $0 <= now } ?? false
+        }
+        let before = Dictionary((state.directory?.devices ?? []).filter { $0.vaultId == vault.vaultId }.map { ($0.id, $0.acknowledged) },
+                                uniquingKeysWith: { a, b in max(a, b) })
+        let ours = devices.map { d in
+            var ack = flights.lazy.filter { !arrived($0, at: d) }.map(\.sequence).min().map { $0 - 1 } ?? state.cursor
+            if !next.queue.isEmpty { ack = min(ack, before[d.id] ?? 0) }
+            ack = max(min(ack, state.cursor), before[d.id] ?? 0)
+            return PublishedDevice(id: d.id, vaultId: vault.vaultId, name: d.name, removed: d.removedAt != nil, online: d.isOnline,
+                                   enrolled: d.enrollment != nil, syncedFrom: d.syncedFrom.ms, acknowledged: ack,
+                                   uploadDelay: uploadDelay(of: d, at: now), downloadDelay: downloadDelay(of: d, at: now))
+        }
+        flights.removeAll { f in current.allSatisfy { arrived(f, at: $0) } }
+        next.inFlight = flights
+        next.pendingDeletions = pending
+        next.settingsVersion = state.settingsVersion
+        let directory: AccountDirectory
+        do throws(StoreError) {
+            directory = try AccountDirectory.publish(ours, vault: vault.vaultId, to: state.store, settings: settings)
+        } catch {
+            return ([], error)
+        }
+        state.directory = directory
+        // This vault's devices by what it computed now (the store may hold older acknowledgements).
+        let account = directory.elsewhere(than: vault.vaultId) + ours
+        guard !directory.tooNew, let everyone = account.filter({ !$0.removed }).map(\.acknowledged).min() else { return ([], nil) }
+        next.directory = directory.plain
+        let due = pending.filter { $0.sequence <= everyone }
+        guard !due.isEmpty else { return ([], nil) }
+        next.pendingDeletions = pending.filter { $0.sequence > everyone }
+        let items = Set(due.map(\.itemId))
+        var gone = [VaultRecord]()
+        for rp in Set(due.map(\.rpId)) {
+            let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp)
+            for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) {
+                gone.append(VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1))
+                revisionCache[record.id] = nil
+            }
+        }
+        for deletion in due { state.collected[deletion.itemId] = deletion }
+        let kept = state.downloaded.enumerated().filter { !items.contains($0.element.itemId) }
+        state.persistedDownloads = kept.filter { $0.offset < state.persistedDownloads }.count
+        state.downloaded = kept.map(\.element)
+        next.collected = state.collected.values.sorted {
+            $0.sequence != $1.sequence ? $0.sequence < $1.sequence : $0.itemId.lexicographicallyPrecedes($1.itemId)
+        }
+        return (gone, nil)
+    }
+
+    /// What the devices of other vaults hold, by what they acknowledged in the store, for
+    /// collecting superseded revisions (``supersededRevisions(_:in:at:)``).
+    struct Elsewhere {
+        /// The least sequence every device of another vault has acknowledged; `nil`: there is none.
+        let acknowledged: UInt64?
+        let sequences: [[UInt8]: UInt64]
+        /// The cursor this vault had when it opened: what it had uploaded before is in the store up to it.
+        let cursorAtOpen: UInt64
+        /// The vault position when it opened: a revision written since is in the store only with a
+        /// sequence this process knows.
+        let positionAtOpen: UInt64
+        let queued: Set<[UInt8]>
+
+        /// Whether every device of another vault holds revision `r` of this vault.
+        func holds(_ r: Revision) -> Bool {
+            guard let acknowledged else { return true }
+            if let sequence = sequences[r.id] { return sequence <= acknowledged }
+            return r.changedAt.order < positionAtOpen && !queued.contains(r.id) && cursorAtOpen <= acknowledged
+        }
+    }
+
+    func knowledgeElsewhere() -> Elsewhere {
+        let saved = (try? SyncState.read(in: vault)) ?? nil
+        let others = devicesElsewhere
+        let acknowledged = accountDirectory?.tooNew == true ? 0 : others.map(\.acknowledged).min()
+        return Elsewhere(acknowledged: acknowledged, sequences: storeState?.sequences ?? [:],
+                         cursorAtOpen: storeState?.saved.cursor ?? saved?.cursor ?? .max, positionAtOpen: positionAtOpen,
+                         queued: Set((saved?.queue ?? []).map(\.revisionId)))
+    }
+}

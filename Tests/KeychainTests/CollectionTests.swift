@@ -1,0 +1,104 @@
+import Foundation
+import KeyVault
+import SyncStore
+@testable import Keychain
+import Testing
+import VirtualAuthenticator
+
+// Collection by the store's knowledge, without processes: two vaults sharing one store on one
+// virtual clock; a deletion is collected only once every device of the account (by the store's
+// directory) has acknowledged it, and a revision of a collected passkey that arrives later is dropped.
+
+private let start: UInt64 = 1_800_000_000_000
+
+private func twoVaults(_ dir: String, clock: VirtualClock) throws -> (phone: Account, desk: Account) {
+    let phone = try Account.create(at: dir + "/phone", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                   biometricPIN: nil, clock: clock.wallClock, random: .seeded(3))
+    let desk = try phone.addDevice("desk", inNewVaultAt: dir + "/desk", passphrase: secret(passphrase), kdf: .min, pin: nil)
+    try desk.setDelays(upload: nil, download: DelayRange(parsing: "2s"), device: "desk")
+    return (phone, desk)
+}
+
+/// Two vaults, and a passkey made on the phone that the desk holds.
+private func passkeyOnBoth(_ dir: String) throws -> (VirtualClock, phone: Account, desk: Account, made: Credential) {
+    let clock = VirtualClock(start: start)
+    let (phone, desk) = try twoVaults(dir, clock: clock)
+    let made = try phone.device().register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
+    clock.advance(by: 2_000)
+    #expect(try desk.device().credentials().map(\.id) == [made.id])
+    return (clock, phone, desk, made)
+}
+
+/// The records (revisions and replicas) of the passkey `id` in `account`'s vault.
+private func records(of id: [UInt8], in account: Account) throws -> Int {
+    try account.vault.records(kind: .credential).filter { record in
+        let inner = StoreReplica.revisionRecord(record)?.record ?? record
+        return inner.field(CredentialRecord.Tag.credentialId).map(Array.init) == id
+    }.count
+}
+
+@Test func theDirectoryAndTheSettingsTravelThroughTheStore() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let (phone, desk) = try twoVaults(dir, clock: clock)
+        #expect(try phone.syncStatus().devices.map(\.name) == ["phone", "desk"])
+        #expect(try desk.syncStatus().devices.map { "\($0.name):\($0.vault == "this")" } == ["desk:true", "phone:false"])
+        expectDeviceError(.invalidArgument) { try phone.addDevice("desk", pin: nil) }
+        try desk.setDelays(upload: DelayRange(parsing: "5s"), download: nil)
+        _ = try phone.device().credentials()  // the phone's next command takes it up
+        #expect(try phone.syncStatus().uploadDelay == "5s")
+        try phone.setSyncOptions(seed: 11)
+        _ = try desk.device().credentials()
+        #expect(desk.seed == 11)
+    }
+}
+
+@Test func aDeletionIsCollectedOnlyOnceEveryDeviceOfTheAccountHasAcknowledgedIt() throws {
+    try withTemporaryDirectory { dir in
+        let (clock, phone, desk, made) = try passkeyOnBoth(dir)
+        _ = try phone.device().delete(credentialId: made.id)
+        clock.advance(by: 1_000)
+        _ = try desk.device().credentials()  // the deletion has not reached the desk (2 s): not acknowledged
+        _ = try phone.device().credentials()
+        #expect(try records(of: made.id, in: phone) == 2, "collected before the desk had the deletion")
+        clock.advance(by: 1_000)
+        #expect(try desk.device().credentials().isEmpty)  // now it has: acknowledged, and collected there
+        #expect(try records(of: made.id, in: desk) == 0)
+        _ = try phone.device().credentials()
+        #expect(try records(of: made.id, in: phone) == 0)
+        let state = try #require(try SyncState.read(in: phone.vault))
+        #expect(state.collected.map(\.itemId).count == 1 && state.pendingDeletions.isEmpty)
+    }
+}
+
+@Test func aRevisionOfACollectedPasskeyThatArrivesLaterIsDroppedNotResurrected() throws {
+    try withTemporaryDirectory { dir in
+        let (clock, phone, desk, made) = try passkeyOnBoth(dir)
+        // The passkey's revision as the store holds it: what a device unknown to the directory
+        // could upload again, changed later.
+        let store = try DirectoryStore(path: phone.storePath, create: false, durable: false)
+        let opened = try store.allChanges(after: 0).changes.compactMap {
+            StorePack.open($0.object.bytes, name: $0.object.id, key: phone.settings.accountKey, accountId: phone.settings.accountId)
+        }.flatMap { $0 }
+        let original = try #require(opened.first { $0.record.field(CredentialRecord.Tag.credentialId).map(Array.init) == made.id })
+        _ = try phone.device().delete(credentialId: made.id)
+        clock.advance(by: 2_000)
+        _ = try desk.device().credentials()
+        _ = try phone.device().credentials()
+        #expect(try records(of: made.id, in: phone) == 0)
+        // A late sign-count revision arrives for it.
+        clock.advance(by: 1_000)
+        var late = VaultRecord(id: VaultRecord.newId(), kind: .credential, version: 1, fields: original.record.fields)
+        late.setInteger(CredentialRecord.Tag.changedAt, clock.now)
+        late.setInteger(CredentialRecord.Tag.signCount, UInt32(7))
+        let name = VaultRecord.newId()
+        _ = try store.append([StoreObject(id: name, bytes: StorePack.seal([(late, Instant(ms: clock.now, order: 0))], name: name,
+                                                                          key: phone.settings.accountKey, accountId: phone.settings.accountId))])
+        clock.advance(by: 2_000)
+        for account in [phone, desk] {
+            #expect(try account.device().credentials().isEmpty)
+            #expect(try records(of: made.id, in: account) == 0)
+            #expect(account.droppedRevisions.map(\.revisionId) == [late.id])
+        }
+    }
+}
