@@ -1,28 +1,32 @@
 import Foundation
+import Synchronization
 import KeyVault
 @testable import Keychain
 import Testing
 import VirtualAuthenticator
 
-/// The RP's history a long-lived account keeps in step with each change (``RPHistory``) against
-/// the one read afresh from the vault's records, as a new process reads it: over randomized
-/// histories — several devices, delays drawn from ranges, offline spans, deletions, counting
-/// passkeys, replacements, resets — every device's view must be the same, item for item, after
-/// every step.
+/// The RP's history a long-lived account keeps in step with each change (``RPHistory``), and each
+/// device's view kept in step with it and the clock (``KeptDeviceView``), against the view worked
+/// out from the records read afresh, as a new process reads them: over randomized histories —
+/// several devices, added and removed, delays drawn from ranges and changed, the seed and the BS
+/// rule changed, offline spans, deletions, counting passkeys, replacements, resets, the clock
+/// moving on and stepping back — every device's view must be the same, item for item, after every
+/// step.
 @Test(arguments: 0..<24 as Range<UInt64>)
 func theKeptHistoryEqualsTheOneReadFromTheRecords(seed: UInt64) throws {
     try withTemporaryDirectory { dir in
         var rng = SplitMix(seed: seed &+ 0x5eed)
-        let clock = VirtualClock(start: 1_800_000_000_000)
+        let clock = SteppingClock(start: 1_800_000_000_000)
         let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "d0",
                                          biometricPIN: nil, clock: clock.wallClock, random: .seeded(seed))
-        let names = ["d0", "d1", "d2"]
+        var names = ["d0", "d1", "d2"]
+        var added = names.count
         for name in names.dropFirst() { try account.addDevice(name, pin: nil) }
         try account.setDelays(upload: DelayRange(parsing: "0s..2s"), download: DelayRange(parsing: "0s..3s"))
         var registered = [[UInt8]]()
-        for step in 0..<60 {
-            let device = names[Int(rng.next() % 3)]
-            switch rng.next() % 10 {
+        for step in 0..<80 {
+            let device = names[Int(rng.next() % UInt64(names.count))]
+            switch rng.next() % 14 {
             case 0, 1, 2:  // a registration, for a user that may have a passkey already (it replaces it)
                 let user = Base64URL.encode(Array("u\(rng.next() % 6)".utf8))
                 if let made = try? account.device(device).register(
@@ -38,6 +42,23 @@ func theKeptHistoryEqualsTheOneReadFromTheRecords(seed: UInt64) throws {
                 try account.setOnline(rng.next() % 2 == 0, device: device)
             case 7 where rng.next() % 4 == 0 && device != "d0":
                 try account.resetDevice(device)
+            case 8:  // the clock stepped back (a device's clock corrected)
+                clock.stepBack(by: rng.next() % 4000)
+            case 9:  // the account's or one device's delays changed, or the seed, or the BS rule
+                switch rng.next() % 4 {
+                case 0: try account.setDelays(upload: DelayRange(parsing: "0s..1s"), download: DelayRange(parsing: "1s..4s"))
+                case 1: try account.setDelays(upload: nil, download: DelayRange(parsing: "0s..2s"), device: device)
+                case 2: try account.setSyncOptions(seed: rng.next())
+                default: try account.setSyncOptions(backupStateImmediate: rng.next() % 2 == 0)
+                }
+            case 10 where names.count < 5:
+                let name = "d\(added)"
+                added += 1
+                try account.addDevice(name, pin: nil)
+                names.append(name)
+            case 11 where device != "d0" && rng.next() % 2 == 0:
+                try account.removeDevice(device)
+                names.removeAll { $0 == device }
             default:
                 break
             }
@@ -51,6 +72,15 @@ func theKeptHistoryEqualsTheOneReadFromTheRecords(seed: UInt64) throws {
             }
         }
     }
+}
+
+/// A clock a test moves either way.
+private final class SteppingClock: Sendable {
+    private let milliseconds: Mutex<UInt64>
+    init(start: UInt64) { milliseconds = Mutex(start) }
+    func advance(by delta: UInt64) { milliseconds.withLock { $0 += delta } }
+    func stepBack(by delta: UInt64) { milliseconds.withLock { $0 -= min(delta, $0) } }
+    var wallClock: WallClock { WallClock { [self] in milliseconds.withLock { $0 } } }
 }
 
 /// Everything a device's view says of a passkey.

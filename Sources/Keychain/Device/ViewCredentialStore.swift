@@ -48,13 +48,13 @@ final class ViewCredentialStore: CredentialStore {
     func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential] {
         guard !ids.isEmpty else { return [] }
         let wanted = Set(ids)
-        do { return try view(rpId: rpId).items.compactMap { wanted.contains($0.credential.id) ? $0.credential : nil } } catch {
+        do { return try view(rpId: rpId).items(credentialIds: wanted).map(\.credential) } catch {
             throw AuthenticatorError(error)
         }
     }
 
     func credentials(forRP rpId: String, userHandle: [UInt8]) throws(AuthenticatorError) -> [Credential] {
-        do { return try view(rpId: rpId).items.compactMap { $0.credential.userHandle == userHandle ? $0.credential : nil } } catch {
+        do { return try view(rpId: rpId).items(userHandle: userHandle).map(\.credential) } catch {
             throw AuthenticatorError(error)
         }
     }

@@ -196,10 +196,34 @@ extension Account {
         return arrival(of: revision.id, at: device, landed: landed)
     }
 
-    /// What `device` holds now: every passkey, or those of `rpIds`.
+    /// What `device` holds now: every passkey, or those of `rpIds` (one RP's from its kept view).
     func view(of device: DeviceRecord, rpIds: Set<String>? = nil) throws(VaultError) -> DeviceView {
         try sync()
+        if let rpIds, rpIds.count == 1 { return try keptView(of: device, rpId: rpIds.first!) }
         return view(of: device, in: try history(rpIds: rpIds))
+    }
+
+    /// What `device` holds now of `rpId`, from its ``KeptDeviceView``: brought up to date with
+    /// what changed since it was last asked for, or made afresh when its schedule changed.
+    func keptView(of device: DeviceRecord, rpId: String) throws(VaultError) -> DeviceView {
+        let history = try rpHistory(rpId)
+        let every = try DeviceRecord.everyRecord(in: vault)
+        let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeGeneration)
+        let all = try vault.derived("Account.deviceViews", { KeptDeviceViews() }, following: { _, _ in true })
+        let key = KeptDeviceViews.Key(device: device.id, rpId: rpId)
+        let now = present
+        let kept: KeptDeviceView
+        if let held = all.byKey[key], held.holds(under: schedule, history: history, at: now) {
+            kept = held
+        } else {
+            kept = KeptDeviceView(schedule: schedule, history: history)
+            all.byKey[key] = kept
+        }
+        let known = History(revisions: [], devices: every, deviceBound: history.deviceBound)
+        kept.advance(to: now, visibility: { r in
+            visibility(of: r, to: device, in: known).map { ($0, r.originId == device.id && r.changedAt.order >= device.syncedFrom.order) }
+        }, landedAt: { landedAt($0, in: known) }, backupStateImmediate: settings.backupStateImmediate)
+        return kept.view
     }
 
     /// What `device` holds now of `rpId`, from the history read afresh (``historyFromRecords(rpIds:)``).

@@ -19,6 +19,9 @@ final class RPHistory {
     private(set) var severalLocal = Set<[UInt8]>()
     /// The revision each vault record of the RP holds (a replica's id differs from its revision's).
     private(set) var revisionOfRecord = [[UInt8]: [UInt8]]()
+    /// Every revision added (`true`) or forgotten (`false`), in that order: what a kept device
+    /// view (``KeptDeviceView``) has not seen yet is the tail after the changes it has.
+    private(set) var changes = [(revision: Revision, added: Bool)]()
 
     var revisions: [Revision] { Array(byId.values) }
 
@@ -32,6 +35,7 @@ final class RPHistory {
         if let recordId { revisionOfRecord[recordId] = revision.id }
         guard byId[revision.id] == nil else { return }
         byId[revision.id] = revision
+        changes.append((revision, true))
         byItem[revision.itemId, default: []].append(revision)
         if !revision.removed && !revision.credential.backupEligible { deviceBound.insert(revision.itemId) }
         guard Self.isLocal(revision) else { return }
@@ -43,6 +47,7 @@ final class RPHistory {
     /// Forgets the revision vault record `recordId` held (the record became a tombstone).
     func remove(recordId: [UInt8]) {
         guard let id = revisionOfRecord.removeValue(forKey: recordId), let revision = byId.removeValue(forKey: id) else { return }
+        changes.append((revision, false))
         let item = revision.itemId
         byItem[item]?.removeAll { $0.id == id }
         if byItem[item]?.isEmpty == true { byItem[item] = nil }
