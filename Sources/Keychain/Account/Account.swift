@@ -487,10 +487,8 @@ public final class Account {
     public func changePassphrase(to passphrase: SecureBytes, kdf: KDFLevel? = nil) throws(DeviceError) {
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the new passphrase is empty") }
         do {
-            try vault.changePassphrase(to: passphrase, kdf: kdf, sealedFields: [
-                .credential: [CredentialRecord.Tag.sealedPrivateKey],
-                .settings: [AccountSettings.Tag.accountKey, AccountSettings.Tag.attestationCA],
-            ])
+            // Every field the record tables mark sealed (RecordTags.swift), so none added later is missed.
+            try vault.changePassphrase(to: passphrase, kdf: kdf, sealedFields: RecordTags.sealedFields())
             settings = try AccountSettings.read(in: vault)
         } catch { throw DeviceError(error) }
     }

@@ -155,10 +155,9 @@ final class ViewCredentialStore: CredentialStore {
         change(&state)
         let sealed = try account.resealKey(of: item.winner, into: id)
         let time = account.eventTime
-        var record = CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed, device: device, changedAt: time,
-                                           created: item.winner.created)
         // A key sealed under the biometry key in another vault stays bound to that vault's id.
-        record.setField(CredentialRecord.Tag.sealedInVault, item.winner.sealedInVault)
+        let record = CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed, device: device, changedAt: time,
+                                           created: item.winner.created, sealedInVault: item.winner.sealedInVault)
         try account.commitChange(also + [record])
         if let deletion {
             account.droppedRevisions.append(DroppedRevision(time: time.ms, device: device.name, credentialId: state.id, revisionId: id,

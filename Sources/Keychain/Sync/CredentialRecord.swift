@@ -5,6 +5,7 @@ import VirtualAuthenticator
 /// docs/vault-format.md) and how to make one. Every change a device makes to a passkey — its
 /// creation, a new signature count, its deletion — is a new record, a revision, so that each can
 /// travel to the account store at its own time. The private key is a sealed secret in its own field.
+/// The fields are written and read by ``CredentialCodec``.
 enum CredentialRecord {
     enum Tag {
         static let credentialId: UInt8 = 1, rpId: UInt8 = 2, userHandle: UInt8 = 3, userName: UInt8 = 4
@@ -37,35 +38,13 @@ enum CredentialRecord {
         static let sealedInVault: UInt8 = 42
     }
 
-    /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`.
+    /// The revision of a passkey whose state is `credential`, made by `device` at `changedAt`
+    /// (``CredentialCodec`` writes its fields).
     static func make(id recordId: [UInt8], itemId: [UInt8], for credential: Credential, sealedKey: [UInt8],
-                     device: DeviceRecord, changedAt: Instant, created: Instant) -> VaultRecord {
-        var record = VaultRecord(id: recordId, kind: .credential, fields: [
-            Tag.credentialId: credential.id,
-            Tag.rpId: Array(credential.rpId.utf8),
-            Tag.userHandle: credential.userHandle,
-            // As the authenticator keeps them: 64 bytes at most (PasskeyRules.storedName), so an
-            // RP's megabyte user.name cannot make a record the store cannot hold.
-            Tag.userName: Array(PasskeyRules.storedName(credential.userName).utf8),
-            Tag.userDisplayName: Array(PasskeyRules.storedName(credential.userDisplayName).utf8),
-            Tag.backupFlags: [backupFlags(credential)],
-            Tag.publicKey: credential.publicKey.storedForm,
-            Tag.sealedPrivateKey: sealedKey,
-            Tag.countsSignatures: [credential.globalCounter ? 2 : credential.countsSignatures ? 1 : 0],
-            Tag.requiresUserVerification: [credential.requiresUserVerification ? 1 : 0],
-        ])
-        if !credential.profile.isEmpty { record.setField(Tag.profile, Array(credential.profile.utf8)) }
-        if !credential.aaguid.isEmpty { record.setField(Tag.aaguid, credential.aaguid) }
-        if let level = credential.credProtect { record.setField(Tag.credProtect, [level.rawValue]) }
-        if let blob = credential.credBlob { record.setField(Tag.credBlob, blob) }
-        if let sealed = credential.largeBlob { record.setField(Tag.largeBlob, sealed) }
-        if credential.hidden { record.setField(Tag.hidden, [1]) }
-        record.setInteger(Tag.createdAt, credential.createdAt)
-        record.setField(Tag.created, created.bytes)
-        record.setInteger(Tag.signCount, credential.signCount)
-        record.setInteger(Tag.algorithm, Int32(credential.publicKey.algorithm.rawValue))
-        stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
-        return record
+                     device: DeviceRecord, changedAt: Instant, created: Instant, sealedInVault: [UInt8]? = nil) -> VaultRecord {
+        VaultRecord(id: recordId, kind: .credential, fields: CredentialCodec.encode(RevisionContent(
+            credential: credential, itemId: itemId, deviceId: device.id, deviceName: device.name, changedAt: changedAt,
+            removed: false, created: created, sealedKey: sealedKey, sealedInVault: sealedInVault)))
     }
 
     /// The creation instant of a passkey made now (`now`) whose `createdAt` (seconds) is
@@ -75,28 +54,10 @@ enum CredentialRecord {
         now.ms / 1000 == credential.createdAt ? now : Instant(ms: Revision.milliseconds(ofSeconds: credential.createdAt), order: now.order)
     }
 
-    /// BE (bit 0); with a BS set by hand, BS (bit 1) and bit 2. Otherwise sync decides BS.
-    static func backupFlags(_ credential: Credential) -> UInt8 {
-        (credential.backupEligible ? 1 : 0) | (credential.backupStateFixed ? (credential.backupState ? 2 : 0) | 4 : 0)
-    }
-
     /// The revision that deletes passkey `itemId` (holding just what names it).
     static func removal(id: [UInt8], of credential: Credential, itemId: [UInt8], device: DeviceRecord, changedAt: Instant) -> VaultRecord {
-        var record = VaultRecord(id: id, kind: .credential, fields: [
-            Tag.credentialId: credential.id,
-            Tag.rpId: Array(credential.rpId.utf8),
-            Tag.userHandle: credential.userHandle,
-            Tag.removed: [1],
-        ])
-        stamp(&record, itemId: itemId, device: device, changedAt: changedAt)
-        return record
-    }
-
-    private static func stamp(_ record: inout VaultRecord, itemId: [UInt8], device: DeviceRecord, changedAt: Instant) {
-        record.setField(Tag.itemId, itemId)
-        record.setField(Tag.deviceId, device.id)
-        record.setField(Tag.deviceName, Array(device.name.utf8))
-        record.setInteger(Tag.changedAt, changedAt.ms)
-        record.setInteger(Tag.changedOrder, changedAt.order)
+        VaultRecord(id: id, kind: .credential, fields: CredentialCodec.encode(RevisionContent(
+            credential: credential, itemId: itemId, deviceId: device.id, deviceName: device.name, changedAt: changedAt,
+            removed: true, created: .zero, sealedKey: nil, sealedInVault: nil)))
     }
 }

@@ -31,93 +31,24 @@ final class Revision {
 
     var storeLandedAt: Instant? { if case .store(let t, _) = source { t } else { nil } }
 
-    /// Reads a `credential` record. Records from before devices and sync lack the revision tags:
-    /// they are the first device's, made when the passkey was created, each its own item.
+    /// Reads a `credential` record (``CredentialCodec/decode(_:firstDevice:)``): one that does not
+    /// decode is `corrupted`.
     init(_ record: VaultRecord, source: Source, firstDevice: DeviceRecord) throws(VaultError) {
-        typealias Tag = CredentialRecord.Tag
-        func field(_ tag: UInt8) throws(VaultError) -> [UInt8] {
-            guard let value = record.field(tag) else { throw VaultError(.corrupted, "a credential record lacks field \(tag)") }
-            return Array(value)
-        }
-        func text(_ tag: UInt8, default fallback: String? = nil) throws(VaultError) -> String {
-            guard let bytes = record.field(tag) else {
-                if let fallback { return fallback }
-                throw VaultError(.corrupted, "a credential record lacks field \(tag)")
-            }
-            guard let s = String(validating: Array(bytes), as: UTF8.self) else {
-                throw VaultError(.corrupted, "field \(tag) of a credential record is not UTF-8")
-            }
-            return s
-        }
-        func integer(_ tag: UInt8, _ type: UInt64.Type, default fallback: UInt64? = nil) throws(VaultError) -> UInt64 {
-            guard let value = try record.integer(tag, as: UInt64.self) ?? fallback else {
-                throw VaultError(.corrupted, "a credential record lacks field \(tag)")
-            }
-            return value
-        }
-        func integer(_ tag: UInt8, _ type: UInt32.Type) throws(VaultError) -> UInt32 {
-            guard let value = try record.integer(tag, as: UInt32.self) else {
-                throw VaultError(.corrupted, "a credential record lacks field \(tag)")
-            }
-            return value
+        let content: RevisionContent
+        do { content = try CredentialCodec.decode(record, firstDevice: (firstDevice.id, firstDevice.name)) } catch {
+            throw VaultError(.corrupted, error.description)
         }
         id = record.id
-        itemId = record.field(Tag.itemId).map(Array.init) ?? record.id
-        originId = record.field(Tag.deviceId).map(Array.init) ?? firstDevice.id
-        originName = try text(Tag.deviceName, default: firstDevice.name)
-        removed = record.field(Tag.removed)?.elementsEqual([1]) ?? false
+        itemId = content.itemId
+        originId = content.deviceId
+        originName = content.deviceName
+        changedAt = content.changedAt
+        removed = content.removed
+        created = content.created
+        credential = content.credential
+        sealedKey = content.sealedKey
+        sealedInVault = content.sealedInVault
         self.source = source
-        sealedInVault = record.field(Tag.sealedInVault).map(Array.init)
-        if removed {
-            changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self), order: try integer(Tag.changedOrder, UInt64.self, default: 0))
-            sealedKey = nil
-            created = .zero
-            credential = Credential(
-                id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
-                userName: "", userDisplayName: "", createdAt: 0, signCount: 0, backupEligible: false, backupState: false,
-                publicKey: .ec2(x: [], y: []))  // a removal names no key
-            return
-        }
-        let createdAt = try integer(Tag.createdAt, UInt64.self)
-        changedAt = Instant(ms: try integer(Tag.changedAt, UInt64.self, default: Self.milliseconds(ofSeconds: createdAt)),
-                            order: try integer(Tag.changedOrder, UInt64.self, default: 0))
-        if let bytes = record.field(Tag.created) {
-            guard let instant = Instant(bytes: bytes) else {
-                throw VaultError(.corrupted, "a credential record's creation instant (field \(Tag.created)) is not 16 bytes")
-            }
-            created = instant
-        } else {
-            created = Instant(ms: Self.milliseconds(ofSeconds: createdAt), order: 0)
-        }
-        sealedKey = try field(Tag.sealedPrivateKey)
-        let flags = try field(Tag.backupFlags).first ?? 0
-        // Records from before other algorithms hold no algorithm: ES256.
-        let number = try record.integer(Tag.algorithm, as: Int32.self) ?? Int32(COSEAlgorithm.es256.rawValue)
-        guard let algorithm = COSEAlgorithm(rawValue: Int(number)),
-              let publicKey = COSEKey(storedForm: try field(Tag.publicKey), algorithm: algorithm) else {
-            throw VaultError(.corrupted, "a credential record's public key is not one of its algorithm (\(number))")
-        }
-        var made = Credential(
-            id: try field(Tag.credentialId), rpId: try text(Tag.rpId), userHandle: try field(Tag.userHandle),
-            userName: try text(Tag.userName), userDisplayName: try text(Tag.userDisplayName),
-            createdAt: createdAt, signCount: try integer(Tag.signCount, UInt32.self),
-            backupEligible: flags & 1 != 0, backupState: flags & 2 != 0, publicKey: publicKey,
-            countsSignatures: (record.field(Tag.countsSignatures)?.first ?? 0) != 0,
-            requiresUserVerification: record.field(Tag.requiresUserVerification)?.elementsEqual([1]) ?? false)
-        made.backupStateFixed = flags & 4 != 0
-        made.globalCounter = record.field(Tag.countsSignatures)?.first == 2
-        made.profile = try text(Tag.profile, default: "")
-        made.aaguid = record.field(Tag.aaguid).map(Array.init) ?? []
-        if let level = record.field(Tag.credProtect) {
-            guard level.count == 1, let policy = CredentialProtectionPolicy(rawValue: level[level.startIndex]) else {
-                throw VaultError(.corrupted, "a credential record's credProtect level (field \(Tag.credProtect)) is not 1, 2 or 3")
-            }
-            made.credProtect = policy
-        }
-        made.credBlob = record.field(Tag.credBlob).map(Array.init)
-        made.largeBlob = record.field(Tag.largeBlob).map(Array.init)
-        made.hidden = record.field(Tag.hidden)?.elementsEqual([1]) ?? false
-        credential = made
     }
 
     /// `seconds` × 1000, saturating.
