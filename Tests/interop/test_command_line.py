@@ -228,3 +228,40 @@ def test_huge_input_is_echoed_cut_in_errors(authctl):
             result = authctl.run(*json_flag, *args)
             assert result.code == code, (args[:2], result.stderr[:300])
             assert len(result.stderr) < 1_000 and tail in result.stderr, (args[:2], result.stderr[:300])
+
+
+def test_huge_origins_rp_ids_and_option_values_are_echoed_cut(authctl):
+    """An origin, a top origin, an RP ID or an option's value echoed in an error is cut as an id
+    is: a megabyte RP ID in the options (which go in on stdin) or 100 KB on the command line (near
+    the kernel's limit for one argument) makes a short error line, of the name and exit code
+    errors.md gives."""
+    long = "a" * 100_000
+    huge = "a" * 1_000_000
+    origin = "https://example.com"
+    register_options = {"rp": {"id": huge, "name": "RP"}, "user": {"id": "dXNlcg", "name": "u", "displayName": "u"},
+                        "challenge": "AAAAAAAAAAAAAAAAAAAAAA", "pubKeyCredParams": [{"type": "public-key", "alg": -7}]}
+    sign_options = {"rpId": huge, "challenge": "AAAAAAAAAAAAAAAAAAAAAA"}
+    cases = [
+        (["register", "--origin", "https://" + long + ".com"], None, 16, "securityError"),
+        (["register", "--origin", "ftp://" + long], None, 16, "securityError"),
+        (["register", "--origin", origin, "--top-origin", "ftp://" + long], None, 16, "securityError"),
+        (["register", "--origin", origin, "--options", "-"], register_options, 16, "securityError"),
+        (["sign", "--origin", origin, "--options", "-"], sign_options, 16, "securityError"),
+        (["register", "--origin", origin, "--mediation", long], None, 65, "badInput"),
+        (["register", "--origin", origin, "--aaguid", long], None, 64, "usage"),
+        (["register", "--origin", origin, "--enterprise-rp", "-" + long], None, 64, "usage"),
+        (["register", "--origin", origin, "--user-action", long], None, 64, "usage"),
+        (["sync", "set", "--upload-delay", long], None, 64, "usage"),
+        (["--wait", "9" * 100_000, "list"], None, 64, "usage"),
+        ([long], None, 64, "usage"),
+        (["list", "--" + long], None, 64, "usage"),
+        (["help", long], None, 64, "usage"),
+    ]
+    before = authctl.snapshot()
+    for args, stdin, code, name in cases:
+        for json_flag in ([], ["--json"]):
+            result = authctl.run(*json_flag, *args, stdin=json.dumps(stdin) if stdin else None)
+            assert result.code == code, (args[:3], result.stderr[:300])
+            assert len(result.stderr) < 1_000 and name in result.stderr, (args[:3], result.stderr[:1000])
+            assert "characters)" in result.stderr, (args[:3], result.stderr[:300])
+    assert authctl.snapshot() == before

@@ -194,10 +194,10 @@ public final class Account {
     /// store's directory (as last read, when the store cannot be used).
     func requireFreeName(_ name: String) throws(DeviceError) {
         guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
-            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)'")
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(EchoedInput.text(name))'")
         }
         guard !devicesElsewhere.contains(where: { $0.name == name }) else {
-            throw DeviceError(.invalidArgument, "the account already has a device named '\(name)', in another vault")
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(EchoedInput.text(name))', in another vault")
         }
     }
 
@@ -221,7 +221,7 @@ public final class Account {
                           profile profileName: String? = nil, aaguid: [UInt8]? = nil) throws(DeviceError) -> Device {
         try Self.checkDeviceName(name)
         let profile = try profileName.map { name throws(DeviceError) in
-            guard let profile = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(name)' (see authctl profiles)") }
+            guard let profile = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(EchoedInput.text(name))' (see authctl profiles)") }
             return profile
         }
         guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID needs a profile") }
@@ -387,7 +387,7 @@ public final class Account {
     /// profile's. Passkeys already made keep what they were made with.
     public func setProfile(_ profileName: String, aaguid: [UInt8]? = nil, device name: String? = nil) throws(DeviceError) {
         guard AuthenticatorProfile.named(profileName) != nil else {
-            throw DeviceError(.invalidArgument, "no profile named '\(profileName)' (see authctl profiles)")
+            throw DeviceError(.invalidArgument, "no profile named '\(EchoedInput.text(profileName))' (see authctl profiles)")
         }
         guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
         let targets = name == nil ? try deviceRecords() : [try deviceRecord(named: name)]

@@ -91,7 +91,7 @@ public final class Device {
         let uploadsNow = account.backupStateImmediate || account.landing(of: revisionId, from: device, changedAt: time) == time
         var (profile, aaguid) = try account.profile(of: device)
         if let name = passkey.profile {
-            guard let named = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(name)' (see authctl profiles)") }
+            guard let named = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(EchoedInput.text(name))' (see authctl profiles)") }
             (profile, aaguid) = (named, named.aaguid)
         }
         guard passkey.aaguid == nil || passkey.aaguid!.count == 16 else {

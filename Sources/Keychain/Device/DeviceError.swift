@@ -114,3 +114,10 @@ extension AuthenticatorError {
         self.init(.unknown, error.message, underlying: error)
     }
 }
+
+extension DeviceError {
+    /// No passkey with credential id `id` (the caller's, cut as ``EchoedInput`` cuts it) on `device`.
+    package static func noPasskey(_ id: [UInt8], on device: String) -> DeviceError {
+        DeviceError(.noSuchCredential, "no passkey with id \(EchoedInput.base64URL(id)) on device '\(device)'")
+    }
+}

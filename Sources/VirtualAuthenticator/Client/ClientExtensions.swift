@@ -10,7 +10,7 @@ extension WebAuthnClient {
         // is NotSupportedError ("protection policy is inconsistent"), enforced or not.
         if let name = inputs.credentialProtectionPolicyName {
             guard let policy = inputs.credentialProtectionPolicy else {
-                throw AuthenticatorError(.notSupported, "extensions.credentialProtectionPolicy '\(name.prefix(64))' is none of userVerificationOptional, "
+                throw AuthenticatorError(.notSupported, "extensions.credentialProtectionPolicy '\(EchoedInput.text(name))' is none of userVerificationOptional, "
                     + "userVerificationOptionalWithCredentialIDList, userVerificationRequired (NotSupportedError)")
             }
             if policy == .userVerificationRequired && userVerification != .required {
@@ -54,7 +54,7 @@ extension WebAuthnClient {
         var extensions = GetAssertionExtensions()
         // appid (§10.1.1): Chromium refuses a value that is not empty and not a URL, before credProps.
         if let appid = inputs.appid, !appid.isEmpty, !AppIDSyntax.isValidURL(appid) {
-            throw AuthenticatorError(.syntaxError, "extensions.appid '\(appid.prefix(64))' is neither empty nor a valid URL (SyntaxError)")
+            throw AuthenticatorError(.syntaxError, "extensions.appid '\(EchoedInput.text(appid))' is neither empty nor a valid URL (SyntaxError)")
         }
         // credProps belongs to a registration (Chromium: "only valid when creating a credential").
         if inputs.credProps {
@@ -68,7 +68,7 @@ extension WebAuthnClient {
             for (key, values) in prf.evalByCredential {
                 guard !key.isEmpty, let id = Base64URL.decodeStrict(key), allowCredentials.contains(id) else {
                     throw AuthenticatorError(.syntaxError,
-                        "extensions.prf.evalByCredential key '\(key)' is not the base64url id of an allowCredentials entry (SyntaxError)")
+                        "extensions.prf.evalByCredential key '\(EchoedInput.text(key))' is not the base64url id of an allowCredentials entry (SyntaxError)")
                 }
                 extensions.hmacSecretByCredential[id] = PRFInputs.salts(values)
             }

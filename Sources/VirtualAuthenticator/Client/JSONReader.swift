@@ -135,7 +135,7 @@ struct JSONReader {
         }
         if decoding.failure == nil {
             decoding.failure = AuthenticatorError(.encodingError,
-                "\(path()): '\(text.prefix(64))' is not unpadded base64url (A-Z a-z 0-9 - _ only) (EncodingError)")
+                "\(path()): '\(EchoedInput.text(text))' is not unpadded base64url (A-Z a-z 0-9 - _ only) (EncodingError)")
         }
         return []
     }

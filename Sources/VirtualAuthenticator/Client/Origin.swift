@@ -15,23 +15,23 @@ package struct Origin: Equatable, Sendable {
     package init(parsing text: String) throws(AuthenticatorError) {
         let parts: URLParts
         do { parts = try URLParts(text) } catch {
-            throw AuthenticatorError(.securityError, "origin '\(text)' is not a URL with a host (\(error.reason))")
+            throw AuthenticatorError(.securityError, "origin '\(EchoedInput.text(text))' is not a URL with a host (\(error.reason))")
         }
         guard !parts.hasCredentials else {
-            throw AuthenticatorError(.securityError, "origin '\(text)' must not carry credentials")
+            throw AuthenticatorError(.securityError, "origin '\(EchoedInput.text(text))' must not carry credentials")
         }
         let scheme = parts.scheme, host = parts.host, port = parts.port
         let ascii = try Origin.domainToASCII(String(host), what: "origin host")
         let isLocalhost = ascii == "localhost" || ascii.hasSuffix(".localhost")
         guard scheme == "https" || (scheme == "http" && isLocalhost) else {
             throw AuthenticatorError(.securityError,
-                "origin '\(text)' is not a secure context (use https://, or http://localhost)")
+                "origin '\(EchoedInput.text(text))' is not a secure context (use https://, or http://localhost)")
         }
         guard !Origin.isIPAddress(ascii) else {
-            throw AuthenticatorError(.securityError, "origin host '\(ascii)' is an IP address, which cannot be an RP ID")
+            throw AuthenticatorError(.securityError, "origin host '\(EchoedInput.text(ascii))' is an IP address, which cannot be an RP ID")
         }
         guard Origin.isDomain(ascii) else {
-            throw AuthenticatorError(.securityError, "origin host '\(ascii)' is not a valid domain")
+            throw AuthenticatorError(.securityError, "origin host '\(EchoedInput.text(ascii))' is not a valid domain")
         }
         let defaultPort = scheme == "https" ? 443 : 80
         self.scheme = scheme
@@ -58,12 +58,12 @@ package struct Origin: Equatable, Sendable {
     package init(parsingTopLevel text: String) throws(AuthenticatorError) {
         let parts: URLParts
         do { parts = try URLParts(text) } catch {
-            throw AuthenticatorError(.securityError, "top origin '\(text)' is not a URL with a host (\(error.reason))")
+            throw AuthenticatorError(.securityError, "top origin '\(EchoedInput.text(text))' is not a URL with a host (\(error.reason))")
         }
         let host = (try? Origin.domainToASCII(parts.host, what: "top origin host")) ?? parts.host.lowercased()
         let loopback = host == "localhost" || host.hasSuffix(".localhost") || host.hasPrefix("127.") || host == "[::1]" || host == "::1"
         guard parts.scheme == "https" || (parts.scheme == "http" && loopback) else {
-            throw AuthenticatorError(.securityError, "top origin '\(text)' is not a secure context (use https://, or http on loopback)")
+            throw AuthenticatorError(.securityError, "top origin '\(EchoedInput.text(text))' is not a secure context (use https://, or http on loopback)")
         }
         let defaultPort = parts.scheme == "https" ? 443 : 80
         scheme = parts.scheme
@@ -84,7 +84,7 @@ package struct Origin: Equatable, Sendable {
             switch IDNA.toASCII(host) {
             case .success(let ascii): return ascii
             case .failure(let refusal):
-                throw AuthenticatorError(.securityError, "\(what) '\(host)' is not a valid internationalized domain name (\(refusal.reason))")
+                throw AuthenticatorError(.securityError, "\(what) '\(EchoedInput.text(host))' is not a valid internationalized domain name (\(refusal.reason))")
             }
         }
         return host.lowercased()

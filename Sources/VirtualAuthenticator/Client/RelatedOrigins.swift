@@ -48,7 +48,7 @@ public enum RelatedOrigins {
         // Members that are not strings are skipped, as a URL that does not parse is.
         guard allowed(origin, by: list.compactMap { $0 as? String }, suffixes: suffixes) else {
             throw AuthenticatorError(.securityError,
-                "rp id '\(rpId)' is not a suffix of \(origin.serialized), and its .well-known/webauthn does not list that origin among its first \(maxLabels) labels")
+                "rp id '\(EchoedInput.text(rpId))' is not a suffix of \(origin.serialized), and its .well-known/webauthn does not list that origin among its first \(maxLabels) labels")
         }
     }
 

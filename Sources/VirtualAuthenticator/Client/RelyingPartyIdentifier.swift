@@ -22,18 +22,18 @@ package enum RelyingPartyIdentifier {
         let candidate = rpId
         if candidate == origin.host { return candidate }
         guard Origin.isDomain(candidate) else {
-            let hint = (try? ascii(rpId)).map { Origin.isDomain($0) ? "; RP IDs are compared as given: write '\($0)'" : "" } ?? ""
-            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is not a lower-case ASCII domain\(hint)")
+            let hint = (try? ascii(rpId)).map { Origin.isDomain($0) ? "; RP IDs are compared as given: write '\(EchoedInput.text($0))'" : "" } ?? ""
+            throw AuthenticatorError(.securityError, "rp id '\(EchoedInput.text(rpId))' is not a lower-case ASCII domain\(hint)")
         }
         guard origin.host.hasSuffix("." + candidate) else {
             throw AuthenticatorError(.securityError,
-                "rp id '\(rpId)' is neither the origin's host '\(origin.host)' nor a suffix of it")
+                "rp id '\(EchoedInput.text(rpId))' is neither the origin's host '\(EchoedInput.text(origin.host))' nor a suffix of it")
         }
         // HTML §7.2 step 4.3: not a public suffix itself, nor inside the host's public suffix.
         let list = suffixes()
         let hostSuffix = list.publicSuffix(of: origin.host)
         if list.isPublicSuffix(candidate) || hostSuffix == candidate || hostSuffix.hasSuffix("." + candidate) {
-            throw AuthenticatorError(.securityError, "rp id '\(rpId)' is a public suffix; it cannot be registrable")
+            throw AuthenticatorError(.securityError, "rp id '\(EchoedInput.text(rpId))' is a public suffix; it cannot be registrable")
         }
         return candidate
     }

@@ -1,3 +1,5 @@
+import VirtualAuthenticator
+
 /// Reads a command line against the declared command tree, the way getopt_long does:
 ///
 /// - the first words that name commands choose the command (`vault info`);
@@ -68,7 +70,7 @@ struct ArgumentParser {
                     throw CLIError(.usage, "\(name) needs a value that is not empty (\(option.synopsis))")
                 }
                 if let choices = option.choices, !choices.contains(value) {
-                    throw CLIError(.usage, "\(name) must be one of \(choices.joined(separator: ", ")), not '\(value)'"
+                    throw CLIError(.usage, "\(name) must be one of \(choices.joined(separator: ", ")), not '\(EchoedInput.text(value))'"
                         + NearestName.hint(value, among: choices))
                 }
                 if values[name] != nil && !option.repeatable {
@@ -80,7 +82,7 @@ struct ArgumentParser {
             if !command.subcommands.isEmpty && positionals.isEmpty {
                 guard let next = command.subcommand(named: word) else {
                     let place = path.isEmpty ? "" : " of 'authctl \(path.joined(separator: " "))'"
-                    throw CLIError(.usage, "unknown command '\(word)'\(place)"
+                    throw CLIError(.usage, "unknown command '\(EchoedInput.text(word))'\(place)"
                         + NearestName.hint(word, among: command.subcommands.map(\.name)) + " (see 'authctl help')")
                 }
                 path.append(word)
@@ -114,13 +116,13 @@ struct ArgumentParser {
         }
         if declared.last?.variadic != true, parsed.positionals.count > declared.count {
             let extra = parsed.positionals[declared.count]
-            throw CLIError(.usage, "unexpected argument '\(extra)' for '\(parsed.commandName)'"
+            throw CLIError(.usage, "unexpected argument '\(EchoedInput.text(extra))' for '\(parsed.commandName)'"
                 + (extra.hasPrefix("-") ? "" : " (see '\(parsed.commandName) --help')"))
         }
         for (index, value) in parsed.positionals.enumerated() {
             let spec = declared[min(index, declared.count - 1)]
             if let choices = spec.choices, !choices.contains(value) {
-                throw CLIError(.usage, "\(spec.name) must be one of \(choices.joined(separator: ", ")), not '\(value)'")
+                throw CLIError(.usage, "\(spec.name) must be one of \(choices.joined(separator: ", ")), not '\(EchoedInput.text(value))'")
             }
         }
     }
@@ -134,7 +136,7 @@ struct ArgumentParser {
     private func unknownOption(_ name: String, command: CommandSpec, path: [String]) -> CLIError {
         let here = "authctl" + path.map { " " + $0 }.joined()
         if !name.hasPrefix("--") {
-            return CLIError(.usage, "unknown option '\(name)' for '\(here)'"
+            return CLIError(.usage, "unknown option '\(EchoedInput.text(name))' for '\(here)'"
                 + NearestName.hint("-" + name, among: (globals + command.options).map(\.name))
                 + "; options are spelled --name, and an argument that starts with '-' goes after '--'")
         }
@@ -143,7 +145,7 @@ struct ArgumentParser {
             let names = owners.map { "'authctl \($0.path.joined(separator: " "))'" }.joined(separator: ", ")
             return CLIError(.usage, "\(name) belongs to \(names): give it after the command")
         }
-        return CLIError(.usage, "unknown option '\(name)' for '\(here)'"
+        return CLIError(.usage, "unknown option '\(EchoedInput.text(name))' for '\(here)'"
             + NearestName.hint(name, among: (globals + command.options).map(\.name) + ["--help", "--version"]))
     }
 }

@@ -1,3 +1,5 @@
+import VirtualAuthenticator
+
 /// What the parser read for one command: option values and flags, looked up by their declaration
 /// (so a typo in a name is a compile error, not a silent `nil`), and positional arguments.
 struct ParsedArguments: Sendable {
@@ -18,7 +20,7 @@ struct ParsedArguments: Sendable {
     func integer(_ option: OptionSpec, in range: ClosedRange<Int>) throws(CLIError) -> Int? {
         guard let text = value(option) else { return nil }
         guard let number = Int(text), range.contains(number) else {
-            throw CLIError(.usage, "\(option.name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw CLIError(.usage, "\(option.name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(EchoedInput.text(text))'")
         }
         return number
     }

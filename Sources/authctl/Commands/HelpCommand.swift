@@ -1,3 +1,5 @@
+import VirtualAuthenticator
+
 /// `authctl help [COMMAND...]`: the same text as `authctl COMMAND --help`.
 enum HelpCommand {
     static let spec = CommandSpec(
@@ -11,7 +13,7 @@ enum HelpCommand {
         var command = Program.root
         for name in args.positionals {
             guard let next = command.subcommand(named: name) else {
-                throw CLIError(.usage, "no command '\(args.positionals.joined(separator: " "))'"
+                throw CLIError(.usage, "no command '\(EchoedInput.text(args.positionals.joined(separator: " ")))'"
                     + NearestName.hint(name, among: command.subcommands.map { $0.name }) + " (see 'authctl help')")
             }
             command = next

@@ -28,7 +28,7 @@ enum ManpagesCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) {
         let path = args.positionals
         guard Program.root.command(at: path) != nil else {
-            throw CLIError(.usage, "no command '\(path.joined(separator: " "))' (see 'authctl help')")
+            throw CLIError(.usage, "no command '\(EchoedInput.text(path.joined(separator: " ")))' (see 'authctl help')")
         }
         guard let directory = args.value(output) else {
             let page = ManPage.page(for: path, root: Program.root, globals: GlobalOptions.all)

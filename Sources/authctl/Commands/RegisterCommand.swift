@@ -57,7 +57,7 @@ enum RegisterCommand {
         var algorithms = [Int]()
         for name in args.values(algorithm) {
             guard let number = COSEAlgorithm(name: name)?.rawValue ?? Int(name) else {
-                throw CLIError(.usage, "--alg must be es256, eddsa, rs256 or a COSE algorithm number, got '\(name)'")
+                throw CLIError(.usage, "--alg must be es256, eddsa, rs256 or a COSE algorithm number, got '\(EchoedInput.text(name))'")
             }
             algorithms.append(number)
         }
@@ -76,7 +76,7 @@ enum RegisterCommand {
         var ids = [String]()
         for text in args.values(enterpriseRP) {
             guard let ascii = try? RelyingPartyIdentifier.ascii(text), RelyingPartyIdentifier.isWellFormed(ascii) else {
-                throw CLIError(.usage, "--enterprise-rp must be a domain (an RP ID), got '\(text)'")
+                throw CLIError(.usage, "--enterprise-rp must be a domain (an RP ID), got '\(EchoedInput.text(text))'")
             }
             ids.append(ascii)
         }

@@ -21,14 +21,14 @@ enum SyncSetCommand {
         func delay(_ option: OptionSpec) throws(CLIError) -> DelayRange? {
             guard let text = args.value(option) else { return nil }
             guard let range = DelayRange(parsing: text) else {
-                throw CLIError(.usage, "\(option.name) takes a duration like 250ms, 30s, 2m, 1h, 48h5m, or a range like 1s..5s, not '\(text)'")
+                throw CLIError(.usage, "\(option.name) takes a duration like 250ms, 30s, 2m, 1h, 48h5m, or a range like 1s..5s, not '\(EchoedInput.text(text))'")
             }
             return range
         }
         let up = try delay(uploadDelay), down = try delay(downloadDelay)
         var seedValue: UInt64? = nil
         if let text = args.value(seed) {
-            guard let n = UInt64(text) else { throw CLIError(.usage, "--seed takes a whole number, not '\(text)'") }
+            guard let n = UInt64(text) else { throw CLIError(.usage, "--seed takes a whole number, not '\(EchoedInput.text(text))'") }
             seedValue = n
         }
         // Only an explicit --device names one here ($AUTHCTL_DEVICE is for acting as a device).

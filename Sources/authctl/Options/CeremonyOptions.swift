@@ -48,7 +48,7 @@ enum CeremonyOptions {
         if let name = args.value(mediation) {
             guard let value = Mediation(rawValue: name) else {
                 let hint = name == "immediate" ? "; immediate sign-in is --ui-mode immediate" : ""
-                throw CLIError(.badInput, "--mediation '\(name)' is not a CredentialMediationRequirement (\(Mediation.allCases.map(\.rawValue).joined(separator: ", "))) (TypeError)\(hint)")
+                throw CLIError(.badInput, "--mediation '\(EchoedInput.text(name))' is not a CredentialMediationRequirement (\(Mediation.allCases.map(\.rawValue).joined(separator: ", "))) (TypeError)\(hint)")
             }
             chosen = value
         }
@@ -88,7 +88,7 @@ enum CeremonyOptions {
     static func person(_ args: ParsedArguments, account: AccountChoice = .newest) throws(CLIError) -> PersonRequest {
         let name = args.value(userAction) ?? EnvironmentVariable.userAction.value ?? UserAction.approve.rawValue
         guard let action = UserAction(rawValue: name) else {
-            throw CLIError(.usage, "\(EnvironmentVariable.userAction.name) must be one of \(UserAction.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+            throw CLIError(.usage, "\(EnvironmentVariable.userAction.name) must be one of \(UserAction.allCases.map(\.rawValue).joined(separator: ", ")), not '\(EchoedInput.text(name))'")
         }
         let instant = args.flag(instantTimeout) || EnvironmentVariable.instantTimeout.value == "1"
         return PersonRequest(action: action, account: account, instantTimeout: instant)

@@ -13,7 +13,7 @@ enum ProfileOptions {
     static func aaguid(_ args: ParsedArguments) throws(CLIError) -> [UInt8]? {
         guard let text = args.value(aaguid) else { return nil }
         guard let bytes = AuthenticatorProfile.parseAAGUID(text) else {
-            throw CLIError(.usage, "--aaguid must be a UUID like 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b, got '\(text)'")
+            throw CLIError(.usage, "--aaguid must be a UUID like 6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b, got '\(EchoedInput.text(text))'")
         }
         return bytes
     }

@@ -1,8 +1,7 @@
-import VirtualAuthenticator
-
-/// What a caller gave (a credential id, a device name, an option's value), as an error message
-/// repeats it: whole up to ``limit`` characters; past that its first ones, an ellipsis and the
-/// whole length, so that a megabyte of input makes a line of an error, not a megabyte.
+/// What a caller gave (a credential id, a device name, an option's value, an origin, an RP ID), as
+/// an error message repeats it: whole up to ``limit`` characters; past that its first ones, an
+/// ellipsis and the whole length, so that a megabyte of input makes a line of an error, not a
+/// megabyte. Every layer's errors use it, from WebAuthn's checks here up to the command line's.
 package enum EchoedInput {
     /// The most characters of one value an error message repeats.
     package static let limit = 64
@@ -19,12 +18,5 @@ package enum EchoedInput {
         let whole = limit * 3 / 4
         guard bytes.count > whole else { return Base64URL.encode(bytes) }
         return Base64URL.encode(bytes.prefix(whole - 3)) + "… (\(bytes.count) bytes)"
-    }
-}
-
-extension DeviceError {
-    /// No passkey with credential id `id` (the caller's, cut as ``EchoedInput`` cuts it) on `device`.
-    package static func noPasskey(_ id: [UInt8], on device: String) -> DeviceError {
-        DeviceError(.noSuchCredential, "no passkey with id \(EchoedInput.base64URL(id)) on device '\(device)'")
     }
 }
