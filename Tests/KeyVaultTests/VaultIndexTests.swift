@@ -194,6 +194,30 @@ final class VaultIndexTests {
         #expect(try open(.read).records(kind: .device).count == 1200)
     }
 
+    /// The same for one big partition (an RP holding every passkey): its bucket is copied whole at
+    /// each write, so at a fixed 16 frames N registrations for one RP copied N²/16 records; the
+    /// interval grows with the largest bucket written, and an open reads past the index at most
+    /// about an eighth of it. Records of other partitions still open from the index.
+    @Test func theIndexIsWrittenLessOftenAsOneBigPartitionGrows() throws {
+        let vault = try create()
+        try vault.commit([Self.credential(VaultRecord.newId(), rp: "other.example")])
+        var writes = 0, last = try vault.facts.indexedFrames
+        for _ in 0..<1200 {
+            try vault.commit([Self.credential(VaultRecord.newId(), rp: "big.example")])
+            let indexed = try vault.facts.indexedFrames
+            if indexed != last { writes += 1 }
+            last = indexed
+        }
+        // 16 frames apart until the bucket holds 128 records, then an eighth of it: some 8 + 17
+        // (75 at a fixed interval).
+        #expect(writes < 40)
+        let facts = try vault.facts
+        #expect(facts.frames - facts.indexedFrames! <= max(Vault.indexRefreshFrames, 1201 / 8 + 1))
+        let reopened = try open(.read)
+        #expect(try reopened.records(kind: .credential, field: 1, equals: Array("big.example".utf8)).count == 1200)
+        #expect(try reopened.records(kind: .credential, field: 1, equals: Array("other.example".utf8)).count == 1)
+    }
+
     /// A derived value given a way to follow changes is made once and kept in step with every
     /// commit; one without is made again after each change.
     @Test func aFollowedDerivedValueIsKeptInStepWithoutBeingMadeAgain() throws {

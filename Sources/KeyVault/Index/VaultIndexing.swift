@@ -13,12 +13,14 @@ extension Vault {
     /// every open reads beyond the index.
     static let indexRefreshFrames: UInt64 = 16
 
-    /// Frames between index writes for a root of `rootRecords` records: ``indexRefreshFrames``, or
-    /// an eighth of the root when that is more. Each write copies the whole root (the records
-    /// kept outside partitions: settings, devices), so a fixed interval made N changes of a vault
-    /// with N such records cost N² (adding devices one by one); with the interval growing with
-    /// the root, a write's cost is spread over as many frames as it copies records, and an open
-    /// still reads at most about an eighth of the root again in frames past it.
+    /// Frames between index writes that copy `rootRecords` records: ``indexRefreshFrames``, or an
+    /// eighth of those records when that is more. Each write copies the whole root (the records
+    /// kept outside partitions: settings, devices) and every bucket a change fell in, so a fixed
+    /// interval made N changes of a vault with N such records cost N² (adding devices one by one;
+    /// registering N passkeys for one RP, whose bucket is written again whole); with the interval
+    /// growing with the root and the largest bucket written, a write's cost is spread over as
+    /// many frames as it copies records, and an open still reads at most about an eighth of that
+    /// again in frames past it.
     static func refreshFrames(rootRecords: Int) -> UInt64 {
         max(indexRefreshFrames, UInt64(rootRecords / 8))
     }
@@ -249,7 +251,17 @@ extension Vault {
             }
             return
         }
-        guard frameCount - index.root.frames >= Self.refreshFrames(rootRecords: index.root.always.count) else { return }
+        let pending = frameCount - index.root.frames
+        guard pending >= Self.refreshFrames(rootRecords: index.root.always.count) else { return }
+        // A write copies every bucket a changed partition falls in too, and one RP's passkeys are
+        // one bucket however many: the interval grows with the largest, so registering N passkeys
+        // for one RP costs N, not N². (The largest, not the sum: changes spread over many small
+        // buckets keep the interval short, and an open replays few frames.)
+        let largest = index.changedPartitions.map { changed in
+            Set(changed.map { VaultIndex.bucket(of: $0, count: index.root.buckets.count) })
+                .map { Int(index.root.buckets.records(at: $0)) }.max() ?? 0
+        } ?? 0
+        guard pending >= Self.refreshFrames(rootRecords: index.root.always.count + largest) else { return }
         let buckets = index.root.buckets, lookups = index.root.lookups ?? VaultIndex.BucketTable([])
         let indexed = buckets.indices.reduce(UInt64(index.name.rootLength)) { $0 + UInt64(buckets.length(at: $1)) }
             + lookups.indices.reduce(0) { $0 + UInt64(lookups.length(at: $1)) }
