@@ -20,12 +20,16 @@ struct DeviceView {
     }
 
     /// Oldest first (the order an account picker lists them, the newest last), by ``creationOrder(_:_:)``.
-    private(set) var items: [Item]
-    /// Positions in ``items``: by item id, by credential id, and by user handle (a ceremony looks
-    /// a passkey up by one of these, and should not scan the RP's list to find it).
-    private var positionOfItem = [[UInt8]: Int]()
-    private var positionOfCredential = [[UInt8]: Int]()
-    private var positionsOfUser = [[UInt8]: [Int]]()
+    var items: [Item] { order.map { byItem[$0]! } }
+    var count: Int { order.count }
+    /// Item ids in ``creationOrder(_:_:)``, and the items by item id, credential id and user handle
+    /// (a ceremony looks a passkey up by one of these, and should not scan the RP's list). Ids
+    /// rather than positions: a passkey put anywhere but at the end (one that arrived late) moves
+    /// every position after it, and the indexes would all be made again.
+    private var order = [[UInt8]]()
+    private var byItem = [[UInt8]: Item]()
+    private var itemOfCredential = [[UInt8]: [UInt8]]()
+    private var itemsOfUser = [[UInt8]: Set<[UInt8]>]()
 
     /// - Parameters:
     ///   - visible: the revisions the device has by `now`, each with the moment it got it (its own
@@ -48,8 +52,11 @@ struct DeviceView {
 
     /// A view of `items`, already in ``creationOrder(_:_:)``.
     init(ordered items: [Item]) {
-        self.items = items
-        reindex(from: 0)
+        order.reserveCapacity(items.count)
+        for item in items {
+            order.append(item.itemId)
+            index(item)
+        }
     }
 
     /// What the device holds of one passkey, from the revisions of it the device has (each with
@@ -76,58 +83,51 @@ struct DeviceView {
 
     /// Puts `item` in its place, replacing the passkey's item if the view has one.
     mutating func put(_ item: Item) {
-        if let at = positionOfItem[item.itemId] {
-            let old = items[at]
-            let stays = (at == 0 || Self.creationOrder(items[at - 1], item)) && (at == items.count - 1 || Self.creationOrder(item, items[at + 1]))
-            if stays && old.credential.id == item.credential.id && old.credential.userHandle == item.credential.userHandle {
-                items[at] = item
+        if let old = byItem[item.itemId] {
+            let at = position(of: old)
+            let stays = (at == 0 || Self.creationOrder(byItem[order[at - 1]]!, item))
+                && (at == order.count - 1 || Self.creationOrder(item, byItem[order[at + 1]]!))
+            if stays {
+                unindex(old)
+                index(item)
                 return
             }
             remove(itemId: item.itemId)
         }
-        // The first position whose item comes after this one: usually the end (a new passkey is the newest).
-        var low = 0, high = items.count
-        if let last = items.last, Self.creationOrder(last, item) {
-            low = high
-        }
-        while low < high {
-            let mid = (low + high) / 2
-            if Self.creationOrder(items[mid], item) { low = mid + 1 } else { high = mid }
-        }
-        items.insert(item, at: low)
-        reindex(from: low, put: true)
+        order.insert(item.itemId, at: position(of: item))
+        index(item)
     }
 
     /// Takes passkey `itemId` out of the view.
     mutating func remove(itemId: [UInt8]) {
-        guard let at = positionOfItem[itemId] else { return }
-        let old = items.remove(at: at)
-        positionOfItem[itemId] = nil
-        positionOfCredential[old.credential.id] = nil
-        positionsOfUser[old.credential.userHandle]?.removeAll { $0 == at }
-        if positionsOfUser[old.credential.userHandle]?.isEmpty == true { positionsOfUser[old.credential.userHandle] = nil }
-        reindex(from: at)
+        guard let old = byItem[itemId] else { return }
+        order.remove(at: position(of: old))
+        unindex(old)
     }
 
-    /// Brings the positions up to date after an item was put at or removed from `start`: one more
-    /// for an item put at the end (a new passkey, the usual case), none for the last removed, else
-    /// all of them.
-    private mutating func reindex(from start: Int, put: Bool = false) {
-        guard start < items.count else { return }
-        if put && start > 0 && start == items.count - 1 {
-            index(start)
-            return
+    /// Where `item` is in ``order``, or would go: the first position whose item does not come
+    /// before it. Usually the end (a new passkey is the newest).
+    private func position(of item: Item) -> Int {
+        var low = 0, high = order.count
+        if let last = order.last, Self.creationOrder(byItem[last]!, item) { return high }
+        while low < high {
+            let mid = (low + high) / 2
+            if Self.creationOrder(byItem[order[mid]]!, item) { low = mid + 1 } else { high = mid }
         }
-        positionOfItem = [:]
-        positionOfCredential = [:]
-        positionsOfUser = [:]
-        for i in items.indices { index(i) }
+        return low
     }
 
-    private mutating func index(_ i: Int) {
-        positionOfItem[items[i].itemId] = i
-        positionOfCredential[items[i].credential.id] = i
-        positionsOfUser[items[i].credential.userHandle, default: []].append(i)
+    private mutating func index(_ item: Item) {
+        byItem[item.itemId] = item
+        itemOfCredential[item.credential.id] = item.itemId
+        itemsOfUser[item.credential.userHandle, default: []].insert(item.itemId)
+    }
+
+    private mutating func unindex(_ item: Item) {
+        byItem[item.itemId] = nil
+        if itemOfCredential[item.credential.id] == item.itemId { itemOfCredential[item.credential.id] = nil }
+        itemsOfUser[item.credential.userHandle]?.remove(item.itemId)
+        if itemsOfUser[item.credential.userHandle]?.isEmpty == true { itemsOfUser[item.credential.userHandle] = nil }
     }
 
     /// The one order of passkeys every device uses — the list's, and so the default passkey (the
@@ -139,11 +139,15 @@ struct DeviceView {
         return a.itemId.lexicographicallyPrecedes(b.itemId)
     }
 
-    func item(credentialId: [UInt8]) -> Item? { positionOfCredential[credentialId].map { items[$0] } }
+    func item(credentialId: [UInt8]) -> Item? { itemOfCredential[credentialId].flatMap { byItem[$0] } }
 
     /// The passkeys whose credential ids are among `ids`, oldest first.
-    func items(credentialIds ids: Set<[UInt8]>) -> [Item] { ids.compactMap { positionOfCredential[$0] }.sorted().map { items[$0] } }
+    func items(credentialIds ids: Set<[UInt8]>) -> [Item] {
+        ids.compactMap { itemOfCredential[$0].flatMap { byItem[$0] } }.sorted(by: Self.creationOrder)
+    }
 
     /// The passkeys of user `userHandle`, oldest first.
-    func items(userHandle: [UInt8]) -> [Item] { (positionsOfUser[userHandle] ?? []).sorted().map { items[$0] } }
+    func items(userHandle: [UInt8]) -> [Item] {
+        (itemsOfUser[userHandle] ?? []).compactMap { byItem[$0] }.sorted(by: Self.creationOrder)
+    }
 }

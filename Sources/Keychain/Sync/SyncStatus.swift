@@ -86,7 +86,7 @@ extension Account {
                     name: device.name, vault: "this", online: device.isOnline, biometryEnrolled: device.enrollment != nil,
                     syncedFrom: device.syncedFrom.ms, uploadDelay: uploadDelay(of: device, at: now).description,
                     downloadDelay: downloadDelay(of: device, at: now).description,
-                    passkeys: try view(of: device).items.count, acknowledged: published[device.id],
+                    passkeys: try view(of: device).count, acknowledged: published[device.id],
                     pendingUploads: uploads.sorted { ($0.at ?? .max) < ($1.at ?? .max) },
                     pendingDownloads: downloads.sorted { ($0.at ?? .max) < ($1.at ?? .max) })
             }
