@@ -230,6 +230,16 @@ def test_huge_input_is_echoed_cut_in_errors(authctl):
             assert len(result.stderr) < 1_000 and tail in result.stderr, (args[:2], result.stderr[:300])
 
 
+def test_a_huge_account_choice_is_echoed_cut(authctl):
+    """A sign-in's --user or --credential that matches no passkey is named in the error cut, as
+    every echoed value is."""
+    assert authctl.run("register", "--origin", "https://example.com", "--user-name", "alice").code == 0
+    for option, value in (("--user", "u" * 100_000), ("--credential", "A" * 100_000)):
+        result = authctl.run("sign", "--origin", "https://example.com", option, value)
+        assert result.code == 13 and "notHandled" in result.stderr, result.stderr[:300]
+        assert len(result.stderr) < 1_000 and ("characters)" in result.stderr or "bytes)" in result.stderr), result.stderr[:300]
+
+
 def test_huge_origins_rp_ids_and_option_values_are_echoed_cut(authctl):
     """An origin, a top origin, an RP ID or an option's value echoed in an error is cut as an id
     is: a megabyte RP ID in the options (which go in on stdin) or 100 KB on the command line (near

@@ -24,7 +24,7 @@ public struct AccountChoice: Sendable, Equatable {
             matching = matching.filter { $0.userName == user || ($0.userHandle == handle && Base64URL.encode($0.userHandle) == user) }
         }
         guard !matching.isEmpty else {
-            let wanted = [credentialId.map { "credential \(Base64URL.encode($0))" }, user.map { "user \($0)" }]
+            let wanted = [credentialId.map { "credential \(EchoedInput.base64URL($0))" }, user.map { "user \(EchoedInput.text($0))" }]
             throw AuthenticatorError(.notHandled, "no candidate passkey matches " + wanted.compactMap { $0 }.joined(separator: " and "))
         }
         return try Credential.newest(of: matching)
