@@ -22,8 +22,8 @@ import Darwin
 /// ``objectLimit`` (plus framing) is read.
 package final class DirectoryStore: AccountStore {
     package let path: String
-    /// The most an object's bytes can be.
-    package static let objectLimit = 1 << 20
+    /// The most an object's bytes can be (``StoreRules/objectLimit``).
+    package static let objectLimit = StoreRules.objectLimit
     /// How long a writer waits for another to finish.
     let lockWait: Duration
     /// Whether what is written is flushed to disk before it is named and before the counter
@@ -129,19 +129,10 @@ package final class DirectoryStore: AccountStore {
         } catch { return .failure(error) }
     }
 
-    private static func check(_ object: StoreObject) throws(StoreError) {
-        guard (1...StoreObject.idLimit).contains(object.id.count) else {
-            throw StoreError(.invalid, "a store object's id is 1 to \(StoreObject.idLimit) bytes, not \(object.id.count)")
-        }
-        guard object.bytes.count <= objectLimit else {
-            throw StoreError(.tooLarge, "a store object of \(object.bytes.count) bytes is more than one object holds (\(objectLimit))")
-        }
-    }
-
     // MARK: - Appending
 
     package func append(_ objects: [StoreObject]) throws(StoreError) -> [UInt64] {
-        for object in objects { try Self.check(object) }
+        for object in objects { try StoreRules.check(object) }
         guard !objects.isEmpty else { return [] }
         let lock = try StoreLock(path: path + "/lock", wait: lockWait)
         defer { withExtendedLifetime(lock) {} }
@@ -266,7 +257,7 @@ package final class DirectoryStore: AccountStore {
     }
 
     package func compact(through sequence: UInt64, snapshot parts: [StoreObject]) throws(StoreError) {
-        for part in parts { try Self.check(part) }
+        for part in parts { try StoreRules.check(part) }
         let lock = try StoreLock(path: path + "/lock", wait: lockWait)
         defer { withExtendedLifetime(lock) {} }
         let extent = try state()
@@ -313,14 +304,8 @@ package final class DirectoryStore: AccountStore {
 
     private static let metaMagic = Array("ASTMETA1".utf8)
 
-    private static func checkKey(_ key: String) throws(StoreError) {
-        guard (1...64).contains(key.utf8.count), !key.hasPrefix("."),
-              key.utf8.allSatisfy({ (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || "._-".utf8.contains($0) })
-        else { throw StoreError(.invalid, "'\(key)' is not a store metadata key (1 to 64 of a-z, 0-9, '.', '_', '-')") }
-    }
-
     private func readMetadata(_ key: String) throws(StoreError) -> StoreMetadata? {
-        try Self.checkKey(key)
+        try StoreRules.checkKey(key)
         guard let bytes = try StoreFile.read(meta + "/" + key, limit: Self.fileLimit) else { return nil }
         guard bytes.count >= 24, Array(bytes[0..<8]) == Self.metaMagic,
               StoreBytes.checksum(bytes[..<(bytes.count - 8)]) == Array(bytes[(bytes.count - 8)...])
@@ -337,10 +322,8 @@ package final class DirectoryStore: AccountStore {
 
     @discardableResult
     package func setMetadata(_ key: String, _ bytes: [UInt8], expecting expected: UInt64) throws(StoreError) -> UInt64 {
-        try Self.checkKey(key)
-        guard bytes.count <= Self.objectLimit else {
-            throw StoreError(.tooLarge, "metadata of \(bytes.count) bytes is more than the store holds under one key (\(Self.objectLimit))")
-        }
+        try StoreRules.checkKey(key)
+        try StoreRules.checkMetadata(bytes)
         let lock = try StoreLock(path: path + "/lock", wait: lockWait)
         defer { withExtendedLifetime(lock) {} }
         _ = try state()

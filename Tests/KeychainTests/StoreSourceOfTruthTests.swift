@@ -116,3 +116,33 @@ private func files(under dir: String) throws -> [String: Data] {
         #expect(try desk.device().sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin).result.credential.id == made.id)
     }
 }
+
+/// A throw-away account (a scenario's) syncs through a store in memory: the same arrivals, through
+/// the same port, with no store directory made — and a store that goes down sets it aside as a
+/// directory store's would.
+@Test func aThrowAwayAccountSyncsThroughAStoreInMemoryAndMakesNoStoreDirectory() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                         biometricPIN: secret("1111"), clock: clock.wallClock, random: .seeded(1),
+                                         durability: .none, storeInMemory: true)
+        try account.addDevice("laptop", pin: secret("2222"), approver: UserPolicy(pin: secret("1111")))
+        try account.setDelays(upload: DelayRange(parsing: "1s"), download: DelayRange(parsing: "2s"))
+        let made = try account.device("phone").register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
+        clock.advance(by: 2_999)
+        #expect(try account.device("laptop").credentials().isEmpty)
+        clock.advance(by: 1)
+        #expect(try account.device("laptop").credentials().map(\.id) == [made.id])
+        // It came through the store: the store holds the revision, and nothing is on disk for it.
+        let store = try #require(account.memoryStore)
+        #expect(try store.extent().head >= 1)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/vault/cloud"))
+        #expect(account.storeProblem == nil)
+        // Down: set aside with a reason, and the devices keep working from the vault.
+        store.isAvailable = false
+        _ = try account.device("phone").register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"), origin: origin)
+        clock.advance(by: 5_000)
+        #expect(try account.device("laptop").credentials().map(\.id).contains(made.id))
+        #expect(account.storeProblem?.contains("in memory") == true && account.storeProblem?.contains("unavailable") == true)
+    }
+}

@@ -138,3 +138,12 @@ func directoryStorePassesTheContract(_ check: AccountStoreContract.Check) throws
         #expect(try reopened.metadata(["devices"])["devices"]?.bytes == [1])
     }
 }
+
+/// ``MemoryStore`` passes the same contract: one object every client shares, unavailable while
+/// taken away.
+@Test(arguments: AccountStoreContract.Check.allCases)
+func memoryStorePassesTheContract(_ check: AccountStoreContract.Check) throws {
+    let store = MemoryStore()
+    let contract = AccountStoreContract(connect: { store }, takeAway: { store.isAvailable = false }, bringBack: { store.isAvailable = true })
+    try contract.run(check)
+}

@@ -42,10 +42,15 @@ public final class Account {
 
     /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
     let positionAtOpen: UInt64
+    /// The account store in this process's memory, for a throw-away account (a scenario's, made
+    /// with ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:durability:storeInMemory:)``);
+    /// `nil`: the directory at ``storePath``.
+    let memoryStore: MemoryStore?
 
-    init(vault: Vault, clock: WallClock, random: RandomSource) throws(VaultError) {
+    init(vault: Vault, clock: WallClock, random: RandomSource, memoryStore: MemoryStore? = nil) throws(VaultError) {
         self.path = vault.path
         self.vault = vault
+        self.memoryStore = memoryStore
         positionAtOpen = vault.position
         self.clock = clock
         self.random = random
@@ -110,13 +115,14 @@ public final class Account {
     /// ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:)`` with
     /// the vault's (and its store's) durability: `.none` only for a throw-away account its caller
     /// deletes when done, as a scenario's is (docs/scenarios.md). Every account ``open(at:passphrase:access:waiting:clock:random:)``
-    /// opens is durable.
+    /// opens is durable. `storeInMemory`: the account's devices sync through a ``MemoryStore``
+    /// rather than a directory — for such a throw-away account only, which no other process opens.
     package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
                                deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
                                maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                                waiting: Vault.Waiting = Vault.Waiting(),
                                clock: WallClock = .live, random: RandomSource = .live,
-                               durability: Vault.Durability) throws(DeviceError) -> Account {
+                               durability: Vault.Durability, storeInMemory: Bool = false) throws(DeviceError) -> Account {
         try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
@@ -135,7 +141,7 @@ public final class Account {
                 try AccountSettings.initialize(&settings, in: vault)
                 return [settings]
             }
-            return try Account(vault: vault, clock: clock, random: random)
+            return try Account(vault: vault, clock: clock, random: random, memoryStore: storeInMemory ? MemoryStore() : nil)
         } catch { throw DeviceError(error) }
     }
 

@@ -8,8 +8,9 @@ import VirtualAuthenticator
 /// from the queue each commit fills — so opening, a ceremony and a sync cost the changes since
 /// last time, not the vault. See docs/sync.md, "The store".
 extension Account {
-    /// Where the account store is: the path the account's settings name (tag 26), else `<vault>/cloud`.
-    var storePath: String { settings.storePath ?? path + "/cloud" }
+    /// Where the account store is: the path the account's settings name (tag 26), else
+    /// `<vault>/cloud`; for an account whose store is in memory, a name that says so.
+    var storePath: String { memoryStore != nil ? "(in memory)" : settings.storePath ?? path + "/cloud" }
 
     /// Whether devices sync through the store yet: once there is a second device, a reset, or a
     /// delay setting. A lone device never writes one (its changes upload when one appears).
@@ -20,7 +21,15 @@ extension Account {
     /// Whether the store's directory exists, looked at once per change of the vault: only a
     /// writer of this vault makes it, and this process is the writer while it asks.
     private var storeExists: Bool {
-        (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
+        if let memoryStore { return memoryStore.holdsAnything }
+        return (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
+    }
+
+    /// The account's store, opened (a directory store: made first, by a writer).
+    private func openStore(writer: Bool) throws(StoreError) -> any AccountStore {
+        if let memoryStore { return memoryStore }
+        if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
+        return try DirectoryStore(path: storePath, create: writer, durable: vault.durability == .full)
     }
 
     /// The metadata key under which a store keeps its own random id: a vault whose cursor was
@@ -38,8 +47,7 @@ extension Account {
         let writer = vault.access == .write
         let saved = (try? SyncState.read(in: vault)) ?? nil
         do throws(StoreError) {
-            if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
-            let store = try DirectoryStore(path: storePath, create: writer, durable: vault.durability == .full)
+            let store = try openStore(writer: writer)
             var state = StoreState(store: store, saved: saved ?? SyncState())
             var storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
             if storeId == nil, writer {
