@@ -136,7 +136,7 @@ public final class Account {
                 return [settings]
             }
             return try Account(vault: vault, clock: clock, random: random)
-        } catch { throw DeviceError(error) }
+        } catch { throw DeviceError(error, path: path) }
     }
 
     /// Opens the vault at `path`: `.write` for ceremonies and changes (writers take turns), `.read`
@@ -173,7 +173,7 @@ public final class Account {
             try account.sync()
             if DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
             return account
-        } catch { throw DeviceError(error) }
+        } catch { throw DeviceError(error, path: path) }
     }
 
     // MARK: - Devices

@@ -38,7 +38,7 @@ struct VaultSelection {
     /// While another process holds the vault: say so once, and wait up to `--wait`.
     var waiting: Vault.Waiting {
         Vault.Waiting(limit: .seconds(waitSeconds)) { [path, waitSeconds] in
-            Output.diagnostic("authctl: waiting for the vault at \(path): another authctl process is using it "
+            Output.diagnostic("authctl: waiting for the vault at \(EchoedInput.path(path)): another authctl process is using it "
                 + "(waiting up to \(waitSeconds) s; see --wait)")
         }
     }
@@ -69,7 +69,7 @@ struct VaultSelection {
     /// so a damaged vault fails having written nothing (`Account.openVerified`).
     func openAccount(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Account {
         do { try Device.requireVault(at: path) } catch where error.code == .vaultNotFound {
-            throw CLIError(.vaultNotFound, "no vault at \(path); create one with 'authctl init' (or choose one with --vault)")
+            throw CLIError(.vaultNotFound, "no vault at \(EchoedInput.path(path)); create one with 'authctl init' (or choose one with --vault)")
         } catch { throw CLIError(error) }
         let secret = try passphrase()
         let account: Account
