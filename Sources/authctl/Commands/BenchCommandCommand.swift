@@ -43,7 +43,7 @@ enum BenchCommandCommand {
         Interruption.holdSignals()
         guard let made = mkdtemp(&template) else {
             Interruption.resumeSignals()
-            throw CLIError(.ioError, "cannot make a directory in \(base): \(String(cString: strerror(errno)))")
+            throw CLIError(.ioError, "cannot make a directory in \(EchoedInput.path(base)): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
         defer { rmdir(scratch) }

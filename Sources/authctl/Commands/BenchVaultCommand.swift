@@ -203,7 +203,7 @@ enum BenchVaultCommand {
         Interruption.holdSignals()  // until an interruption would know the directory to remove
         guard let made = mkdtemp(&template) else {
             Interruption.resumeSignals()
-            throw CLIError(.ioError, "cannot make a directory in \(plan.directory): \(String(cString: strerror(errno)))")
+            throw CLIError(.ioError, "cannot make a directory in \(EchoedInput.path(plan.directory)): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
         current.withLock { $0 = scratch }
