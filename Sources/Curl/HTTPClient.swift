@@ -14,6 +14,14 @@ package final class HTTPClient {
 
     package struct Failure: Error, Sendable {
         package let message: String
+        /// What went wrong, without the request: ``message`` names the method and URL besides, for
+        /// a caller that names the URL itself (cut, as its errors echo a caller's value).
+        package let reason: String
+
+        init(message: String, reason: String? = nil) {
+            self.message = message
+            self.reason = reason ?? message
+        }
     }
 
     private let handle: UnsafeMutableRawPointer
@@ -77,7 +85,10 @@ package final class HTTPClient {
             _ = bytes.withUnsafeBytes { authctl_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
         }
         let rc = withExtendedLifetime(reply) { authctl_curl_easy_perform(handle) }
-        guard rc == CURLE_OK else { throw Failure(message: "\(method) \(url): \(String(cString: authctl_curl_easy_strerror(rc)))") }
+        guard rc == CURLE_OK else {
+            let reason = String(cString: authctl_curl_easy_strerror(rc))
+            throw Failure(message: "\(method) \(url): \(reason)", reason: reason)
+        }
         var status = 0
         _ = authctl_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return Response(status: status, body: reply.bytes)

@@ -17,7 +17,11 @@ public struct ScenarioError: Error, Sendable, CustomStringConvertible {
     }
 
     /// `file:line:column: message`, or `file: message` for the file as a whole.
-    public var description: String { line == 0 ? "\(file): \(message)" : "\(file):\(line):\(column): \(message)" }
+    /// The path is echoed cut past what a path can be (``EchoedInput``).
+    public var description: String {
+        let file = EchoedInput.path(self.file)
+        return line == 0 ? "\(file): \(message)" : "\(file):\(line):\(column): \(message)"
+    }
 }
 
 extension SessionError {

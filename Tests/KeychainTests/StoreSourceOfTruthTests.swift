@@ -146,3 +146,44 @@ private func files(under dir: String) throws -> [String: Data] {
         #expect(account.storeProblem?.contains("in memory") == true && account.storeProblem?.contains("unavailable") == true)
     }
 }
+
+/// Opening a vault to write syncs with the store, which writes; opening reads only the index's
+/// root and the log after it. `openVerified` (`vault compact`, `vault passwd`, `sync rebuild`)
+/// reads and authenticates every frame first: a frame damaged where the index covers it fails it
+/// with `vaultCorrupted` before anything of the vault or its store is written. Plain `open` of the
+/// same vault does write (the desk's passkey downloaded, the sync state): what the check guards.
+@Test func openingVerifiedWritesNothingWhenAFrameTheIndexCoversIsDamaged() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let indexed: UInt64
+        do {
+            let (phone, desk) = try twoVaults(dir, clock: clock)
+            for n in 0..<20 {
+                _ = try phone.device("phone").register(optionsJSON: creationOptions(userId: Base64URL.encode([UInt8(n), 7, 7]),
+                                                                                    userVerification: "discouraged"), origin: origin)
+            }
+            _ = try desk.device().register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"), origin: origin)
+            clock.advance(by: 1_000)
+            _ = try desk.device().credentials()  // the desk's passkey lands in the store
+            indexed = try #require(try phone.facts.indexedFrames)
+        }
+        #expect(indexed >= 8)
+        let logPath = dir + "/phone/log.0"
+        var log = try [UInt8](Data(contentsOf: URL(fileURLWithPath: logPath)))
+        var offset = 0
+        for _ in 0..<(indexed / 2) {
+            offset += 4 + Int(UInt32(log[offset]) << 24 | UInt32(log[offset + 1]) << 16 | UInt32(log[offset + 2]) << 8 | UInt32(log[offset + 3]))
+        }
+        log[offset + 40] ^= 0x01
+        try Data(log).write(to: URL(fileURLWithPath: logPath))
+        let before = try files(under: dir + "/phone")
+
+        expectDeviceError(.vaultCorrupted) {
+            try Account.openVerified(at: dir + "/phone", passphrase: secret(passphrase), clock: clock.wallClock)
+        }
+        #expect(try files(under: dir + "/phone") == before)
+
+        _ = try Account.open(at: dir + "/phone", passphrase: secret(passphrase), clock: clock.wallClock)
+        #expect(try files(under: dir + "/phone") != before)
+    }
+}

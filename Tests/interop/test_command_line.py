@@ -275,3 +275,83 @@ def test_huge_origins_rp_ids_and_option_values_are_echoed_cut(authctl):
             assert len(result.stderr) < 1_000 and name in result.stderr, (args[:3], result.stderr[:1000])
             assert "characters)" in result.stderr, (args[:3], result.stderr[:300])
     assert authctl.snapshot() == before
+
+
+PATH_LIMIT = 4096  # EchoedInput.pathLimit: PATH_MAX, so every path the system could open is named whole
+
+
+def test_huge_paths_are_echoed_cut_in_errors(authctl, tmp_path):
+    """A file or directory named on the command line is echoed in an error as every value is:
+    whole while it could name a file (a path of more than 64 characters included, as temporary
+    directories are), and past PATH_MAX its start, an ellipsis and its whole length. 100 KB paths
+    made 100 KB error lines."""
+    huge = str(tmp_path / ("p" * 100_000))
+    whole = f"… ({len(huge)} characters)"
+    registered = authctl.run("register", "--origin", ORIGIN, "--user-verification", "discouraged").json["id"]
+    export = {"AUTHCTL_EXPORT_PASSPHRASE": "x"}
+    cases = [
+        (["register", "--origin", ORIGIN, "--options", huge], 65, "badInput", "cannot read options file "),
+        (["--passphrase-file", huge, "list"], 65, "badInput", "cannot read "),
+        (["--pin-file", huge, "register", "--origin", ORIGIN], 65, "badInput", "cannot read "),
+        (["--vault", huge, "list"], 74, "ioError", "cannot reach "),
+        (["--vault", huge, "init", "--kdf", "min"], 74, "ioError", "cannot create directory "),
+        (["credential", "import", huge], 65, "badInput", "cannot read "),
+        (["credential", "export", "--out", huge, registered], 74, "ioError", "cannot create "),
+        (["scenario", "run", huge], 65, "badInput", ""),
+        (["manpages", "--output", huge], 74, "ioError", "cannot make "),
+        (["bench", "vault", "--dir", huge], 64, "usage", "--dir "),
+        (["register", "--origin", ORIGIN, "--related-origins", huge], 65, "badInput", "cannot read related origins file "),
+    ]
+    before = authctl.snapshot()
+    for args, code, name, says in cases:
+        for json_flag in ([], ["--json"]):
+            result = authctl.run(*json_flag, *args, env=export)
+            assert result.code == code, (args[:2], result.stderr[:300])
+            assert len(result.stderr) < PATH_LIMIT + 300, (args[:2], len(result.stderr), result.stderr[:300])
+            message = json.loads(result.stderr)["message"] if json_flag else result.stderr
+            assert name in result.stderr and says + huge[:PATH_LIMIT - 1] + whole in message, (args[:2], result.stderr[:300])
+    assert authctl.snapshot() == before
+    # One that could be a path is named whole, however long past 64 characters.
+    longish = str(tmp_path / ("q" * 200) / "options.json")
+    result = authctl.run("register", "--origin", ORIGIN, "--options", longish)
+    assert result.code == 65 and f"cannot read options file {longish}: " in result.stderr, result.stderr
+
+
+def test_a_huge_vault_dir_is_echoed_cut(authctl, tmp_path):
+    """`device add --vault-dir DIR` names the new vault's directory as --vault does."""
+    huge = str(tmp_path / ("d" * 100_000))
+    result = authctl.run("device", "add", "desk", "--vault-dir", huge, "--kdf", "min", "--no-biometry")
+    assert result.code == 74 and "ioError" in result.stderr, result.stderr[:300]
+    assert len(result.stderr) < PATH_LIMIT + 300 and huge[:PATH_LIMIT - 1] + f"… ({len(huge)} characters)" in result.stderr
+
+
+def test_related_origins_are_named_once_and_as_themselves(authctl, tmp_path):
+    """--related-origins echoes its URL once (libcurl's words named it a second time), cut as every
+    value is; a file it cannot read is its own, not an options file, and so is a closed stdin."""
+    options = {"rp": {"id": "other.example", "name": "RP"}, "user": {"id": "dXNlcg", "name": "u", "displayName": "u"},
+               "challenge": "AAAAAAAAAAAAAAAAAAAAAA", "pubKeyCredParams": [{"type": "public-key", "alg": -7}]}
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    url = "http://127.0.0.1:1/" + "u" * 100_000  # nothing listens on port 1: refused at once
+    result = authctl.run("register", "--origin", ORIGIN, "--options", str(path), "--related-origins", url)
+    assert result.code == 16 and "securityError" in result.stderr, result.stderr[:300]
+    assert len(result.stderr) < 1_000, result.stderr[:300]
+    assert result.stderr.count(url[:63]) == 1 and f"cannot fetch {url[:63]}… ({len(url)} characters) for related origins: " in result.stderr
+    missing = tmp_path / "missing.json"
+    result = authctl.run("register", "--origin", ORIGIN, "--options", str(path), "--related-origins", str(missing))
+    assert result.code == 65 and f"cannot read related origins file {missing}: " in result.stderr, result.stderr
+    assert "options file" not in result.stderr
+    closed = subprocess.run([BIN, "register", "--origin", ORIGIN, "--options", str(path), "--related-origins", "-"],
+                            env=authctl.env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+                            preexec_fn=lambda: os.close(0))
+    assert closed.returncode == 65 and "--related-origins -: stdin is closed" in closed.stderr, closed.stderr
+
+
+def test_a_huge_json_number_is_echoed_cut(authctl):
+    """Foundation's words for a number it cannot hold quote the number: cut there too."""
+    number = "1" + "2" * 100_000
+    for json_flag in ([], ["--json"]):
+        result = authctl.run(*json_flag, "register", "--origin", ORIGIN, "--options", "-", stdin='{"challenge": ' + number + "}")
+        assert result.code == 65 and "badInput" in result.stderr, result.stderr[:300]
+        assert len(result.stderr) < 1_000, result.stderr[:300]
+        assert f"options: malformed JSON (Number {number[:63]}… ({len(number)} characters) is not representable" in result.stderr

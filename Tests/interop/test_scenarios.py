@@ -612,3 +612,50 @@ def test_json_report_error_is_null_for_a_holds_list(tmp_path):
     report = json.loads(scenario(write(tmp_path, "device add phone\nphone register user a\nphone holds => a\n"), "--json").stdout)
     held = report["steps"][-1]
     assert held["outcome"] == "a" and "error" in held and held["error"] is None
+
+
+def test_huge_scenario_words_are_echoed_cut(tmp_path):
+    """Every message that quotes a word of the scenario — the parser's, the run's, and the
+    "expected X" of an unmet expectation — echoes it as every value is: its first 63 characters,
+    an ellipsis and its whole length, so a 100 KB word makes a short error line."""
+    x = "x" * 100_000
+    cut = x[:63] + "… (100000 characters)"
+    cases = [
+        (x + "\n", 65, f"unknown step '{cut}'"),
+        ("phone " + x + "\n", 65, f"unknown step 'phone {cut}'"),
+        ("phone register " + x + " 1\n", 65, f"register does not take '{cut}'"),
+        ("wait " + x + "\n", 65, f"'{cut}' is not a duration"),
+        ("sync upload " + x + "\n", 65, f"'{cut}' is not a delay"),
+        ("${" + x + "}\n", 65, "${" + cut + "} is not set in the environment"),
+        ("phone holds => ok " + x + "=1\n", 65, f"no step reports '{cut}'"),
+        ("seed 1 " + x + "\n", 65, f"unexpected '{cut}'"),
+        ("phone register user a exclude a,," + x + "\n", 65, "'a,," + x[:60] + "… (100003 characters)' has an empty label"),
+        ("phone holds => ok passkeys!=a,," + x + "\n", 65, "'passkeys!=a,," + x[:60] + "… (100003 characters)' has an empty item"),
+        ("device add d profile " + x + "\n", 65, f"no profile named '{cut}'"),
+        ("phone delete " + x + "\n", 65, f"no passkey labelled '{cut}' was registered"),
+        ("phone register fault " + x + "\n", 65, f"unknown fault '{cut}'"),
+        ("http GET http://127.0.0.1:1/" + x + "\n", 65, "GET http://127.0.0.1:1/" + x[:44] + "… (100019 characters): "),
+        ("phone holds => " + x + "\n", 26, f"phone holds: expected {cut}, got none"),
+        ("phone register user a uv discouraged => ok credential=" + x + "\n", 26,
+         "expected credential=" + x[:52] + "… (100011 characters), got credential=a"),
+    ]
+    for n, (line, code, says) in enumerate(cases):
+        path = write(tmp_path, "seed 1\norigin https://example.com\ndevice add phone\n" + line, name=f"s{n}.scn")
+        result = scenario(path)
+        assert result.returncode == code, (line[:40], result.stderr[:300])
+        assert len(result.stderr) < 1_000 and says in result.stderr, (line[:40], result.stderr[:300])
+        assert result.stderr.startswith(f"authctl: error: {'badInput' if code == 65 else 'scenarioFailed'}: {path}:4:")
+
+
+def test_a_huge_scenario_path_or_options_file_is_echoed_cut(tmp_path):
+    """The scenario's own path, and an options file it names, are echoed as paths are: whole while
+    they could name a file, cut past PATH_MAX."""
+    huge = str(tmp_path / ("p" * 100_000))
+    result = scenario(huge)
+    assert result.returncode == 65 and len(result.stderr) < 4_400, result.stderr[:300]
+    assert f"{huge[:4095]}… ({len(huge)} characters): cannot read the scenario" in result.stderr
+    name = "o" * 100_000
+    path = write(tmp_path, f"device add phone\nphone sign options {name}\n")
+    result = scenario(path)
+    assert result.returncode == 65 and len(result.stderr) < 4_400, result.stderr[:300]
+    assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:1: cannot read options file {name[:4095]}… (100000 characters): ")

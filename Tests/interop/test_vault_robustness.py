@@ -349,3 +349,64 @@ def test_passphrase_change_rotates_the_key_and_keeps_everything(authctl, tmp_pat
     assert authctl.run("list").code == 20  # the old passphrase no longer opens it
     new = {"AUTHCTL_PASSPHRASE": "new passphrase"}
     assert authctl.run("sign", "--origin", ORIGIN, env=new).json["id"] == made
+
+
+def every_file(directory):
+    """Every file under `directory`, its store included, byte for byte (lock files aside: taking
+    a lock is not a change)."""
+    return {str(p.relative_to(directory)): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file() and p.name != "lock"}
+
+
+def frame_offsets(log):
+    """Where each frame of a log starts."""
+    out, offset = [], 0
+    while offset < len(log):
+        out.append(offset)
+        offset += 4 + struct.unpack(">I", log[offset:offset + 4])[0]
+    return out
+
+
+@pytest.mark.parametrize("command", [("vault", "compact"), ("sync", "rebuild"), ("vault", "passwd", "--kdf", "min")])
+def test_a_command_that_reads_the_whole_vault_writes_nothing_when_a_frame_is_damaged(authctl, tmp_path, command):
+    """`vault compact`, `sync rebuild` and `vault passwd` read every frame of the log; opening, for a
+    writer, syncs with the account store, which writes (a download kept as replica records, the
+    acknowledgements published, the sync state). A frame damaged where only the index was read at
+    open must fail the command before any of that: vaultCorrupted, and every file of the vault and
+    of its store as it was."""
+    second = tmp_path / "desk-vault"
+    added = authctl.run("device", "add", "desk", "--vault-dir", str(second), "--kdf", "min", env={"AUTHCTL_NEW_PIN": "9753"})
+    assert added.code == 0, added.stderr
+    quiet = ("--user-verification", "discouraged")
+    for n in range(20):
+        authctl.run("register", "--origin", ORIGIN, "--user-name", f"u{n}", "--user-id", base64.urlsafe_b64encode(
+            f"user-{n}".encode()).rstrip(b"=").decode(), *quiet).json
+    # A passkey of the other vault's device, in the store: the first vault's next writer downloads it.
+    desk = dict(authctl.env, AUTHCTL_VAULT=str(second), AUTHCTL_PIN="9753")
+    assert authctl.run("register", "--origin", ORIGIN, "--user-name", "desk", *quiet, env=desk).code == 0
+    info = authctl.run("--json", "vault", "info").json
+    log = log_file(authctl.vault)
+    assert log.name == "log.0" and info["indexedFrames"] >= 8, info
+    # A frame in the middle of what the index covers: opening does not read it, the command must.
+    target = info["indexedFrames"] // 2
+    start = frame_offsets(log.read_bytes())[target]
+    damaged = bytearray(log.read_bytes())
+    damaged[start + 40] ^= 0x01
+    log.write_bytes(bytes(damaged))
+    before = every_file(authctl.vault)
+    assert any(name.startswith("cloud/") for name in before)
+
+    result = authctl.run("--json", *command, env={"AUTHCTL_NEW_PASSPHRASE": "another passphrase"})
+    assert (result.code, result.stdout) == (21, ""), result.stderr
+    error = json.loads(result.stderr)
+    assert (error["error"], error["exitCode"]) == ("vaultCorrupted", 21), error
+    assert f"log frame {target} " in error["message"], error
+    after = every_file(authctl.vault)
+    assert sorted(after) == sorted(before)
+    assert [name for name in before if before[name] != after[name]] == []
+
+    # The same byte put back, the same command succeeds: the damage was what stopped it.
+    damaged[start + 40] ^= 0x01
+    log.write_bytes(bytes(damaged))
+    result = authctl.run(*command, env={"AUTHCTL_NEW_PASSPHRASE": "another passphrase"})
+    assert result.code == 0, result.stderr

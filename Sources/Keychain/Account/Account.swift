@@ -142,7 +142,7 @@ public final class Account {
                 return [settings]
             }
             return try Account(vault: vault, clock: clock, random: random, memoryStore: storeInMemory ? MemoryStore() : nil)
-        } catch { throw DeviceError(error) }
+        } catch { throw DeviceError(error, path: path) }
     }
 
     /// Opens the vault at `path`: `.write` for ceremonies and changes (writers take turns), `.read`
@@ -151,15 +151,35 @@ public final class Account {
     public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write,
                             waiting: Vault.Waiting = Vault.Waiting(),
                             clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try open(at: path, passphrase: passphrase, access: access, waiting: waiting, clock: clock, random: random,
+                 verifyingFirst: false)
+    }
+
+    /// A writer's ``open(at:passphrase:access:waiting:clock:random:)`` for an operation that reads
+    /// the whole vault before it changes it (`vault compact`, `vault passwd`, `sync rebuild`):
+    /// every record and every frame of the log is read and authenticated first, before the sync
+    /// that opening does writes to the store or the vault. Opening alone reads only the index's
+    /// root and the log after it, so without this a frame damaged in the part the index covers
+    /// would be found by the operation only after that sync had written — and a command that fails
+    /// must leave the vault and its store as they were.
+    package static func openVerified(at path: String, passphrase: SecureBytes, waiting: Vault.Waiting = Vault.Waiting(),
+                                     clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try open(at: path, passphrase: passphrase, access: .write, waiting: waiting, clock: clock, random: random,
+                 verifyingFirst: true)
+    }
+
+    private static func open(at path: String, passphrase: SecureBytes, access: Vault.Access, waiting: Vault.Waiting,
+                             clock: WallClock, random: RandomSource, verifyingFirst: Bool) throws(DeviceError) -> Account {
         try requireCrypto()
         do {
             let vault = try Vault.open(at: path, passphrase: passphrase, access: access, waiting: waiting,
                                        partitioning: Account.partitioning)
+            if verifyingFirst { try vault.verify() }
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
             if DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
             return account
-        } catch { throw DeviceError(error) }
+        } catch { throw DeviceError(error, path: path) }
     }
 
     // MARK: - Devices

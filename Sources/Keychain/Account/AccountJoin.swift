@@ -80,7 +80,7 @@ extension Account {
             let newAccount = try Account(vault: joined, clock: clock, random: random)
             try newAccount.sync()  // publishes its device in the store's directory: every vault knows it from now
             return newAccount
-        } catch { throw DeviceError(error) }
+        } catch { throw DeviceError(error, path: path) }
     }
 
     /// `path` from the root, so a vault elsewhere finds the same store.

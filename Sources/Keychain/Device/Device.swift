@@ -35,7 +35,7 @@ public final class Device {
     /// Returns when `path` holds a vault; else why not: `vaultNotFound` only for what is not
     /// there, `vaultInsecure` for another user's directory, `storage` for one that cannot be reached.
     package static func requireVault(at path: String) throws(DeviceError) {
-        do { try Vault.requirePresent(at: path) } catch { throw DeviceError(error) }
+        do { try Vault.requirePresent(at: path) } catch { throw DeviceError(error, path: path) }
     }
 
     /// Deletes the vault at `path`, its default account store, and every passkey in them, asking for

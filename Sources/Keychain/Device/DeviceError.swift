@@ -88,6 +88,15 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         self.init(code, error.message)
     }
 
+    /// A vault error at `path`, the caller's (`--vault`, `--vault-dir`): the vault names its path
+    /// in its own words, and a path too long to name a file is echoed cut there (``EchoedInput``).
+    package init(_ error: VaultError, path: String) {
+        self.init(error)
+        let cut = EchoedInput.path(path)
+        guard cut != path else { return }
+        self = DeviceError(code, message.replacing(path, with: cut), underlying: underlying)
+    }
+
     /// A ceremony's error; a store or sensor failure inside it is the vault's error it carries.
     /// An account store's error, where one reaches a caller (removing a store): the store is a
     /// file system's or a server's, so it is storage, unless a caller passed something invalid.

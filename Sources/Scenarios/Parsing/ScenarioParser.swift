@@ -63,7 +63,7 @@ struct ScenarioParser {
             }
             let name = String(rest[open.upperBound..<close])
             guard let value = environment[name] else {
-                throw ScenarioError(file: file, line: number, "${\(name)} is not set in the environment")
+                throw ScenarioError(file: file, line: number, "${\(EchoedInput.text(name))} is not set in the environment")
             }
             try spend(value)
             out += value
@@ -111,7 +111,7 @@ struct ScenarioParser {
                 // A misspelt fact would never be there: `key!=value` would always hold.
                 // `json.` names no member, `.uploads` no device.
                 guard Self.facts.contains(key) || (key.hasPrefix("json.") && key.count > 5) || (Outcome.isTimed(key) && !key.hasPrefix(".")) else {
-                    throw fail(number, token, "no step reports '\(key)': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads")
+                    throw fail(number, token, "no step reports '\(EchoedInput.text(key))': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads")
                 }
                 checks.append(Expectation.Check(key: key, value: value, column: token.column, absent: absent))
             } else if i == 0 {
@@ -126,22 +126,22 @@ struct ScenarioParser {
         // there: the check would always hold.
         for check in checks where check.absent && check.value.split(separator: ",", omittingEmptySubsequences: false).contains("") {
             throw ScenarioError(file: file, line: number, column: check.column,
-                                "'\(check.key)!=\(check.value)' has an empty item: an absence check names what must not be there")
+                                "'\(EchoedInput.text(check.key))!=\(EchoedInput.text(check.value))' has an empty item: an absence check names what must not be there")
         }
         return Expectation(outcome: outcome, checks: checks)
     }
 
     private func step(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
         func word(_ i: Int, _ what: String) throws(ScenarioError) -> String {
-            guard i < t.count else { throw fail(number, t.last, "'\(t[0].text)' needs \(what)") }
+            guard i < t.count else { throw fail(number, t.last, "'\(EchoedInput.text(t[0].text))' needs \(what)") }
             return t[i].text
         }
         func none(after i: Int) throws(ScenarioError) {
-            if i < t.count { throw fail(number, t[i], "unexpected '\(t[i].text)'") }
+            if i < t.count { throw fail(number, t[i], "unexpected '\(EchoedInput.text(t[i].text))'") }
         }
         func duration(_ i: Int) throws(ScenarioError) -> UInt64 {
             guard let ms = DelayRange.milliseconds(try word(i, "a duration")) else {
-                throw fail(number, t[i], "'\(t[i].text)' is not a duration (250ms, 30s, 2m, 1h, 1m30s)")
+                throw fail(number, t[i], "'\(EchoedInput.text(t[i].text))' is not a duration (250ms, 30s, 2m, 1h, 1m30s)")
             }
             return ms
         }
@@ -190,7 +190,7 @@ struct ScenarioParser {
             var seen = [String: Token]()
             var i = 3
             while i < t.count {
-                if seen[t[i].text] != nil { throw fail(number, t[i], "'\(t[i].text)' is given twice") }
+                if seen[t[i].text] != nil { throw fail(number, t[i], "'\(EchoedInput.text(t[i].text))' is given twice") }
                 seen[t[i].text] = t[i]
                 switch t[i].text {
                 case "pin": pin = try value(t, i, number); i += 2
@@ -202,7 +202,7 @@ struct ScenarioParser {
                 case "profile":
                     let name = try value(t, i, number)
                     guard AuthenticatorProfile.named(name) != nil else {
-                        throw fail(number, t[i + 1], "no profile named '\(name)' (authctl profiles lists them)")
+                        throw fail(number, t[i + 1], "no profile named '\(EchoedInput.text(name))' (authctl profiles lists them)")
                     }
                     profile = name
                     i += 2
@@ -217,7 +217,7 @@ struct ScenarioParser {
         let name = t[1].text
         switch t[2].text {
         case "offline", "online", "reset", "remove", "unlock", "unsupported", "supported":
-            guard t.count == 3 else { throw fail(number, t[3], "unexpected '\(t[3].text)'") }
+            guard t.count == 3 else { throw fail(number, t[3], "unexpected '\(EchoedInput.text(t[3].text))'") }
             let change: Step.DeviceChange = switch t[2].text {
             case "offline": .offline
             case "online": .online
@@ -263,12 +263,12 @@ struct ScenarioParser {
         var i = 1
         while i < t.count {
             let key = t[i].text
-            guard seen.insert(key).inserted else { throw fail(number, t[i], "'\(key)' is given twice") }
+            guard seen.insert(key).inserted else { throw fail(number, t[i], "'\(EchoedInput.text(key))' is given twice") }
             let v = try value(t, i, number)
             switch key {
             case "device": device = v
             case "upload", "download":
-                guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(v)' is not a delay (2s, 1m30s, or 1s..5s)") }
+                guard let range = DelayRange(parsing: v) else { throw fail(number, t[i + 1], "'\(EchoedInput.text(v))' is not a delay (2s, 1m30s, or 1s..5s)") }
                 if key == "upload" { upload = range } else { download = range }
             default: throw fail(number, t[i], "sync takes: device NAME, upload DELAY, download DELAY; or backup-state immediate|after-upload; or status [device NAME]; or events on|off")
             }
@@ -284,7 +284,7 @@ struct ScenarioParser {
         guard t.count >= 4 else { throw fail(number, t.last, usage) }
         switch t[2].text {
         case "unknown":
-            guard t.count == 4 else { throw fail(number, t[4], "unexpected '\(t[4].text)'") }
+            guard t.count == 4 else { throw fail(number, t[4], "unexpected '\(EchoedInput.text(t[4].text))'") }
             return .unknown(label: t[3].text)
         case "accepted":
             guard t.count == 6, t[3].text == "user" else { throw fail(number, t.count > 3 ? t[3] : t[2], usage) }
@@ -303,16 +303,16 @@ struct ScenarioParser {
     /// `L1,L2`: labels, none of them empty (`a,,b` or `a,` would drop a word silently).
     private func labels(_ token: Token, _ number: Int) throws(ScenarioError) -> [String] {
         let list = token.text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard !list.contains("") else { throw fail(number, token, "'\(token.text)' has an empty label: labels are separated by single commas") }
+        guard !list.contains("") else { throw fail(number, token, "'\(EchoedInput.text(token.text))' has an empty label: labels are separated by single commas") }
         return list
     }
 
     private func none(after i: Int, in t: [Token], _ number: Int) throws(ScenarioError) {
-        if i < t.count { throw fail(number, t[i], "unexpected '\(t[i].text)'") }
+        if i < t.count { throw fail(number, t[i], "unexpected '\(EchoedInput.text(t[i].text))'") }
     }
 
     private func value(_ t: [Token], _ i: Int, _ number: Int) throws(ScenarioError) -> String {
-        guard i + 1 < t.count else { throw fail(number, t[i], "'\(t[i].text)' needs a value") }
+        guard i + 1 < t.count else { throw fail(number, t[i], "'\(EchoedInput.text(t[i].text))' needs a value") }
         return t[i + 1].text
     }
 
@@ -339,7 +339,7 @@ struct ScenarioParser {
 
     /// `NAME register …`, `NAME sign …`, `NAME delete LABEL`, `NAME holds`.
     private func deviceStep(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
-        guard t.count >= 2 else { throw fail(number, t[0], "unknown step '\(t[0].text)' (see docs/scenarios.md)") }
+        guard t.count >= 2 else { throw fail(number, t[0], "unknown step '\(EchoedInput.text(t[0].text))' (see docs/scenarios.md)") }
         let device = t[0].text
         switch t[1].text {
         case "holds":
@@ -362,10 +362,10 @@ struct ScenarioParser {
                 // (the first would be dropped), is an error at its column.
                 guard words.contains(key) else {
                     let other = kind == "register" ? Self.signWords : Self.registerWords
-                    throw fail(number, t[i], other.contains(key) ? "\(kind) does not take '\(key)': it is a word of \(kind == "register" ? "sign" : "register")"
-                        : "\(kind) does not take '\(key)' (see docs/scenarios.md)")
+                    throw fail(number, t[i], other.contains(key) ? "\(kind) does not take '\(EchoedInput.text(key))': it is a word of \(kind == "register" ? "sign" : "register")"
+                        : "\(kind) does not take '\(EchoedInput.text(key))' (see docs/scenarios.md)")
                 }
-                guard seen[key] == nil else { throw fail(number, t[i], "'\(key)' is given twice") }
+                guard seen[key] == nil else { throw fail(number, t[i], "'\(EchoedInput.text(key))' is given twice") }
                 seen[key] = t[i]
                 switch key {
                 case "device-bound": c.deviceBound = true; i += 1; continue
@@ -384,7 +384,7 @@ struct ScenarioParser {
                     c.userVerification = v
                 case "attestation": c.attestation = v
                 case "profile":
-                    guard AuthenticatorProfile.named(v) != nil else { throw fail(number, t[i + 1], "no profile named '\(v)' (authctl profiles lists them)") }
+                    guard AuthenticatorProfile.named(v) != nil else { throw fail(number, t[i + 1], "no profile named '\(EchoedInput.text(v))' (authctl profiles lists them)") }
                     c.profile = v
                 case "alg":
                     guard COSEAlgorithm(name: v) != nil else { throw fail(number, t[i + 1], "alg is es256, eddsa or rs256") }
@@ -416,13 +416,13 @@ struct ScenarioParser {
                 case "fault": c.fault = v
                 case "via":
                     // Hybrid is another device's authenticator; NAME's own is asked without it.
-                    guard v != device else { throw fail(number, t[i + 1], "via names another device: \(device) cannot reach itself over hybrid") }
+                    guard v != device else { throw fail(number, t[i + 1], "via names another device: \(EchoedInput.text(device)) cannot reach itself over hybrid") }
                     c.via = v
                 case "timeout":
                     guard let ms = DelayRange.milliseconds(v) else { throw fail(number, t[i + 1], "timeout is a duration") }
                     c.timeout = Int(ms)
                 default:
-                    throw fail(number, t[i], "\(t[1].text) does not take '\(key)' (see docs/scenarios.md)")
+                    throw fail(number, t[i], "\(EchoedInput.text(t[1].text)) does not take '\(EchoedInput.text(key))' (see docs/scenarios.md)")
                 }
                 i += 2
             }
@@ -431,7 +431,7 @@ struct ScenarioParser {
             if c.options != nil {
                 let builders = kind == "register" ? Self.registerBuilders : Self.signBuilders
                 if let (key, member) = builders.first(where: { seen[$0.key] != nil }), let token = seen[key] {
-                    throw fail(number, token, "'\(key)' shapes the options the scenario builds; beside 'options' it would be dropped: say it in the options (\(member))"
+                    throw fail(number, token, "'\(EchoedInput.text(key))' shapes the options the scenario builds; beside 'options' it would be dropped: say it in the options (\(member))"
                         + (kind == "register" && key == "user" ? ", and name the passkey with 'as LABEL'" : ""))
                 }
             }
@@ -443,7 +443,7 @@ struct ScenarioParser {
             }
             return kind == "register" ? .register(device, c) : .sign(device, c)
         default:
-            throw fail(number, t[1], "unknown step '\(t[0].text) \(t[1].text)': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal (see docs/scenarios.md)")
+            throw fail(number, t[1], "unknown step '\(EchoedInput.text(t[0].text)) \(EchoedInput.text(t[1].text))': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal (see docs/scenarios.md)")
         }
     }
 }

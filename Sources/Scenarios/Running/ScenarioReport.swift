@@ -53,10 +53,11 @@ public struct ScenarioFailure: Encodable, Sendable, CustomStringConvertible {
     public let expected: String
     public let actual: String
 
-    /// One line, the step cut to 200 characters (the JSON report has it whole).
+    /// One line, the step cut to 200 characters and what was expected (the scenario's words) as
+    /// every echoed value is, ``EchoedInput``; the JSON report has both whole.
     public var description: String {
         let shown = step.count > 200 ? step.prefix(200) + "…" : Substring(step)
-        return "\(file):\(line):\(column): \(shown): expected \(expected), got \(actual)"
+        return "\(EchoedInput.path(file)):\(line):\(column): \(shown): expected \(EchoedInput.text(expected)), got \(actual)"
     }
 }
 

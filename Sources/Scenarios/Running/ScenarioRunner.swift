@@ -268,7 +268,7 @@ public final class ScenarioRunner {
         case .sign(let name, let ceremony):
             return try sign(on: name, ceremony, line: line)
         case .delete(let name, let label):
-            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(EchoedInput.text(label))' was registered") }
             let session = try session(for: name, line: line)
             return outcome { () throws(SessionError) in try session.delete(device: name, credentialId: id) }
         case .holds(let name):
@@ -294,7 +294,7 @@ public final class ScenarioRunner {
         let options: [String: Any]
         switch signal {
         case .unknown(let label):
-            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(EchoedInput.text(label))' was registered") }
             kind = .unknownCredential
             options = ["rpId": rp, "credentialId": Base64URL.encode(id)]
         case .accepted(let user, let accepted):
@@ -474,9 +474,9 @@ public final class ScenarioRunner {
             // waiting, so that a FIFO no program writes to reads as empty instead of hanging the
             // run (what a writer has put in it is read, as at the command line).
             let fd = open(path(relativeToScenario: name), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-            guard fd >= 0 else { throw fail(line, "cannot read options file \(name): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw fail(line, "cannot read options file \(EchoedInput.path(name)): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
-            do { return try OptionsReader.readAll(fd, name: "options file \(name)") } catch {
+            do { return try OptionsReader.readAll(fd, name: "options file \(EchoedInput.path(name))") } catch {
                 throw fail(line, error.message)
             }
         case .reply(let path):
@@ -509,7 +509,7 @@ public final class ScenarioRunner {
     private func passkeyIds(_ labels: [String], line: ScenarioLine) throws(ScenarioError) -> [[UInt8]] {
         var out = [[UInt8]]()
         for label in labels {
-            guard let id = self.labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            guard let id = self.labels[label] else { throw fail(line, "no passkey labelled '\(EchoedInput.text(label))' was registered") }
             out.append(id)
         }
         return out
@@ -570,7 +570,7 @@ public final class ScenarioRunner {
         let allowed = try passkeyIds(c.allow, line: line)
         var choice = AccountChoice(user: c.user)
         if let label = c.credential {
-            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(label)' was registered") }
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(EchoedInput.text(label))' was registered") }
             choice.credentialId = id
         }
         let options: OptionsSource<RequestOptionsBuilder>
@@ -597,7 +597,7 @@ public final class ScenarioRunner {
 
     private func fault(_ name: String?, line: ScenarioLine) throws(ScenarioError) -> Fault? {
         guard let name else { return nil }
-        guard let fault = Fault(rawValue: name) else { throw fail(line, "unknown fault '\(name)' (see 'authctl faults')") }
+        guard let fault = Fault(rawValue: name) else { throw fail(line, "unknown fault '\(EchoedInput.text(name))' (see 'authctl faults')") }
         return fault
     }
 
@@ -631,7 +631,8 @@ public final class ScenarioRunner {
             lastReply = response.body
             return Outcome(status: response.status)
         } catch {
-            throw fail(line, error.message)
+            // libcurl's words name the request; the URL is the scenario's, echoed cut.
+            throw fail(line, error.reason == error.message ? error.message : "\(method) \(EchoedInput.text(url)): \(error.reason)")
         }
     }
 }

@@ -42,7 +42,8 @@ struct JSONReader {
             value = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
         } catch {
             let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
-            throw AuthenticatorError(.badInput, "\(path): malformed JSON (\(detail))")
+            // Foundation's words can quote the input (a number it cannot represent): cut as any echo.
+            throw AuthenticatorError(.badInput, "\(path): malformed JSON (\(EchoedInput.words(detail)))")
         }
         guard let object = value as? [String: Any] else {
             throw AuthenticatorError(.badInput, "\(path): expected a JSON object at the top level")

@@ -107,18 +107,18 @@ public enum RelatedOrigins {
             let client = try HTTPClient()
             let response = try client.send(method: "GET", url: url, body: nil, timeoutSeconds: 10)
             guard response.status == 200 else {
-                throw AuthenticatorError(.securityError, "fetching \(url) for related origins answered HTTP \(response.status)")
+                throw AuthenticatorError(.securityError, "fetching \(EchoedInput.text(url)) for related origins answered HTTP \(response.status)")
             }
             guard response.body.count <= documentLimit else {
-                throw AuthenticatorError(.securityError, "the related origins document at \(url) is larger than \(documentLimit) bytes")
+                throw AuthenticatorError(.securityError, "the related origins document at \(EchoedInput.text(url)) is larger than \(documentLimit) bytes")
             }
             return response.body
         } catch let failure as HTTPClient.Failure {
-            throw AuthenticatorError(.securityError, "cannot fetch \(url) for related origins: \(failure.message)")
+            throw AuthenticatorError(.securityError, "cannot fetch \(EchoedInput.text(url)) for related origins: \(failure.reason)")
         } catch let error as AuthenticatorError {
             throw error
         } catch {
-            throw AuthenticatorError(.securityError, "cannot fetch \(url) for related origins")
+            throw AuthenticatorError(.securityError, "cannot fetch \(EchoedInput.text(url)) for related origins")
         }
     }
 }

@@ -43,7 +43,7 @@ enum BenchCommandCommand {
         Interruption.holdSignals()
         guard let made = mkdtemp(&template) else {
             Interruption.resumeSignals()
-            throw CLIError(.ioError, "cannot make a directory in \(base): \(String(cString: strerror(errno)))")
+            throw CLIError(.ioError, "cannot make a directory in \(EchoedInput.path(base)): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
         defer { rmdir(scratch) }
@@ -133,10 +133,10 @@ enum TimedProcess {
 
     static func write(_ bytes: [UInt8], to path: String) throws(CLIError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIError(.ioError, "cannot write \(EchoedInput.path(path)): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard written == bytes.count else { throw CLIError(.ioError, "cannot write \(EchoedInput.path(path)): \(String(cString: strerror(errno)))") }
     }
 
     /// Runs `executable` with `arguments` (stdin /dev/null, stdout /dev/null or the file `stdout`,

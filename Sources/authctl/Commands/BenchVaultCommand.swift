@@ -96,9 +96,9 @@ enum BenchVaultCommand {
         }
         let dir = args.value(directory) ?? "/tmp"
         var st = stat()
-        guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { throw CLIError(.usage, "--dir \(dir) is not a directory") }
+        guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { throw CLIError(.usage, "--dir \(EchoedInput.path(dir)) is not a directory") }
         let kept = args.value(keep)
-        if let kept, access(kept, F_OK) == 0 { throw CLIError(.usage, "--keep \(kept) exists; name a new path") }
+        if let kept, access(kept, F_OK) == 0 { throw CLIError(.usage, "--keep \(EchoedInput.path(kept)) exists; name a new path") }
         let plan = Plan(runs: runCount, bigRP: args.flag(bigRP), library: what != "commands", commands: what != "library",
                         directory: dir, executable: try TimedProcess.ownExecutable())
 
@@ -203,7 +203,7 @@ enum BenchVaultCommand {
         Interruption.holdSignals()  // until an interruption would know the directory to remove
         guard let made = mkdtemp(&template) else {
             Interruption.resumeSignals()
-            throw CLIError(.ioError, "cannot make a directory in \(plan.directory): \(String(cString: strerror(errno)))")
+            throw CLIError(.ioError, "cannot make a directory in \(EchoedInput.path(plan.directory)): \(String(cString: strerror(errno)))")
         }
         let scratch = String(cString: made)
         current.withLock { $0 = scratch }
@@ -242,7 +242,7 @@ enum BenchVaultCommand {
         } catch { throw CLIError(error) }
         if let kept {
             guard rename(path, kept) == 0 else {
-                throw CLIError(.ioError, "cannot move the vault to \(kept): \(String(cString: strerror(errno))) (--keep must be on the file system of --dir)")
+                throw CLIError(.ioError, "cannot move the vault to \(EchoedInput.path(kept)): \(String(cString: strerror(errno))) (--keep must be on the file system of --dir)")
             }
             keptHere = true
             let deviceOption = devices > 1 ? " --device \(timed)" : ""

@@ -25,11 +25,11 @@ enum CredentialImportCommand {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
               let handle = FileHandle(forReadingAtPath: path) else {
-            throw CLIError(.badInput, "cannot read \(path): not a readable file")
+            throw CLIError(.badInput, "cannot read \(EchoedInput.path(path)): not a readable file")
         }
         let data: Data
-        do { data = try handle.read(upToCount: fileLimit + 1) ?? Data() } catch { throw CLIError(.badInput, "cannot read \(path)") }
-        guard data.count <= fileLimit else { throw CLIError(.badInput, "\(path) is larger than an exported passkey can be") }
+        do { data = try handle.read(upToCount: fileLimit + 1) ?? Data() } catch { throw CLIError(.badInput, "cannot read \(EchoedInput.path(path))") }
+        guard data.count <= fileLimit else { throw CLIError(.badInput, "\(EchoedInput.path(path)) is larger than an exported passkey can be") }
         let vault = try VaultSelection(args)
         let session = try vault.session(.write)
         let device = try session.deviceName(vault.deviceName)

@@ -63,9 +63,9 @@ enum ManpagesCommand {
         if made || errno == EEXIST {
             var info = stat()
             if stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { return }
-            throw CLIError(.ioError, "\(path) is not a directory")
+            throw CLIError(.ioError, "\(EchoedInput.path(path)) is not a directory")
         }
-        throw CLIError(.ioError, "cannot make \(path): \(String(cString: strerror(errno)))")
+        throw CLIError(.ioError, "cannot make \(EchoedInput.path(path)): \(String(cString: strerror(errno)))")
     }
 
     /// Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader never
@@ -75,7 +75,7 @@ enum ManpagesCommand {
         let temporary = path + ".tmp-\(getpid())"
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw CLIError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIError(.ioError, "cannot write \(EchoedInput.path(path)): \(String(cString: strerror(errno)))") }
         let bytes = Array(text.utf8)
         var done = 0
         var failed = false
@@ -89,6 +89,6 @@ enum ManpagesCommand {
         if !failed && rename(temporary, path) == 0 { return }
         let why = failed ? reason : String(cString: strerror(errno))
         unlink(temporary)
-        throw CLIError(.ioError, "cannot write \(path): \(why)")
+        throw CLIError(.ioError, "cannot write \(EchoedInput.path(path)): \(why)")
     }
 }

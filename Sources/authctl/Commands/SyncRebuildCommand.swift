@@ -12,7 +12,7 @@ enum SyncRebuildCommand {
         examples: ["authctl sync rebuild"], run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        try VaultSelection(args).session(.write).rebuildFromStore()
+        try VaultSelection(args).session(.write, verifyingFirst: true).rebuildFromStore()
         Output.diagnostic("authctl: read the account store again")
     }
 }

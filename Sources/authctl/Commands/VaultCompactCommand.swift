@@ -6,7 +6,7 @@ enum VaultCompactCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.write)
+        let device = try VaultSelection(args).open(.write, verifyingFirst: true)
         let before: Int, after: Int
         do {
             before = try device.facts.committedBytes

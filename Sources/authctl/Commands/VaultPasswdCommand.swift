@@ -13,7 +13,7 @@ enum VaultPasswdCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.write)
+        let device = try VaultSelection(args).open(.write, verifyingFirst: true)
         let new = try SecretSource.read(.newPassphrase, file: args.value(newPassphraseFile), fileOption: newPassphraseFile.name)
         do {
             try device.changePassphrase(to: new, kdf: KDFOption.level(args))

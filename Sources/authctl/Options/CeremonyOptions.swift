@@ -62,7 +62,7 @@ enum CeremonyOptions {
             } else if source.hasPrefix("https://") || source.hasPrefix("http://") {
                 context.relatedOrigins = .url(source)
             } else {
-                context.relatedOrigins = .document(try OptionsInput.read(source))
+                context.relatedOrigins = .document(try OptionsInput.read(source, option: relatedOrigins.name, file: "related origins file"))
             }
         }
         return context
@@ -125,6 +125,6 @@ enum CeremonyOptions {
 
     /// The options JSON from `--options FILE|-`, or `nil` when the flags build them.
     static func optionsJSON(_ args: ParsedArguments) throws(CLIError) -> [UInt8]? {
-        try args.value(options).map(OptionsInput.read)
+        try args.value(options).map { source throws(CLIError) in try OptionsInput.read(source) }
     }
 }

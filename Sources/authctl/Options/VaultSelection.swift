@@ -38,7 +38,7 @@ struct VaultSelection {
     /// While another process holds the vault: say so once, and wait up to `--wait`.
     var waiting: Vault.Waiting {
         Vault.Waiting(limit: .seconds(waitSeconds)) { [path, waitSeconds] in
-            Output.diagnostic("authctl: waiting for the vault at \(path): another authctl process is using it "
+            Output.diagnostic("authctl: waiting for the vault at \(EchoedInput.path(path)): another authctl process is using it "
                 + "(waiting up to \(waitSeconds) s; see --wait)")
         }
     }
@@ -63,27 +63,34 @@ struct VaultSelection {
         }
     }
 
-    /// Opens the account, asking for the passphrase only once there is a vault to open.
-    func openAccount(_ access: Vault.Access) throws(CLIError) -> Account {
+    /// Opens the account, asking for the passphrase only once there is a vault to open. With
+    /// `verifyingFirst` (a writer that reads the whole vault: `vault compact`, `vault passwd`,
+    /// `sync rebuild`), every frame is read and authenticated before opening syncs with the store,
+    /// so a damaged vault fails having written nothing (`Account.openVerified`).
+    func openAccount(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Account {
         do { try Device.requireVault(at: path) } catch where error.code == .vaultNotFound {
-            throw CLIError(.vaultNotFound, "no vault at \(path); create one with 'authctl init' (or choose one with --vault)")
+            throw CLIError(.vaultNotFound, "no vault at \(EchoedInput.path(path)); create one with 'authctl init' (or choose one with --vault)")
         } catch { throw CLIError(error) }
         let secret = try passphrase()
         let account: Account
-        do { account = try Account.open(at: path, passphrase: secret, access: access, waiting: waiting) } catch { throw CLIError(error) }
+        do {
+            account = verifyingFirst && access == .write
+                ? try Account.openVerified(at: path, passphrase: secret, waiting: waiting)
+                : try Account.open(at: path, passphrase: secret, access: access, waiting: waiting)
+        } catch { throw CLIError(error) }
         if let problem = account.storeProblem { Output.diagnostic("authctl: warning: \(problem)") }
         return account
     }
 
     /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first).
-    func open(_ access: Vault.Access) throws(CLIError) -> Device {
-        let account = try openAccount(access)
+    func open(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Device {
+        let account = try openAccount(access, verifyingFirst: verifyingFirst)
         do { return try account.device(deviceName) } catch { throw CLIError(error) }
     }
 
     /// The request layer over the opened account: its people are this vault's PIN source.
-    func session(_ access: Vault.Access) throws(CLIError) -> Session {
-        Session(account: try openAccount(access)) { _, person in
+    func session(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Session {
+        Session(account: try openAccount(access, verifyingFirst: verifyingFirst)) { _, person in
             user(action: person.action, account: person.account, instantTimeout: person.instantTimeout)
         }
     }

@@ -1,5 +1,6 @@
 import Glibc
 import KeyVault
+import VirtualAuthenticator
 
 /// Reads a ``Secret`` from the first of three places that has it: a file named by a flag, an
 /// environment variable, or a no-echo prompt when stdin is a terminal. Secrets go straight into
@@ -32,7 +33,7 @@ enum SecretSource {
     /// The file's bytes, less one trailing newline.
     private static func fromFile(_ path: String) throws(CLIError) -> SecureBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError(.badInput, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIError(.badInput, "cannot read \(EchoedInput.path(path)): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         // Room for the longest secret, its "\r\n", and one byte more to see that it is too long.
         let buffer = SecureBytes(count: maximumLength + 3)
@@ -40,13 +41,13 @@ enum SecretSource {
         while length < buffer.count {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + length, $0.count - length) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw CLIError(.badInput, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else { throw CLIError(.badInput, "cannot read \(EchoedInput.path(path)): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
             length += n
         }
         let secret = withoutNewline(buffer, length: length)
         guard secret.count <= maximumLength, length < buffer.count else {
-            throw CLIError(.badInput, "\(path) is longer than \(maximumLength) bytes")
+            throw CLIError(.badInput, "\(EchoedInput.path(path)) is longer than \(maximumLength) bytes")
         }
         return secret
     }
