@@ -50,11 +50,34 @@ public final class Vault {
         case none
     }
 
+    /// Whether other processes may use the vault while this one has it open.
+    package enum Sharing: Sendable {
+        /// Other processes take turns with this one: each change takes the state lock, checks that
+        /// `commit` is still the one this process last read or wrote, and replaces it by a new file
+        /// and a rename, so a reader sees the old pointer or the new one. Every vault opened by
+        /// ``open(at:passphrase:access:waiting:partitioning:)``.
+        case shared
+        /// Held by this process alone from creation until the `Vault` is released: both locks are
+        /// taken once, so any other opener (another `Vault` here, or another process) is refused
+        /// as `busy`, and a change neither takes a lock nor reads `commit` back; the log's
+        /// descriptor stays open, and the commit pointer is written over in place
+        /// (``HeldVaultFiles``). Writing it in place is not atomic, so a crash may leave a vault
+        /// that does not open: only for a vault made by
+        /// ``create(at:passphrase:kdf:waiting:partitioning:durability:sharing:initialRecords:)``
+        /// and deleted by its process, never opened again after a crash (a scenario's). It is not
+        /// kept with the vault: what is on disk after each commit is an ordinary vault, and
+        /// opening the directory again shares it.
+        case held
+    }
+
     package let path: String
     package let access: Access
     package let durability: Durability
     /// `durability` as the file layer takes it.
     var durable: Bool { durability == .full }
+    package var sharing: Sharing { held == nil ? .shared : .held }
+    /// The locks and descriptors a held vault keeps (``Sharing/held``); `nil`: shared.
+    let held: HeldVaultFiles?
     var header: VaultHeader
     var key: SecureBytes
     let waiting: Waiting
@@ -221,8 +244,9 @@ public final class Vault {
     }
 
     init(path: String, access: Access, header: VaultHeader, key: SecureBytes, waiting: Waiting, writerLock: VaultLock?,
-         partitioning: VaultPartitioning?, durability: Durability = .full) {
+         partitioning: VaultPartitioning?, durability: Durability = .full, held: HeldVaultFiles? = nil) {
         self.partitioning = partitioning
+        self.held = held
         self.durability = durability
         self.path = path
         self.access = access
@@ -237,8 +261,10 @@ public final class Vault {
     static func indexFile(_ generation: UInt64) -> String { "index.\(generation)" }
 
     /// The lock that guards the files' contents: exclusive to change them, shared to read them.
-    func stateLock(exclusive: Bool) throws(VaultError) -> VaultLock {
-        try VaultLock(path: Self.file(path, Self.lockFile), exclusive: exclusive, wait: waiting.limit, waiting: waiting.notice)
+    /// `nil` for a held vault, which holds it exclusively already.
+    func stateLock(exclusive: Bool) throws(VaultError) -> VaultLock? {
+        guard held == nil else { return nil }
+        return try VaultLock(path: Self.file(path, Self.lockFile), exclusive: exclusive, wait: waiting.limit, waiting: waiting.notice)
     }
 
     // MARK: - Create and open
@@ -253,9 +279,10 @@ public final class Vault {
     /// `initialRecords` (given the new vault, whose key and id exist by then) are committed as the
     /// first frame *before* the header is written, so a vault never exists without them: a crash
     /// during creation leaves an unfinished directory that `create` may be run on again.
-    /// `durability` `.none` is for a vault its process deletes when done (see ``Durability``).
+    /// `durability` `.none` is for a vault its process deletes when done (see ``Durability``), and
+    /// so is `sharing` `.held` (see ``Sharing``).
     package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
-                              partitioning: VaultPartitioning? = nil, durability: Durability = .full,
+                              partitioning: VaultPartitioning? = nil, durability: Durability = .full, sharing: Sharing = .shared,
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         let durable = durability == .full
         try POSIXFile.makeDirectory(path, durable: durable)
@@ -280,6 +307,10 @@ public final class Vault {
         try POSIXFile.makePrivate(path)
         let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice)
         try refuseExisting()
+        // A held vault takes the state lock now, for its whole life.
+        let held = sharing == .held
+            ? HeldVaultFiles(state: try VaultLock(path: file(path, lockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice))
+            : nil
         let salt = Sodium.randomBytes(Sodium.saltBytes)
         let vaultKey = Sodium.randomKey()
         var header = VaultHeader(opslimit: kdf.opslimit, memlimit: kdf.memlimit, salt: salt,
@@ -289,7 +320,7 @@ public final class Vault {
         // The empty log and its commit pointer first, then the initial records, the header last: a
         // directory is a vault once its header exists.
         let vault = Vault(path: path, access: .write, header: header, key: vaultKey, waiting: waiting, writerLock: writer,
-                          partitioning: partitioning, durability: durability)
+                          partitioning: partitioning, durability: durability, held: held)
         try vault.writeEmptyLog()
         let initial = try initialRecords(vault)
         if !initial.isEmpty { try vault.commit(initial) }

@@ -151,6 +151,16 @@ package enum Files {
         }
     }
 
+    /// Writes all of `bytes` at `offset` of an open file (`pwrite`), whatever its file position.
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64, path: String) throws(FileFailure) {
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileFailure(.system, "cannot write \(path): \(errorText())") }
+            written += n
+        }
+    }
+
     /// Flushes an open file to disk (`fsync`); with `durable` false, nothing: for throw-away
     /// files nobody needs after a crash.
     package static func sync(_ fd: Int32, path: String, durable: Bool) throws(FileFailure) {

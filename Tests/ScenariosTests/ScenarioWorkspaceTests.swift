@@ -62,3 +62,38 @@ private func scenarioFile(_ text: String) -> String {
     #expect(FileManager.default.fileExists(atPath: workspace))
     #expect(try FileManager.default.contentsOfDirectory(atPath: workspace).isEmpty)
 }
+
+/// The run's vault is held (`Vault.Sharing.held`): its account is the only opener while the run
+/// goes on — another account on it, reading or writing, is refused as busy at once and changes
+/// nothing — and the run carries on after the refusals.
+@Test func theRunsVaultIsHeldByTheRunAlone() throws {
+    let workspace = NSTemporaryDirectory() + "/workspace-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: workspace) }
+    var options = ScenarioRunner.Options()
+    options.environment = [:]
+    options.workspace = workspace
+    let runner = try ScenarioRunner(file: "held.scn", options: options)
+    let parser = ScenarioParser(file: "held.scn", environment: [:])
+    let first = try runner.run(parser.parse("device add phone pin 1111\nphone register user alice => ok\n"))
+    #expect(first.passed, "\(first.failures)")
+    let vault = workspace + "/vault"
+    func contents() throws -> [String: Data] {
+        var out = [String: Data]()
+        for name in try FileManager.default.contentsOfDirectory(atPath: vault) {
+            out[name] = try Data(contentsOf: URL(fileURLWithPath: vault + "/" + name))
+        }
+        return out
+    }
+    let before = try contents()
+    for access in [Vault.Access.read, .write] {
+        var refused: DeviceError?
+        do { _ = try Account.open(at: vault, passphrase: secret("scenario"), access: access, waiting: Vault.Waiting(limit: .zero)) } catch {
+            refused = error
+        }
+        #expect(refused?.code == .vaultBusy, "\(access): \(String(describing: refused))")
+    }
+    #expect(try contents() == before)
+    let second = try runner.run(parser.parse("phone sign => ok\nphone holds => alice\n"))
+    #expect(second.passed, "\(second.failures)")
+}

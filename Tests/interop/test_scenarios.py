@@ -659,3 +659,54 @@ def test_a_huge_scenario_path_or_options_file_is_echoed_cut(tmp_path):
     result = scenario(path)
     assert result.returncode == 65 and len(result.stderr) < 4_400, result.stderr[:300]
     assert result.stderr.startswith(f"authctl: error: badInput: {path}:2:1: cannot read options file {name[:4095]}… (100000 characters): ")
+
+
+def test_a_runs_vault_is_refused_to_other_processes_while_it_runs(tmp_path):
+    """The run holds its throw-away vault for its whole life (vault-format.md, "Held vaults"): a
+    `list` or a `register` of another process on it, while an HTTP step of the run waits on this
+    test's server, is `vaultBusy` at once and changes no file; the run then carries on."""
+    import http.server
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    probes = []
+
+    def contents(vault):
+        return {p.name: p.read_bytes() for p in sorted(vault.iterdir())}
+
+    class Probe(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            (workspace,) = list(tmpdir.iterdir())
+            vault = workspace / "vault"
+            env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHCTL_")}
+            env.update(AUTHCTL_VAULT=str(vault), AUTHCTL_PASSPHRASE="scenario", AUTHCTL_PIN="1111", TMPDIR=str(tmp_path))
+            before = contents(vault)
+            for args in (["list"], ["register", "--origin", "https://example.com", "--user-name", "bob"]):
+                result = subprocess.run([BIN, "--wait", "0", *args], env=env, capture_output=True, text=True, timeout=60)
+                probes.append((args[0], result.returncode, result.stderr, contents(vault) == before))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Probe)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        text = f"""device add phone pin 1111
+phone register user alice => ok
+http POST http://127.0.0.1:{server.server_address[1]}/probe => ok status=200
+phone sign => ok
+phone holds => alice
+"""
+        result = scenario(write(tmp_path, text), env={"TMPDIR": str(tmpdir)})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [p[0] for p in probes] == ["list", "register"]
+    for command, code, stderr, unchanged in probes:
+        assert code == 24 and "vaultBusy" in stderr, (command, code, stderr)
+        assert unchanged, command
+    assert list(tmpdir.iterdir()) == []

@@ -97,6 +97,11 @@ enum POSIXFile {
         try named { () throws(FileFailure) in try Files.writeAll(fd, bytes, path: path) }
     }
 
+    /// Writes all of `bytes` at `offset` of an open file, whatever its file position.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64, path: String) throws(VaultError) {
+        try named { () throws(FileFailure) in try Files.writeAll(fd, bytes, at: offset, path: path) }
+    }
+
     /// Flushes an open file to disk (`fsync`); with `durable` false, nothing: for a throw-away
     /// vault (``Vault/Durability/none``), whose files nobody needs after a crash.
     static func sync(_ fd: Int32, path: String, durable: Bool = true) throws(VaultError) {

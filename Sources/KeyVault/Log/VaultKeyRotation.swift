@@ -73,6 +73,7 @@ extension Vault {
         // finds the old `commit` naming a log that is gone.
         unlink(oldLog)
         unlink(oldIndex)
+        held?.commitReplaced()  // its descriptor names the `commit` about to be replaced
         try POSIXFile.renameFile(Self.file(path, Self.nextCommitFile), to: Self.file(path, Self.commitFile))
         try POSIXFile.syncDirectory(path, durable: durable)
     }

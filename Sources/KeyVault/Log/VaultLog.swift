@@ -205,19 +205,25 @@ extension Vault {
         for (i, batch) in batches.enumerated() {
             bytes += frame(batch[...], sequence: frameCount + UInt64(i), generation: generation)
         }
-        let fd = try POSIXFile.openOwned(logPath, O_WRONLY)
-        defer { close(fd) }
-        // Cut off whatever follows the committed end: an earlier process's unfinished append, or
-        // this one's own failed write.
-        guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
-        guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
-        try POSIXFile.writeAll(fd, bytes, path: logPath)
-        try POSIXFile.sync(fd, path: logPath, durable: durable)
+        if let held {
+            // The log stays open; what follows the committed end is cut off when something may.
+            try held.append(bytes, to: logPath, generation: generation, at: validLength, durable: durable)
+        } else {
+            let fd = try POSIXFile.openOwned(logPath, O_WRONLY)
+            defer { close(fd) }
+            // Cut off whatever follows the committed end: an earlier process's unfinished append, or
+            // this one's own failed write.
+            guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
+            guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
+            try POSIXFile.writeAll(fd, bytes, path: logPath)
+            try POSIXFile.sync(fd, path: logPath, durable: durable)
+        }
         fileLength = validLength + bytes.count
         // The frames count once the commit pointer moves past them.
         let frames = frameCount + UInt64(batches.count)
         try writeCommitPointer(CommitPointer(generation: generation, frameCount: frames, logLength: UInt64(fileLength),
                                              index: namedIndex))
+        held?.logCommitted()
         validLength = fileLength
         frameCount = frames
         for change in batches.joined() { applyInMemory(change) }
@@ -228,14 +234,21 @@ extension Vault {
 
     func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
         let sealed = pointer.sealed(key: key, vaultId: header.vaultId)
-        try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path, durable: durable)
+        if let held {
+            // Written over in place: not atomic, which only a vault never opened after a crash may be.
+            try held.writeCommit(sealed, to: Self.file(path, Self.commitFile), directory: path, durable: durable)
+        } else {
+            try POSIXFile.replaceAtomically(Self.file(path, Self.commitFile), with: sealed, directory: path, durable: durable)
+        }
         committedPointer = sealed
     }
 
     /// Refuses to write when the commit file is not the one this process read or wrote last: some
     /// other process changed the vault (one that did not take the writer lock), and writing now
-    /// would cut its frames off.
+    /// would cut its frames off. A held vault skips the check: while it holds the state lock, no
+    /// other process can write (or read) the files.
     func requireUnchanged() throws(VaultError) {
+        guard held == nil else { return }
         let onDisk = try? POSIXFile.readAll(Self.file(path, Self.commitFile), limit: CommitPointer.size)
         guard onDisk == committedPointer else {
             throw VaultError(.busy, "another process changed the vault at \(path) while this one had it open; nothing was written")

@@ -43,7 +43,7 @@ public final class Account {
     /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
     let positionAtOpen: UInt64
     /// The account store in this process's memory, for a throw-away account (a scenario's, made
-    /// with ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:durability:storeInMemory:)``);
+    /// with ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:durability:sharing:storeInMemory:)``);
     /// `nil`: the directory at ``storePath``.
     let memoryStore: MemoryStore?
 
@@ -113,16 +113,18 @@ public final class Account {
     }
 
     /// ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:)`` with
-    /// the vault's (and its store's) durability: `.none` only for a throw-away account its caller
-    /// deletes when done, as a scenario's is (docs/scenarios.md). Every account ``open(at:passphrase:access:waiting:clock:random:)``
-    /// opens is durable. `storeInMemory`: the account's devices sync through a ``MemoryStore``
-    /// rather than a directory — for such a throw-away account only, which no other process opens.
+    /// the vault's (and its store's) durability and the vault's sharing: `.none` and `.held` only
+    /// for a throw-away account its caller deletes when done, as a scenario's is (docs/scenarios.md).
+    /// Every account ``open(at:passphrase:access:waiting:clock:random:)`` opens is durable and shared.
+    /// `storeInMemory`: the account's devices sync through a ``MemoryStore`` rather than a
+    /// directory — for such a throw-away account only, which no other process opens.
     package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
                                deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
                                maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                                waiting: Vault.Waiting = Vault.Waiting(),
                                clock: WallClock = .live, random: RandomSource = .live,
-                               durability: Vault.Durability, storeInMemory: Bool = false) throws(DeviceError) -> Account {
+                               durability: Vault.Durability, sharing: Vault.Sharing = .shared,
+                               storeInMemory: Bool = false) throws(DeviceError) -> Account {
         try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
@@ -134,7 +136,8 @@ public final class Account {
             // The settings record (the account and its first device) is part of creation: there is
             // never a vault without one.
             let vault = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting,
-                                         partitioning: Account.partitioning, durability: durability) { vault throws(VaultError) in
+                                         partitioning: Account.partitioning, durability: durability,
+                                         sharing: sharing) { vault throws(VaultError) in
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))

@@ -399,7 +399,7 @@ public final class ScenarioRunner {
                     created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
                                                  biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
                                                  clock: clock.wallClock, random: .seeded(seed),
-                                                 durability: .none, storeInMemory: true)  // a throw-away vault, deleted after the run
+                                                 durability: .none, sharing: .held, storeInMemory: true)  // a throw-away vault, this run's alone, deleted after it
                 } catch { throw SessionError(error) }
                 let session = Session(account: created, clock: clock, builtOptions: .seeded(seed)) { [unowned self] device, person in
                     user(on: device, person)
