@@ -187,3 +187,34 @@ private func files(under dir: String) throws -> [String: Data] {
         #expect(try files(under: dir + "/phone") != before)
     }
 }
+
+/// A held vault's sync leaves its cursor and queue to the next commit (``Account/pendingSyncState``):
+/// the account works from the newer state meanwhile, and the next commit writes its successor —
+/// nothing uploads twice, nothing queued is lost.
+@Test func aHeldVaultsSyncStateRidesWithTheNextCommit() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                         biometricPIN: secret("1111"), clock: clock.wallClock, random: .seeded(1),
+                                         durability: .none, sharing: .held, storeInMemory: true)
+        try account.addDevice("laptop", pin: secret("2222"), approver: UserPolicy(pin: secret("1111")))
+        try account.setDelays(upload: DelayRange(parsing: "1s"), download: DelayRange(parsing: "2s"))
+        let first = try account.device("phone").register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
+        let store = try #require(account.memoryStore)
+        let headBefore = try store.extent().head
+        clock.advance(by: 1_000)
+        #expect(try account.device("laptop").credentials().isEmpty)  // a sync: the phone's revision uploads
+        #expect(try store.extent().head == headBefore + 1)
+        let pending = try #require(account.pendingSyncState)
+        #expect(pending.version > (try SyncState.storedVersion(in: account.vault)))
+        #expect(try account.savedSyncState()?.cursor == pending.cursor && pending.queue.isEmpty)
+        // The next change commits the successor: the vault's record is the account's state again.
+        let second = try account.device("phone").register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"),
+                                                          origin: origin).result.credential
+        let stored = try #require(try SyncState.read(in: account.vault))
+        #expect(stored.version > pending.version && stored.cursor == pending.cursor && stored.queue.count == 1)
+        clock.advance(by: 3_000)
+        #expect(Set(try account.device("laptop").credentials().map(\.id)) == [first.id, second.id])
+        #expect(try store.extent().head == headBefore + 2)  // each revision once
+    }
+}

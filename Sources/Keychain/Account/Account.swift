@@ -40,6 +40,9 @@ public final class Account {
     /// the order they were made, for a scenario's timeline.
     package internal(set) var droppedRevisions = [DroppedRevision]()
 
+    /// A sync state newer than the vault's record, not written yet: a sync of a held vault leaves
+    /// its cursor and queue for the next commit to carry (``savedSyncState()``).
+    var pendingSyncState: SyncState?
     /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
     let positionAtOpen: UInt64
     /// The account store in this process's memory, for a throw-away account (a scenario's, made

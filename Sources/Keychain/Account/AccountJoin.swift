@@ -100,7 +100,7 @@ extension Account {
             let replicas = try vault.records(kind: .credential).filter { StoreReplica.revisionRecord($0) != nil }
             var gone = replicas.map { VaultRecord(id: $0.id, kind: .tombstone, version: $0.version + 1) }
             // The passkeys collected stay remembered: a revision of one must not bring it back.
-            if let saved = try SyncState.read(in: vault) {
+            if let saved = try savedSyncState() {
                 var fresh = SyncState()
                 fresh.version = saved.version
                 fresh.collected = saved.collected

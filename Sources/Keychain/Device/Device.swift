@@ -233,7 +233,7 @@ public final class Device {
                                                      created: CredentialRecord.creation(of: credential, now: time))])
             }
             // An account that follows a store queues them for upload, as any commit does.
-            if var state = try SyncState.read(in: account.vault), !frames.isEmpty {
+            if var state = try account.savedSyncState(), !frames.isEmpty {
                 state.queue += frames.joined().map { SyncState.Upload(revisionId: $0.id, rpId: Array($0.field(CredentialRecord.Tag.rpId) ?? []), landsAt: nil) }
                 frames[frames.count - 1].append(state.record())
             }

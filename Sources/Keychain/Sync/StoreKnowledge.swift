@@ -16,7 +16,7 @@ extension Account {
     /// devices of other vaults — their names stay taken, and nothing is collected past them.
     var accountDirectory: AccountDirectory? {
         if let directory = storeState?.directory { return directory }
-        guard let saved = try? SyncState.read(in: vault), !saved.directory.isEmpty else { return nil }
+        guard let saved = try? savedSyncState(), !saved.directory.isEmpty else { return nil }
         return AccountDirectory(plain: saved.directory, version: 0)
     }
 
@@ -46,7 +46,7 @@ extension Account {
         guard var state = storeState else { return }
         state.directory = try AccountDirectory.read(from: state.store, settings: settings)
         storeState = state
-        let saved = (try? SyncState.read(in: vault)) ?? nil
+        let saved = (try? savedSyncState()) ?? nil
         if vault.access == .write, let saved, saved.settingsToPublish {
             let mine = PublishedSettings(settings, at: present)
             let published = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
@@ -102,13 +102,13 @@ extension Account {
             }
             if let version { return try recordSettingsPublished(version: version) }
         }
-        var saved = try SyncState.read(in: vault) ?? SyncState()
+        var saved = try savedSyncState() ?? SyncState()
         saved.settingsToPublish = true
         try vault.commit([saved.record()])
     }
 
     private func recordSettingsPublished(version: UInt64) throws(VaultError) {
-        var saved = try SyncState.read(in: vault) ?? SyncState()
+        var saved = try savedSyncState() ?? SyncState()
         saved.settingsVersion = version
         saved.settingsToPublish = false
         storeState?.settingsVersion = version
@@ -226,7 +226,7 @@ extension Account {
     }
 
     func knowledgeElsewhere() -> Elsewhere {
-        let saved = (try? SyncState.read(in: vault)) ?? nil
+        let saved = (try? savedSyncState()) ?? nil
         let others = devicesElsewhere
         let acknowledged = accountDirectory?.tooNew == true ? 0 : others.map(\.acknowledged).min()
         return Elsewhere(acknowledged: acknowledged, sequences: storeState?.sequences ?? [:],

@@ -45,7 +45,7 @@ extension Account {
     func useStore() {
         guard storeState == nil, storeProblem == nil else { return }
         let writer = vault.access == .write
-        let saved = (try? SyncState.read(in: vault)) ?? nil
+        let saved = (try? savedSyncState()) ?? nil
         do throws(StoreError) {
             let store = try openStore(writer: writer)
             var state = StoreState(store: store, saved: saved ?? SyncState())
@@ -224,7 +224,7 @@ extension Account {
         }
         guard vault.access == .write else { return }
         useStore()
-        let saved = try SyncState.read(in: vault) ?? SyncState()
+        let saved = try savedSyncState() ?? SyncState()
         guard var state = storeState else {
             // Set aside: the queue waits for the store to come back.
             if saved.version == 0 { try vault.commit([saved.record()]) }
@@ -293,7 +293,23 @@ extension Account {
                 || updated.storeId != saved.storeId || updated.snapshotEntries != saved.snapshotEntries
                 || updated.unreadable.map(\.name) != saved.unreadable.map(\.name) || !updated.sameKnowledge(as: saved)
         else { return }
+        if vault.sharing == .held, replicas.isEmpty, collected.isEmpty, saved.version != 0 {
+            // A held vault is this process's alone and never reopened: its cursor and queue ride
+            // along with the next commit rather than costing one of their own.
+            updated.version = saved.version + 1
+            pendingSyncState = updated
+            return
+        }
         try vault.commit(collected + replicas + [updated.record()])
+        pendingSyncState = nil
+    }
+
+    /// The sync state as this account knows it: the vault's record, or the newer one a sync of a
+    /// held vault left to be written with the next commit (``pendingSyncState``). Whatever writes
+    /// the state writes this one's successor, one version on.
+    func savedSyncState() throws(VaultError) -> SyncState? {
+        if let pendingSyncState, pendingSyncState.version > (try SyncState.storedVersion(in: vault)) { return pendingSyncState }
+        return try SyncState.read(in: vault)
     }
 
     /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
@@ -347,7 +363,7 @@ extension Account {
     /// Adds the uploads of `records` (new revisions of this vault's devices) to the queue, when
     /// the vault follows a store: the sync state record to commit with them, or `nil`.
     func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, landsNow: Bool)? {
-        guard var saved = try SyncState.read(in: vault) else { return nil }
+        guard var saved = try savedSyncState() else { return nil }
         var landsNow = false
         for r in made where !history.deviceBound.contains(r.itemId) {
             let lands = history.devices[r.originId].flatMap { landing(of: r.id, from: $0, changedAt: r.changedAt) }

@@ -82,6 +82,11 @@ struct SyncState {
     /// store cannot be used.
     var directory: [UInt8] = []
 
+    /// The version of the sync state record the vault holds (0: none), without reading the rest.
+    static func storedVersion(in vault: Vault) throws(VaultError) -> UInt64 {
+        try vault.records(kind: kind).first(where: { $0.id == recordId })?.version ?? 0
+    }
+
     static func read(in vault: Vault) throws(VaultError) -> SyncState? {
         guard let record = try vault.records(kind: kind).first(where: { $0.id == recordId }) else { return nil }
         guard (try record.integer(Tag.format, as: UInt64.self) ?? 1) <= format else {
