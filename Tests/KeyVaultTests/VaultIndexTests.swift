@@ -218,6 +218,40 @@ final class VaultIndexTests {
         #expect(try reopened.records(kind: .credential, field: 1, equals: Array("other.example".utf8)).count == 1)
     }
 
+    /// Every open reads the whole index root: when a large unpartitioned record in it is replaced
+    /// by a small one, the next commit writes the root again, rather than leaving every open to
+    /// decrypt the stale megabyte until the next refresh. A large record that stays large as it
+    /// changes does not make every commit rewrite it.
+    @Test func aRootMostlyReplacedSinceIsWrittenAgainAtTheNextCommit() throws {
+        let vault = try create()
+        let id = VaultRecord.newId()
+        var version: UInt64 = 1
+        func state(_ size: Int) -> VaultRecord {
+            defer { version += 1 }
+            return VaultRecord(id: id, kind: .device, version: version, fields: [8: [UInt8](repeating: 7, count: size)])
+        }
+        try vault.commit([state(1 << 20)])
+        var credentials = 0
+        repeat {
+            try vault.commit([Self.credential(VaultRecord.newId(), rp: "a.example")])
+            credentials += 1
+        } while try vault.facts.indexedFrames != vault.facts.frames && credentials < 100
+        #expect(try vault.facts.indexedFrames == vault.facts.frames)  // the root holds the megabyte
+        // Large as it changes: the root waits for its refresh as before.
+        var rewrites = 0
+        for _ in 0..<5 {
+            try vault.commit([state(1 << 20)])
+            if try vault.facts.indexedFrames == vault.facts.frames { rewrites += 1 }
+        }
+        #expect(rewrites == 0)
+        // Small now: written again at once.
+        try vault.commit([state(16)])
+        #expect(try vault.facts.indexedFrames == vault.facts.frames)
+        let reopened = try open(.read)
+        #expect(try reopened.record(id: id)?.field(8)?.count == 16)
+        #expect(try reopened.records(kind: .credential, field: 1, equals: Array("a.example".utf8)).count == credentials)
+    }
+
     /// A derived value given a way to follow changes is made once and kept in step with every
     /// commit; one without is made again after each change.
     @Test func aFollowedDerivedValueIsKeptInStepWithoutBeingMadeAgain() throws {

@@ -97,6 +97,11 @@ package struct VaultRecord: Equatable, Sendable {
         setField(tag, value.map { BigEndian.bytes($0) })
     }
 
+    /// The length of ``bytes``, without encoding them.
+    var encodedLength: Int {
+        id.count + 1 + 8 + (encodedFields?.count ?? parsedFields.values.reduce(2) { $0 + 5 + $1.count })
+    }
+
     /// id (16) ‖ kind u8 ‖ version u64 ‖ fieldCount u16 ‖ fieldCount × (tag u8 ‖ length u32 ‖ value),
     /// fields in ascending tag order so the encoding is deterministic.
     var bytes: [UInt8] {

@@ -354,6 +354,25 @@ final class OpenIndex {
     /// a tombstone removed it since (a record that comes back after one takes a new place in the
     /// vault's order; one replaced keeps the snapshot's).
     var changedSince = [ByteKey: (version: UInt64, removed: Bool)]()
+    /// The root's unpartitioned records replaced or removed since it was written, each with its
+    /// encoded length in the root (tracked only for a large root: ``Vault/rootShrinkage(_:)``).
+    var replacedInRoot = [ByteKey: Int]()
+    private var alwaysLengths: [ByteKey: Int]?
+
+    /// The encoded length of the root's record `id`, when the root holds one (found once per root).
+    func alwaysLength(of id: ByteKey) -> Int? {
+        if alwaysLengths == nil {
+            alwaysLengths = Dictionary(root.always.map { (ByteKey($0.record.id), $0.record.encodedLength) }, uniquingKeysWith: { a, _ in a })
+        }
+        return alwaysLengths![id]
+    }
+
+    /// A new root is written: nothing in it is replaced yet.
+    func rootWritten() {
+        alwaysLengths = nil
+        replacedInRoot = [:]
+    }
+
     /// Partitions changed after the snapshot, which its next version must write again; `nil`
     /// when a change could not be placed (a tombstone of an unread record without the field).
     var changedPartitions: Set<ByteKey>? = []

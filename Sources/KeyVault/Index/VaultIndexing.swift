@@ -195,6 +195,10 @@ extension Vault {
             let removed = (index.changedSince[id]?.removed ?? false) || record.kind == .tombstone
             index.changedSince[id] = (first, removed)
         }
+        if index.name.rootLength > 2 * Self.staleRootLimit, partitioning?.partition(of: record) == nil,
+           let length = index.alwaysLength(of: id) {
+            index.replacedInRoot[id] = length
+        }
         guard let partitioning else { return }
         if let value = partitioning.partition(of: record) ?? old.flatMap(partitioning.partition(of:)) {
             index.changedPartitions?.insert(value)
@@ -252,6 +256,12 @@ extension Vault {
             return
         }
         let pending = frameCount - index.root.frames
+        // Every open reads the whole root: one whose unpartitioned records were mostly replaced
+        // since (a sync state that held a large sync in flight, say) is written again at once,
+        // rather than making every open until the next refresh decrypt what no longer counts.
+        if pending > 0, index.changedPartitions != nil, rootShrinkage(index) > max(Self.staleRootLimit, Int(index.name.rootLength) / 2) {
+            return try appendToIndex(index)
+        }
         guard pending >= Self.refreshFrames(rootRecords: index.root.always.count) else { return }
         // A write copies every bucket a changed partition falls in too, and one RP's passkeys are
         // one bucket however many: the interval grows with the largest, so registering N passkeys
@@ -272,6 +282,17 @@ extension Vault {
             try appendToIndex(index)
         }
     }
+
+    /// How many bytes a root written now would save over the one the index has: the root's
+    /// unpartitioned records that a later version or a removal replaced, less their live versions.
+    /// (More than half the root, and the next rewrite is less than half as large: a large record
+    /// changing at every commit does not make every commit rewrite it.)
+    func rootShrinkage(_ index: OpenIndex) -> Int {
+        index.replacedInRoot.reduce(0) { $0 + $1.value - (live[$1.key]?.record.encodedLength ?? 0) }
+    }
+
+    /// Below this many stale root bytes an open's extra cost is not worth a write (256 KiB).
+    static let staleRootLimit = 256 * 1024
 
     /// Buckets four times their target on average: the bucket count no longer fits the vault. (The
     /// average, not the largest: one RP's passkeys are one bucket however many, and a compaction
@@ -470,6 +491,7 @@ extension Vault {
         for (number, entries) in lookupsWritten { index.lookupBuckets[number] = entries }
         index.changedSince = [:]
         index.changedPartitions = []
+        index.rootWritten()
         namedIndex = name
     }
 }
