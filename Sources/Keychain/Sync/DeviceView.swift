@@ -22,14 +22,21 @@ struct DeviceView {
     /// Oldest first (the order an account picker lists them, the newest last), by ``creationOrder(_:_:)``.
     var items: [Item] { order.map { byItem[$0]! } }
     var count: Int { order.count }
-    /// Item ids in ``creationOrder(_:_:)``, and the items by item id, credential id and user handle
-    /// (a ceremony looks a passkey up by one of these, and should not scan the RP's list). Ids
-    /// rather than positions: a passkey put anywhere but at the end (one that arrived late) moves
-    /// every position after it, and the indexes would all be made again.
+    /// Item ids in ``creationOrder(_:_:)``, and the items by item id, credential id, user handle
+    /// and user name (a ceremony looks a passkey up by one of these — an account picker by name —
+    /// and should not scan the RP's list). Ids rather than positions: a passkey put anywhere but at
+    /// the end (one that arrived late) moves every position after it, and the indexes would all be
+    /// made again.
     private var order = [[UInt8]]()
     private var byItem = [[UInt8]: Item]()
     private var itemOfCredential = [[UInt8]: [UInt8]]()
     private var itemsOfUser = [[UInt8]: Set<[UInt8]>]()
+    private var itemsOfUserName = [String: Set<[UInt8]>]()
+    /// Every item of a credential id that more than one passkey has held at once (two devices
+    /// imported one export before either synced): ``itemOfCredential`` names one of them, or
+    /// none once that one is gone. Kept while it says more than ``itemOfCredential`` does; as a
+    /// rule empty.
+    private var sharedCredentialIds = [[UInt8]: Set<[UInt8]>]()
 
     /// - Parameters:
     ///   - visible: the revisions the device has by `now`, each with the moment it got it (its own
@@ -118,16 +125,31 @@ struct DeviceView {
     }
 
     private mutating func index(_ item: Item) {
+        let id = item.credential.id
         byItem[item.itemId] = item
-        itemOfCredential[item.credential.id] = item.itemId
+        if sharedCredentialIds[id] != nil {
+            sharedCredentialIds[id]!.insert(item.itemId)
+        } else if let other = itemOfCredential[id], other != item.itemId {
+            sharedCredentialIds[id] = [other, item.itemId]
+        }
+        itemOfCredential[id] = item.itemId
         itemsOfUser[item.credential.userHandle, default: []].insert(item.itemId)
+        itemsOfUserName[item.credential.userName, default: []].insert(item.itemId)
     }
 
     private mutating func unindex(_ item: Item) {
+        let id = item.credential.id
         byItem[item.itemId] = nil
-        if itemOfCredential[item.credential.id] == item.itemId { itemOfCredential[item.credential.id] = nil }
+        if itemOfCredential[id] == item.itemId { itemOfCredential[id] = nil }
+        if var shared = sharedCredentialIds[id] {
+            shared.remove(item.itemId)
+            let exact = shared.isEmpty || (shared.count == 1 && itemOfCredential[id] == shared.first)
+            sharedCredentialIds[id] = exact ? nil : shared
+        }
         itemsOfUser[item.credential.userHandle]?.remove(item.itemId)
         if itemsOfUser[item.credential.userHandle]?.isEmpty == true { itemsOfUser[item.credential.userHandle] = nil }
+        itemsOfUserName[item.credential.userName]?.remove(item.itemId)
+        if itemsOfUserName[item.credential.userName]?.isEmpty == true { itemsOfUserName[item.credential.userName] = nil }
     }
 
     /// The one order of passkeys every device uses — the list's, and so the default passkey (the
@@ -140,6 +162,25 @@ struct DeviceView {
     }
 
     func item(credentialId: [UInt8]) -> Item? { itemOfCredential[credentialId].flatMap { byItem[$0] } }
+
+    /// The passkey at `position` of ``items`` (`0 ..< count`), without making the list.
+    func item(at position: Int) -> Item { byItem[order[position]]! }
+
+    /// The positions in ``items``, ascending, of every passkey with credential id `id`.
+    func positions(credentialId id: [UInt8]) -> [Int] {
+        if let shared = sharedCredentialIds[id] { return positions(of: shared) }
+        return itemOfCredential[id].map { positions(of: [$0]) } ?? []
+    }
+
+    /// The positions in ``items``, ascending, of every passkey of user `handle`.
+    func positions(userHandle handle: [UInt8]) -> [Int] { itemsOfUser[handle].map(positions(of:)) ?? [] }
+
+    /// The positions in ``items``, ascending, of every passkey whose user name is `name`.
+    func positions(userName name: String) -> [Int] { itemsOfUserName[name].map(positions(of:)) ?? [] }
+
+    private func positions(of itemIds: Set<[UInt8]>) -> [Int] {
+        itemIds.compactMap { byItem[$0].map(position(of:)) }.sorted()
+    }
 
     /// The passkeys whose credential ids are among `ids`, oldest first.
     func items(credentialIds ids: Set<[UInt8]>) -> [Item] {
