@@ -302,8 +302,8 @@ private final class CountingUser: UserInteraction {
     var verifications = 0
     var prompts: [UserPrompt] = []
     var canVerify: Bool { true }
-    func selectAccount(from candidates: [Credential], for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
-        try Credential.newest(of: candidates)
+    func selectAccount(from candidates: AccountCandidates, for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
+        candidates.newest
     }
     func confirmPresence(_ prompt: UserPrompt) throws(AuthenticatorError) { prompts.append(prompt) }
     func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> ScriptedUser.Verified {

@@ -18,8 +18,8 @@ import Testing
         var verifications = 0
         var canVerify = true
         var wrongPIN = false
-        func selectAccount(from candidates: [Credential], for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
-            try Credential.newest(of: candidates)
+        func selectAccount(from candidates: AccountCandidates, for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
+            candidates.newest
         }
         func confirmPresence(_ prompt: UserPrompt) throws(AuthenticatorError) { presences += 1 }
         func verifyUser(_ prompt: UserPrompt) throws(AuthenticatorError) -> ScriptedUser.Verified {

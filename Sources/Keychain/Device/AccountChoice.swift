@@ -14,19 +14,17 @@ public struct AccountChoice: Sendable, Equatable {
     /// The most recently created candidate, as a phone's picker offers first.
     public static let newest = AccountChoice()
 
-    func pick(from candidates: [Credential]) throws(AuthenticatorError) -> Credential {
-        var matching = candidates
-        if let credentialId { matching = matching.filter { $0.id == credentialId } }
-        if let user {
-            // The handle compared as bytes first: encoding every candidate's would cost a sign-in
-            // among thousands of passkeys as much as the signature.
-            let handle = Base64URL.decode(user)
-            matching = matching.filter { $0.userName == user || ($0.userHandle == handle && Base64URL.encode($0.userHandle) == user) }
-        }
-        guard !matching.isEmpty else {
+    /// The newest of `candidates` this choice allows, found through the candidates' lookups (by
+    /// credential id, by user name or handle), not by a pass over them.
+    func pick(from candidates: AccountCandidates) throws(AuthenticatorError) -> Credential {
+        guard credentialId != nil || user != nil else { return candidates.newest }
+        // A user handle matches only as its own base64url spelling: `user` decoded, and kept when
+        // it encodes back to `user` (a passkey with that handle encodes to the same text).
+        let handle = user.flatMap { user in Base64URL.decode(user).flatMap { Base64URL.encode($0) == user ? $0 : nil } }
+        guard let picked = candidates.newest(credentialId: credentialId, userName: user, userHandle: handle) else {
             let wanted = [credentialId.map { "credential \(EchoedInput.base64URL($0))" }, user.map { "user \(EchoedInput.text($0))" }]
             throw AuthenticatorError(.notHandled, "no candidate passkey matches " + wanted.compactMap { $0 }.joined(separator: " and "))
         }
-        return try Credential.newest(of: matching)
+        return picked
     }
 }

@@ -13,7 +13,7 @@ struct SimulatedUser: UserInteraction {
 
     var canVerify: Bool { sensor.enrolled }
 
-    func selectAccount(from candidates: [Credential], for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
+    func selectAccount(from candidates: AccountCandidates, for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
         try policy.account.pick(from: candidates)
     }
 

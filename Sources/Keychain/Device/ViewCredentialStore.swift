@@ -45,6 +45,11 @@ final class ViewCredentialStore: CredentialStore {
         do { return try view(rpId: rpId).items.map(\.credential) } catch { throw AuthenticatorError(error) }
     }
 
+    /// The same passkeys, hidden ones too, read from the view where they are.
+    func credentialList(forRP rpId: String) throws(AuthenticatorError) -> ViewCredentialList {
+        do { return ViewCredentialList(view: try view(rpId: rpId)) } catch { throw AuthenticatorError(error) }
+    }
+
     func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential] {
         guard !ids.isEmpty else { return [] }
         let wanted = Set(ids)

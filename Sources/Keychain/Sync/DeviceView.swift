@@ -22,14 +22,21 @@ struct DeviceView {
     /// Oldest first (the order an account picker lists them, the newest last), by ``creationOrder(_:_:)``.
     var items: [Item] { order.map { byItem[$0]! } }
     var count: Int { order.count }
-    /// Item ids in ``creationOrder(_:_:)``, and the items by item id, credential id and user handle
-    /// (a ceremony looks a passkey up by one of these, and should not scan the RP's list). Ids
-    /// rather than positions: a passkey put anywhere but at the end (one that arrived late) moves
-    /// every position after it, and the indexes would all be made again.
+    /// Item ids in ``creationOrder(_:_:)``, and the items by item id, credential id, user handle
+    /// and user name (a ceremony looks a passkey up by one of these — an account picker by name —
+    /// and should not scan the RP's list). Ids rather than positions: a passkey put anywhere but at
+    /// the end (one that arrived late) moves every position after it, and the indexes would all be
+    /// made again.
     private var order = [[UInt8]]()
     private var byItem = [[UInt8]: Item]()
     private var itemOfCredential = [[UInt8]: [UInt8]]()
-    private var itemsOfUser = [[UInt8]: Set<[UInt8]>]()
+    private var itemsOfUser = [[UInt8]: ItemIds]()
+    private var itemsOfUserName = [String: ItemIds]()
+    /// Every item of a credential id that more than one passkey has held at once (two devices
+    /// imported one export before either synced): ``itemOfCredential`` names one of them, or
+    /// none once that one is gone. Kept while it says more than ``itemOfCredential`` does; as a
+    /// rule empty.
+    private var sharedCredentialIds = [[UInt8]: Set<[UInt8]>]()
 
     /// - Parameters:
     ///   - visible: the revisions the device has by `now`, each with the moment it got it (its own
@@ -52,7 +59,12 @@ struct DeviceView {
 
     /// A view of `items`, already in ``creationOrder(_:_:)``.
     init(ordered items: [Item]) {
+        // Room for every passkey at once: growing rehashes each index's keys at every doubling.
         order.reserveCapacity(items.count)
+        byItem.reserveCapacity(items.count)
+        itemOfCredential.reserveCapacity(items.count)
+        itemsOfUser.reserveCapacity(items.count)
+        itemsOfUserName.reserveCapacity(items.count)
         for item in items {
             order.append(item.itemId)
             index(item)
@@ -118,16 +130,29 @@ struct DeviceView {
     }
 
     private mutating func index(_ item: Item) {
+        let id = item.credential.id
         byItem[item.itemId] = item
-        itemOfCredential[item.credential.id] = item.itemId
-        itemsOfUser[item.credential.userHandle, default: []].insert(item.itemId)
+        let other = itemOfCredential.updateValue(item.itemId, forKey: id)
+        if !sharedCredentialIds.isEmpty && sharedCredentialIds[id] != nil {
+            sharedCredentialIds[id]!.insert(item.itemId)
+        } else if let other, other != item.itemId {
+            sharedCredentialIds[id] = [other, item.itemId]
+        }
+        ItemIds.insert(item.itemId, at: item.credential.userHandle, in: &itemsOfUser)
+        ItemIds.insert(item.itemId, at: item.credential.userName, in: &itemsOfUserName)
     }
 
     private mutating func unindex(_ item: Item) {
+        let id = item.credential.id
         byItem[item.itemId] = nil
-        if itemOfCredential[item.credential.id] == item.itemId { itemOfCredential[item.credential.id] = nil }
-        itemsOfUser[item.credential.userHandle]?.remove(item.itemId)
-        if itemsOfUser[item.credential.userHandle]?.isEmpty == true { itemsOfUser[item.credential.userHandle] = nil }
+        if itemOfCredential[id] == item.itemId { itemOfCredential[id] = nil }
+        if !sharedCredentialIds.isEmpty, var shared = sharedCredentialIds[id] {
+            shared.remove(item.itemId)
+            let exact = shared.isEmpty || (shared.count == 1 && itemOfCredential[id] == shared.first)
+            sharedCredentialIds[id] = exact ? nil : shared
+        }
+        ItemIds.remove(item.itemId, at: item.credential.userHandle, in: &itemsOfUser)
+        ItemIds.remove(item.itemId, at: item.credential.userName, in: &itemsOfUserName)
     }
 
     /// The one order of passkeys every device uses — the list's, and so the default passkey (the
@@ -141,6 +166,25 @@ struct DeviceView {
 
     func item(credentialId: [UInt8]) -> Item? { itemOfCredential[credentialId].flatMap { byItem[$0] } }
 
+    /// The passkey at `position` of ``items`` (`0 ..< count`), without making the list.
+    func item(at position: Int) -> Item { byItem[order[position]]! }
+
+    /// The positions in ``items``, ascending, of every passkey with credential id `id`.
+    func positions(credentialId id: [UInt8]) -> [Int] {
+        if !sharedCredentialIds.isEmpty, let shared = sharedCredentialIds[id] { return positions(of: shared) }
+        return itemOfCredential[id].map { positions(of: [$0]) } ?? []
+    }
+
+    /// The positions in ``items``, ascending, of every passkey of user `handle`.
+    func positions(userHandle handle: [UInt8]) -> [Int] { itemsOfUser[handle].map { positions(of: $0.all) } ?? [] }
+
+    /// The positions in ``items``, ascending, of every passkey whose user name is `name`.
+    func positions(userName name: String) -> [Int] { itemsOfUserName[name].map { positions(of: $0.all) } ?? [] }
+
+    private func positions(of itemIds: some Sequence<[UInt8]>) -> [Int] {
+        itemIds.compactMap { byItem[$0].map(position(of:)) }.sorted()
+    }
+
     /// The passkeys whose credential ids are among `ids`, oldest first.
     func items(credentialIds ids: Set<[UInt8]>) -> [Item] {
         ids.compactMap { itemOfCredential[$0].flatMap { byItem[$0] } }.sorted(by: Self.creationOrder)
@@ -148,6 +192,46 @@ struct DeviceView {
 
     /// The passkeys of user `userHandle`, oldest first.
     func items(userHandle: [UInt8]) -> [Item] {
-        (itemsOfUser[userHandle] ?? []).compactMap { byItem[$0] }.sorted(by: Self.creationOrder)
+        (itemsOfUser[userHandle]?.all ?? []).compactMap { byItem[$0] }.sorted(by: Self.creationOrder)
+    }
+}
+
+/// The items one key of an index names: as a rule one, held without a set of its own (a set per
+/// key was most of the cost of indexing a passkey).
+private enum ItemIds {
+    case one([UInt8])
+    case many(Set<[UInt8]>)
+
+    var all: [[UInt8]] {
+        switch self {
+        case .one(let id): [id]
+        case .many(let ids): Array(ids)
+        }
+    }
+
+    static func insert<Key: Hashable>(_ itemId: [UInt8], at key: Key, in index: inout [Key: ItemIds]) {
+        switch index[key] {
+        case nil:
+            index[key] = .one(itemId)
+        case .one(let other)?:
+            if other != itemId { index[key] = .many([other, itemId]) }
+        case .many(var ids)?:
+            index[key] = .one([])  // the set held once, so inserting does not copy it
+            ids.insert(itemId)
+            index[key] = .many(ids)
+        }
+    }
+
+    static func remove<Key: Hashable>(_ itemId: [UInt8], at key: Key, in index: inout [Key: ItemIds]) {
+        switch index[key] {
+        case nil:
+            return
+        case .one(let other)?:
+            if other == itemId { index[key] = nil }
+        case .many(var ids)?:
+            index[key] = .one([])
+            ids.remove(itemId)
+            index[key] = ids.count == 1 ? .one(ids.first!) : .many(ids)
+        }
     }
 }

@@ -69,10 +69,4 @@ extension Credential {
     package func isVisible(userVerified: Bool, listed: Bool) -> Bool {
         credProtect?.isVisible(userVerified: userVerified, listed: listed) ?? true
     }
-
-    /// The account a picker offers first: the most recently created of `candidates` (oldest first).
-    package static func newest(of candidates: [Credential]) throws(AuthenticatorError) -> Credential {
-        guard let last = candidates.last else { throw AuthenticatorError(.notHandled, "no candidate credential") }
-        return last
-    }
 }

@@ -32,19 +32,22 @@ public struct GetAssertionResponse: Sendable {
 extension Authenticator {
     package func getAssertion(_ request: GetAssertionRequest) throws(AuthenticatorError) -> GetAssertionResponse {
         // Step 7: the applicable credentials — bound to rpId and, with an allow list, listed in it.
-        // A passkey the RP's signal hid is kept, but offered to no sign-in.
-        var candidates = try (request.allowList.isEmpty ? store.credentials(forRP: request.rpId)
-            : store.credentials(forRP: request.rpId, ids: request.allowList)).filter { !$0.hidden }
-        // credProtect (CTAP 2.1 §12.1): without user verification, a userVerificationRequired
-        // credential is not there at all, and a userVerificationOptionalWithCredentialIDList one
-        // only when the RP lists it.
+        // A passkey the RP's signal hid is kept, but offered to no sign-in. credProtect (CTAP 2.1
+        // §12.1): without user verification, a userVerificationRequired credential is not there at
+        // all, and a userVerificationOptionalWithCredentialIDList one only when the RP lists it.
+        // Without an allow list the RP's passkeys are read where the store keeps them: the picker
+        // looks at a few, not at a copy of all.
         let claimOnly = request.fault == .uvClaimedWithoutCheck
         let willVerify = request.performUserVerification && !claimOnly
-        candidates = candidates.filter { $0.isVisible(userVerified: willVerify, listed: !request.allowList.isEmpty) }
-        guard !candidates.isEmpty else {
-            throw AuthenticatorError(.notHandled, request.allowList.isEmpty
-                ? "no passkey for \(request.rpId)"
-                : "none of the \(request.allowList.count) allowed credentials is here for \(request.rpId)")
+        let listed = !request.allowList.isEmpty
+        let found = listed
+            ? AccountCandidates(CredentialArray(try store.credentials(forRP: request.rpId, ids: request.allowList)),
+                                userVerified: willVerify, listed: true)
+            : AccountCandidates(try store.credentialList(forRP: request.rpId), userVerified: willVerify, listed: false)
+        guard let candidates = found else {
+            throw AuthenticatorError(.notHandled, listed
+                ? "none of the \(request.allowList.count) allowed credentials is here for \(request.rpId)"
+                : "no passkey for \(request.rpId)")
         }
         // The account picker comes before the biometric prompt, as on a phone.
         let credential = try user.selectAccount(

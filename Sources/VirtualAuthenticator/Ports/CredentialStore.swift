@@ -7,9 +7,15 @@
 public protocol CredentialStore {
     /// What a successful user verification produced (for the vault: the unwrapped biometry key).
     associatedtype Verification
+    /// The RP's passkeys as a discoverable sign-in reads them (``credentialList(forRP:)``).
+    associatedtype List: CredentialList = CredentialArray
 
     /// Every credential scoped to `rpId`, in creation order (oldest first).
     func credentials(forRP rpId: String) throws(AuthenticatorError) -> [Credential]
+    /// The same credentials, in the same order, read where they are: what a sign-in without an
+    /// allow list chooses among. A store that keeps the RP's passkeys indexed answers its lookups
+    /// without a scan and without copying them.
+    func credentialList(forRP rpId: String) throws(AuthenticatorError) -> List
     /// The credentials of `rpId` whose ids are in `ids`, in creation order, each once: what an
     /// allow list or an exclude list names. A store that keeps an index answers without a scan.
     func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential]
@@ -31,6 +37,13 @@ public protocol CredentialStore {
     /// Durably records a credential's large blob, already sealed (``LargeBlob``): a change to the
     /// passkey like a new signature count.
     func storeLargeBlob(_ sealedBlob: [UInt8], of credential: Credential) throws(AuthenticatorError)
+}
+
+extension CredentialStore where List == CredentialArray {
+    /// ``credentials(forRP:)`` in an array.
+    public func credentialList(forRP rpId: String) throws(AuthenticatorError) -> CredentialArray {
+        CredentialArray(try credentials(forRP: rpId))
+    }
 }
 
 extension CredentialStore {

@@ -13,8 +13,9 @@ public struct ScriptedUser: UserInteraction {
         self.verification = verification
     }
 
-    public func selectAccount(from candidates: [Credential], for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
-        try Credential.newest(of: candidates)
+    /// The newest candidate, as a phone's picker offers first.
+    public func selectAccount(from candidates: AccountCandidates, for prompt: UserPrompt) throws(AuthenticatorError) -> Credential {
+        candidates.newest
     }
 
     public func confirmPresence(_ prompt: UserPrompt) throws(AuthenticatorError) { if let presence { throw presence } }

@@ -7,8 +7,9 @@ public protocol UserInteraction {
 
     /// Whether user verification is configured (a biometric PIN is enrolled).
     var canVerify: Bool { get }
-    /// The account picker: one of `candidates` (oldest first, never empty) for `prompt`.
-    func selectAccount(from candidates: [Credential], for prompt: UserPrompt) throws(AuthenticatorError) -> Credential
+    /// The account picker: one of `candidates` (never empty; ``AccountCandidates/newest`` is the
+    /// one a picker offers first) for `prompt`.
+    func selectAccount(from candidates: AccountCandidates, for prompt: UserPrompt) throws(AuthenticatorError) -> Credential
     /// Collects user presence for `prompt`; throws (e.g. `canceled`) when the user declines.
     func confirmPresence(_ prompt: UserPrompt) throws(AuthenticatorError)
     /// Performs user verification; throws `failed` on a wrong PIN, `notInteractive` when no PIN
