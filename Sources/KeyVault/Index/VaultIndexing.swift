@@ -242,7 +242,9 @@ extension Vault {
     /// longer pays: the file has grown to more than twice what it indexes, a bucket has grown
     /// past eight times its target, or a change could not be placed.
     func maintainIndex() throws(VaultError) {
-        guard partitioning != nil, access == .write else { return }
+        // A held vault is never opened again, and its process holds every record in memory: an
+        // index would only be written, never read (compaction still writes one with its log).
+        guard partitioning != nil, access == .write, held == nil else { return }
         guard let index else {
             if namedIndex != nil {
                 try compactLocked()  // an index of another partitioning is named: replaced by a new generation
