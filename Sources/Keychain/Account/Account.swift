@@ -23,7 +23,12 @@ public final class Account {
     /// The store and what it held when last read (its revisions, and when each landed), once it is
     /// in use; and why it is not used, when it cannot be (AccountSync.swift).
     var storeState: StoreState? {
-        didSet { if storeState == nil { storeGeneration &+= 1 } }
+        didSet {
+            if storeState == nil {
+                storeGeneration &+= 1
+                directoryPlain = nil  // another store's versions start again
+            }
+        }
     }
     /// Moves each time the store is set aside: what was downloaded from it is forgotten with it
     /// (``RPHistories``).
@@ -40,6 +45,9 @@ public final class Account {
     /// the order they were made, for a scenario's timeline.
     package internal(set) var droppedRevisions = [DroppedRevision]()
 
+    /// The directory's unsealed form (sync state tag 12) as last made, by the directory version
+    /// it was made from: a sync that finds the directory unchanged does not encode it again.
+    var directoryPlain: (version: UInt64, plain: [UInt8])?
     /// A sync state newer than the vault's record, not written yet: a sync of a held vault leaves
     /// its cursor and queue for the next commit to carry (``savedSyncState()``).
     var pendingSyncState: SyncState?

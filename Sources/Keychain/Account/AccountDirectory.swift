@@ -84,6 +84,14 @@ struct AccountDirectory: Equatable {
     /// As the vault keeps it when last read (sync state tag 12): format ‖ batch, unsealed.
     var plain: [UInt8] { SealedMetadata.plain(devices.map(\.record), format: Self.format) }
 
+    /// ``plain``, from `cache` when that was made from the same version of the same directory.
+    func plain(cache: inout (version: UInt64, plain: [UInt8])?) -> [UInt8] {
+        if version != 0, let cached = cache, cached.version == version { return cached.plain }
+        let made = plain
+        if version != 0 { cache = (version, made) }
+        return made
+    }
+
     init() {}
 
     init?(plain: [UInt8], version: UInt64) {
@@ -100,8 +108,13 @@ struct AccountDirectory: Equatable {
     /// The directory the store holds now; an empty one when there is none yet. One that does not
     /// open under the account key (damaged, planted) reads as empty, at its version, so the next
     /// publication replaces it.
-    static func read(from store: any AccountStore, settings: AccountSettings) throws(StoreError) -> AccountDirectory {
+    ///
+    /// `known`: the directory as this process last read or published it; when the store's value is
+    /// still at its version (a compare-and-swap moves the version with every change), it is
+    /// returned rather than opened and parsed again.
+    static func read(from store: any AccountStore, settings: AccountSettings, known: AccountDirectory? = nil) throws(StoreError) -> AccountDirectory {
         guard let value = try store.metadata([key])[key] else { return AccountDirectory() }
+        if let known, known.version == value.version, known.version != 0 { return known }
         guard let opened = SealedMetadata.open(value.bytes, known: format, key: key, accountKey: settings.accountKey,
                                                accountId: settings.accountId)
         else {
@@ -118,8 +131,8 @@ struct AccountDirectory: Equatable {
     /// (nobody else reads them; one published late is only lower, so nothing is collected early).
     /// A concurrent publication (another vault's) is read again and merged with.
     static func publish(_ ours: [PublishedDevice], vault vaultId: [UInt8], to store: any AccountStore,
-                        settings: AccountSettings) throws(StoreError) -> AccountDirectory {
-        var current = try read(from: store, settings: settings)
+                        settings: AccountSettings, known: AccountDirectory? = nil) throws(StoreError) -> AccountDirectory {
+        var current = try read(from: store, settings: settings, known: known)
         for _ in 0..<8 {
             guard !current.tooNew else { return current }
             let others = current.elsewhere(than: vaultId)

@@ -44,7 +44,7 @@ extension Account {
     /// the store was down is published first, over what the store holds.
     func readAccountMetadata() throws(StoreError) {
         guard var state = storeState else { return }
-        state.directory = try AccountDirectory.read(from: state.store, settings: settings)
+        state.directory = try AccountDirectory.read(from: state.store, settings: settings, known: state.directory)
         storeState = state
         let saved = (try? savedSyncState()) ?? nil
         if vault.access == .write, let saved, saved.settingsToPublish {
@@ -173,7 +173,7 @@ extension Account {
         next.settingsVersion = state.settingsVersion
         let directory: AccountDirectory
         do throws(StoreError) {
-            directory = try AccountDirectory.publish(ours, vault: vault.vaultId, to: state.store, settings: settings)
+            directory = try AccountDirectory.publish(ours, vault: vault.vaultId, to: state.store, settings: settings, known: state.directory)
         } catch {
             return ([], error)
         }
@@ -181,7 +181,7 @@ extension Account {
         // This vault's devices by what it computed now (the store may hold older acknowledgements).
         let account = directory.elsewhere(than: vault.vaultId) + ours
         guard !directory.tooNew, let everyone = account.filter({ !$0.removed }).map(\.acknowledged).min() else { return ([], nil) }
-        next.directory = directory.plain
+        next.directory = directory.plain(cache: &directoryPlain)
         let due = pending.filter { $0.sequence <= everyone }
         guard !due.isEmpty else { return ([], nil) }
         next.pendingDeletions = pending.filter { $0.sequence > everyone }
