@@ -17,6 +17,7 @@
 
 /* Function-like macros and compound constants Swift cannot import. */
 static const char *const authctl_param_pub_key = OSSL_PKEY_PARAM_PUB_KEY;
+static const char *const authctl_param_priv_key = OSSL_PKEY_PARAM_PRIV_KEY;
 static const int authctl_pkey_ec = EVP_PKEY_EC;
 static const int authctl_nid_p256 = NID_X9_62_prime256v1;
 static const int authctl_pkey_ed25519 = EVP_PKEY_ED25519;

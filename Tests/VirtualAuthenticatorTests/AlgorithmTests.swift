@@ -58,6 +58,27 @@ import Testing
         #expect(SignatureVerifier.verify(signature: try loaded.sign([1, 2, 3]), message: [1, 2, 3], spki: key.subjectPublicKeyInfo))
     }
 
+    /// A generated P-256 key's DER is written without OpenSSL's encoder, and is byte for byte what
+    /// `i2d_PrivateKey` writes for the same key (the vault seals these bytes, and secrets are
+    /// derived from them): the key read back is written by OpenSSL, and must give the same bytes
+    /// and the same derived secret.
+    @Test func aGeneratedP256KeysDERIsWhatOpenSSLWritesForIt() throws {
+        for _ in 0..<300 {
+            let key = try PrivateKey.generate(.es256)
+            var der = [UInt8](repeating: 0, count: key.privateKeyDERCount)
+            let written = try der.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) }
+            #expect(written == 121)
+            let loaded = try der.prefix(written).withUnsafeBytes { try PrivateKey.load(der: $0) }
+            var again = [UInt8](repeating: 0, count: loaded.privateKeyDERCount)
+            let rewritten = try again.withUnsafeMutableBytes { try loaded.writePrivateKeyDER(into: $0) }
+            #expect(Array(again.prefix(rewritten)) == Array(der.prefix(written)))
+            #expect(try key.deriveSecret(info: "test") == loaded.deriveSecret(info: "test"))
+        }
+        let key = try PrivateKey.generate(.es256)
+        var short = [UInt8](repeating: 0, count: 120)
+        #expect(throws: OpenSSLFailure.self) { _ = try short.withUnsafeMutableBytes { try key.writePrivateKeyDER(into: $0) } }
+    }
+
     /// A new key's DER is read without OpenSSL's decoders (P-256 and Ed25519); the same key in
     /// other layouts — PKCS #8, a compressed point, no curve parameters — goes through them. Every
     /// reading is the same key pair.

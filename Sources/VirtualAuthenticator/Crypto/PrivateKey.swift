@@ -11,9 +11,15 @@ public final class PrivateKey: @unchecked Sendable {
     /// Signing contexts bound to this key (ES256, RS256), prepared once per concurrent signer.
     private let signing = PKeyContextPool()
 
-    private init(pkey: OpaquePointer, algorithm: COSEAlgorithm) {
+    /// Whether the key was generated here as a P-256 key (named curve, uncompressed point, public
+    /// key kept): its DER is then written directly (``writeP256DER(into:)``), not through OpenSSL's
+    /// encoder, whose look-up of an encoder by name costs more than the key generation.
+    private let generatedP256: Bool
+
+    private init(pkey: OpaquePointer, algorithm: COSEAlgorithm, generated: Bool = false) {
         self.pkey = pkey
         self.algorithm = algorithm
+        generatedP256 = generated && algorithm == .es256
     }
     deinit { EVP_PKEY_free(pkey) }
 
@@ -33,7 +39,7 @@ public final class PrivateKey: @unchecked Sendable {
         return try pool.withContext(prepare: { () throws(OpenSSLFailure) in try keyGenerationContext(algorithm) }) { ctx throws(OpenSSLFailure) in
             var key: OpaquePointer? = nil
             guard EVP_PKEY_keygen(ctx, &key) == 1, let key else { throw OpenSSLFailure("EVP_PKEY_keygen") }
-            return PrivateKey(pkey: key, algorithm: algorithm)
+            return PrivateKey(pkey: key, algorithm: algorithm, generated: true)
         }
     }
 
@@ -144,7 +150,7 @@ public final class PrivateKey: @unchecked Sendable {
     }
 
     /// The DER encoding's length, so the caller can provide a buffer it owns.
-    package var privateKeyDERCount: Int { Int(i2d_PrivateKey(pkey, nil)) }
+    package var privateKeyDERCount: Int { generatedP256 ? Self.p256DERCount : Int(i2d_PrivateKey(pkey, nil)) }
 
     /// Writes the DER-encoded private key into `buffer` (at least ``privateKeyDERCount`` bytes) and
     /// returns the number of bytes written. The secret goes only where the caller points.
@@ -152,10 +158,49 @@ public final class PrivateKey: @unchecked Sendable {
         guard buffer.count >= privateKeyDERCount, let base = buffer.baseAddress else {
             throw OpenSSLFailure("private key buffer too small")
         }
+        if generatedP256 { return try writeP256DER(into: buffer) }
         var cursor: UnsafeMutablePointer<UInt8>? = base.assumingMemoryBound(to: UInt8.self)
         let written = i2d_PrivateKey(pkey, &cursor)
         guard written > 0 else { throw OpenSSLFailure("i2d_PrivateKey") }
         return Int(written)
+    }
+
+    /// The length of a P-256 `ECPrivateKey` with its curve and public key (``writeP256DER(into:)``).
+    static let p256DERCount = 121
+
+    /// The RFC 5915 `ECPrivateKey` of a generated P-256 key, byte for byte what `i2d_PrivateKey`
+    /// writes for it (a test holds the two together: the vault seals these bytes, and
+    /// ``deriveSecret(info:length:)`` derives from them):
+    ///
+    ///     30 77 | 02 01 01 | 04 20 <d, 32 bytes> | a0 0a 06 08 <prime256v1> | a1 44 03 42 00 <04 ‖ X ‖ Y>
+    ///
+    /// The scalar is read into `buffer` directly and its OpenSSL copy cleared.
+    private func writeP256DER(into buffer: UnsafeMutableRawBufferPointer) throws(OpenSSLFailure) -> Int {
+        guard buffer.count >= Self.p256DERCount, let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw OpenSSLFailure("private key buffer too small")
+        }
+        let prefix: [UInt8] = [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20]
+        let curve: [UInt8] = [0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0xa1, 0x44, 0x03, 0x42, 0x00]
+        var bn: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(pkey, authctl_param_priv_key, &bn) == 1, let bn else {
+            ERR_clear_error()
+            throw OpenSSLFailure("the P-256 private scalar cannot be read")
+        }
+        defer { BN_clear_free(bn) }
+        var length = 0
+        let written = base.withMemoryRebound(to: UInt8.self, capacity: Self.p256DERCount) { out -> Bool in
+            for (i, byte) in prefix.enumerated() { out[i] = byte }
+            guard BN_bn2binpad(bn, out + prefix.count, 32) == 32 else { return false }
+            for (i, byte) in curve.enumerated() { out[prefix.count + 32 + i] = byte }
+            let point = out + prefix.count + 32 + curve.count
+            return EVP_PKEY_get_octet_string_param(pkey, authctl_param_pub_key, point, 65, &length) == 1 && length == 65 && point[0] == 0x04
+        }
+        guard written else {
+            OPENSSL_cleanse(base, Self.p256DERCount)
+            ERR_clear_error()
+            throw OpenSSLFailure("the P-256 key cannot be written as an ECPrivateKey")
+        }
+        return Self.p256DERCount
     }
 
     /// The public key as a COSE_Key, read from the key's parameters (no encoder involved).
