@@ -66,8 +66,12 @@ enum Tokenizer {
             } else {
                 // A word ends at white space, or before a string or JSON literal right after `=`
                 // (`key="a b"`, `key={…}`).
-                while i < chars.count, !" \t\r".unicodeScalars.contains(chars[i]),
-                      !(i > start && chars[i - 1] == "=" && "\"{[".unicodeScalars.contains(chars[i])) { i += 1 }
+                while i < chars.count {
+                    let d = chars[i]
+                    if d == " " || d == "\t" || d == "\r" { break }
+                    if i > start, chars[i - 1] == "=", d == "\"" || d == "{" || d == "[" { break }
+                    i += 1
+                }
                 out.append(Token(kind: .word, text: String(String.UnicodeScalarView(chars[start..<i])), column: start + 1))
             }
         }

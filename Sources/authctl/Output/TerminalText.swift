@@ -4,6 +4,8 @@
 /// never goes through this: it stays exact.
 enum TerminalText {
     static func escaped(_ text: String) -> String {
+        // Printable ASCII holds nothing to escape: most text, a whole timeline, passes as it is.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) { return text }
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
