@@ -85,9 +85,7 @@ extension Vault {
         live[id] = LiveRecord(record: record, sequence: Int(sequence))
         countByKind[record.kind, default: 0] += 1
         idsByKind[record.kind, default: []].insert(id)
-        for key in fieldIndexes.keys where key.kind == record.kind {
-            if let value = record.field(key.tag) { fieldIndexes[key]![ByteKey(value), default: []].append(id) }
-        }
+        updateFieldIndexes(record, adding: true)
     }
 
     /// Reads partition `value` from its bucket, once.

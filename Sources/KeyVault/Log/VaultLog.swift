@@ -150,18 +150,14 @@ extension Vault {
         live[id] = LiveRecord(record: record, sequence: sequence)
         countByKind[record.kind, default: 0] += 1
         idsByKind[record.kind, default: []].insert(id)
-        for key in fieldIndexes.keys where key.kind == record.kind {
-            if let value = record.field(key.tag) { fieldIndexes[key]![ByteKey(value), default: []].append(id) }
-        }
+        updateFieldIndexes(record, adding: true)
     }
 
     private func unindex(_ record: VaultRecord) {
         let id = ByteKey(record.id)
         countByKind[record.kind, default: 0] -= 1
         idsByKind[record.kind]?.remove(id)
-        for key in fieldIndexes.keys where key.kind == record.kind {
-            if let value = record.field(key.tag) { fieldIndexes[key]![ByteKey(value)]?.removeAll { $0 == id } }
-        }
+        updateFieldIndexes(record, adding: false)
     }
 
     /// A sealed frame: length ‖ nonce ‖ ciphertext ‖ tag; under `key` when given, else the vault's.
