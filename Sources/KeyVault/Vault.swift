@@ -95,9 +95,8 @@ public final class Vault {
     var countByKind: [VaultRecord.Kind: Int] = [:]
     /// The live ids of each kind, so the few records of a small kind are found without a scan.
     var idsByKind: [VaultRecord.Kind: Set<ByteKey>] = [:]
-    /// (kind, tag) → field value → ids, built on the first query for that (kind, tag). A set: the
-    /// query orders by sequence, and one RP's value can hold every record of the vault.
-    var fieldIndexes: [FieldIndexKey: [ByteKey: Set<ByteKey>]] = [:]
+    /// (kind, tag) → field value → ids, built on the first query for that (kind, tag).
+    var fieldIndexes: [FieldIndexKey: [ByteKey: [ByteKey]]] = [:]
     /// The records this process may leave unread until asked for (through the index); `nil`:
     /// every record is read at open.
     let partitioning: VaultPartitioning?
@@ -231,9 +230,9 @@ public final class Vault {
         }
         let key = FieldIndexKey(kind: kind, tag: tag)
         if fieldIndexes[key] == nil {
-            var index = [ByteKey: Set<ByteKey>]()
+            var index = [ByteKey: [ByteKey]]()
             for (id, entry) in live where entry.record.kind == kind {
-                if let v = entry.record.field(tag) { index[ByteKey(v), default: []].insert(id) }
+                if let v = entry.record.field(tag) { index[ByteKey(v), default: []].append(id) }
             }
             fieldIndexes[key] = index
         }
@@ -251,9 +250,9 @@ public final class Vault {
         for key in keys {
             guard let value = record.field(key.tag) else { continue }
             if adding {
-                fieldIndexes[key]![ByteKey(value), default: []].insert(id)
+                fieldIndexes[key]![ByteKey(value), default: []].append(id)
             } else {
-                fieldIndexes[key]![ByteKey(value)]?.remove(id)
+                fieldIndexes[key]![ByteKey(value)]?.removeAll { $0 == id }
             }
         }
     }
