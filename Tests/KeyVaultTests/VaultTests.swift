@@ -189,6 +189,21 @@ final class VaultTests {
         #expect(try withVault { try $0.record(id: recordId(1)) } == nil)
     }
 
+    /// A commit whose pointer cannot be written (here a directory planted at `commit.tmp`) fails
+    /// with a named error and leaves every file as it was: the frame it had appended is cut off the
+    /// log again, not left for the next writer to cut.
+    @Test func aCommitWhosePointerCannotBeWrittenLeavesEveryFileAsItWas() throws {
+        try create(commits: [[record(1)], [record(2)]])
+        let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        let before = try names.map { try read($0) }
+        try FileManager.default.createDirectory(atPath: path + "/commit.tmp", withIntermediateDirectories: false)
+        expectVaultError(.io) { try withVault { try $0.commit([record(3)]) } }
+        try FileManager.default.removeItem(atPath: path + "/commit.tmp")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == names)
+        #expect(try names.map { try read($0) } == before)
+        #expect(try records() == [record(1), record(2)])
+    }
+
     // MARK: Damage
 
     @Test func flippingAnyByteOfASealedFrameBodyIsCorruption() throws {

@@ -211,14 +211,24 @@ extension Vault {
             // this one's own failed write.
             guard ftruncate(fd, off_t(validLength)) == 0 else { throw VaultError(.io, "cannot trim \(logPath): \(POSIXFile.errorText())") }
             guard lseek(fd, off_t(validLength), SEEK_SET) >= 0 else { throw VaultError(.io, "cannot seek \(logPath): \(POSIXFile.errorText())") }
-            try POSIXFile.writeAll(fd, bytes, path: logPath)
-            try POSIXFile.sync(fd, path: logPath, durable: durable)
+            do {
+                try POSIXFile.writeAll(fd, bytes, path: logPath)
+                try POSIXFile.sync(fd, path: logPath, durable: durable)
+            } catch {
+                _ = ftruncate(fd, off_t(validLength))  // a failed command leaves the log as it found it
+                throw error
+            }
         }
         fileLength = validLength + bytes.count
         // The frames count once the commit pointer moves past them.
         let frames = frameCount + UInt64(batches.count)
-        try writeCommitPointer(CommitPointer(generation: generation, frameCount: frames, logLength: UInt64(fileLength),
-                                             index: namedIndex))
+        do {
+            try writeCommitPointer(CommitPointer(generation: generation, frameCount: frames, logLength: UInt64(fileLength),
+                                                 index: namedIndex))
+        } catch {
+            if held == nil { trimUncommittedTail() }
+            throw error
+        }
         held?.logCommitted()
         validLength = fileLength
         frameCount = frames
@@ -226,6 +236,18 @@ extension Vault {
         // The commit is durable; compaction only saves space and the index only time, so their
         // failure is not the commit's (the commit file still names what was there before).
         if needsCompaction { try? compactLocked() } else { try? maintainIndex() }
+    }
+
+    /// After a commit pointer that could not be written, cuts the frames it would have named off
+    /// the log, so that the failed command leaves every file as it found it — but only when the
+    /// commit file on disk is still the one this process last wrote or read: a pointer renamed into
+    /// place before a later step failed (the directory's fsync) names those frames, and they stay.
+    /// Best effort: the next writer cuts the tail off anyway.
+    private func trimUncommittedTail() {
+        guard let onDisk = try? POSIXFile.readAll(Self.file(path, Self.commitFile), limit: CommitPointer.size),
+              onDisk == committedPointer, let fd = try? POSIXFile.openOwned(logPath, O_WRONLY) else { return }
+        defer { close(fd) }
+        if ftruncate(fd, off_t(validLength)) == 0 { fileLength = validLength }
     }
 
     func writeCommitPointer(_ pointer: CommitPointer) throws(VaultError) {
