@@ -230,6 +230,27 @@ def test_huge_input_is_echoed_cut_in_errors(authctl):
             assert len(result.stderr) < 1_000 and tail in result.stderr, (args[:2], result.stderr[:300])
 
 
+def test_a_value_of_one_grapheme_and_many_combining_marks_is_echoed_cut(authctl):
+    """A letter followed by 50,000 combining accents is one grapheme cluster (one Swift Character)
+    but 50,001 code points: counted in graphemes it was never cut, and a 100 KB argument made a
+    100 KB error line; an RP ID of 400,000 marks, 800 KB."""
+    assert authctl.run("register", "--origin", "https://example.com", "--user-name", "alice").code == 0
+    marks = "a" + "\u0301" * 50_000
+    cases = [
+        (["--device", marks, "list"], 64),
+        (["sign", "--origin", "https://example.com", "--user", marks], 13),
+        (["delete", "--", marks], 65),
+    ]
+    for args, code in cases:
+        for json_flag in ([], ["--json"]):
+            result = authctl.run(*json_flag, *args)
+            assert result.code == code, (args[:2], result.stderr[:300])
+            assert len(result.stderr) < 1_000 and "… (50001 characters)" in result.stderr, (args[:2], result.stderr[:300])
+    options = json.dumps({"challenge": "Y2hhbA", "rpId": "a" + "\u0301" * 400_000}, ensure_ascii=False)
+    result = authctl.run("sign", "--origin", "https://example.com", "--options", "-", stdin=options)
+    assert result.code == 16 and len(result.stderr) < 1_000 and "… (400001 characters)" in result.stderr, result.stderr[:300]
+
+
 def test_a_huge_account_choice_is_echoed_cut(authctl):
     """A sign-in's --user or --credential that matches no passkey is named in the error cut, as
     every echoed value is."""

@@ -1,5 +1,5 @@
 /// What a caller gave (a credential id, a device name, an option's value, an origin, an RP ID, a
-/// path), as an error message repeats it: whole up to ``limit`` characters; past that its first
+/// path), as an error message repeats it: whole up to ``limit`` characters (Unicode scalars); past that its first
 /// ones, an ellipsis and the whole length, so that a megabyte of input makes a line of an error, not
 /// a megabyte. Every layer's errors use it, from WebAuthn's checks here up to the command line's.
 package enum EchoedInput {
@@ -30,10 +30,13 @@ package enum EchoedInput {
         return Base64URL.encode(bytes.prefix(whole - 3)) + "… (\(bytes.count) bytes)"
     }
 
+    /// Counted in Unicode scalars (code points), not in Swift's characters: one letter with a
+    /// hundred thousand combining marks is one grapheme cluster, and would be echoed whole.
     private static func cut(_ text: String, to limit: Int) -> String {
         guard text.utf8.count > limit else { return text }
-        let count = text.count
+        let scalars = text.unicodeScalars
+        let count = scalars.count
         guard count > limit else { return text }
-        return String(text.prefix(limit - 1)) + "… (\(count) characters)"
+        return String(String.UnicodeScalarView(scalars.prefix(limit - 1))) + "… (\(count) characters)"
     }
 }

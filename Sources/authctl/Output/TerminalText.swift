@@ -25,10 +25,12 @@ enum TerminalText {
     /// an authenticator keep as few as 64 bytes of one); JSON output keeps names whole.
     static let shownLength = 64
 
-    /// `text` escaped, and cut to ``shownLength`` characters with an ellipsis when longer.
+    /// `text` escaped, and cut to ``shownLength`` characters (Unicode scalars: a letter with
+    /// thousands of combining marks is one grapheme) with an ellipsis when longer.
     static func shortened(_ text: String) -> String {
         let safe = escaped(text)
-        return safe.count <= shownLength ? safe : String(safe.prefix(shownLength - 1)) + "…"
+        let scalars = safe.unicodeScalars
+        return scalars.count <= shownLength ? safe : String(String.UnicodeScalarView(scalars.prefix(shownLength - 1))) + "…"
     }
 
     private static func hex(_ value: UInt32, digits: Int) -> String {
