@@ -710,3 +710,14 @@ phone holds => alice
         assert code == 24 and "vaultBusy" in stderr, (command, code, stderr)
         assert unchanged, command
     assert list(tmpdir.iterdir()) == []
+
+
+def test_an_unusable_temporary_directory_is_named_with_the_reason(tmp_path):
+    """A run's vault goes into $TMPDIR: when that cannot be used, the error names the directory
+    and the system's reason, rather than a bare "cannot make a temporary directory"."""
+    path = tmp_path / "one.scn"
+    path.write_text("device add phone\n")
+    missing = tmp_path / "no-such-dir"
+    result = scenario(path, env={"TMPDIR": str(missing)})
+    assert result.returncode == 65, result.stderr
+    assert f"cannot make a temporary directory in {missing}" in result.stderr and "No such file or directory" in result.stderr, result.stderr

@@ -87,8 +87,11 @@ public final class ScenarioRunner {
 
     /// A new private directory in the temporary directory, for a run's vault.
     package static func makeWorkspace(file: String = "") throws(ScenarioError) -> String {
-        var template = Array((NSTemporaryDirectory() + "/authctl-scenario-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw ScenarioError(file: file, line: 0, "cannot make a temporary directory") }
+        let parent = NSTemporaryDirectory()
+        var template = Array((parent + "/authctl-scenario-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw ScenarioError(file: file, line: 0, "cannot make a temporary directory in \(EchoedInput.path(parent)) ($TMPDIR): \(String(cString: strerror(errno)))")
+        }
         return String(cString: made)
     }
 
