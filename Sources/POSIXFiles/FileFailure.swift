@@ -17,6 +17,8 @@ package struct FileFailure: Error, Equatable, Sendable, CustomStringConvertible 
         case truncated
         /// The operating system refused the call (its error is in the message).
         case system
+        /// A lock another process still held when the wait for it ran out (``FileLock``).
+        case busy
     }
 
     package let reason: Reason

@@ -97,45 +97,32 @@ extension StoreError {
     /// writes — is `corrupted`.
     init(_ failure: FileFailure) {
         let kind: Kind = switch failure.reason {
-        case .missing, .system: .unavailable
+        case .missing, .system, .busy: .unavailable
         case .link, .notRegular, .otherUser, .tooLarge, .truncated: .corrupted
         }
         self.init(kind, failure.message)
     }
 }
 
-/// An exclusive `flock` on the store's lock file, held while this lives; retried until `wait`
-/// runs out, then refused as `unavailable` (another writer holds the store).
+/// An exclusive lock (``FileLock``) on the store's lock file, held while this lives; retried until
+/// `wait` runs out, then refused as `unavailable` (another writer holds the store), as is a lock
+/// file that cannot be used.
 final class StoreLock {
-    private let fd: Int32
+    private let lock: FileLock
 
     init(path: String, wait: Duration) throws(StoreError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StoreError(.unavailable, "cannot open the store's lock \(path): \(StoreFile.errorText())") }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else {
-            close(fd)
-            throw StoreError(.unavailable, "the store's lock \(path) is not a regular file of this user's")
-        }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: wait)
-        var pause = 1
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            guard code == EWOULDBLOCK, clock.now < deadline else {
-                close(fd)
-                throw StoreError(.unavailable, code == EWOULDBLOCK
-                    ? "the store is still held by another writer after waiting \(wait.components.seconds) s"
-                    : "cannot lock \(path): \(StoreFile.errorText(code))")
+        do throws(FileFailure) {
+            lock = try FileLock(path: path, exclusive: true, wait: wait)
+        } catch {
+            let message: String = switch error.reason {
+            case .busy: "the store is still held by another writer after waiting \(wait.components.seconds) s"
+            case .missing, .system: "cannot use the store's lock: \(error.message)"
+            case .link, .notRegular, .otherUser, .tooLarge, .truncated:
+                "the store's lock \(path) is not a regular file of this user's: \(error.message)"
             }
-            usleep(useconds_t(pause * 1000))
-            pause = min(pause * 2, 50)
+            throw StoreError(.unavailable, message)
         }
-        self.fd = fd
     }
-
-    deinit { close(fd) }
 }
 
 /// The store's fixed-width integers (big-endian) and its checksum.

@@ -147,6 +147,7 @@ extension VaultError {
         case .link, .notRegular, .tooLarge, .truncated: .corrupted
         case .otherUser: .unsafe
         case .system: .io
+        case .busy: .busy
         }
         self.init(kind, failure.message)
     }
