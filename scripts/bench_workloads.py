@@ -3,6 +3,7 @@
 `authctl scenario run` as a process (docs/benchmarks.md, "Scenario workloads").
 
     python3 scripts/bench_workloads.py registrations [--sizes 100,1000,5000]
+    python3 scripts/bench_workloads.py churn [--sizes 500,2000,4000]
     python3 scripts/bench_workloads.py day [--users 1000] [--devices 5] [--runs 2]
 
 `registrations`: N registrations for one RP on two devices (`phone register user uI => ok` N
@@ -10,6 +11,11 @@ times, then `laptop holds`, which must list all N), for each N: CPU seconds (use
 wait4), CPU per ceremony, wall time and peak RSS; then the growth exponent (the slope of log CPU
 against log N, least squares, and between successive sizes) and CPU per ceremony at the largest N
 over the smallest.
+
+`churn`: the same for N users who sign up and are removed again, as an RP's test suite makes and
+deletes its users: `phone register user uI as pI => ok` then `phone delete pI`, N times, on two
+devices; `laptop holds` must list none. Each deletion syncs, and is collected once both devices
+have it.
 
 `day`: USERS users, each registering on one of DEVICES devices at a random time of a simulated
 day and signing in later on another device, with random sync delays (upload 1s..30s, download
@@ -33,10 +39,15 @@ import tempfile
 import time
 
 
-def registrations_scenario(n):
-    lines = [f"# {n} registrations for one RP on two devices (scripts/bench_workloads.py registrations)",
+def registrations_scenario(n, churn=False):
+    what = "registrations and deletions" if churn else "registrations"
+    lines = [f"# {n} {what} for one RP on two devices (scripts/bench_workloads.py {'churn' if churn else 'registrations'})",
              "seed 1", "device add phone", "device add laptop"]
-    lines += [f"phone register user u{i} => ok" for i in range(1, n + 1)]
+    for i in range(1, n + 1):
+        if churn:
+            lines += [f"phone register user u{i} as p{i} => ok", f"phone delete p{i}"]
+        else:
+            lines.append(f"phone register user u{i} => ok")
     lines.append("laptop holds")
     return "\n".join(lines) + "\n"
 
@@ -103,16 +114,18 @@ def registrations(args, work):
         sys.exit("bench_workloads: --sizes takes whole numbers from 1, like 100,1000,5000")
     rows, ok = [], True
     for n in sizes:
-        path = write_scenario(registrations_scenario(n), f"registrations-{n}.scn", args.write, work)
+        churn = args.workload == "churn"
+        path = write_scenario(registrations_scenario(n, churn), f"{args.workload}-{n}.scn", args.write, work)
         code, out, err, wall, cpu, rss = run_scenario(args.authctl, path, args.tmpdir)
-        held = next((l for l in out.splitlines() if " laptop holds => " in l), "").split(" => ", 1)[-1].split(",")
-        passed = code == 0 and len(held) == n
+        holds = next((l for l in out.splitlines() if " laptop holds => " in l), "").split(" => ", 1)[-1]
+        held = [] if holds == "none" else holds.split(",")
+        passed = code == 0 and len(held) == (0 if churn else n)
         ok = ok and passed
         if not passed:
             print(f"bench_workloads: {n} registrations: exit {code}, laptop holds {len(held)}: {err.strip()}", file=sys.stderr)
         rows.append({"registrations": n, "passed": passed, "cpuSeconds": cpu, "cpuMsPerCeremony": cpu / n * 1000,
                      "wallSeconds": wall, "maxRssMiB": rss})
-    report = {"workload": "registrations", "rows": rows,
+    report = {"workload": args.workload, "rows": rows,
               "exponent": slope(sizes, [max(r["cpuSeconds"], 1e-6) for r in rows]) if len(sizes) > 1 else None,
               "perCeremonyRatio": rows[-1]["cpuMsPerCeremony"] / rows[0]["cpuMsPerCeremony"] if len(rows) > 1 else None,
               "stepExponents": [slope([a["registrations"], b["registrations"]], [max(a["cpuSeconds"], 1e-6), max(b["cpuSeconds"], 1e-6)])
@@ -120,7 +133,7 @@ def registrations(args, work):
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{'registrations':>13s} {'CPU (s)':>9s} {'CPU/ceremony (ms)':>18s} {'wall (s)':>9s} {'max RSS (MiB)':>14s}")
+        print(f"{args.workload:>13s} {'CPU (s)':>9s} {'CPU/ceremony (ms)':>18s} {'wall (s)':>9s} {'max RSS (MiB)':>14s}")
         for r in rows:
             print(f"{r['registrations']:13d} {r['cpuSeconds']:9.2f} {r['cpuMsPerCeremony']:18.3f} {r['wallSeconds']:9.2f} {r['maxRssMiB']:14.1f}")
         if report["exponent"] is not None:
@@ -161,7 +174,7 @@ def day(args, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workload", choices=["registrations", "day"])
+    parser.add_argument("workload", choices=["registrations", "churn", "day"])
     parser.add_argument("--authctl", default=".build/release/authctl")
     parser.add_argument("--sizes", default="100,1000,5000")
     parser.add_argument("--users", type=int, default=1000)
@@ -176,7 +189,7 @@ def main():
     if args.write:
         os.makedirs(args.write, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
-        ok = registrations(args, work) if args.workload == "registrations" else day(args, work)
+        ok = day(args, work) if args.workload == "day" else registrations(args, work)
     sys.exit(0 if ok else 1)
 
 

@@ -231,6 +231,18 @@ def test_bench_workloads_registrations(tmp_path):
     assert "laptop holds => " + ",".join(f"u{i}" for i in range(1, 9)) in played.stdout
 
 
+def test_bench_workloads_churn_registers_and_deletes_every_user(tmp_path):
+    result = workloads("churn", "--sizes", "3,6", "--write", str(tmp_path), "--tmpdir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["workload"] == "churn" and [r["registrations"] for r in report["rows"]] == [3, 6]
+    assert all(r["passed"] and r["cpuSeconds"] > 0 for r in report["rows"])
+    scenario = (tmp_path / "churn-6.scn").read_text()
+    assert scenario.count(" register user ") == 6 and scenario.count(" delete p") == 6
+    played = run("scenario", "run", str(tmp_path / "churn-6.scn"))
+    assert played.returncode == 0 and "laptop holds => none" in played.stdout, played.stdout[-300:]
+
+
 def test_bench_workloads_day_is_reproducible(tmp_path):
     result = workloads("day", "--users", "15", "--devices", "3", "--runs", "2", "--write", str(tmp_path))
     assert result.returncode == 0, result.stderr
