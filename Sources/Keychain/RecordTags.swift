@@ -156,6 +156,7 @@ enum RecordTags {
             RecordField(T.collected, "passkeys collected", o), RecordField(T.inFlight, "changes in flight", o),
             RecordField(T.pendingDeletions, "deletions waiting", o), RecordField(T.settingsToPublish, "settings to publish", o),
             RecordField(T.directory, "device directory as last read", o),
+            RecordField(T.collectedThrough, "store head when collected", o),
         ]
     }()
 

@@ -102,3 +102,37 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         }
     }
 }
+
+/// Users made and deleted again, many times (an RP's test suite): the vault remembers only the
+/// newest collected passkeys once no revision of the older ones can be read again, so its sync
+/// state stays small — it remembered every deletion ever collected, and each commit wrote the list
+/// whole — and still nothing deleted comes back, not even when the store is read again from the
+/// start.
+@Test func collectedPasskeysAreForgottenOnceNoRevisionCanBringThemBack() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                         biometricPIN: nil, clock: clock.wallClock, random: .seeded(5),
+                                         durability: .none, storeInMemory: true)
+        try account.addDevice("laptop", pin: nil)
+        let users = Account.collectedKept + 80
+        for n in 0..<users {
+            let userId = Base64URL.encode([UInt8(n >> 8), UInt8(n & 0xFF), 7])
+            let made = try account.device("phone").register(optionsJSON: creationOptions(userId: userId, userVerification: "discouraged"),
+                                                            origin: origin).result.credential
+            clock.advance(by: 10)
+            _ = try account.device("phone").delete(credentialId: made.id)
+            clock.advance(by: 10)
+            #expect(try account.device("laptop").credentials().isEmpty)
+        }
+        _ = try account.device("phone").credentials()
+        let state = try #require(try SyncState.read(in: account.vault))
+        #expect(state.collected.count >= Account.collectedKept && state.collected.count <= Account.collectedKept + 40,
+                "\(state.collected.count) collected passkeys remembered after \(users) deletions")
+        #expect(state.collected.allSatisfy { $0.through != nil })
+        #expect(state.snapshotEntries < 100, "the store's snapshot keeps \(state.snapshotEntries) revisions of deleted passkeys")
+        try account.forgetStore()
+        for name in ["phone", "laptop"] { #expect(try account.device(name).credentials().isEmpty) }
+        #expect(account.droppedRevisions.isEmpty)
+    }
+}

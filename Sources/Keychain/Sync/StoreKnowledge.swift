@@ -183,25 +183,61 @@ extension Account {
         guard !directory.tooNew, let everyone = account.filter({ !$0.removed }).map(\.acknowledged).min() else { return ([], nil) }
         next.directory = directory.plain(cache: &directoryPlain)
         let due = pending.filter { $0.sequence <= everyone }
-        guard !due.isEmpty else { return ([], nil) }
-        next.pendingDeletions = pending.filter { $0.sequence > everyone }
-        let items = Set(due.map(\.itemId))
+        let throughUnknown = state.collected.values.contains { $0.through == nil }
+        guard !due.isEmpty || throughUnknown || state.collected.count > Self.collectedKept else { return ([], nil) }
+        // The head now, after every device's acknowledgement was read: what a device made of a
+        // passkey before it had the deletion, it uploaded before it acknowledged, so at or before this.
+        let extent: StoreExtent
+        do throws(StoreError) { extent = try state.store.extent() } catch { return ([], error) }
         var gone = [VaultRecord]()
-        for rp in Set(due.map(\.rpId)) {
-            let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp)
-            for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) {
-                gone.append(VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1))
-                revisionCache[record.id] = nil
+        if !due.isEmpty {
+            next.pendingDeletions = pending.filter { $0.sequence > everyone }
+            let items = Set(due.map(\.itemId))
+            for rp in Set(due.map(\.rpId)) {
+                let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp)
+                for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) {
+                    gone.append(VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1))
+                    revisionCache[record.id] = nil
+                }
             }
+            for var deletion in due {
+                deletion.through = extent.head
+                state.collected[deletion.itemId] = deletion
+            }
+            let kept = state.downloaded.enumerated().filter { !items.contains($0.element.itemId) }
+            state.persistedDownloads = kept.filter { $0.offset < state.persistedDownloads }.count
+            state.downloaded = kept.map(\.element)
         }
-        for deletion in due { state.collected[deletion.itemId] = deletion }
-        let kept = state.downloaded.enumerated().filter { !items.contains($0.element.itemId) }
-        state.persistedDownloads = kept.filter { $0.offset < state.persistedDownloads }.count
-        state.downloaded = kept.map(\.element)
+        for item in state.collected.keys.filter({ state.collected[$0]?.through == nil }) { state.collected[item]?.through = extent.head }
+        forgetCollected(&state, extent: extent)
         next.collected = state.collected.values.sorted {
             $0.sequence != $1.sequence ? $0.sequence < $1.sequence : $0.itemId.lexicographicallyPrecedes($1.itemId)
         }
         return (gone, nil)
+    }
+
+    /// How many collected passkeys a vault remembers at least, the most recently collected: a
+    /// revision of one of them that still arrives (from a device the directory does not know) is
+    /// dropped, as any revision of a collected passkey is while it is remembered.
+    static let collectedKept = 256
+
+    /// Forgets the collected passkeys past the newest ``collectedKept`` that no revision can bring
+    /// back: every revision of one is at or before the head read when it was collected
+    /// (``SyncState/Deletion/through``), this vault has read past that (the cursor), and the
+    /// store's snapshot is past it too — a snapshot made since leaves the passkey out when its maker
+    /// remembered it, or holds its deletion beside any later revision, which the deletion then
+    /// drops. Without this the list grew with every deletion ever collected, and each commit of the
+    /// sync state wrote it whole (docs/benchmarks.md, "churn").
+    private func forgetCollected(_ state: inout StoreState, extent: StoreExtent) {
+        guard state.collected.count > Self.collectedKept else { return }
+        let safe = min(state.cursor, extent.snapshot)
+        let oldestFirst = state.collected.values.sorted { a, b in
+            let x = a.through ?? .max, y = b.through ?? .max
+            return x != y ? x < y : a.sequence != b.sequence ? a.sequence < b.sequence : a.itemId.lexicographicallyPrecedes(b.itemId)
+        }
+        for deletion in oldestFirst.dropLast(Self.collectedKept) where (deletion.through ?? .max) <= safe {
+            state.collected[deletion.itemId] = nil
+        }
     }
 
     /// What the devices of other vaults hold, by what they acknowledged in the store, for

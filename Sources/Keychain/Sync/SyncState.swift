@@ -15,7 +15,7 @@ struct SyncState {
         static let cursor: UInt8 = 1, storeId: UInt8 = 2, queue: UInt8 = 3, snapshotEntries: UInt8 = 4
         static let unreadable: UInt8 = 5, format: UInt8 = 6
         static let settingsVersion: UInt8 = 7, collected: UInt8 = 8, inFlight: UInt8 = 9, pendingDeletions: UInt8 = 10
-        static let settingsToPublish: UInt8 = 11, directory: UInt8 = 12
+        static let settingsToPublish: UInt8 = 11, directory: UInt8 = 12, collectedThrough: UInt8 = 13
     }
 
     /// The record's format: tag 6, absent in records written before it (format 1). A writer
@@ -50,6 +50,10 @@ struct SyncState {
         let deletedAt: UInt64
         let deleter: [UInt8]
         let rpId: [UInt8]
+        /// Of a collected passkey: the store's head when it was collected, read after every
+        /// device's acknowledgement — every revision of it is at or before that sequence
+        /// (``StoreKnowledge``); `nil`: not known yet (collected by an earlier authctl).
+        var through: UInt64? = nil
     }
 
     /// A revision read from the store that some device of this vault has not received yet: the
@@ -113,6 +117,14 @@ struct SyncState {
         }
         state.settingsVersion = try record.integer(Tag.settingsVersion, as: UInt64.self) ?? 0
         state.collected = try deletions(record, Tag.collected)
+        var throughs = FieldReader(Array(record.field(Tag.collectedThrough) ?? []))
+        var throughOf = [[UInt8]: UInt64]()
+        while !throughs.atEnd {
+            guard let item = throughs.take(16), let through = throughs.take(8)
+            else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of collection sequences") }
+            throughOf[item] = BigEndianBytes.integer(through[...])
+        }
+        for i in state.collected.indices { state.collected[i].through = throughOf[state.collected[i].itemId] }
         state.pendingDeletions = try deletions(record, Tag.pendingDeletions)
         var flights = FieldReader(Array(record.field(Tag.inFlight) ?? []))
         while !flights.atEnd {
@@ -180,6 +192,9 @@ struct SyncState {
         record.setField(Tag.unreadable, problems.isEmpty ? nil : problems)
         record.setInteger(Tag.settingsVersion, settingsVersion == 0 ? nil : settingsVersion)
         record.setField(Tag.collected, Self.bytes(collected))
+        var throughs = [UInt8]()
+        for d in collected { if let through = d.through { throughs += d.itemId + BigEndianBytes.of(through) } }
+        record.setField(Tag.collectedThrough, throughs.isEmpty ? nil : throughs)
         record.setField(Tag.pendingDeletions, Self.bytes(pendingDeletions))
         var flights = [UInt8]()
         for f in inFlight { flights += BigEndianBytes.of(f.sequence) + f.revisionId + f.landedAt.bytes + f.origin }
