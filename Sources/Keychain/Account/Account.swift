@@ -51,6 +51,8 @@ public final class Account {
     /// A sync state newer than the vault's record, not written yet: a sync of a held vault leaves
     /// its cursor and queue for the next commit to carry (``savedSyncState()``).
     var pendingSyncState: SyncState?
+    /// The vault's sync state record as last decoded, with its version (``savedSyncState()``).
+    var decodedSyncState: (version: UInt64, state: SyncState?)?
     /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
     let positionAtOpen: UInt64
     /// The account store in this process's memory, for a throw-away account (a scenario's, made

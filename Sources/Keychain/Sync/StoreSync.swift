@@ -308,8 +308,14 @@ extension Account {
     /// held vault left to be written with the next commit (``pendingSyncState``). Whatever writes
     /// the state writes this one's successor, one version on.
     func savedSyncState() throws(VaultError) -> SyncState? {
-        if let pendingSyncState, pendingSyncState.version > (try SyncState.storedVersion(in: vault)) { return pendingSyncState }
-        return try SyncState.read(in: vault)
+        let stored = try SyncState.storedVersion(in: vault)
+        if let pendingSyncState, pendingSyncState.version > stored { return pendingSyncState }
+        // Decoded once per version of the record (a version is never written twice with other
+        // contents): a sync asks for it several times.
+        if let decoded = decodedSyncState, decoded.version == stored { return decoded.state }
+        let state = try SyncState.read(in: vault)
+        decodedSyncState = (stored, state)
+        return state
     }
 
     /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
