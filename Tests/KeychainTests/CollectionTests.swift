@@ -136,3 +136,29 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         #expect(account.droppedRevisions.isEmpty)
     }
 }
+
+/// A store removed and made again numbers its changes afresh, and other vaults upload into it what
+/// it lacks: where a collected passkey's revisions end there is not known, so what was collected
+/// before is remembered for good (`through` 2^64−1), never forgotten by the new store's numbers.
+@Test func passkeysCollectedUnderAnotherStoreAreNeverForgotten() throws {
+    try withTemporaryDirectory { dir in
+        let (clock, storePath, before) = try { () throws -> (VirtualClock, String, SyncState.Deletion) in
+            let (clock, phone, desk, made) = try passkeyOnBoth(dir)
+            try phone.addDevice("tablet", pin: nil)  // two devices: the phone's vault makes the store again
+            clock.advance(by: 2_000)
+            _ = try phone.device().delete(credentialId: made.id)
+            clock.advance(by: 2_000)
+            _ = try desk.device().credentials()
+            _ = try phone.device().credentials()
+            let collected = try #require(try SyncState.read(in: phone.vault)?.collected.first)
+            return (clock, phone.storePath, collected)
+        }()  // both accounts closed: their locks let go
+        #expect(before.through != nil && before.through != .max)
+        try FileManager.default.removeItem(atPath: storePath)
+        let phone = try Account.open(at: dir + "/phone", passphrase: secret(passphrase), clock: clock.wallClock, random: .seeded(3))
+        _ = try phone.device().register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"), origin: origin)
+        #expect(FileManager.default.fileExists(atPath: storePath), "\(phone.storeProblem ?? "")")
+        let after = try #require(try SyncState.read(in: phone.vault)?.collected.first { $0.itemId == before.itemId })
+        #expect(after.through == .max)
+    }
+}

@@ -140,6 +140,8 @@ extension Account {
     /// was read and uploaded is still committed.
     func settleKnowledge(_ state: inout StoreState, into next: inout SyncState) throws(VaultError)
         -> (gone: [VaultRecord], problem: StoreError?) {
+        // As this process holds them, whatever returns early below (a store followed anew marks them).
+        next.collected = Self.collectedList(state)
         let devices = try DeviceRecord.everyRecord(in: vault)
         let current = devices.filter { $0.removedAt == nil }
         let now = present
@@ -210,10 +212,15 @@ extension Account {
         }
         for item in state.collected.keys.filter({ state.collected[$0]?.through == nil }) { state.collected[item]?.through = extent.head }
         forgetCollected(&state, extent: extent)
-        next.collected = state.collected.values.sorted {
+        next.collected = Self.collectedList(state)
+        return (gone, nil)
+    }
+
+    /// The passkeys collected, as the sync state lists them: by the deletion's sequence.
+    private static func collectedList(_ state: StoreState) -> [SyncState.Deletion] {
+        state.collected.values.sorted {
             $0.sequence != $1.sequence ? $0.sequence < $1.sequence : $0.itemId.lexicographicallyPrecedes($1.itemId)
         }
-        return (gone, nil)
     }
 
     /// How many collected passkeys a vault remembers at least, the most recently collected: a

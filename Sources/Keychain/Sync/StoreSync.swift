@@ -67,6 +67,9 @@ extension Account {
                 state.saved.unreadable = []
                 state.saved.storeId = storeId ?? []
                 state.rebuilding = true
+                // Where a passkey's revisions end in another store says nothing of this one, where
+                // other vaults upload again what it lacks: what was collected before is never forgotten.
+                for item in Array(state.collected.keys) { state.collected[item]?.through = .max }
             }
             state.cursor = state.saved.cursor
             state.unreadable = state.saved.unreadable

@@ -52,7 +52,8 @@ struct SyncState {
         let rpId: [UInt8]
         /// Of a collected passkey: the store's head when it was collected, read after every
         /// device's acknowledgement — every revision of it is at or before that sequence
-        /// (``StoreKnowledge``); `nil`: not known yet (collected by an earlier authctl).
+        /// (``StoreKnowledge``); `nil`: not known yet (collected by an earlier authctl); `.max`:
+        /// collected while the vault followed another store, and never forgotten.
         var through: UInt64? = nil
     }
 
