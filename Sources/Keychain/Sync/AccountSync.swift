@@ -114,6 +114,7 @@ extension Account {
         if let history = all.byRP[rpId] { return history }
         let history = RPHistory()
         let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8))
+        history.reserveCapacity(records.count)
         for (record, revision) in zip(records, try revisions(records)) {
             history.add(revision, recordId: record.id)
             all.rpOfRecord[record.id] = rpId

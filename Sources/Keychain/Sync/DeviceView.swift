@@ -57,14 +57,20 @@ struct DeviceView {
         self.init(ordered: items.indices.sorted { Self.creationOrder(items[$0], items[$1]) }.map { items[$0] })
     }
 
+    /// Room for `count` passkeys in the list and each index, so that a view filled one passkey at
+    /// a time (a kept view made afresh) does not rehash them at every doubling.
+    mutating func reserveCapacity(_ count: Int) {
+        order.reserveCapacity(count)
+        byItem.reserveCapacity(count)
+        itemOfCredential.reserveCapacity(count)
+        itemsOfUser.reserveCapacity(count)
+        itemsOfUserName.reserveCapacity(count)
+    }
+
     /// A view of `items`, already in ``creationOrder(_:_:)``.
     init(ordered items: [Item]) {
         // Room for every passkey at once: growing rehashes each index's keys at every doubling.
-        order.reserveCapacity(items.count)
-        byItem.reserveCapacity(items.count)
-        itemOfCredential.reserveCapacity(items.count)
-        itemsOfUser.reserveCapacity(items.count)
-        itemsOfUserName.reserveCapacity(items.count)
+        reserveCapacity(items.count)
         for item in items {
             order.append(item.itemId)
             index(item)

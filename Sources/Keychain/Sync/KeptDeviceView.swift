@@ -59,6 +59,8 @@ final class KeptDeviceView {
         self.schedule = schedule
         self.history = history
         deviceBound = history.deviceBound
+        view.reserveCapacity(history.byItem.count)
+        seen.reserveCapacity(history.byItem.count)
     }
 
     /// Whether this view can be brought to `now` under `schedule` by what changed since.

@@ -27,6 +27,14 @@ final class RPHistory {
 
     static func groupKey(_ r: Revision) -> [UInt8] { r.originId + r.itemId }
 
+    /// Room for `count` revisions, for a history read at once from its RP's records.
+    func reserveCapacity(_ count: Int) {
+        byId.reserveCapacity(count)
+        byItem.reserveCapacity(count)
+        revisionOfRecord.reserveCapacity(count)
+        changes.reserveCapacity(count)
+    }
+
     static func isLocal(_ r: Revision) -> Bool { if case .local = r.source { true } else { false } }
 
     /// Adds `revision`, read from vault record `recordId` (`nil`: downloaded, not kept in the
