@@ -221,13 +221,30 @@ public final class Vault {
     package func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) throws(VaultError) -> [VaultRecord] {
         if let partitioning, partitioning.kind == kind {
             if partitioning.tag == tag {
-                try readPartition(ByteKey(value))
+                try readPartitions(of: ByteKey(value))
             } else if partitioning.lookup == tag, try readThroughLookup(ByteKey(value)) {
                 // one lookup bucket and the partitions it names
             } else {
                 try readEverything()
             }
         }
+        return inMemory(kind: kind, field: tag, equals: value)
+    }
+
+    /// Live records of `kind` whose partition field (``VaultPartitioning/tag``) equals `value` and
+    /// whose shard field (``VaultPartitioning/shard``) equals `shardValue`, in the order they
+    /// became live: of a split partition only the one shard is read.
+    package func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8], shard shardValue: [UInt8]) throws(VaultError) -> [VaultRecord] {
+        guard let partitioning, partitioning.kind == kind, partitioning.tag == tag, let shard = partitioning.shard else {
+            throw VaultError(.inconsistent, "the vault is not partitioned by field \(tag) with shards")
+        }
+        try readPartition(VaultPartitioning.partition(of: ByteKey(value), shardValue: shardValue, splits: splits))
+        return inMemory(kind: kind, field: shard, equals: shardValue).filter { $0.field(tag).map { $0.elementsEqual(value) } ?? false }
+    }
+
+    /// The records in memory of `kind` whose field `tag` equals `value`, in the order they became
+    /// live, through the field's index (built by the first query for it).
+    private func inMemory(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [VaultRecord] {
         let key = FieldIndexKey(kind: kind, tag: tag)
         if fieldIndexes[key] == nil {
             var index = [ByteKey: [ByteKey]]()

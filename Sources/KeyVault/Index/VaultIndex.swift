@@ -16,25 +16,76 @@ package struct VaultPartitioning: Equatable, Sendable {
     package let kind: VaultRecord.Kind
     package let tag: UInt8
     package let lookup: UInt8?
+    /// The field that splits a partition grown past ``splitRecords`` records into *shards* (for
+    /// passkeys, the user handle): each shard a partition of its own, so a record found by its
+    /// lookup value, or by partition and shard value, costs one shard rather than the whole
+    /// partition. Which partitions are split, and into how many shards, the index root says.
+    package let shard: UInt8?
+    /// Records above which a whole index splits a partition (not part of the format: a tuning).
+    package let splitRecords: Int
 
-    package init(kind: VaultRecord.Kind, tag: UInt8, lookup: UInt8? = nil) {
+    package init(kind: VaultRecord.Kind, tag: UInt8, lookup: UInt8? = nil, shard: UInt8? = nil, splitRecords: Int = 1024) {
         self.kind = kind
         self.tag = tag
         self.lookup = lookup
+        self.shard = shard
+        self.splitRecords = max(1, splitRecords)
     }
+
+    package static func == (a: Self, b: Self) -> Bool {
+        a.kind == b.kind && a.tag == b.tag && a.lookup == b.lookup && a.shard == b.shard
+    }
+
+    /// Records a shard of a split partition holds on average when it is split.
+    var shardRecords: Int { max(1, splitRecords / 16) }
 
     /// The lookup value of `record` (a record of the partitioned kind with the lookup field) and
     /// its partition; `nil` for any other record.
-    func lookupEntry(of record: VaultRecord) -> (value: ByteKey, partition: ByteKey)? {
-        guard let lookup, record.kind == kind, let value = record.field(lookup), let partition = partition(of: record) else { return nil }
+    func lookupEntry(of record: VaultRecord, splits: [ByteKey: UInt16]) -> (value: ByteKey, partition: ByteKey)? {
+        guard let lookup, record.kind == kind, let value = record.field(lookup), let partition = partition(of: record, splits: splits) else { return nil }
         return (ByteKey(Array(value)), partition)
     }
 
-    /// The partition `record` belongs to; `nil` for a record read at open. A tombstone carries
-    /// the field of the record it removes (written so by ``Vault/commit(_:)``).
-    func partition(of record: VaultRecord) -> ByteKey? {
+    /// The partition field's value of `record`; `nil` for a record read at open. A tombstone
+    /// carries the fields of the record it removes (written so by ``Vault/commit(_:)``).
+    func base(of record: VaultRecord) -> ByteKey? {
         guard record.kind == kind || record.kind == .tombstone, let value = record.field(tag) else { return nil }
         return ByteKey(Array(value))
+    }
+
+    /// The partition `record` belongs to under `splits` (partition value → shard count): its
+    /// partition field's value, or that value's shard when the partition is split.
+    func partition(of record: VaultRecord, splits: [ByteKey: UInt16]) -> ByteKey? {
+        guard let base = base(of: record) else { return nil }
+        guard !splits.isEmpty, let count = splits[base] else { return base }
+        return Self.shardKey(base, Self.shardNumber(of: shard.flatMap { record.field($0) }, count: count))
+    }
+
+    /// The partitions that hold what has partition value `base`: itself, or its shards.
+    static func partitions(of base: ByteKey, splits: [ByteKey: UInt16]) -> [ByteKey] {
+        guard let count = splits[base] else { return [base] }
+        return (0..<count).map { shardKey(base, $0) }
+    }
+
+    /// The one partition holding what has partition value `base` and shard value `value`.
+    static func partition(of base: ByteKey, shardValue value: [UInt8], splits: [ByteKey: UInt16]) -> ByteKey {
+        guard let count = splits[base] else { return base }
+        return shardKey(base, shardNumber(of: value[...], count: count))
+    }
+
+    /// Shard `number` of partition `base`: its value ‖ 0xFF ‖ number (u16). (A partition value is
+    /// text — an RP ID — which never holds the byte 0xFF.)
+    static func shardKey(_ base: ByteKey, _ number: UInt16) -> ByteKey {
+        ByteKey(Array(base.bytes) + [0xFF, UInt8(number >> 8), UInt8(number & 0xFF)])
+    }
+
+    /// The shard of `count` a shard value falls in: the first 8 bytes of its BLAKE2b-256,
+    /// big-endian, modulo the count (a record without the field: shard 0).
+    static func shardNumber(of value: ArraySlice<UInt8>?, count: UInt16) -> UInt16 {
+        guard let value, count > 1 else { return 0 }
+        let digest = Sodium.checksum(Array(value))
+        let prefix: UInt64 = BigEndian.integer(digest[0..<8])
+        return UInt16(prefix % UInt64(count))
     }
 }
 
@@ -105,6 +156,8 @@ struct VaultIndex {
     /// The lookup buckets (secondary index, ``VaultPartitioning/lookup``), each entry's `records`
     /// its count of (value, partition) entries; `nil` when the partitioning has no lookup tag.
     var lookups: BucketTable?
+    /// The split partitions (``VaultPartitioning/shard``): partition value → its shard count.
+    var splits: [ByteKey: UInt16] = [:]
 
     /// Passkeys per bucket that a new index aims at: a bucket of some 64 passkeys is a few tens of
     /// kilobytes, decrypted in microseconds.
@@ -177,12 +230,23 @@ struct VaultIndex {
             w.append(lookup)
             w.append(UInt32(lookups.count))
             w.append(lookups.bytes)
+            // Index format 3: the split partitions. A root without them (format 2) ends above.
+            if let shard = partitioning.shard {
+                w.append(shard)
+                w.append(UInt32(splits.count))
+                for (value, count) in splits.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
+                    w.append(UInt16(value.bytes.count))
+                    w.append(Array(value.bytes))
+                    w.append(count)
+                }
+            }
         }
         return w.bytes
     }
 
     init(generation: UInt64, frames: UInt64, logLength: UInt64, nextSequence: UInt64, partitioning: VaultPartitioning,
-         buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)], lookups: BucketTable? = nil) {
+         buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)], lookups: BucketTable? = nil,
+         splits: [ByteKey: UInt16] = [:]) {
         self.generation = generation
         self.frames = frames
         self.logLength = logLength
@@ -191,6 +255,7 @@ struct VaultIndex {
         self.buckets = buckets
         self.always = always
         self.lookups = partitioning.lookup == nil ? nil : lookups ?? BucketTable([])
+        self.splits = partitioning.shard == nil ? [:] : splits
     }
 
     init(rootPlaintext plain: [UInt8]) throws(VaultError) {
@@ -220,9 +285,23 @@ struct VaultIndex {
         } else {
             let lookup = try r.read(UInt8.self)
             let count = Int(try r.read(UInt32.self))
-            guard count * BucketTable.entrySize == r.remaining else { throw VaultError(.corrupted, "the index root claims \(count) lookup buckets") }
-            partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup)
+            guard count <= r.remaining / BucketTable.entrySize else { throw VaultError(.corrupted, "the index root claims \(count) lookup buckets") }
             lookups = BucketTable(bytes: try r.take(count * BucketTable.entrySize))
+            if r.remaining == 0 {
+                partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup)
+            } else {
+                let shard = try r.read(UInt8.self)
+                let splitCount = Int(try r.read(UInt32.self))
+                guard splitCount <= r.remaining / 5 else { throw VaultError(.corrupted, "the index root claims \(splitCount) split partitions") }
+                for _ in 0..<splitCount {
+                    let value = ByteKey(try r.take(Int(try r.read(UInt16.self))))
+                    let shards = try r.read(UInt16.self)
+                    guard shards >= 2, splits.updateValue(shards, forKey: value) == nil else {
+                        throw VaultError(.corrupted, "the index root lists a split partition twice or with fewer than two shards")
+                    }
+                }
+                partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup, shard: shard)
+            }
         }
         guard r.remaining == 0 else { throw VaultError(.corrupted, "the index root has \(r.remaining) trailing bytes") }
     }

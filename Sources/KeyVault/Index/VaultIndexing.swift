@@ -28,6 +28,16 @@ extension Vault {
     /// Whether every record is in memory (no index, or every bucket read).
     var everythingRead: Bool { index?.complete ?? true }
 
+    /// The split partitions of the index in use (``VaultPartitioning/shard``).
+    var splits: [ByteKey: UInt16] { index?.root.splits ?? [:] }
+
+    /// The partition `record` belongs to in the index in use; `nil`: read at open.
+    func partition(of record: VaultRecord) -> ByteKey? { partitioning?.partition(of: record, splits: splits) }
+
+    /// Whether the index splits partition `value` into shards: a record of it found by its lookup
+    /// value, or by its shard value (``records(kind:field:equals:shard:)``), costs one shard.
+    package func isSplit(_ value: [UInt8]) -> Bool { !splits.isEmpty && splits[ByteKey(value)] != nil }
+
     // MARK: - Reading
 
     /// The index the commit file names, with its root read and checked; `nil` when it indexes by
@@ -88,7 +98,13 @@ extension Vault {
         updateFieldIndexes(record, adding: true)
     }
 
-    /// Reads partition `value` from its bucket, once.
+    /// Reads every partition holding what has partition value `base`: itself, or its shards.
+    func readPartitions(of base: ByteKey) throws(VaultError) {
+        guard let index, !index.complete else { return }
+        for value in VaultPartitioning.partitions(of: base, splits: index.root.splits) { try readPartition(value) }
+    }
+
+    /// Reads partition `value` (a partition value, or a shard of one) from its bucket, once.
     func readPartition(_ value: ByteKey) throws(VaultError) {
         guard let index, !index.complete, !index.loadedPartitions.contains(value) else { return }
         let number = VaultIndex.bucket(of: value, count: index.root.buckets.count)
@@ -146,7 +162,7 @@ extension Vault {
 
     private func insertPartition(_ value: ByteKey, _ place: (count: Int, range: Range<Int>), of plain: [UInt8], number: Int) throws(VaultError) {
         for (sequence, record) in try VaultIndex.partitionRecords(plain, range: place.range, count: place.count, number: number) {
-            guard partitioning?.partition(of: record) == value else {
+            guard partition(of: record) == value else {
                 throw VaultError(.corrupted, "index bucket \(number) files a record under another partition")
             }
             try insertFromIndex(record, sequence: sequence)
@@ -193,14 +209,16 @@ extension Vault {
             let removed = (index.changedSince[id]?.removed ?? false) || record.kind == .tombstone
             index.changedSince[id] = (first, removed)
         }
-        if index.name.rootLength > 2 * Self.staleRootLimit, partitioning?.partition(of: record) == nil,
+        if index.name.rootLength > 2 * Self.staleRootLimit, partition(of: record) == nil,
            let length = index.alwaysLength(of: id) {
             index.replacedInRoot[id] = length
         }
-        guard let partitioning else { return }
-        if let value = partitioning.partition(of: record) ?? old.flatMap(partitioning.partition(of:)) {
+        guard partitioning != nil else { return }
+        let value = partition(of: record), before = old.flatMap(partition(of:))
+        if let before { index.changedPartitions?.insert(before) }
+        if let value {
             index.changedPartitions?.insert(value)
-        } else if record.kind == .tombstone, old == nil, !index.complete {
+        } else if before == nil, record.kind == .tombstone, old == nil, !index.complete {
             // The tombstone of a record not read, without its partition: where it was is unknown.
             index.changedPartitions = nil
         }
@@ -214,7 +232,7 @@ extension Vault {
     func preparingCommit(_ batches: [[VaultRecord]]) throws(VaultError) -> [[VaultRecord]] {
         guard let partitioning else { return batches }
         for change in batches.joined() {
-            if let value = partitioning.partition(of: change) { try readPartition(value) }
+            if let value = partition(of: change) { try readPartition(value) }
         }
         var out = batches
         for b in out.indices {
@@ -224,8 +242,10 @@ extension Vault {
                     try readEverything()
                     old = live[ByteKey(out[b][r].id)]?.record
                 }
+                // The partition field, and the shard field (a split partition's shard is named by it).
                 if let old, old.kind == partitioning.kind, let value = old.field(partitioning.tag) {
                     out[b][r].setField(partitioning.tag, Array(value))
+                    if let shard = partitioning.shard, let value = old.field(shard) { out[b][r].setField(shard, Array(value)) }
                 }
             }
         }
@@ -305,12 +325,12 @@ extension Vault {
     /// The records the index keeps in its root, and those of each partition, from memory (which
     /// must hold every record of the partitions asked for), each list in the order its records
     /// became live.
-    private func indexContents(partitions wanted: Set<ByteKey>?) -> (always: [(sequence: UInt64, record: VaultRecord)],
-                                                                   partitions: [ByteKey: [(sequence: UInt64, record: VaultRecord)]]) {
+    private func indexContents(partitions wanted: Set<ByteKey>?, splits: [ByteKey: UInt16])
+        -> (always: [(sequence: UInt64, record: VaultRecord)], partitions: [ByteKey: [(sequence: UInt64, record: VaultRecord)]]) {
         var always = [(sequence: UInt64, record: VaultRecord)]()
         var partitions = [ByteKey: [(sequence: UInt64, record: VaultRecord)]]()
         for entry in live.values {
-            if let value = partitioning?.partition(of: entry.record) {
+            if let value = partitioning?.partition(of: entry.record, splits: splits) {
                 if wanted?.contains(value) ?? true { partitions[value, default: []].append((UInt64(entry.sequence), entry.record)) }
             } else {
                 always.append((UInt64(entry.sequence), entry.record))
@@ -319,6 +339,34 @@ extension Vault {
         always.sort { $0.sequence < $1.sequence }
         for key in partitions.keys { partitions[key]!.sort { $0.sequence < $1.sequence } }
         return (always, partitions)
+    }
+
+    /// Which partitions a whole index splits, and into how many shards: every partition value
+    /// with more than ``VaultPartitioning/splitRecords`` records, into the power of two of shards
+    /// that holds some ``VaultPartitioning/shardRecords`` each (all records are in memory).
+    private func splitting(_ partitioning: VaultPartitioning) -> [ByteKey: UInt16] {
+        guard partitioning.shard != nil else { return [:] }
+        var counts = [ByteKey: Int]()
+        for entry in live.values {
+            if let base = partitioning.base(of: entry.record) { counts[base, default: 0] += 1 }
+        }
+        var splits = [ByteKey: UInt16]()
+        for (base, count) in counts where count > partitioning.splitRecords {
+            var shards = 2
+            while shards < 1 << 15, shards * partitioning.shardRecords < count { shards *= 2 }
+            splits[base] = UInt16(shards)
+        }
+        return splits
+    }
+
+    /// The records partition `value` may hold before a whole index splits it again: a partition
+    /// value not split, ``VaultPartitioning/splitRecords``; a shard, four times its target size.
+    static func splitLimit(of value: ByteKey, _ partitioning: VaultPartitioning, _ splits: [ByteKey: UInt16]) -> Int {
+        let bytes = value.bytes
+        if bytes.count >= 3, bytes[bytes.count - 3] == 0xFF, let shards = splits[ByteKey(Array(bytes.dropLast(3)))] {
+            return shards >= 1 << 15 ? Int.max : 4 * partitioning.shardRecords
+        }
+        return partitioning.splitRecords
     }
 
     /// A sealed lookup bucket at `offset` of the index of `generation`, with the id it is sealed with.
@@ -354,7 +402,8 @@ extension Vault {
     func writeIndex(generation: UInt64, frames: UInt64, logLength: UInt64) throws(VaultError) -> OpenIndex {
         try readEverything()
         guard let partitioning else { throw VaultError(.inconsistent, "the vault has no partitioning to index by") }
-        let (always, partitions) = indexContents(partitions: nil)
+        let splits = splitting(partitioning)
+        let (always, partitions) = indexContents(partitions: nil, splits: splits)
         let bytes = partitions.values.reduce(0) { $0 + $1.reduce(0) { $0 + 8 + $1.record.bytes.count } }
         let count = max(1, bytes / VaultIndex.bucketTargetBytes)
         var grouped = [[(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])]](repeating: [], count: count)
@@ -372,7 +421,7 @@ extension Vault {
             var entries = [ByteKey: Set<ByteKey>]()
             var size = 0
             for entry in live.values {
-                guard let (value, partition) = partitioning.lookupEntry(of: entry.record) else { continue }
+                guard let (value, partition) = partitioning.lookupEntry(of: entry.record, splits: splits) else { continue }
                 if entries[value, default: []].insert(partition).inserted { size += 8 + value.bytes.count + partition.bytes.count }
             }
             let count = max(1, size / VaultIndex.bucketTargetBytes)
@@ -388,7 +437,8 @@ extension Vault {
             lookups = VaultIndex.BucketTable(table)
         }
         let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
-                              partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always, lookups: lookups)
+                              partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always, lookups: lookups,
+                              splits: splits)
         let (sealedRoot, rootId) = sealedRoot(root, offset: UInt64(file.count))
         file += sealedRoot
         let indexPath = Self.file(path, Self.indexFile(generation))
@@ -421,9 +471,15 @@ extension Vault {
         wanted.formUnion(changed)
         if index.complete {
             // Every record is in memory: the partitions of a touched bucket are those live now.
-            wanted = Set(live.values.compactMap { partitioning?.partition(of: $0.record) }.filter { touched.contains(VaultIndex.bucket(of: $0, count: count)) })
+            wanted = Set(live.values.compactMap { partition(of: $0.record) }.filter { touched.contains(VaultIndex.bucket(of: $0, count: count)) })
         }
-        let (always, partitions) = indexContents(partitions: wanted)
+        let (always, partitions) = indexContents(partitions: wanted, splits: index.root.splits)
+        // A changed partition grown past what a partition (or a shard) should hold: a whole new
+        // index, which splits it (again) into shards of their target size.
+        if let partitioning, partitioning.shard != nil,
+           changed.contains(where: { (partitions[$0]?.count ?? 0) > Self.splitLimit(of: $0, partitioning, index.root.splits) }) {
+            return try compactLocked()
+        }
         var grouped = [Int: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])]]()
         for number in touched { grouped[number] = [] }
         for (value, records) in partitions { grouped[VaultIndex.bucket(of: value, count: count)]?.append((value, records)) }
@@ -446,7 +502,7 @@ extension Vault {
             var fresh = [Int: [ByteKey: Set<ByteKey>]]()
             for (partition, records) in partitions where changed.contains(partition) {
                 for (_, record) in records {
-                    guard let (value, _) = partitioning.lookupEntry(of: record) else { continue }
+                    guard let (value, _) = partitioning.lookupEntry(of: record, splits: index.root.splits) else { continue }
                     fresh[VaultIndex.bucket(of: value, count: table.count), default: [:]][value, default: []].insert(partition)
                 }
             }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import KeyVault
 import SyncStore
 import VirtualAuthenticator
@@ -81,7 +86,18 @@ public final class Account {
     /// Passkey revisions are read by RP: opening a vault reads its devices and settings and the
     /// vault's index, and a ceremony reads the revisions of its RP (docs/vault-format.md, "Index");
     /// one found by credential id costs the index's lookup bucket of that id and its RP's revisions.
-    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId)
+    /// An RP of more than ``splitRecords`` revisions is split by user handle: a passkey found by
+    /// credential id, or a user's passkeys, cost that user's shard of the RP, not the RP.
+    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId,
+                                                shard: CredentialRecord.Tag.userHandle, splitRecords: splitRecords)
+
+    /// Revisions above which an RP's partition is split: 1,024, or `$AUTHCTL_INDEX_SPLIT_RECORDS`
+    /// (1 … 1,000,000; a tuning, which tests set low to split small RPs). Not part of the format:
+    /// a vault split under one value is read under any other.
+    static let splitRecords: Int = {
+        guard let raw = getenv("AUTHCTL_INDEX_SPLIT_RECORDS"), let value = Int(String(cString: raw)), (1...1_000_000).contains(value) else { return 1024 }
+        return value
+    }()
 
     /// The id of a new passkey revision, from the account's random source: a scenario's seeded one
     /// makes ids, and the delays drawn for them, repeat. The id a registration reserved and did not

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import KeyVault
+
+/// A partition grown past ``VaultPartitioning/splitRecords`` records is split by its shard field
+/// into shards of their own: a record found by its lookup value, or by partition and shard value,
+/// costs one shard; the whole partition still reads whole; the split stays exact through appends,
+/// removals, compaction, a split grown again, and an index written before shards (format 2),
+/// which is replaced rather than misread.
+final class VaultSplitTests {
+    let root: String
+    var path: String { root + "/vault" }
+    /// Partitions by field 1 (the "RP"), looks up by field 3 (the "credential id"), splits by
+    /// field 4 (the "user") past 32 records: shards of some 2 records.
+    static let partitioning = VaultPartitioning(kind: .credential, tag: 1, lookup: 3, shard: 4, splitRecords: 32)
+
+    init() throws {
+        var template = Array("/tmp/authctl-split-test-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
+        root = String(cString: made)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    func passphrase() -> SecureBytes {
+        var bytes = Array("split".utf8)
+        return SecureBytes(consuming: &bytes)
+    }
+
+    func open(_ access: Vault.Access = .read, partitioning: VaultPartitioning? = VaultSplitTests.partitioning) throws -> Vault {
+        try Vault.open(at: path, passphrase: passphrase(), access: access, partitioning: partitioning)
+    }
+
+    static let big = Array("big.example".utf8)
+    static func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xFF)] + [UInt8](repeating: 0x5A, count: 14) }
+    static func credentialId(_ n: Int) -> [UInt8] { Array("cred-\(n)".utf8) }
+    static func user(_ n: Int) -> [UInt8] { Array("user-\(n % 150)".utf8) }
+
+    /// Record `record` for credential `n` of the big RP (or, `small`, of an RP of its own few).
+    static func revision(_ record: Int, credential n: Int, small: Bool = false, version: UInt64 = 1) -> VaultRecord {
+        VaultRecord(id: id(record), kind: .credential, version: version,
+                    fields: [1: small ? Array("rp\(n % 7).example".utf8) : big, 2: Array("v\(version)".utf8), 3: credentialId(n), 4: user(n)])
+    }
+
+    /// 400 credentials of one RP (a user having two or three) and 40 over 7 small RPs, a frame each.
+    func populate() throws {
+        let vault = try Vault.create(at: path, passphrase: passphrase(), kdf: .min, partitioning: Self.partitioning)
+        for n in 0..<400 { try vault.commit([Self.revision(n, credential: n)]) }
+        for n in 400..<440 { try vault.commit([Self.revision(n, credential: n, small: true)]) }
+    }
+
+    func whole() throws -> [VaultRecord] { try open(partitioning: nil).records(kind: .credential) }
+
+    @Test func aBigPartitionIsSplitAndAUserOrCredentialCostsOneShard() throws {
+        try populate()
+        let vault = try open()
+        #expect(vault.isSplit(Self.big))
+        #expect(!vault.isSplit(Array("rp1.example".utf8)))
+        let every = try whole()
+        for n in [0, 7, 149, 399] {
+            let fresh = try open()
+            let before = fresh.partitionsRead
+            let mine = try fresh.records(kind: .credential, field: 1, equals: Self.big, shard: Self.user(n))
+            #expect(mine.map(\.id) == every.filter { $0.field(1).map(Array.init) == Self.big && $0.field(4).map(Array.init) == Self.user(n) }.map(\.id))
+            #expect(mine.count >= 2)
+            #expect(fresh.partitionsRead - before == 1)
+            let again = try open()
+            let found = try again.records(kind: .credential, field: 3, equals: Self.credentialId(n))
+            #expect(found.map(\.id) == [Self.id(n)])
+            #expect(again.partitionsRead == 1)
+        }
+        // The RP read whole is every shard, in the vault's order.
+        let fresh = try open()
+        #expect(try fresh.records(kind: .credential, field: 1, equals: Self.big).map(\.id)
+            == every.filter { $0.field(1).map(Array.init) == Self.big }.map(\.id))
+        #expect(fresh.partitionsRead > 16)
+        // A small RP is one partition still, asked for by user too.
+        let small = try open()
+        let user = Self.user(401)
+        #expect(try small.records(kind: .credential, field: 1, equals: Array("rp2.example".utf8), shard: user).map(\.id)
+            == every.filter { $0.field(1).map(Array.init) == Array("rp2.example".utf8) && $0.field(4).map(Array.init) == user }.map(\.id))
+        #expect(small.partitionsRead == 1)
+    }
+
+    @Test func theSplitStaysExactThroughChangesRemovalsCompactionAndGrowth() throws {
+        try populate()
+        // New versions, removals (tombstones name only the id: the vault adds both fields), and
+        // 600 more records, enough for the shards to outgrow their size and be split again.
+        for n in stride(from: 0, to: 400, by: 5) {
+            let vault = try open(.write)
+            try vault.commit([Self.revision(n, credential: n, version: 2)])
+            try vault.commit([VaultRecord(id: Self.id(n + 1), kind: .tombstone, version: 2)])
+        }
+        let before = try open()
+        let shardsBefore = before.splits[ByteKey(Self.big)]
+        do {
+            let writer = try open(.write)
+            for n in 1000..<1600 { try writer.commit([Self.revision(n, credential: n)]) }
+        }
+        let after = try open()
+        #expect((after.splits[ByteKey(Self.big)] ?? 0) > (shardsBefore ?? 0))
+        let every = try whole()
+        #expect(every.count == 440 - 80 + 600)
+        for n in [0, 1, 2, 5, 6, 150, 395, 1000, 1333, 1599] {
+            let vault = try open()
+            let expected = every.filter { $0.field(3).map(Array.init) == Self.credentialId(n) }
+            #expect(try vault.records(kind: .credential, field: 3, equals: Self.credentialId(n)) == expected)
+            #expect(vault.partitionsRead <= 1)
+            let byUser = try open().records(kind: .credential, field: 1, equals: Self.big, shard: Self.user(n))
+            #expect(byUser == every.filter { $0.field(1).map(Array.init) == Self.big && $0.field(4).map(Array.init) == Self.user(n) })
+        }
+        // Read whole through the split index, the vault verifies against its log.
+        let vault = try open()
+        try vault.verify()
+        #expect(try vault.records(kind: .credential) == every)
+    }
+
+    @Test func anIndexWithoutShardsIsReplacedNotMisread() throws {
+        // Written by a process without a shard field (index format 2).
+        let plain = VaultPartitioning(kind: .credential, tag: 1, lookup: 3)
+        do {
+            let vault = try Vault.create(at: path, passphrase: passphrase(), kdf: .min, partitioning: plain)
+            for n in 0..<400 { try vault.commit([Self.revision(n, credential: n)]) }
+        }
+        let old = try Vault.open(at: path, passphrase: passphrase(), access: .read, partitioning: plain)
+        #expect(old.index != nil)
+        #expect(try old.records(kind: .credential, field: 3, equals: Self.credentialId(3)).count == 1)
+        // This process does not use it (another partitioning), reads the log, and its first write replaces it.
+        let reader = try open()
+        #expect(reader.index == nil)
+        #expect(try reader.records(kind: .credential, field: 3, equals: Self.credentialId(3)).map(\.id) == [Self.id(3)])
+        try open(.write).commit([Self.revision(500, credential: 500)])
+        let split = try open()
+        #expect(split.isSplit(Self.big))
+        #expect(try split.records(kind: .credential, field: 3, equals: Self.credentialId(3)).map(\.id) == [Self.id(3)])
+        #expect(split.partitionsRead == 1)
+    }
+}
