@@ -88,8 +88,13 @@ public final class Account {
     /// one found by credential id costs the index's lookup bucket of that id and its RP's revisions.
     /// An RP of more than ``splitRecords`` revisions is split by user handle: a passkey found by
     /// credential id, or a user's passkeys, cost that user's shard of the RP, not the RP.
-    static let partitioning = VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId,
-                                                shard: CredentialRecord.Tag.userHandle, splitRecords: splitRecords)
+    static var partitioning: VaultPartitioning {
+        VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId,
+                          shard: CredentialRecord.Tag.userHandle, splitRecords: splitRecordsHere ?? splitRecords)
+    }
+
+    /// ``splitRecords`` for the vaults opened within one task (a test splitting a small RP).
+    @TaskLocal package static var splitRecordsHere: Int?
 
     /// Revisions above which an RP's partition is split: 1,024, or `$AUTHCTL_INDEX_SPLIT_RECORDS`
     /// (1 … 1,000,000; a tuning, which tests set low to split small RPs). Not part of the format:

@@ -169,7 +169,7 @@ public final class Device {
     /// credential-id lookup: it reads that passkey's RP, not every passkey.
     public func credential(id: [UInt8]) throws(DeviceError) -> Credential? {
         let store = try store()
-        do { return try store.items(rpIds: account.rpIds(ofCredential: id)).map(\.credential).first { $0.id == id } } catch {
+        do { return try store.items(credentialId: id).first?.credential } catch {
             throw DeviceError(error)
         }
     }
@@ -180,7 +180,7 @@ public final class Device {
     public func delete(credentialId id: [UInt8]) throws(DeviceError) -> Credential {
         let store = try store()
         let held: [DeviceView.Item]
-        do { held = try store.items(rpIds: account.rpIds(ofCredential: id)) } catch { throw DeviceError(error) }
+        do { held = try store.items(credentialId: id) } catch { throw DeviceError(error) }
         guard let credential = held.map(\.credential).first(where: { $0.id == id }) else {
             throw DeviceError.noPasskey(id, on: name)
         }
@@ -234,7 +234,10 @@ public final class Device {
             }
             // An account that follows a store queues them for upload, as any commit does.
             if var state = try account.savedSyncState(), !frames.isEmpty {
-                state.queue += frames.joined().map { SyncState.Upload(revisionId: $0.id, rpId: Array($0.field(CredentialRecord.Tag.rpId) ?? []), landsAt: nil) }
+                state.queue += frames.joined().map {
+                    SyncState.Upload(revisionId: $0.id, rpId: Array($0.field(CredentialRecord.Tag.rpId) ?? []), landsAt: nil,
+                                     userHandle: $0.field(CredentialRecord.Tag.userHandle).map(Array.init))
+                }
                 frames[frames.count - 1].append(state.record())
             }
             for start in stride(from: 0, to: frames.count, by: 1024) {

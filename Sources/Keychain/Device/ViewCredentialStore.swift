@@ -16,9 +16,10 @@ final class ViewCredentialStore: CredentialStore {
     /// uploads); `nil`: drawn when written. Only writes draw from the account's random source, so
     /// a step that only looks leaves a seeded scenario's later ids and delays as they were.
     let nextRevisionId: [UInt8]?
-    /// What the device holds of each RP asked about (a ceremony asks about one), and of all of
-    /// them once asked; forgotten after each change this store makes.
-    private var views = [String: DeviceView]()
+    /// What the device holds of each RP asked about (a ceremony asks about one) — or, on an RP
+    /// the vault splits by user, of each user asked about (``Account/scope(_:user:)``) — and of
+    /// all of them once asked; forgotten after each change this store makes.
+    private var views = [HistoryScope: DeviceView]()
     private var everything: DeviceView?
 
     init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]?) {
@@ -27,11 +28,32 @@ final class ViewCredentialStore: CredentialStore {
         self.nextRevisionId = nextRevisionId
     }
 
-    private func view(rpId: String) throws(VaultError) -> DeviceView {
-        if let view = views[rpId] { return view }
-        let view = try account.view(of: device, rpIds: [rpId])
-        views[rpId] = view
+    private func view(rpId: String) throws(VaultError) -> DeviceView { try view(.whole(rpId)) }
+
+    /// What the device holds of user `user`'s passkeys of `rpId`: a view of the RP, or of that
+    /// user's passkeys alone.
+    private func view(rpId: String, user: [UInt8]) throws(VaultError) -> DeviceView {
+        try view(account.scope(rpId, user: user))
+    }
+
+    private func view(_ scope: HistoryScope) throws(VaultError) -> DeviceView {
+        if let view = views[scope] { return view }
+        let view = try account.view(of: device, scope: scope)
+        views[scope] = view
         return view
+    }
+
+    /// The passkeys with credential id `id` that the device holds, of RP `rpId` or of any,
+    /// oldest first: found through the vault's credential-id lookup, each in the view of its
+    /// RP — or, on a split RP, of its user.
+    func items(credentialId id: [UInt8], rpId: String? = nil) throws(VaultError) -> [DeviceView.Item] {
+        var out = [DeviceView.Item]()
+        var seen = Set<[UInt8]>()
+        for owner in try account.owners(ofCredential: id) where rpId.map({ $0 == owner.rpId }) ?? true {
+            let view = try view(account.scope(owner.rpId, user: owner.user))
+            for item in view.items(credentialIds: [id]) where seen.insert(item.itemId).inserted { out.append(item) }
+        }
+        return out.sorted(by: DeviceView.creationOrder)
     }
 
     private func changed() {
@@ -53,13 +75,19 @@ final class ViewCredentialStore: CredentialStore {
     func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential] {
         guard !ids.isEmpty else { return [] }
         let wanted = Set(ids)
-        do { return try view(rpId: rpId).items(credentialIds: wanted).map(\.credential) } catch {
+        do throws(VaultError) {
+            guard try account.readsByUser(rpId) else { return try view(rpId: rpId).items(credentialIds: wanted).map(\.credential) }
+            // A split RP: each listed passkey in its user's view.
+            var items = [DeviceView.Item]()
+            for id in wanted { items += try self.items(credentialId: id, rpId: rpId) }
+            return items.sorted(by: DeviceView.creationOrder).map(\.credential)
+        } catch {
             throw AuthenticatorError(error)
         }
     }
 
     func credentials(forRP rpId: String, userHandle: [UInt8]) throws(AuthenticatorError) -> [Credential] {
-        do { return try view(rpId: rpId).items(userHandle: userHandle).map(\.credential) } catch {
+        do { return try view(rpId: rpId, user: userHandle).items(userHandle: userHandle).map(\.credential) } catch {
             throw AuthenticatorError(error)
         }
     }
@@ -153,7 +181,7 @@ final class ViewCredentialStore: CredentialStore {
         let item = try item(credential)
         // A deletion made elsewhere that has not reached this device: the change is written (the
         // device cannot know), but it will never win over the deletion.
-        let deletion = try account.rpHistory(item.credential.rpId).byItem[item.itemId]?
+        let deletion = try account.rpHistory(account.scope(item.credential.rpId, user: item.credential.userHandle)).byItem[item.itemId]?
             .filter(\.removed).min { $0.changedAt < $1.changedAt }
         let id = account.newRevisionId()
         var state = item.credential
@@ -197,7 +225,7 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     private func item(_ credential: Credential) throws(VaultError) -> DeviceView.Item {
-        guard let item = try view(rpId: credential.rpId).item(credentialId: credential.id) else {
+        guard let item = try view(rpId: credential.rpId, user: credential.userHandle).item(credentialId: credential.id) else {
             throw VaultError(.invalid, "credential \(Base64URL.encode(credential.id)) is not on this device")
         }
         return item

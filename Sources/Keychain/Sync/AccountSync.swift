@@ -87,48 +87,92 @@ extension Account {
 
     /// The revisions of RP `rpId` (``RPHistory``): read from its partition the first time, then
     /// kept in step with each record that changes and each revision downloaded.
-    func rpHistory(_ rpId: String) throws(VaultError) -> RPHistory {
+    func rpHistory(_ rpId: String) throws(VaultError) -> RPHistory { try rpHistory(.whole(rpId)) }
+
+    /// Where the revisions of user `user`'s passkeys of RP `rpId` are read from: the RP's history
+    /// when one is kept, or the RP is not split; else that user's alone (the vault's shard of
+    /// the RP that holds them), so a ceremony naming a passkey or a user of an RP of a hundred
+    /// thousand passkeys reads a few.
+    func scope(_ rpId: String, user: [UInt8]?) throws(VaultError) -> HistoryScope {
+        guard let user, try readsByUser(rpId) else { return .whole(rpId) }
+        return HistoryScope(rpId: rpId, user: user)
+    }
+
+    /// Whether the passkeys of RP `rpId` are read a user at a time (``scope(_:user:)``).
+    func readsByUser(_ rpId: String) throws(VaultError) -> Bool {
+        guard vault.isSplit(Array(rpId.utf8)) else { return false }
+        return try histories().byScope[.whole(rpId)] == nil
+    }
+
+    private func histories() throws(VaultError) -> RPHistories {
         let all = try vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) })
         if all.storeGeneration != storeGeneration { all.reset(generation: storeGeneration) }
+        return all
+    }
+
+    /// The revisions of `scope` (``RPHistory``): read from the vault the first time (the RP's
+    /// partition, or the user's shard of it), then kept in step with each record that changes
+    /// and each revision downloaded.
+    func rpHistory(_ scope: HistoryScope) throws(VaultError) -> RPHistory {
+        let all = try histories()
         if !all.queued.isEmpty {
             let queued = all.queued
             all.queued = []
             for record in queued {
-                let rp = record.kind == .credential
+                let credential = record.kind == .credential
+                let rp = credential
                     ? record.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } : all.rpOfRecord[record.id]
-                guard let rp, let history = all.byRP[rp] else { continue }
-                guard record.kind == .credential else {
-                    history.remove(recordId: record.id)
+                guard let rp else { continue }
+                let user = credential ? record.field(CredentialRecord.Tag.userHandle).map(Array.init) : all.userOfRecord[record.id]
+                for kept in all.scopes(rp: rp, user: user) {
+                    let history = all.byScope[kept]!
+                    guard credential else {
+                        history.remove(recordId: record.id)
+                        continue
+                    }
+                    // A new version of a record it holds (a key rotation seals every key again): read afresh.
+                    guard history.revisionOfRecord[record.id] == nil else {
+                        all.forget(kept)
+                        continue
+                    }
+                    history.add(try revisions([record])[0], recordId: record.id)
+                    all.rpOfRecord[record.id] = rp
+                    if kept.user != nil { all.userOfRecord[record.id] = kept.user }
+                }
+                if !credential {
                     all.rpOfRecord[record.id] = nil
-                    continue
+                    all.userOfRecord[record.id] = nil
                 }
-                // A new version of a record it holds (a key rotation seals every key again): read afresh.
-                guard history.revisionOfRecord[record.id] == nil else {
-                    all.forget(rp)
-                    continue
-                }
-                history.add(try revisions([record])[0], recordId: record.id)
-                all.rpOfRecord[record.id] = rp
             }
         }
-        if let history = all.byRP[rpId] { return history }
+        if let history = all.byScope[scope] { return history }
         let history = RPHistory()
-        let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8))
+        let records: [VaultRecord]
+        if let user = scope.user {
+            records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(scope.rpId.utf8), shard: user)
+        } else {
+            records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(scope.rpId.utf8))
+        }
         history.reserveCapacity(records.count)
         for (record, revision) in zip(records, try revisions(records)) {
             history.add(revision, recordId: record.id)
-            all.rpOfRecord[record.id] = rpId
+            all.rpOfRecord[record.id] = scope.rpId
+            if let user = scope.user { all.userOfRecord[record.id] = user }
         }
-        for r in storeState?.downloaded ?? [] where r.credential.rpId == rpId { history.add(r, recordId: nil) }
-        all.byRP[rpId] = history
+        for r in storeState?.downloaded ?? [] where r.credential.rpId == scope.rpId && (scope.user.map { $0 == r.credential.userHandle } ?? true) {
+            history.add(r, recordId: nil)
+        }
+        all.keep(history, as: scope)
         return history
     }
 
-    /// A revision downloaded from the store, into the history of its RP if one is kept.
+    /// A revision downloaded from the store, into the histories of its RP and user if kept.
     func noteDownloaded(_ revision: Revision) {
         guard let all = try? vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) }),
-              all.storeGeneration == storeGeneration, let history = all.byRP[revision.credential.rpId] else { return }
-        history.add(revision, recordId: nil)
+              all.storeGeneration == storeGeneration else { return }
+        for scope in all.scopes(rp: revision.credential.rpId, user: revision.credential.userHandle) {
+            all.byScope[scope]!.add(revision, recordId: nil)
+        }
     }
 
     /// The history of every passkey, or of one RP's (found through the vault's index on the RP ID
@@ -157,6 +201,20 @@ extension Account {
             revisions.append(r)
         }
         return History(revisions: revisions, devices: try DeviceRecord.everyRecord(in: vault))
+    }
+
+    /// The RP ID and user handle of each passkey whose credential id is `id`, wherever a revision
+    /// of it is (as a rule one; two RPs' passkeys may share an id).
+    func owners(ofCredential id: [UInt8]) throws(VaultError) -> Set<HistoryScope> {
+        var out = Set<HistoryScope>()
+        for record in try vault.records(kind: .credential, field: CredentialRecord.Tag.credentialId, equals: id) {
+            guard let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }) else { continue }
+            out.insert(HistoryScope(rpId: rp, user: record.field(CredentialRecord.Tag.userHandle).map(Array.init)))
+        }
+        for r in storeState?.downloaded ?? [] where r.credential.id == id {
+            out.insert(HistoryScope(rpId: r.credential.rpId, user: r.credential.userHandle))
+        }
+        return out
     }
 
     /// The RP IDs of the passkey whose credential id is `id`, wherever a revision of it is.
@@ -204,14 +262,25 @@ extension Account {
         return view(of: device, in: try history(rpIds: rpIds))
     }
 
+    /// What `device` holds now of the passkeys of `scope` (``scope(_:user:)``): of one RP, or of
+    /// one user of it — a view to find that user's passkeys in, and nothing else.
+    func view(of device: DeviceRecord, scope: HistoryScope) throws(VaultError) -> DeviceView {
+        try sync()
+        return try keptView(of: device, scope: scope)
+    }
+
     /// What `device` holds now of `rpId`, from its ``KeptDeviceView``: brought up to date with
     /// what changed since it was last asked for, or made afresh when its schedule changed.
     func keptView(of device: DeviceRecord, rpId: String) throws(VaultError) -> DeviceView {
-        let history = try rpHistory(rpId)
+        try keptView(of: device, scope: .whole(rpId))
+    }
+
+    func keptView(of device: DeviceRecord, scope: HistoryScope) throws(VaultError) -> DeviceView {
+        let history = try rpHistory(scope)
         let every = try DeviceRecord.everyRecord(in: vault)
         let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeGeneration)
         let all = try vault.derived("Account.deviceViews", { KeptDeviceViews() }, following: { _, _ in true })
-        let key = KeptDeviceViews.Key(device: device.id, rpId: rpId)
+        let key = KeptDeviceViews.Key(device: device.id, scope: scope)
         let now = present
         let kept: KeptDeviceView
         if let held = all.byKey[key], held.holds(under: schedule, history: history, at: now) {

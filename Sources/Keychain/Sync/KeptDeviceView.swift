@@ -131,7 +131,7 @@ final class KeptDeviceView {
 final class KeptDeviceViews {
     struct Key: Hashable {
         let device: [UInt8]
-        let rpId: String
+        let scope: HistoryScope
     }
 
     var byKey = [Key: KeptDeviceView]()

@@ -72,14 +72,30 @@ final class RPHistory {
     }
 }
 
-/// The account's ``RPHistory``s, one per RP asked about, kept in the vault's derived values: the
-/// vault hands it every record that changes (``follow(_:)``), which it queues for the RP it
-/// belongs to until the account next asks (``Account/rpHistory(_:)``), so following a change
-/// costs nothing until it matters and nothing at all for RPs nobody asked about.
+/// Which passkeys an ``RPHistory`` holds: all of one RP's, or those of one of its users (on an RP
+/// whose partition the vault splits by user, what a ceremony naming a passkey or a user reads).
+struct HistoryScope: Hashable {
+    let rpId: String
+    /// `nil`: every user's.
+    let user: [UInt8]?
+
+    static func whole(_ rpId: String) -> HistoryScope { HistoryScope(rpId: rpId, user: nil) }
+}
+
+/// The account's ``RPHistory``s, one per scope asked about (an RP, or one user of an RP), kept in
+/// the vault's derived values: the vault hands it every record that changes (``follow(_:)``),
+/// which it queues for the histories it belongs to until the account next asks
+/// (``Account/rpHistory(_:)``), so following a change costs nothing until it matters and nothing
+/// at all for RPs nobody asked about.
 final class RPHistories {
-    var byRP = [String: RPHistory]()
-    /// The RP of each vault record a history holds, for tombstones (which name only the id).
+    var byScope = [HistoryScope: RPHistory]()
+    /// How many users' histories are kept of each RP (a record of an RP without one is looked
+    /// up no further).
+    var usersKept = [String: Int]()
+    /// The RP of each vault record a history holds, and the user of each a user's history holds,
+    /// for tombstones (which name only the id).
     var rpOfRecord = [[UInt8]: String]()
+    var userOfRecord = [[UInt8]: [UInt8]]()
     /// Changed records of known RPs, in the order they changed, not applied yet.
     var queued = [VaultRecord]()
     /// ``Account/storeGeneration`` the histories were made under: downloaded revisions belong to
@@ -87,9 +103,10 @@ final class RPHistories {
     var storeGeneration = 0
 
     func follow(_ record: VaultRecord) -> Bool {
-        guard !byRP.isEmpty else { return true }
+        guard !byScope.isEmpty else { return true }
         if record.kind == .credential {
-            if let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }), byRP[rp] != nil {
+            if let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }),
+               !scopes(rp: rp, user: record.field(CredentialRecord.Tag.userHandle).map(Array.init)).isEmpty {
                 queued.append(record)
             }
         } else if rpOfRecord[record.id] != nil {
@@ -98,14 +115,30 @@ final class RPHistories {
         return true
     }
 
-    func forget(_ rp: String) {
-        guard let history = byRP.removeValue(forKey: rp) else { return }
-        for id in history.revisionOfRecord.keys { rpOfRecord[id] = nil }
+    /// The scopes kept that hold the records of RP `rp` and user `user`.
+    func scopes(rp: String, user: [UInt8]?) -> [HistoryScope] {
+        var out = [HistoryScope]()
+        if byScope[.whole(rp)] != nil { out.append(.whole(rp)) }
+        if let user, usersKept[rp] != nil, byScope[HistoryScope(rpId: rp, user: user)] != nil { out.append(HistoryScope(rpId: rp, user: user)) }
+        return out
+    }
+
+    func keep(_ history: RPHistory, as scope: HistoryScope) {
+        byScope[scope] = history
+        if scope.user != nil { usersKept[scope.rpId, default: 0] += 1 }
+    }
+
+    func forget(_ scope: HistoryScope) {
+        guard byScope.removeValue(forKey: scope) != nil, scope.user != nil else { return }
+        usersKept[scope.rpId]! -= 1
+        if usersKept[scope.rpId] == 0 { usersKept[scope.rpId] = nil }
     }
 
     func reset(generation: Int) {
-        byRP = [:]
+        byScope = [:]
+        usersKept = [:]
         rpOfRecord = [:]
+        userOfRecord = [:]
         queued = []
         storeGeneration = generation
     }

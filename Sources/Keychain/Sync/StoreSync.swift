@@ -239,7 +239,8 @@ extension Account {
             queue = try vault.unorderedRecords(kind: .credential).compactMap { record -> SyncState.Upload? in
                 guard StoreReplica.revisionRecord(record) == nil, state.landed[record.id] == nil,
                       let rp = record.field(CredentialRecord.Tag.rpId) else { return nil }
-                return SyncState.Upload(revisionId: record.id, rpId: Array(rp), landsAt: nil)
+                return SyncState.Upload(revisionId: record.id, rpId: Array(rp), landsAt: nil,
+                                        userHandle: record.field(CredentialRecord.Tag.userHandle).map(Array.init))
             }
             state.rebuilding = false
         }
@@ -249,7 +250,7 @@ extension Account {
         // A revision too large for one object is never uploaded (no reader could read it back):
         // it stays in the vault, and in the queue, and sync status says so.
         queue = waiting + due.filter { tooLarge.contains($0.0.id) }.map { r, landed in
-            SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: landed)
+            SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: landed, userHandle: r.credential.userHandle)
         }
         storeState = state
         do throws(StoreError) {
@@ -337,7 +338,7 @@ extension Account {
         var latest = [[UInt8]: Instant]()
         for upload in candidates where stored[upload.revisionId] == nil {
             guard let rp = String(validating: upload.rpId, as: UTF8.self) else { continue }
-            let kept = try rpHistory(rp)
+            let kept = try rpHistory(scope(rp, user: upload.userHandle))
             guard let r = kept.byId[upload.revisionId], RPHistory.isLocal(r), !kept.locallyDeviceBound(r.itemId) else { continue }
             guard let at = landedAt(r, in: history) else {
                 // Offline: it starts when its device is back. Lost with its device: dropped.
@@ -345,7 +346,7 @@ extension Account {
                 continue
             }
             guard at <= now else {
-                waiting.append(SyncState.Upload(revisionId: upload.revisionId, rpId: upload.rpId, landsAt: at))
+                waiting.append(SyncState.Upload(revisionId: upload.revisionId, rpId: upload.rpId, landsAt: at, userHandle: upload.userHandle))
                 continue
             }
             landedNow.append((r, at))
@@ -363,7 +364,7 @@ extension Account {
         for r in downloaded {
             guard case .store(let landed, let record) = r.source else { continue }
             let replica = StoreReplica.record(of: record, landedAt: landed)
-            guard try rpHistory(r.credential.rpId).revisionOfRecord[replica.id] == nil, added.insert(replica.id).inserted else { continue }
+            guard try rpHistory(scope(r.credential.rpId, user: r.credential.userHandle)).revisionOfRecord[replica.id] == nil, added.insert(replica.id).inserted else { continue }
             out.append(replica)
         }
         return out
@@ -376,7 +377,7 @@ extension Account {
         var landsNow = false
         for r in made where !history.deviceBound.contains(r.itemId) {
             let lands = history.devices[r.originId].flatMap { landing(of: r.id, from: $0, changedAt: r.changedAt) }
-            saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands))
+            saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands, userHandle: r.credential.userHandle))
             if let lands, lands <= present { landsNow = true }
         }
         return (saved.record(), landsNow)
@@ -396,8 +397,14 @@ extension Account {
                 throw VaultError(.invalid, "the passkey's record would be \(weight) bytes, more than one account store object holds (\(Self.objectBudget)); nothing was stored")
             }
         }
-        let rpIds = Set(records.compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } })
-        let kept = try rpIds.sorted().map { rp throws(VaultError) in try rpHistory(rp) }
+        var scopes = Set<HistoryScope>()
+        for record in records {
+            guard let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }) else { continue }
+            scopes.insert(try scope(rp, user: record.field(CredentialRecord.Tag.userHandle).map(Array.init)))
+        }
+        // (A split RP's change looks at the histories of its users only: what a commit collects
+        // of their other passkeys waits for a change of theirs.)
+        let kept = try scopes.sorted { $0.rpId != $1.rpId ? $0.rpId < $1.rpId : ($0.user ?? []).lexicographicallyPrecedes($1.user ?? []) }.map { s throws(VaultError) in try rpHistory(s) }
         let devices = try DeviceRecord.everyRecord(in: vault)
         let made = try records.filter { $0.kind == .credential }.map { record throws(VaultError) in
             try Revision(record, source: .local(record), firstDevice: devices[0])

@@ -16,6 +16,9 @@ struct SyncState {
         static let unreadable: UInt8 = 5, format: UInt8 = 6
         static let settingsVersion: UInt8 = 7, collected: UInt8 = 8, inFlight: UInt8 = 9, pendingDeletions: UInt8 = 10
         static let settingsToPublish: UInt8 = 11, directory: UInt8 = 12, collectedThrough: UInt8 = 13
+        /// The user handle of each queued upload, in the queue's order (u16 length ‖ handle; length
+        /// 0: not known). Absent, or not one per upload (a record an older authctl rewrote): none known.
+        static let queueUsers: UInt8 = 14
     }
 
     /// The record's format: tag 6, absent in records written before it (format 1). A writer
@@ -40,6 +43,9 @@ struct SyncState {
         let revisionId: [UInt8]
         let rpId: [UInt8]
         let landsAt: Instant?
+        /// The passkey's user handle, which names the shard of a split RP its records are in;
+        /// `nil`: not known (its RP is read whole).
+        var userHandle: [UInt8]? = nil
     }
 
     /// A deletion of a passkey as the store gave it: the item, the sequence of the change that
@@ -108,6 +114,15 @@ struct SyncState {
                   let known = reader.take(1), let lands = reader.take(16)
             else { throw VaultError(.corrupted, "the vault's sync state has a damaged upload queue") }
             state.queue.append(Upload(revisionId: id, rpId: rp, landsAt: known == [1] ? Instant(bytes: lands[...]) : nil))
+        }
+        var users = FieldReader(Array(record.field(Tag.queueUsers) ?? []))
+        var handles = [[UInt8]?]()
+        while !users.atEnd {
+            guard let count = users.take(2), let handle = users.take(Int(BigEndianBytes.integer(count[...]) as UInt16)) else { handles = []; break }
+            handles.append(handle.isEmpty ? nil : handle)
+        }
+        if handles.count == state.queue.count {
+            for i in state.queue.indices { state.queue[i].userHandle = handles[i] }
         }
         var problems = FieldReader(Array(record.field(Tag.unreadable) ?? []))
         while !problems.atEnd {
@@ -185,6 +200,12 @@ struct SyncState {
             queued += upload.landsAt.map { [1] + $0.bytes } ?? [UInt8](repeating: 0, count: 17)
         }
         record.setField(Tag.queue, queued.isEmpty ? nil : queued)
+        var users = [UInt8]()
+        for upload in queue {
+            let handle = upload.userHandle ?? []
+            users += BigEndianBytes.of(UInt16(handle.count)) + handle
+        }
+        record.setField(Tag.queueUsers, queue.contains { $0.userHandle != nil } ? users : nil)
         var problems = [UInt8]()
         for problem in unreadable {
             let name = Array(problem.name.utf8.prefix(1024)), reason = Array(problem.reason.utf8.prefix(4096))
