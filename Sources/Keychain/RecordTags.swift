@@ -157,6 +157,8 @@ enum RecordTags {
             RecordField(T.pendingDeletions, "deletions waiting", o), RecordField(T.settingsToPublish, "settings to publish", o),
             RecordField(T.directory, "device directory as last read", o),
             RecordField(T.collectedThrough, "store head when collected", o),
+            RecordField(T.queueUsers, "user handles of the upload queue", o),
+            RecordField(T.pendingDeletionUsers, "user handles of the deletions waiting", o),
         ]
     }()
 

@@ -213,6 +213,18 @@ class Index:
     length: int
     lookup_tag: int | None = None  # index format 2: the credential-id lookup's field tag
     lookups: dict | None = None  # lookup value (credential id) -> {partition (RP ID)}
+    shard_tag: int | None = None  # index format 3: the field that splits a big RP (the user handle)
+    splits: dict | None = None  # RP ID -> shard count
+
+    def partition_of(self, record) -> bytes | None:
+        """The partition a record of the partitioned kind is filed under: its RP ID, or, for a
+        split RP, that RP ID + 0xFF + the shard (u16) its user handle falls in."""
+        value = record.fields.get(self.partition_tag)
+        if value is None or not self.splits or value not in self.splits:
+            return value
+        count, handle = self.splits[value], record.fields.get(self.shard_tag)
+        shard = 0 if handle is None or count < 2 else int.from_bytes(hashlib.blake2b(handle, digest_size=32).digest()[:8], "big") % count
+        return value + b"\xff" + struct.pack(">H", shard)
 
 
 class Vault:
@@ -618,10 +630,27 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
                 offset += 32
             if lookup_count < 1:
                 raise Corrupted("the index root has a lookup section without lookup buckets")
+        # Index format 3 adds the split section: the RPs split into shards by user handle.
+        shard_tag, splits = None, None
+        if offset < len(root):
+            shard_tag, split_count = root[offset], _u32(root, offset + 1)
+            offset += 5
+            splits = {}
+            for _ in range(split_count):
+                value = root[offset + 2:offset + 2 + _u16(root, offset)]
+                if len(value) != _u16(root, offset):
+                    raise IndexError
+                offset += 2 + len(value)
+                shards = _u16(root, offset)
+                offset += 2
+                if shards < 2 or value in splits:
+                    raise Corrupted("the index root lists a split RP twice, or with fewer than two shards")
+                splits[value] = shards
     except (struct.error, IndexError, ValueError):
         raise Corrupted("the index root is truncated") from None
     if offset != len(root) or root_generation != generation or bucket_count < 1:
         raise Corrupted("the index root does not parse, or names another generation")
+    shape = Index(frames, log_length, next_sequence, kind, tag, buckets, {}, index_length, lookup_tag, None, shard_tag, splits)
     records = {}
     for sequence, record_id, record in always:
         if record.kind == kind and tag in record.fields:
@@ -651,7 +680,7 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
                 if end != offset + byte_length:
                     raise Corrupted(f"index bucket {number}: a partition's length is wrong")
                 for sequence, record_id, record in parsed:
-                    if record.kind != kind or record.fields.get(tag) != value:
+                    if record.kind != kind or shape.partition_of(record) != value:
                         raise Corrupted(f"index bucket {number} files a record under another partition")
                     if record_id in records:
                         raise Corrupted("the index holds a record twice")
@@ -689,7 +718,7 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
                 raise Corrupted(f"index lookup bucket {number} is truncated") from None
             if offset != len(plain) or entries != count:
                 raise Corrupted(f"index lookup bucket {number} does not hold what the root counts")
-    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length, lookup_tag, lookups)
+    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length, lookup_tag, lookups, shard_tag, splits)
 
 
 def _check_index(index: Index, live: dict) -> None:
@@ -704,7 +733,7 @@ def _check_index(index: Index, live: dict) -> None:
     # The lookup may name more than is live (an append rewrites only what changed), never less.
     if index.lookups is not None:
         for record_id, record in live.items():
-            value, partition = record.fields.get(index.lookup_tag), record.fields.get(index.partition_tag)
+            value, partition = record.fields.get(index.lookup_tag), index.partition_of(record)
             if record.kind == index.partition_kind and value is not None and partition is not None \
                     and partition not in index.lookups.get(value, set()):
                 raise Corrupted(f"the index's lookup misses record {record_id.hex()}")

@@ -151,7 +151,7 @@ extension Account {
             flights.append(SyncState.InFlight(sequence: read.sequence, revisionId: r.id, landedAt: read.landedAt, origin: r.originId))
             if r.removed, state.collected[r.itemId] == nil, !pending.contains(where: { $0.itemId == r.itemId }) {
                 pending.append(SyncState.Deletion(itemId: r.itemId, sequence: read.sequence, deletedAt: r.changedAt.ms, deleter: r.originId,
-                                                  rpId: Array(r.credential.rpId.utf8)))
+                                                  rpId: Array(r.credential.rpId.utf8), userHandle: r.credential.userHandle))
             }
         }
         state.read = []
@@ -195,9 +195,15 @@ extension Account {
         if !due.isEmpty {
             next.pendingDeletions = pending.filter { $0.sequence > everyone }
             let items = Set(due.map(\.itemId))
-            for rp in Set(due.map(\.rpId)) {
-                let records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp)
-                for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) {
+            // Each passkey's records where they are: its RP's partition, or its user's shard of a
+            // split RP (which, with the user known, is read alone).
+            var places = Set<[[UInt8]]>()  // [RP ID] (the RP read whole), or [RP ID, user handle]
+            for d in due { places.insert(d.userHandle.map { vault.isSplit(d.rpId) ? [d.rpId, $0] : [d.rpId] } ?? [d.rpId]) }
+            for place in places.sorted(by: { $0.lexicographicallyPrecedes($1) { $0.lexicographicallyPrecedes($1) } }) {
+                let records = place.count == 2
+                    ? try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0], shard: place[1])
+                    : try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0])
+                for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) && !gone.contains(where: { $0.id == record.id }) {
                     gone.append(VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1))
                     revisionCache[record.id] = nil
                 }

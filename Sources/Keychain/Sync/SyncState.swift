@@ -19,6 +19,8 @@ struct SyncState {
         /// The user handle of each queued upload, in the queue's order (u16 length ‖ handle; length
         /// 0: not known). Absent, or not one per upload (a record an older authctl rewrote): none known.
         static let queueUsers: UInt8 = 14
+        /// The user handle of each deletion of tag 10, in its order, as tag 14 is to tag 3.
+        static let pendingDeletionUsers: UInt8 = 15
     }
 
     /// The record's format: tag 6, absent in records written before it (format 1). A writer
@@ -61,6 +63,9 @@ struct SyncState {
         /// (``StoreKnowledge``); `nil`: not known yet (collected by an earlier authctl); `.max`:
         /// collected while the vault followed another store, and never forgotten.
         var through: UInt64? = nil
+        /// The passkey's user handle, which names the shard of a split RP its records are in;
+        /// `nil`: not known (its RP is read whole). Kept for deletions waiting to be collected.
+        var userHandle: [UInt8]? = nil
     }
 
     /// A revision read from the store that some device of this vault has not received yet: the
@@ -115,12 +120,7 @@ struct SyncState {
             else { throw VaultError(.corrupted, "the vault's sync state has a damaged upload queue") }
             state.queue.append(Upload(revisionId: id, rpId: rp, landsAt: known == [1] ? Instant(bytes: lands[...]) : nil))
         }
-        var users = FieldReader(Array(record.field(Tag.queueUsers) ?? []))
-        var handles = [[UInt8]?]()
-        while !users.atEnd {
-            guard let count = users.take(2), let handle = users.take(Int(BigEndianBytes.integer(count[...]) as UInt16)) else { handles = []; break }
-            handles.append(handle.isEmpty ? nil : handle)
-        }
+        let handles = Self.handles(record, Tag.queueUsers)
         if handles.count == state.queue.count {
             for i in state.queue.indices { state.queue[i].userHandle = handles[i] }
         }
@@ -142,6 +142,10 @@ struct SyncState {
         }
         for i in state.collected.indices { state.collected[i].through = throughOf[state.collected[i].itemId] }
         state.pendingDeletions = try deletions(record, Tag.pendingDeletions)
+        let deletionUsers = Self.handles(record, Tag.pendingDeletionUsers)
+        if deletionUsers.count == state.pendingDeletions.count {
+            for i in state.pendingDeletions.indices { state.pendingDeletions[i].userHandle = deletionUsers[i] }
+        }
         var flights = FieldReader(Array(record.field(Tag.inFlight) ?? []))
         while !flights.atEnd {
             guard let sequence = flights.take(8), let id = flights.take(16), let landed = flights.take(16).flatMap({ Instant(bytes: $0) }),
@@ -164,6 +168,25 @@ struct SyncState {
             out.append(Deletion(itemId: item, sequence: BigEndianBytes.integer(sequence[...]), deletedAt: BigEndianBytes.integer(at[...]),
                                 deleter: deleter, rpId: rp))
         }
+        return out
+    }
+
+    /// A list of user handles (tags 14 and 15): per entry, length u16 ‖ handle (0: not known);
+    /// empty when absent or damaged (none known).
+    private static func handles(_ record: VaultRecord, _ tag: UInt8) -> [[UInt8]?] {
+        var reader = FieldReader(Array(record.field(tag) ?? []))
+        var out = [[UInt8]?]()
+        while !reader.atEnd {
+            guard let count = reader.take(2), let handle = reader.take(Int(BigEndianBytes.integer(count[...]) as UInt16)) else { return [] }
+            out.append(handle.isEmpty ? nil : handle)
+        }
+        return out
+    }
+
+    private static func bytes(handles: [[UInt8]?]) -> [UInt8]? {
+        guard handles.contains(where: { $0 != nil }) else { return nil }
+        var out = [UInt8]()
+        for handle in handles { out += BigEndianBytes.of(UInt16(handle?.count ?? 0)) + (handle ?? []) }
         return out
     }
 
@@ -200,12 +223,7 @@ struct SyncState {
             queued += upload.landsAt.map { [1] + $0.bytes } ?? [UInt8](repeating: 0, count: 17)
         }
         record.setField(Tag.queue, queued.isEmpty ? nil : queued)
-        var users = [UInt8]()
-        for upload in queue {
-            let handle = upload.userHandle ?? []
-            users += BigEndianBytes.of(UInt16(handle.count)) + handle
-        }
-        record.setField(Tag.queueUsers, queue.contains { $0.userHandle != nil } ? users : nil)
+        record.setField(Tag.queueUsers, Self.bytes(handles: queue.map(\.userHandle)))
         var problems = [UInt8]()
         for problem in unreadable {
             let name = Array(problem.name.utf8.prefix(1024)), reason = Array(problem.reason.utf8.prefix(4096))
@@ -218,6 +236,7 @@ struct SyncState {
         for d in collected { if let through = d.through { throughs += d.itemId + BigEndianBytes.of(through) } }
         record.setField(Tag.collectedThrough, throughs.isEmpty ? nil : throughs)
         record.setField(Tag.pendingDeletions, Self.bytes(pendingDeletions))
+        record.setField(Tag.pendingDeletionUsers, Self.bytes(handles: pendingDeletions.map(\.userHandle)))
         var flights = [UInt8]()
         for f in inFlight { flights += BigEndianBytes.of(f.sequence) + f.revisionId + f.landedAt.bytes + f.origin }
         record.setField(Tag.inFlight, flights.isEmpty ? nil : flights)
