@@ -234,7 +234,7 @@ struct VaultIndex {
             if let shard = partitioning.shard {
                 w.append(shard)
                 w.append(UInt32(splits.count))
-                for (value, count) in splits.sorted(by: { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }) {
+                for (value, count) in splits.sorted(by: { $0.key < $1.key }) {
                     w.append(UInt16(value.bytes.count))
                     w.append(Array(value.bytes))
                     w.append(count)
@@ -326,9 +326,10 @@ struct VaultIndex {
     /// partitionLength u16 ‖ partition), sorted by value then partition.
     static func lookupPlaintext(_ entries: [ByteKey: Set<ByteKey>]) -> [UInt8] {
         var w = ByteWriter()
-        let pairs = entries.flatMap { value, partitions in partitions.map { (value, $0) } }.sorted { a, b in
-            a.0 != b.0 ? a.0.bytes.lexicographicallyPrecedes(b.0.bytes) : a.1.bytes.lexicographicallyPrecedes(b.1.bytes)
-        }
+        var pairs = [(ByteKey, ByteKey)]()
+        pairs.reserveCapacity(entries.count)
+        for (value, partitions) in entries { for partition in partitions { pairs.append((value, partition)) } }
+        pairs.sort { $0 < $1 }
         w.append(UInt32(pairs.count))
         for (value, partition) in pairs {
             w.append(UInt16(value.bytes.count))
@@ -354,6 +355,34 @@ struct VaultIndex {
         }
         guard r.remaining == 0 else { throw VaultError(.corrupted, "index lookup bucket \(number) has \(r.remaining) trailing bytes") }
         return out
+    }
+
+    /// The partitions a lookup bucket's plaintext names for `value`, ascending, checked for layout
+    /// and count as it is passed over.
+    static func lookupScan(_ plain: [UInt8], for value: ByteKey, number: Int, expected: Int) throws(VaultError) -> [ByteKey] {
+        func u16(_ at: Int) -> Int { Int(plain[at]) << 8 | Int(plain[at + 1]) }
+        let damaged = VaultError(.corrupted, "index lookup bucket \(number) is damaged")
+        guard plain.count >= 4 else { throw damaged }
+        let entries = Int(plain[0]) << 24 | Int(plain[1]) << 16 | Int(plain[2]) << 8 | Int(plain[3])
+        guard entries == expected else { throw VaultError(.corrupted, "index lookup bucket \(number) does not hold the entries its root counts") }
+        var found = [ByteKey]()
+        var at = 4
+        let wanted = value.bytes.count
+        for _ in 0..<entries {
+            guard at + 2 <= plain.count else { throw damaged }
+            let length = u16(at)
+            let start = at + 2
+            guard start + length + 2 <= plain.count else { throw damaged }
+            at = start + length
+            let partitionLength = u16(at)
+            guard at + 2 + partitionLength <= plain.count else { throw damaged }
+            if length == wanted && ByteKey(plain[start..<start + length]) == value {
+                found.append(ByteKey(Array(plain[(at + 2)..<(at + 2 + partitionLength)])))
+            }
+            at += 2 + partitionLength
+        }
+        guard at == plain.count else { throw VaultError(.corrupted, "index lookup bucket \(number) has \(plain.count - at) trailing bytes") }
+        return found
     }
 
     /// A bucket's plaintext: partitionCount u32 ‖ per partition (valueLength u16 ‖ value ‖
@@ -468,6 +497,24 @@ final class OpenIndex {
     /// Lookup bucket `number`, decrypted once.
     func lookupBucket(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> [ByteKey: Set<ByteKey>] {
         if let cached = lookupBuckets[number] { return cached }
+        let (plain, expected, count) = try lookupPlaintext(number, key: key, vaultId: vaultId)
+        let entries = try VaultIndex.lookupEntries(plain, number: number, count: count, expected: expected)
+        lookupBuckets[number] = entries
+        return entries
+    }
+
+    /// The partitions lookup bucket `number` names for `value`, found by a pass over its entries
+    /// rather than a map of them all (which a write of the bucket needs, and a reading of every
+    /// record checks value by value): a credential looked up costs its bucket's decryption and
+    /// a comparison per entry.
+    func lookupPartitions(of value: ByteKey, in number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> [ByteKey] {
+        if let cached = lookupBuckets[number] { return (cached[value] ?? []).sorted() }
+        let (plain, expected, _) = try lookupPlaintext(number, key: key, vaultId: vaultId)
+        return try VaultIndex.lookupScan(plain, for: value, number: number, expected: expected)
+    }
+
+    /// Lookup bucket `number` decrypted, with the entry count its root gives and the bucket count.
+    private func lookupPlaintext(_ number: Int, key: SecureBytes, vaultId: [UInt8]) throws(VaultError) -> (plain: [UInt8], expected: Int, count: Int) {
         guard let table = root.lookups, table.indices.contains(number) else { throw VaultError(.corrupted, "the index has no lookup bucket \(number)") }
         let ref = table[number]
         let end = name.length - UInt64(name.rootLength)
@@ -479,9 +526,7 @@ final class OpenIndex {
         guard let plain = Sodium.openNonSecret(sealed[...], key: key, associatedData: aad) else {
             throw VaultError(.corrupted, "index lookup bucket \(number) failed authentication: the vault was damaged or tampered with")
         }
-        let entries = try VaultIndex.lookupEntries(plain, number: number, count: table.count, expected: Int(ref.records))
-        lookupBuckets[number] = entries
-        return entries
+        return (plain, Int(ref.records), table.count)
     }
 
     /// Bucket `number`, decrypted once.

@@ -125,8 +125,7 @@ extension Vault {
         guard let table = index.root.lookups, partitioning?.lookup != nil else { return false }
         guard !table.isEmpty else { return true }
         let number = VaultIndex.bucket(of: value, count: table.count)
-        let entries = try index.lookupBucket(number, key: key, vaultId: header.vaultId)
-        for partition in (entries[value] ?? []).sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+        for partition in try index.lookupPartitions(of: value, in: number, key: key, vaultId: header.vaultId) {
             try readPartition(partition)
         }
         return true
@@ -381,7 +380,7 @@ extension Vault {
     /// A sealed bucket at `offset` of the index of `generation`, with the id it is sealed with.
     private func sealedBucket(_ partitions: [(value: ByteKey, records: [(sequence: UInt64, record: VaultRecord)])], number: Int,
                               generation: UInt64, offset: UInt64) -> (sealed: [UInt8], id: [UInt8]) {
-        let sorted = partitions.sorted { $0.value.bytes.lexicographicallyPrecedes($1.value.bytes) }
+        let sorted = partitions.sorted { $0.value < $1.value }
         var plain = VaultIndex.bucketPlaintext(sorted)
         defer { plain.withUnsafeMutableBytes { sodiumWipe($0) } }
         let id = Sodium.randomBytes(16)
@@ -508,9 +507,12 @@ extension Vault {
             }
             for (number, additions) in fresh.sorted(by: { $0.key < $1.key }) {
                 var entries = try index.lookupBucket(number, key: key, vaultId: header.vaultId)
-                for value in Array(entries.keys) {
-                    entries[value]!.subtract(changed)
-                    if entries[value]!.isEmpty { entries[value] = nil }
+                // (Each value names a partition or two: those are looked up in `changed`, not it
+                // walked for every value of the bucket.)
+                let stale = entries.filter { $0.value.contains(where: changed.contains) }
+                for (value, partitions) in stale {
+                    let kept = partitions.filter { !changed.contains($0) }
+                    entries[value] = kept.isEmpty ? nil : kept
                 }
                 for (value, partitions) in additions { entries[value, default: []].formUnion(partitions) }
                 let offset = index.name.length + UInt64(appended.count)

@@ -90,9 +90,9 @@ extension Account {
     func rpHistory(_ rpId: String) throws(VaultError) -> RPHistory { try rpHistory(.whole(rpId)) }
 
     /// Where the revisions of user `user`'s passkeys of RP `rpId` are read from: the RP's history
-    /// when one is kept, or the RP is not split; else that user's alone (the vault's shard of
-    /// the RP that holds them), so a ceremony naming a passkey or a user of an RP of a hundred
-    /// thousand passkeys reads a few.
+    /// when one is kept (a discoverable sign-in read it); else that user's alone — on an RP the
+    /// vault splits, the shard that holds them — so a ceremony naming a passkey or a user of an
+    /// RP of a hundred thousand passkeys reads and resolves a few.
     func scope(_ rpId: String, user: [UInt8]?) throws(VaultError) -> HistoryScope {
         guard let user, try readsByUser(rpId) else { return .whole(rpId) }
         return HistoryScope(rpId: rpId, user: user)
@@ -100,8 +100,7 @@ extension Account {
 
     /// Whether the passkeys of RP `rpId` are read a user at a time (``scope(_:user:)``).
     func readsByUser(_ rpId: String) throws(VaultError) -> Bool {
-        guard vault.isSplit(Array(rpId.utf8)) else { return false }
-        return try histories().byScope[.whole(rpId)] == nil
+        try histories().byScope[.whole(rpId)] == nil
     }
 
     private func histories() throws(VaultError) -> RPHistories {
@@ -215,14 +214,6 @@ extension Account {
             out.insert(HistoryScope(rpId: r.credential.rpId, user: r.credential.userHandle))
         }
         return out
-    }
-
-    /// The RP IDs of the passkey whose credential id is `id`, wherever a revision of it is.
-    func rpIds(ofCredential id: [UInt8]) throws(VaultError) -> Set<String> {
-        let local = try vault.records(kind: .credential, field: CredentialRecord.Tag.credentialId, equals: id)
-            .compactMap { $0.field(CredentialRecord.Tag.rpId).flatMap { String(validating: Array($0), as: UTF8.self) } }
-        let stored = (storeState?.downloaded ?? []).filter { $0.credential.id == id }.map(\.credential.rpId)
-        return Set(local + stored)
     }
 
     // MARK: - The schedule

@@ -195,10 +195,10 @@ extension Account {
         if !due.isEmpty {
             next.pendingDeletions = pending.filter { $0.sequence > everyone }
             let items = Set(due.map(\.itemId))
-            // Each passkey's records where they are: its RP's partition, or its user's shard of a
-            // split RP (which, with the user known, is read alone).
+            // Each passkey's records among its user's of its RP (on a split RP, the user's shard
+            // alone is read), or, its user not known, among the RP's.
             var places = Set<[[UInt8]]>()  // [RP ID] (the RP read whole), or [RP ID, user handle]
-            for d in due { places.insert(d.userHandle.map { vault.isSplit(d.rpId) ? [d.rpId, $0] : [d.rpId] } ?? [d.rpId]) }
+            for d in due { places.insert(d.userHandle.map { [d.rpId, $0] } ?? [d.rpId]) }
             for place in places.sorted(by: { $0.lexicographicallyPrecedes($1) { $0.lexicographicallyPrecedes($1) } }) {
                 let records = place.count == 2
                     ? try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0], shard: place[1])
