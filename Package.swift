@@ -40,6 +40,9 @@ let package = Package(
         // libcurl (libcurl4-openssl-dev), loaded with dlopen when first used: it links two dozen
         // libraries that every start would pay for otherwise.
         .target(name: "CCurl"),
+        // libmicrohttpd (libmicrohttpd-dev), loaded with dlopen when `authctl serve` first starts:
+        // linking it would load it and GnuTLS into every command.
+        .target(name: "CMicroHTTPD"),
         // The build's own facts (the commit), fixed when the binary is built.
         .target(name: "CBuildInfo", cSettings: [.define("AUTHCTL_COMMIT", to: "\"\(commit)\"")]),
         // Linux process controls Swift cannot call directly (prctl is variadic).
@@ -64,8 +67,10 @@ let package = Package(
         .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
+        // `authctl serve`: the request layer over HTTP, with accounts of its own.
+        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Keychain", "VirtualAuthenticator", "KeyVault"]),
         // The command line: parse, request, print.
-        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
+        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
