@@ -41,7 +41,11 @@ struct EnvironmentVariable: Sendable {
         name: "OPENSSL_CONF",
         help: "OpenSSL's configuration file; one that leaves no usable provider is refused (unknown, exit 70) before any command runs")
 
+    static let indexSplitRecords = EnvironmentVariable(
+        name: "AUTHCTL_INDEX_SPLIT_RECORDS",
+        help: "revisions of one RP above which the vault's index splits the RP by user (1-1000000, default 1024): a tuning, read by the vault layer, not part of the format")
+
     /// Every variable, in the order `authctl.1` lists them.
     static let all = [vault, device, passphrase, newPassphrase, pin, newPIN, exportPassphrase, userAction, instantTimeout,
-                      xdgDataHome, home, noProxy, opensslConf]
+                      indexSplitRecords, xdgDataHome, home, noProxy, opensslConf]
 }
