@@ -59,9 +59,8 @@ enum ServeCommand {
                 service.handle($0)
             }
         } catch { throw CLIError(.ioError, error.message) }
-        print("listening on http://\(host):\(server.port)")
-        if let printed { print("token \(printed)") }
-        fflush(stdout)
+        try Output.data("listening on http://\(host):\(server.port)")
+        if let printed { try Output.data("token \(printed)") }
         var received: Int32 = 0
         sigwait(&signals, &received)
         server.stop()
