@@ -83,6 +83,8 @@ let package = Package(
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
         .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain"]),
+        // `authctl serve`'s routes in-process.
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Session"]),
         // The command line's own parts: the man page writer and its roff escaping.
         .testTarget(name: "authctlTests", dependencies: ["authctl"]),
     ]

@@ -116,10 +116,10 @@ grep -v '^$' "$work/shlibdeps.log" >&2 || true
 depends=$(printf '%s\n' "$shlibs" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies"
 
-# ... and libcurl, which the binary loads with dlopen (no NEEDED entry for dpkg-shlibdeps to see):
-# the package that ships the soname the loader opens, at the version that has every symbol the
-# loader resolves.
-loader="$repo/Sources/CCurl/curl_loader.c"
+# ... and the libraries the binary loads with dlopen (libcurl, libmicrohttpd: no NEEDED entry for
+# dpkg-shlibdeps to see): for each loader, the package that ships the soname it opens, at the
+# version that has every symbol it resolves.
+for loader in "$repo/Sources/CCurl/curl_loader.c" "$repo/Sources/CMicroHTTPD/http_server.c"; do
 # (No pipe here ends early, as `| head` or awk's exit would: under pipefail the writer's SIGPIPE
 # would fail the script.)
 soname=$(sed -n '/dlopen("/ { s/.*dlopen("\([^"]*\)".*/\1/p; q }' "$loader")
@@ -127,7 +127,7 @@ soname=$(sed -n '/dlopen("/ { s/.*dlopen("\([^"]*\)".*/\1/p; q }' "$loader")
 grep -qaF -- "$soname" "$binary" || fail "$binary does not name $soname: is it built from this source?"
 library=$(ldconfig -p | awk -v so="$soname" '!found && $1 == so && $0 ~ /x86-64|64bit/ { print $NF; found = 1 }')
 [ -n "$library" ] || library=$(ldconfig -p | awk -v so="$soname" '!found && $1 == so { print $NF; found = 1 }')
-[ -n "$library" ] || fail "$soname is not installed here (apt-get install libcurl4), so its package cannot be named"
+[ -n "$library" ] || fail "$soname is not installed here (scripts/setup.sh installs it), so its package cannot be named"
 owner=""
 for candidate in "$library" "$(readlink -f "$library")" "/usr${library#/usr}" "${library/#\/lib\//\/usr\/lib\/}"; do
   owner=$(dpkg-query -S -- "$candidate" 2>/dev/null | awk -F: 'NR == 1 { print $1 }') && [ -n "$owner" ] && break
@@ -142,6 +142,7 @@ while IFS= read -r symbol; do
   if [ -z "$minimum" ] || dpkg --compare-versions "$needs" gt "$minimum"; then minimum="$needs"; fi
 done <<< "$symbols"
 depends="$depends, $owner (>= $minimum)"
+done
 
 installed_size=$(du -sk --apparent-size --exclude=DEBIAN "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

@@ -39,12 +39,19 @@ static void load(void) {
         snprintf(load_error, sizeof load_error, "cannot load libmicrohttpd (libmicrohttpd12): %s", why ? why : "unknown");
         return;
     }
-    loaded = symbol(library, (void **)&p_start, "MHD_start_daemon") && symbol(library, (void **)&p_stop, "MHD_stop_daemon")
-        && symbol(library, (void **)&p_quiesce, "MHD_quiesce_daemon") && symbol(library, (void **)&p_info, "MHD_get_daemon_info")
-        && symbol(library, (void **)&p_create, "MHD_create_response_from_buffer")
-        && symbol(library, (void **)&p_queue, "MHD_queue_response") && symbol(library, (void **)&p_destroy, "MHD_destroy_response")
-        && symbol(library, (void **)&p_add_header, "MHD_add_response_header")
-        && symbol(library, (void **)&p_lookup, "MHD_lookup_connection_value");
+    /* One line per symbol: scripts/package-deb.sh reads these for the package's minimum version. */
+#define SYMBOL(slot, name) if (!symbol(library, (void **)&slot, name)) return
+    SYMBOL(p_start, "MHD_start_daemon");
+    SYMBOL(p_stop, "MHD_stop_daemon");
+    SYMBOL(p_quiesce, "MHD_quiesce_daemon");
+    SYMBOL(p_info, "MHD_get_daemon_info");
+    SYMBOL(p_create, "MHD_create_response_from_buffer");
+    SYMBOL(p_queue, "MHD_queue_response");
+    SYMBOL(p_destroy, "MHD_destroy_response");
+    SYMBOL(p_add_header, "MHD_add_response_header");
+    SYMBOL(p_lookup, "MHD_lookup_connection_value");
+#undef SYMBOL
+    loaded = 1;
 }
 
 int authctl_http_load(void) {

@@ -1,0 +1,63 @@
+import Foundation
+import Session
+import Testing
+@testable import Server
+
+/// The service's routes in-process (no socket): the token, accounts, a ceremony's outcome as a
+/// problem, and the HTTP status of every row of the error table.
+final class AccountServiceTests {
+    let scratch: String
+    let service: AccountService
+
+    init() throws {
+        var template = Array("/tmp/authctl-server-test-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw HTTPServerError(message: "mkdtemp") }
+        scratch = String(cString: made)
+        service = AccountService(token: "secret-token", scratch: scratch)
+    }
+
+    deinit {
+        service.close()
+        try? FileManager.default.removeItem(atPath: scratch)
+    }
+
+    func call(_ method: String, _ path: String, _ body: String = "", token: String? = "secret-token") -> (Int, [String: Any]) {
+        let response = service.handle(HTTPRequest(method: method, path: path, authorization: token.map { "Bearer \($0)" },
+                                                  body: Array(body.utf8), bodyTooLarge: false))
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        return (response.status, object)
+    }
+
+    @Test func theTokenIsRequiredButForHealth() {
+        #expect(call("GET", "/health", token: nil).0 == 200)
+        #expect(call("POST", "/accounts", token: nil).0 == 401)
+        #expect(call("POST", "/accounts", token: "secret-tokem").0 == 401)
+        #expect(call("POST", "/accounts", token: "secret-token-longer").0 == 401)
+        #expect(call("POST", "/accounts").0 == 201)
+    }
+
+    @Test func aSignInWithoutAPasskeyIsAProblemWithTheTablesRow() throws {
+        let (status, account) = call("POST", "/accounts", #"{"devices":[{"name":"phone","pin":"1234"},{"name":"laptop"}]}"#)
+        #expect(status == 201)
+        let id = try #require(account["id"] as? String)
+        #expect((account["devices"] as? [[String: String]])?.map { $0["name"] } == ["phone", "laptop"])
+        let (signStatus, problem) = call("POST", "/accounts/\(id)/devices/phone/sign",
+                                         #"{"options":{"challenge":"Y2hhbGxlbmdlY2hhbGxlbmdl","rpId":"example.com"},"origin":"https://example.com"}"#)
+        #expect(signStatus == 422)
+        #expect(problem["name"] as? String == "notHandled")
+        #expect(problem["domException"] as? String == "NotAllowedError")
+        #expect(call("POST", "/accounts/\(id)/devices/phone/sign", "[1]").0 == 400)
+        #expect(call("DELETE", "/accounts/\(id)").0 == 204)
+        #expect(call("POST", "/accounts/\(id)/devices/phone/sign", "{}").0 == 404)
+    }
+
+    @Test func everyRowOfTheTableHasAStatusAndNoCeremonyOutcomeIsA5xx() {
+        let outcomes: Set<SessionError.Name> = [.canceled, .failed, .invalidResponse, .notHandled, .notInteractive, .matchedExcludedCredential,
+                                                .biometryLockout, .timedOut, .securityError, .notSupported, .passkeysNotSupported]
+        for name in SessionError.Name.allCases {
+            let status = AccountService.status(of: name)
+            #expect((400..<600).contains(status))
+            if outcomes.contains(name) { #expect(status == 422, "\(name)") }
+        }
+    }
+}
