@@ -73,7 +73,23 @@ struct upload {
     unsigned char *data;
     size_t length, capacity;
     int too_large;
+    int answered; /* answered before its body (413): the rest of the body is not read */
 };
+
+static const char too_large_body[] =
+    "{\"type\":\"about:blank\",\"title\":\"badInput\",\"status\":413,"
+    "\"detail\":\"the body is larger than the server accepts\",\"name\":\"badInput\"}";
+
+/* A body its Content-Length says is over the limit is refused at once, not read first. */
+static enum MHD_Result refuse_too_large(struct MHD_Connection *connection) {
+    struct MHD_Response *answer = p_create(sizeof too_large_body - 1, (void *)too_large_body, MHD_RESPMEM_PERSISTENT);
+    if (answer == NULL) return MHD_NO;
+    p_add_header(answer, "Content-Type", "application/problem+json");
+    p_add_header(answer, "Connection", "close");
+    enum MHD_Result queued = p_queue(connection, 413, answer);
+    p_destroy(answer);
+    return queued;
+}
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_data_size, void **state) {
@@ -84,6 +100,19 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         upload = calloc(1, sizeof *upload);
         if (upload == NULL) return MHD_NO;
         *state = upload;
+        const char *declared = p_lookup(connection, MHD_HEADER_KIND, "Content-Length");
+        if (declared != NULL) {
+            char *end = NULL;
+            unsigned long long length = strtoull(declared, &end, 10);
+            if (end != declared && *end == '\0' && length > server->body_limit) {
+                upload->answered = 1;
+                return refuse_too_large(connection);
+            }
+        }
+        return MHD_YES;
+    }
+    if (upload->answered) {
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size != 0) {
