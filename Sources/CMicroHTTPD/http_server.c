@@ -8,6 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <errno.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
@@ -22,6 +27,9 @@ static enum MHD_Result (*p_queue)(struct MHD_Connection *, unsigned int, struct 
 static void (*p_destroy)(struct MHD_Response *);
 static enum MHD_Result (*p_add_header)(struct MHD_Response *, const char *, const char *);
 static const char *(*p_lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+static struct MHD_Response *(*p_create_callback)(uint64_t, size_t, MHD_ContentReaderCallback, void *, MHD_ContentReaderFreeCallback);
+static void (*p_suspend)(struct MHD_Connection *);
+static void (*p_resume)(struct MHD_Connection *);
 
 static int symbol(void *library, void **slot, const char *name) {
     *slot = dlsym(library, name);
@@ -50,6 +58,9 @@ static void load(void) {
     SYMBOL(p_destroy, "MHD_destroy_response");
     SYMBOL(p_add_header, "MHD_add_response_header");
     SYMBOL(p_lookup, "MHD_lookup_connection_value");
+    SYMBOL(p_create_callback, "MHD_create_response_from_callback");
+    SYMBOL(p_suspend, "MHD_suspend_connection");
+    SYMBOL(p_resume, "MHD_resume_connection");
 #undef SYMBOL
     loaded = 1;
 }
@@ -63,18 +74,122 @@ const char *authctl_http_load_error(void) { return loaded ? NULL : load_error; }
 
 struct authctl_http_server {
     struct MHD_Daemon *daemon;
+    int quiesced;
     authctl_http_handler handler;
     void *context;
     size_t body_limit;
 };
 
-/* One request's body as it arrives. */
+/* One request as it arrives: its query (from the URI as sent), then its body. */
 struct upload {
+    char *query;
+    int started;  /* the headers were seen (the first call of the access handler) */
     unsigned char *data;
     size_t length, capacity;
     int too_large;
     int answered; /* answered before its body (413): the rest of the body is not read */
 };
+
+/* The URI as sent, before libmicrohttpd decodes its path: only its query is kept. What this
+   returns is the request's state from then on. */
+static void *log_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
+    (void)cls; (void)connection;
+    struct upload *upload = calloc(1, sizeof *upload);
+    if (upload == NULL) return NULL;
+    const char *mark = uri ? strchr(uri, '?') : NULL;
+    upload->query = strdup(mark ? mark + 1 : "");
+    return upload;
+}
+
+/* A streamed body: its connection (to suspend while there is nothing to send, and resume), and
+   two references — the caller's and the response's. */
+struct authctl_http_stream {
+    pthread_mutex_t lock;
+    authctl_http_pull pull;
+    authctl_http_release release;
+    void *context;
+    struct MHD_Connection *connection;
+    int references;
+    int suspended; /* the connection waits for bytes */
+    int woken;     /* bytes came since the last pull began */
+    int closed;    /* the response is gone */
+};
+
+authctl_http_stream *authctl_http_stream_new(authctl_http_pull pull, authctl_http_release release, void *stream_context) {
+    authctl_http_stream *stream = calloc(1, sizeof *stream);
+    if (stream == NULL) return NULL;
+    pthread_mutex_init(&stream->lock, NULL);
+    stream->pull = pull;
+    stream->release = release;
+    stream->context = stream_context;
+    stream->references = 2;
+    return stream;
+}
+
+void authctl_http_stream_unref(authctl_http_stream *stream) {
+    if (stream == NULL) return;
+    pthread_mutex_lock(&stream->lock);
+    int left = --stream->references;
+    pthread_mutex_unlock(&stream->lock);
+    if (left == 0) {
+        pthread_mutex_destroy(&stream->lock);
+        free(stream);
+    }
+}
+
+void authctl_http_stream_wake(authctl_http_stream *stream) {
+    if (stream == NULL) return;
+    pthread_mutex_lock(&stream->lock);
+    stream->woken = 1;
+    int resume = stream->suspended && !stream->closed;
+    if (resume) stream->suspended = 0;
+    pthread_mutex_unlock(&stream->lock);
+    /* Outside the lock (libmicrohttpd takes its own); a suspended connection is neither timed
+       out nor closed, so it is still there. */
+    if (resume) p_resume(stream->connection);
+}
+
+static ssize_t read_stream(void *cls, uint64_t position, char *buffer, size_t capacity) {
+    (void)position;
+    authctl_http_stream *stream = cls;
+    pthread_mutex_lock(&stream->lock);
+    stream->woken = 0;
+    pthread_mutex_unlock(&stream->lock);
+    long count = stream->pull(stream->context, (unsigned char *)buffer, capacity);
+    if (count > 0) return (ssize_t)count;
+    if (count < 0) return MHD_CONTENT_READER_END_OF_STREAM;
+    pthread_mutex_lock(&stream->lock);
+    int suspend = !stream->woken; /* a wake during the pull: pull again rather than wait */
+    if (suspend) stream->suspended = 1;
+    pthread_mutex_unlock(&stream->lock);
+    if (suspend) p_suspend(stream->connection);
+    return 0;
+}
+
+static void end_stream(void *cls) {
+    authctl_http_stream *stream = cls;
+    pthread_mutex_lock(&stream->lock);
+    stream->closed = 1;
+    pthread_mutex_unlock(&stream->lock);
+    stream->release(stream->context);
+    authctl_http_stream_unref(stream);
+}
+
+/* Adds "Name: value\n" lines as headers. */
+static void add_headers(struct MHD_Response *answer, char *lines) {
+    for (char *line = lines; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        char *colon = strchr(line, ':');
+        if (colon) {
+            *colon = '\0';
+            const char *value = colon + 1;
+            while (*value == ' ') value++;
+            p_add_header(answer, line, value);
+        }
+        line = end ? end + 1 : NULL;
+    }
+}
 
 static const char too_large_body[] =
     "{\"type\":\"about:blank\",\"title\":\"badInput\",\"status\":413,"
@@ -96,10 +211,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
     (void)version;
     struct authctl_http_server *server = cls;
     struct upload *upload = *state;
-    if (upload == NULL) {
-        upload = calloc(1, sizeof *upload);
-        if (upload == NULL) return MHD_NO;
-        *state = upload;
+    if (upload == NULL || upload->query == NULL) return MHD_NO; /* out of memory in log_uri */
+    if (!upload->started) {
+        upload->started = 1;
         const char *declared = p_lookup(connection, MHD_HEADER_KIND, "Content-Length");
         if (declared != NULL) {
             char *end = NULL;
@@ -140,21 +254,33 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         return MHD_YES;
     }
     authctl_http_request request = {
-        .method = method, .path = url, .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
+        .method = method, .path = url, .query = upload->query, .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
         .body = upload->data, .body_length = upload->length, .body_too_large = upload->too_large,
     };
-    authctl_http_response response = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0 };
+    authctl_http_response response = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0, .headers = NULL, .stream = NULL };
     server->handler(server->context, &request, &response);
-    struct MHD_Response *answer = response.body
-        ? p_create(response.body_length, response.body, MHD_RESPMEM_MUST_FREE)
-        : p_create(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (answer == NULL) {
+    struct MHD_Response *answer;
+    if (response.stream) {
         free(response.body);
+        response.stream->connection = connection;
+        answer = p_create_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, response.stream, end_stream);
+        if (answer == NULL) end_stream(response.stream);
+    } else {
+        answer = response.body
+            ? p_create(response.body_length, response.body, MHD_RESPMEM_MUST_FREE)
+            : p_create(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (answer == NULL) free(response.body);
+    }
+    if (answer == NULL) {
+        free(response.headers);
         return MHD_NO;
     }
-    static const char *const kinds[] = { NULL, "application/json", "application/problem+json", "text/plain; charset=utf-8" };
-    if (response.content_kind > 0 && response.content_kind < 4) p_add_header(answer, "Content-Type", kinds[response.content_kind]);
+    static const char *const kinds[] = { NULL, "application/json", "application/problem+json", "text/plain; charset=utf-8",
+                                         "text/event-stream" };
+    if (response.content_kind > 0 && response.content_kind < 5) p_add_header(answer, "Content-Type", kinds[response.content_kind]);
     p_add_header(answer, "Cache-Control", "no-store");
+    add_headers(answer, response.headers);
+    free(response.headers);
     enum MHD_Result queued = p_queue(connection, response.status, answer);
     p_destroy(answer);
     return queued;
@@ -164,6 +290,7 @@ static void completed(void *cls, struct MHD_Connection *connection, void **state
     (void)cls; (void)connection; (void)code;
     struct upload *upload = *state;
     if (upload) {
+        free(upload->query);
         free(upload->data);
         free(upload);
         *state = NULL;
@@ -180,41 +307,99 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
     }
     struct sockaddr_in socket_address;
     memset(&socket_address, 0, sizeof socket_address);
-    socket_address.sin_family = AF_INET;
-    socket_address.sin_port = htons(port);
-    if (inet_pton(AF_INET, address, &socket_address.sin_addr) != 1) {
-        snprintf(error, error_length, "%s is not an IPv4 address", address);
-        return NULL;
+    int listen_fd = -1;
+    if (address[0] == '/') {
+        /* A Unix socket, made here (never over a file already there) and reachable by its owner only. */
+        struct sockaddr_un unix_address;
+        memset(&unix_address, 0, sizeof unix_address);
+        unix_address.sun_family = AF_UNIX;
+        if (strlen(address) >= sizeof unix_address.sun_path) {
+            snprintf(error, error_length, "the socket path is longer than %zu bytes", sizeof unix_address.sun_path - 1);
+            return NULL;
+        }
+        strcpy(unix_address.sun_path, address);
+        listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (listen_fd < 0) {
+            snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
+            return NULL;
+        }
+        mode_t before = umask(0177);
+        int bound = bind(listen_fd, (struct sockaddr *)&unix_address, sizeof unix_address);
+        int saved = errno;
+        umask(before);
+        if (bound != 0 || listen(listen_fd, 128) != 0) {
+            if (bound != 0) errno = saved;
+            snprintf(error, error_length, "cannot listen on %s: %s", address, strerror(errno));
+            if (bound == 0) unlink(address);
+            close(listen_fd);
+            return NULL;
+        }
+    } else {
+        socket_address.sin_family = AF_INET;
+        socket_address.sin_port = htons(port);
+        if (inet_pton(AF_INET, address, &socket_address.sin_addr) != 1) {
+            snprintf(error, error_length, "%s is not an IPv4 address", address);
+            return NULL;
+        }
     }
     struct authctl_http_server *server = calloc(1, sizeof *server);
     if (server == NULL) {
         snprintf(error, error_length, "out of memory");
+        if (listen_fd >= 0) {
+            unlink(address);
+            close(listen_fd);
+        }
         return NULL;
     }
     server->handler = handler;
     server->context = context;
     server->body_limit = body_limit;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
-    server->daemon = p_start(flags, port, NULL, NULL, access_handler, server,
-                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&socket_address,
-                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads ? threads : 1),
-                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
-                             MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
-                             MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                             MHD_OPTION_END);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
+    if (listen_fd >= 0) {
+        server->daemon = p_start(flags, 0, NULL, NULL, access_handler, server,
+                                 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads ? threads : 1),
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
+                                 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                                 MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL,
+                                 MHD_OPTION_END);
+    } else {
+        server->daemon = p_start(flags, port, NULL, NULL, access_handler, server,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&socket_address,
+                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads ? threads : 1),
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
+                                 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                                 MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL,
+                                 MHD_OPTION_END);
+    }
     if (server->daemon == NULL) {
-        snprintf(error, error_length, "cannot listen on %s:%u (in use, or not allowed)", address, (unsigned)port);
+        if (listen_fd >= 0) {
+            snprintf(error, error_length, "cannot serve on %s", address);
+            unlink(address);
+            close(listen_fd);
+        } else {
+            snprintf(error, error_length, "cannot listen on %s:%u (in use, or not allowed)", address, (unsigned)port);
+        }
         free(server);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = p_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = listen_fd >= 0 ? NULL : p_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
     *bound_port = info ? info->port : port;
     return server;
 }
 
+void authctl_http_quiesce(authctl_http_server *server) {
+    if (server == NULL || server->quiesced) return;
+    server->quiesced = 1;
+    MHD_socket listening = p_quiesce(server->daemon);
+    if (listening != MHD_INVALID_SOCKET) close(listening);
+}
+
 void authctl_http_stop(authctl_http_server *server) {
     if (server == NULL) return;
-    p_quiesce(server->daemon);
+    authctl_http_quiesce(server);
     p_stop(server->daemon);
     free(server);
 }

@@ -136,6 +136,15 @@ public final class Session {
         } catch { throw SessionError(error) }
     }
 
+    /// A passkey's private key as PKCS #8 (WebDriver's Get Credentials); `person` verifies first
+    /// when it was made with user verification.
+    public func privateKey(device: String? = nil, credentialId id: [UInt8], person: PersonRequest = PersonRequest()) throws(SessionError) -> [UInt8] {
+        do {
+            let holder = try account.device(device)
+            return try holder.privateKeyPKCS8(credentialId: id, user: people(holder.name, person))
+        } catch { throw SessionError(error) }
+    }
+
     /// Adds an exported passkey to `device`; what it is.
     public func importPasskey(device: String? = nil, _ envelope: [UInt8], passphrase: SecureBytes,
                               person: PersonRequest = PersonRequest()) throws(SessionError) -> Credential {
@@ -143,6 +152,13 @@ public final class Session {
             let holder = try account.device(device)
             return try holder.importPasskey(envelope, passphrase: passphrase, user: people(holder.name, person))
         } catch { throw SessionError(error) }
+    }
+
+    /// Adds a passkey made elsewhere, from its private key, to `device` (WebDriver's Add
+    /// Credential); what it is.
+    @discardableResult
+    public func addPasskey(device: String? = nil, _ added: AddedPasskey) throws(SessionError) -> Credential {
+        do { return try account.device(device).addPasskey(added) } catch { throw SessionError(error) }
     }
 
     /// An RP's signal (WebAuthn L3 §5.1.10) from a page at `origin` on `device`.

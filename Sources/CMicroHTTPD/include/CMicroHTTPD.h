@@ -13,30 +13,54 @@ const char *authctl_http_load_error(void);
 
 typedef struct authctl_http_request {
     const char *method;
-    const char *path;          /* the URL's path, without its query */
+    const char *path;          /* the URL's path (percent-decoded by libmicrohttpd), without its query */
+    const char *query;         /* the URL's query as sent, without its '?' ("" when none) */
     const char *authorization; /* the Authorization header, or NULL */
     const unsigned char *body;
     size_t body_length;
     int body_too_large;        /* the body went past the limit: `body` is empty */
 } authctl_http_request;
 
+typedef struct authctl_http_stream authctl_http_stream;
+
+/* A stream's next bytes, written into `buffer`: their count, 0 when there are none yet (the
+   connection then waits, without a thread, until `authctl_http_stream_wake`), -1 at its end. */
+typedef long (*authctl_http_pull)(void *stream_context, unsigned char *buffer, size_t capacity);
+/* The stream's connection is gone (closed by either side, or the server stopped): called once. */
+typedef void (*authctl_http_release)(void *stream_context);
+
 typedef struct authctl_http_response {
     unsigned int status;
-    unsigned int content_kind; /* 0: none, 1: application/json, 2: application/problem+json, 3: text/plain */
+    unsigned int content_kind; /* 0: none, 1: application/json, 2: application/problem+json, 3: text/plain,
+                                  4: text/event-stream */
     unsigned char *body;       /* malloc'd by the handler, freed by the server (NULL: none) */
     size_t body_length;
+    char *headers;             /* more headers, "Name: value\n" each; malloc'd, freed by the server (NULL: none) */
+    authctl_http_stream *stream; /* a body sent as it comes (from authctl_http_stream_new), instead of `body` */
 } authctl_http_response;
+
+/* A body that comes over time (Server-Sent Events): `pull` gives its bytes, `release` says its
+   connection is gone. The caller holds one reference (authctl_http_stream_unref drops it); the
+   response it is put in holds another. */
+authctl_http_stream *authctl_http_stream_new(authctl_http_pull pull, authctl_http_release release, void *stream_context);
+/* There are bytes to pull (or the end): a waiting connection is resumed. */
+void authctl_http_stream_wake(authctl_http_stream *stream);
+void authctl_http_stream_unref(authctl_http_stream *stream);
 
 typedef void (*authctl_http_handler)(void *context, const authctl_http_request *request, authctl_http_response *response);
 
 typedef struct authctl_http_server authctl_http_server;
 
-/* Starts serving on IPv4 `address`:`port` (0: a free port, written to `bound_port`) with
-   `threads` threads; NULL, with the reason in `error`, when it cannot. */
+/* Starts serving on IPv4 `address`:`port` (0: a free port, written to `bound_port`), or on a
+   Unix socket when `address` is an absolute path (made mode 600; never over an existing file),
+   with `threads` threads; NULL, with the reason in `error`, when it cannot. */
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,
                                         unsigned timeout_seconds, unsigned connection_limit,
                                         authctl_http_handler handler, void *context,
                                         uint16_t *bound_port, char *error, size_t error_length);
+
+/* Stops accepting (the listening socket is closed); the connections open are still served. */
+void authctl_http_quiesce(authctl_http_server *server);
 
 /* Stops accepting, lets the requests being handled finish, and frees the server. */
 void authctl_http_stop(authctl_http_server *server);

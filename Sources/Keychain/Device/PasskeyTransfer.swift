@@ -28,6 +28,20 @@ extension Device {
         do { return try PassphraseEnvelope.seal(secret, passphrase: passphrase, kdf: kdf) } catch { throw DeviceError(error) }
     }
 
+    /// A passkey's private key as PKCS #8, as WebDriver's Get Credentials hands it out (WebAuthn
+    /// L3 §11.8); `person` verifies first when it was made with user verification.
+    public func privateKeyPKCS8(credentialId id: [UInt8], user policy: UserPolicy = UserPolicy()) throws(DeviceError) -> [UInt8] {
+        guard let credential = try credential(id: id) else { throw DeviceError.noPasskey(id, on: name) }
+        let store = try store()
+        let verification = credential.requiresUserVerification
+            ? try verify(policy, UserPrompt(ceremony: .authentication, rpId: credential.rpId, userName: credential.userName)) : nil
+        let key: PrivateKey
+        do { key = try store.privateKey(for: credential, verification: verification) } catch { throw DeviceError(error) }
+        do { return try key.pkcs8DER() } catch {
+            throw DeviceError(.authenticator(.unknown), "OpenSSL could not encode the private key: \(error)")
+        }
+    }
+
     /// Adds the passkey in `envelope` to this device. The same credential id already here is
     /// refused; another passkey of the same RP and user handle is replaced (as a registration
     /// replaces it).
@@ -39,6 +53,37 @@ extension Device {
         do { map = try plain.withUnsafeBytes { buffer throws(CBORValue.DecodingError) in try CBORValue.decode(Array(buffer)) } } catch {
             throw DeviceError(.invalidArgument, "the exported passkey's contents are malformed")
         }
+        return try adopt(map, what: "the exported passkey", user: policy)
+    }
+
+    /// Adds a passkey made elsewhere from its private key, as WebDriver's Add Credential (WebAuthn
+    /// L3 §11.7) does: the same checks as an import (a sound key pair, a well-formed RP ID that is
+    /// not a public suffix, names as a registration keeps them), the same refusal of a credential
+    /// id already here, and the same replacement of the RP's passkey for the same user handle.
+    @discardableResult
+    public func addPasskey(_ added: AddedPasskey) throws(DeviceError) -> Credential {
+        typealias F = CredentialCodec.TransferField
+        var pairs: [(CBORValue, CBORValue)] = [
+            (.int(F.id), .bytes(added.id)), (.int(F.rpId), .text(added.rpId)), (.int(F.userHandle), .bytes(added.userHandle)),
+            (.int(F.userName), .text(added.userName)), (.int(F.userDisplayName), .text(added.userDisplayName)),
+            (.int(F.createdAt), .int(Int(account.now / 1000))), (.int(F.signCount), .int(Int(added.signCount))),
+            (.int(F.backupEligible), .bool(added.backupEligible)), (.int(F.backupState), .bool(added.backupState)),
+            (.int(F.privateKey), .bytes(added.privateKeyDER)), (.int(F.countsSignatures), .bool(true)),
+        ]
+        if let blob = added.largeBlob {
+            // Stored as a write would store it: sealed under the passkey's largeBlobKey.
+            let sealed: [UInt8]
+            do {
+                let key = try added.privateKeyDER.withUnsafeBytes { buffer throws(OpenSSLFailure) in try PrivateKey.load(der: buffer) }
+                sealed = try LargeBlob.seal(blob, key: key, nonce: account.random.bytes(12))
+            } catch { throw DeviceError(.invalidArgument, "the added credential is not one authctl can use: its private key: \(error)") }
+            pairs.append((.int(F.largeBlob), .bytes(sealed)))
+        }
+        return try adopt(.map(pairs), what: "the added credential", user: UserPolicy())
+    }
+
+    /// Adds the passkey an export's payload describes (``CredentialCodec/passkey(fromTransfer:)``).
+    private func adopt(_ map: CBORValue, what: String, user policy: UserPolicy) throws(DeviceError) -> Credential {
         let credential: Credential
         let key: PrivateKey
         do throws(CredentialCodec.TransferError) {
@@ -55,7 +100,7 @@ extension Device {
                 throw CredentialCodec.TransferError(reason: "it was created after the device's clock (\(credential.createdAt) s)")
             }
         } catch {
-            throw DeviceError(.invalidArgument, "the exported passkey is not one authctl can use: \(error.reason)")
+            throw DeviceError(.invalidArgument, "\(what) is not one authctl can use: \(error.reason)")
         }
         guard try self.credential(id: credential.id) == nil else {
             throw DeviceError(.invalidArgument, "device '\(name)' already holds the passkey \(Base64URL.encode(credential.id))")
@@ -79,5 +124,35 @@ extension Device {
             try user.confirmPresence(prompt)
             return try user.verifyUser(prompt)
         } catch { throw DeviceError(error) }
+    }
+}
+
+/// A passkey made elsewhere, as WebDriver's Add Credential describes it (WebAuthn L3 §11.7):
+/// its id, RP, user handle, private key (PKCS #8, or RFC 5915 for P-256), counter and backup flags.
+public struct AddedPasskey: Sendable {
+    public var id: [UInt8]
+    public var rpId: String
+    public var userHandle: [UInt8]
+    public var userName: String
+    public var userDisplayName: String
+    public var privateKeyDER: [UInt8]
+    public var signCount: UInt32
+    public var backupEligible: Bool
+    public var backupState: Bool
+    /// Its large blob (at most 4,096 bytes), when it has one.
+    public var largeBlob: [UInt8]?
+
+    public init(id: [UInt8], rpId: String, userHandle: [UInt8], userName: String = "", userDisplayName: String = "",
+                privateKeyDER: [UInt8], signCount: UInt32 = 0, backupEligible: Bool = true, backupState: Bool = true, largeBlob: [UInt8]? = nil) {
+        self.id = id
+        self.rpId = rpId
+        self.userHandle = userHandle
+        self.userName = userName
+        self.userDisplayName = userDisplayName
+        self.privateKeyDER = privateKeyDER
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.largeBlob = largeBlob
     }
 }

@@ -165,6 +165,22 @@ public final class PrivateKey: @unchecked Sendable {
         return Int(written)
     }
 
+    /// The key as a PKCS #8 `PrivateKeyInfo` (RFC 5958), as WebDriver's Get Credentials gives
+    /// private keys (WebAuthn L3 §11.3): for whoever asked for the key itself.
+    package func pkcs8DER() throws(OpenSSLFailure) -> [UInt8] {
+        guard let info = EVP_PKEY2PKCS8(pkey) else { throw OpenSSLFailure("EVP_PKEY2PKCS8") }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        let length = i2d_PKCS8_PRIV_KEY_INFO(info, nil)
+        guard length > 0 else { throw OpenSSLFailure("i2d_PKCS8_PRIV_KEY_INFO") }
+        var out = [UInt8](repeating: 0, count: Int(length))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_PKCS8_PRIV_KEY_INFO(info, &cursor)
+        }
+        guard written == length else { throw OpenSSLFailure("i2d_PKCS8_PRIV_KEY_INFO") }
+        return out
+    }
+
     /// The length of a P-256 `ECPrivateKey` with its curve and public key (``writeP256DER(into:)``).
     static let p256DERCount = 121
 

@@ -13,21 +13,12 @@ enum CapabilitiesCommand {
         """,
         examples: ["authctl capabilities", "authctl --device laptop capabilities --json"], run: run)
 
-    struct Answer: Encodable {
-        let capabilities: [String: Bool]
-        let isUserVerifyingPlatformAuthenticatorAvailable: Bool
-        let isConditionalMediationAvailable: Bool
-    }
-
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
         let capabilities = try vault.session(.read).capabilities(device: vault.deviceName)
         if args.flag(GlobalOptions.json) {
-            try Output.data(JSONOutput.string(Answer(
-                capabilities: Dictionary(uniqueKeysWithValues: capabilities.values.map { ($0.key, $0.value) }),
-                isUserVerifyingPlatformAuthenticatorAvailable: capabilities.userVerifyingPlatformAuthenticatorAvailable,
-                isConditionalMediationAvailable: capabilities.conditionalMediationAvailable)))
+            try Output.data(JSONOutput.string(CapabilitiesReport(capabilities)))
             return
         }
         let rows = [["CAPABILITY", "VALUE"]] + capabilities.values.map { [$0.key, String($0.value)] } + [

@@ -11,44 +11,12 @@ enum CredentialShowCommand {
         examples: ["authctl credential show AbCdEfGhIjKlMnOpQrStUw", "authctl --json credential show AbCdEfGhIjKlMnOpQrStUw"],
         run: run)
 
-    struct Details: Encodable {
-        let id, rpId, userHandle, userName, userDisplayName, createdAt: String
-        let algorithm: String
-        let publicKeyAlgorithm: Int
-        let publicKey: String
-        let aaguid: String?
-        let profile: String?
-        let backupEligible, backupState, backupStateSetByHand: Bool
-        let signCount: UInt32
-        let signCounter: String
-        let userVerificationRequired: Bool
-        /// Extensions' state: credProtect level (1 when none was asked), credBlob and large blob sizes.
-        let credProtect: Int
-        let credBlobBytes: Int?
-        let largeBlobBytes: Int?
-        /// Hidden by the RP's signal (offered to no ceremony until a later signal lists it).
-        let hidden: Bool
-    }
-
-    static func details(_ c: Credential) -> Details {
-        Details(id: Base64URL.encode(c.id), rpId: c.rpId, userHandle: Base64URL.encode(c.userHandle), userName: c.userName,
-                userDisplayName: c.userDisplayName, createdAt: ListCommand.timestamp(c.createdAt),
-                algorithm: c.publicKey.algorithm.name, publicKeyAlgorithm: c.publicKey.algorithm.rawValue,
-                publicKey: Base64URL.encode(c.publicKey.subjectPublicKeyInfo),
-                aaguid: c.aaguid.count == 16 ? AuthenticatorProfile.formatAAGUID(c.aaguid) : nil,
-                profile: c.profile.isEmpty ? nil : c.profile, backupEligible: c.backupEligible, backupState: c.backupState,
-                backupStateSetByHand: c.backupStateFixed, signCount: c.signCount,
-                signCounter: c.globalCounter ? SignCounter.global.rawValue : c.countsSignatures ? SignCounter.perCredential.rawValue : SignCounter.zero.rawValue, userVerificationRequired: c.requiresUserVerification,
-                credProtect: Int(c.credProtect?.rawValue ?? 1), credBlobBytes: c.credBlob?.count,
-                largeBlobBytes: c.largeBlob.map { max(0, $0.count - LargeBlob.overhead) }, hidden: c.hidden)
-    }
-
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
         let id = try CredentialId.decode(args.argument(0) ?? "")
         let vault = try VaultSelection(args)
         let credential = try vault.session(.read).passkey(device: vault.deviceName, id: id)
-        let d = details(credential)
+        let d = PasskeyReport(credential)
         if args.flag(GlobalOptions.json) {
             try Output.data(JSONOutput.string(d))
             return

@@ -29,7 +29,7 @@ enum ListCommand {
             userHandle = Base64URL.encode(c.userHandle)
             userName = c.userName
             userDisplayName = c.userDisplayName
-            createdAt = ListCommand.timestamp(c.createdAt)
+            createdAt = PasskeyReport.timestamp(c.createdAt)
             signCount = c.signCount
             backupEligible = c.backupEligible
             backupState = c.backupState
@@ -52,23 +52,9 @@ enum ListCommand {
         // A table for people: what an RP supplied (the user name) is shown escaped, so it can
         // neither forge a row nor reach the terminal as a control sequence.
         let rows = [["CREDENTIAL ID", "RP ID", "USER", "CREATED (UTC)", "BACKUP"]] + credentials.map { c in
-            [Base64URL.encode(c.id), TerminalText.escaped(c.rpId), TerminalText.shortened(c.userName), timestamp(c.createdAt),
+            [Base64URL.encode(c.id), TerminalText.escaped(c.rpId), TerminalText.shortened(c.userName), PasskeyReport.timestamp(c.createdAt),
              (c.backupEligible ? (c.backupState ? "synced" : "eligible") : "device-bound") + (c.hidden ? ", hidden" : "")]
         }
         for line in TextTable.lines(rows) { try Output.data(line) }
-    }
-
-    /// RFC 3339 UTC, second precision (`gmtime_r` and `strftime`: a formatter per passkey, through
-    /// ICU, took most of a 100,000-passkey listing). A time libc cannot break down is printed as
-    /// its seconds.
-    static func timestamp(_ seconds: UInt64) -> String {
-        guard seconds <= UInt64(Int32.max) * 64 else { return String(seconds) }
-        var time = time_t(seconds)
-        var parts = tm()
-        guard gmtime_r(&time, &parts) != nil else { return String(seconds) }
-        var buffer = [CChar](repeating: 0, count: 32)
-        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
-        guard length > 0 else { return String(seconds) }
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

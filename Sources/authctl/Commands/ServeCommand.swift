@@ -4,50 +4,63 @@ import Server
 import VirtualAuthenticator
 
 /// `authctl serve`: the request layer over HTTP for test suites in any language (docs/server.md).
-/// Work in progress: accounts in memory, register and sign.
 enum ServeCommand {
     static let listen = OptionSpec.value("--listen", "HOST:PORT", "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)")
-    static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing")
+    static let socket = OptionSpec.value("--socket", "PATH", "listen on a Unix socket at PATH instead (made mode 600; never over an existing file)",
+                                         completion: .files)
+    static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing",
+                                            completion: .files)
+    static let threads = OptionSpec.value("--threads", "N", "threads serving requests (default 4, at most 64)")
 
     static let spec = CommandSpec(
-        name: "serve", abstract: "serve accounts and ceremonies over HTTP",
-        discussion: "Prints 'listening on URL' first, then serves until SIGTERM or SIGINT. Every request but GET /health carries "
-            + "'Authorization: Bearer TOKEN': the token of --token-file, or, without it, one made for this run and printed "
-            + "on the second line ('token TOKEN').",
-        options: [listen, tokenFile],
+        name: "serve", abstract: "serve accounts, devices, passkeys and ceremonies over HTTP (for test suites in any language)",
+        discussion: """
+        Prints 'listening on URL' first, then serves until SIGTERM or SIGINT, which finish the requests in flight,
+        end the event streams and remove every in-memory account. Every request but GET /health and GET /openapi.json
+        carries 'Authorization: Bearer TOKEN': the token of --token-file, or, without it, one made for this run and
+        printed on the second line ('token TOKEN'). Accounts are made with POST /accounts; with the global --vault
+        option the vault is served as the account 'vault' as well (the PIN of its devices from --pin-file, else each
+        request's "pin"). The routes, their bodies and answers are in GET /openapi.json and docs/server.md.
+        """,
+        options: [listen, socket, tokenFile, threads],
         arguments: [],
-        examples: ["authctl serve --listen 127.0.0.1:8321 --token-file ./token"],
+        examples: ["authctl serve --listen 127.0.0.1:8321 --token-file ./token", "authctl serve --socket /run/user/1000/authctl.sock --token-file ./token",
+                   "authctl --vault ./vault --passphrase-file ./pass serve --token-file ./token"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let place = args.value(listen) ?? "127.0.0.1:0"
-        guard let colon = place.lastIndex(of: ":"), let port = UInt16(place[place.index(after: colon)...]) else {
-            throw CLIError(.usage, "--listen takes HOST:PORT")
+        var host = "127.0.0.1", port: UInt16 = 0
+        if let place = args.value(listen) {
+            guard args.value(socket) == nil else { throw CLIError(.usage, "--listen and --socket are each a place to listen: give one") }
+            guard let colon = place.lastIndex(of: ":"), let number = UInt16(place[place.index(after: colon)...]), colon > place.startIndex else {
+                throw CLIError(.usage, "--listen takes HOST:PORT (an IPv4 address and a port, 0 for a free one)")
+            }
+            host = String(place[..<colon])
+            port = number
         }
-        let host = String(place[..<colon])
-        let loopback = host.hasPrefix("127.")
+        let socketPath = args.value(socket)
+        if let socketPath, !socketPath.hasPrefix("/") { throw CLIError(.usage, "--socket takes an absolute path") }
+        let threadCount = try args.integer(threads, in: 1...64) ?? 4
+        let local = socketPath != nil || host.hasPrefix("127.")
         let token: String
         var printed: String?
         if let file = args.value(tokenFile) {
-            if let text = try? String(contentsOfFile: file, encoding: .utf8) {
-                token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            } else {
-                token = Base64URL.encode(RandomSource.live.bytes(32))
-                let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-                guard fd >= 0 else { throw CLIError(.ioError, "cannot make the token file \(file): \(String(cString: strerror(errno)))") }
-                let bytes = Array((token + "\n").utf8)
-                let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                close(fd)
-                guard written == bytes.count else { throw CLIError(.ioError, "cannot write the token file \(file)") }
-            }
-            guard !token.isEmpty else { throw CLIError(.badInput, "the token file \(file) is empty") }
+            token = try readOrMakeToken(file)
         } else {
-            guard loopback else { throw CLIError(.usage, "listening on \(host), not loopback, needs --token-file") }
+            guard local else { throw CLIError(.usage, "listening on \(EchoedInput.text(host)), not loopback, needs --token-file") }
             token = Base64URL.encode(RandomSource.live.bytes(32))
             printed = token
         }
         let scratch = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         let service = AccountService(token: token, scratch: scratch)
+        if args.value(GlobalOptions.vault) != nil {
+            let vault = try VaultSelection(args)
+            let pin = try args.value(GlobalOptions.pinFile).map { file throws(CLIError) in
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError(.ioError, "cannot read the PIN file \(EchoedInput.path(file))") }
+                return String(text.prefix { $0 != "\n" })
+            }
+            service.host(try vault.openAccount(.write), id: "vault", pin: pin)
+        }
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGTERM)
@@ -55,15 +68,55 @@ enum ServeCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)  // before any thread starts: only sigwait takes them
         let server: HTTPServer
         do {
-            server = try HTTPServer(address: host, port: port, threads: 4, bodyLimit: 1 << 20, timeoutSeconds: 30, connectionLimit: 1024) {
-                service.handle($0)
-            }
+            server = try HTTPServer(address: socketPath ?? host, port: port, threads: threadCount, bodyLimit: 1 << 20, timeoutSeconds: 30,
+                                    connectionLimit: 1024) { service.handle($0) }
         } catch { throw CLIError(.ioError, error.message) }
-        try Output.data("listening on http://\(host):\(server.port)")
+        try Output.data(socketPath.map { "listening on unix:\($0)" } ?? "listening on http://\(host):\(server.port)")
         if let printed { try Output.data("token \(printed)") }
+        // Every few seconds a comment on each event stream: a client that left is noticed.
+        let pinger = Thread {
+            while !Thread.current.isCancelled {
+                Thread.sleep(forTimeInterval: 5)
+                service.pingStreams()
+            }
+        }
+        pinger.start()
         var received: Int32 = 0
         sigwait(&signals, &received)
+        pinger.cancel()
+        server.quiesce()
+        // The streams end and the pending sign-ins are canceled; libmicrohttpd stops only once
+        // no connection waits for a stream's bytes.
+        let streams = service.beginStop()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while streams.contains(where: { !$0.isReleased }) && Date() < deadline { usleep(10_000) }
         server.stop()
         service.close()
+        if let socketPath { unlink(socketPath) }
+    }
+
+    /// The first line of `file`; a new token written there (mode 600, never over a file) when it
+    /// does not exist.
+    static func readOrMakeToken(_ file: String) throws(CLIError) -> String {
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd >= 0 {
+            defer { close(fd) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(fd, &buffer, buffer.count)
+            guard count >= 0 else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+            let token = String(decoding: buffer.prefix(count), as: UTF8.self).split(separator: "\n").first.map(String.init)?
+                .trimmingCharacters(in: .whitespaces) ?? ""
+            guard !token.isEmpty else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) is empty") }
+            return token
+        }
+        guard errno == ENOENT else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+        let token = Base64URL.encode(RandomSource.live.bytes(32))
+        let made = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard made >= 0 else { throw CLIError(.ioError, "cannot make the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+        defer { close(made) }
+        let bytes = Array((token + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(made, $0.baseAddress, $0.count) }
+        guard written == bytes.count, fsync(made) == 0 else { throw CLIError(.ioError, "cannot write the token file \(EchoedInput.path(file))") }
+        return token
     }
 }

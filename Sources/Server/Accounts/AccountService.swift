@@ -1,0 +1,126 @@
+import Foundation
+import Keychain
+import KeyVault
+import Session
+import Synchronization
+import VirtualAuthenticator
+
+/// What `authctl serve` answers (docs/server.md): the accounts it hosts — each in memory by
+/// default, a throw-away vault of its own removed when the account ends — and the routes that
+/// reach them, one file per resource under `Routes/`. Every request but `GET /health` and
+/// `GET /openapi.json` carries the server's token.
+public final class AccountService: @unchecked Sendable {
+    private let token: [UInt8]
+    private let scratch: String
+    private let accounts = Mutex([String: HostedAccount]())
+    private var router = Router<AccountService>()
+    private let closing = Mutex(false)
+    /// WebDriver sessions (§11): each a group of virtual authenticators, by account id.
+    let webDriverSessions = Mutex([String: Set<String>]())
+
+    /// - Parameters:
+    ///   - token: what every request but `GET /health` carries as `Authorization: Bearer TOKEN`.
+    ///   - scratch: where the accounts' throw-away vaults are made.
+    public init(token: String, scratch: String) {
+        self.token = Array(token.utf8)
+        self.scratch = scratch
+        router.add("GET", "/health") { _, _ throws(Problem) in .json(200, #"{"status":"ok"}"#) }
+        router.add("GET", "/openapi.json") { _, _ throws(Problem) in .json(200, OpenAPIDocument.text) }
+        addAccountRoutes(to: &router)
+        addDeviceRoutes(to: &router)
+        addCeremonyRoutes(to: &router)
+        addPasskeyRoutes(to: &router)
+        addSyncRoutes(to: &router)
+        addWebDriverRoutes(to: &router)
+    }
+
+    /// The routes, as `METHOD /pattern` (for the contract's test).
+    var routes: [String] { router.routes.map { "\($0.method) \($0.pattern)" } }
+
+    /// Serves a vault (opened by the caller) as one more account, `id`, on the real clock; never
+    /// removed. `pin` is what the person at each of its devices types (else each request's `pin`).
+    public func host(_ account: Account, id: String, pin: String?) {
+        let pins = Dictionary(account.deviceNames.compactMap { name in pin.map { (name, $0) } }, uniquingKeysWith: { a, _ in a })
+        let hosted = HostedAccount(id: id, account: account, clock: nil, directory: nil, storage: "vault", pins: pins)
+        accounts.withLock { $0[id] = hosted }
+    }
+
+    /// The first step of stopping: no new account, every event stream ended and every pending
+    /// conditional sign-in canceled. The streams whose connections are still open, which the
+    /// server waits for (libmicrohttpd stops only once no connection waits).
+    public func beginStop() -> [HTTPStream] {
+        closing.withLock { $0 = true }
+        return accounts.withLock { Array($0.values) }.flatMap { hosted in
+            hosted.autofill.close()
+            return hosted.events.close()
+        }
+    }
+
+    /// Ends every account (its throw-away vault removed), once no request runs.
+    public func close() {
+        closing.withLock { $0 = true }
+        let all = accounts.withLock { held in defer { held = [:] }; return Array(held.values) }
+        for hosted in all { _ = hosted.end() }
+    }
+
+    /// A comment on every event stream (the server does this every few seconds), so that a
+    /// client that left is noticed.
+    public func pingStreams() {
+        for hosted in accounts.withLock({ Array($0.values) }) { hosted.events.ping() }
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let open = request.method == "GET" && (request.path == "/health" || request.path == "/openapi.json")
+        guard open || authorized(request.authorization) else {
+            var answer = Problem(401, "unauthorized", "the request needs Authorization: Bearer TOKEN (the server's token)").response
+            answer.headers = [("WWW-Authenticate", "Bearer")]
+            return answer
+        }
+        guard !request.bodyTooLarge else { return Problem(413, "badInput", "the body is larger than the server accepts (1 MiB)").response }
+        // An account that is not there is said before anything about the body.
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count > 3, parts[1] == "accounts", accounts.withLock({ $0[String(parts[2])] }) == nil {
+            return Problem.notFound("no account \(JSONText.shown(String(parts[2])))").response
+        }
+        return router.route(request, in: self)
+    }
+
+    /// The token compared in constant time.
+    private func authorized(_ header: String?) -> Bool {
+        guard let header, header.hasPrefix("Bearer ") else { return false }
+        let given = Array(header.utf8.dropFirst(7))
+        guard given.count == token.count else { return false }
+        return zip(given, token).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    // MARK: - Accounts
+
+    func hosted(_ id: String) throws(Problem) -> HostedAccount {
+        guard let hosted = accounts.withLock({ $0[id] }) else { throw Problem.notFound("no account \(JSONText.shown(id))") }
+        return hosted
+    }
+
+    func add(_ hosted: HostedAccount) throws(Problem) {
+        try accounts.withLock { held throws(Problem) in
+            guard !closing.withLock({ $0 }) else { throw Problem(503, "usage", "the server is stopping") }
+            held[hosted.id] = hosted
+        }
+    }
+
+    func remove(_ id: String) -> HostedAccount? { accounts.withLock { $0.removeValue(forKey: id) } }
+
+    /// A new private directory for an account's vault.
+    func makeDirectory() throws(Problem) -> String {
+        var template = Array((scratch + "/authctl-serve-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw Problem(500, "ioError", "cannot make an account's directory in \(scratch)") }
+        return String(cString: made)
+    }
+
+    static func secret(_ text: String) -> SecureBytes {
+        var bytes = Array(text.utf8)
+        return SecureBytes(consuming: &bytes)
+    }
+
+    /// The HTTP status of an error of the table (``Problem/status(of:)``).
+    static func status(of name: SessionError.Name) -> Int { Problem.status(of: name) }
+}

@@ -1,0 +1,199 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CMicroHTTPD
+import Synchronization
+
+/// A request as the server read it: whole, its body up to the server's limit.
+public struct HTTPRequest: Sendable {
+    public let method: String
+    public let path: String
+    /// The query as sent, without its `?` (`""` when none).
+    public let query: String
+    public let authorization: String?
+    public let body: [UInt8]
+    /// The body went past the limit (and was dropped).
+    public let bodyTooLarge: Bool
+
+    public init(method: String, path: String, query: String = "", authorization: String?, body: [UInt8], bodyTooLarge: Bool = false) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.authorization = authorization
+        self.body = body
+        self.bodyTooLarge = bodyTooLarge
+    }
+}
+
+/// What a handler answers.
+public struct HTTPResponse: Sendable {
+    public enum ContentType: UInt32, Sendable { case none = 0, json = 1, problem = 2, text = 3, eventStream = 4 }
+
+    public var status: Int
+    public var contentType: ContentType
+    public var body: [UInt8]
+    /// More headers (`Allow`, `WWW-Authenticate`, `Location`).
+    public var headers: [(String, String)] = []
+    /// A body sent as it comes, instead of `body`.
+    public var stream: HTTPStream?
+
+    public init(status: Int, contentType: ContentType, body: [UInt8], stream: HTTPStream? = nil) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.stream = stream
+    }
+
+    public static func json(_ status: Int, _ text: String) -> HTTPResponse { HTTPResponse(status: status, contentType: .json, body: Array(text.utf8)) }
+}
+
+public struct HTTPServerError: Error, Sendable {
+    public let message: String
+}
+
+/// HTTP/1.1 on libmicrohttpd (CMicroHTTPD, loaded when first used): keep-alive, a pool of
+/// threads, a body limit, idle connections timed out, a cap on connections. Each request is
+/// read whole and handed to `handle` on one of the pool's threads.
+public final class HTTPServer: @unchecked Sendable {
+    final class Handler {
+        let handle: @Sendable (HTTPRequest) -> HTTPResponse
+        init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handle = handle }
+    }
+
+    private var server: OpaquePointer?
+    private let handler: Unmanaged<Handler>
+    /// The port it listens on (the one the system chose, for port 0).
+    public let port: UInt16
+
+    /// On IPv4 `address`:`port`, or on a Unix socket when `address` is an absolute path.
+    public init(address: String, port: UInt16, threads: Int, bodyLimit: Int, timeoutSeconds: Int, connectionLimit: Int,
+                handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
+        handler = Unmanaged.passRetained(Handler(handle))
+        var bound: UInt16 = 0
+        var error = [CChar](repeating: 0, count: 512)
+        guard let started = authctl_http_start(address, port, UInt32(max(threads, 1)), bodyLimit, UInt32(timeoutSeconds),
+                                               UInt32(connectionLimit), serveRequest, handler.toOpaque(), &bound, &error, error.count) else {
+            handler.release()
+            throw HTTPServerError(message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        server = started
+        self.port = bound
+    }
+
+    /// Stops accepting new connections; those open are still served.
+    public func quiesce() {
+        guard let server else { return }
+        authctl_http_quiesce(server)
+    }
+
+    /// Stops accepting; the requests being handled finish first.
+    public func stop() {
+        guard let server else { return }
+        authctl_http_stop(server)
+        self.server = nil
+        handler.release()
+    }
+
+    deinit { stop() }
+}
+
+/// libmicrohttpd's callback, on one of its threads: the request to the handler, its answer back
+/// (the body in memory the server frees).
+private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: UnsafePointer<authctl_http_request>?,
+                          _ response: UnsafeMutablePointer<authctl_http_response>?) {
+    guard let context, let request, let response else { return }
+    let handler = Unmanaged<HTTPServer.Handler>.fromOpaque(context).takeUnretainedValue()
+    let r = request.pointee
+    let body = r.body.map { Array(UnsafeBufferPointer(start: $0, count: r.body_length)) } ?? []
+    let answer = handler.handle(HTTPRequest(method: r.method.map { String(cString: $0) } ?? "", path: r.path.map { String(cString: $0) } ?? "/",
+                                            authorization: r.authorization.map { String(cString: $0) }, body: body,
+                                            bodyTooLarge: r.body_too_large != 0))
+    response.pointee.status = UInt32(answer.status)
+    response.pointee.content_kind = answer.contentType.rawValue
+    if !answer.headers.isEmpty {
+        // Names and values as the server writes them: no line breaks can reach the wire.
+        let lines = answer.headers.map { "\($0.0): \($0.1)\n" }.joined().filter { $0 != "\r" }
+        response.pointee.headers = strdup(lines)
+    }
+    if let stream = answer.stream {
+        response.pointee.stream = stream.handle
+        return
+    }
+    guard !answer.body.isEmpty, let memory = malloc(answer.body.count) else { return }
+    answer.body.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    response.pointee.body = memory.assumingMemoryBound(to: UInt8.self)
+    response.pointee.body_length = answer.body.count
+}
+
+/// A body sent as it comes (Server-Sent Events): ``send(_:)`` queues bytes and wakes the
+/// connection, which waits without a thread while there are none; ``end()`` finishes it. When
+/// the connection is gone — the client left, or the server stops — `released` is called once.
+/// At most ``limit`` bytes wait for a client that does not read: past that the stream ends.
+public final class HTTPStream: @unchecked Sendable {
+    private struct State {
+        var pending = [UInt8]()
+        var ended = false
+        var released = false
+    }
+
+    public static let limit = 1 << 20
+    private let state = Mutex(State())
+    private let released: @Sendable () -> Void
+    /// The C side's stream; one reference is this object's, one the response's.
+    fileprivate private(set) var handle: OpaquePointer?
+
+    public init(released: @escaping @Sendable () -> Void) {
+        self.released = released
+        // The response's reference to this object: dropped when the C side releases the stream.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        handle = authctl_http_stream_new(pullStream, releaseStream, context)
+        if handle == nil { Unmanaged<HTTPStream>.fromOpaque(context).release() }
+    }
+
+    deinit { authctl_http_stream_unref(handle) }
+
+    /// Whether the connection is gone.
+    public var isReleased: Bool { state.withLock { $0.released } }
+
+    public func send(_ bytes: [UInt8]) {
+        state.withLock { s in
+            guard !s.ended else { return }
+            if s.pending.count + bytes.count > Self.limit { s.ended = true } else { s.pending += bytes }
+        }
+        authctl_http_stream_wake(handle)
+    }
+
+    public func end() {
+        state.withLock { $0.ended = true }
+        authctl_http_stream_wake(handle)
+    }
+
+    fileprivate func pull(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+        state.withLock { s in
+            guard !s.pending.isEmpty else { return s.ended ? -1 : 0 }
+            let count = min(capacity, s.pending.count)
+            s.pending.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: count) }
+            s.pending.removeFirst(count)
+            return count
+        }
+    }
+
+    fileprivate func release() {
+        state.withLock { $0.released = true; $0.ended = true; $0.pending = [] }
+        released()
+    }
+}
+
+private func pullStream(_ context: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int) -> Int {
+    guard let context, let buffer else { return -1 }
+    return Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue().pull(into: buffer, capacity: capacity)
+}
+
+private func releaseStream(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let stream = Unmanaged<HTTPStream>.fromOpaque(context)
+    stream.takeUnretainedValue().release()
+    stream.release()
+}

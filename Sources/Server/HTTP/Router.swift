@@ -1,0 +1,80 @@
+/// The routes of the server, matched segment by segment: a literal segment or a `{parameter}`.
+/// A path that matches a route under another method is `405` with `Allow`; one that matches
+/// none is `404`.
+struct Router<Context> {
+    struct Route {
+        let method: String
+        let pattern: String
+        let segments: [Segment]
+        let run: (Context, Call) throws(Problem) -> HTTPResponse
+    }
+
+    enum Segment: Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    /// One request as a route sees it: its parameters, its query, its body and the request.
+    struct Call {
+        let request: HTTPRequest
+        let parameters: [String: String]
+        let query: [String: String]
+
+        func parameter(_ name: String) -> String { parameters[name] ?? "" }
+
+        func body(allowed: Set<String>? = nil) throws(Problem) -> RequestBody { try RequestBody(request.body, allowed: allowed) }
+    }
+
+    private(set) var routes = [Route]()
+
+    mutating func add(_ method: String, _ pattern: String, _ run: @escaping (Context, Call) throws(Problem) -> HTTPResponse) {
+        let segments = pattern.split(separator: "/").map { part -> Segment in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
+        routes.append(Route(method: method, pattern: pattern, segments: segments, run: run))
+    }
+
+    func route(_ request: HTTPRequest, in context: Context) -> HTTPResponse {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        var allowed = [String]()
+        for route in routes where route.segments.count == parts.count {
+            var parameters = [String: String]()
+            let matches = zip(route.segments, parts).allSatisfy { segment, part in
+                switch segment {
+                case .literal(let text): return text == part
+                case .parameter(let name):
+                    parameters[name] = part
+                    return !part.isEmpty
+                }
+            }
+            guard matches else { continue }
+            guard route.method == request.method else {
+                allowed.append(route.method)
+                continue
+            }
+            do { return try route.run(context, Call(request: request, parameters: parameters, query: Self.query(request.query))) } catch {
+                return error.response
+            }
+        }
+        if !allowed.isEmpty {
+            var answer = Problem(405, "usage", "\(JSONText.shown(request.method)) is not a method of \(JSONText.shown(request.path)) (it takes \(allowed.joined(separator: ", ")))").response
+            answer.headers = [("Allow", allowed.joined(separator: ", "))]
+            return answer
+        }
+        return Problem.notFound("no route \(JSONText.shown(request.method)) \(JSONText.shown(request.path))").response
+    }
+
+    /// `a=1&b=2`, each name and value percent-decoded (the last of a repeated name stands).
+    static func query(_ text: String) -> [String: String] {
+        var out = [String: String]()
+        for pair in text.split(separator: "&") {
+            let (name, value) = pair.firstIndex(of: "=").map { (pair[..<$0], pair[pair.index(after: $0)...]) } ?? (pair[...], ""[...])
+            out[decoded(name)] = decoded(value)
+        }
+        return out
+    }
+
+    private static func decoded(_ text: Substring) -> String {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+    }
+}

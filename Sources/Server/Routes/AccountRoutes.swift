@@ -1,0 +1,240 @@
+import Foundation
+import Keychain
+import KeyVault
+import Session
+import VirtualAuthenticator
+
+/// `/accounts`: making, reading and ending accounts; an account's clock; its event stream.
+extension AccountService {
+    func addAccountRoutes(to router: inout Router<AccountService>) {
+        router.add("POST", "/accounts") { s, call throws(Problem) in try s.createAccount(call) }
+        router.add("GET", "/accounts/{account}") { s, call throws(Problem) in
+            let hosted = try s.hosted(call.parameter("account"))
+            return try hosted.serve { () throws(Problem) in .encoded(200, try AccountReport(hosted)) }
+        }
+        router.add("DELETE", "/accounts/{account}") { s, call throws(Problem) in
+            guard let hosted = s.remove(call.parameter("account")) else { throw Problem.notFound("no account \(JSONText.shown(call.parameter("account")))") }
+            _ = hosted.end()
+            return .noContent
+        }
+        router.add("GET", "/accounts/{account}/clock") { s, call throws(Problem) in
+            let hosted = try s.hosted(call.parameter("account"))
+            return try hosted.serve { () throws(Problem) in .encoded(200, ClockReport(hosted)) }
+        }
+        router.add("POST", "/accounts/{account}/clock") { s, call throws(Problem) in
+            let hosted = try s.hosted(call.parameter("account"))
+            let body = try call.body(allowed: ["advance", "set"])
+            let request: ClockRequest
+            switch (try Self.duration(body, "advance"), try Self.instant(body, "set")) {
+            case (let ms?, nil): request = .advance(milliseconds: ms)
+            case (nil, let time?): request = .set(milliseconds: time)
+            default: throw Problem.input("the body gives one of advance (a duration) or set (a time)")
+            }
+            return try hosted.serve { () throws(Problem) in
+                _ = try session { () throws(SessionError) in try hosted.session.clock(request) }
+                return .encoded(200, ClockReport(hosted))
+            }
+        }
+        router.add("GET", "/accounts/{account}/events") { s, call throws(Problem) in
+            let hosted = try s.hosted(call.parameter("account"))
+            var after: UInt64 = 0
+            if let text = call.query["after"] {
+                guard let n = UInt64(text) else { throw Problem.input("after must be an event id (a whole number)") }
+                after = n
+            }
+            guard let stream = hosted.events.open(after: after, status: { try? hosted.serve { () throws(Problem) in try? hosted.session.syncStatus() } ?? nil })
+            else { throw Problem.notFound("no account \(JSONText.shown(hosted.id)) (it ended)") }
+            return HTTPResponse(status: 200, contentType: .eventStream, body: [], stream: stream)
+        }
+    }
+
+    /// `POST /accounts`: an isolated account, its devices enrolled (an empty body: one device
+    /// `phone`, PIN `1234`), in memory unless `storage` is `vault`.
+    private func createAccount(_ call: Router<AccountService>.Call) throws(Problem) -> HTTPResponse {
+        let body = try call.body(allowed: ["devices", "profile", "clock", "sync", "storage"])
+        var devices = [DeviceSpec]()
+        if body.has("devices") {
+            guard let list = body.object["devices"] as? [Any] else { throw Problem.input("devices must be a list of objects") }
+            for entry in list {
+                guard let entry = entry as? [String: Any] else { throw Problem.input("devices must be a list of objects") }
+                devices.append(try DeviceSpec(RequestBody(object: entry), approver: false))
+            }
+        }
+        if devices.isEmpty { devices = [DeviceSpec(name: "phone", pin: "1234")] }
+        guard Set(devices.map(\.name)).count == devices.count else { throw Problem.input("two devices have one name") }
+        let storage = try body.string("storage") ?? "memory"
+        guard storage == "memory" || storage == "vault" else { throw Problem.input("storage must be memory or vault") }
+        var clock: VirtualClock?
+        if let spec = try body.object("clock") {
+            guard spec.object.keys.allSatisfy(["mode", "start"].contains) else { throw Problem.input("clock takes mode and start") }
+            switch try spec.string("mode") ?? "real" {
+            case "real":
+                guard !spec.has("start") else { throw Problem.input("a real clock has no start: it is the time now") }
+            case "virtual":
+                clock = VirtualClock(start: try Self.instant(spec, "start") ?? WallClock.live.milliseconds())
+            default:
+                throw Problem.input("clock.mode must be real or virtual")
+            }
+        }
+        let sync = try body.object("sync")
+        if let sync, let unknown = sync.object.keys.first(where: { !Self.syncMembers.contains($0) }) {
+            throw Problem.input("sync has a member '\(JSONText.shown(unknown))' (it takes \(Self.syncMembers.sorted().joined(separator: ", ")))")
+        }
+        let profile = try body.string("profile")
+        let directory = try makeDirectory()
+        let first = devices[0]
+        do throws(Problem) {
+            let account: Account
+            do {
+                account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: first.name,
+                                             biometricPIN: first.pin.map(Self.secret), maxPINAttempts: first.maxPINAttempts,
+                                             clock: clock?.wallClock ?? .live, random: .live,
+                                             durability: storage == "vault" ? .full : .none, sharing: .held, storeInMemory: storage == "memory")
+            } catch { throw Problem(SessionError(error)) }
+            let id = Base64URL.encode(RandomSource.live.bytes(12))
+            let hosted = HostedAccount(id: id, account: account, clock: clock, directory: directory, storage: storage,
+                                       pins: Dictionary(devices.compactMap { d in d.pin.map { (d.name, $0) } }, uniquingKeysWith: { a, _ in a }))
+            try session { () throws(SessionError) in
+                if let profile { try hosted.session.setProfile(profile) }
+                if let spec = first.profile { try hosted.session.setProfile(spec, aaguid: first.aaguid, device: first.name) }
+                for device in devices.dropFirst() {
+                    // A device with a PIN is approved by the first enrolled one before it, as a new phone is.
+                    let approver = device.pin == nil ? nil : devices.first { $0.pin != nil && $0.name != device.name }?.name
+                    try hosted.session.addDevice(device.name, pin: device.pin.map(Self.secret), maxPINAttempts: device.maxPINAttempts,
+                                                 approvedBy: approver, profile: device.profile, aaguid: device.aaguid)
+                }
+            }
+            if let sync { try Self.applySync(sync, to: hosted) }
+            try add(hosted)
+            let report = try hosted.serve { () throws(Problem) in try AccountReport(hosted) }
+            var answer = HTTPResponse.encoded(201, report)
+            answer.headers = [("Location", "/accounts/\(id)")]
+            return answer
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    static let syncMembers: Set<String> = ["upload", "download", "device", "seed", "backupStateImmediate"]
+
+    /// Sync settings: delays (for the account, or `device`'s), the delays' seed, and whether BS is
+    /// 1 before an upload lands.
+    static func applySync(_ body: RequestBody, to hosted: HostedAccount) throws(Problem) {
+        let upload = try delay(body, "upload"), download = try delay(body, "download")
+        let device = try body.string("device")
+        let seed = try body.integer("seed"), immediate = try body.bool("backupStateImmediate")
+        if device != nil && upload == nil && download == nil { throw Problem.input("device names whose delays to set: give upload or download") }
+        try session { () throws(SessionError) in
+            if upload != nil || download != nil { try hosted.session.setDelays(upload: upload, download: download, device: device) }
+            if seed != nil || immediate != nil { try hosted.session.setSyncOptions(seed: seed, backupStateImmediate: immediate) }
+        }
+    }
+
+    /// A delay: `"2s"`, `"1s..5s"`, or milliseconds.
+    static func delay(_ body: RequestBody, _ key: String) throws(Problem) -> DelayRange? {
+        guard body.has(key) else { return nil }
+        if let text = body.object[key] as? String {
+            guard let range = DelayRange(parsing: text) else { throw Problem.input("\(key) must be a delay such as \"2s\" or \"1s..5s\", or milliseconds") }
+            return range
+        }
+        guard let ms = try body.integer(key, maximum: DelayRange.maximum) else { return nil }
+        return DelayRange(lower: ms, upper: ms)
+    }
+
+    /// A duration: `"90s"`, `"1m30s"`, or milliseconds.
+    static func duration(_ body: RequestBody, _ key: String) throws(Problem) -> UInt64? {
+        guard body.has(key) else { return nil }
+        if let text = body.object[key] as? String {
+            guard let ms = DelayRange.milliseconds(text) else { throw Problem.input("\(key) must be a duration such as \"90s\", or milliseconds") }
+            return ms
+        }
+        return try body.integer(key, maximum: VirtualClock.end)
+    }
+
+    /// A time: RFC 3339 (`"2026-01-01T00:00:00Z"`) or milliseconds since the Unix epoch.
+    static func instant(_ body: RequestBody, _ key: String) throws(Problem) -> UInt64? {
+        guard body.has(key) else { return nil }
+        if let text = body.object[key] as? String {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            let fractional = ISO8601DateFormatter()
+            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            guard let date = formatter.date(from: text) ?? fractional.date(from: text), date.timeIntervalSince1970 >= 0 else {
+                throw Problem.input("\(key) must be an RFC 3339 time such as \"2026-01-01T00:00:00Z\", or milliseconds since 1970")
+            }
+            return min(UInt64(date.timeIntervalSince1970 * 1000), VirtualClock.end)
+        }
+        return try body.integer(key, maximum: VirtualClock.end)
+    }
+}
+
+/// A device as an account's creation or `POST …/devices` gives it.
+struct DeviceSpec {
+    var name: String
+    var pin: String?
+    var maxPINAttempts = Device.defaultMaxPINAttempts
+    var profile: String?
+    var aaguid: [UInt8]?
+    var approvedBy: String?
+    var approverPin: String?
+
+    init(name: String, pin: String?) {
+        self.name = name
+        self.pin = pin
+    }
+
+    init(_ body: RequestBody, approver: Bool) throws(Problem) {
+        let allowed: Set<String> = approver ? ["name", "pin", "maxPINAttempts", "profile", "aaguid", "approvedBy", "approverPin"]
+                                            : ["name", "pin", "maxPINAttempts", "profile", "aaguid"]
+        if let unknown = body.object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw Problem.input("a device has a member '\(JSONText.shown(unknown))' (it takes \(allowed.sorted().joined(separator: ", ")))")
+        }
+        name = try body.string(required: "name")
+        pin = try body.string("pin")
+        if let attempts = try body.integer("maxPINAttempts", maximum: 100) { maxPINAttempts = UInt32(attempts) }
+        profile = try body.string("profile")
+        if let text = try body.string("aaguid") {
+            guard let bytes = AuthenticatorProfile.parseAAGUID(text) else { throw Problem.input("aaguid must be a UUID (8-4-4-4-12 hex digits)") }
+            aaguid = bytes
+        }
+        approvedBy = try body.string("approvedBy")
+        approverPin = try body.string("approverPin")
+    }
+}
+
+/// An account as `POST /accounts` and `GET /accounts/{account}` answer it.
+struct AccountReport: Encodable {
+    let id: String
+    let storage: String
+    let devices: [DeviceReport]
+    let clock: ClockReport
+
+    init(_ hosted: HostedAccount) throws(Problem) {
+        id = hosted.id
+        storage = hosted.storage
+        let status = try session { () throws(SessionError) in try hosted.session.syncStatus() }
+        devices = try status.devices.filter { $0.vault == "this" }.map { d throws(Problem) in try DeviceReport(d, in: hosted) }
+        clock = ClockReport(hosted)
+    }
+}
+
+/// An account's clock: `real` or `virtual`, and its time (milliseconds since the Unix epoch, and
+/// as RFC 3339).
+struct ClockReport: Encodable {
+    let mode: String
+    let now: UInt64
+    let time: String
+
+    init(_ hosted: HostedAccount) {
+        mode = hosted.session.clock == nil ? "real" : "virtual"
+        now = hosted.now
+        time = ClockReport.rfc3339(now)
+    }
+
+    static func rfc3339(_ ms: UInt64) -> String {
+        let seconds = PasskeyReport.timestamp(ms / 1000)
+        guard seconds.hasSuffix("Z") else { return seconds }
+        return seconds.dropLast() + String(format: ".%03dZ", Int(ms % 1000))
+    }
+}

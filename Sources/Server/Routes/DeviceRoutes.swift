@@ -1,0 +1,164 @@
+import Keychain
+import KeyVault
+import Session
+import VirtualAuthenticator
+
+/// `/accounts/{account}/devices`: adding, reading, changing and removing an account's devices;
+/// a device's PIN, profile, capabilities and signals.
+extension AccountService {
+    func addDeviceRoutes(to router: inout Router<AccountService>) {
+        router.add("GET", "/accounts/{account}/devices") { s, call throws(Problem) in
+            try s.onAccount(call) { hosted throws(Problem) in .encoded(200, ["devices": try AccountReport(hosted).devices]) }
+        }
+        router.add("POST", "/accounts/{account}/devices") { s, call throws(Problem) in
+            let spec = try DeviceSpec(call.body(), approver: true)
+            return try s.onAccount(call) { hosted throws(Problem) in
+                // A device with a PIN is approved on an enrolled device (as a new phone is): the one
+                // named, else the first with a PIN the server knows.
+                let approver = spec.pin == nil ? nil : spec.approvedBy
+                    ?? hosted.session.account.deviceNames.first { hosted.knowsPIN(of: $0) && $0 != spec.name }
+                try session { () throws(SessionError) in
+                    try hosted.session.addDevice(spec.name, pin: spec.pin.map(Self.secret), maxPINAttempts: spec.maxPINAttempts,
+                                                 approvedBy: approver, approverPerson: PersonRequest(pin: spec.approverPin),
+                                                 profile: spec.profile, aaguid: spec.aaguid)
+                }
+                hosted.setPIN(spec.pin, device: spec.name)
+                var answer = HTTPResponse.encoded(201, try DeviceReport(named: spec.name, in: hosted))
+                answer.headers = [("Location", "/accounts/\(hosted.id)/devices/\(spec.name)")]
+                return answer
+            }
+        }
+        router.add("GET", "/accounts/{account}/devices/{device}") { s, call throws(Problem) in
+            try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, try DeviceReport(named: device, in: hosted)) }
+        }
+        router.add("DELETE", "/accounts/{account}/devices/{device}") { s, call throws(Problem) in
+            try s.onDevice(call) { hosted, device throws(Problem) in
+                try session { () throws(SessionError) in try hosted.session.change(.remove, device: device) }
+                hosted.setPIN(nil, device: device)
+                return .noContent
+            }
+        }
+        let changes: [(String, DeviceChange)] = [("offline", .offline), ("online", .online), ("reset", .reset), ("unlock", .unlockBiometry),
+                                                 ("unsupported", .passkeysSupported(false)), ("supported", .passkeysSupported(true))]
+        for (verb, change) in changes {
+            router.add("POST", "/accounts/{account}/devices/{device}/\(verb)") { s, call throws(Problem) in
+                _ = try call.body(allowed: [])
+                return try s.onDevice(call) { hosted, device throws(Problem) in
+                    try session { () throws(SessionError) in try hosted.session.change(change, device: device) }
+                    if change == .reset { hosted.setPIN(nil, device: device) }
+                    return .encoded(200, try DeviceReport(named: device, in: hosted))
+                }
+            }
+        }
+        router.add("POST", "/accounts/{account}/devices/{device}/pin") { s, call throws(Problem) in
+            let body = try call.body(allowed: ["pin", "currentPin", "reset", "approvedBy", "approverPin"])
+            let pin = try body.string(required: "pin")
+            let current = try body.string("currentPin"), reset = try body.bool("reset") ?? false
+            let approver = try body.string("approvedBy"), approverPin = try body.string("approverPin")
+            return try s.onDevice(call) { hosted, device throws(Problem) in
+                let deleted = try session { () throws(SessionError) in
+                    try hosted.session.enrollPIN(Self.secret(pin), device: device, person: PersonRequest(pin: current), reset: reset,
+                                                 approvedBy: approver, approverPerson: PersonRequest(pin: approverPin))
+                }
+                hosted.setPIN(pin, device: device)
+                return .encoded(200, PINReport(device: try DeviceReport(named: device, in: hosted), deletedPasskeys: deleted))
+            }
+        }
+        router.add("PUT", "/accounts/{account}/devices/{device}/profile") { s, call throws(Problem) in
+            let body = try call.body(allowed: ["profile", "aaguid"])
+            let profile = try body.string(required: "profile")
+            var aaguid: [UInt8]?
+            if let text = try body.string("aaguid") {
+                guard let bytes = AuthenticatorProfile.parseAAGUID(text) else { throw Problem.input("aaguid must be a UUID (8-4-4-4-12 hex digits)") }
+                aaguid = bytes
+            }
+            return try s.onDevice(call) { hosted, device throws(Problem) in
+                try session { () throws(SessionError) in try hosted.session.setProfile(profile, aaguid: aaguid, device: device) }
+                return .encoded(200, try DeviceReport(named: device, in: hosted))
+            }
+        }
+        router.add("GET", "/accounts/{account}/devices/{device}/capabilities") { s, call throws(Problem) in
+            try s.onDevice(call) { hosted, device throws(Problem) in
+                .encoded(200, CapabilitiesReport(try session { () throws(SessionError) in try hosted.session.capabilities(device: device) }))
+            }
+        }
+        let signals: [(String, Signal.Kind)] = [("unknownCredential", .unknownCredential), ("allAcceptedCredentials", .allAcceptedCredentials),
+                                                ("currentUserDetails", .currentUserDetails)]
+        for (name, kind) in signals {
+            router.add("POST", "/accounts/{account}/devices/{device}/signals/\(name)") { s, call throws(Problem) in
+                let body = try call.body(allowed: ["options", "origin"])
+                let options = try body.json(required: "options"), origin = try body.string(required: "origin")
+                return try s.onDevice(call) { hosted, device throws(Problem) in
+                    let effect = try session { () throws(SessionError) in
+                        try hosted.session.signal(device: device, kind, optionsJSON: options, origin: origin)
+                    }
+                    let now = hosted.now
+                    for c in effect.removed { hosted.events.emit("credentialDeleted", CredentialEventData(device: device, c, time: now)) }
+                    for c in effect.hidden + effect.restored + effect.updated {
+                        hosted.events.emit("credentialUpdated", CredentialEventData(device: device, c, time: now))
+                    }
+                    return .encoded(200, SignalReport(effect))
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on the account the path names, alone.
+    func onAccount(_ call: Router<AccountService>.Call, _ body: (HostedAccount) throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
+        let hosted = try hosted(call.parameter("account"))
+        return try hosted.serve { () throws(Problem) in try body(hosted) }
+    }
+
+    /// Runs `body` on the account and device the path names (`404` when the device is not one of
+    /// the account's).
+    func onDevice(_ call: Router<AccountService>.Call, _ body: (HostedAccount, String) throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
+        let device = call.parameter("device")
+        return try onAccount(call) { hosted throws(Problem) in
+            guard hosted.session.account.deviceNames.contains(device) else {
+                throw Problem.notFound("account \(JSONText.shown(hosted.id)) has no device \(JSONText.shown(device))")
+            }
+            return try body(hosted, device)
+        }
+    }
+}
+
+/// A device as the server answers it: its state, biometry, passkey count and what is in flight.
+struct DeviceReport: Encodable {
+    let name: String
+    let online: Bool
+    let passkeysSupported: Bool
+    let biometry: BiometryStatus
+    let passkeys: Int
+    let uploadDelay: String
+    let downloadDelay: String
+    let pendingUploads: [SyncStatus.Transfer]
+    let pendingDownloads: [SyncStatus.Transfer]
+
+    init(_ d: SyncStatus.DeviceStatus, in hosted: HostedAccount) throws(Problem) {
+        let device: Device
+        do { device = try hosted.session.account.device(d.name) } catch { throw Problem(SessionError(error)) }
+        name = d.name
+        online = d.online
+        passkeysSupported = device.passkeysSupported
+        biometry = try session { () throws(SessionError) in try hosted.session.biometry(device: d.name) }
+        passkeys = d.passkeys ?? 0
+        uploadDelay = d.uploadDelay
+        downloadDelay = d.downloadDelay
+        pendingUploads = d.pendingUploads
+        pendingDownloads = d.pendingDownloads
+    }
+
+    init(named name: String, in hosted: HostedAccount) throws(Problem) {
+        let status = try session { () throws(SessionError) in try hosted.session.syncStatus() }
+        guard let d = status.devices.first(where: { $0.name == name && $0.vault == "this" }) else {
+            throw Problem.notFound("no device \(JSONText.shown(name))")
+        }
+        try self.init(d, in: hosted)
+    }
+}
+
+/// A new PIN: the device, and how many passkeys a reset of its biometry key deleted.
+struct PINReport: Encodable {
+    let device: DeviceReport
+    let deletedPasskeys: Int
+}

@@ -1,0 +1,88 @@
+import Glibc
+import Keychain
+import VirtualAuthenticator
+
+/// Everything the vault knows of one passkey, without its key: what `authctl credential show
+/// --json` prints and what `authctl serve` answers for a passkey.
+public struct PasskeyReport: Encodable, Sendable, Equatable {
+    public let id, rpId, userHandle, userName, userDisplayName, createdAt: String
+    public let algorithm: String
+    public let publicKeyAlgorithm: Int
+    public let publicKey: String
+    public let aaguid: String?
+    public let profile: String?
+    public let backupEligible, backupState, backupStateSetByHand: Bool
+    public let signCount: UInt32
+    public let signCounter: String
+    public let userVerificationRequired: Bool
+    /// Extensions' state: credProtect level (1 when none was asked), credBlob and large blob sizes.
+    public let credProtect: Int
+    public let credBlobBytes: Int?
+    public let largeBlobBytes: Int?
+    /// Hidden by the RP's signal (offered to no ceremony until a later signal lists it).
+    public let hidden: Bool
+
+    public init(_ c: Credential) {
+        id = Base64URL.encode(c.id)
+        rpId = c.rpId
+        userHandle = Base64URL.encode(c.userHandle)
+        userName = c.userName
+        userDisplayName = c.userDisplayName
+        createdAt = Self.timestamp(c.createdAt)
+        algorithm = c.publicKey.algorithm.name
+        publicKeyAlgorithm = c.publicKey.algorithm.rawValue
+        publicKey = Base64URL.encode(c.publicKey.subjectPublicKeyInfo)
+        aaguid = c.aaguid.count == 16 ? AuthenticatorProfile.formatAAGUID(c.aaguid) : nil
+        profile = c.profile.isEmpty ? nil : c.profile
+        backupEligible = c.backupEligible
+        backupState = c.backupState
+        backupStateSetByHand = c.backupStateFixed
+        signCount = c.signCount
+        signCounter = c.globalCounter ? SignCounter.global.rawValue : c.countsSignatures ? SignCounter.perCredential.rawValue : SignCounter.zero.rawValue
+        userVerificationRequired = c.requiresUserVerification
+        credProtect = Int(c.credProtect?.rawValue ?? 1)
+        credBlobBytes = c.credBlob?.count
+        largeBlobBytes = c.largeBlob.map { max(0, $0.count - LargeBlob.overhead) }
+        hidden = c.hidden
+    }
+
+    /// RFC 3339 UTC, second precision (`gmtime_r` and `strftime`: a formatter per passkey, through
+    /// ICU, took most of a 100,000-passkey listing). A time libc cannot break down is printed as
+    /// its seconds.
+    public static func timestamp(_ seconds: UInt64) -> String {
+        guard seconds <= UInt64(Int32.max) * 64 else { return String(seconds) }
+        var time = time_t(seconds)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return String(seconds) }
+        var buffer = [CChar](repeating: 0, count: 32)
+        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        guard length > 0 else { return String(seconds) }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// What `getClientCapabilities()` gives a page, and the two older static methods' answers: what
+/// `authctl capabilities --json` prints and `authctl serve` answers.
+public struct CapabilitiesReport: Encodable, Sendable {
+    public let capabilities: [String: Bool]
+    public let isUserVerifyingPlatformAuthenticatorAvailable: Bool
+    public let isConditionalMediationAvailable: Bool
+
+    public init(_ c: ClientCapabilities) {
+        capabilities = Dictionary(c.values.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        isUserVerifyingPlatformAuthenticatorAvailable = c.userVerifyingPlatformAuthenticatorAvailable
+        isConditionalMediationAvailable = c.conditionalMediationAvailable
+    }
+}
+
+/// What an RP's signal changed, passkey ids by change: what `authctl serve` answers for a signal.
+public struct SignalReport: Encodable, Sendable {
+    public let removed, hidden, restored, updated: [String]
+
+    public init(_ e: SignalEffect) {
+        removed = e.removed.map { Base64URL.encode($0.id) }
+        hidden = e.hidden.map { Base64URL.encode($0.id) }
+        restored = e.restored.map { Base64URL.encode($0.id) }
+        updated = e.updated.map { Base64URL.encode($0.id) }
+    }
+}
