@@ -80,8 +80,59 @@ struct authctl_http_server {
     size_t body_limit;
 };
 
+/* An answer that comes later (see the header). */
+struct authctl_http_deferred {
+    pthread_mutex_t lock;
+    struct MHD_Connection *connection;
+    int references;
+    int suspended; /* the connection waits for the answer */
+    int ready;     /* the answer is here */
+    authctl_http_response response;
+};
+
+authctl_http_deferred *authctl_http_deferred_new(void) {
+    authctl_http_deferred *deferred = calloc(1, sizeof *deferred);
+    if (deferred == NULL) return NULL;
+    pthread_mutex_init(&deferred->lock, NULL);
+    deferred->references = 2;
+    return deferred;
+}
+
+void authctl_http_deferred_unref(authctl_http_deferred *deferred) {
+    if (deferred == NULL) return;
+    pthread_mutex_lock(&deferred->lock);
+    int left = --deferred->references;
+    pthread_mutex_unlock(&deferred->lock);
+    if (left == 0) {
+        free(deferred->response.body);
+        free(deferred->response.headers);
+        pthread_mutex_destroy(&deferred->lock);
+        free(deferred);
+    }
+}
+
+void authctl_http_deferred_complete(authctl_http_deferred *deferred, const authctl_http_response *response) {
+    if (deferred == NULL) return;
+    pthread_mutex_lock(&deferred->lock);
+    if (deferred->ready) { /* answered once only */
+        pthread_mutex_unlock(&deferred->lock);
+        free(response->body);
+        free(response->headers);
+        return;
+    }
+    deferred->response = *response;
+    deferred->response.stream = NULL;
+    deferred->response.deferred = NULL;
+    deferred->ready = 1;
+    int resume = deferred->suspended;
+    deferred->suspended = 0;
+    pthread_mutex_unlock(&deferred->lock);
+    if (resume) p_resume(deferred->connection); /* a suspended connection is still there */
+}
+
 /* One request as it arrives: its query (from the URI as sent), then its body. */
 struct upload {
+    authctl_http_deferred *deferred; /* its answer comes later */
     char *query;
     int started;  /* the headers were seen (the first call of the access handler) */
     unsigned char *data;
@@ -206,6 +257,9 @@ static enum MHD_Result refuse_too_large(struct MHD_Connection *connection) {
     return queued;
 }
 
+static enum MHD_Result send_answer(struct MHD_Connection *connection, authctl_http_response *response);
+static enum MHD_Result defer_answer(struct MHD_Connection *connection, authctl_http_deferred *deferred);
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_data_size, void **state) {
     (void)version;
@@ -229,6 +283,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (upload->deferred) return defer_answer(connection, upload->deferred); /* resumed: its answer came */
     if (*upload_data_size != 0) {
         size_t count = *upload_data_size;
         *upload_data_size = 0;
@@ -257,39 +312,73 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         .method = method, .path = url, .query = upload->query, .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
         .body = upload->data, .body_length = upload->length, .body_too_large = upload->too_large,
     };
-    authctl_http_response response = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0, .headers = NULL, .stream = NULL };
+    authctl_http_response response = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0, .headers = NULL, .stream = NULL,
+                                        .deferred = NULL };
     server->handler(server->context, &request, &response);
-    struct MHD_Response *answer;
-    if (response.stream) {
+    if (response.deferred) {
+        upload->deferred = response.deferred;
         free(response.body);
-        response.stream->connection = connection;
-        answer = p_create_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, response.stream, end_stream);
-        if (answer == NULL) end_stream(response.stream);
-    } else {
-        answer = response.body
-            ? p_create(response.body_length, response.body, MHD_RESPMEM_MUST_FREE)
-            : p_create(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        if (answer == NULL) free(response.body);
-    }
-    if (answer == NULL) {
         free(response.headers);
+        return defer_answer(connection, upload->deferred);
+    }
+    return send_answer(connection, &response);
+}
+
+/* Sends what the handler answered; the body and headers are the server's to free. */
+static enum MHD_Result send_answer(struct MHD_Connection *connection, authctl_http_response *response) {
+    struct MHD_Response *answer;
+    if (response->stream) {
+        free(response->body);
+        response->stream->connection = connection;
+        answer = p_create_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, response->stream, end_stream);
+        if (answer == NULL) end_stream(response->stream);
+    } else {
+        answer = response->body
+            ? p_create(response->body_length, response->body, MHD_RESPMEM_MUST_FREE)
+            : p_create(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (answer == NULL) free(response->body);
+    }
+    response->body = NULL;
+    if (answer == NULL) {
+        free(response->headers);
+        response->headers = NULL;
         return MHD_NO;
     }
     static const char *const kinds[] = { NULL, "application/json", "application/problem+json", "text/plain; charset=utf-8",
                                          "text/event-stream" };
-    if (response.content_kind > 0 && response.content_kind < 5) p_add_header(answer, "Content-Type", kinds[response.content_kind]);
+    if (response->content_kind > 0 && response->content_kind < 5) p_add_header(answer, "Content-Type", kinds[response->content_kind]);
     p_add_header(answer, "Cache-Control", "no-store");
-    add_headers(answer, response.headers);
-    free(response.headers);
-    enum MHD_Result queued = p_queue(connection, response.status, answer);
+    add_headers(answer, response->headers);
+    free(response->headers);
+    response->headers = NULL;
+    enum MHD_Result queued = p_queue(connection, response->status, answer);
     p_destroy(answer);
     return queued;
+}
+
+/* The answer comes later: sent now if it came already, else the connection waits, suspended,
+   until authctl_http_deferred_complete resumes it (and the access handler is called again). */
+static enum MHD_Result defer_answer(struct MHD_Connection *connection, authctl_http_deferred *deferred) {
+    pthread_mutex_lock(&deferred->lock);
+    if (deferred->ready) {
+        authctl_http_response response = deferred->response;
+        deferred->response.body = NULL;
+        deferred->response.headers = NULL;
+        pthread_mutex_unlock(&deferred->lock);
+        return send_answer(connection, &response);
+    }
+    deferred->connection = connection;
+    deferred->suspended = 1;
+    p_suspend(connection);
+    pthread_mutex_unlock(&deferred->lock);
+    return MHD_YES;
 }
 
 static void completed(void *cls, struct MHD_Connection *connection, void **state, enum MHD_RequestTerminationCode code) {
     (void)cls; (void)connection; (void)code;
     struct upload *upload = *state;
     if (upload) {
+        authctl_http_deferred_unref(upload->deferred);
         free(upload->query);
         free(upload->data);
         free(upload);

@@ -61,3 +61,26 @@ final class AccountServiceTests {
         }
     }
 }
+
+/// The contract and the router hold each other: every route is documented in `/openapi.json`
+/// with its method, and every documented operation is served.
+@Suite struct OpenAPIContractTests {
+    @Test func everyRouteIsDocumentedAndEveryDocumentedRouteIsServed() throws {
+        let service = AccountService(token: "t", scratch: "/tmp")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.text.utf8)) as? [String: Any])
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
+        let served = Set(service.routes)
+        #expect(served.subtracting(documented).isEmpty, "not documented: \(served.subtracting(documented).sorted())")
+        #expect(documented.subtracting(served).isEmpty, "not served: \(documented.subtracting(served).sorted())")
+        // Every operation answers its failures as problems, and names its operation.
+        for (_, operations) in paths {
+            for (_, operation) in operations {
+                let operation = try #require(operation as? [String: Any])
+                #expect(operation["operationId"] is String)
+                #expect((operation["responses"] as? [String: Any])?["default"] != nil)
+            }
+        }
+    }
+}

@@ -22,6 +22,7 @@ typedef struct authctl_http_request {
 } authctl_http_request;
 
 typedef struct authctl_http_stream authctl_http_stream;
+typedef struct authctl_http_deferred authctl_http_deferred;
 
 /* A stream's next bytes, written into `buffer`: their count, 0 when there are none yet (the
    connection then waits, without a thread, until `authctl_http_stream_wake`), -1 at its end. */
@@ -37,7 +38,17 @@ typedef struct authctl_http_response {
     size_t body_length;
     char *headers;             /* more headers, "Name: value\n" each; malloc'd, freed by the server (NULL: none) */
     authctl_http_stream *stream; /* a body sent as it comes (from authctl_http_stream_new), instead of `body` */
+    authctl_http_deferred *deferred; /* the answer comes later (authctl_http_deferred_complete): the connection
+                                        waits without a thread until then */
 } authctl_http_response;
+
+/* An answer given later, from any thread: the connection waits, suspended, until
+   authctl_http_deferred_complete hands over the response (whose body and headers the server then
+   frees). The caller holds one reference (authctl_http_deferred_unref drops it); the request
+   another. */
+authctl_http_deferred *authctl_http_deferred_new(void);
+void authctl_http_deferred_complete(authctl_http_deferred *deferred, const authctl_http_response *response);
+void authctl_http_deferred_unref(authctl_http_deferred *deferred);
 
 /* A body that comes over time (Server-Sent Events): `pull` gives its bytes, `release` says its
    connection is gone. The caller holds one reference (authctl_http_stream_unref drops it); the

@@ -70,9 +70,10 @@ final class AccountEvents: @unchecked Sendable {
         }
     }
 
-    /// A new stream: the kept events after `after` first. `status` starts the sync watch when it
-    /// is the first stream. `nil` once the account has ended.
-    func open(after: UInt64, status: () -> SyncStatus?) -> HTTPStream? {
+    /// A new stream: the kept events after `after` first, then (with `follow`) each as it
+    /// happens. `status` starts the sync watch when it is the first stream. `nil` once the account
+    /// has ended.
+    func open(after: UInt64, follow: Bool, status: () -> SyncStatus?) -> HTTPStream? {
         let stream = HTTPStream(released: { [weak self] in self?.closeStream(nil) })
         let now = watchesSync ? nil : status()  // outside the lock: the account's request looks at the watch
         let ok = state.withLock { s -> Bool in
@@ -87,7 +88,7 @@ final class AccountEvents: @unchecked Sendable {
             stream.send(Array(": authctl events\n\n".utf8) + s.recent.filter { $0.id > after }.flatMap(\.framed))
             return true
         }
-        if !ok { stream.end() }
+        if !ok || !follow { stream.end() }
         return ok ? stream : nil
     }
 

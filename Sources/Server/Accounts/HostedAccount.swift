@@ -67,7 +67,10 @@ final class HostedAccount: @unchecked Sendable {
     func serve<T>(_ body: () throws(Problem) -> T) throws(Problem) -> T {
         try lock.withLock { _ throws(Problem) -> T in
             guard !ended else { throw Problem.notFound("no account \(JSONText.shown(id)) (it ended)") }
-            defer { if events.watchesSync, let status = try? session.syncStatus() { events.look(at: status) } }
+            defer {
+                if events.watchesSync, let status = try? session.syncStatus() { events.look(at: status) }
+                if let clock = session.clock { autofill.clockMoved(to: clock.now) }
+            }
             return try body()
         }
     }

@@ -38,12 +38,17 @@ public struct HTTPResponse: Sendable {
     public var headers: [(String, String)] = []
     /// A body sent as it comes, instead of `body`.
     public var stream: HTTPStream?
+    /// The answer comes later, through this (the rest of this response is not sent).
+    public var deferred: HTTPDeferred?
 
-    public init(status: Int, contentType: ContentType, body: [UInt8], stream: HTTPStream? = nil) {
+    public init(status: Int, contentType: ContentType, body: [UInt8], headers: [(String, String)] = [], stream: HTTPStream? = nil,
+                deferred: HTTPDeferred? = nil) {
         self.status = status
         self.contentType = contentType
         self.body = body
+        self.headers = headers
         self.stream = stream
+        self.deferred = deferred
     }
 
     public static func json(_ status: Int, _ text: String) -> HTTPResponse { HTTPResponse(status: status, contentType: .json, body: Array(text.utf8)) }
@@ -110,12 +115,21 @@ private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: Unsafe
     let answer = handler.handle(HTTPRequest(method: r.method.map { String(cString: $0) } ?? "", path: r.path.map { String(cString: $0) } ?? "/",
                                             authorization: r.authorization.map { String(cString: $0) }, body: body,
                                             bodyTooLarge: r.body_too_large != 0))
+    fill(response, with: answer)
+}
+
+/// A C response from `answer`: its body and headers in memory the server frees.
+private func fill(_ response: UnsafeMutablePointer<authctl_http_response>, with answer: HTTPResponse) {
     response.pointee.status = UInt32(answer.status)
     response.pointee.content_kind = answer.contentType.rawValue
     if !answer.headers.isEmpty {
         // Names and values as the server writes them: no line breaks can reach the wire.
         let lines = answer.headers.map { "\($0.0): \($0.1)\n" }.joined().filter { $0 != "\r" }
         response.pointee.headers = strdup(lines)
+    }
+    if let deferred = answer.deferred {
+        response.pointee.deferred = deferred.handle
+        return
     }
     if let stream = answer.stream {
         response.pointee.stream = stream.handle
@@ -196,4 +210,21 @@ private func releaseStream(_ context: UnsafeMutableRawPointer?) {
     let stream = Unmanaged<HTTPStream>.fromOpaque(context)
     stream.takeUnretainedValue().release()
     stream.release()
+}
+
+/// An answer given later, from any thread (a conditional sign-in answered when the person picks a
+/// passkey): the connection waits without holding a thread. ``complete(_:)`` answers once; a
+/// second answer is dropped.
+public final class HTTPDeferred: @unchecked Sendable {
+    fileprivate let handle: OpaquePointer?
+
+    public init() { handle = authctl_http_deferred_new() }
+
+    deinit { authctl_http_deferred_unref(handle) }
+
+    public func complete(_ answer: HTTPResponse) {
+        var response = authctl_http_response()
+        fill(&response, with: HTTPResponse(status: answer.status, contentType: answer.contentType, body: answer.body, headers: answer.headers))
+        authctl_http_deferred_complete(handle, &response)
+    }
 }

@@ -42,7 +42,12 @@ extension AccountService {
                 guard let n = UInt64(text) else { throw Problem.input("after must be an event id (a whole number)") }
                 after = n
             }
-            guard let stream = hosted.events.open(after: after, status: { try? hosted.serve { () throws(Problem) in try? hosted.session.syncStatus() } ?? nil })
+            var follow = true
+            if let text = call.query["follow"] {
+                guard text == "true" || text == "false" else { throw Problem.input("follow must be true or false") }
+                follow = text == "true"
+            }
+            guard let stream = hosted.events.open(after: after, follow: follow, status: { try? hosted.serve { () throws(Problem) in try? hosted.session.syncStatus() } ?? nil })
             else { throw Problem.notFound("no account \(JSONText.shown(hosted.id)) (it ended)") }
             return HTTPResponse(status: 200, contentType: .eventStream, body: [], stream: stream)
         }

@@ -29,36 +29,44 @@ extension AccountService {
             }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/sign") { s, call throws(Problem) in
-            var (caller, person, options, body) = try Self.ceremonyInput(call)
+            let (caller, person, options, body) = try Self.ceremonyInput(call)
             let fault = try body.choice("fault", Fault.self), via = try body.string("via")
-            if caller.mediation == .conditional {
-                // Pending, holding nothing, until the person picks a passkey from the autofill list.
-                let hosted = try s.hosted(call.parameter("account"))
-                let device = call.parameter("device")
-                switch try hosted.autofill.wait(device: device, timeout: Self.timeout(of: options), clock: hosted.session.clock) {
-                case .picked(let choice): person.account = choice
+            let sign = { @Sendable (person: PersonRequest) throws(Problem) -> HTTPResponse in
+                try s.onDevice(call) { hosted, device throws(Problem) in
+                    let response = try session { () throws(SessionError) in
+                        try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
+                    }
+                    hosted.events.emit("credentialAsserted", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
+                    return .json(200, response.json)
+                }
+            }
+            guard caller.mediation == .conditional else { return try sign(person) }
+            // Pending, holding no thread and no lock, until the person picks a passkey from the
+            // autofill list (or the timeout, or the account's end); then signed as usual.
+            let hosted = try s.hosted(call.parameter("account"))
+            let deferred = HTTPDeferred()
+            try hosted.autofill.begin(device: call.parameter("device"), timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
+                var chosen = person
+                switch outcome {
+                case .picked(let choice): chosen.account = choice
                 case .timedOut:
-                    person.action = .timeout
-                    person.instantTimeout = true  // the timeout has passed already
+                    chosen.action = .timeout
+                    chosen.instantTimeout = true  // the timeout has passed already
                 case .canceled:
-                    person.action = .cancel
+                    chosen.action = .cancel
                 }
+                do throws(Problem) { deferred.complete(try sign(chosen)) } catch { deferred.complete(error.response) }
             }
-            let chosen = person
-            return try s.onDevice(call) { hosted, device throws(Problem) in
-                let response = try session { () throws(SessionError) in
-                    try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: chosen, fault: fault))
-                }
-                hosted.events.emit("credentialAsserted", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
-                return .json(200, response.json)
-            }
+            return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
         }
         router.add("GET", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
             let hosted = try s.hosted(call.parameter("account"))
             return .encoded(200, ["pending": hosted.autofill.isPending(device: call.parameter("device"))])
         }
         router.add("POST", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["credentialId", "user", "cancel"])
+            let body = try call.body(allowed: ["credentialId", "user", "cancel", "wait"])
+            let wait = try Self.duration(body, "wait") ?? 2_000
+            guard wait <= 60_000 else { throw Problem.input("wait is at most 60 s") }
             let hosted = try s.hosted(call.parameter("account"))
             let pick: AutofillPicks.Outcome
             if try body.bool("cancel") == true {
@@ -68,8 +76,8 @@ extension AccountService {
                 guard id != nil || user != nil else { throw Problem.input("the body names the passkey picked (credentialId or user), or cancel") }
                 pick = .picked(AccountChoice(credentialId: id, user: user))
             }
-            guard hosted.autofill.pick(pick, device: call.parameter("device")) else {
-                throw Problem(409, "usage", "no conditional sign-in is pending on device \(JSONText.shown(call.parameter("device"))) (none came within 10 s)")
+            guard hosted.autofill.pick(pick, device: call.parameter("device"), wait: Double(wait) / 1000) else {
+                throw Problem(409, "usage", "no conditional sign-in is pending on device \(JSONText.shown(call.parameter("device"))) (none began within the wait, \(wait) ms)")
             }
             return .encoded(200, ["picked": true])
         }
@@ -99,7 +107,9 @@ extension AccountService {
 }
 
 /// The conditional sign-ins pending on an account's devices (one per device, as a page has one
-/// autofill request at a time), and the picks that end them.
+/// autofill request at a time), each ended by the person's pick, its timeout (on the account's
+/// clock: a virtual one moves with `POST …/clock`), a new PIN… or the account's end. A pending
+/// sign-in holds no thread: its connection waits, and `finish` runs when it ends.
 final class AutofillPicks: @unchecked Sendable {
     enum Outcome {
         case picked(AccountChoice)
@@ -107,67 +117,54 @@ final class AutofillPicks: @unchecked Sendable {
         case canceled
     }
 
-    private final class Pending {
-        var outcome: Outcome?
+    private struct Pending {
+        let serial: UInt64
+        /// When it times out on the virtual clock (`nil`: the real clock's deadline only).
+        let virtualDeadline: UInt64?
+        let finish: @Sendable (Outcome) -> Void
     }
 
     private let condition = NSCondition()
     private var pending = [String: Pending]()
+    private var serial: UInt64 = 0
     private var closed = false
 
-    /// How many can be pending on the whole server at once: each holds one of its threads.
-    static let limit = 4
-    private static let serverWide = NSCondition()
-    nonisolated(unsafe) private static var waiting = 0
+    /// A real-time bound on a sign-in pending on a virtual clock that nobody moves.
+    static let virtualClockBound: UInt64 = 3_600_000
 
-    /// Waits, holding no lock of the account, for a pick on `device`, or for `timeout`
-    /// milliseconds to pass (on the virtual clock when there is one).
-    func wait(device: String, timeout: UInt64, clock: VirtualClock?) throws(Problem) -> Outcome {
-        Self.serverWide.lock()
-        guard Self.waiting < Self.limit else {
-            Self.serverWide.unlock()
-            throw Problem(409, "usage", "\(Self.limit) conditional sign-ins are pending already (each holds a server thread until its pick)")
-        }
-        Self.waiting += 1
-        Self.serverWide.unlock()
-        defer { Self.serverWide.lock(); Self.waiting -= 1; Self.serverWide.unlock() }
-
+    /// A conditional sign-in on `device` begins: `finish` runs (on another thread) with how it
+    /// ends, after `timeout` milliseconds at the latest.
+    func begin(device: String, timeout: UInt64, clock: VirtualClock?, finish: @escaping @Sendable (Outcome) -> Void) throws(Problem) {
         condition.lock()
         defer { condition.unlock() }
-        guard !closed else { return .canceled }
+        guard !closed else { throw Problem.notFound("the account ended") }
         guard pending[device] == nil else {
-            throw Problem(409, "usage", "a conditional sign-in is pending on device \(JSONText.shown(device)) already")
+            throw Problem(409, "usage", "a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)")
         }
-        let mine = Pending()
-        pending[device] = mine
+        serial += 1
+        let mine = serial
+        pending[device] = Pending(serial: mine, virtualDeadline: clock.map { $0.now &+ timeout }, finish: finish)
         condition.broadcast()
-        defer { if pending[device] === mine { pending[device] = nil } }
-        let start = clock?.now ?? 0
-        let deadline = Date(timeIntervalSinceNow: Double(timeout) / 1000)
-        while mine.outcome == nil {
-            if closed { return .canceled }
-            if let clock {
-                if clock.now - start >= timeout { return .timedOut }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))  // the clock moves with a request
-            } else {
-                if !condition.wait(until: deadline) && mine.outcome == nil { return .timedOut }
-            }
+        let realTimeout = clock == nil ? timeout : max(timeout, Self.virtualClockBound)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(realTimeout))) { [weak self] in
+            self?.end(device: device, serial: mine, .timedOut)
         }
-        return mine.outcome!
     }
 
-    /// Ends the sign-in pending on `device` with `outcome`, waiting up to 10 s for one to begin
-    /// (a test starts the sign-in and picks at once); `false` when none did.
-    func pick(_ outcome: Outcome, device: String) -> Bool {
+    /// Ends the sign-in pending on `device` with `outcome`, waiting up to `wait` seconds for one
+    /// to begin (a test starts the sign-in and picks at once); `false` when none did.
+    func pick(_ outcome: Outcome, device: String, wait: Double) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while pending[device] == nil || pending[device]?.outcome != nil {
-            if closed || !condition.wait(until: deadline) { return false }
+        let deadline = Date(timeIntervalSinceNow: wait)
+        while pending[device] == nil {
+            if closed || !condition.wait(until: deadline) {
+                condition.unlock()
+                return false
+            }
         }
-        pending[device]!.outcome = outcome
-        pending[device] = nil
-        condition.broadcast()
+        let ended = pending.removeValue(forKey: device)!
+        condition.unlock()
+        DispatchQueue.global().async { ended.finish(outcome) }
         return true
     }
 
@@ -177,11 +174,31 @@ final class AutofillPicks: @unchecked Sendable {
         return pending[device] != nil
     }
 
+    /// The virtual clock reads `now`: the sign-ins whose timeout has passed end.
+    func clockMoved(to now: UInt64) {
+        condition.lock()
+        let due = pending.filter { $0.value.virtualDeadline.map { $0 <= now } ?? false }
+        for device in due.keys { pending[device] = nil }
+        condition.unlock()
+        for (_, ended) in due { DispatchQueue.global().async { ended.finish(.timedOut) } }
+    }
+
+    private func end(device: String, serial: UInt64, _ outcome: Outcome) {
+        condition.lock()
+        guard let ended = pending[device], ended.serial == serial else { return condition.unlock() }
+        pending[device] = nil
+        condition.unlock()
+        ended.finish(outcome)
+    }
+
     /// Cancels every pending sign-in (the account ends, or the server stops).
     func close() {
         condition.lock()
         closed = true
+        let all = pending
+        pending = [:]
         condition.broadcast()
         condition.unlock()
+        for (_, ended) in all { ended.finish(.canceled) }
     }
 }
