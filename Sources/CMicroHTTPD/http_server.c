@@ -27,6 +27,7 @@ static enum MHD_Result (*p_queue)(struct MHD_Connection *, unsigned int, struct 
 static void (*p_destroy)(struct MHD_Response *);
 static enum MHD_Result (*p_add_header)(struct MHD_Response *, const char *, const char *);
 static const char *(*p_lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+static int (*p_values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
 static struct MHD_Response *(*p_create_callback)(uint64_t, size_t, MHD_ContentReaderCallback, void *, MHD_ContentReaderFreeCallback);
 static void (*p_suspend)(struct MHD_Connection *);
 static void (*p_resume)(struct MHD_Connection *);
@@ -58,6 +59,7 @@ static void load(void) {
     SYMBOL(p_destroy, "MHD_destroy_response");
     SYMBOL(p_add_header, "MHD_add_response_header");
     SYMBOL(p_lookup, "MHD_lookup_connection_value");
+    SYMBOL(p_values, "MHD_get_connection_values");
     SYMBOL(p_create_callback, "MHD_create_response_from_callback");
     SYMBOL(p_suspend, "MHD_suspend_connection");
     SYMBOL(p_resume, "MHD_resume_connection");
@@ -134,22 +136,75 @@ void authctl_http_deferred_complete(authctl_http_deferred *deferred, const authc
 struct upload {
     authctl_http_deferred *deferred; /* its answer comes later */
     char *query;
-    int started;  /* the headers were seen (the first call of the access handler) */
     unsigned char *data;
     size_t length, capacity;
     int too_large;
     int answered; /* answered before its body (413): the rest of the body is not read */
 };
 
-/* The URI as sent, before libmicrohttpd decodes its path: only its query is kept. What this
-   returns is the request's state from then on. */
-static void *log_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
-    (void)cls; (void)connection;
-    struct upload *upload = calloc(1, sizeof *upload);
-    if (upload == NULL) return NULL;
-    const char *mark = uri ? strchr(uri, '?') : NULL;
-    upload->query = strdup(mark ? mark + 1 : "");
-    return upload;
+/* The query, as libmicrohttpd decoded it, written again as `name=value&…` with every byte but
+   unreserved ones percent-encoded, so the handler reads it as any query. */
+struct query_text {
+    char *text;
+    size_t length, capacity;
+    int failed;
+};
+
+/* Room for `count` more bytes and the terminating NUL. */
+static int query_room(struct query_text *query, size_t count) {
+    if (query->failed) return 0;
+    if (query->length + count + 1 <= query->capacity) return 1;
+    size_t capacity = query->capacity ? query->capacity : 256;
+    while (capacity < query->length + count + 1) capacity *= 2;
+    char *grown = realloc(query->text, capacity);
+    if (grown == NULL) {
+        query->failed = 1;
+        return 0;
+    }
+    query->text = grown;
+    query->capacity = capacity;
+    return 1;
+}
+
+static void query_separator(struct query_text *query, char separator) {
+    if (query_room(query, 1)) query->text[query->length++] = separator;
+}
+
+static void query_encoded(struct query_text *query, const char *bytes) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *c = (const unsigned char *)bytes; c && *c; c++) {
+        if (!query_room(query, 3)) return;
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.' || *c == '_' || *c == '~') {
+            query->text[query->length++] = (char)*c;
+        } else {
+            query->text[query->length++] = '%';
+            query->text[query->length++] = hex[*c >> 4];
+            query->text[query->length++] = hex[*c & 15];
+        }
+    }
+}
+
+static enum MHD_Result query_pair(void *cls, enum MHD_ValueKind kind, const char *name, const char *value) {
+    (void)kind;
+    struct query_text *query = cls;
+    if (query->length > 0) query_separator(query, '&');
+    query_encoded(query, name);
+    if (value) {
+        query_separator(query, '=');
+        query_encoded(query, value);
+    }
+    return query->failed ? MHD_NO : MHD_YES;
+}
+
+static char *query_of(struct MHD_Connection *connection) {
+    struct query_text query = { NULL, 0, 0, 0 };
+    p_values(connection, MHD_GET_ARGUMENT_KIND, query_pair, &query);
+    if (query.failed || query.text == NULL) {
+        free(query.text);
+        return strdup("");
+    }
+    query.text[query.length] = '\0'; /* query_room keeps room for it */
+    return query.text;
 }
 
 /* A streamed body: its connection (to suspend while there is nothing to send, and resume), and
@@ -265,9 +320,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
     (void)version;
     struct authctl_http_server *server = cls;
     struct upload *upload = *state;
-    if (upload == NULL || upload->query == NULL) return MHD_NO; /* out of memory in log_uri */
-    if (!upload->started) {
-        upload->started = 1;
+    if (upload == NULL) {
+        upload = calloc(1, sizeof *upload);
+        if (upload == NULL) return MHD_NO;
+        *state = upload;
         const char *declared = p_lookup(connection, MHD_HEADER_KIND, "Content-Length");
         if (declared != NULL) {
             char *end = NULL;
@@ -308,8 +364,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         upload->length += count;
         return MHD_YES;
     }
+    if (upload->query == NULL) upload->query = query_of(connection);
     authctl_http_request request = {
-        .method = method, .path = url, .query = upload->query, .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
+        .method = method, .path = url, .query = upload->query ? upload->query : "", .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
         .body = upload->data, .body_length = upload->length, .body_too_large = upload->too_large,
     };
     authctl_http_response response = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0, .headers = NULL, .stream = NULL,
@@ -451,7 +508,6 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
                                  MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                                 MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL,
                                  MHD_OPTION_END);
     } else {
         server->daemon = p_start(flags, port, NULL, NULL, access_handler, server,
@@ -460,7 +516,6 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
                                  MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                                 MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL,
                                  MHD_OPTION_END);
     }
     if (server->daemon == NULL) {

@@ -44,7 +44,7 @@ def call(server, method, path, body=None, token=True, raw=None):
 
 def test_a_registration_and_a_sign_in_over_http_verify(server):
     status, _, account = call(server, "POST", "/accounts", {"devices": [{"name": "phone", "pin": "1234"}]})
-    assert status == 201 and account["devices"] == [{"name": "phone"}]
+    assert status == 201 and [d["name"] for d in account["devices"]] == ["phone"]
     options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
     status, kind, response = call(server, "POST", f"/accounts/{account['id']}/devices/phone/register",
                                   {"options": json.loads(options_to_json(options)), "origin": ORIGIN})

@@ -10,7 +10,7 @@ import Synchronization
 public struct HTTPRequest: Sendable {
     public let method: String
     public let path: String
-    /// The query as sent, without its `?` (`""` when none).
+    /// The query, `name=value&…`, each part percent-encoded (`""` when none).
     public let query: String
     public let authorization: String?
     public let body: [UInt8]
@@ -113,6 +113,7 @@ private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: Unsafe
     let r = request.pointee
     let body = r.body.map { Array(UnsafeBufferPointer(start: $0, count: r.body_length)) } ?? []
     let answer = handler.handle(HTTPRequest(method: r.method.map { String(cString: $0) } ?? "", path: r.path.map { String(cString: $0) } ?? "/",
+                                            query: r.query.map { String(cString: $0) } ?? "",
                                             authorization: r.authorization.map { String(cString: $0) }, body: body,
                                             bodyTooLarge: r.body_too_large != 0))
     fill(response, with: answer)

@@ -143,7 +143,8 @@ export class AuthctlError extends Error {
    */
   constructor({ status, name, domException, ctapStatus, detail, title, type, problem, method, path }) {
     const what = name ?? `HTTP ${status}`;
-    super(`${method ?? ''} ${path ?? ''}: ${status} ${what}${detail ? `: ${detail}` : ''}`.trim());
+    const request = method && path ? `${method} ${path}: ` : '';
+    super(`${detail || what} (${request}${status} ${what})`);
     /** @type {number} */
     this.status = status;
     /** @type {string} */
@@ -187,6 +188,26 @@ export class AuthctlError extends Error {
 
 // ---------------------------------------------------------------------------------------------
 // The server
+
+/** The servers this module started that are still running: sent SIGTERM when Node exits. */
+const running = new Set();
+
+function stopRunning() {
+  for (const child of running) child.kill('SIGTERM');
+}
+
+/** `promise`, or `undefined` once `ms` milliseconds have passed first. */
+async function within(ms, promise) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * An `authctl serve` process this client started, or one started elsewhere
@@ -254,8 +275,9 @@ export class AuthctlServer {
       child.once('exit', (code, signal) => resolve({ code, signal }));
     });
     const failed = new Promise((resolve) => child.on('error', resolve));
-    const onProcessExit = () => child.kill('SIGTERM');
-    process.once('exit', onProcessExit);
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    if (running.size === 1 && !process.listeners('exit').includes(stopRunning)) process.on('exit', stopRunning);
 
     const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     let url, token;
@@ -280,7 +302,7 @@ export class AuthctlServer {
     ]);
     clearTimeout(timer);
     const giveUp = async (message, cause) => {
-      process.removeListener('exit', onProcessExit);
+      running.delete(child);
       if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
         child.kill('SIGKILL');
         await exited;
@@ -292,8 +314,8 @@ export class AuthctlServer {
     if (outcome.error) return giveUp(`cannot start ${binary}: ${outcome.error.message}`, outcome.error);
     if (outcome.exit) {
       const { code, signal } = outcome.exit;
-      // Give the pipe a moment's chance to deliver what the process wrote before it ended.
-      await new Promise((resolve) => (child.stderr.readableEnded ? resolve() : child.stderr.once('end', resolve)));
+      // What it wrote before it ended is read to the end of the pipe (a few seconds at most).
+      if (!child.stderr.readableEnded) await within(5_000, new Promise((resolve) => child.stderr.once('end', resolve)));
       return giveUp(`${binary} serve ended before it listened (${signal ? `signal ${signal}` : `exit code ${code}`})`);
     }
     if (outcome.late) return giveUp(`${binary} serve did not print 'listening on' within ${timeout} ms`);
@@ -303,14 +325,16 @@ export class AuthctlServer {
     }
     lines.removeAllListeners('line');
     lines.on('line', () => {}); // keep the pipe drained
+    // The server does not keep Node running by itself: once nothing else does, Node exits and
+    // sends it SIGTERM (stopRunning).
+    child.unref();
+    child.stdout.unref();
+    child.stderr.unref();
 
     const server = new AuthctlServer(url, token);
     server.#child = child;
     server.#stderrOf = () => stderr;
-    server.#exit = exited.then((exit) => {
-      process.removeListener('exit', onProcessExit);
-      return exit;
-    });
+    server.#exit = exited;
     return server;
   }
 
@@ -349,13 +373,8 @@ export class AuthctlServer {
     const child = this.#child;
     if (!child) return { code: 0 };
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    let timer;
-    const late = new Promise((resolve) => {
-      timer = setTimeout(() => resolve(null), timeout);
-    });
-    let exit = await Promise.race([this.#exit, late]);
-    clearTimeout(timer);
-    if (exit === null) {
+    const exit = await within(timeout, this.#exit);
+    if (exit === undefined) {
       child.kill('SIGKILL');
       await this.#exit;
       throw new Error(`authctl serve (pid ${child.pid}) did not exit within ${timeout} ms of SIGTERM; it was killed\n${this.stderr.trim()}`);
