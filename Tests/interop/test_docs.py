@@ -47,3 +47,28 @@ def test_banking_example_runs_as_documented(tmp_path):
     assert out.count("transfer approved (user verified)") == 2 and "welcome, budi" in out
     assert "exit 11 (failed)" in out and "exit 18 (biometryLockout)" in out
     assert "Could not verify authentication signature" in result.stderr
+
+
+def test_server_guide_walkthrough_runs(tmp_path):
+    """docs/server.md's walk-through, against a live `authctl serve --token-file ./token`."""
+    import signal
+    text = (ROOT / "docs" / "server.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    assert len(blocks) == 4
+    env = own_environment(tmp_path)
+    server = subprocess.Popen([BIN, "serve", "--token-file", "./token"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        env["URL"] = server.stdout.readline().split()[-1]
+        script = ("set -eu\njson() { python3 -c 'import json,sys; v=json.load(sys.stdin); print(eval(\"v\"+sys.argv[1]))' \"$1\"; }\n"
+                  + "\n".join(blocks))
+        result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        out = result.stdout
+        assert '{"status":"ok"}' in out and '"mode":"virtual","now":1767225600000' in out
+        assert "2026-01-01T00:00:05.000Z" in out and "\nalice\n" in out and "\nYWxpY2U\n" in out
+        events = [line for line in out.splitlines() if line.startswith("event:")]
+        assert events == ["event: credentialAdded", "event: syncLanded", "event: syncArrived", "event: credentialAsserted"], out
+        assert '"name":"canceled"' in out and '"status":422' in out and out.rstrip().endswith("204")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0

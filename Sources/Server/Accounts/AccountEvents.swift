@@ -11,7 +11,8 @@ import VirtualAuthenticator
 /// device), at the time it happened on the account's clock. Events are recorded from the moment
 /// the account's first stream opens (before that nothing is spent on them); the last ``kept`` are
 /// kept, so a stream opened later still gets what happened before it (`?after=ID` skips those up
-/// to ID). Sync is watched while a stream is open.
+/// to ID). Sync is watched from then on too: after each of the account's requests, what is in
+/// flight is compared with what was.
 final class AccountEvents: @unchecked Sendable {
     struct Event {
         let id: UInt64
@@ -29,7 +30,7 @@ final class AccountEvents: @unchecked Sendable {
         var next: UInt64 = 1
         var recent = [Event]()
         var streams = [ObjectIdentifier: HTTPStream]()
-        /// The transfers in flight when last looked, while a stream is open.
+        /// The transfers in flight when last looked, once a stream has opened.
         var watch: SyncWatch?
         var closed = false
         var recording = false
@@ -37,7 +38,7 @@ final class AccountEvents: @unchecked Sendable {
 
     private let state = Mutex(State())
 
-    /// Whether sync is being watched (a stream is open): only then does a request look at the
+    /// Whether sync is being watched (a stream has opened): only then does a request look at the
     /// account's transfers after it ends.
     var watchesSync: Bool { state.withLock { $0.watch != nil } }
 
@@ -92,12 +93,9 @@ final class AccountEvents: @unchecked Sendable {
         return ok ? stream : nil
     }
 
-    /// Drops streams whose connection is gone; the watch stops with the last.
+    /// Drops streams whose connection is gone.
     private func closeStream(_: HTTPStream?) {
-        state.withLock { s in
-            s.streams = s.streams.filter { !$0.value.isReleased }
-            if s.streams.isEmpty { s.watch = nil }
-        }
+        state.withLock { s in s.streams = s.streams.filter { !$0.value.isReleased } }
     }
 
     /// A comment to every stream, so a client that left is noticed (a waiting connection sees no
