@@ -84,3 +84,28 @@ final class AccountServiceTests {
         }
     }
 }
+
+/// A member's value found in the body as sent: strings with braces and escaped quotes skipped,
+/// the last of a repeated name kept (as JSONSerialization keeps it), an escaped name declined.
+@Suite struct RawJSONTests {
+    func member(_ key: String, _ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        return RawJSON.lastMember(key, in: bytes).map { String(decoding: bytes[$0], as: UTF8.self) }
+    }
+
+    @Test func findsTheValueAsSent() {
+        let body = #" { "origin" : "https://x/{" , "options": {"a": ["}", {"b": "\"]"}], "n": -1.5e3, "t": true}, "pin": null } "#
+        #expect(member("options", body) == #"{"a": ["}", {"b": "\"]"}], "n": -1.5e3, "t": true}"#)
+        #expect(member("origin", body) == #""https://x/{""#)
+        #expect(member("pin", body) == "null")
+        #expect(member("absent", body) == nil)
+        #expect(member("options", #"{"options": {"a": 1}, "options": {"b": 2}}"#) == #"{"b": 2}"#)
+        #expect(member("options", #"{"opt\u0069ons": {"a": 1}}"#) == nil)
+        #expect(member("options", "[1, 2]") == nil)
+    }
+
+    @Test func aCeremonyReadsTheOptionsAsSent() throws {
+        let body = try RequestBody(Array(#"{"options": {"challenge": "Y2g", "rpId": "example.com"}, "origin": "https://example.com"}"#.utf8))
+        #expect(String(decoding: try body.json(required: "options"), as: UTF8.self) == #"{"challenge": "Y2g", "rpId": "example.com"}"#)
+    }
+}

@@ -6,6 +6,8 @@ import VirtualAuthenticator
 /// dropped without a word), and an absent one is `nil`.
 struct RequestBody {
     let object: [String: Any]
+    /// The body as sent (empty for a member's object).
+    private var bytes: [UInt8] = []
 
     /// The body as a JSON object; an empty body is `{}`.
     init(_ bytes: [UInt8], allowed: Set<String>? = nil) throws(Problem) {
@@ -18,6 +20,7 @@ struct RequestBody {
             guard let parsed = parsed as? [String: Any] else { throw Problem.input("the body is not a JSON object") }
             object = parsed
         }
+        self.bytes = bytes
         if let allowed, let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw Problem.input("the body has a member '\(JSONText.shown(unknown))' this route does not take (it takes \(allowed.sorted().joined(separator: ", ")))")
         }
@@ -60,11 +63,12 @@ struct RequestBody {
         return RequestBody(object: inner)
     }
 
-    /// A member that is itself a JSON object, as JSON text (the options an RP sends).
+    /// A member that is itself a JSON object, as JSON text (the options an RP sends): its bytes as
+    /// sent when the body shows them plainly, so they are read once more, not written and read.
     func json(required key: String) throws(Problem) -> [UInt8] {
-        guard let inner = object[key] as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: inner) else {
-            throw Problem.input("\(key) must be a JSON object")
-        }
+        guard let inner = object[key] as? [String: Any] else { throw Problem.input("\(key) must be a JSON object") }
+        if let span = RawJSON.lastMember(key, in: bytes), bytes[span.lowerBound] == UInt8(ascii: "{") { return Array(bytes[span]) }
+        guard let data = try? JSONSerialization.data(withJSONObject: inner) else { throw Problem.input("\(key) must be a JSON object") }
         return Array(data)
     }
 
@@ -87,5 +91,64 @@ struct RequestBody {
             throw Problem.input("\(key) must be one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), not '\(JSONText.shown(text))'")
         }
         return value
+    }
+}
+
+/// Where a top-level member's value lies in a JSON object's text that `JSONSerialization` has
+/// read already (so it is well-formed): found by skipping values, never by reading them.
+enum RawJSON {
+    /// The span of the value of the last member named `key` (the one `JSONSerialization` keeps);
+    /// `nil` when there is none, or when a member's name is written with escapes (then the caller
+    /// writes the value again).
+    static func lastMember(_ key: String, in bytes: [UInt8]) -> Range<Int>? {
+        let wanted = Array(key.utf8)
+        var i = 0
+        func skipSpace() { while i < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[i]) { i += 1 } }
+        /// Past a string starting at `i` (its opening quote); whether it had an escape.
+        func skipString() -> Bool {
+            var escaped = false
+            i += 1
+            while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
+                if bytes[i] == UInt8(ascii: "\\") { escaped = true; i += 1 }
+                i += 1
+            }
+            i += 1
+            return escaped
+        }
+        func skipValue() {
+            var depth = 0
+            repeat {
+                skipSpace()
+                guard i < bytes.count else { return }
+                switch bytes[i] {
+                case UInt8(ascii: "\""): _ = skipString()
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1; i += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1; i += 1
+                case UInt8(ascii: ","), UInt8(ascii: ":"): i += 1
+                default: while i < bytes.count, !",:{}[]\" \n\r\t".utf8.contains(bytes[i]) { i += 1 }
+                }
+            } while depth > 0
+        }
+        skipSpace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        var found: Range<Int>?
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return found }
+            let nameStart = i + 1
+            if skipString() { return nil }
+            let name = bytes[nameStart..<(i - 1)]
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            skipSpace()
+            let start = i
+            skipValue()
+            if name.elementsEqual(wanted) { found = start..<i }
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return found }
+            i += 1
+        }
     }
 }

@@ -11,6 +11,8 @@ enum ServeCommand {
     static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing",
                                             completion: .files)
     static let threads = OptionSpec.value("--threads", "N", "threads serving requests (default 4, at most 64)")
+    static let scratch = OptionSpec.value("--scratch", "DIR", "where accounts' throw-away vaults are made (default $TMPDIR, else /tmp; a tmpfs such as /dev/shm is fastest)",
+                                          completion: .directories)
 
     static let spec = CommandSpec(
         name: "serve", abstract: "serve accounts, devices, passkeys and ceremonies over HTTP (for test suites in any language)",
@@ -22,7 +24,7 @@ enum ServeCommand {
         option the vault is served as the account 'vault' as well (the PIN of its devices from --pin-file, else each
         request's "pin"). The routes, their bodies and answers are in GET /openapi.json and docs/server.md.
         """,
-        options: [listen, socket, tokenFile, threads],
+        options: [listen, socket, tokenFile, threads, scratch],
         arguments: [],
         examples: ["authctl serve --listen 127.0.0.1:8321 --token-file ./token", "authctl serve --socket /run/user/1000/authctl.sock --token-file ./token",
                    "authctl --vault ./vault --passphrase-file ./pass serve --token-file ./token"],
@@ -51,8 +53,12 @@ enum ServeCommand {
             token = Base64URL.encode(RandomSource.live.bytes(32))
             printed = token
         }
-        let scratch = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let service = AccountService(token: token, scratch: scratch)
+        let place = args.value(scratch) ?? ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory), isDirectory.boolValue, access(place, W_OK | X_OK) == 0 else {
+            throw CLIError(.ioError, "the scratch directory \(EchoedInput.path(place)) is not a directory this user can write")
+        }
+        let service = AccountService(token: token, scratch: place)
         if args.value(GlobalOptions.vault) != nil {
             let vault = try VaultSelection(args)
             let pin = try args.value(GlobalOptions.pinFile).map { file throws(CLIError) in
