@@ -1,5 +1,6 @@
 """`authctl serve` (work in progress): accounts in memory over HTTP, ceremonies judged by
 py_webauthn, the bearer token, and the errors as application/problem+json."""
+import base64
 import json
 import os
 import signal
@@ -13,7 +14,7 @@ from webauthn import (generate_authentication_options, generate_registration_opt
                       verify_authentication_response, verify_registration_response)
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
-from conftest import BIN, own_environment
+from conftest import BIN, own_environment, wait_until
 
 RP_ID, ORIGIN = "example.com", "https://example.com"
 
@@ -92,3 +93,166 @@ def test_errors_are_problems(server):
     _, _, account = call(server, "POST", "/accounts")
     assert call(server, "DELETE", f"/accounts/{account['id']}")[0] == 204
     assert call(server, "DELETE", f"/accounts/{account['id']}")[0] == 404
+
+
+def fido2_server(rp_id=RP_ID, origin=ORIGIN):
+    from fido2.server import Fido2Server
+    from fido2.webauthn import PublicKeyCredentialRpEntity
+    return Fido2Server(PublicKeyCredentialRpEntity(id=rp_id, name="RP"), verify_origin=lambda o: o == origin)
+
+
+def public_key_of(options):
+    """fido2's options as the JSON an RP sends (`publicKey`'s member)."""
+    as_dict = dict(options)
+    return as_dict.get("publicKey", as_dict)
+
+
+def test_python_fido2_verifies_ceremonies_over_http_and_refuses_a_tampered_one(server):
+    from fido2.webauthn import PublicKeyCredentialUserEntity
+    from conftest import tamper
+    rp = fido2_server()
+    _, _, account = call(server, "POST", "/accounts", {"devices": [{"name": "phone", "pin": "1234"}]})
+    base = f"/accounts/{account['id']}/devices/phone"
+    options, state = rp.register_begin(PublicKeyCredentialUserEntity(id=b"user-1", name="alice", display_name="Alice"),
+                                       user_verification="required", resident_key_requirement="required")
+    status, _, response = call(server, "POST", base + "/register", {"options": public_key_of(options), "origin": ORIGIN})
+    assert status == 200, response
+    auth_data = rp.register_complete(state, response)
+    assert auth_data.is_user_verified() and auth_data.is_backup_eligible()
+    credential = auth_data.credential_data
+    options, state = rp.authenticate_begin([credential], user_verification="required")
+    status, _, assertion = call(server, "POST", base + "/sign", {"options": public_key_of(options), "origin": ORIGIN})
+    assert status == 200, assertion
+    assert rp.authenticate_complete(state, [credential], assertion).credential_id == credential.credential_id
+    options, state = rp.authenticate_begin([credential])
+    status, _, assertion = call(server, "POST", base + "/sign", {"options": public_key_of(options), "origin": ORIGIN})
+    with pytest.raises(Exception):
+        rp.authenticate_complete(state, [credential], tamper(assertion, "signature"))
+
+
+def sign_options(**extra):
+    return {"challenge": "c2lnbi1pbi1jaGFsbGVuZ2U", "rpId": RP_ID, **extra}
+
+
+def register_alice(server, account, device="phone"):
+    options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
+    status, _, response = call(server, "POST", f"/accounts/{account}/devices/{device}/register",
+                               {"options": json.loads(options_to_json(options)), "origin": ORIGIN})
+    assert status == 200, response
+    return response["id"]
+
+
+def test_a_conditional_sign_in_waits_for_the_pick_its_timeout_or_the_accounts_end(server):
+    import threading
+    _, _, account = call(server, "POST", "/accounts", {"clock": {"mode": "virtual", "start": "2026-01-01T00:00:00Z"}})
+    credential = register_alice(server, account["id"])
+    base = f"/accounts/{account['id']}/devices/phone"
+    answers = []
+
+    def pending(body):
+        thread = threading.Thread(target=lambda: answers.append(call(server, "POST", base + "/sign", body)))
+        thread.start()
+        return thread
+
+    # Picked from the autofill list: answered as a sign-in with that passkey.
+    thread = pending({"options": sign_options(), "origin": ORIGIN, "mediation": "conditional"})
+    status, _, picked = call(server, "POST", base + "/autofill", {"credentialId": credential, "wait": "60s"})
+    assert (status, picked) == (200, {"picked": True})
+    thread.join(timeout=60)
+    status, _, response = answers.pop()
+    assert status == 200 and response["id"] == credential
+    # A second one while one is pending is refused; the clock moved past the timeout ends it.
+    thread = pending({"options": sign_options(timeout=60000), "origin": ORIGIN, "mediation": "conditional"})
+    wait_until(lambda: call(server, "GET", base + "/autofill")[2] == {"pending": True}, "the sign-in pending")
+    assert call(server, "POST", base + "/sign", {"options": sign_options(), "origin": ORIGIN, "mediation": "conditional"})[0] == 409
+    assert call(server, "POST", f"/accounts/{account['id']}/clock", {"advance": "61s"})[0] == 200
+    thread.join(timeout=60)
+    status, _, problem = answers.pop()
+    assert (status, problem["name"], problem["domException"]) == (422, "timedOut", "NotAllowedError")
+    # No pick for a sign-in that never began.
+    assert call(server, "POST", base + "/autofill", {"credentialId": credential, "wait": 0})[0] == 409
+    # The account's end cancels one still pending.
+    thread = pending({"options": sign_options(), "origin": ORIGIN, "mediation": "conditional"})
+    wait_until(lambda: call(server, "GET", base + "/autofill")[2] == {"pending": True}, "the sign-in pending")
+    assert call(server, "DELETE", f"/accounts/{account['id']}")[0] == 204
+    thread.join(timeout=60)
+    assert answers.pop()[0] in (404, 422)
+
+
+def test_sync_on_a_virtual_clock_and_its_events(server):
+    _, _, account = call(server, "POST", "/accounts", {"devices": [{"name": "phone", "pin": "1234"}, {"name": "laptop", "pin": "9753"}],
+                                                       "clock": {"mode": "virtual", "start": 1_767_225_600_000},
+                                                       "sync": {"upload": "2s", "download": "3s"}})
+    a = account["id"]
+    url, token = server
+    request = urllib.request.Request(f"{url}/accounts/{a}/events?follow=false", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=60) as stream:   # recording from now
+        assert stream.read() == b": authctl events\n\n"
+    credential = register_alice(server, a)
+    assert call(server, "GET", f"/accounts/{a}/devices/laptop/passkeys")[2] == {"credentials": []}
+    assert call(server, "POST", f"/accounts/{a}/clock", {"advance": 4999})[2]["now"] == 1_767_225_604_999
+    assert call(server, "GET", f"/accounts/{a}/devices/laptop/passkeys")[2] == {"credentials": []}
+    assert call(server, "POST", f"/accounts/{a}/clock", {"set": "2026-01-01T00:00:05Z"})[0] == 200
+    assert [c["id"] for c in call(server, "GET", f"/accounts/{a}/devices/laptop/passkeys")[2]["credentials"]] == [credential]
+    request = urllib.request.Request(f"{url}/accounts/{a}/events?follow=false", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=60) as stream:
+        assert stream.headers["Content-Type"] == "text/event-stream"
+        text = stream.read().decode()
+    events = [(e.split("\nevent: ")[1].split("\n")[0], json.loads(e.split("\ndata: ")[1])) for e in text.split("\n\n") if "\nevent: " in e]
+    assert [name for name, _ in events] == ["credentialAdded", "syncLanded", "syncArrived"]
+    assert events[1][1] == {"device": "phone", "credentialId": credential, "removal": False, "time": 1_767_225_602_000}
+    assert events[2][1] == {"device": "laptop", "credentialId": credential, "removal": False, "time": 1_767_225_605_000}
+    assert events[0][1]["authenticatorId"] == "phone" and events[0][1]["credential"]["credentialId"] == credential
+    # A real clock is not moved by a request.
+    _, _, real = call(server, "POST", "/accounts")
+    assert call(server, "POST", f"/accounts/{real['id']}/clock", {"advance": "1s"})[2]["name"] == "usage"
+
+
+def test_webdriver_verbs_add_get_and_remove_credentials(server):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from webauthn.helpers import bytes_to_base64url
+    key = ec.generate_private_key(ec.SECP256R1())
+    pkcs8 = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    _, _, session = call(server, "POST", "/session", {})
+    s = session["value"]["sessionId"]
+    status, _, added = call(server, "POST", f"/session/{s}/webauthn/authenticator",
+                            {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+                             "isUserVerified": True})
+    assert status == 200
+    a = added["value"]
+    credential_id = bytes_to_base64url(b"webdriver-credential-1")
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential",
+                {"credentialId": credential_id, "isResidentCredential": True, "rpId": RP_ID, "privateKey": bytes_to_base64url(pkcs8),
+                 "userHandle": bytes_to_base64url(b"alice"), "signCount": 7})[2] == {"value": None}
+    _, _, listed = call(server, "GET", f"/session/{s}/webauthn/authenticator/{a}/credentials")
+    [only] = listed["value"]
+    assert (only["credentialId"], only["rpId"], only["signCount"]) == (credential_id, RP_ID, 7)
+    returned = serialization.load_der_private_key(base64.urlsafe_b64decode(only["privateKey"] + "=" * (-len(only["privateKey"]) % 4)), None)
+    assert returned.private_numbers() == key.private_numbers()
+    # A sign-in with it verifies against the key the test made.
+    request = generate_authentication_options(rp_id=RP_ID)
+    status, _, response = call(server, "POST", f"/accounts/{a}/devices/{a}/sign", {"options": json.loads(options_to_json(request)), "origin": ORIGIN})
+    assert status == 200 and response["id"] == credential_id
+    public = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    from webauthn.helpers.cose import COSEAlgorithmIdentifier  # noqa: F401  (py_webauthn takes a COSE key)
+    from fido2.cose import ES256
+    cose = ES256.from_cryptography_key(key.public_key())
+    import cbor2
+    verify_authentication_response(credential=response, expected_challenge=request.challenge, expected_rp_id=RP_ID, expected_origin=ORIGIN,
+                                   credential_public_key=cbor2.dumps(dict(cose)), credential_current_sign_count=7)
+    assert public
+    # Set User Verified false: verification now fails; Set Credential Properties; Remove.
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/uv", {"isUserVerified": False})[2] == {"value": None}
+    status, _, problem = call(server, "POST", f"/accounts/{a}/devices/{a}/sign",
+                              {"options": sign_options(userVerification="required"), "origin": ORIGIN})
+    assert (status, problem["name"]) == (422, "notInteractive")
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}/props",
+                {"backupEligibility": True, "backupState": False})[0] == 200
+    assert call(server, "GET", f"/accounts/{a}/devices/{a}/passkeys/{credential_id}")[2]["backupState"] is False
+    assert call(server, "DELETE", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}")[0] == 200
+    status, _, problem = call(server, "DELETE", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}")
+    assert (status, problem["value"]["error"]) == (404, "invalid argument")
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator", {"protocol": "ctap1/u2f", "transport": "usb"})[0] == 400
+    assert call(server, "DELETE", f"/session/{s}")[0] == 200
+    assert call(server, "GET", f"/accounts/{a}")[0] == 404

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""`authctl serve` under load (docs/benchmarks.md, "The server"): sign-ins over loopback HTTP
+with keep-alive, driven by wrk, against the in-process rate measured in the same run.
+
+    python3 scripts/bench_serve.py [--seconds 10] [--threads 4] [--authctl .build/release/authctl]
+
+1. In process: `authctl bench ceremonies --json`, the sign-in rate in memory (one core).
+2. One account: 32 wrk connections signing in on one account's one device (its requests run one
+   at a time, as one person's do): rate, p50 and p99 latency.
+3. 32 accounts: 32 connections, each request on one of 32 accounts in turn (32 test workers, each
+   with its own account): rate, p50 and p99; every answer must be 200.
+4. Fresh users: over one keep-alive connection, POST /accounts (one device, PIN 1234), a
+   registration and a sign-in, then DELETE — the median and p90 of the first three together.
+
+Standard library only, and wrk (Debian's `wrk`). The server's accounts are made in --scratch
+(default /dev/shm when it exists: a tmpfs, as a test machine's would be). Exit 0 when every
+request succeeded, 1 otherwise; --json prints one JSON object.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+ORIGIN = "https://example.com"
+# Without user verification, as the in-process rate is measured (a passkey made with it is sealed
+# under the biometric, and each use opens it with the PIN).
+REGISTRATION = {"rp": {"id": "example.com", "name": "Example"}, "user": {"id": "dXNlcjE", "name": "alice", "displayName": "Alice"},
+                "challenge": "Y2hhbGxlbmdlLWNoYWxsZW5nZQ", "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
+                "authenticatorSelection": {"userVerification": "discouraged"}}
+SIGN_IN = {"challenge": "c2lnbi1pbi1jaGFsbGVuZ2U", "rpId": "example.com", "userVerification": "discouraged"}
+
+
+class Client:
+    """One keep-alive connection to the server."""
+
+    def __init__(self, url, token):
+        parts = urllib.parse.urlparse(url)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def call(self, method, path, body=None):
+        self.connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=self.headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        if response.status >= 300:
+            raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
+        return json.loads(data) if data else None
+
+
+def account_with_passkey(client):
+    account = client.call("POST", "/accounts", {})["id"]
+    client.call("POST", f"/accounts/{account}/devices/phone/register", {"options": REGISTRATION, "origin": ORIGIN})
+    return account
+
+
+def wrk(url, token, paths, seconds, directory):
+    """wrk with 32 connections, each request a sign-in on the next of `paths`: rate, p50, p99 (ms)."""
+    body = json.dumps({"options": SIGN_IN, "origin": ORIGIN})
+    script = os.path.join(directory, "sign.lua")
+    with open(script, "w") as f:
+        f.write("paths = {" + ",".join(json.dumps(p) for p in paths) + "}\n"
+                "counter = 0\n"
+                "request = function()\n"
+                "  counter = counter + 1\n"
+                f"  return wrk.format('POST', paths[(counter % #paths) + 1], {{['Authorization'] = 'Bearer {token}', "
+                f"['Content-Type'] = 'application/json'}}, {json.dumps(body)})\n"
+                "end\n")
+    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{seconds}s", "--latency", "-s", script, url], capture_output=True, text=True, check=True).stdout
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise RuntimeError("wrk saw failed requests:\n" + out)
+    rate = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
+
+    def percentile(p):
+        value, unit = re.search(rf"\s{p}%\s+([0-9.]+)(us|ms|s)", out).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+    return {"perSecond": round(rate), "p50ms": round(percentile(50), 3), "p99ms": round(percentile(99), 3)}
+
+
+def fresh_users(client, count):
+    totals, parts = [], {"create": [], "register": [], "sign": []}
+    for _ in range(count):
+        t0 = time.perf_counter()
+        account = client.call("POST", "/accounts", {})["id"]
+        t1 = time.perf_counter()
+        client.call("POST", f"/accounts/{account}/devices/phone/register", {"options": REGISTRATION, "origin": ORIGIN})
+        t2 = time.perf_counter()
+        client.call("POST", f"/accounts/{account}/devices/phone/sign", {"options": SIGN_IN, "origin": ORIGIN})
+        t3 = time.perf_counter()
+        client.call("DELETE", f"/accounts/{account}")
+        totals.append((t3 - t0) * 1000)
+        for key, value in zip(parts, (t1 - t0, t2 - t1, t3 - t2)):
+            parts[key].append(value * 1000)
+    totals.sort()
+    report = {"medianMs": round(statistics.median(totals), 3), "p90Ms": round(totals[int(len(totals) * 0.9)], 3)}
+    report.update({f"{key}MedianMs": round(statistics.median(values), 3) for key, values in parts.items()})
+    return report
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--authctl", default=".build/release/authctl")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--users", type=int, default=500, help="fresh users timed")
+    parser.add_argument("--scratch", default="/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    in_process = json.loads(subprocess.run([args.authctl, "--json", "bench", "ceremonies", "--seconds", str(min(args.seconds, 5))],
+                                           capture_output=True, text=True, check=True).stdout)
+    sign_rate = next(row["perSecond"] for row in in_process["rows"] if row["ceremony"] == "sign" and row["store"] == "memory")
+    with tempfile.TemporaryDirectory() as directory:
+        server = subprocess.Popen([args.authctl, "serve", "--threads", str(args.threads), "--scratch", args.scratch],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            url = server.stdout.readline().split()[-1]
+            token = server.stdout.readline().split()[-1]
+            client = Client(url, token)
+            one = account_with_passkey(client)
+            single = wrk(url, token, [f"/accounts/{one}/devices/phone/sign"], args.seconds, directory)
+            many = [account_with_passkey(client) for _ in range(32)]
+            spread = wrk(url, token, [f"/accounts/{a}/devices/phone/sign" for a in many], args.seconds, directory)
+            fresh = fresh_users(client, args.users)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            stopped = server.wait(timeout=60)
+    report = {"inProcessSignPerSecond": sign_rate, "oneAccount": single, "thirtyTwoAccounts": spread, "freshUsers": fresh,
+              "ratioOneAccount": round(single["perSecond"] / sign_rate, 2), "ratioThirtyTwoAccounts": round(spread["perSecond"] / sign_rate, 2),
+              "threads": args.threads, "cores": os.cpu_count(), "serverExit": stopped}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"in process: {sign_rate} sign-ins/s (one core)")
+        for name, row, ratio in (("one account", single, report["ratioOneAccount"]), ("32 accounts", spread, report["ratioThirtyTwoAccounts"])):
+            print(f"{name:12} {row['perSecond']:>7} sign-ins/s over HTTP ({ratio}x in process), p50 {row['p50ms']} ms, p99 {row['p99ms']} ms")
+        print(f"fresh user (account + registration + sign-in): median {fresh['medianMs']} ms, p90 {fresh['p90Ms']} ms "
+              f"(create {fresh['createMedianMs']}, register {fresh['registerMedianMs']}, sign {fresh['signMedianMs']})")
+    return 0 if stopped == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
