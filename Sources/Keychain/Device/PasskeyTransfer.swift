@@ -69,6 +69,7 @@ extension Device {
             (.int(F.createdAt), .int(Int(account.now / 1000))), (.int(F.signCount), .int(Int(added.signCount))),
             (.int(F.backupEligible), .bool(added.backupEligible)), (.int(F.backupState), .bool(added.backupState)),
             (.int(F.privateKey), .bytes(added.privateKeyDER)), (.int(F.countsSignatures), .bool(true)),
+            (.int(F.backupStateFixed), .bool(added.backupStateFixed)),
         ]
         if let blob = added.largeBlob {
             // Stored as a write would store it: sealed under the passkey's largeBlobKey.
@@ -139,11 +140,15 @@ public struct AddedPasskey: Sendable {
     public var signCount: UInt32
     public var backupEligible: Bool
     public var backupState: Bool
+    /// BS stays as given, whatever sync does (as WebDriver's explicit `backupState` holds).
+    public var backupStateFixed: Bool
     /// Its large blob (at most 4,096 bytes), when it has one.
     public var largeBlob: [UInt8]?
 
     public init(id: [UInt8], rpId: String, userHandle: [UInt8], userName: String = "", userDisplayName: String = "",
-                privateKeyDER: [UInt8], signCount: UInt32 = 0, backupEligible: Bool = true, backupState: Bool = true, largeBlob: [UInt8]? = nil) {
+                privateKeyDER: [UInt8], signCount: UInt32 = 0, backupEligible: Bool = true, backupState: Bool = true,
+                backupStateFixed: Bool = false, largeBlob: [UInt8]? = nil) {
+        self.backupStateFixed = backupStateFixed
         self.id = id
         self.rpId = rpId
         self.userHandle = userHandle

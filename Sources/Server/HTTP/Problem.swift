@@ -32,15 +32,16 @@ struct Problem: Error {
     /// What the path names is not there: `404`, under the row the request layer would give.
     static func notFound(_ detail: String, name: SessionError.Name = .usage) -> Problem { Problem(404, name.rawValue, detail) }
 
-    /// The HTTP status of an error of the table: the caller's mistakes 400, a ceremony's outcome
-    /// 422 (never 5xx), a busy vault 409, the rest 500.
+    /// The HTTP status of an error of the table: the caller's mistakes 400 (a wrong passphrase is
+    /// one: the only passphrases a request carries are its own, an export's or an import's), a
+    /// ceremony's outcome 422 (never 5xx), a busy vault 409, the rest 500.
     static func status(of name: SessionError.Name) -> Int {
         switch name {
-        case .badInput, .syntaxError, .encodingError, .usage: 400
+        case .badInput, .syntaxError, .encodingError, .usage, .vaultLocked: 400
         case .canceled, .failed, .invalidResponse, .notHandled, .notInteractive, .matchedExcludedCredential, .biometryLockout, .timedOut,
              .securityError, .notSupported, .passkeysNotSupported: 422
         case .vaultBusy, .vaultExists: 409
-        case .unknown, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultInsecure, .scenarioFailed, .ioError, .vaultTooNew: 500
+        case .unknown, .vaultCorrupted, .vaultNotFound, .vaultInsecure, .scenarioFailed, .ioError, .vaultTooNew: 500
         }
     }
 }

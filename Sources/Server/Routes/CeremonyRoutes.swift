@@ -53,7 +53,9 @@ extension AccountService {
                     chosen.action = .timeout
                     chosen.instantTimeout = true  // the timeout has passed already
                 case .canceled:
+                    // Dismissed: ended as the client ends a dismissed conditional request.
                     chosen.action = .cancel
+                    chosen.instantTimeout = true
                 }
                 do throws(Problem) { deferred.complete(try sign(chosen)) } catch { deferred.complete(error.response) }
             }
@@ -98,11 +100,12 @@ extension AccountService {
         return (caller, person, options, body)
     }
 
-    /// The options' `timeout` (milliseconds), else five minutes, at most an hour.
+    /// The timeout the browser gives the request: the options' `timeout` clamped as the client
+    /// clamps it (10 s … 10 min), else five minutes.
     private static func timeout(of options: [UInt8]) -> UInt64 {
         let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
-        let given = (object?["timeout"] as? NSNumber)?.doubleValue ?? 300_000
-        return UInt64(min(max(given.isFinite ? given : 300_000, 0), 3_600_000))
+        guard let given = (object?["timeout"] as? NSNumber)?.doubleValue, given.isFinite else { return 300_000 }
+        return UInt64(JSONReader.effectiveTimeout(UInt32(min(max(given.rounded(.towardZero), 0), Double(UInt32.max)))))
     }
 }
 

@@ -56,9 +56,14 @@ extension AccountService {
             let current = try body.string("currentPin"), reset = try body.bool("reset") ?? false
             let approver = try body.string("approvedBy"), approverPin = try body.string("approverPin")
             return try s.onDevice(call) { hosted, device throws(Problem) in
+                // A device without a PIN (or resetting its biometry) is approved on an enrolled one: the
+                // one named, else the first other device whose PIN the server knows.
+                let enrolled = try session { () throws(SessionError) in try hosted.session.biometry(device: device) }.enrolled
+                let approving = approver ?? (enrolled && !reset ? nil
+                    : hosted.session.account.deviceNames.first { $0 != device && hosted.knowsPIN(of: $0) })
                 let deleted = try session { () throws(SessionError) in
                     try hosted.session.enrollPIN(Self.secret(pin), device: device, person: PersonRequest(pin: current), reset: reset,
-                                                 approvedBy: approver, approverPerson: PersonRequest(pin: approverPin))
+                                                 approvedBy: approving, approverPerson: PersonRequest(pin: approverPin))
                 }
                 hosted.setPIN(pin, device: device)
                 return .encoded(200, PINReport(device: try DeviceReport(named: device, in: hosted), deletedPasskeys: deleted))

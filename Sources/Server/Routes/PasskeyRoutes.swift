@@ -108,6 +108,6 @@ extension AccountService {
                             privateKeyDER: try body.base64URL(required: "privateKey"),
                             signCount: UInt32(try body.integer("signCount", maximum: UInt64(UInt32.max - 1)) ?? 0),
                             backupEligible: eligible, backupState: try body.bool("backupState") ?? eligible,
-                            largeBlob: try body.base64URL("largeBlob"))
+                            backupStateFixed: body.has("backupState"), largeBlob: try body.base64URL("largeBlob"))
     }
 }

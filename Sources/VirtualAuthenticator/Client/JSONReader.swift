@@ -9,7 +9,7 @@ import Foundation
 /// TypeError (`badInput`) anywhere wins over an EncodingError (`encodingError`). A bad base64url
 /// value is therefore only noted while converting, in the ``Decoding`` shared by the readers of one
 /// document, and thrown by ``finish()`` once conversion is over.
-struct JSONReader {
+package struct JSONReader {
     let object: [String: Any]
     let path: String
     let decoding: Decoding

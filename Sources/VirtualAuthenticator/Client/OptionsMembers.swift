@@ -13,7 +13,7 @@ extension JSONReader {
     }
 
     /// The timeout the client uses for a converted `timeout` value.
-    static func effectiveTimeout(_ requested: UInt32) -> Int {
+    package static func effectiveTimeout(_ requested: UInt32) -> Int {
         min(max(Int(requested), minimumTimeoutMilliseconds), maximumTimeoutMilliseconds)
     }
 
