@@ -11,7 +11,6 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { KeyObject } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
 
 /** How long {@link AuthctlServer.start} waits for the server's first lines, in milliseconds. */
@@ -70,11 +69,17 @@ function bodyText(body) {
   });
 }
 
-/** `options` as given, or the `publicKey` member of `{publicKey: …}` (what an RP often sends). */
-function unwrapOptions(options) {
+/**
+ * The request body of a ceremony: `options` as given, or the `publicKey` member of
+ * `{publicKey: …}` (what an RP often sends, and what a page passes to `navigator.credentials`),
+ * whose `mediation` is taken too unless `extra` gives one.
+ */
+function ceremonyBody(options, origin, extra) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError('options must be an object');
-  if ('publicKey' in options && !('challenge' in options)) return options.publicKey;
-  return options;
+  const wrapped = 'publicKey' in options && !('challenge' in options);
+  const body = { ...defined(extra), options: wrapped ? options.publicKey : options, origin };
+  if (wrapped && options.mediation !== undefined && body.mediation === undefined) body.mediation = options.mediation;
+  return body;
 }
 
 /** Members of `object` whose value is not undefined. */
@@ -91,30 +96,6 @@ function segment(text) {
 /** A time as the API takes it: a `Date` as milliseconds since the Unix epoch, else as given. */
 function timeValue(time) {
   return time instanceof Date ? time.getTime() : time;
-}
-
-/**
- * An HTTP request over a connection opened for it and closed after it (`fetch` takes one from
- * its pool). Resolves with what the callers read of a `fetch` response: `ok`, `status`,
- * `statusText`, `text()`.
- */
-function requestOnOwnConnection(url, { method, headers, body, signal }) {
-  return new Promise((resolve, reject) => {
-    const all = { ...headers, connection: 'close' };
-    if (body !== undefined) all['content-length'] = Buffer.byteLength(body);
-    const call = httpRequest(url, { method, headers: all, agent: false, signal }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = response.statusCode;
-        resolve({ ok: status >= 200 && status < 300, status, statusText: response.statusMessage, text: async () => text });
-      });
-    });
-    call.on('error', reject);
-    call.end(body);
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -393,28 +374,20 @@ export class AuthctlServer {
    * One request: the body as JSON (binary values as base64url), the answer's JSON back
    * (`undefined` for `204`). A status that is not 2xx throws {@link AuthctlError}.
    *
-   * Requests go through `fetch`, which keeps connections open for the next ones. With
-   * `ownConnection` the request goes over a connection of its own, closed after it (see
-   * {@link Device#autofill} for why that matters).
-   *
    * @param {string} method
    * @param {string} path from the server's root, such as `/accounts`
    * @param {object} [body]
    * @param {object} [settings]
    * @param {AbortSignal} [settings.signal] aborts the request
-   * @param {boolean} [settings.ownConnection=false] a new connection for this request alone
    * @returns {Promise<any>}
    */
-  async request(method, path, body, { signal, ownConnection = false } = {}) {
+  async request(method, path, body, { signal } = {}) {
     const headers = { authorization: `Bearer ${this.token}`, accept: 'application/json, application/problem+json' };
-    const text = body === undefined ? undefined : bodyText(body);
-    if (text !== undefined) headers['content-type'] = 'application/json';
-    const response = ownConnection
-      ? await requestOnOwnConnection(this.url + path, { method, headers, body: text, signal })
-      : await fetch(this.url + path, { method, headers, body: text, signal });
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(this.url + path, { method, headers, body: body === undefined ? undefined : bodyText(body), signal });
     if (!response.ok) throw await AuthctlError.fromResponse(response, method, path);
-    const answer = await response.text();
-    return answer === '' ? undefined : JSON.parse(answer);
+    const text = await response.text();
+    return text === '' ? undefined : JSON.parse(text);
   }
 
   /** `GET /health`: `{status: "ok"}`. */
@@ -565,14 +538,19 @@ export class Account {
    * `GET …/events`: opens the account's event stream and resolves once the server has answered
    * (events are recorded from the moment the first stream opens; sync is watched while one is
    * open). The server replays what it kept (the last 1000 events) first; `after` skips those up
-   * to that event id.
+   * to that event id. With `follow: false` the stream ends after what was kept.
    *
    * @param {object} [settings]
    * @param {number} [settings.after] an event id
+   * @param {boolean} [settings.follow=true] whether the stream goes on with events as they happen
    * @returns {Promise<EventStream>}
    */
-  async events({ after } = {}) {
-    const path = `${this.path}/events${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`;
+  async events({ after, follow } = {}) {
+    const query = new URLSearchParams();
+    if (after !== undefined) query.set('after', String(after));
+    if (follow !== undefined) query.set('follow', follow ? 'true' : 'false');
+    const text = query.toString();
+    const path = `${this.path}/events${text ? `?${text}` : ''}`;
     const controller = new AbortController();
     const response = await fetch(this.server.url + path, {
       headers: { authorization: `Bearer ${this.server.token}`, accept: 'text/event-stream' },
@@ -580,6 +558,21 @@ export class Account {
     });
     if (!response.ok) throw await AuthctlError.fromResponse(response, 'GET', path);
     return new EventStream(response, controller, after);
+  }
+
+  /**
+   * The events kept so far (the last 1000; those after `after`), read from a stream that ends
+   * after them (`follow: false`). Recording starts with the account's first stream: this one, if
+   * none was open before.
+   *
+   * @param {object} [settings]
+   * @param {number} [settings.after] an event id
+   * @returns {Promise<Array<{id: number, name: string, data: any, raw: string}>>}
+   */
+  async recordedEvents({ after } = {}) {
+    const stream = await this.events({ after, follow: false });
+    await stream.finished;
+    return stream.received;
   }
 
   /** `DELETE /accounts/{id}`: ends the account; its streams end and its vault is removed. */
@@ -624,6 +617,11 @@ export class EventStream {
   /** Whether the stream has ended (closed here, or ended by the server). */
   get ended() {
     return this.#ended;
+  }
+
+  /** Resolves once the stream has ended (closed here, or ended by the server); never rejects. */
+  get finished() {
+    return this.#pump;
   }
 
   async #read(body) {
@@ -832,8 +830,8 @@ export class Device {
    * `navigator.credentials.create()` on this device: resolves with the registration response
    * JSON a browser's `PublicKeyCredential.toJSON()` gives the page.
    *
-   * @param {object} options `PublicKeyCredentialCreationOptionsJSON`, or `{publicKey: …}` holding it;
-   *   binary members may be given as `Uint8Array`/`Buffer` (sent as base64url)
+   * @param {object} options `PublicKeyCredentialCreationOptionsJSON`, or `{publicKey: …, mediation?}`
+   *   holding it; binary members may be given as `Uint8Array`/`Buffer` (sent as base64url)
    * @param {string} origin the calling page's origin, such as `https://example.com`
    * @param {object} [extra] more members of the request: `topOrigin`, `mediation`, `userAction`
    *   (`approve`, `cancel`, `timeout`), `pin`, `fault` (`authctl faults`), `profile`, `via`,
@@ -841,7 +839,7 @@ export class Device {
    * @returns {Promise<object>} `RegistrationResponseJSON`
    */
   async register(options, origin, extra = {}) {
-    return this.#server.request('POST', `${this.path}/register`, { ...defined(extra), options: unwrapOptions(options), origin });
+    return this.#server.request('POST', `${this.path}/register`, ceremonyBody(options, origin, extra));
   }
 
   /**
@@ -849,38 +847,37 @@ export class Device {
    * a browser gives the page. With `mediation: "conditional"` the request waits until
    * {@link Device#autofill} picks a passkey (or the options' timeout passes).
    *
-   * @param {object} options `PublicKeyCredentialRequestOptionsJSON`, or `{publicKey: …}` holding it
+   * @param {object} options `PublicKeyCredentialRequestOptionsJSON`, or `{publicKey: …, mediation?}` holding it
    * @param {string} origin the calling page's origin
    * @param {object} [extra] as for {@link Device#register}, and `credentialId` or `user`: the
    *   passkey the person picks when several match
    * @returns {Promise<object>} `AuthenticationResponseJSON`
    */
   async sign(options, origin, extra = {}) {
-    const body = { ...defined(extra), options: unwrapOptions(options), origin };
+    const body = ceremonyBody(options, origin, extra);
     if (body.credentialId !== undefined) body.credentialId = binaryText(body.credentialId);
     return this.#server.request('POST', `${this.path}/sign`, body);
   }
 
   /**
    * `POST …/autofill`: the person picks a passkey from the autofill list of the conditional
-   * sign-in pending on this device (the server waits up to 10 s for one to begin; `409` if none).
+   * sign-in pending on this device. The server waits up to `wait` for one to be pending (default
+   * 2 s, at most 60 s), else answers `409`.
    *
-   * It goes over a connection of its own: a pending conditional sign-in holds one of the
-   * server's threads until the pick, and a connection that thread serves (one `fetch` may reuse)
-   * waits with it.
-   *
-   * @param {{credentialId?: string | Uint8Array, user?: string, cancel?: boolean}} pick
+   * @param {{credentialId?: string | Uint8Array, user?: string, cancel?: boolean, wait?: string | number}} pick
+   *   the passkey picked (by id or user name), or `cancel: true` (the list passed by); `wait` a
+   *   duration (`"10s"`, or milliseconds)
    * @returns {Promise<{picked: true}>}
    */
   autofill(pick) {
     const body = defined({ ...pick });
     if (body.credentialId !== undefined) body.credentialId = binaryText(body.credentialId);
-    return this.#server.request('POST', `${this.path}/autofill`, body, { ownConnection: true });
+    return this.#server.request('POST', `${this.path}/autofill`, body);
   }
 
-  /** `GET …/autofill`: whether a conditional sign-in is pending on this device (over a connection of its own, as {@link Device#autofill}). */
+  /** `GET …/autofill`: whether a conditional sign-in is pending on this device. */
   async autofillPending() {
-    return (await this.#server.request('GET', `${this.path}/autofill`, undefined, { ownConnection: true })).pending;
+    return (await this.#server.request('GET', `${this.path}/autofill`)).pending;
   }
 
   /**

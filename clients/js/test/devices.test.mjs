@@ -109,7 +109,7 @@ describe('devices', () => {
     const phone = account.device('phone');
     const alice = await phone.register(creationOptions({ userName: 'alice' }), ORIGIN);
     const bob = await phone.register(creationOptions({ userName: 'bob' }), ORIGIN);
-    // Some connections in the pool first, as a suite that has run for a while has.
+    // Some connections in fetch's pool first, as in a suite that has run for a while.
     await Promise.all(Array.from({ length: 8 }, () => phone.get()));
     assert.equal(await phone.autofillPending(), false);
 
@@ -118,7 +118,11 @@ describe('devices', () => {
       const pending = phone.sign(request, ORIGIN, { mediation: 'conditional' });
       pending.catch(() => {}); // judged below
       await waitUntil(() => phone.autofillPending(), 'the conditional sign-in is pending');
-      assert.deepEqual(await phone.autofill(pick), { picked: true });
+      // While it is pending, other requests (on the same account too) are answered: it holds no
+      // thread and no lock. Were they held, the pick below would come after the sign-in's timeout.
+      const states = await Promise.all(Array.from({ length: 16 }, () => phone.get()));
+      assert.ok(states.every((state) => state.passkeys === 2));
+      assert.deepEqual(await phone.autofill({ ...pick, wait: '30s' }), { picked: true });
       const assertion = await pending;
       assert.equal(assertion.id, expected);
       const key = (await phone.passkey(expected)).publicKey;
@@ -128,7 +132,7 @@ describe('devices', () => {
 
     // Passing the list by does not reject a conditional sign-in: it waits out its timeout (which
     // passes at once here), as a browser's does.
-    const pending = phone.sign(requestOptions(), ORIGIN, { mediation: 'conditional' });
+    const pending = phone.sign({ publicKey: requestOptions(), mediation: 'conditional' }, ORIGIN);
     const refused = assert.rejects(pending, { status: 422, name: 'timedOut', domException: 'NotAllowedError' });
     await waitUntil(() => phone.autofillPending(), 'the conditional sign-in is pending');
     await phone.autofill({ cancel: true });

@@ -69,25 +69,33 @@ describe('events', () => {
     await Promise.all([first.close(), replay.close(), later.close()]);
   });
 
-  test('the server reads the query: ?after=ID skips, ?after=x is refused, ?rpId= filters', {
-    todo: 'authctl serve ignores the query string (GET …/events?after=1 replays event 1; ?after=x is 200; …/passkeys?rpId=other.example lists example.com\'s)',
-  }, async () => {
+  test('the server reads the query: ?after=ID skips, ?after=x is refused, ?follow=false ends after the kept events, ?rpId= filters', async () => {
     const account = await server.createAccount();
     const phone = account.device('phone');
     const stream = await account.events();
     await phone.register(creationOptions(), ORIGIN);
+    await phone.register(creationOptions({ userName: 'bob', rpId: 'example.org' }), 'https://example.org');
+    await stream.waitFor('credentialAdded');
     await stream.waitFor('credentialAdded');
     await stream.close();
+
+    assert.deepEqual((await server.request('GET', `${phone.path}/passkeys?rpId=example.org`)).credentials.map((p) => p.userName), ['bob']);
     assert.deepEqual(await server.request('GET', `${phone.path}/passkeys?rpId=other.example`), { credentials: [] });
+    assert.equal((await phone.passkeys({ rpId: 'example.org' })).length, 1);
     await assert.rejects(server.request('GET', `${account.path}/events?after=x`), { status: 400, name: 'badInput' });
-    // Read without the client's own filtering of ids.
-    const response = await fetch(`${server.url}${account.path}/events?after=1`, {
-      headers: { authorization: `Bearer ${server.token}` }, signal: AbortSignal.timeout(5000),
+    await assert.rejects(server.request('GET', `${account.path}/events?follow=maybe`), { status: 400, name: 'badInput' });
+
+    // Read raw, without this client's own handling of `after`: the server skips event 1.
+    const response = await fetch(`${server.url}${account.path}/events?after=1&follow=false`, {
+      headers: { authorization: `Bearer ${server.token}` }, signal: AbortSignal.timeout(60_000),
     });
-    const reader = response.body.getReader();
-    const { value } = await reader.read();
-    await reader.cancel();
-    assert.doesNotMatch(Buffer.from(value).toString(), /id: 1\n/);
+    const text = await response.text(); // follow=false: the body ends
+    assert.doesNotMatch(text, /^id: 1$/m);
+    assert.match(text, /^id: 2$/m);
+
+    const kept = await account.recordedEvents();
+    assert.deepEqual(kept.map((e) => [e.id, e.name]), [[1, 'credentialAdded'], [2, 'credentialAdded']]);
+    assert.deepEqual((await account.recordedEvents({ after: 1 })).map((e) => e.id), [2]);
   });
 
   test('a stream of an account that does not exist is a 404 AuthctlError', async () => {
