@@ -116,7 +116,7 @@ def main():
 
     in_process = json.loads(subprocess.run([args.authctl, "--json", "bench", "ceremonies", "--seconds", str(min(args.seconds, 5))],
                                            capture_output=True, text=True, check=True).stdout)
-    sign_rate = next(row["perSecond"] for row in in_process["rows"] if row["ceremony"] == "sign" and row["store"] == "memory")
+    sign_rate = round(next(row["perSecond"] for row in in_process["rows"] if row["ceremony"] == "sign" and row["store"] == "memory"))
     with tempfile.TemporaryDirectory() as directory:
         server = subprocess.Popen([args.authctl, "serve", "--threads", str(args.threads), "--scratch", args.scratch],
                                   stdout=subprocess.PIPE, text=True)

@@ -25,7 +25,7 @@ public struct SyncEvent: Encodable, Sendable {
 
 /// Watches what is in flight between steps: a transfer that was pending with a time that has
 /// come, and is pending no more, happened then.
-public struct SyncWatch {
+package struct SyncWatch {
     private struct Transfer: Hashable {
         let device: String
         let upload: Bool
@@ -39,9 +39,9 @@ public struct SyncWatch {
     private var pending = [(Transfer, UInt64?)]()
 
     /// The transfers that have happened since the last look, oldest first, named by `label`.
-    public init() {}
+    package init() {}
 
-    public mutating func look(_ status: SyncStatus, epoch: UInt64, label: (String) -> String) -> [SyncEvent] {
+    package mutating func look(_ status: SyncStatus, epoch: UInt64, label: (String) -> String) -> [SyncEvent] {
         var now = [(Transfer, UInt64?)]()
         for device in status.devices {
             for (upload, list) in [(true, device.pendingUploads), (false, device.pendingDownloads)] {
