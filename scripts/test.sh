@@ -52,5 +52,9 @@ echo "== release build (what scripts/install.sh and scripts/package-deb.sh ship)
 AUTHCTL_RELEASE_BIN=$(scripts/build-release.sh)
 export AUTHCTL_RELEASE_BIN
 
+"$venv/bin/pip" install -q --disable-pip-version-check ./clients/python
+echo "== Python client"
+AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q -p no:cacheprovider clients/python/tests
+
 echo "== interop suite"
 AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"

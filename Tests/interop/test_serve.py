@@ -176,7 +176,12 @@ def test_a_conditional_sign_in_waits_for_the_pick_its_timeout_or_the_accounts_en
     wait_until(lambda: call(server, "GET", base + "/autofill")[2] == {"pending": True}, "the sign-in pending")
     assert call(server, "DELETE", f"/accounts/{account['id']}")[0] == 204
     thread.join(timeout=60)
-    assert answers.pop()[0] in (404, 422)
+    status, _, problem = answers.pop()
+    assert (status, problem["name"], problem["domException"]) == (422, "canceled", "NotAllowedError")
+    # A device the account does not have is not there for a pick either.
+    _, _, other = call(server, "POST", "/accounts")
+    assert call(server, "GET", f"/accounts/{other['id']}/devices/nope/autofill")[0] == 404
+    assert call(server, "POST", f"/accounts/{other['id']}/devices/nope/autofill", {"cancel": True})[0] == 404
 
 
 def test_sync_on_a_virtual_clock_and_its_events(server):

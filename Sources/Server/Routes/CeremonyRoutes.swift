@@ -44,6 +44,7 @@ extension AccountService {
             // Pending, holding no thread and no lock, until the person picks a passkey from the
             // autofill list (or the timeout, or the account's end); then signed as usual.
             let hosted = try s.hosted(call.parameter("account"))
+            _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
             let deferred = HTTPDeferred()
             try hosted.autofill.begin(device: call.parameter("device"), timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
                 var chosen = person
@@ -52,27 +53,30 @@ extension AccountService {
                 case .timedOut:
                     chosen.action = .timeout
                     chosen.instantTimeout = true  // the timeout has passed already
-                case .canceled:
-                    // Dismissed: ended as the client ends a dismissed conditional request.
+                case .dismissed:
+                    // Ended as the client ends a dismissed conditional request.
                     chosen.action = .cancel
                     chosen.instantTimeout = true
+                case .canceled:
+                    deferred.complete(Problem(SessionError(.canceled, "the conditional sign-in was canceled: its account ended, or the server stops")).response)
+                    return
                 }
                 do throws(Problem) { deferred.complete(try sign(chosen)) } catch { deferred.complete(error.response) }
             }
             return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
         }
         router.add("GET", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
-            let hosted = try s.hosted(call.parameter("account"))
-            return .encoded(200, ["pending": hosted.autofill.isPending(device: call.parameter("device"))])
+            try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["pending": hosted.autofill.isPending(device: device)]) }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
             let body = try call.body(allowed: ["credentialId", "user", "cancel", "wait"])
             let wait = try Self.duration(body, "wait") ?? 2_000
             guard wait <= 60_000 else { throw Problem.input("wait is at most 60 s") }
             let hosted = try s.hosted(call.parameter("account"))
+            _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
             let pick: AutofillPicks.Outcome
             if try body.bool("cancel") == true {
-                pick = .canceled
+                pick = .dismissed
             } else {
                 let id = try body.base64URL("credentialId"), user = try body.string("user")
                 guard id != nil || user != nil else { throw Problem.input("the body names the passkey picked (credentialId or user), or cancel") }
@@ -117,6 +121,9 @@ final class AutofillPicks: @unchecked Sendable {
     enum Outcome {
         case picked(AccountChoice)
         case timedOut
+        /// The person dismissed the autofill list.
+        case dismissed
+        /// The account ended, or the server stops: the request is over.
         case canceled
     }
 

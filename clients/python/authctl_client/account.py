@@ -8,7 +8,7 @@ from . import _convert
 from ._http import path
 from .device import Device
 from .errors import NotFound
-from .events import EventStream
+from .events import Event, EventStream
 
 if TYPE_CHECKING:
     from .server import Server
@@ -124,10 +124,17 @@ class Account:
 
     # Events
 
-    def events(self, after: Optional[int] = None) -> EventStream:
-        """Opens the account's event stream (the kept events after id `after`, then each as it
-        happens). Open it before acting: the server records events from the first stream on."""
-        return EventStream(self.server.transport, self._path(), after=after)
+    def events(self, after: Optional[int] = None, follow: bool = True) -> EventStream:
+        """Opens the account's event stream: the kept events (those after id `after`), then each
+        as it happens, or, with ``follow=False``, the kept ones only, the stream then ending.
+        Open it before acting: the server records events from the first stream on."""
+        return EventStream(self.server.transport, self._path(), after=after, follow=follow)
+
+    def recorded_events(self, after: Optional[int] = None, timeout: float = 60.0) -> List[Event]:
+        """The events the server has kept (the last 1,000; those after id `after`). The first
+        call also starts the recording, when no stream has opened before."""
+        with self.events(after=after, follow=False) as stream:
+            return stream.wait_closed(timeout)
 
     # Ending
 

@@ -33,11 +33,12 @@ class Device:
     """A device of an account, named :attr:`name`.
 
     A handle: making one sends nothing (``account.device("phone")``). Every method is one request.
-    Ceremony keywords (``**options``) are the members of the ceremony bodies in snake_case:
+    The ceremonies' keywords (``**members``) are the members of their bodies in snake_case:
     ``top_origin``, ``mediation``, ``user_action`` (``approve``, ``cancel``, ``timeout``,
     ``wrong-pin``), ``pin``, ``fault`` (``bad-signature``, ``wrong-challenge``, ...),
     ``profile``, ``via``, ``device_bound``, ``recent_password_sign_in``, and for a sign-in
-    ``credential_id`` and ``user`` (the passkey the person picks).
+    ``credential_id`` and ``user`` (the passkey the person picks); ``timeout`` is the seconds the
+    request may take.
     """
 
     def __init__(self, account: "Account", name: str):

@@ -50,7 +50,8 @@ class EventStream:
     context manager.
     """
 
-    def __init__(self, transport, account_path: str, after: Optional[int] = None, timeout: Optional[float] = None):
+    def __init__(self, transport, account_path: str, after: Optional[int] = None, follow: bool = True,
+                 timeout: Optional[float] = None):
         self._after = after
         self._condition = threading.Condition()
         self._events: List[Event] = []
@@ -58,7 +59,8 @@ class EventStream:
         self._ended: Optional[BaseException] = None
         self._done = False
         self._closing = False
-        target = account_path + "/events" + (f"?after={int(after)}" if after is not None else "")
+        query = ([f"after={int(after)}"] if after is not None else []) + ([] if follow else ["follow=false"])
+        target = account_path + "/events" + ("?" + "&".join(query) if query else "")
         self._connection = transport.connect(timeout=timeout)
         headers = transport.headers()
         headers["Accept"] = "text/event-stream"
@@ -173,6 +175,18 @@ class EventStream:
                 if remaining <= 0:
                     raise TimeoutError(self._describe(name, f"none came within {timeout:g} s"))
                 self._condition.wait(remaining)
+
+    def wait_closed(self, timeout: float = DEFAULT_WAIT) -> List[Event]:
+        """Waits for the stream to end (one opened with ``follow=False`` ends after the kept
+        events); every event it brought. ``TimeoutError`` when it has not ended in time."""
+        deadline = time.monotonic() + timeout
+        with self._condition:
+            while not self._done:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"the event stream did not end within {timeout:g} s")
+                self._condition.wait(remaining)
+            return list(self._events)
 
     def _describe(self, name: Optional[str], why: str) -> str:
         names = ", ".join(f"{e.id}:{e.name}" for e in self._events[-20:]) or "none"

@@ -61,10 +61,11 @@ class Server:
     ``serve`` (``["--threads", "8"]``, the global ``--vault DIR``, ...). `listen` (``HOST:PORT``)
     or `socket` (an absolute path: a Unix socket) say where it listens (default: a free port on
     127.0.0.1). `token_file`: the bearer token's file (made when missing); without it the server
-    makes one for the run and prints it. `env`: variables set for the process over this process's
-    environment (``None`` as a value removes one); the accounts' throw-away vaults go in its
-    ``TMPDIR``. `timeout`: seconds a request may take; `startup_timeout`: seconds to wait for
-    ``listening on``.
+    makes one for the run and prints it. `threads`: how many threads serve requests. `scratch`:
+    the directory for the accounts' throw-away vaults (default: the process's ``TMPDIR``, else
+    /tmp). `env`: variables set for the process over this process's environment (``None`` as a
+    value removes one). `timeout`: seconds a request may take; `startup_timeout`: seconds to
+    wait for ``listening on``.
 
     As a context manager it is stopped on exit. :meth:`stop` sends SIGTERM and raises
     :class:`~authctl_client.ServerProcessError` unless the process exits with status 0.
@@ -72,8 +73,9 @@ class Server:
 
     def __init__(self, binary: Optional[str] = None, args: Iterable[str] = (), *, listen: Optional[str] = None,
                  socket: Optional[str] = None, token_file: Optional[Union[str, os.PathLike]] = None,
-                 threads: Optional[int] = None, env: Optional[Mapping[str, Optional[str]]] = None,
-                 timeout: float = DEFAULT_TIMEOUT, startup_timeout: float = 60.0, cwd: Optional[str] = None):
+                 threads: Optional[int] = None, scratch: Optional[Union[str, os.PathLike]] = None,
+                 env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT,
+                 startup_timeout: float = 60.0, cwd: Optional[str] = None):
         self.binary = find_binary(binary)
         command: List[str] = [self.binary, "serve"]
         if listen is not None:
@@ -84,6 +86,8 @@ class Server:
             command += ["--token-file", os.fspath(token_file)]
         if threads is not None:
             command += ["--threads", str(threads)]
+        if scratch is not None:
+            command += ["--scratch", os.fspath(scratch)]
         command += list(args)
         self.command = command
         environment = dict(os.environ)

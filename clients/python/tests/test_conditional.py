@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from authctl_client import CeremonyFailed
+from authctl_client import AuthctlError, CeremonyFailed
 from relying_party import ORIGIN, authentication_options, client_data, registration_options, verify_authentication, verify_registration
 
 
@@ -97,3 +97,16 @@ def test_on_a_virtual_clock_the_sign_in_times_out_when_the_clock_passes_its_time
             pending.result(timeout=120)
         assert timed_out.value.name == "timedOut"
         assert not phone.autofill_pending()
+
+
+def test_the_sign_in_ends_when_its_account_does(authctl_server):
+    account = authctl_server.create_account()
+    phone = account.device("phone")
+    phone.register(registration_options(), ORIGIN)
+    pending = phone.begin_conditional_sign(authentication_options(), ORIGIN)
+    account.delete()
+    with pytest.raises(AuthctlError) as ended:
+        pending.result(timeout=120)
+    # The account's end cancels the request.
+    assert (ended.value.status, ended.value.name, ended.value.dom_exception) == (422, "canceled", "NotAllowedError"), ended.value
+    assert pending.done

@@ -11,7 +11,7 @@ from fido2 import cbor
 from fido2.cose import ES256
 from webauthn.helpers import parse_authenticator_data
 
-from authctl_client import CeremonyFailed, NotFound, b64url, unb64url
+from authctl_client import BadRequest, CeremonyFailed, NotFound, b64url, unb64url
 from relying_party import (ORIGIN, RP_ID, authentication_options, client_data, registration_options, verify_authentication,
                            verify_registration)
 
@@ -78,6 +78,9 @@ def test_a_passkey_exported_from_one_account_signs_in_another(authctl_server, pa
     assert isinstance(envelope, str) and response["id"] not in envelope
     with authctl_server.create_account(devices=[("tablet", "2468")]) as other:
         tablet = other.device("tablet")
+        with pytest.raises(BadRequest):
+            tablet.import_passkey(envelope, "incorrect horse")
+        assert tablet.passkeys() == []
         imported = tablet.import_passkey(envelope, "correct horse battery staple")
         assert imported["id"] == response["id"]
         request = authentication_options()

@@ -15,6 +15,12 @@ from relying_party import ORIGIN, authentication_options, registration_options, 
 
 
 @pytest.fixture
+def binary(authctl_server):
+    """The binary the run's server runs (from --authctl-bin, $AUTHCTL_BIN or PATH)."""
+    return authctl_server.binary
+
+
+@pytest.fixture
 def scratch(tmp_path):
     """A TMPDIR of the test's own for the servers it starts: what they leave is seen."""
     path = tmp_path / "tmp"
@@ -22,9 +28,9 @@ def scratch(tmp_path):
     return path
 
 
-def test_a_server_on_a_unix_socket_with_a_token_file(tmp_path, scratch):
+def test_a_server_on_a_unix_socket_with_a_token_file(binary, tmp_path, scratch):
     place, token_file = tmp_path / "authctl.sock", tmp_path / "token"
-    with Server(socket=str(place), token_file=str(token_file), env={"TMPDIR": str(scratch)}) as server:
+    with Server(binary, socket=str(place), token_file=str(token_file), env={"TMPDIR": str(scratch)}) as server:
         assert server.url == f"unix:{place}"
         assert server.token == token_file.read_text().strip() and len(server.token) >= 32
         assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
@@ -38,10 +44,14 @@ def test_a_server_on_a_unix_socket_with_a_token_file(tmp_path, scratch):
             assert os.listdir(scratch), "the account's vault directory is under the server's TMPDIR"
     assert server.process.returncode == 0
     assert not place.exists() and os.listdir(scratch) == []
-    # The token file is kept and used again.
-    with Server(listen="127.0.0.1:0", token_file=str(token_file), env={"TMPDIR": str(scratch)}) as again:
+    # The token file is kept and used again; the vaults go where --scratch says.
+    elsewhere = tmp_path / "scratch"
+    elsewhere.mkdir()
+    with Server(binary, listen="127.0.0.1:0", token_file=str(token_file), scratch=str(elsewhere)) as again:
         assert again.url.startswith("http://127.0.0.1:") and again.token == server.token
-        again.create_account().delete()
+        with again.create_account():
+            assert len(os.listdir(elsewhere)) == 1
+    assert os.listdir(elsewhere) == []
 
 
 def test_a_server_started_elsewhere(authctl_server):
@@ -92,8 +102,8 @@ def test_a_thread_keeps_its_connection(authctl_server):
     assert transport._local.slot.connection.sock is not first
 
 
-def test_stop_says_when_the_server_did_not_exit_0(scratch):
-    server = Server(env={"TMPDIR": str(scratch)})
+def test_stop_says_when_the_server_did_not_exit_0(binary, scratch):
+    server = Server(binary, env={"TMPDIR": str(scratch)})
     server.process.send_signal(signal.SIGKILL)
     with pytest.raises(ServerProcessError) as failed:
         server.stop()
@@ -101,9 +111,9 @@ def test_stop_says_when_the_server_did_not_exit_0(scratch):
     server.stop()  # once is enough
 
 
-def test_a_server_that_cannot_start_says_why(scratch):
+def test_a_server_that_cannot_start_says_why(binary, scratch):
     with pytest.raises(ServerProcessError) as failed:
-        Server(args=["--threads", "0"], env={"TMPDIR": str(scratch)})
+        Server(binary, args=["--threads", "0"], env={"TMPDIR": str(scratch)})
     assert failed.value.returncode == 64 and "--threads" in failed.value.stderr
 
 

@@ -131,3 +131,16 @@ def test_events_are_replayed_and_waits_end(authctl_server):
         with pytest.raises(EventStreamClosed):
             later.wait_for("credentialDeleted", timeout=60)
         assert later.closed
+
+
+def test_the_recorded_events_are_read_at_once(authctl_account):
+    assert authctl_account.recorded_events() == []  # the recording starts here
+    phone = authctl_account.device("phone")
+    response = phone.register(registration_options(), ORIGIN)
+    phone.sign(authentication_options(), ORIGIN)
+    phone.set_backup_flags(response["id"], backup_state=False)
+    recorded = authctl_account.recorded_events()
+    assert [e.name for e in recorded] == ["credentialAdded", "credentialAsserted", "credentialUpdated"]
+    assert {e["credential"]["credentialId"] for e in recorded} == {response["id"]}
+    assert recorded[2]["credential"]["backupState"] is False
+    assert authctl_account.recorded_events(after=recorded[0].id) == recorded[1:]
