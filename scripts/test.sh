@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 # chromium-driver: the differential test against a real browser (Tests/interop/test_chromium.py);
 # man-db, groff-base, bash-completion: the installed man pages and completions as a user meets
 # them; dpkg-dev, binutils, lintian: building and checking the .deb (Tests/interop/test_install.py);
-# strace: counting the flushes a command asks for (Tests/interop/test_durability.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace" \
+# strace: counting the flushes a command asks for (Tests/interop/test_durability.py); nodejs: the
+# JavaScript client's suite (Tests/interop/test_client_js.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs" \
   scripts/setup.sh
 
 venv=.venv
