@@ -2,7 +2,7 @@
 """`authctl serve` under load (docs/benchmarks.md, "The server"): sign-ins over loopback HTTP
 with keep-alive, driven by wrk, against the in-process rate measured in the same run.
 
-    python3 scripts/bench_serve.py [--seconds 10] [--threads 4] [--authctl .build/release/authctl]
+    python3 scripts/bench_serve.py [--seconds 10] [--threads N] [--authctl .build/release/authctl]
 
 1. In process: `authctl bench ceremonies --json`, the sign-in rate in memory (one core).
 2. One account: 32 wrk connections signing in on one account's one device (its requests run one
@@ -108,7 +108,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--authctl", default=".build/release/authctl")
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--users", type=int, default=500, help="fresh users timed")
     parser.add_argument("--scratch", default="/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
     parser.add_argument("--json", action="store_true")

@@ -10,7 +10,7 @@ enum ServeCommand {
                                          completion: .files)
     static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing",
                                             completion: .files)
-    static let threads = OptionSpec.value("--threads", "N", "threads serving requests (default 4, at most 64)")
+    static let threads = OptionSpec.value("--threads", "N", "threads serving requests (default: the processors, at least 2; at most 64)")
     static let scratch = OptionSpec.value("--scratch", "DIR", "where accounts' throw-away vaults are made (default $TMPDIR, else /tmp; a tmpfs such as /dev/shm is fastest)",
                                           completion: .directories)
 
@@ -42,7 +42,9 @@ enum ServeCommand {
         }
         let socketPath = args.value(socket)
         if let socketPath, !socketPath.hasPrefix("/") { throw CLIError(.usage, "--socket takes an absolute path") }
-        let threadCount = try args.integer(threads, in: 1...64) ?? 4
+        // As many threads as processors: waiting (an event stream, a pending sign-in) holds none,
+        // and more threads than cores only contend for an account's lock.
+        let threadCount = try args.integer(threads, in: 1...64) ?? min(max(ProcessInfo.processInfo.activeProcessorCount, 2), 64)
         let local = socketPath != nil || host.hasPrefix("127.")
         let token: String
         var printed: String?
