@@ -61,8 +61,9 @@ def account_with_passkey(client):
     return account
 
 
-def wrk(url, token, paths, seconds, directory):
-    """wrk with 32 connections, each request a sign-in on the next of `paths`: rate, p50, p99 (ms)."""
+def wrk(url, token, paths, seconds, directory, wrk_threads):
+    """wrk with 32 connections on `wrk_threads` threads, each request a sign-in on the next of
+    `paths`: rate, p50, p99 (ms)."""
     body = json.dumps({"options": SIGN_IN, "origin": ORIGIN})
     script = os.path.join(directory, "sign.lua")
     with open(script, "w") as f:
@@ -73,7 +74,7 @@ def wrk(url, token, paths, seconds, directory):
                 f"  return wrk.format('POST', paths[(counter % #paths) + 1], {{['Authorization'] = 'Bearer {token}', "
                 f"['Content-Type'] = 'application/json'}}, {json.dumps(body)})\n"
                 "end\n")
-    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{seconds}s", "--latency", "-s", script, url], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["wrk", f"-t{wrk_threads}", "-c32", f"-d{seconds}s", "--latency", "-s", script, url], capture_output=True, text=True, check=True).stdout
     if "Non-2xx" in out or "Socket errors" in out:
         raise RuntimeError("wrk saw failed requests:\n" + out)
     rate = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
@@ -110,6 +111,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--users", type=int, default=500, help="fresh users timed")
+    parser.add_argument("--wrk-threads", type=int, default=2, help="wrk's threads (it shares the machine's cores with the server)")
     parser.add_argument("--scratch", default="/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -125,9 +127,9 @@ def main():
             token = server.stdout.readline().split()[-1]
             client = Client(url, token)
             one = account_with_passkey(client)
-            single = wrk(url, token, [f"/accounts/{one}/devices/phone/sign"], args.seconds, directory)
+            single = wrk(url, token, [f"/accounts/{one}/devices/phone/sign"], args.seconds, directory, args.wrk_threads)
             many = [account_with_passkey(client) for _ in range(32)]
-            spread = wrk(url, token, [f"/accounts/{a}/devices/phone/sign" for a in many], args.seconds, directory)
+            spread = wrk(url, token, [f"/accounts/{a}/devices/phone/sign" for a in many], args.seconds, directory, args.wrk_threads)
             fresh = fresh_users(client, args.users)
         finally:
             server.send_signal(signal.SIGTERM)
