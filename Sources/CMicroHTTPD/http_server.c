@@ -74,6 +74,10 @@ int authctl_http_load(void) {
 
 const char *authctl_http_load_error(void) { return loaded ? NULL : load_error; }
 
+/* Each connection's memory for its request line, headers and arguments (libmicrohttpd's default
+   is 32 KiB, which a query of some 460 arguments exhausts, and then it answers nothing). */
+#define CONNECTION_MEMORY (128 * 1024)
+
 struct authctl_http_server {
     struct MHD_Daemon *daemon;
     int quiesced;
@@ -81,6 +85,32 @@ struct authctl_http_server {
     void *context;
     size_t body_limit;
 };
+
+/* Percent-decoding as libmicrohttpd's own does it, but for %00, which is left as it is: a NUL
+   would end the path where the server reads it, so that `/accounts/ID%00x` named account ID. Left
+   as text, it names nothing. */
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static size_t unescape(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls; (void)connection;
+    char *out = text;
+    for (const char *in = text; *in;) {
+        int high, low;
+        if (in[0] == '%' && (high = hex_digit(in[1])) >= 0 && (low = hex_digit(in[2])) >= 0 && (high | low) != 0) {
+            *out++ = (char)(high * 16 + low);
+            in += 3;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = '\0';
+    return (size_t)(out - text);
+}
 
 /* An answer that comes later (see the header). */
 struct authctl_http_deferred {
@@ -508,6 +538,8 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
                                  MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                                 MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
                                  MHD_OPTION_END);
     } else {
         server->daemon = p_start(flags, port, NULL, NULL, access_handler, server,
@@ -516,6 +548,8 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
                                  MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                                 MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
                                  MHD_OPTION_END);
     }
     if (server->daemon == NULL) {
