@@ -122,6 +122,14 @@ struct authctl_http_deferred {
     authctl_http_response response;
 };
 
+/* Drops one of an object's references under its lock: how many are left. */
+static int drop_reference(pthread_mutex_t *lock, int *references) {
+    pthread_mutex_lock(lock);
+    int left = --*references;
+    pthread_mutex_unlock(lock);
+    return left;
+}
+
 authctl_http_deferred *authctl_http_deferred_new(void) {
     authctl_http_deferred *deferred = calloc(1, sizeof *deferred);
     if (deferred == NULL) return NULL;
@@ -132,10 +140,7 @@ authctl_http_deferred *authctl_http_deferred_new(void) {
 
 void authctl_http_deferred_unref(authctl_http_deferred *deferred) {
     if (deferred == NULL) return;
-    pthread_mutex_lock(&deferred->lock);
-    int left = --deferred->references;
-    pthread_mutex_unlock(&deferred->lock);
-    if (left == 0) {
+    if (drop_reference(&deferred->lock, &deferred->references) == 0) {
         free(deferred->response.body);
         free(deferred->response.headers);
         pthread_mutex_destroy(&deferred->lock);
@@ -264,10 +269,7 @@ authctl_http_stream *authctl_http_stream_new(authctl_http_pull pull, authctl_htt
 
 void authctl_http_stream_unref(authctl_http_stream *stream) {
     if (stream == NULL) return;
-    pthread_mutex_lock(&stream->lock);
-    int left = --stream->references;
-    pthread_mutex_unlock(&stream->lock);
-    if (left == 0) {
+    if (drop_reference(&stream->lock, &stream->references) == 0) {
         pthread_mutex_destroy(&stream->lock);
         free(stream);
     }

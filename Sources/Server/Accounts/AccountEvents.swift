@@ -128,37 +128,13 @@ struct SyncEventData: Encodable {
 /// `credentialAdded` and the rest, as Chrome DevTools' WebAuthn domain sends them: the device as
 /// `authenticatorId`, the credential in WebDriver's shape (no private key), and the time.
 struct CredentialEventData: Encodable {
-    struct Shape: Encodable {
-        let credentialId: String
-        let isResidentCredential: Bool
-        let rpId: String
-        let userHandle: String
-        let signCount: UInt32
-        let backupEligibility: Bool
-        let backupState: Bool
-        let userName: String
-        let userDisplayName: String
-
-        init(_ c: Credential) {
-            credentialId = Base64URL.encode(c.id)
-            isResidentCredential = true
-            rpId = c.rpId
-            userHandle = Base64URL.encode(c.userHandle)
-            signCount = c.signCount
-            backupEligibility = c.backupEligible
-            backupState = c.backupState
-            userName = c.userName
-            userDisplayName = c.userDisplayName
-        }
-    }
-
     let authenticatorId: String
-    let credential: Shape
+    let credential: WebDriverCredential
     let time: UInt64
 
     init(device: String, _ credential: Credential, time: UInt64) {
         authenticatorId = device
-        self.credential = Shape(credential)
+        self.credential = WebDriverCredential(credential)
         self.time = time
     }
 }

@@ -191,28 +191,27 @@ struct NewSession: Encodable {
                                         "webauthn:extension:credBlob": true, "webauthn:extension:prf": true]
 }
 
-/// A credential as Get Credentials gives it (§11.3 Credential Parameters), private key included.
+/// A credential as WebDriver's Get Credentials gives it (§11.3 Credential Parameters), private
+/// key included; without the key, as the events and Chrome DevTools' WebAuthn domain show it.
 struct WebDriverCredential: Encodable {
     let credentialId: String
     let isResidentCredential: Bool
     let rpId: String
-    let privateKey: String
+    let privateKey: String?
     let userHandle: String
     let signCount: UInt32
-    let largeBlob: String?
     let backupEligibility: Bool
     let backupState: Bool
     let userName: String
     let userDisplayName: String
 
-    init(_ c: Credential, privateKey: [UInt8]) {
+    init(_ c: Credential, privateKey: [UInt8]? = nil) {
         credentialId = Base64URL.encode(c.id)
         isResidentCredential = true
         rpId = c.rpId
-        self.privateKey = Base64URL.encode(privateKey)
+        self.privateKey = privateKey.map(Base64URL.encode)
         userHandle = Base64URL.encode(c.userHandle)
         signCount = c.signCount
-        largeBlob = nil
         backupEligibility = c.backupEligible
         backupState = c.backupState
         userName = c.userName
