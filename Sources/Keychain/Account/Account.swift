@@ -267,9 +267,9 @@ public final class Account {
     static func checkDeviceName(_ name: String) throws(DeviceError) {
         guard (1...64).contains(name.utf8.count),
               name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0) }),
-              !name.hasPrefix("-")
+              !name.hasPrefix("-"), !name.allSatisfy({ $0 == "." })  // "." and "..": a URL's path would lose them
         else {
-            throw DeviceError(.invalidArgument, "a device name is 1 to 64 letters, digits, '.', '_' or '-', not starting with '-'")
+            throw DeviceError(.invalidArgument, "a device name is 1 to 64 letters, digits, '.', '_' or '-', not starting with '-' and not only dots")
         }
     }
 
