@@ -532,7 +532,11 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
     server->handler = handler;
     server->context = context;
     server->body_limit = body_limit;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
+    /* poll(2), not epoll: libmicrohttpd 0.9.75's epoll loop stalls when one wait returns exactly
+       as many events as its buffer holds (128), and its quiesce can abort the process ("Failed to
+       remove listen FD from epoll set") racing the pool's workers. poll has neither, and no
+       FD_SETSIZE bound as select has. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
     if (listen_fd >= 0) {
         server->daemon = p_start(flags, 0, NULL, NULL, access_handler, server,
                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,

@@ -160,6 +160,7 @@ class Served:
             host, port = where.split("//")[1].rsplit(":", 1)
             self.family, self.address = socket.AF_INET, (host, int(port))
         self.token = None if "--token-file" in args else self.proc.stdout.readline().split()[-1]
+        self.idle = self.sockets()  # its listening socket, before any client came
 
     def stderr(self) -> str:
         return self.errors.read_text(errors="replace")
@@ -213,7 +214,7 @@ class Served:
 
 @pytest.fixture
 def served(tmp_path):
-    """A server of its own; it must still be running at the end, and stop with exit 0 on SIGTERM."""
+    """A server of its own, sent SIGTERM at the end (unless the test did): it exits 0."""
     server = Served(tmp_path)
     try:
         yield server
@@ -271,7 +272,7 @@ def vault_ids(authctl) -> set:
     return {c["id"] for c in authctl.listing()}
 
 
-# 1. Bodies: too large, cut short, not a JSON object.
+# 1. Bodies: too large, not a JSON object; a Content-Length that is not one.
 
 def test_bodies_over_one_mebibyte_are_413_and_one_mebibyte_is_read(served):
     # Declared too large: refused at once, the body unread, the connection closed.
@@ -298,17 +299,6 @@ def test_bodies_over_one_mebibyte_are_413_and_one_mebibyte_is_read(served):
         else:
             assert answer.status == 201, answer
     assert served.exchange("GET", "/health").json == {"status": "ok"}
-
-
-def test_a_body_cut_short_gets_no_answer_but_a_400_or_a_close(served):
-    for framing, sent in (("Content-Length: 100", b'{"devices"'), ("Transfer-Encoding: chunked", b'a\r\n{"devices"')):
-        with served.connect() as conn:
-            conn.sendall(request_bytes("POST", "/accounts", served.token, headers=[framing]) + sent)
-            conn.shutdown(socket.SHUT_WR)
-            received = read_until_closed(conn)
-        assert received == b"" or received.startswith(b"HTTP/1.1 400 "), received
-    assert served.exchange("GET", "/health").json == {"status": "ok"}
-    served.alive()
 
 
 @pytest.mark.parametrize("body, name", [
@@ -352,10 +342,10 @@ def test_a_content_length_that_is_not_a_length_gets_one_well_formed_answer(serve
     assert b"HTTP/1.1" not in answer.body and rest == b"", (answer.body, rest)
 
 
-# 2. Slow and stalled connections.
+# 2. Slow, stalled and cut-short connections.
 
-def test_slow_and_stalled_connections_block_nobody_and_are_closed_after_the_timeout(served):
-    baseline = served.sockets()
+def test_slow_stalled_and_cut_short_connections_block_nobody_and_are_closed_by_the_timeout(served):
+    baseline = served.idle
     stalled = []
     for _ in range(150):  # headers never finished
         conn = served.connect()
@@ -364,8 +354,19 @@ def test_slow_and_stalled_connections_block_nobody_and_are_closed_after_the_time
     trickling = [served.connect() for _ in range(50)]  # headers sent a byte at a time
     for conn in trickling:
         conn.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
-    cut_short = served.connect()  # a body that never comes whole
-    cut_short.sendall(request_bytes("POST", "/accounts", served.token, headers=["Content-Length: 100"]) + b'{"devices"')
+    cut_short = []  # bodies that never come whole: Content-Length 100 and 10 bytes sent, or a chunk cut short
+    for framing, sent in (("Content-Length: 100", b'{"devices"'), ("Transfer-Encoding: chunked", b'a\r\n{"devices"')):
+        conn = served.connect()
+        conn.sendall(request_bytes("POST", "/accounts", served.token, headers=[framing]) + sent)
+        cut_short.append(conn)
+    half_closed = []  # the same, and the client's side closed: with the end in a segment of its own, or in the data's
+    for framing, sent in (("Content-Length: 100", b'{"devices"'), ("Transfer-Encoding: chunked", b'a\r\n{"devices"')):
+        for corked in (False, True):
+            conn = served.connect()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, int(corked))
+            conn.sendall(request_bytes("POST", "/accounts", served.token, headers=[framing]) + sent)
+            conn.shutdown(socket.SHUT_WR)
+            half_closed.append(conn)
     stop = threading.Event()
 
     def trickle():
@@ -385,14 +386,15 @@ def test_slow_and_stalled_connections_block_nobody_and_are_closed_after_the_time
         assert time.monotonic() - start < 10
         # ... and the slow ones are still waiting, unanswered.
         with selectors.DefaultSelector() as selector:
-            for conn in stalled + trickling + [cut_short]:
+            for conn in stalled + trickling + cut_short:
                 selector.register(conn, selectors.EVENT_READ)
             assert selector.select(timeout=0) == []
     finally:
         stop.set()
         trickler.join(timeout=60)
-    # Idle for the server's 30 s timeout, each is closed — without an answer, or with a 4xx.
-    everything = stalled + trickling + [cut_short]
+    # Idle for the server's 30 s timeout (or, half-closed, at once), each is closed — without an
+    # answer, or with a 400 (or 408).
+    everything = stalled + trickling + cut_short + half_closed
     received = {}
     with selectors.DefaultSelector() as selector:
         for conn in everything:
@@ -432,9 +434,11 @@ def test_a_thousand_concurrent_keep_alive_connections_are_all_answered(tmp_path)
         pytest.skip(f"the open-file limit ({hard}) is too low for 1,000 connections on each side")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))  # the server inherits it
     conns = []
+    stop = threading.Event()
+    neighbour = None
     server = Served(tmp_path)
     try:
-        baseline = server.sockets()
+        baseline = server.idle
         # A passkey on each of four accounts, for the sign-ins among the requests.
         accounts = []
         for n in range(4):
@@ -448,6 +452,18 @@ def test_a_thousand_concurrent_keep_alive_connections_are_all_answered(tmp_path)
                 requests.append((credential, request_bytes("POST", f"/accounts/{account}/devices/phone/sign", server.token, body, close=False)))
             else:
                 requests.append((None, request_bytes("GET", "/health", close=False)))
+        # A neighbour keeps checking the server's health on connections of its own meanwhile: it is
+        # served throughout. (Its new connections also keep a burst of exactly 128 events from
+        # stalling a thread — see test_a_burst_of_exactly_128_requests_is_answered.)
+        neighbour_answers = []
+
+        def check_health():
+            while not stop.is_set():
+                neighbour_answers.append(server.exchange("GET", "/health").status)
+                stop.wait(0.1)  # the pace of the neighbour, not a synchronization
+
+        neighbour = threading.Thread(target=check_health, daemon=True)
+        neighbour.start()
         for _ in range(1000):
             conns.append(server.connect())
         for conn, (_, data) in zip(conns, requests):
@@ -464,7 +480,7 @@ def test_a_thousand_concurrent_keep_alive_connections_are_all_answered(tmp_path)
                 assert (answer.json["id"], answer.json["type"]) == (credential, "public-key")
                 signed += 1
         assert signed == 40
-        wait_until(lambda: server.sockets() == baseline + 1000, "the server holds the 1,000 connections open")
+        wait_until(lambda: server.sockets() >= baseline + 1000, "the server holds the 1,000 connections open")
         # Each connection is still open for the next request.
         for conn in conns[::10]:
             conn.sendall(request_bytes("GET", "/health", close=False))
@@ -474,15 +490,109 @@ def test_a_thousand_concurrent_keep_alive_connections_are_all_answered(tmp_path)
         for conn in conns:
             conn.close()
         conns = []
-        wait_until(lambda: server.sockets() <= baseline, "the server lets go of every closed connection")
+        wait_until(lambda: server.sockets() <= baseline + 1, "the server lets go of every closed connection")
+        stop.set()
+        neighbour.join(timeout=60)
+        assert neighbour_answers and set(neighbour_answers) == {200}, neighbour_answers
+        wait_until(lambda: server.sockets() <= baseline, "the server lets go of the neighbour's last connection")
         assert server.exchange("GET", "/health").json == {"status": "ok"}
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        stop.set()
+        if neighbour is not None:
+            neighbour.join(timeout=60)
+        for conn in conns:
+            conn.close()
+        server.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def stopped(pid: int) -> bool:
+    """Whether every thread of process `pid` is stopped (SIGSTOP)."""
+    states = []
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        except FileNotFoundError:
+            pass
+    return bool(states) and all(state in ("T", "t") for state in states)
+
+
+def pending_requests(port: int) -> int:
+    """How many of the server's TCP connections on `port` hold bytes it has not read (/proc/net/tcp)."""
+    count = 0
+    for line in pathlib.Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, queues = fields[1], fields[3], fields[4]
+        if int(local.split(":")[1], 16) == port and state == "01" and int(queues.split(":")[1], 16) > 0:
+            count += 1
+    return count
+
+
+def test_a_burst_of_exactly_128_requests_is_answered(tmp_path):
+    # One thread, so every connection is on it; the server stopped while the requests come, so
+    # they are all there when it looks (as on a loaded machine that did not run it for a while).
+    # A thousand connections at once meet this now and then without a neighbour's traffic: a
+    # multiple of 128 of them unanswered, or held after their clients closed them, for 30 s.
+    server = Served(tmp_path, "--threads", "1")
+    conns = []
+    try:
+        baseline = server.idle
+        conns = [server.connect(timeout=5) for _ in range(128)]
+        for conn in conns:  # each connection served once, and kept
+            conn.sendall(request_bytes("GET", "/health", close=False))
+            assert read_answer(conn)[0].json == {"status": "ok"}
+        wait_until(lambda: server.sockets() == baseline + 128, "the server holds the 128 connections")
+        os.kill(server.proc.pid, signal.SIGSTOP)
+        try:
+            wait_until(lambda: stopped(server.proc.pid), "every thread of the server stopped")
+            for conn in conns:
+                conn.sendall(request_bytes("GET", "/health", close=False))
+            wait_until(lambda: pending_requests(server.address[1]) == 128, "the 128 requests wait in the server's sockets")
+        finally:
+            os.kill(server.proc.pid, signal.SIGCONT)
+        for conn in conns:
+            answer, _ = read_answer(conn)
+            assert answer.json == {"status": "ok"}
         code, _ = server.terminate()
         assert code == 0, server.stderr()
     finally:
         for conn in conns:
             conn.close()
         server.kill()
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_pick_waiting_for_its_sign_in_holds_no_thread(tmp_path):
+    server = Served(tmp_path, "--threads", "1")
+    try:
+        account = server.account()
+        credential = server.register(account, "phone", "alice")["id"]
+        wait_until(lambda: server.sockets() == server.idle, "the server closed the connections it answered")
+        picked = {}
+
+        def pick():
+            answer = server.call("POST", f"/accounts/{account}/devices/phone/autofill", {"credentialId": credential, "wait": "2s"})
+            picked["answer"], picked["at"] = answer, time.monotonic()
+
+        picker = threading.Thread(target=pick, daemon=True)
+        picker.start()
+        wait_until(lambda: server.sockets() > server.idle, "the pick reached the server")
+        # The person picks before the page's conditional sign-in began (the pick waits for it): the
+        # server answers a health check meanwhile, and the sign-in begins and is picked.
+        health = server.exchange("GET", "/health", timeout=10)
+        answered_at = time.monotonic()
+        assert health.json == {"status": "ok"} and "at" not in picked, "the health check waited for the pick"
+        body = {"options": request_options(credential), "origin": ORIGIN, "mediation": "conditional"}
+        sign = server.exchange("POST", f"/accounts/{account}/devices/phone/sign", json.dumps(body).encode(), timeout=5)
+        picker.join(timeout=60)
+        assert (picked["answer"].status, picked["answer"].json) == (200, {"picked": True}), picked["answer"]
+        assert sign.status == 200 and sign.json["id"] == credential, sign
+        assert picked["at"] > answered_at
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        server.kill()
 
 
 # 4. Tokens.
@@ -552,7 +662,7 @@ def test_odd_paths_and_ids_are_4xx_problems_and_touch_no_file_outside_tmpdir(tmp
             statuses[(method, path[:60])] = answer.status
         assert statuses[("GET", f"/accounts/{account}/devices/phone/passkeys/!!!")] == 404
         # Names that are paths are refused as names.
-        for name in [f"../../{marker}", f"a/{marker}", "..", ".", f"{marker}\x00", "x" * 10240]:
+        for name in [f"../../{marker}", f"a/{marker}", f"{marker}\x00", "x" * 10240]:
             answer = server.call("POST", f"/accounts/{account}/devices", {"name": name, "pin": "1234"})
             answer.problem(400, "badInput")
             answer = server.call("POST", "/accounts", {"devices": [{"name": name}]})
@@ -578,6 +688,16 @@ def test_odd_paths_and_ids_are_4xx_problems_and_touch_no_file_outside_tmpdir(tmp
     assert (after.st_mtime_ns, after.st_size) == (passwd.st_mtime_ns, passwd.st_size)
 
 
+def test_a_device_name_of_only_dots_is_refused(served):
+    # A client's URL library would drop such a path segment ("." and ".." are removed from a path),
+    # so no request could name the device.
+    account = served.account()
+    for name in [".", "..", "..."]:
+        served.call("POST", f"/accounts/{account}/devices", {"name": name, "pin": "1234"}).problem(400, "badInput")
+        served.call("POST", "/accounts", {"devices": [{"name": name}]}).problem(400, "badInput")
+    assert served.call("POST", f"/accounts/{account}/devices", {"name": ".a.", "pin": "1234"}).status == 201
+
+
 def test_a_nul_byte_in_a_path_names_no_other_account_or_device(served):
     account = served.account({"devices": [{"name": "phone", "pin": "1234"}, {"name": "ph", "pin": "1234"}]})
     for method, path in [("GET", f"/accounts/{account}%00"), ("GET", f"/accounts/{account}%00x/devices"),
@@ -588,11 +708,22 @@ def test_a_nul_byte_in_a_path_names_no_other_account_or_device(served):
         answer.problem(answer.status)
     devices = served.call("GET", f"/accounts/{account}/devices")
     assert devices.status == 200 and [d["name"] for d in devices.json["devices"]] == ["phone", "ph"]
+    # In a query too: an rpId with a NUL in it is not the one before the NUL.
+    served.register(account, "phone", "alice")
+    listed = served.call("GET", f"/accounts/{account}/devices/phone/passkeys?rpId={RP_ID}%00.evil.test")
+    assert (listed.status, listed.json) == (200, {"credentials": []})
+    assert len(served.call("GET", f"/accounts/{account}/devices/phone/passkeys?rpId={RP_ID}").json["credentials"]) == 1
 
 
-def test_a_query_of_many_arguments_is_answered(served):
-    query = "&".join(f"a{i}={i}" for i in range(600))  # 5 KB
-    answer = served.exchange("GET", f"/health?{query}", timeout=10)
+MANY_ARGUMENTS = pytest.mark.xfail(strict=True, reason="libmicrohttpd 0.9.75 runs out of a connection's memory (128 KiB) on a "
+                                                      "query of some 1,900 to 11,000 short arguments, whose request line fits, "
+                                                      "and then sends nothing: the connection hangs until the 30 s timeout")
+
+
+@pytest.mark.parametrize("count", [600, pytest.param(3000, marks=MANY_ARGUMENTS), 12000])
+def test_a_query_of_many_arguments_is_answered(served, count):
+    query = "&".join(f"a{i}={i}" for i in range(count))  # 5, 31 and 136 KB
+    answer = served.exchange("GET", f"/health?{query}", timeout=5)
     assert answer.status in (200, 414, 431), answer
 
 
@@ -601,7 +732,7 @@ def test_a_query_of_many_arguments_is_answered(served):
 def test_sigkill_during_vault_writes_loses_no_acknowledged_passkey(authctl, tmp_path):
     device = first_device(authctl)
     acknowledged = set()
-    for round_, kill_after in enumerate((1, 4, 9, 17)):
+    for round_, kill_after in enumerate((1, 3, 6, 10, 15, 21)):
         server = vault_server(authctl, tmp_path)
         try:
             stop = threading.Event()
@@ -713,7 +844,7 @@ def test_sigterm_under_load_finishes_or_closes_each_request_and_cleans_up(authct
 
 def test_event_streams_dropped_by_their_clients_are_let_go_and_sigterm_ends_the_rest(served):
     account = served.account()
-    baseline = served.sockets()
+    baseline = served.idle
     streams = []
     for _ in range(50):
         conn = served.connect()
@@ -726,7 +857,7 @@ def test_event_streams_dropped_by_their_clients_are_let_go_and_sigterm_ends_the_
             stream[1] += chunk
         head = stream[1].split(b"\r\n\r\n", 1)[0].lower()
         assert head.startswith(b"http/1.1 200 ") and b"content-type: text/event-stream" in head, head
-    served.register(account, "phone", "alice")
+    alice = served.register(account, "phone", "alice")["id"]
     for stream in streams:
         while b"event: credentialAdded" not in stream[1]:
             chunk = stream[0].recv(65536)
@@ -739,8 +870,9 @@ def test_event_streams_dropped_by_their_clients_are_let_go_and_sigterm_ends_the_
     assert served.exchange("GET", "/health").json == {"status": "ok"}
     served.register(account, "phone", "bob")
     wait_until(lambda: served.sockets() <= baseline, "the server lets go of every dropped stream")
-    # A new stream gets what happened, then SIGTERM ends it before the server stops.
-    with served.connect() as conn:
+    # A new stream gets what happened; a conditional sign-in waits for a pick. SIGTERM ends the
+    # stream and cancels the sign-in before the server stops.
+    with served.connect() as conn, served.connect() as pending:
         conn.sendall(request_bytes("GET", f"/accounts/{account}/events", served.token, close=False))
         received = b""
         while received.count(b"event: credentialAdded") < 2:
@@ -748,10 +880,17 @@ def test_event_streams_dropped_by_their_clients_are_let_go_and_sigterm_ends_the_
             assert chunk, received
             received += chunk
         assert b"id: 1\n" in received and b"id: 2\n" in received
+        body = {"options": request_options(alice), "origin": ORIGIN, "mediation": "conditional"}
+        pending.sendall(request_bytes("POST", f"/accounts/{account}/devices/phone/sign", served.token, json.dumps(body).encode()))
+        wait_until(lambda: served.call("GET", f"/accounts/{account}/devices/phone/autofill").json == {"pending": True},
+                   "the conditional sign-in is pending")
         code, took = served.terminate()
         assert code == 0, served.stderr()
-        assert took < 4, f"SIGTERM took {took:.1f} s with a stream open"
+        assert took < 4, f"SIGTERM took {took:.1f} s with a stream open and a sign-in pending"
         received += read_until_closed(conn)
+        canceled, rest = read_answer(pending)
+        assert canceled.problem(422, "canceled")["domException"] == "NotAllowedError"
+        assert rest + read_until_closed(pending) == b""
     assert received.endswith(b"\r\n0\r\n\r\n"), received[-100:]
 
 

@@ -82,10 +82,14 @@ extension AccountService {
                 guard id != nil || user != nil else { throw Problem.input("the body names the passkey picked (credentialId or user), or cancel") }
                 pick = .picked(AccountChoice(credentialId: id, user: user))
             }
-            guard hosted.autofill.pick(pick, device: call.parameter("device"), wait: Double(wait) / 1000) else {
-                throw Problem(409, "usage", "no conditional sign-in is pending on device \(JSONText.shown(call.parameter("device"))) (none began within the wait, \(wait) ms)")
+            // Answered when a sign-in pending on the device takes the pick, or when the wait ends;
+            // meanwhile the request holds no thread (its connection waits, as a pending sign-in's does).
+            let device = call.parameter("device"), deferred = HTTPDeferred()
+            hosted.autofill.pick(pick, device: device, wait: UInt64(wait)) { taken in
+                deferred.complete(taken ? .encoded(200, ["picked": true])
+                    : Problem(409, "usage", "no conditional sign-in is pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
             }
-            return .encoded(200, ["picked": true])
+            return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
         }
     }
 
@@ -110,105 +114,5 @@ extension AccountService {
         let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
         guard let given = (object?["timeout"] as? NSNumber)?.doubleValue, given.isFinite else { return 300_000 }
         return UInt64(JSONReader.effectiveTimeout(UInt32(min(max(given.rounded(.towardZero), 0), Double(UInt32.max)))))
-    }
-}
-
-/// The conditional sign-ins pending on an account's devices (one per device, as a page has one
-/// autofill request at a time), each ended by the person's pick, its timeout (on the account's
-/// clock: a virtual one moves with `POST …/clock`), a new PIN… or the account's end. A pending
-/// sign-in holds no thread: its connection waits, and `finish` runs when it ends.
-final class AutofillPicks: @unchecked Sendable {
-    enum Outcome {
-        case picked(AccountChoice)
-        case timedOut
-        /// The person dismissed the autofill list.
-        case dismissed
-        /// The account ended, or the server stops: the request is over.
-        case canceled
-    }
-
-    private struct Pending {
-        let serial: UInt64
-        /// When it times out on the virtual clock (`nil`: the real clock's deadline only).
-        let virtualDeadline: UInt64?
-        let finish: @Sendable (Outcome) -> Void
-    }
-
-    private let condition = NSCondition()
-    private var pending = [String: Pending]()
-    private var serial: UInt64 = 0
-    private var closed = false
-
-    /// A real-time bound on a sign-in pending on a virtual clock that nobody moves.
-    static let virtualClockBound: UInt64 = 3_600_000
-
-    /// A conditional sign-in on `device` begins: `finish` runs (on another thread) with how it
-    /// ends, after `timeout` milliseconds at the latest.
-    func begin(device: String, timeout: UInt64, clock: VirtualClock?, finish: @escaping @Sendable (Outcome) -> Void) throws(Problem) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !closed else { throw Problem.notFound("the account ended") }
-        guard pending[device] == nil else {
-            throw Problem(409, "usage", "a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)")
-        }
-        serial += 1
-        let mine = serial
-        pending[device] = Pending(serial: mine, virtualDeadline: clock.map { $0.now &+ timeout }, finish: finish)
-        condition.broadcast()
-        let realTimeout = clock == nil ? timeout : max(timeout, Self.virtualClockBound)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(realTimeout))) { [weak self] in
-            self?.end(device: device, serial: mine, .timedOut)
-        }
-    }
-
-    /// Ends the sign-in pending on `device` with `outcome`, waiting up to `wait` seconds for one
-    /// to begin (a test starts the sign-in and picks at once); `false` when none did.
-    func pick(_ outcome: Outcome, device: String, wait: Double) -> Bool {
-        condition.lock()
-        let deadline = Date(timeIntervalSinceNow: wait)
-        while pending[device] == nil {
-            if closed || !condition.wait(until: deadline) {
-                condition.unlock()
-                return false
-            }
-        }
-        let ended = pending.removeValue(forKey: device)!
-        condition.unlock()
-        DispatchQueue.global().async { ended.finish(outcome) }
-        return true
-    }
-
-    func isPending(device: String) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return pending[device] != nil
-    }
-
-    /// The virtual clock reads `now`: the sign-ins whose timeout has passed end.
-    func clockMoved(to now: UInt64) {
-        condition.lock()
-        let due = pending.filter { $0.value.virtualDeadline.map { $0 <= now } ?? false }
-        for device in due.keys { pending[device] = nil }
-        condition.unlock()
-        for (_, ended) in due { DispatchQueue.global().async { ended.finish(.timedOut) } }
-    }
-
-    private func end(device: String, serial: UInt64, _ outcome: Outcome) {
-        condition.lock()
-        guard let ended = pending[device], ended.serial == serial else { return condition.unlock() }
-        pending[device] = nil
-        condition.unlock()
-        ended.finish(outcome)
-    }
-
-    /// Cancels every pending sign-in (the account ends, or the server stops).
-    func close() {
-        condition.lock()
-        closed = true
-        let all = pending
-        pending = [:]
-        condition.broadcast()
-        condition.unlock()
-        for (_, ended) in all { ended.finish(.canceled) }
     }
 }
