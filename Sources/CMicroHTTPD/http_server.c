@@ -537,27 +537,18 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
        remove listen FD from epoll set") racing the pool's workers. poll has neither, and no
        FD_SETSIZE bound as select has. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
-    if (listen_fd >= 0) {
-        server->daemon = p_start(flags, 0, NULL, NULL, access_handler, server,
-                                 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads ? threads : 1),
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
-                                 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                                 MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-                                 MHD_OPTION_END);
-    } else {
-        server->daemon = p_start(flags, port, NULL, NULL, access_handler, server,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&socket_address,
-                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads ? threads : 1),
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout_seconds,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connection_limit,
-                                 MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                                 MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-                                 MHD_OPTION_END);
-    }
+    struct MHD_OptionItem options[] = {
+        listen_fd >= 0 ? (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, (intptr_t)listen_fd, NULL }
+                       : (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &socket_address },
+        { MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)(threads ? threads : 1), NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout_seconds, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL },
+        { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL },
+        { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    server->daemon = p_start(flags, listen_fd >= 0 ? 0 : port, NULL, NULL, access_handler, server, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
     if (server->daemon == NULL) {
         if (listen_fd >= 0) {
             snprintf(error, error_length, "cannot serve on %s", address);
