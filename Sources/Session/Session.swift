@@ -171,6 +171,11 @@ public final class Session {
     }
 
     /// What `getClientCapabilities()` gives a page on `device`.
+    /// The CA the account's attestations with x5c chain to (docs/profiles.md).
+    public func attestationCA() throws(SessionError) -> AttestationCA {
+        do { return try account.attestationCA() } catch { throw SessionError(error) }
+    }
+
     public func capabilities(device: String? = nil) throws(SessionError) -> ClientCapabilities {
         do { return try account.device(device).capabilities() } catch { throw SessionError(error) }
     }

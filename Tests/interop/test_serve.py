@@ -1,4 +1,4 @@
-"""`authctl serve` (work in progress): accounts in memory over HTTP, ceremonies judged by
+"""`authctl serve`: accounts in memory over HTTP, ceremonies judged by
 py_webauthn, the bearer token, and the errors as application/problem+json."""
 import base64
 import json
@@ -64,6 +64,34 @@ def test_a_registration_and_a_sign_in_over_http_verify(server):
     status, kind, problem = call(server, "POST", f"/accounts/{other['id']}/devices/phone/sign",
                                  {"options": json.loads(options_to_json(request)), "origin": ORIGIN})
     assert (status, kind, problem["name"], problem["domException"]) == (422, "application/problem+json", "notHandled", "NotAllowedError")
+
+
+def test_the_accounts_a_server_makes_share_one_attestation_ca_an_rp_can_trust(server, tmp_path):
+    from webauthn.helpers.structs import AttestationConveyancePreference, AttestationFormat
+    roots = []
+    for _ in range(2):
+        _, _, account = call(server, "POST", "/accounts", {"profile": "security-key"})
+        status, _, ca = call(server, "GET", f"/accounts/{account['id']}/attestation-ca")
+        assert status == 200 and ca["root"].startswith("-----BEGIN CERTIFICATE-----") and ca["root"] != ca["intermediate"]
+        roots.append(ca["root"])
+        options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice",
+                                                attestation=AttestationConveyancePreference.DIRECT)
+        _, _, response = call(server, "POST", f"/accounts/{account['id']}/devices/phone/register",
+                              {"options": json.loads(options_to_json(options)), "origin": ORIGIN})
+        verified = verify_registration_response(credential=response, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                                expected_origin=ORIGIN, pem_root_certs_bytes_by_fmt={AttestationFormat.PACKED: [ca["root"].encode()]})
+        assert verified.fmt == AttestationFormat.PACKED
+    assert roots[0] == roots[1]
+    # Another CA's root (a vault's own) is not a trust anchor for it.
+    env = own_environment(tmp_path)
+    env.update(AUTHCTL_VAULT=str(tmp_path / "vault"), AUTHCTL_PASSPHRASE="pass")
+    subprocess.run([BIN, "init", "--kdf", "min", "--no-biometry"], text=True, env=env, check=True, capture_output=True)
+    other = subprocess.run([BIN, "ca", "export"], text=True, env=env, capture_output=True)
+    assert other.returncode == 0 and other.stdout.startswith("-----BEGIN CERTIFICATE-----"), other.stderr
+    with pytest.raises(Exception):
+        verify_registration_response(credential=response, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                     expected_origin=ORIGIN, pem_root_certs_bytes_by_fmt={AttestationFormat.PACKED: [other.stdout.encode()]})
+    assert call(server, "GET", "/accounts/nope/attestation-ca")[0] == 404
 
 
 def test_errors_are_problems(server):

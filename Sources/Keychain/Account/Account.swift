@@ -152,13 +152,16 @@ public final class Account {
     /// Every account ``open(at:passphrase:access:waiting:clock:random:)`` opens is durable and shared.
     /// `storeInMemory`: the account's devices sync through a ``MemoryStore`` rather than a
     /// directory — for such a throw-away account only, which no other process opens.
+    /// `attestationCA`: the CA the account's attestations chain to — one made for the account when
+    /// `nil`; one shared by the accounts a server makes, as one manufacturer's CA signs for many
+    /// devices.
     package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive,
                                deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
                                maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                                waiting: Vault.Waiting = Vault.Waiting(),
                                clock: WallClock = .live, random: RandomSource = .live,
                                durability: Vault.Durability, sharing: Vault.Sharing = .shared,
-                               storeInMemory: Bool = false) throws(DeviceError) -> Account {
+                               storeInMemory: Bool = false, attestationCA: AttestationCA? = nil) throws(DeviceError) -> Account {
         try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
@@ -175,10 +178,12 @@ public final class Account {
                 let enrollment = try biometricPIN.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin).0 }
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))
-                try AccountSettings.initialize(&settings, in: vault)
+                try AccountSettings.initialize(&settings, in: vault, ca: attestationCA)
                 return [settings]
             }
-            return try Account(vault: vault, clock: clock, random: random, memoryStore: storeInMemory ? MemoryStore() : nil)
+            let account = try Account(vault: vault, clock: clock, random: random, memoryStore: storeInMemory ? MemoryStore() : nil)
+            account.cachedCA = attestationCA
+            return account
         } catch { throw DeviceError(error, path: path) }
     }
 

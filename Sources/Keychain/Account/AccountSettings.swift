@@ -60,16 +60,17 @@ struct AccountSettings {
     }
 
     /// The fields of a new account, for the first device's settings record.
-    static func initialize(_ record: inout VaultRecord, in vault: Vault) throws(VaultError) {
+    /// `ca`: the attestation CA the account uses (a new one when `nil`).
+    static func initialize(_ record: inout VaultRecord, in vault: Vault, ca: AttestationCA? = nil) throws(VaultError) {
         record.setField(Tag.accountKey, vault.sealSecret(SealingKey.random(), recordId: record.id))
         record.setField(Tag.accountId, VaultRecord.newId())
-        record.setField(Tag.attestationCA, try sealedNewCA(in: vault, recordId: record.id))
+        record.setField(Tag.attestationCA, try sealedNewCA(in: vault, recordId: record.id, ca: ca))
     }
 
-    /// A new attestation CA, sealed for the settings record `recordId`.
-    static func sealedNewCA(in vault: Vault, recordId: [UInt8]) throws(VaultError) -> [UInt8] {
+    /// An attestation CA (`ca`, or a new one), sealed for the settings record `recordId`.
+    static func sealedNewCA(in vault: Vault, recordId: [UInt8], ca: AttestationCA? = nil) throws(VaultError) -> [UInt8] {
         var serialized: [UInt8]
-        do { serialized = try AttestationCA.generate().serialized() } catch {
+        do { serialized = try (ca ?? AttestationCA.generate()).serialized() } catch {
             throw VaultError(.invalid, "OpenSSL could not make the attestation CA: \(error)")
         }
         defer { for i in serialized.indices { serialized[i] = 0 } }

@@ -17,6 +17,10 @@ public final class AccountService: @unchecked Sendable {
     private let closing = Mutex(false)
     /// WebDriver sessions (§11): each a group of virtual authenticators, by account id.
     let webDriverSessions = Mutex([String: Set<String>]())
+    /// The attestation CA of every account the server makes (as one manufacturer's CA signs for
+    /// all its devices): one trust anchor for a test suite, and no CA to make per account. `nil`
+    /// when OpenSSL could not make it; each account then makes its own, or fails as it would.
+    let attestationCA = try? AttestationCA.generate()
 
     /// - Parameters:
     ///   - token: what every request but `GET /health` carries as `Authorization: Bearer TOKEN`.

@@ -17,6 +17,13 @@ extension AccountService {
             _ = hosted.end()
             return .noContent
         }
+        router.add("GET", "/accounts/{account}/attestation-ca") { s, call throws(Problem) in
+            let hosted = try s.hosted(call.parameter("account"))
+            return try hosted.serve { () throws(Problem) in
+                let ca = try session { () throws(SessionError) in try hosted.session.attestationCA() }
+                return .encoded(200, ["root": ca.rootPEM, "intermediate": ca.intermediate.pem])
+            }
+        }
         router.add("GET", "/accounts/{account}/clock") { s, call throws(Problem) in
             let hosted = try s.hosted(call.parameter("account"))
             return try hosted.serve { () throws(Problem) in .encoded(200, ClockReport(hosted)) }
@@ -94,7 +101,7 @@ extension AccountService {
                 account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: first.name,
                                              biometricPIN: first.pin.map(Self.secret), maxPINAttempts: first.maxPINAttempts,
                                              clock: clock?.wallClock ?? .live, random: .live,
-                                             durability: storage == "vault" ? .full : .none, sharing: .held, storeInMemory: storage == "memory")
+                                             durability: storage == "vault" ? .full : .none, sharing: .held, storeInMemory: storage == "memory", attestationCA: attestationCA)
             } catch { throw Problem(SessionError(error)) }
             let id = Base64URL.encode(RandomSource.live.bytes(12))
             let hosted = HostedAccount(id: id, account: account, clock: clock, directory: directory, storage: storage,

@@ -144,7 +144,7 @@ extension AccountService {
             do {
                 account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: id,
                                              biometricPIN: pin.map(Self.secret), clock: .live, random: .live,
-                                             durability: .none, sharing: .held, storeInMemory: true)
+                                             durability: .none, sharing: .held, storeInMemory: true, attestationCA: attestationCA)
             } catch { throw Problem(SessionError(error)) }
             let hosted = HostedAccount(id: id, account: account, clock: nil, directory: directory, storage: "memory",
                                        pins: pin.map { [id: $0] } ?? [:])

@@ -492,6 +492,14 @@ export class Account {
     return new Device(this, report.name, report);
   }
 
+  /**
+   * `GET …/attestation-ca`: `{root, intermediate}` as PEM, what an attestation with `x5c` chains
+   * to. The root is the RP's trust anchor; every account one server makes has the same.
+   */
+  attestationCA() {
+    return this.server.request('GET', `${this.path}/attestation-ca`);
+  }
+
   /** `GET …/clock`: `{mode, now, time}` (`now` in milliseconds since the epoch, `time` as RFC 3339). */
   clock() {
     return this.server.request('GET', `${this.path}/clock`);

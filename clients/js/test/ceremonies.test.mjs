@@ -1,9 +1,10 @@
 // Registrations and sign-ins over HTTP, each judged with node:crypto as a relying party would.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  ORIGIN, RP_ID, creationOptions, parseAuthenticatorData, randomId, requestOptions, signatureVerifies, startServer, tamper,
+  ORIGIN, RP_ID, creationOptions, decodeCborExactly, parseAuthenticatorData, randomId, requestOptions, signatureVerifies, startServer, tamper,
   unb64url, verifyAssertion, verifyRegistration,
 } from '../test-support/helpers.mjs';
 
@@ -122,5 +123,19 @@ describe('ceremonies', () => {
     assert.deepEqual(await phone.passkeys(), []);
     await assert.rejects(phone.sign(request, ORIGIN), { name: 'notHandled', domException: 'NotAllowedError', status: 422 });
     await assert.rejects(phone.passkey(id), { name: 'notHandled', status: 404 });
+  });
+  test('a packed attestation chains to the root every account of the server gives', async () => {
+    const [first, second] = [await server.createAccount({ profile: 'security-key' }), await server.createAccount({ profile: 'security-key' })];
+    const ca = await first.attestationCA();
+    assert.deepEqual(await second.attestationCA(), ca);
+    const root = new X509Certificate(ca.root), intermediate = new X509Certificate(ca.intermediate);
+    assert.ok(root.verify(root.publicKey), 'the root is self-signed');
+    const registration = await second.device('phone').register({ ...creationOptions(), attestation: 'direct' }, ORIGIN);
+    const attestation = decodeCborExactly(unb64url(registration.response.attestationObject));
+    assert.equal(attestation.get('fmt'), 'packed');
+    const chain = attestation.get('attStmt').get('x5c').map((der) => new X509Certificate(der));
+    assert.ok(chain[0].checkIssued(intermediate) && chain[0].verify(intermediate.publicKey), 'the leaf is the intermediate\'s');
+    assert.ok(intermediate.verify(root.publicKey), 'the intermediate is the root\'s');
+    assert.ok(!chain[0].verify(root.publicKey), 'the leaf is not signed by the root itself');
   });
 });

@@ -84,6 +84,12 @@ class Account:
         """The account as the server reports it now: ``id``, ``storage``, ``devices``, ``clock``."""
         return self.server.transport.request("GET", self._path())
 
+    def attestation_ca(self) -> Dict[str, str]:
+        """``{"root", "intermediate"}`` as PEM: what an attestation with ``x5c`` chains to. The root
+        is the RP's trust anchor (py_webauthn's ``pem_root_certs_bytes_by_fmt``); every account one
+        server makes has the same."""
+        return self.server.transport.request("GET", self._path("attestation-ca"))
+
     # Devices
 
     @property

@@ -170,3 +170,23 @@ def test_caller_mistakes_are_bad_requests(passkey_device, authctl_account):
     with pytest.raises(NotFound) as missing:
         authctl_account.device("tablet").sign(authentication_options(), ORIGIN)
     assert missing.value.status == 404 and "tablet" in missing.value.detail
+
+
+def test_a_packed_attestation_chains_to_the_root_the_account_gives(authctl_server):
+    from webauthn import generate_registration_options, verify_registration_response
+    from webauthn.helpers.structs import AttestationConveyancePreference, AttestationFormat
+    first, second = (authctl_server.create_account(profile="security-key") for _ in range(2))
+    ca = first.attestation_ca()
+    assert ca["root"].startswith("-----BEGIN CERTIFICATE-----") and ca != {} and second.attestation_ca() == ca
+    options = generate_registration_options(rp_id=RP_ID, rp_name="Example", user_name="alice", user_id=b"alice",
+                                            attestation=AttestationConveyancePreference.DIRECT)
+    response = second.device("phone").register(options, ORIGIN)
+    verified = verify_registration_response(credential=response, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                            expected_origin=ORIGIN,
+                                            pem_root_certs_bytes_by_fmt={AttestationFormat.PACKED: [ca["root"].encode()]})
+    assert verified.fmt == AttestationFormat.PACKED
+    # The intermediate is not a root: trusting it alone (as if it were) does not verify.
+    with pytest.raises(InvalidRegistrationResponse):
+        verify_registration_response(credential=response, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                     expected_origin=ORIGIN,
+                                     pem_root_certs_bytes_by_fmt={AttestationFormat.PACKED: [ca["intermediate"].encode()]})
