@@ -399,6 +399,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
     if (upload->query == NULL) upload->query = query_of(connection);
     authctl_http_request request = {
         .method = method, .path = url, .query = upload->query ? upload->query : "", .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
+        .origin = p_lookup(connection, MHD_HEADER_KIND, "Origin"),
+        .host = p_lookup(connection, MHD_HEADER_KIND, "Host"),
         .body = upload->data, .body_length = upload->length, .body_too_large = upload->too_large,
     };
     authctl_http_response response = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0, .headers = NULL, .stream = NULL,
@@ -434,8 +436,8 @@ static enum MHD_Result send_answer(struct MHD_Connection *connection, authctl_ht
         return MHD_NO;
     }
     static const char *const kinds[] = { NULL, "application/json", "application/problem+json", "text/plain; charset=utf-8",
-                                         "text/event-stream" };
-    if (response->content_kind > 0 && response->content_kind < 5) p_add_header(answer, "Content-Type", kinds[response->content_kind]);
+                                         "text/event-stream", "text/javascript; charset=utf-8" };
+    if (response->content_kind > 0 && response->content_kind < 6) p_add_header(answer, "Content-Type", kinds[response->content_kind]);
     p_add_header(answer, "Cache-Control", "no-store");
     add_headers(answer, response->headers);
     free(response->headers);

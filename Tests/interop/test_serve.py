@@ -289,3 +289,77 @@ def test_webdriver_verbs_add_get_and_remove_credentials(server):
     assert call(server, "POST", f"/session/{s}/webauthn/authenticator", {"protocol": "ctap1/u2f", "transport": "usb"})[0] == 400
     assert call(server, "DELETE", f"/session/{s}")[0] == 200
     assert call(server, "GET", f"/accounts/{a}")[0] == 404
+
+
+def raw_call(server, method, path, headers):
+    url, _ = server
+    request = urllib.request.Request(url + path, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def test_a_page_may_call_across_origins_with_the_token_only(server):
+    url, token = server
+    page = "https://bank.example:8443"
+    # A preflight needs no token, and says what a page may send.
+    status, headers, _ = raw_call(server, "OPTIONS", "/accounts", {"Origin": page, "Access-Control-Request-Method": "POST",
+                                                                   "Access-Control-Request-Headers": "authorization,content-type"})
+    assert status == 204 and headers["Access-Control-Allow-Origin"] == page
+    assert "Authorization" in headers["Access-Control-Allow-Headers"] and "POST" in headers["Access-Control-Allow-Methods"]
+    # The answers carry the page's origin; without the token there is still nothing but a 401.
+    status, headers, _ = raw_call(server, "GET", "/accounts/nope", {"Origin": page})
+    assert status == 401 and headers["Access-Control-Allow-Origin"] == page
+    status, headers, _ = raw_call(server, "POST", "/accounts", {"Origin": page, "Authorization": f"Bearer {token}"})
+    assert status == 201 and headers["Access-Control-Allow-Origin"] == page and headers["Vary"] == "Origin"
+    # No Origin, no CORS headers; OPTIONS without one is a method the routes do not take.
+    status, headers, _ = raw_call(server, "GET", "/health", {})
+    assert status == 200 and headers["Access-Control-Allow-Origin"] is None
+    assert raw_call(server, "OPTIONS", "/accounts", {"Authorization": f"Bearer {token}"})[0] == 405
+
+
+def test_the_page_bridge_is_a_script_for_one_device_behind_the_token(server):
+    url, token = server
+    _, _, account = call(server, "POST", "/accounts")
+    path = f"/bridge.js?account={account['id']}&device=phone"
+    assert raw_call(server, "GET", path, {})[0] == 401
+    status, headers, body = raw_call(server, "GET", path, {"Authorization": f"Bearer {token}"})
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+    text = body.decode()
+    config = json.loads(text.split("const CONFIG = ", 1)[1].split(";\n", 1)[0])
+    assert config == {"account": account["id"], "device": "phone", "server": url, "token": token}
+    assert "navigator.credentials" in text and "__AUTHCTL_CONFIG__" not in text
+    given = raw_call(server, "GET", path + "&server=http://10.0.0.2:9000/", {"Authorization": f"Bearer {token}"})[2].decode()
+    assert '"server":"http://10.0.0.2:9000"' in given
+    for bad in (f"/bridge.js?account={account['id']}&device=nope", "/bridge.js?account=nope&device=phone"):
+        assert raw_call(server, "GET", bad, {"Authorization": f"Bearer {token}"})[0] == 404
+    for bad in (f"/bridge.js?account={account['id']}", path + "&server=ftp://x", path + "&server=http://x/path", path + "&extra=1"):
+        assert raw_call(server, "GET", bad, {"Authorization": f"Bearer {token}"})[0] == 400, bad
+
+
+def test_people_queued_for_a_device_act_at_its_next_ceremonies(server):
+    _, _, account = call(server, "POST", "/accounts")
+    base = f"/accounts/{account['id']}/devices/phone"
+    credential = register_alice(server, account["id"])
+    request = {"options": sign_options(userVerification="required"), "origin": ORIGIN}
+    assert call(server, "POST", base + "/person", {"userAction": "wrong-pin"}) == (200, "application/json", {"queued": 1})
+    assert call(server, "POST", base + "/person", {"userAction": "cancel"})[2] == {"queued": 2}
+    assert call(server, "GET", base + "/person")[2] == {"queued": [{"userAction": "wrong-pin"}, {"userAction": "cancel"}]}
+    status, _, problem = call(server, "POST", base + "/sign", request)
+    assert (status, problem["name"]) == (422, "failed"), problem
+    status, _, problem = call(server, "POST", base + "/sign", request)
+    assert (status, problem["name"], problem["domException"]) == (422, "canceled", "NotAllowedError")
+    # The queue is empty again: the person approves with the PIN the server knows.
+    status, _, response = call(server, "POST", base + "/sign", request)
+    assert status == 200 and response["id"] == credential
+    # A body that names a person is that person; the queue waits for the next one that does not.
+    call(server, "POST", base + "/person", {"pin": "0000"})
+    assert call(server, "POST", base + "/sign", {**request, "pin": "1234"})[0] == 200
+    assert call(server, "GET", base + "/person")[2] == {"queued": [{"userAction": "approve", "pin": "0000"}]}
+    assert call(server, "DELETE", base + "/person")[0] == 204
+    assert call(server, "GET", base + "/person")[2] == {"queued": []}
+    assert call(server, "POST", base + "/person", {})[0] == 400
+    assert call(server, "POST", base + "/person", {"userAction": "dance"})[0] == 400
+    assert call(server, "POST", f"/accounts/{account['id']}/devices/nope/person", {"userAction": "cancel"})[0] == 404

@@ -16,6 +16,8 @@ typedef struct authctl_http_request {
     const char *path;          /* the URL's path (percent-decoded by libmicrohttpd), without its query */
     const char *query;         /* the URL's query as sent, without its '?' ("" when none) */
     const char *authorization; /* the Authorization header, or NULL */
+    const char *origin;        /* the Origin header (a page's cross-origin request), or NULL */
+    const char *host;          /* the Host header, or NULL */
     const unsigned char *body;
     size_t body_length;
     int body_too_large;        /* the body went past the limit: `body` is empty */
@@ -33,7 +35,7 @@ typedef void (*authctl_http_release)(void *stream_context);
 typedef struct authctl_http_response {
     unsigned int status;
     unsigned int content_kind; /* 0: none, 1: application/json, 2: application/problem+json, 3: text/plain,
-                                  4: text/event-stream */
+                                  4: text/event-stream, 5: text/javascript */
     unsigned char *body;       /* malloc'd by the handler, freed by the server (NULL: none) */
     size_t body_length;
     char *headers;             /* more headers, "Name: value\n" each; malloc'd, freed by the server (NULL: none) */

@@ -11,6 +11,8 @@ import VirtualAuthenticator
 /// `GET /openapi.json` carries the server's token.
 public final class AccountService: @unchecked Sendable {
     private let token: [UInt8]
+    /// The token as text, for the page bridge that carries it.
+    let tokenText: String
     private let scratch: String
     private let accounts = Mutex([String: HostedAccount]())
     private var router = Router<AccountService>()
@@ -27,6 +29,7 @@ public final class AccountService: @unchecked Sendable {
     ///   - scratch: where the accounts' throw-away vaults are made.
     public init(token: String, scratch: String) {
         self.token = Array(token.utf8)
+        tokenText = token
         self.scratch = scratch
         router.add("GET", "/health") { _, _ throws(Problem) in .json(200, #"{"status":"ok"}"#) }
         router.add("GET", "/openapi.json") { _, _ throws(Problem) in .json(200, OpenAPIDocument.text) }
@@ -36,6 +39,7 @@ public final class AccountService: @unchecked Sendable {
         addPasskeyRoutes(to: &router)
         addSyncRoutes(to: &router)
         addWebDriverRoutes(to: &router)
+        addBridgeRoutes(to: &router)
     }
 
     /// The routes, as `METHOD /pattern` (for the contract's test).

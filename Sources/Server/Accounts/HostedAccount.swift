@@ -18,6 +18,7 @@ final class HostedAccount: @unchecked Sendable {
     let storage: String
     let events = AccountEvents()
     let autofill = AutofillPicks()
+    let people = QueuedPeople()
     private let lock = Mutex(())
     /// Each device's PIN, as the person at it types it (changed by the API's PIN requests).
     private var pins: [String: String]

@@ -13,15 +13,22 @@ public struct HTTPRequest: Sendable {
     /// The query, `name=value&…`, each part percent-encoded (`""` when none).
     public let query: String
     public let authorization: String?
+    /// The `Origin` header: a page's cross-origin request (docs/browser.md).
+    public let origin: String?
+    /// The `Host` header: how the client reached the server.
+    public let host: String?
     public let body: [UInt8]
     /// The body went past the limit (and was dropped).
     public let bodyTooLarge: Bool
 
-    public init(method: String, path: String, query: String = "", authorization: String?, body: [UInt8], bodyTooLarge: Bool = false) {
+    public init(method: String, path: String, query: String = "", authorization: String?, origin: String? = nil, host: String? = nil,
+                body: [UInt8], bodyTooLarge: Bool = false) {
         self.method = method
         self.path = path
         self.query = query
         self.authorization = authorization
+        self.origin = origin
+        self.host = host
         self.body = body
         self.bodyTooLarge = bodyTooLarge
     }
@@ -29,7 +36,7 @@ public struct HTTPRequest: Sendable {
 
 /// What a handler answers.
 public struct HTTPResponse: Sendable {
-    public enum ContentType: UInt32, Sendable { case none = 0, json = 1, problem = 2, text = 3, eventStream = 4 }
+    public enum ContentType: UInt32, Sendable { case none = 0, json = 1, problem = 2, text = 3, eventStream = 4, javascript = 5 }
 
     public var status: Int
     public var contentType: ContentType
@@ -112,10 +119,16 @@ private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: Unsafe
     let handler = Unmanaged<HTTPServer.Handler>.fromOpaque(context).takeUnretainedValue()
     let r = request.pointee
     let body = r.body.map { Array(UnsafeBufferPointer(start: $0, count: r.body_length)) } ?? []
-    let answer = handler.handle(HTTPRequest(method: r.method.map { String(cString: $0) } ?? "", path: r.path.map { String(cString: $0) } ?? "/",
-                                            query: r.query.map { String(cString: $0) } ?? "",
-                                            authorization: r.authorization.map { String(cString: $0) }, body: body,
-                                            bodyTooLarge: r.body_too_large != 0))
+    let asked = HTTPRequest(method: r.method.map { String(cString: $0) } ?? "", path: r.path.map { String(cString: $0) } ?? "/",
+                              query: r.query.map { String(cString: $0) } ?? "",
+                              authorization: r.authorization.map { String(cString: $0) }, origin: r.origin.map { String(cString: $0) },
+                              host: r.host.map { String(cString: $0) }, body: body, bodyTooLarge: r.body_too_large != 0)
+    if let preflight = CrossOrigin.preflight(asked) { return fill(response, with: preflight) }
+    var answer = handler.handle(asked)
+    if let origin = asked.origin {
+        answer.headers += CrossOrigin.headers(origin: origin)
+        answer.deferred?.origin = origin
+    }
     fill(response, with: answer)
 }
 
@@ -218,14 +231,22 @@ private func releaseStream(_ context: UnsafeMutableRawPointer?) {
 /// second answer is dropped.
 public final class HTTPDeferred: @unchecked Sendable {
     fileprivate let handle: OpaquePointer?
+    /// The request's `Origin`: the answer, whenever it comes, carries the cross-origin headers.
+    private let requestOrigin = Mutex<String?>(nil)
 
     public init() { handle = authctl_http_deferred_new() }
 
     deinit { authctl_http_deferred_unref(handle) }
 
+    fileprivate var origin: String? {
+        get { requestOrigin.withLock { $0 } }
+        set { requestOrigin.withLock { $0 = newValue } }
+    }
+
     public func complete(_ answer: HTTPResponse) {
         var response = authctl_http_response()
-        fill(&response, with: HTTPResponse(status: answer.status, contentType: answer.contentType, body: answer.body, headers: answer.headers))
+        let cross = origin.map { CrossOrigin.headers(origin: $0) } ?? []
+        fill(&response, with: HTTPResponse(status: answer.status, contentType: answer.contentType, body: answer.body, headers: answer.headers + cross))
         authctl_http_deferred_complete(handle, &response)
     }
 }

@@ -12,7 +12,7 @@ extension AccountService {
 
     func addCeremonyRoutes(to router: inout Router<AccountService>) {
         router.add("POST", "/accounts/{account}/devices/{device}/register") { s, call throws(Problem) in
-            let (caller, person, options, body) = try Self.ceremonyInput(call)
+            let (caller, given, options, body) = try Self.ceremonyInput(call)
             let fault = try body.choice("fault", Fault.self), via = try body.string("via")
             var passkey = PasskeySettings()
             passkey.profile = try body.string("profile")
@@ -20,6 +20,7 @@ extension AccountService {
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 var passkey = passkey
                 passkey.deviceBound = deviceBound ?? hosted.deviceBoundByDefault
+                let person = given ?? hosted.people.next(device: device) ?? PersonRequest()
                 let response = try session { () throws(SessionError) in
                     try hosted.session.register(RegisterRequest(device: device, via: via, caller: caller, options: .json(options), person: person,
                                                                 passkey: passkey, fault: fault))
@@ -29,10 +30,14 @@ extension AccountService {
             }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/sign") { s, call throws(Problem) in
-            let (caller, person, options, body) = try Self.ceremonyInput(call)
+            let (caller, given, options, body) = try Self.ceremonyInput(call)
             let fault = try body.choice("fault", Fault.self), via = try body.string("via")
-            let sign = { @Sendable (person: PersonRequest) throws(Problem) -> HTTPResponse in
+            // The person: the body's, else the next one queued for the device (when the person
+            // acts at all), else the default; then what the autofill list's outcome changes.
+            let sign = { @Sendable (acts: Bool, change: (inout PersonRequest) -> Void) throws(Problem) -> HTTPResponse in
                 try s.onDevice(call) { hosted, device throws(Problem) in
+                    var person = given ?? (acts ? hosted.people.next(device: device) : nil) ?? PersonRequest()
+                    change(&person)
                     let response = try session { () throws(SessionError) in
                         try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
                     }
@@ -40,30 +45,45 @@ extension AccountService {
                     return .json(200, response.json)
                 }
             }
-            guard caller.mediation == .conditional else { return try sign(person) }
+            guard caller.mediation == .conditional else { return try sign(true) { _ in } }
             // Pending, holding no thread and no lock, until the person picks a passkey from the
             // autofill list (or the timeout, or the account's end); then signed as usual.
             let hosted = try s.hosted(call.parameter("account"))
             _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
             let deferred = HTTPDeferred()
             try hosted.autofill.begin(device: call.parameter("device"), timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
-                var chosen = person
+                let acts: Bool, change: (inout PersonRequest) -> Void
                 switch outcome {
-                case .picked(let choice): chosen.account = choice
+                case .picked(let choice): (acts, change) = (true, { $0.account = choice })
                 case .timedOut:
-                    chosen.action = .timeout
-                    chosen.instantTimeout = true  // the timeout has passed already
+                    // The timeout has passed already.
+                    (acts, change) = (false, { $0.action = .timeout; $0.instantTimeout = true })
                 case .dismissed:
                     // Ended as the client ends a dismissed conditional request.
-                    chosen.action = .cancel
-                    chosen.instantTimeout = true
+                    (acts, change) = (false, { $0.action = .cancel; $0.instantTimeout = true })
                 case .canceled:
                     deferred.complete(Problem(SessionError(.canceled, "the conditional sign-in was canceled: its account ended, or the server stops")).response)
                     return
                 }
-                do throws(Problem) { deferred.complete(try sign(chosen)) } catch { deferred.complete(error.response) }
+                do throws(Problem) { deferred.complete(try sign(acts, change)) } catch { deferred.complete(error.response) }
             }
             return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
+        }
+        router.add("GET", "/accounts/{account}/devices/{device}/person") { s, call throws(Problem) in
+            try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["queued": hosted.people.waiting(device: device).map(PersonReport.init)]) }
+        }
+        router.add("POST", "/accounts/{account}/devices/{device}/person") { s, call throws(Problem) in
+            let body = try call.body(allowed: ["userAction", "pin", "credentialId", "user"])
+            guard let person = try Self.person(in: body) else {
+                throw Problem.input("the body says what the person does: userAction, pin, credentialId or user")
+            }
+            return try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["queued": try hosted.people.add(person, device: device)]) }
+        }
+        router.add("DELETE", "/accounts/{account}/devices/{device}/person") { s, call throws(Problem) in
+            try s.onDevice(call) { hosted, device throws(Problem) in
+                hosted.people.clear(device: device)
+                return .noContent
+            }
         }
         router.add("GET", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
             try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["pending": hosted.autofill.isPending(device: device)]) }
@@ -94,18 +114,26 @@ extension AccountService {
     }
 
     /// What both ceremonies read: the caller (origin, top origin, mediation), the person (action,
-    /// PIN, account picked), and the options JSON.
-    private static func ceremonyInput(_ call: Router<AccountService>.Call) throws(Problem) -> (CallerContext, PersonRequest, [UInt8], RequestBody) {
+    /// PIN, account picked; `nil` when the body says nothing of them), and the options JSON.
+    private static func ceremonyInput(_ call: Router<AccountService>.Call) throws(Problem) -> (CallerContext, PersonRequest?, [UInt8], RequestBody) {
         let body = try call.body(allowed: ceremonyMembers)
         let options = try body.json(required: "options")
         var caller = CallerContext(origin: try body.string(required: "origin"), topOrigin: try body.string("topOrigin"))
         if let mediation = try body.choice("mediation", Mediation.self) { caller.mediation = mediation }
         caller.recentPasswordSignIn = try body.bool("recentPasswordSignIn") ?? false
-        var person = PersonRequest(pin: try body.string("pin"))
-        if let action = try body.choice("userAction", UserAction.self) { person.action = action }
+        return (caller, try person(in: body), options, body)
+    }
+
+    /// The person a body describes — `userAction`, `pin`, and the passkey picked (`credentialId`
+    /// or `user`) — or `nil` when it names none of them.
+    static func person(in body: RequestBody) throws(Problem) -> PersonRequest? {
+        let pin = try body.string("pin"), action = try body.choice("userAction", UserAction.self)
         let id = try body.base64URL("credentialId"), user = try body.string("user")
+        guard pin != nil || action != nil || id != nil || user != nil else { return nil }
+        var person = PersonRequest(pin: pin)
+        if let action { person.action = action }
         if id != nil || user != nil { person.account = AccountChoice(credentialId: id, user: user) }
-        return (caller, person, options, body)
+        return person
     }
 
     /// The timeout the browser gives the request: the options' `timeout` clamped as the client
@@ -114,5 +142,20 @@ extension AccountService {
         let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
         guard let given = (object?["timeout"] as? NSNumber)?.doubleValue, given.isFinite else { return 300_000 }
         return UInt64(JSONReader.effectiveTimeout(UInt32(min(max(given.rounded(.towardZero), 0), Double(UInt32.max)))))
+    }
+}
+
+/// A queued person as `GET …/person` lists it: the members a ceremony's body would carry.
+struct PersonReport: Encodable {
+    let userAction: String
+    let pin: String?
+    let credentialId: String?
+    let user: String?
+
+    init(_ person: PersonRequest) {
+        userAction = person.action.rawValue
+        pin = person.pin
+        credentialId = person.account.credentialId.map(Base64URL.encode)
+        user = person.account.user
     }
 }

@@ -1,0 +1,259 @@
+/// The page bridge (docs/browser.md): a script a test injects into a page before the page's own
+/// scripts run. It answers the page's WebAuthn calls — `navigator.credentials.create/get` for
+/// `publicKey` requests, the availability checks, `getClientCapabilities()` and the three
+/// signals — with a device of `authctl serve`, and hands the page objects a browser would:
+/// `instanceof PublicKeyCredential`, ArrayBuffers, `toJSON()`. `__AUTHCTL_CONFIG__` becomes
+/// `{"server", "token", "account", "device"}`.
+enum PageBridgeScript {
+    static let text = #"""
+// authctl page bridge: this page's WebAuthn calls are answered by authctl serve (docs/browser.md).
+(() => {
+  'use strict';
+  const CONFIG = __AUTHCTL_CONFIG__;
+  if (globalThis.__authctlBridge || typeof PublicKeyCredential === 'undefined' || !navigator.credentials) {
+    return;  // injected twice, or not a secure context: the browser offers no WebAuthn here either
+  }
+  Object.defineProperty(globalThis, '__authctlBridge', { value: Object.freeze({ account: CONFIG.account, device: CONFIG.device }) });
+
+  const container = navigator.credentials;
+  const nativeCreate = container.create.bind(container);
+  const nativeGet = container.get.bind(container);
+  const base = `${CONFIG.server}/accounts/${encodeURIComponent(CONFIG.account)}/devices/${encodeURIComponent(CONFIG.device)}`;
+
+  // base64url, as every BufferSource is in WebAuthn's JSON forms.
+  const bytesOf = (source) => ArrayBuffer.isView(source)
+    ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
+    : new Uint8Array(source);
+  const isBufferSource = (value) => value instanceof ArrayBuffer || ArrayBuffer.isView(value) ||
+    (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer);
+  function b64url(source) {
+    let text = '';
+    for (const byte of bytesOf(source)) text += String.fromCharCode(byte);
+    return btoa(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+  function unb64url(text) {
+    const plain = atob(String(text).replace(/-/g, '+').replace(/_/g, '/'));
+    const bytes = new Uint8Array(plain.length);
+    for (let i = 0; i < plain.length; i++) bytes[i] = plain.charCodeAt(i);
+    return bytes.buffer;
+  }
+
+  // The page's options as their JSON form (what toJSON gives): every BufferSource as base64url,
+  // members that are undefined or functions left out. The members WebIDL types as BufferSource
+  // must be one, as the browser's own conversion insists.
+  function jsonOf(value) {
+    if (isBufferSource(value)) return b64url(value);
+    if (Array.isArray(value)) return value.map(jsonOf);
+    if (value !== null && typeof value === 'object') {
+      const out = {};
+      for (const [key, member] of Object.entries(value)) {
+        if (member === undefined || typeof member === 'function') continue;
+        out[key] = jsonOf(member);
+      }
+      return out;
+    }
+    return value;
+  }
+  function requireBufferSource(value, what, call) {
+    if (!isBufferSource(value)) {
+      throw new TypeError(`Failed to execute '${call}' on 'CredentialsContainer': ${what} is not of type '(ArrayBuffer or ArrayBufferView)'.`);
+    }
+  }
+  function checkCreation(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError("Failed to execute 'create' on 'CredentialsContainer': publicKey is not an object.");
+    requireBufferSource(options.challenge, 'publicKey.challenge', 'create');
+    if (!options.user || typeof options.user !== 'object') throw new TypeError("Failed to execute 'create' on 'CredentialsContainer': publicKey.user is required.");
+    requireBufferSource(options.user.id, 'publicKey.user.id', 'create');
+    for (const c of options.excludeCredentials || []) requireBufferSource(c && c.id, 'publicKey.excludeCredentials[].id', 'create');
+  }
+  function checkRequest(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError("Failed to execute 'get' on 'CredentialsContainer': publicKey is not an object.");
+    requireBufferSource(options.challenge, 'publicKey.challenge', 'get');
+    for (const c of options.allowCredentials || []) requireBufferSource(c && c.id, 'publicKey.allowCredentials[].id', 'get');
+  }
+
+  // Where the call comes from: the page's origin, and the top-level origin when a frame is
+  // cross-origin with any of its ancestors (as the browser puts it in clientDataJSON).
+  function caller() {
+    const origin = location.origin;
+    if (window === window.top) return { origin };
+    let ancestors = location.ancestorOrigins ? Array.from(location.ancestorOrigins) : null;
+    if (!ancestors) {
+      try { ancestors = [window.top.location.origin]; } catch { ancestors = [document.referrer ? new URL(document.referrer).origin : 'null']; }
+    }
+    if (ancestors.every((a) => a === origin)) return { origin };
+    return { origin, topOrigin: ancestors[ancestors.length - 1], crossOrigin: true };
+  }
+  function frameAllows(feature) {
+    const policy = document.permissionsPolicy || document.featurePolicy;
+    return !policy || typeof policy.allowsFeature !== 'function' || policy.allowsFeature(feature);
+  }
+
+  // A problem answer as the error the browser would reject with.
+  function errorOf(problem, status) {
+    const detail = (problem && (problem.detail || problem.title)) || `authctl serve answered ${status}`;
+    const name = problem && problem.domException;
+    if (name === 'TypeError') return new TypeError(detail);
+    if (name) return new DOMException(detail, name);
+    console.error(`authctl page bridge: ${detail}`);
+    return new DOMException(`authctl page bridge: ${detail}`, 'NotAllowedError');
+  }
+  async function call(method, path, body, signal) {
+    let response;
+    try {
+      response = await fetch(base + path, {
+        method, signal, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
+        headers: body === undefined ? { Authorization: `Bearer ${CONFIG.token}` }
+          : { Authorization: `Bearer ${CONFIG.token}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      if (signal && signal.aborted) throw signal.reason;
+      console.error(`authctl page bridge: ${CONFIG.server} is not reachable: ${error}`);
+      throw new DOMException(`authctl serve is not reachable at ${CONFIG.server}`, 'NotAllowedError');
+    }
+    const text = await response.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+    if (!response.ok) throw errorOf(json, response.status);
+    return json;
+  }
+
+  // The objects a browser hands the page: own members shadow the prototypes' native getters, so
+  // that `instanceof` holds and every member reads as it would.
+  const define = (target, members) => {
+    for (const [key, value] of Object.entries(members)) {
+      Object.defineProperty(target, key, { value, enumerable: typeof value !== 'function', configurable: true });
+    }
+    return target;
+  };
+  const BINARY_RESULTS = [['prf', 'results', 'first'], ['prf', 'results', 'second'], ['largeBlob', 'blob'], ['getCredBlob']];
+  function extensionResults(json) {
+    const results = structuredClone(json || {});
+    for (const path of BINARY_RESULTS) {
+      let holder = results;
+      for (const key of path.slice(0, -1)) holder = holder && holder[key];
+      const last = path[path.length - 1];
+      if (holder && typeof holder[last] === 'string') holder[last] = unb64url(holder[last]);
+    }
+    return results;
+  }
+  function credentialOf(json, made) {
+    const r = json.response;
+    const response = Object.create((made ? AuthenticatorAttestationResponse : AuthenticatorAssertionResponse).prototype);
+    define(response, { clientDataJSON: unb64url(r.clientDataJSON) });
+    if (made) {
+      define(response, {
+        attestationObject: unb64url(r.attestationObject),
+        getTransports: () => [...(r.transports || [])],
+        getAuthenticatorData: () => unb64url(r.authenticatorData),
+        getPublicKey: () => (r.publicKey === undefined || r.publicKey === null ? null : unb64url(r.publicKey)),
+        getPublicKeyAlgorithm: () => r.publicKeyAlgorithm,
+      });
+    } else {
+      define(response, {
+        authenticatorData: unb64url(r.authenticatorData),
+        signature: unb64url(r.signature),
+        userHandle: r.userHandle === undefined || r.userHandle === null ? null : unb64url(r.userHandle),
+      });
+    }
+    const credential = Object.create(PublicKeyCredential.prototype);
+    return define(credential, {
+      id: json.id,
+      rawId: unb64url(json.rawId || json.id),
+      type: json.type || 'public-key',
+      authenticatorAttachment: json.authenticatorAttachment ?? null,
+      response,
+      getClientExtensionResults: () => extensionResults(json.clientExtensionResults),
+      toJSON: () => structuredClone(json),
+    });
+  }
+
+  // A conditional sign-in waits on the server until the test picks from the autofill list; one
+  // the page aborted is ended there before the next begins (a page has one at a time).
+  let ending = Promise.resolve();
+  const endPending = () => {
+    ending = ending.then(() => call('POST', '/autofill', { cancel: true, wait: 0 }).catch(() => {}));
+    return ending;
+  };
+
+  async function ceremony(kind, publicKey, mediation, signal) {
+    if (signal && signal.aborted) throw signal.reason;
+    if (kind === 'register') checkCreation(publicKey); else checkRequest(publicKey);
+    const where = caller();
+    if (where.crossOrigin && !frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get')) {
+      throw new DOMException(`The '${kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get'}' feature is not enabled in this document.`, 'NotAllowedError');
+    }
+    const body = { options: jsonOf(publicKey), origin: where.origin };
+    if (where.topOrigin) body.topOrigin = where.topOrigin;
+    if (mediation) body.mediation = mediation;
+    const conditional = kind === 'sign' && mediation === 'conditional';
+    if (conditional) await ending;
+    const controller = new AbortController();
+    const onAbort = () => {
+      controller.abort(signal.reason);
+      if (conditional) endPending();
+    };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      let json;
+      try {
+        json = await call('POST', `/${kind}`, body, controller.signal);
+      } catch (error) {
+        // One left pending by a page that went away: ended, and this one begins.
+        if (!conditional || !(error instanceof DOMException) || !/pending on device .* already/.test(error.message)) throw error;
+        await endPending();
+        json = await call('POST', `/${kind}`, body, controller.signal);
+      }
+      if (signal && signal.aborted) throw signal.reason;
+      return credentialOf(json, kind === 'register');
+    } finally {
+      if (signal) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  const capabilities = () => call('GET', '/capabilities');
+
+  function replace(target, name, value) {
+    Object.defineProperty(target, name, { value, writable: true, configurable: true, enumerable: false });
+  }
+  replace(container, 'create', function create(options) {
+    if (!options || options.publicKey === undefined) return nativeCreate(options);
+    return ceremony('register', options.publicKey, options.mediation, options.signal);
+  });
+  replace(container, 'get', function get(options) {
+    if (!options || options.publicKey === undefined) return nativeGet(options);
+    return ceremony('sign', options.publicKey, options.mediation, options.signal);
+  });
+  replace(PublicKeyCredential, 'isUserVerifyingPlatformAuthenticatorAvailable',
+    async function isUserVerifyingPlatformAuthenticatorAvailable() { return (await capabilities()).isUserVerifyingPlatformAuthenticatorAvailable; });
+  replace(PublicKeyCredential, 'isConditionalMediationAvailable',
+    async function isConditionalMediationAvailable() { return (await capabilities()).isConditionalMediationAvailable; });
+  replace(PublicKeyCredential, 'getClientCapabilities',
+    async function getClientCapabilities() { return (await capabilities()).capabilities; });
+  for (const signal of ['unknownCredential', 'allAcceptedCredentials', 'currentUserDetails']) {
+    const name = `signal${signal[0].toUpperCase()}${signal.slice(1)}`;
+    replace(PublicKeyCredential, name, async function (options) {
+      if (options === null || typeof options !== 'object') throw new TypeError(`Failed to execute '${name}' on 'PublicKeyCredential': the options are not an object.`);
+      await call('POST', `/signals/${signal}`, { options: jsonOf(options), origin: caller().origin });
+      return undefined;
+    });
+  }
+
+  // The JSON helpers, for a browser that lacks them (each BufferSource member from base64url).
+  const fromB64 = (value) => (typeof value === 'string' ? unb64url(value) : value);
+  const credentialList = (list) => list && list.map((c) => ({ ...c, id: fromB64(c.id) }));
+  if (typeof PublicKeyCredential.parseCreationOptionsFromJSON !== 'function') {
+    replace(PublicKeyCredential, 'parseCreationOptionsFromJSON', function parseCreationOptionsFromJSON(json) {
+      return { ...json, challenge: fromB64(json.challenge), user: { ...json.user, id: fromB64(json.user.id) },
+        excludeCredentials: credentialList(json.excludeCredentials) };
+    });
+  }
+  if (typeof PublicKeyCredential.parseRequestOptionsFromJSON !== 'function') {
+    replace(PublicKeyCredential, 'parseRequestOptionsFromJSON', function parseRequestOptionsFromJSON(json) {
+      return { ...json, challenge: fromB64(json.challenge), allowCredentials: credentialList(json.allowCredentials) };
+    });
+  }
+})();
+"""#
+}
