@@ -191,17 +191,28 @@ def test_a_conditional_sign_in_waits_for_the_pick_its_timeout_or_the_accounts_en
     assert status == 200 and response["id"] == credential
     # A second one while one is pending is refused; the clock moved past the timeout ends it.
     thread = pending({"options": sign_options(timeout=60000), "origin": ORIGIN, "mediation": "conditional"})
-    wait_until(lambda: call(server, "GET", base + "/autofill")[2] == {"pending": True}, "the sign-in pending")
+    wait_until(lambda: call(server, "GET", base + "/autofill")[2]["pending"], "the sign-in pending")
+    offered = call(server, "GET", base + "/autofill")[2]["offered"]
+    assert [(o["credentialId"], o["userName"]) for o in offered] == [(credential, "alice")]
     assert call(server, "POST", base + "/sign", {"options": sign_options(), "origin": ORIGIN, "mediation": "conditional"})[0] == 409
     assert call(server, "POST", f"/accounts/{account['id']}/clock", {"advance": "61s"})[0] == 200
     thread.join(timeout=60)
     status, _, problem = answers.pop()
     assert (status, problem["name"], problem["domException"]) == (422, "timedOut", "NotAllowedError")
+    assert call(server, "GET", base + "/autofill")[2] == {"pending": False}
+    # Another RP's request, or one allowing other passkeys only, offers nothing.
+    for options in (sign_options(rpId="other.example", timeout=10000), sign_options(allowCredentials=[{"type": "public-key", "id": "AAAA"}], timeout=10000)):
+        thread = pending({"options": options, "origin": "https://other.example" if options["rpId"] == "other.example" else ORIGIN, "mediation": "conditional"})
+        wait_until(lambda: call(server, "GET", base + "/autofill")[2]["pending"], "the sign-in pending")
+        assert call(server, "GET", base + "/autofill")[2]["offered"] == []
+        assert call(server, "POST", f"/accounts/{account['id']}/clock", {"advance": "11s"})[0] == 200
+        thread.join(timeout=60)
+        assert answers.pop()[0] == 422
     # No pick for a sign-in that never began.
     assert call(server, "POST", base + "/autofill", {"credentialId": credential, "wait": 0})[0] == 409
     # The account's end cancels one still pending.
     thread = pending({"options": sign_options(), "origin": ORIGIN, "mediation": "conditional"})
-    wait_until(lambda: call(server, "GET", base + "/autofill")[2] == {"pending": True}, "the sign-in pending")
+    wait_until(lambda: call(server, "GET", base + "/autofill")[2]["pending"], "the sign-in pending")
     assert call(server, "DELETE", f"/accounts/{account['id']}")[0] == 204
     thread.join(timeout=60)
     status, _, problem = answers.pop()

@@ -18,8 +18,16 @@ final class AutofillPicks: @unchecked Sendable {
         case canceled
     }
 
+    /// Which passkeys the autofill list of a pending sign-in offers: the RP ID's, and only the
+    /// allowed ones when the request names some.
+    struct Scope: Sendable {
+        let rpId: String
+        let allowed: [[UInt8]]
+    }
+
     private struct Pending {
         let serial: UInt64
+        let scope: Scope
         /// When it times out on the virtual clock (`nil`: the real clock's deadline only).
         let virtualDeadline: UInt64?
         let finish: @Sendable (Outcome) -> Void
@@ -44,7 +52,7 @@ final class AutofillPicks: @unchecked Sendable {
 
     /// A conditional sign-in on `device` begins: `finish` runs (on another thread) with how it
     /// ends, after `timeout` milliseconds at the latest. A pick already waiting ends it at once.
-    func begin(device: String, timeout: UInt64, clock: VirtualClock?, finish: @escaping @Sendable (Outcome) -> Void) throws(Problem) {
+    func begin(device: String, scope: Scope, timeout: UInt64, clock: VirtualClock?, finish: @escaping @Sendable (Outcome) -> Void) throws(Problem) {
         lock.lock()
         guard !closed else {
             lock.unlock()
@@ -66,7 +74,7 @@ final class AutofillPicks: @unchecked Sendable {
         }
         serial += 1
         let mine = serial
-        pending[device] = Pending(serial: mine, virtualDeadline: clock.map { $0.now &+ timeout }, finish: finish)
+        pending[device] = Pending(serial: mine, scope: scope, virtualDeadline: clock.map { $0.now &+ timeout }, finish: finish)
         lock.unlock()
         let realTimeout = clock == nil ? timeout : max(timeout, Self.virtualClockBound)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(realTimeout))) { [weak self] in
@@ -100,10 +108,11 @@ final class AutofillPicks: @unchecked Sendable {
         }
     }
 
-    func isPending(device: String) -> Bool {
+    /// What the sign-in pending on `device` offers (`nil`: none is pending).
+    func pendingScope(device: String) -> Scope? {
         lock.lock()
         defer { lock.unlock() }
-        return pending[device] != nil
+        return pending[device]?.scope
     }
 
     /// The virtual clock reads `now`: the sign-ins whose timeout has passed end.

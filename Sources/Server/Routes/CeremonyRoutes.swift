@@ -51,7 +51,8 @@ extension AccountService {
             let hosted = try s.hosted(call.parameter("account"))
             _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
             let deferred = HTTPDeferred()
-            try hosted.autofill.begin(device: call.parameter("device"), timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
+            let scope = Self.autofillScope(of: options, origin: caller.origin)
+            try hosted.autofill.begin(device: call.parameter("device"), scope: scope, timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
                 let acts: Bool, change: (inout PersonRequest) -> Void
                 switch outcome {
                 case .picked(let choice): (acts, change) = (true, { $0.account = choice })
@@ -86,7 +87,14 @@ extension AccountService {
             }
         }
         router.add("GET", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
-            try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["pending": hosted.autofill.isPending(device: device)]) }
+            try s.onDevice(call) { hosted, device throws(Problem) in
+                guard let scope = hosted.autofill.pendingScope(device: device) else { return .encoded(200, AutofillReport(pending: false, offered: nil)) }
+                // What the list shows: the device's passkeys for the RP ID (never a hidden one),
+                // only the allowed ones when the request names some.
+                let held = try session { () throws(SessionError) in try hosted.session.passkeys(device: device, rpId: scope.rpId) }
+                let offered = held.filter { !$0.hidden && (scope.allowed.isEmpty || scope.allowed.contains($0.id)) }
+                return .encoded(200, AutofillReport(pending: true, offered: offered.map(AutofillReport.Offer.init)))
+            }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
             let body = try call.body(allowed: ["credentialId", "user", "cancel", "wait"])
@@ -136,6 +144,18 @@ extension AccountService {
         return person
     }
 
+    /// What a conditional sign-in's autofill list draws from: the options' `rpId`, else the
+    /// origin's host; the `allowCredentials` ids.
+    private static func autofillScope(of options: [UInt8], origin: String) -> AutofillPicks.Scope {
+        let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
+        let rpId = (object?["rpId"] as? String) ?? URLComponents(string: origin)?.host ?? ""
+        let allowed = ((object?["allowCredentials"] as? [Any]) ?? []).compactMap { entry -> [UInt8]? in
+            guard let id = (entry as? [String: Any])?["id"] as? String else { return nil }
+            return try? Base64URL.decode(id)
+        }
+        return AutofillPicks.Scope(rpId: rpId, allowed: allowed)
+    }
+
     /// The timeout the browser gives the request: the options' `timeout` clamped as the client
     /// clamps it (10 s … 10 min), else five minutes.
     private static func timeout(of options: [UInt8]) -> UInt64 {
@@ -158,4 +178,21 @@ struct PersonReport: Encodable {
         credentialId = person.account.credentialId.map(Base64URL.encode)
         user = person.account.user
     }
+}
+
+/// `GET …/autofill`: whether a conditional sign-in is pending, and what its list offers.
+struct AutofillReport: Encodable {
+    struct Offer: Encodable {
+        let credentialId, userName, userDisplayName, userHandle: String
+
+        init(_ c: Credential) {
+            credentialId = Base64URL.encode(c.id)
+            userName = c.userName
+            userDisplayName = c.userDisplayName
+            userHandle = Base64URL.encode(c.userHandle)
+        }
+    }
+
+    let pending: Bool
+    let offered: [Offer]?
 }
