@@ -65,7 +65,7 @@ def certificate(directory: pathlib.Path, *names: str) -> tuple[ssl.SSLContext, s
     return context, base64.b64encode(hashlib.sha256(spki).digest()).decode()
 
 
-def chromium(profile: pathlib.Path, hosts: list[str], spki: str, extension: pathlib.Path | None = None):
+def chromium(profile: pathlib.Path, hosts: list[str], spki: str, extension: pathlib.Path | None = None, extra: list[str] = ()):
     """Headless Chromium through chromedriver: `hosts` resolve to 127.0.0.1, the certificate
     with `spki` is trusted, `extension` (an unpacked directory) loaded."""
     from selenium import webdriver
@@ -79,7 +79,7 @@ def chromium(profile: pathlib.Path, hosts: list[str], spki: str, extension: path
                  f"--ignore-certificate-errors-spki-list={spki}"]
     if extension:
         arguments += [f"--load-extension={extension}", f"--disable-extensions-except={extension}"]
-    for argument in arguments:
+    for argument in arguments + list(extra):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_script_timeout(DEADLINE)
