@@ -189,6 +189,7 @@ enum PageBridgeScript {
     if (mediation) body.mediation = mediation;
     const conditional = kind === 'sign' && mediation === 'conditional';
     if (conditional) await ending;
+    if (signal && signal.aborted) throw signal.reason;  // aborted while an earlier one ended
     const controller = new AbortController();
     const onAbort = () => {
       controller.abort(signal.reason);
