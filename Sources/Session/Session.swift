@@ -89,6 +89,21 @@ public final class Session {
         } catch { throw SessionError(error) }
     }
 
+    /// What a sign-in's options and caller make the browser refuse before it asks for a passkey,
+    /// for a conditional sign-in about to wait for the person's pick: the RP ID it would use.
+    public func checkSign(_ request: SignRequest) throws(SessionError) -> String {
+        let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
+        let options = switch request.options {
+        case .json(let json): json
+        case .built(let builder): builder.json(drawing: draw)
+        }
+        do {
+            try devices.requireClientSupport()
+            return try devices.authenticator.checkSign(optionsJSON: options, caller: request.caller, fault: request.fault,
+                                                       attachment: devices.attachment)
+        } catch { throw SessionError(error) }
+    }
+
     /// Either ceremony.
     public func perform(_ request: CeremonyRequest) throws(SessionError) -> CeremonyResponse {
         switch request {

@@ -34,6 +34,12 @@ few on `http://localhost:PORT`, and some in an iframe of `https://other.example.
 `--top-origin`, `--no-frame-permission`). Each calling context (a World) has its own tab, virtual
 authenticator and authctl vault.
 
+A third side runs every case through the page bridge (`authctl serve`'s GET /bridge.js, injected
+into a tab of a second Chromium, docs/browser.md): the same page code, answered by an account of
+the server. It must answer as `authctl register`/`sign` does — outcome and client part — except
+for the cases BRIDGE_KNOWN lists (pinned, and listed in docs/browser.md); so wherever the CLI
+answers as Chromium, so does a page through the bridge.
+
 Every run writes what each side did, case by case, to $AUTHCTL_CHROMIUM_REPORT (default
 .build/chromium-differential.md). docs/conformance.md, "Differences from Chromium", says how to
 run it and lists what still differs.
@@ -58,6 +64,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from browser_support import AuthctlServer, chromium
 from conftest import BIN, ROOT, Authctl, unb64url
 
 CHROMIUM = os.environ.get("AUTHCTL_CHROMIUM", "/usr/bin/chromium")
@@ -153,41 +160,57 @@ class World:
     handle: str = ""
     authenticator: str = ""         # the CDP virtual authenticator's id
     authctl: Authctl | None = None
+    bridge_handle: str = ""         # its tab in the bridged Chromium
+    bridge_account: str = ""        # its account on authctl serve (one device, "d")
     ids: dict = dataclasses.field(default_factory=dict)   # side -> {fixture name: credential id}
 
 
 class Differential:
     def __init__(self, driver, worlds: dict):
         self.driver, self.worlds = driver, worlds
-        self.current = None
+        self.bridged = None     # the second Chromium, whose tabs have the page bridge
+        self.server = None      # authctl serve, for the bridge
+        self.current = {}
         self.rows = []
 
-    def enter(self, world: World, reload: bool = False):
-        """The tab of `world`, its calling document selected and its harness loaded."""
+    def enter(self, world: World, reload: bool = False, side: str = "chromium"):
+        """The tab of `world` (in the bridged Chromium for side "bridge"), its calling document
+        selected and its harness loaded."""
         from selenium.webdriver.support.wait import WebDriverWait
-        if self.current is not world or reload:
-            self.driver.switch_to.window(world.handle)
-            self.driver.switch_to.default_content()
+        driver = self.driver if side == "chromium" else self.bridged
+        if self.current.get(side) is not world or reload:
+            driver.switch_to.window(world.handle if side == "chromium" else world.bridge_handle)
+            driver.switch_to.default_content()
             if reload:
-                self.driver.refresh()
+                driver.refresh()
             if world.framed:
-                WebDriverWait(self.driver, 60).until(
+                WebDriverWait(driver, 60).until(
                     lambda d: d.execute_script("const f = document.getElementById('inner');"
                                                "return !!(f && f.contentWindow && f.contentDocument === null);"))
-                self.driver.switch_to.frame("inner")
-            WebDriverWait(self.driver, 60).until(lambda d: d.execute_script("return typeof differential === 'function'"))
-            self.current = world
+                driver.switch_to.frame("inner")
+            WebDriverWait(driver, 60).until(lambda d: d.execute_script("return typeof differential === 'function'"))
+            self.current[side] = world
 
-    # Chromium's side
-    def chromium(self, world: World, kind: str, options: dict, outer: dict, activation: bool | None) -> dict:
+    # Chromium's side, and the bridge's (the same page code in the bridged Chromium)
+    def chromium(self, world: World, kind: str, options: dict, outer: dict, activation: bool | None,
+                 side: str = "chromium") -> dict:
         # activation None: the page as it is; False: a fresh page (no user activation left from an
         # earlier case); True: a fresh page, then a click on it (transient user activation)
-        self.enter(world, reload=activation is not None)
+        driver = self.driver if side == "chromium" else self.bridged
+        self.enter(world, reload=activation is not None, side=side)
         if activation:
-            self.driver.find_element("tag name", "body").click()
-        return self.driver.execute_async_script(
+            driver.find_element("tag name", "body").click()
+        result = driver.execute_async_script(
             "differential(arguments[0], arguments[1], arguments[2], arguments[3]).then(arguments[4])",
             kind, options, outer or None, PENDING_MS)
+        if side == "bridge" and result.get("authctl") == "timedOut":
+            # authctl's request timed out at once (the server's clock waits for nobody): in a
+            # browser the promise would still be open.
+            result = {**result, "outcome": "pending"}
+        return result
+
+    def bridge(self, world: World, kind: str, options: dict, outer: dict, activation: bool | None) -> dict:
+        return self.chromium(world, kind, options, outer, activation, side="bridge")
 
     def forget(self, world: World, sides: dict):
         """Removes what a create case made, in both worlds, so that every case meets the fixtures
@@ -201,6 +224,9 @@ class Differential:
         if ours["outcome"] == "ok":
             deleted = world.authctl.run("delete", "--", ours["response"]["id"])
             assert deleted.code == 0, deleted.stderr
+        bridged = sides.get("bridge")
+        if bridged and bridged["outcome"] == "ok":
+            self.server.call("DELETE", f"/accounts/{world.bridge_account}/devices/d/passkeys/{bridged['response']['id']}")
 
     # authctl's side
     def run_authctl(self, world: World, kind: str, options: dict, outer: dict, args: tuple = ()) -> dict:
@@ -280,9 +306,32 @@ def differential(tmp_path_factory):
                 assert ours["outcome"] == "ok", (world.name, name, ours)
                 world.ids["chromium"][name] = theirs["response"]["id"]
                 world.ids["authctl"][name] = ours["response"]["id"]
+        # The bridge's side: a second Chromium (its frames in one renderer, so that the bridge
+        # injected into a tab is in its cross-origin frame too), a tab per world.
+        session.server = AuthctlServer(directory / "serve")
+        session.bridged = chromium(directory / "profile-bridge", [HOST, OTHER], spki, extra=["--disable-site-isolation-trials"])
+        for index, world in enumerate(worlds.values()):
+            if index:
+                session.bridged.switch_to.new_window("tab")
+            world.bridge_account = session.server.call("POST", "/accounts", {"devices": [{"name": "d", "pin": "1234"}]})["id"]
+            script = session.server.call("GET", f"/bridge.js?account={world.bridge_account}&device=d", text=True)
+            session.bridged.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
+            session.bridged.get(world.page or world.origin + "/index.html")
+            world.bridge_handle = session.bridged.current_window_handle
+            world.ids["bridge"] = {}
+            for name, members in FIXTURES.items() if world.fixtures else ():
+                fixture = {"rp": {"id": world.rp_id, "name": "Differential"}, "challenge": CHALLENGE,
+                           "pubKeyCredParams": [{"type": "public-key", "alg": -7}], **members}
+                made = session.bridge(world, "create", fixture, {}, True if world.framed else None)
+                assert made["outcome"] == "ok", (world.name, name, made)
+                world.ids["bridge"][name] = made["response"]["id"]
         yield session
     finally:
         driver.quit()
+        if session.bridged:
+            session.bridged.quit()
+        if session.server:
+            session.server.stop()
         secure.shutdown()
         local.shutdown()
         write_report(session.rows)
@@ -339,9 +388,10 @@ def write_report(rows: list):
         return
     lines = ["# authctl against headless Chromium", "",
              f"authctl: `{BIN}`; Chromium: `{CHROMIUM}`", "",
-             "| case | item | Chromium | authctl | verdict |", "| --- | --- | --- | --- | --- |"]
+             "| case | item | Chromium | authctl | verdict | page bridge |", "| --- | --- | --- | --- | --- | --- |"]
     for row in rows:
-        cells = [row["case"], row["item"], row["chromium"], row["authctl"], row["verdict"]]
+        cells = [row["case"], row["item"], row["chromium"], row["authctl"], row["verdict"],
+                 f"{row.get('bridge', '')}: {row.get('bridge_verdict', '')}"]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     differing = [r for r in rows if r["verdict"].startswith("DIFFERS")]
     known = [r for r in rows if r["verdict"].startswith("known")]
@@ -609,20 +659,45 @@ CASES = [
 ]
 
 
+# Where a page through the bridge answers otherwise than `authctl register`/`sign` for the same
+# options: case -> (reason, the bridge's outcome). docs/browser.md lists them.
+WAITS_FOR_PICK = ("a conditional sign-in through the bridge waits for the test's pick (POST …/autofill), as a person's "
+                  "autofill list would; `authctl sign --mediation conditional` picks the newest passkey at once")
+BRIDGE_KNOWN: dict[str, tuple[str, str]] = {
+    "get-mediation-conditional": (WAITS_FOR_PICK, "pending"),
+    "get-ui-mode-passive": (WAITS_FOR_PICK, "pending"),
+}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[f"{n:02d}-{c.name}" for n, c in enumerate(CASES, 1)])
 def test_authctl_answers_as_chromium(differential, case):
     world = differential.worlds[case.world]
     sides = {}
-    for side in ("chromium", "authctl"):
+    for side in ("chromium", "authctl", "bridge"):
         mapping = {**world.ids[side], "rpid": world.rp_id, "origin": world.origin}
         options, outer = substitute(case.options, mapping), substitute(case.outer, mapping)
         if side == "chromium":
             sides[side] = differential.chromium(world, case.kind, options, outer, case.activation)
+        elif side == "bridge":
+            sides[side] = differential.bridge(world, case.kind, options, outer, case.activation)
         else:
             sides[side] = differential.run_authctl(world, case.kind, options, outer, case.authctl_args)
-    theirs, ours = sides["chromium"], sides["authctl"]
+    theirs, ours, bridged = sides["chromium"], sides["authctl"], sides["bridge"]
     if case.kind == "create":
         differential.forget(world, sides)
+
+    # The bridge answers as the CLI does (outcome and client part), but for what BRIDGE_KNOWN pins.
+    bridge_differences = []
+    if bridged["outcome"] != ours["outcome"]:
+        bridge_differences.append(f"outcome: bridge {bridged['outcome']}, authctl {ours['outcome']}")
+    elif ours["outcome"] == "ok":
+        mine, through = client_part(ours["response"]), client_part(bridged["response"])
+        for path in case.ignore:
+            drop(mine, path)
+            drop(through, path)
+        for key in mine:
+            if mine[key] != through[key]:
+                bridge_differences.append(f"{key}: bridge {json.dumps(through[key])}, authctl {json.dumps(mine[key])}")
 
     differences = []
     if theirs["outcome"] != ours["outcome"]:
@@ -647,11 +722,22 @@ def test_authctl_answers_as_chromium(differential, case):
         verdict = ("DIFFERS: " + "; ".join(differences)) if differences else "same"
         if case.note:
             verdict += f" ({case.note})"
+    known_bridge = BRIDGE_KNOWN.get(case.name)
+    bridge_verdict = ("same as authctl" if not bridge_differences
+                      else f"known: {known_bridge[0]}" if known_bridge else "DIFFERS: " + "; ".join(bridge_differences))
     differential.rows.append({"case": case.name, "item": case.item or "", "chromium": summary(theirs),
-                              "authctl": summary(ours), "verdict": verdict,
+                              "authctl": summary(ours), "bridge": summary(bridged), "bridge_verdict": bridge_verdict,
+                              "verdict": verdict,
                               "messages": {"chromium": theirs.get("message"), "authctl": ours.get("message")},
                               "chromium_ms": theirs.get("ms")})
 
+    if known_bridge:
+        assert bridged["outcome"] == known_bridge[1] and bridge_differences, (
+            f"{case.name}: the bridge's known difference ({known_bridge[0]}) no longer holds: {bridged}; "
+            f"update BRIDGE_KNOWN and docs/browser.md")
+    else:
+        assert not bridge_differences, (f"{case.name}: the page bridge and authctl differ: " + "; ".join(bridge_differences)
+                                        + f"\nbridge: {bridged}\nauthctl: {ours}")
     if case.known:
         # Listed in docs/conformance.md, "Differences from Chromium": both sides are pinned, so that
         # a change on either side (authctl fixed, Chromium changed) is seen and the list updated.

@@ -139,6 +139,21 @@ public final class Device {
         } catch { throw DeviceError(error) }
     }
 
+    /// What a sign-in's options and caller make the browser refuse before it asks for a passkey
+    /// (``WebAuthnClient/check(_:caller:fault:)``), for a conditional sign-in about to wait for the
+    /// person's pick: the RP ID it would use.
+    public func checkSign(optionsJSON: [UInt8], caller: CallerContext, fault: Fault? = nil,
+                          attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> String {
+        let device = try record()
+        try Self.requireSupport(device)
+        let (profile, aaguid) = try account.profile(of: device)
+        let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
+        let client = try client(device, UserPolicy(), configuration, revisionId: nil)
+        do {
+            return try client.check(try RequestOptions(json: optionsJSON, strict: caller.strict), caller: caller, fault: fault)
+        } catch { throw DeviceError(error) }
+    }
+
     private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
                         revisionId: [UInt8]?) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
         let store = ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId)

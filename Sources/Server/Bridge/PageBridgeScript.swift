@@ -89,14 +89,20 @@ enum PageBridgeScript {
     return !policy || typeof policy.allowsFeature !== 'function' || policy.allowsFeature(feature);
   }
 
-  // A problem answer as the error the browser would reject with.
+  // A problem answer as the error the browser would reject with; authctl's own name for it
+  // (docs/errors.md) rides along as a non-enumerable `authctlName`, for tests and debugging.
   function errorOf(problem, status) {
     const detail = (problem && (problem.detail || problem.title)) || `authctl serve answered ${status}`;
     const name = problem && problem.domException;
-    if (name === 'TypeError') return new TypeError(detail);
-    if (name) return new DOMException(detail, name);
-    console.error(`authctl page bridge: ${detail}`);
-    return new DOMException(`authctl page bridge: ${detail}`, 'NotAllowedError');
+    let error;
+    if (name === 'TypeError') error = new TypeError(detail);
+    else if (name) error = new DOMException(detail, name);
+    else {
+      console.error(`authctl page bridge: ${detail}`);
+      error = new DOMException(`authctl page bridge: ${detail}`, 'NotAllowedError');
+    }
+    if (problem && problem.name) Object.defineProperty(error, 'authctlName', { value: problem.name });
+    return error;
   }
   async function call(method, path, body, signal) {
     let response;
@@ -177,16 +183,18 @@ enum PageBridgeScript {
     return ending;
   };
 
-  async function ceremony(kind, publicKey, mediation, signal) {
+  async function ceremony(kind, publicKey, mediation, uiMode, signal) {
     if (signal && signal.aborted) throw signal.reason;
     if (kind === 'register') checkCreation(publicKey); else checkRequest(publicKey);
     const where = caller();
-    if (where.crossOrigin && !frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get')) {
-      throw new DOMException(`The '${kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get'}' feature is not enabled in this document.`, 'NotAllowedError');
-    }
     const body = { options: jsonOf(publicKey), origin: where.origin };
-    if (where.topOrigin) body.topOrigin = where.topOrigin;
-    if (mediation) body.mediation = mediation;
+    if (where.topOrigin) {
+      body.topOrigin = where.topOrigin;
+      body.framePermission = frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get');
+    }
+    if (mediation !== undefined) body.mediation = mediation;
+    if (uiMode !== undefined) body.uiMode = String(uiMode);
+    if (navigator.userActivation) body.userActivation = navigator.userActivation.isActive;
     const conditional = kind === 'sign' && mediation === 'conditional';
     if (conditional) await ending;
     if (signal && signal.aborted) throw signal.reason;  // aborted while an earlier one ended
@@ -218,13 +226,36 @@ enum PageBridgeScript {
   function replace(target, name, value) {
     Object.defineProperty(target, name, { value, writable: true, configurable: true, enumerable: false });
   }
+  // WebIDL's enum conversion of CredentialCreationOptions / CredentialRequestOptions members: a
+  // value that is not one of the enum's is a TypeError before anything else happens.
+  function enumMember(value, allowed, member, type, call) {
+    if (value === undefined) return undefined;
+    const text = String(value);
+    if (!allowed.includes(text)) {
+      throw new TypeError(`Failed to execute '${call}' on 'CredentialsContainer': Failed to read the '${member}' property from `
+        + `'Credential${call === 'create' ? 'Creation' : 'Request'}Options': The provided value '${text}' is not a valid enum value of type ${type}.`);
+    }
+    return text;
+  }
+  const MEDIATIONS = ['silent', 'optional', 'conditional', 'required'];
   replace(container, 'create', function create(options) {
     if (!options || options.publicKey === undefined) return nativeCreate(options);
-    return ceremony('register', options.publicKey, options.mediation, options.signal);
+    try {
+      const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'create');
+      return ceremony('register', options.publicKey, mediation, undefined, options.signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   });
   replace(container, 'get', function get(options) {
     if (!options || options.publicKey === undefined) return nativeGet(options);
-    return ceremony('sign', options.publicKey, options.mediation, options.signal);
+    try {
+      const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'get');
+      const uiMode = enumMember(options.uiMode, ['immediate', 'passive'], 'uiMode', 'CredentialUiModeRequirement', 'get');
+      return ceremony('sign', options.publicKey, mediation, uiMode, options.signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   });
   replace(PublicKeyCredential, 'isUserVerifyingPlatformAuthenticatorAvailable',
     async function isUserVerifyingPlatformAuthenticatorAvailable() { return (await capabilities()).isUserVerifyingPlatformAuthenticatorAvailable; });

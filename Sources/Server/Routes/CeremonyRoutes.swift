@@ -8,7 +8,8 @@ import VirtualAuthenticator
 /// picking a passkey from the autofill list of a conditional sign-in that is pending.
 extension AccountService {
     static let ceremonyMembers: Set<String> = ["options", "origin", "topOrigin", "mediation", "userAction", "pin", "fault", "profile", "via",
-                                               "credentialId", "user", "recentPasswordSignIn", "deviceBound"]
+                                               "credentialId", "user", "recentPasswordSignIn", "deviceBound", "framePermission",
+                                               "userActivation", "uiMode"]
 
     func addCeremonyRoutes(to router: inout Router<AccountService>) {
         router.add("POST", "/accounts/{account}/devices/{device}/register") { s, call throws(Problem) in
@@ -48,10 +49,18 @@ extension AccountService {
             guard caller.mediation == .conditional else { return try sign(true) { _ in } }
             // Pending, holding no thread and no lock, until the person picks a passkey from the
             // autofill list (or the timeout, or the account's end); then signed as usual.
+            // What the browser refuses at once (a cross-origin frame, another site's RP ID, the
+            // options' own errors) is answered at once; then the sign-in waits.
             let hosted = try s.hosted(call.parameter("account"))
-            _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
+            var rpId = ""
+            _ = try s.onDevice(call) { hosted, device throws(Problem) in
+                rpId = try session { () throws(SessionError) in
+                    try hosted.session.checkSign(SignRequest(device: device, via: via, caller: caller, options: .json(options), fault: fault))
+                }
+                return .noContent
+            }
             let deferred = HTTPDeferred()
-            let scope = Self.autofillScope(of: options, origin: caller.origin)
+            let scope = Self.autofillScope(of: options, rpId: rpId)
             try hosted.autofill.begin(device: call.parameter("device"), scope: scope, timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
                 let acts: Bool, change: (inout PersonRequest) -> Void
                 switch outcome {
@@ -129,6 +138,12 @@ extension AccountService {
         var caller = CallerContext(origin: try body.string(required: "origin"), topOrigin: try body.string("topOrigin"))
         if let mediation = try body.choice("mediation", Mediation.self) { caller.mediation = mediation }
         caller.recentPasswordSignIn = try body.bool("recentPasswordSignIn") ?? false
+        // What a page knows of itself (the page bridge sends them): whether its frame is allowed
+        // the call, whether the user just clicked, and a sign-in's uiMode (an unknown one ignored,
+        // as the browser ignores it).
+        caller.framePermission = try body.bool("framePermission") ?? true
+        caller.userActivation = try body.bool("userActivation") ?? true
+        caller.uiMode = try body.string("uiMode").flatMap(UIMode.init(rawValue:))
         return (caller, try person(in: body), options, body)
     }
 
@@ -144,11 +159,10 @@ extension AccountService {
         return person
     }
 
-    /// What a conditional sign-in's autofill list draws from: the options' `rpId`, else the
-    /// origin's host; the `allowCredentials` ids.
-    private static func autofillScope(of options: [UInt8], origin: String) -> AutofillPicks.Scope {
+    /// What a conditional sign-in's autofill list draws from: the RP ID the client settled on;
+    /// the `allowCredentials` ids.
+    private static func autofillScope(of options: [UInt8], rpId: String) -> AutofillPicks.Scope {
         let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
-        let rpId = (object?["rpId"] as? String) ?? URLComponents(string: origin)?.host ?? ""
         let allowed = ((object?["allowCredentials"] as? [Any]) ?? []).compactMap { entry -> [UInt8]? in
             guard let id = (entry as? [String: Any])?["id"] as? String else { return nil }
             return try? Base64URL.decode(id)

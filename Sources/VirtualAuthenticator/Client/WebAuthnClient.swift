@@ -82,31 +82,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
 
     /// `navigator.credentials.get()` called as `caller` says: from an iframe, with a mediation.
     public func get(options: RequestOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> AuthenticationResponse {
-        let (origin, top) = try caller.resolve(.authentication)
-        let rpId = try rpIdentifier(options.rpId, origin: origin, caller: caller)
-        // `silent` is treated as `optional` (Chromium 156). Immediate sign-in (uiMode immediate):
-        // not with conditional mediation, no allow list, only after a user activation.
-        if caller.uiMode == .immediate {
-            guard caller.mediation != .conditional else {
-                throw AuthenticatorError(.notSupported, "uiMode immediate is not compatible with conditional mediation (NotSupportedError)")
-            }
-            guard options.allowCredentials.isEmpty else {
-                throw AuthenticatorError(.notHandled, "allowCredentials is not allowed with uiMode immediate")
-            }
-            guard caller.userActivation else {
-                throw AuthenticatorError(.notHandled, "uiMode immediate needs a user activation (a click) just before")
-            }
-        }
-        if let fault, !fault.applies(to: .authentication) {
-            throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
-        }
-        let extensions = try Self.assertionExtensions(options.extensions, allowCredentials: options.allowCredentials)
-        // Immediate sign-in offers local passkeys only, never the cross-device flow: over hybrid
-        // there is none to offer. Checked here, after what the options and the caller make the
-        // browser refuse (TypeError, EncodingError, SecurityError, NotSupportedError) first.
-        if caller.uiMode == .immediate && overHybrid {
-            throw AuthenticatorError(.notHandled, "immediate sign-in (uiMode immediate) never signs across devices (hybrid)")
-        }
+        let (origin, top, rpId, extensions) = try checked(options, caller: caller, fault: fault)
         // An allow list whose transports do not reach this authenticator: the browser does not ask
         // it and waits for another one (a security key, the cross-device flow) until the timeout.
         if !reaches(options.allowTransports) {
@@ -138,6 +114,45 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
                                               clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
         response.warnings = options.warnings
         return response
+    }
+
+    /// What the browser refuses before it asks any authenticator — the caller (an iframe's
+    /// permission, conditional mediation in a cross-origin frame), the RP ID, uiMode, the fault,
+    /// the extensions — for a sign-in that has not begun: a conditional one is checked so before
+    /// it waits for the person's pick. The RP ID the sign-in uses.
+    @discardableResult
+    public func check(_ options: RequestOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> String {
+        try checked(options, caller: caller, fault: fault).rpId
+    }
+
+    private func checked(_ options: RequestOptions, caller: CallerContext, fault: Fault?)
+        throws(AuthenticatorError) -> (origin: Origin, top: Origin?, rpId: String, extensions: GetAssertionExtensions) {
+        let (origin, top) = try caller.resolve(.authentication)
+        let rpId = try rpIdentifier(options.rpId, origin: origin, caller: caller)
+        // `silent` is treated as `optional` (Chromium 156). Immediate sign-in (uiMode immediate):
+        // not with conditional mediation, no allow list, only after a user activation.
+        if caller.uiMode == .immediate {
+            guard caller.mediation != .conditional else {
+                throw AuthenticatorError(.notSupported, "uiMode immediate is not compatible with conditional mediation (NotSupportedError)")
+            }
+            guard options.allowCredentials.isEmpty else {
+                throw AuthenticatorError(.notHandled, "allowCredentials is not allowed with uiMode immediate")
+            }
+            guard caller.userActivation else {
+                throw AuthenticatorError(.notHandled, "uiMode immediate needs a user activation (a click) just before")
+            }
+        }
+        if let fault, !fault.applies(to: .authentication) {
+            throw AuthenticatorError(.faultNotApplicable, "fault \(fault.rawValue) cannot be produced for a sign-in (\(fault.summary))")
+        }
+        let extensions = try Self.assertionExtensions(options.extensions, allowCredentials: options.allowCredentials)
+        // Immediate sign-in offers local passkeys only, never the cross-device flow: over hybrid
+        // there is none to offer. Checked here, after what the options and the caller make the
+        // browser refuse (TypeError, EncodingError, SecurityError, NotSupportedError) first.
+        if caller.uiMode == .immediate && overHybrid {
+            throw AuthenticatorError(.notHandled, "immediate sign-in (uiMode immediate) never signs across devices (hybrid)")
+        }
+        return (origin, top, rpId, extensions)
     }
 
     /// The call stays pending until its timeout (the user waits it out): the error it ends with,

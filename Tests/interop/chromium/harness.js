@@ -19,7 +19,9 @@ window.differential = async function (kind, optionsJSON, outer, pendingMs) {
   })();
   const settled = call.then(
     (credential) => ({ outcome: "ok", response: credential.toJSON() }),
-    (error) => ({ outcome: error && error.name ? error.name : String(error), message: String(error && error.message) }));
+    // authctlName: the page bridge's own name for the error (docs/errors.md), when it answered.
+    (error) => ({ outcome: error && error.name ? error.name : String(error), message: String(error && error.message),
+                  authctl: (error && error.authctlName) || null }));
   let timer;
   const pending = new Promise((resolve) => { timer = setTimeout(() => resolve({ outcome: "pending" }), pendingMs); });
   const first = await Promise.race([settled, pending]);
