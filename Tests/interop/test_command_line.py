@@ -195,8 +195,11 @@ def test_credential_ids_are_strict_unpadded_base64url(authctl):
     carries: unpadded base64url. The same id with `=` padding, or in standard base64 (`+`, `/`),
     was accepted; now each is badInput naming the character, wherever an id is typed."""
     made = authctl.run("register", "--origin", "https://example.com", "--user-verification", "discouraged").json
+    while made["id"].startswith("-"):  # 1 in 64: it would read as an option where `--` is not used below
+        assert authctl.run("delete", "--", made["id"]).code == 0
+        made = authctl.run("register", "--origin", "https://example.com", "--user-verification", "discouraged").json
     good = made["id"]
-    assert len(good) % 4 and "-" not in good[:1]
+    assert len(good) % 4
     variants = [good + "=" * (-len(good) % 4), "A+" + good[2:], "A/" + good[2:], good + " "]
     for bad in variants:
         for args in (["credential", "show", "--", bad], ["delete", "--", bad],

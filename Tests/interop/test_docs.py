@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import BIN, ROOT, own_environment
 
 
@@ -72,3 +74,33 @@ def test_server_guide_walkthrough_runs(tmp_path):
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
+
+
+def test_browser_guide_examples_run(tmp_path):
+    """docs/browser.md's Selenium and Playwright examples, as written, from the repository's root
+    with this authctl first on PATH."""
+    import shutil
+    if not (shutil.which("/usr/bin/chromium") and shutil.which("/usr/bin/chromedriver")):
+        pytest.skip("Debian's chromium and chromium-driver are not installed")
+    text = (ROOT / "docs" / "browser.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    env = own_environment(tmp_path)
+    env["PATH"] = str(pathlib.Path(BIN).parent) + os.pathsep + env["PATH"]
+    # Chromium's singleton socket lives under TMPDIR, and a socket's path is at most 107 bytes:
+    # pytest's own temporary directories are too deep for it.
+    env["TMPDIR"] = "/tmp"
+    for block, says in zip(blocks, ("passkey ", "made ")):
+        script = tmp_path / "example.py"
+        script.write_text(block)
+        # Its own session: whatever it started is killed with it if it overruns.
+        process = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True)
+        try:
+            stdout, stderr = process.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            stdout, stderr = process.communicate()
+        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.startswith(says), result.stdout

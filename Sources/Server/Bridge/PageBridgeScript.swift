@@ -115,8 +115,12 @@ enum PageBridgeScript {
       });
     } catch (error) {
       if (signal && signal.aborted) throw signal.reason;
-      console.error(`authctl page bridge: ${CONFIG.server} is not reachable: ${error}`);
-      throw new DOMException(`authctl serve is not reachable at ${CONFIG.server}`, 'NotAllowedError');
+      // Most often Local Network Access: a page on a public address may not reach a loopback
+      // server unless the browser allows it (docs/browser.md, "Limits").
+      const why = `authctl serve is not reachable at ${CONFIG.server} (${error}); a page on a public address needs `
+        + 'Chromium started with --disable-features=LocalNetworkAccessChecks to reach a server on loopback';
+      console.error(`authctl page bridge: ${why}`);
+      throw new DOMException(why, 'NotAllowedError');
     }
     const text = await response.text();
     let json = null;
