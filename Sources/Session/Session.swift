@@ -75,23 +75,25 @@ public final class Session {
     /// A sign-in: on `device`, or over hybrid on `via` (its passkeys, its flags, its PIN), even
     /// when `device` holds no copy.
     public func sign(_ request: SignRequest) throws(SessionError) -> CeremonyResponse {
-        let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
-        let options = switch request.options {
-        case .json(let json): json
-        case .built(let builder): builder.json(drawing: draw)
-        }
-        do {
-            try devices.requireClientSupport()
+        try signing(request) { devices, options throws(DeviceError) in
             let signer = devices.authenticator
             let response = try signer.sign(optionsJSON: options, origin: request.caller.origin, user: people(signer.name, request.person),
                                            fault: request.fault, attachment: devices.attachment, caller: request.caller)
             return CeremonyResponse(response, fault: request.fault)
-        } catch { throw SessionError(error) }
+        }
     }
 
     /// What a sign-in's options and caller make the browser refuse before it asks for a passkey,
     /// for a conditional sign-in about to wait for the person's pick: the RP ID it would use.
     public func checkSign(_ request: SignRequest) throws(SessionError) -> String {
+        try signing(request) { devices, options throws(DeviceError) in
+            try devices.authenticator.checkSign(optionsJSON: options, caller: request.caller, fault: request.fault,
+                                                attachment: devices.attachment)
+        }
+    }
+
+    /// `body` on the devices a sign-in runs on, a client there, with its options JSON.
+    private func signing<T>(_ request: SignRequest, _ body: (Hybrid, [UInt8]) throws(DeviceError) -> T) throws(SessionError) -> T {
         let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
         let options = switch request.options {
         case .json(let json): json
@@ -99,8 +101,7 @@ public final class Session {
         }
         do {
             try devices.requireClientSupport()
-            return try devices.authenticator.checkSign(optionsJSON: options, caller: request.caller, fault: request.fault,
-                                                       attachment: devices.attachment)
+            return try body(devices, options)
         } catch { throw SessionError(error) }
     }
 
