@@ -165,7 +165,7 @@ extension AccountService {
         let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
         let allowed = ((object?["allowCredentials"] as? [Any]) ?? []).compactMap { entry -> [UInt8]? in
             guard let id = (entry as? [String: Any])?["id"] as? String else { return nil }
-            return try? Base64URL.decode(id)
+            return Base64URL.decode(id)
         }
         return AutofillPicks.Scope(rpId: rpId, allowed: allowed)
     }
