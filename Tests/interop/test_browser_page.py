@@ -165,6 +165,10 @@ def test_errors_are_the_browsers(site):
     name = site.run("return await window.failing('create', {publicKey: {challenge: 'not a buffer', rp: {name: 'x'}, "
                     "user: {id: new Uint8Array(1), name: 'x', displayName: 'x'}, pubKeyCredParams: [{type: 'public-key', alg: -7}]}});")
     assert name == "TypeError"
+    # An extension input the browser takes as bytes, given as a base64url string: a TypeError.
+    name = site.run("return await window.failing('get', {publicKey: {challenge: new Uint8Array(16), "
+                    "extensions: {prf: {eval: {first: 'AAAA'}}}}});")
+    assert name == "TypeError"
     request = json.loads(options_to_json(generate_authentication_options(rp_id=RP_ID)))
     assert site.run("return await window.aborted(args[0]);", request) == "AbortError"
 

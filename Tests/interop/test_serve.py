@@ -371,6 +371,17 @@ def test_people_queued_for_a_device_act_at_its_next_ceremonies(server):
     assert call(server, "GET", base + "/person")[2] == {"queued": [{"userAction": "approve", "pin": "0000"}]}
     assert call(server, "DELETE", base + "/person")[0] == 204
     assert call(server, "GET", base + "/person")[2] == {"queued": []}
+    # A request refused before any prompt (another site's RP ID) leaves the queued person waiting.
+    call(server, "POST", base + "/person", {"userAction": "cancel"})
+    status, _, problem = call(server, "POST", base + "/sign", {"options": sign_options(rpId="other.example"), "origin": ORIGIN})
+    assert (status, problem["domException"]) == (422, "SecurityError"), problem
+    assert call(server, "GET", base + "/person")[2] == {"queued": [{"userAction": "cancel"}]}
+    # A device removed takes its queue with it: one added under its name starts afresh.
+    call(server, "POST", f"/accounts/{account['id']}/devices", {"name": "tablet"})
+    call(server, "POST", f"/accounts/{account['id']}/devices/tablet/person", {"userAction": "cancel"})
+    assert call(server, "DELETE", f"/accounts/{account['id']}/devices/tablet")[0] == 204
+    call(server, "POST", f"/accounts/{account['id']}/devices", {"name": "tablet"})
+    assert call(server, "GET", f"/accounts/{account['id']}/devices/tablet/person")[2] == {"queued": []}
     assert call(server, "POST", base + "/person", {})[0] == 400
     assert call(server, "POST", base + "/person", {"userAction": "dance"})[0] == 400
     assert call(server, "POST", f"/accounts/{account['id']}/devices/nope/person", {"userAction": "cancel"})[0] == 404

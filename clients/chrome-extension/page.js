@@ -23,7 +23,8 @@
     window.postMessage({ channel, direction: 'ask', id, kind, options }, '*');
   });
   const replace = (name, value) => Object.defineProperty(PublicKeyCredential, name, { value, writable: true, configurable: true });
-  replace('getClientCapabilities', function getClientCapabilities() { return ask('capabilities'); });
+  // Never rejects, as the browser's never does: no answer from the server is no capability.
+  replace('getClientCapabilities', function getClientCapabilities() { return ask('capabilities').catch(() => ({})); });
   for (const signal of ['unknownCredential', 'allAcceptedCredentials', 'currentUserDetails']) {
     const name = `signal${signal[0].toUpperCase()}${signal.slice(1)}`;
     replace(name, async function (options) {

@@ -137,6 +137,16 @@ final class AutofillPicks: @unchecked Sendable {
         for pick in picks { pick.answer(false) }
     }
 
+    /// The device is gone: its pending sign-in is canceled, and the picks waiting for one are
+    /// answered "none".
+    func end(device: String) {
+        lock.lock()
+        let ended = pending.removeValue(forKey: device), picks = waiting.removeValue(forKey: device) ?? []
+        lock.unlock()
+        ended?.finish(.canceled)
+        for pick in picks { pick.answer(false) }
+    }
+
     private func end(device: String, serial: UInt64, _ outcome: Outcome) {
         lock.lock()
         guard let ended = pending[device], ended.serial == serial else { return lock.unlock() }

@@ -29,6 +29,9 @@ final class QueuedPeople: @unchecked Sendable {
         return person
     }
 
+    /// The next person queued for `device`, left in the queue.
+    func peek(device: String) -> PersonRequest? { queues[device]?.first }
+
     func waiting(device: String) -> [PersonRequest] { queues[device] ?? [] }
 
     func clear(device: String) { queues[device] = nil }

@@ -24,8 +24,10 @@ enum PageBridgeScript {
   const bytesOf = (source) => ArrayBuffer.isView(source)
     ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
     : new Uint8Array(source);
-  const isBufferSource = (value) => value instanceof ArrayBuffer || ArrayBuffer.isView(value) ||
-    (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer);
+  // WebAuthn's BufferSources are not [AllowShared]: a SharedArrayBuffer (or a view on one) is a
+  // TypeError, as in the browser.
+  const isShared = (buffer) => typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer;
+  const isBufferSource = (value) => value instanceof ArrayBuffer || (ArrayBuffer.isView(value) && !isShared(value.buffer));
   function b64url(source) {
     let text = '';
     for (const byte of bytesOf(source)) text += String.fromCharCode(byte);
@@ -59,17 +61,37 @@ enum PageBridgeScript {
       throw new TypeError(`Failed to execute '${call}' on 'CredentialsContainer': ${what} is not of type '(ArrayBuffer or ArrayBufferView)'.`);
     }
   }
+  // The extension inputs WebIDL types as BufferSource: a string there (base64url a page meant as
+  // bytes) is a TypeError in the browser, so it is one here too, before anything is sent.
+  function checkExtensionBuffers(extensions, call) {
+    if (!extensions || typeof extensions !== 'object') return;
+    const need = (value, what) => { if (value !== undefined) requireBufferSource(value, `publicKey.extensions.${what}`, call); };
+    const prf = extensions.prf;
+    if (prf && typeof prf === 'object') {
+      if (prf.eval) { need(prf.eval.first, 'prf.eval.first'); need(prf.eval.second, 'prf.eval.second'); }
+      if (prf.evalByCredential && typeof prf.evalByCredential === 'object') {
+        for (const [id, values] of Object.entries(prf.evalByCredential)) {
+          need(values && values.first, `prf.evalByCredential['${id}'].first`);
+          need(values && values.second, `prf.evalByCredential['${id}'].second`);
+        }
+      }
+    }
+    need(extensions.credBlob, 'credBlob');
+    if (extensions.largeBlob && typeof extensions.largeBlob === 'object') need(extensions.largeBlob.write, 'largeBlob.write');
+  }
   function checkCreation(options) {
     if (options === null || typeof options !== 'object') throw new TypeError("Failed to execute 'create' on 'CredentialsContainer': publicKey is not an object.");
     requireBufferSource(options.challenge, 'publicKey.challenge', 'create');
     if (!options.user || typeof options.user !== 'object') throw new TypeError("Failed to execute 'create' on 'CredentialsContainer': publicKey.user is required.");
     requireBufferSource(options.user.id, 'publicKey.user.id', 'create');
     for (const c of options.excludeCredentials || []) requireBufferSource(c && c.id, 'publicKey.excludeCredentials[].id', 'create');
+    checkExtensionBuffers(options.extensions, 'create');
   }
   function checkRequest(options) {
     if (options === null || typeof options !== 'object') throw new TypeError("Failed to execute 'get' on 'CredentialsContainer': publicKey is not an object.");
     requireBufferSource(options.challenge, 'publicKey.challenge', 'get');
     for (const c of options.allowCredentials || []) requireBufferSource(c && c.id, 'publicKey.allowCredentials[].id', 'get');
+    checkExtensionBuffers(options.extensions, 'get');
   }
 
   // Where the call comes from: the page's origin, and the top-level origin when a frame is
@@ -117,8 +139,8 @@ enum PageBridgeScript {
       if (signal && signal.aborted) throw signal.reason;
       // Most often Local Network Access: a page on a public address may not reach a loopback
       // server unless the browser allows it (docs/browser.md, "Limits").
-      const why = `authctl serve is not reachable at ${CONFIG.server} (${error}); a page on a public address needs `
-        + 'Chromium started with --disable-features=LocalNetworkAccessChecks to reach a server on loopback';
+      const why = `authctl serve is not reachable at ${CONFIG.server} (${error}): it is not running, the request was over `
+        + 'its 1 MiB limit, or — for a page on a public address — Chromium needs --disable-features=LocalNetworkAccessChecks';
       console.error(`authctl page bridge: ${why}`);
       throw new DOMException(why, 'NotAllowedError');
     }
@@ -225,7 +247,11 @@ enum PageBridgeScript {
     }
   }
 
-  const capabilities = () => call('GET', '/capabilities');
+  // The availability checks never reject in a browser: a server that cannot answer is "no".
+  const capabilities = () => call('GET', '/capabilities').catch((error) => {
+    console.error(`authctl page bridge: ${error.message}`);
+    return { capabilities: {}, isUserVerifyingPlatformAuthenticatorAvailable: false, isConditionalMediationAvailable: false };
+  });
 
   function replace(target, name, value) {
     Object.defineProperty(target, name, { value, writable: true, configurable: true, enumerable: false });
@@ -243,8 +269,8 @@ enum PageBridgeScript {
   }
   const MEDIATIONS = ['silent', 'optional', 'conditional', 'required'];
   replace(container, 'create', function create(options) {
-    if (!options || options.publicKey === undefined) return nativeCreate(options);
     try {
+      if (!options || options.publicKey === undefined) return nativeCreate(options);
       const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'create');
       return ceremony('register', options.publicKey, mediation, undefined, options.signal);
     } catch (error) {
@@ -252,8 +278,8 @@ enum PageBridgeScript {
     }
   });
   replace(container, 'get', function get(options) {
-    if (!options || options.publicKey === undefined) return nativeGet(options);
     try {
+      if (!options || options.publicKey === undefined) return nativeGet(options);
       const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'get');
       const uiMode = enumMember(options.uiMode, ['immediate', 'passive'], 'uiMode', 'CredentialUiModeRequirement', 'get');
       return ceremony('sign', options.publicKey, mediation, uiMode, options.signal);

@@ -25,7 +25,7 @@ extension AccountService {
             // Safe inside an HTML <script> element too.
             text = text.replacingOccurrences(of: "<", with: "\\u003c")
             let script = PageBridgeScript.text.replacingOccurrences(of: "__AUTHCTL_CONFIG__", with: text)
-            return HTTPResponse(status: 200, contentType: .javascript, body: Array(script.utf8), headers: [("Cache-Control", "no-store")])
+            return HTTPResponse(status: 200, contentType: .javascript, body: Array(script.utf8))
         }
     }
 

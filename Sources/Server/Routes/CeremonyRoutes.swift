@@ -21,8 +21,9 @@ extension AccountService {
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 var passkey = passkey
                 passkey.deviceBound = deviceBound ?? hosted.deviceBoundByDefault
-                let person = given ?? hosted.people.next(device: device) ?? PersonRequest()
-                let response = try session { () throws(SessionError) in
+                let queued = given == nil ? hosted.people.peek(device: device) : nil
+                let person = given ?? queued ?? PersonRequest()
+                let response = try Self.acting(queued, on: device, in: hosted) { () throws(SessionError) in
                     try hosted.session.register(RegisterRequest(device: device, via: via, caller: caller, options: .json(options), person: person,
                                                                 passkey: passkey, fault: fault))
                 }
@@ -37,9 +38,10 @@ extension AccountService {
             // acts at all), else the default; then what the autofill list's outcome changes.
             let sign = { @Sendable (acts: Bool, change: (inout PersonRequest) -> Void) throws(Problem) -> HTTPResponse in
                 try s.onDevice(call) { hosted, device throws(Problem) in
-                    var person = given ?? (acts ? hosted.people.next(device: device) : nil) ?? PersonRequest()
+                    let queued = given == nil && acts ? hosted.people.peek(device: device) : nil
+                    var person = given ?? queued ?? PersonRequest()
                     change(&person)
-                    let response = try session { () throws(SessionError) in
+                    let response = try Self.acting(queued, on: device, in: hosted) { () throws(SessionError) in
                         try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
                     }
                     hosted.events.emit("credentialAsserted", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
@@ -159,23 +161,39 @@ extension AccountService {
         return person
     }
 
+    /// Runs a ceremony for which `queued` (when not `nil`) was the person queued for `device`: it
+    /// leaves the queue once the person was asked — the ceremony succeeded, or ended in what the
+    /// person did (cancel, a wrong PIN, a timeout, a lockout) — and stays for the next one when
+    /// the request failed before any prompt (a SecurityError, a TypeError, an excluded passkey…).
+    private static func acting<T>(_ queued: PersonRequest?, on device: String, in hosted: HostedAccount,
+                                  _ ceremony: () throws(SessionError) -> T) throws(Problem) -> T {
+        do {
+            let done = try ceremony()
+            if queued != nil { _ = hosted.people.next(device: device) }
+            return done
+        } catch {
+            let asked: Set<SessionError.Name> = [.canceled, .failed, .timedOut, .biometryLockout, .notInteractive]
+            if queued != nil, asked.contains(error.name) { _ = hosted.people.next(device: device) }
+            throw Problem(error)
+        }
+    }
+
     /// What a conditional sign-in's autofill list draws from: the RP ID the client settled on;
     /// the `allowCredentials` ids.
     private static func autofillScope(of options: [UInt8], rpId: String) -> AutofillPicks.Scope {
         let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
         let allowed = ((object?["allowCredentials"] as? [Any]) ?? []).compactMap { entry -> [UInt8]? in
-            guard let id = (entry as? [String: Any])?["id"] as? String else { return nil }
+            // An entry of a type the client does not know is passed over, as the sign-in passes it.
+            guard let entry = entry as? [String: Any], entry["type"] as? String == "public-key", let id = entry["id"] as? String else { return nil }
             return Base64URL.decode(id)
         }
         return AutofillPicks.Scope(rpId: rpId, allowed: allowed)
     }
 
-    /// The timeout the browser gives the request: the options' `timeout` clamped as the client
+    /// The timeout the browser gives the request: the options' `timeout` as the client reads and
     /// clamps it (10 s … 10 min), else five minutes.
     private static func timeout(of options: [UInt8]) -> UInt64 {
-        let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
-        guard let given = (object?["timeout"] as? NSNumber)?.doubleValue, given.isFinite else { return 300_000 }
-        return UInt64(JSONReader.effectiveTimeout(UInt32(min(max(given.rounded(.towardZero), 0), Double(UInt32.max)))))
+        UInt64((try? RequestOptions(json: options))?.timeout ?? 300_000)
     }
 }
 

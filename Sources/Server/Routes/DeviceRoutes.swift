@@ -34,7 +34,10 @@ extension AccountService {
         router.add("DELETE", "/accounts/{account}/devices/{device}") { s, call throws(Problem) in
             try s.onDevice(call) { hosted, device throws(Problem) in
                 try session { () throws(SessionError) in try hosted.session.change(.remove, device: device) }
+                // Nothing of it is left for a device added later under its name.
                 hosted.setPIN(nil, device: device)
+                hosted.people.clear(device: device)
+                hosted.autofill.end(device: device)
                 return .noContent
             }
         }
