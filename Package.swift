@@ -43,6 +43,10 @@ let package = Package(
         // libmicrohttpd (libmicrohttpd-dev), loaded with dlopen when `authctl serve` first starts:
         // linking it would load it and GnuTLS into every command.
         .target(name: "CMicroHTTPD"),
+        // libpq (libpq5), loaded with dlopen when an account store on a PostgreSQL server is first
+        // used, through prototypes of its own: no header needed to build, no library to run
+        // without such a store.
+        .target(name: "CPostgres"),
         // The build's own facts (the commit), fixed when the binary is built.
         .target(name: "CBuildInfo", cSettings: [.define("AUTHCTL_COMMIT", to: "\"\(commit)\"")]),
         // Linux process controls Swift cannot call directly (prctl is variadic).
@@ -59,7 +63,7 @@ let package = Package(
         .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles"]),
         // The account store port and its embedded directory implementation: what devices sync
         // through. Knows nothing of the vault or of WebAuthn (it holds sealed bytes).
-        .target(name: "SyncStore", dependencies: ["POSIXFiles"]),
+        .target(name: "SyncStore", dependencies: ["POSIXFiles", "CPostgres"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
         .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess"]),
         // The request layer every front end drives: typed requests and responses, the options

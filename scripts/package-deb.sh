@@ -116,10 +116,10 @@ grep -v '^$' "$work/shlibdeps.log" >&2 || true
 depends=$(printf '%s\n' "$shlibs" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies"
 
-# ... and the libraries the binary loads with dlopen (libcurl, libmicrohttpd: no NEEDED entry for
+# ... and the libraries the binary loads with dlopen (libcurl, libmicrohttpd, libpq: no NEEDED entry for
 # dpkg-shlibdeps to see): for each loader, the package that ships the soname it opens, at the
 # version that has every symbol it resolves.
-for loader in "$repo/Sources/CCurl/curl_loader.c" "$repo/Sources/CMicroHTTPD/http_server.c"; do
+for loader in "$repo/Sources/CCurl/curl_loader.c" "$repo/Sources/CMicroHTTPD/http_server.c" "$repo/Sources/CPostgres/postgres.c"; do
 # (No pipe here ends early, as `| head` or awk's exit would: under pipefail the writer's SIGPIPE
 # would fail the script.)
 soname=$(sed -n '/dlopen("/ { s/.*dlopen("\([^"]*\)".*/\1/p; q }' "$loader")

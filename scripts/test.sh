@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 # man-db, groff-base, bash-completion: the installed man pages and completions as a user meets
 # them; dpkg-dev, binutils, lintian: building and checking the .deb (Tests/interop/test_install.py);
 # strace: counting the flushes a command asks for (Tests/interop/test_durability.py); nodejs: the
-# JavaScript client's suite (Tests/interop/test_client_js.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs" \
+# JavaScript client's suite (Tests/interop/test_client_js.py); postgresql, iproute2, iptables: private PostgreSQL
+# clusters for the account store on a server, and the network namespaces of its partition checker.
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables" \
   scripts/setup.sh
 
 venv=.venv

@@ -464,6 +464,8 @@ def test_the_debs_depends_come_from_what_the_binary_loads(deb, release_bin):
     assert curl, depends
     # libmicrohttpd, which `authctl serve` loads with dlopen, at the version of the symbols it resolves.
     assert re.search(r"libmicrohttpd12 \(>= 0\.9\.\d+\)", depends), depends
+    # libpq, which an account store on PostgreSQL loads with dlopen.
+    assert re.search(r"libpq5 \(>= [^)]+\)", depends), depends
     assert field(deb, "Recommends") == "publicsuffix"
     # Every dependency is satisfiable here: apt would install it.
     simulated = subprocess.run(["apt-get", "install", "-s", "--no-install-recommends", str(deb)], capture_output=True,

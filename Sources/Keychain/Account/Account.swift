@@ -219,7 +219,7 @@ public final class Account {
             if verifyingFirst { try vault.verify() }
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
-            if DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
+            if account.storeOnServer || DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
             return account
         } catch { throw DeviceError(error, path: path) }
     }

@@ -50,14 +50,14 @@ extension Account {
             try sync()
         } catch { throw DeviceError(error) }
         guard storeState != nil else {
-            throw DeviceError(.storage, storeProblem ?? "the account store at \(storePath) cannot be used")
+            throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used")
         }
         // The account's settings as they are now, for every vault to take up (the new one with them).
         do {
             let mine = PublishedSettings(settings, at: present)
             try publishSettings { $0 = mine }
         } catch { throw DeviceError(error) }
-        let store = Self.absolutePath(storePath)
+        let store = storeOnServer ? storePath : Self.absolutePath(storePath)
         let first = try deviceRecords()[0].record
         let created = clock.milliseconds()
         let account = settings

@@ -33,7 +33,7 @@ extension Account {
 
     func setStoreAside(_ error: StoreError) {
         storeState = nil
-        storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+        storeProblem = "the account store at \(storeName) is not used: \(error.message)"
     }
 
     // MARK: - Reading the account's metadata

@@ -12,6 +12,13 @@ extension Account {
     /// `<vault>/cloud`; for an account whose store is in memory, a name that says so.
     var storePath: String { memoryStore != nil ? "(in memory)" : settings.storePath ?? path + "/cloud" }
 
+    /// Whether the store is on a PostgreSQL server (its path a `postgresql://` address) rather
+    /// than a directory.
+    var storeOnServer: Bool { memoryStore == nil && PostgresAddress.names(storePath) }
+
+    /// The store's path as messages show it: an address's password hidden.
+    var storeName: String { storeOnServer ? PostgresAddress.redacted(storePath) : storePath }
+
     /// Whether devices sync through the store yet: once there is a second device, a reset, or a
     /// delay setting. A lone device never writes one (its changes upload when one appears).
     var storeInUse: Bool {
@@ -22,12 +29,14 @@ extension Account {
     /// writer of this vault makes it, and this process is the writer while it asks.
     private var storeExists: Bool {
         if let memoryStore { return memoryStore.holdsAnything }
+        if storeOnServer { return true }  // an account made on a server shares it from the start
         return (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
     }
 
     /// The account's store, opened (a directory store: made first, by a writer).
     private func openStore(writer: Bool) throws(StoreError) -> any AccountStore {
         if let memoryStore { return memoryStore }
+        if storeOnServer { return try PostgresStore(address: PostgresAddress(storePath), create: writer) }
         if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
         return try DirectoryStore(path: storePath, create: writer, durable: vault.durability == .full)
     }
@@ -78,7 +87,7 @@ extension Account {
             try readAccountMetadata()
         } catch {
             storeState = nil
-            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+            storeProblem = "the account store at \(storeName) is not used: \(error.message)"
         }
     }
 
@@ -153,7 +162,7 @@ extension Account {
             parts.append("\(state.tooLarge.count) revision(s) too large for one store object (over \(Self.objectBudget) bytes), kept in the vault and not uploaded: "
                 + state.tooLarge.map(Hex.string).sorted().joined(separator: ", "))
         }
-        return "the account store at \(storePath) holds " + parts.joined(separator: "; and ")
+        return "the account store at \(storeName) holds " + parts.joined(separator: "; and ")
     }
 
     /// Past this many changes after the snapshot (or a quarter of the snapshot's revisions, when
@@ -222,7 +231,7 @@ extension Account {
                 try readAccountMetadata()
             } catch {
                 storeState = nil
-                storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+                storeProblem = "the account store at \(storeName) is not used: \(error.message)"
             }
         }
         guard vault.access == .write else { return }
@@ -270,7 +279,7 @@ extension Account {
             }
         } catch {
             storeState = nil
-            storeProblem = "the account store at \(storePath) is not used: \(error.message)"
+            storeProblem = "the account store at \(storeName) is not used: \(error.message)"
             return  // what was not uploaded stays queued for the store's return
         }
         state = storeState ?? state
