@@ -219,6 +219,15 @@ public final class Session {
         } catch { throw SessionError(error) }
     }
 
+    /// Approves the join request of `code` shown by a device on another machine
+    /// (``Account/approveJoin(code:approvedBy:approver:)``): returns the joining device's name.
+    public func approveJoin(code: String, approvedBy approver: String? = nil,
+                            approverPerson: PersonRequest = PersonRequest()) throws(SessionError) -> String {
+        do {
+            return try account.approveJoin(code: code, approvedBy: approver, approver: people(approver ?? "", approverPerson))
+        } catch { throw SessionError(error) }
+    }
+
     /// The name of `device` (`nil`: the first), once it is known to be one of the account's.
     public func deviceName(_ device: String?) throws(SessionError) -> String { try name(of: device) }
 

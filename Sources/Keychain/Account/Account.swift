@@ -161,7 +161,8 @@ public final class Account {
                                waiting: Vault.Waiting = Vault.Waiting(),
                                clock: WallClock = .live, random: RandomSource = .live,
                                durability: Vault.Durability, sharing: Vault.Sharing = .shared,
-                               storeInMemory: Bool = false, attestationCA: AttestationCA? = nil) throws(DeviceError) -> Account {
+                               storeInMemory: Bool = false, attestationCA: AttestationCA? = nil,
+                               storePath: String? = nil) throws(DeviceError) -> Account {
         try requireCrypto()
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         try checkDeviceName(deviceName)
@@ -179,10 +180,12 @@ public final class Account {
                 var settings = DeviceRecord.newRecord(kind: .settings, name: deviceName, enrollment: enrollment,
                                                       maxAttempts: maxPINAttempts, syncedFrom: Instant(ms: clock.milliseconds(), order: 0))
                 try AccountSettings.initialize(&settings, in: vault, ca: attestationCA)
+                if let storePath { settings.setField(AccountSettings.Tag.storePath, Array(storePath.utf8)) }
                 return [settings]
             }
             let account = try Account(vault: vault, clock: clock, random: random, memoryStore: storeInMemory ? MemoryStore() : nil)
             account.cachedCA = attestationCA
+            if storePath != nil { try account.sync() }  // the store knows the account and its first device from the start
             return account
         } catch { throw DeviceError(error, path: path) }
     }

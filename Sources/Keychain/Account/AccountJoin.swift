@@ -31,18 +31,7 @@ extension Account {
         var biometryKey: SecureBytes?
         if let pin {
             try Device.checkNewPIN(pin)
-            let enrolled = try deviceRecords().filter { $0.enrollment != nil }
-            if !enrolled.isEmpty {
-                let approving = try approverName.map { n throws(DeviceError) in try deviceRecord(named: n) } ?? enrolled[0]
-                guard approving.enrollment != nil else {
-                    throw DeviceError(.invalidArgument, "device '\(approving.name)' has no biometric PIN to approve '\(name)' with")
-                }
-                let prompt = UserPrompt(ceremony: .registration, rpId: "approve device \(name) on \(approving.name)", userName: nil)
-                do {
-                    biometryKey = try SimulatedUser(sensor: BiometricSensor(account: self, deviceId: approving.id), policy: approver)
-                        .verifyUser(prompt).biometryKey
-                } catch { throw DeviceError(error) }
-            }
+            biometryKey = try approvingBiometryKey(for: name, approvedBy: approverName, approver: approver)
         }
         // The store must exist, and hold what has landed here, before the new vault reads it.
         do {
@@ -59,28 +48,12 @@ extension Account {
         } catch { throw DeviceError(error) }
         let store = storeOnServer ? storePath : Self.absolutePath(storePath)
         let first = try deviceRecords()[0].record
-        let created = clock.milliseconds()
-        let account = settings
-        do {
-            let joined = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, partitioning: Account.partitioning) { vault throws(VaultError) in
-                let enrollment = try pin.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin, keeping: biometryKey).0 }
-                var record = DeviceRecord.newRecord(kind: .settings, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
-                                                    syncedFrom: Instant(ms: created, order: 0))
-                record.setField(AccountSettings.Tag.accountKey, vault.sealSecret(account.accountKey, recordId: record.id))
-                record.setField(AccountSettings.Tag.accountId, account.accountId)
-                record.setField(AccountSettings.Tag.storePath, Array(store.utf8))
-                record.setField(AccountSettings.Tag.attestationCA, try AccountSettings.sealedNewCA(in: vault, recordId: record.id))
-                // The sync settings as they are now; later changes travel through the store.
-                for tag in [AccountSettings.Tag.seed, AccountSettings.Tag.backupStateImmediate, AccountSettings.Tag.uploadDelay,
-                            AccountSettings.Tag.downloadDelay] {
-                    record.setField(tag, first.field(tag).map(Array.init))
-                }
-                return [record]
-            }
-            let newAccount = try Account(vault: joined, clock: clock, random: random)
-            try newAccount.sync()  // publishes its device in the store's directory: every vault knows it from now
-            return newAccount
-        } catch { throw DeviceError(error, path: path) }
+        // The sync settings as they are now; later changes travel through the store.
+        let syncFields = [AccountSettings.Tag.seed, AccountSettings.Tag.backupStateImmediate, AccountSettings.Tag.uploadDelay,
+                          AccountSettings.Tag.downloadDelay].map { ($0, first.field($0).map(Array.init)) }
+        return try Self.createMember(at: path, passphrase: passphrase, kdf: kdf, name: name, pin: pin, biometryKey: biometryKey,
+                                     maxPINAttempts: maxPINAttempts, accountKey: settings.accountKey, accountId: settings.accountId,
+                                     storePath: store, syncFields: syncFields, clock: clock, random: random)
     }
 
     /// `path` from the root, so a vault elsewhere finds the same store.

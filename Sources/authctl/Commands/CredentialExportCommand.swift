@@ -33,24 +33,7 @@ enum CredentialExportCommand {
                                                fileOption: passphraseFile.name)
         let sealed = try session.exportPasskey(device: device, credentialId: id, passphrase: passphrase,
                                                kdf: KDFOption.level(args) ?? .interactive)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw CLIError(.ioError, "cannot create \(EchoedInput.path(path)): \(String(cString: strerror(errno)))") }
-        var written = 0
-        while written < sealed.count {
-            let n = sealed[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(path)
-                throw CLIError(.ioError, "cannot write \(EchoedInput.path(path)): \(reason)")
-            }
-            written += n
-        }
-        guard fsync(fd) == 0, close(fd) == 0 else {
-            unlink(path)
-            throw CLIError(.ioError, "cannot write \(EchoedInput.path(path)): \(String(cString: strerror(errno)))")
-        }
+        try PrivateFile(creating: path).finish(sealed)
         Output.diagnostic("authctl: exported passkey \(args.argument(0) ?? "") to \(path)")
     }
 }

@@ -1,11 +1,11 @@
 import Keychain
 import Session
 
-/// `authctl device add | list | remove | offline | online | reset`: the account's devices.
+/// `authctl device add | approve | list | remove | offline | online | reset`: the account's devices.
 enum DeviceCommand {
     static let spec = CommandSpec(
-        name: "device", abstract: "the account's devices: add, list, remove, take offline or online, factory-reset, switch passkey support",
-        subcommands: [DeviceAddCommand.spec, DeviceListCommand.spec, DeviceRemoveCommand.spec, DeviceOfflineCommand.spec,
+        name: "device", abstract: "the account's devices: add, approve one joining from another machine, list, remove, take offline or online, factory-reset, switch passkey support",
+        subcommands: [DeviceAddCommand.spec, DeviceApproveCommand.spec, DeviceListCommand.spec, DeviceRemoveCommand.spec, DeviceOfflineCommand.spec,
                       DeviceOnlineCommand.spec, DeviceResetCommand.spec, DeviceUnsupportedCommand.spec])
 
     static let name = ArgumentSpec(name: "NAME", help: "the device's name")

@@ -1,5 +1,6 @@
 import KeyVault
 import Keychain
+import SyncStore
 import VirtualAuthenticator
 
 /// `authctl init`: creates a vault and enrolls the simulated biometric PIN.
@@ -9,12 +10,27 @@ enum InitCommand {
     static let maxPINAttempts = OptionSpec.value(
         "--max-pin-attempts", "N", "consecutive wrong PINs before biometry locks out (1-100, default \(Device.defaultMaxPINAttempts))")
 
+    static let store = OptionSpec.value(
+        "--store", "STORE",
+        "make the account on this store, shared from the start: a postgresql:// address (#NAME picks one of the database's accounts) or a directory from the root ($AUTHCTL_STORE)")
+    static let join = OptionSpec.value(
+        "--join", "STORE", "join the account on this store as a new device: approved on an enrolled device (device approve CODE), or with --recovery")
+    static let recovery = OptionSpec.flag(
+        "--recovery", "with --join: join with the account's recovery secret (--recovery-file, $AUTHCTL_RECOVERY_SECRET or a prompt) instead of an approval")
+    static let recoveryFile = OptionSpec.value(
+        "--recovery-file", "FILE", "with --store: write the new account's recovery secret to FILE (created, mode 0600) instead of stdout; with --join --recovery: read it from FILE",
+        completion: .files)
+    static let wait = OptionSpec.value(
+        "--approval-timeout", "DURATION", "with --join: how long to wait for an enrolled device's approval (default 10m)")
+
     static let spec = CommandSpec(
         name: "init", abstract: "create a vault and enroll the biometric PIN",
         discussion: "The directory must be absent or empty. The PIN (at least \(Device.minimumPINLength) bytes) comes from --pin-file, $AUTHCTL_PIN or a prompt. The vault holds one account; its first device is named by --device (default 'default'). --profile sets the authenticator every device answers as (default icloud-keychain).",
-        options: [KDFOption.spec, noBiometry, maxPINAttempts] + ProfileOptions.all,
+        options: [KDFOption.spec, noBiometry, maxPINAttempts, store, join, recovery, recoveryFile, wait] + ProfileOptions.all,
         examples: ["AUTHCTL_PASSPHRASE='a long passphrase' AUTHCTL_PIN=1234 authctl init",
-                   "authctl --vault ./hello init --profile windows-hello"],
+                   "authctl --vault ./hello init --profile windows-hello",
+                   "authctl init --store postgresql://db.example/keys#alice --device phone --recovery-file ~/alice.recovery",
+                   "authctl init --join postgresql://db.example/keys#alice --device laptop   # prints a code; on the phone: authctl device approve CODE"],
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -27,11 +43,87 @@ enum InitCommand {
                                                fileOption: GlobalOptions.passphraseFile.name)
         let pin = args.flag(noBiometry) ? nil
             : try SecretSource.read(.enrolledPIN, file: vault.pinFile, fileOption: GlobalOptions.pinFile.name)
+        if let address = args.value(join) {
+            guard profile == nil else { throw CLIError(.usage, "--profile cannot be given with --join: the device answers as the account's devices do") }
+            try joinAccount(address, args: args, vault: vault, passphrase: passphrase, pin: pin, kdf: level, attempts: attempts)
+            return
+        }
+        guard !args.flag(recovery), args.value(wait) == nil else { throw CLIError(.usage, "--recovery and --approval-timeout are for init --join") }
+        if let address = args.value(store) ?? EnvironmentVariable.store.value.flatMap({ $0.isEmpty ? nil : $0 }) {
+            try createShared(address, args: args, vault: vault, passphrase: passphrase, pin: pin, kdf: level, attempts: attempts, profile: profile,
+                             aaguid: aaguid)
+            return
+        }
+        guard args.value(recoveryFile) == nil else { throw CLIError(.usage, "--recovery-file is for init --store or init --join --recovery") }
         do {
             let device = try Device.create(at: vault.path, passphrase: passphrase, kdf: level, deviceName: vault.deviceName ?? Device.defaultDeviceName,
                                            biometricPIN: pin, maxPINAttempts: attempts)
             if let profile { try device.account.setProfile(profile, aaguid: aaguid) }
         } catch { throw CLIError(error) }
         Output.diagnostic("authctl: created vault at \(vault.path) (kdf \(level.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled"))")
+    }
+
+    /// `init --store`: a new account on a shared store, and its recovery secret.
+    private static func createShared(_ address: String, args: ParsedArguments, vault: VaultSelection, passphrase: SecureBytes,
+                                     pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32, profile: String?, aaguid: [UInt8]?) throws(CLIError) {
+        let secret = RecoverySecret.make()
+        let file = try args.value(recoveryFile).map { path throws(CLIError) in try PrivateFile(creating: path) }
+        if file == nil { try Output.requireStdout() }
+        do {
+            let account = try Account.create(at: vault.path, passphrase: passphrase, kdf: kdf, storePath: address,
+                                             deviceName: vault.deviceName ?? Device.defaultDeviceName, biometricPIN: pin,
+                                             maxPINAttempts: attempts)
+            if let profile { try account.setProfile(profile, aaguid: aaguid) }
+            try account.publishRecovery(secret: secret, pin: pin)
+        } catch {
+            file?.abandon()
+            throw CLIError(error)
+        }
+        if let file {
+            try file.finish(Array((secret + "\n").utf8))
+        } else {
+            try Output.text(secret)
+        }
+        Output.diagnostic("authctl: created vault at \(vault.path) on the account store \(PostgresAddress.redacted(address)) (kdf \(kdf.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled")); "
+                          + "the recovery secret is \(file.map { "in \($0.path)" } ?? "above"): keep it, it is not shown again")
+    }
+
+    /// `init --join`: a device of an account on a shared store, approved by an enrolled device or
+    /// by the recovery secret.
+    private static func joinAccount(_ address: String, args: ParsedArguments, vault: VaultSelection, passphrase: SecureBytes,
+                                    pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32) throws(CLIError) {
+        guard args.value(store) == nil else { throw CLIError(.usage, "--store and --join are two ways to start: give one") }
+        guard let name = vault.deviceName else { throw CLIError(.usage, "init --join needs --device NAME: the joining device's name in the account") }
+        let keys: JoinedKeys
+        if args.flag(recovery) {
+            guard args.value(wait) == nil else { throw CLIError(.usage, "--approval-timeout is for joining by approval, not --recovery") }
+            let secret = try SecretSource.read(.recoverySecret, file: args.value(recoveryFile), fileOption: recoveryFile.name)
+            do { keys = try RecoverySecret.keys(storePath: address, secret: secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) } catch {
+                throw CLIError(error)
+            }
+        } else {
+            guard args.value(recoveryFile) == nil else { throw CLIError(.usage, "--recovery-file with --join needs --recovery") }
+            var timeout = Duration.seconds(600)
+            if let text = args.value(wait) {
+                guard let range = DelayRange(parsing: text), range.lower == range.upper else {
+                    throw CLIError(.usage, "--approval-timeout takes a duration like 30s, 2m or 1h, not '\(EchoedInput.text(text))'")
+                }
+                timeout = .milliseconds(Int64(range.lower))
+            }
+            try Output.requireStdout()
+            do {
+                let request = try JoinRequest(storePath: address, deviceName: name)
+                try Output.text(request.code)
+                Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
+                keys = try request.waitForApproval(timeout: timeout)
+            } catch let error as DeviceError { throw CLIError(error) } catch let error as CLIError { throw error } catch {
+                throw CLIError(.unknown, "\(error)")
+            }
+        }
+        do {
+            _ = try Account.join(at: vault.path, passphrase: passphrase, kdf: kdf, storePath: address, name: name, keys: keys, pin: pin,
+                                 maxPINAttempts: attempts)
+        } catch { throw CLIError(error) }
+        Output.diagnostic("authctl: created vault at \(vault.path) for device \(name), joined to the account on \(PostgresAddress.redacted(address))")
     }
 }

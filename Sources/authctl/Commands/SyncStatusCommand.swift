@@ -1,3 +1,4 @@
+import KeyVault
 import VirtualAuthenticator
 import Keychain
 import Session
@@ -7,9 +8,12 @@ enum SyncStatusCommand {
     static let spec = CommandSpec(name: "status", abstract: "show each device's pending uploads and downloads, and when they land",
                                   examples: ["authctl sync status", "authctl --json sync status"], run: run)
 
-    static func run(_ args: ParsedArguments) throws(CLIError) {
+    static func run(_ args: ParsedArguments) throws(CLIError) { try show(args, access: .read) }
+
+    /// The status, as a reader sees it (`sync status`) or after a writer's sync (`sync now`).
+    static func show(_ args: ParsedArguments, access: Vault.Access) throws(CLIError) {
         try Output.requireStdout()
-        let status = try VaultSelection(args).session(.read).syncStatus()
+        let status = try VaultSelection(args).session(access).syncStatus()
         if args.flag(GlobalOptions.json) { return try Output.data(JSONOutput.string(status)) }
         try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
         if let problem = status.storeProblem { try Output.text("store problem: " + TerminalText.escaped(problem)) }

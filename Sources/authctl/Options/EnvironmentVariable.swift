@@ -25,6 +25,12 @@ struct EnvironmentVariable: Sendable {
     static let exportPassphrase = EnvironmentVariable(
         name: "AUTHCTL_EXPORT_PASSPHRASE",
         help: "the passphrase credential export seals a passkey under and credential import opens it with, when --export-passphrase-file is not given")
+    static let recoverySecret = EnvironmentVariable(
+        name: "AUTHCTL_RECOVERY_SECRET",
+        help: "the account's recovery secret, for init --join --recovery (when --recovery-file is not given)")
+    static let store = EnvironmentVariable(
+        name: "AUTHCTL_STORE",
+        help: "the account store init makes a new account on, when --store is not given: a postgresql:// address (#account to name one of several) or a directory from the root")
     static let userAction = EnvironmentVariable(
         name: "AUTHCTL_USER_ACTION",
         help: "what the simulated user does, when --user-action is not given: approve (the default), cancel, timeout or wrong-pin")
@@ -46,6 +52,6 @@ struct EnvironmentVariable: Sendable {
         help: "revisions of one RP above which the vault's index splits the RP by user (1-1000000, default 1024): a tuning, read by the vault layer, not part of the format")
 
     /// Every variable, in the order `authctl.1` lists them.
-    static let all = [vault, device, passphrase, newPassphrase, pin, newPIN, exportPassphrase, userAction, instantTimeout,
+    static let all = [vault, device, passphrase, newPassphrase, pin, newPIN, exportPassphrase, recoverySecret, store, userAction, instantTimeout,
                       indexSplitRecords, xdgDataHome, home, noProxy, opensslConf]
 }

@@ -11,6 +11,9 @@ enum Secret {
     case newPIN
     /// The passphrase an exported passkey is sealed under (asked twice when exporting).
     case transferPassphrase(exporting: Bool)
+    /// The account's recovery secret, for a device joining from another machine without an
+    /// enrolled device's approval.
+    case recoverySecret
 
     var environment: EnvironmentVariable {
         switch self {
@@ -19,6 +22,7 @@ enum Secret {
         case .pin, .enrolledPIN: .pin
         case .newPIN: .newPIN
         case .transferPassphrase: .exportPassphrase
+        case .recoverySecret: .recoverySecret
         }
     }
 
@@ -31,6 +35,7 @@ enum Secret {
         case .enrolledPIN: "Biometric PIN to enroll: "
         case .newPIN: "New biometric PIN: "
         case .transferPassphrase(let exporting): exporting ? "Passphrase to seal the exported passkey: " : "Passphrase of the exported passkey: "
+        case .recoverySecret: "The account's recovery secret: "
         }
     }
 
@@ -38,7 +43,7 @@ enum Secret {
     /// the user out.
     var isNew: Bool {
         switch self {
-        case .passphrase, .pin: false
+        case .passphrase, .pin, .recoverySecret: false
         case .firstPassphrase, .newPassphrase, .enrolledPIN, .newPIN: true
         case .transferPassphrase(let exporting): exporting
         }
@@ -54,6 +59,7 @@ enum Secret {
         case .enrolledPIN: "enrolling the biometric PIN needs one"
         case .newPIN: "the new PIN is needed"
         case .transferPassphrase: "the exported passkey's passphrase is needed"
+        case .recoverySecret: "joining with the recovery secret needs it"
         }
         let orNone = if case .enrolledPIN = self { ", run on a terminal, or pass --no-biometry" } else { ", or run on a terminal" }
         return "\(what): set \(environment.name), pass \(fileOption)\(orNone)"

@@ -1,0 +1,297 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import KeyVault
+import SyncStore
+import VirtualAuthenticator
+
+/// A device on another machine joining an account through its store (docs/sync.md, "Joining
+/// from another machine"): it shows a one-time code, an enrolled device approves the code with
+/// its PIN, and the account's keys come back sealed for the joining device alone.
+///
+/// In the store (metadata `join-<lookup>`, the lookup a hash of the code, never the code):
+///
+///     request  "AJQ1" ‖ XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REQUEST") of
+///              public key (32) ‖ device name
+///     reply    "AJA1" ‖ crypto_box_seal(public key) of
+///              XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REPLY" ‖ public key) of the keys (``JoinedKeys``)
+///     refusal  "AJX1" ‖ XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REFUSAL" ‖ public key) of a reason
+///     cleared  empty, once the joining device has read its answer
+///
+/// The code key is Argon2id of the code (60 random bits), so only someone who holds the code —
+/// the person who read it off the joining device — can make a request the approver opens or an
+/// answer the joining device opens: whoever holds the store can neither read the keys (sealed to
+/// the joining device's key pair, kept in its memory) nor put in a key pair or an account of its
+/// own. The recovery secret is the other way in (``RecoveryEnvelope``).
+public final class JoinRequest {
+    /// What the person reads off this device and types into the approving one: 12 characters of
+    /// Crockford's base32 in groups of four.
+    public let code: String
+    public let deviceName: String
+    let store: any AccountStore
+    let storePath: String
+    let keyPair: SealedBoxKeyPair
+    let codeKey: SealingKey
+    let lookup: String
+    private var version: UInt64 = 0
+
+    /// Posts a request to join the account at `storePath` as device `deviceName`. The account
+    /// must exist in the store.
+    public init(storePath: String, deviceName: String, random: RandomSource = .live) throws(DeviceError) {
+        try Account.checkDeviceName(deviceName)
+        self.storePath = storePath
+        self.deviceName = deviceName
+        store = try Self.openStore(storePath)
+        code = JoinCode.make(random)
+        keyPair = SealedBoxKeyPair()
+        (lookup, codeKey) = try JoinCode.keys(code)
+        let body = keyPair.publicKey + Array(deviceName.utf8)
+        let request = JoinCode.requestMagic + codeKey.seal(body, associatedData: JoinCode.requestAD)
+        do { version = try store.setMetadata(lookup, request, expecting: 0) } catch { throw DeviceError(error) }
+    }
+
+    /// Opens the store a joining device names: it must exist (a joining device creates nothing).
+    static func openStore(_ path: String) throws(DeviceError) -> any AccountStore {
+        do throws(StoreError) {
+            if PostgresAddress.names(path) { return try PostgresStore(address: PostgresAddress(path), create: false) }
+            guard path.hasPrefix("/") else { throw StoreError(.invalid, "a store directory is given from the root ('\(path)' is relative)") }
+            return try DirectoryStore(path: path, create: false)
+        } catch { throw DeviceError(error) }
+    }
+
+    /// Waits up to `timeout` for an enrolled device's answer: the account's keys when it approved
+    /// (the request is then cleared from the store); `refused` with the approver's reason; a
+    /// `timedOut` error when no answer came.
+    public func waitForApproval(timeout: Duration, clock: WallClock = .live) throws(DeviceError) -> JoinedKeys {
+        let deadline = clock.milliseconds() + UInt64(max(0, timeout.components.seconds)) * 1000
+            + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000_000))
+        while true {
+            let entry: StoreMetadata?
+            do { entry = try store.metadata([lookup])[lookup] } catch { throw DeviceError(error) }
+            guard let entry else { throw DeviceError(.storage, "the join request left the store before it was answered") }
+            if entry.version > version {
+                let answer = try read(entry.bytes)
+                do { try store.setMetadata(lookup, [], expecting: entry.version) } catch {}  // cleared: best effort
+                return answer
+            }
+            let now = clock.milliseconds()
+            guard now < deadline else {
+                do { try store.setMetadata(lookup, [], expecting: version) } catch {}  // withdrawn, unless answered meanwhile
+                throw DeviceError(.authenticator(.timedOut), "no enrolled device approved code \(code) in time")
+            }
+            let wait = Duration.milliseconds(Int64(min(deadline - now, 1000)))
+            if let server = store as? PostgresStore {
+                do { _ = try server.waitForChange(timeout: wait) } catch { throw DeviceError(error) }
+            } else {
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(min(wait, .milliseconds(200)).components.attoseconds / 1_000_000_000))
+                _ = nanosleep(&pause, nil)  // a directory store has nothing to wait on: it is polled
+            }
+        }
+    }
+
+    private func read(_ bytes: [UInt8]) throws(DeviceError) -> JoinedKeys {
+        let ad = keyPair.publicKey
+        if bytes.starts(with: JoinCode.refusalMagic) {
+            let reason = codeKey.open(Array(bytes.dropFirst(4)), associatedData: JoinCode.refusalAD + ad)
+                .map { String(decoding: $0, as: UTF8.self) } ?? "(a refusal that does not open under the code)"
+            throw DeviceError(.authenticator(.canceled), "the join was refused: \(reason)")
+        }
+        guard bytes.starts(with: JoinCode.replyMagic), let boxed = keyPair.open(Array(bytes.dropFirst(4))),
+              let inner = boxed.withUnsafeBytes({ codeKey.openSecret(Array($0), associatedData: JoinCode.replyAD + ad) }),
+              let keys = JoinedKeys(inner)
+        else { throw DeviceError(.vaultCorrupted, "the answer to join request \(code) does not open: it was not made with this code") }
+        return keys
+    }
+}
+
+/// What a joining device receives: the account's key and id, the account's biometry key (when
+/// the approver's device has one), and who approved.
+public struct JoinedKeys {
+    let accountKey: SealingKey
+    let accountId: [UInt8]
+    let biometryKey: SecureBytes?
+
+    /// version 1 ‖ account key (32) ‖ account id (16) ‖ 0 or 1 ‖ biometry key (32, when 1)
+    init(accountKey: SealingKey, accountId: [UInt8], biometryKey: SecureBytes?) {
+        self.accountKey = accountKey
+        self.accountId = accountId
+        self.biometryKey = biometryKey
+    }
+
+    init?(_ secure: SecureBytes) {
+        guard let parsed = secure.withUnsafeBytes({ raw -> JoinedKeys? in
+            guard raw.count == 50 || raw.count == 82, raw[0] == 1, raw[49] == (raw.count == 82 ? 1 : 0),
+                  let key = SealingKey(copying: UnsafeRawBufferPointer(rebasing: raw[1..<33]))
+            else { return nil }
+            let bio = raw.count == 82 ? SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[50..<82])) : nil
+            return JoinedKeys(accountKey: key, accountId: Array(raw[33..<49]), biometryKey: bio)
+        }) else { return nil }
+        self = parsed
+    }
+
+    var sealed: SecureBytes {
+        let out = SecureBytes(count: biometryKey == nil ? 50 : 82)
+        out.withUnsafeMutableBytes { o in
+            o[0] = 1
+            accountKey.withRawBytes { k in for i in 0..<32 { o[1 + i] = k[i] } }
+            for i in 0..<16 { o[33 + i] = accountId[i] }
+            o[49] = biometryKey == nil ? 0 : 1
+            biometryKey?.withUnsafeBytes { b in for i in 0..<32 { o[50 + i] = b[i] } }
+        }
+        return out
+    }
+}
+
+/// The join code: how it is made, read back, and turned into the store's lookup and the code key.
+enum JoinCode {
+    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")  // Crockford's base32
+    static let requestMagic = Array("AJQ1".utf8), replyMagic = Array("AJA1".utf8), refusalMagic = Array("AJX1".utf8)
+    static let requestAD = Array("AUTHCTL-JOIN-REQUEST".utf8), replyAD = Array("AUTHCTL-JOIN-REPLY".utf8)
+    static let refusalAD = Array("AUTHCTL-JOIN-REFUSAL".utf8)
+
+    static func make(_ random: RandomSource) -> String {
+        let bytes = random.bytes(12)
+        let chars = bytes.map { alphabet[Int($0 & 31)] }
+        return stride(from: 0, to: 12, by: 4).map { String(chars[$0..<$0 + 4]) }.joined(separator: "-")
+    }
+
+    /// `text` as a code: case, dashes and spaces ignored, O read as 0 and I, L as 1.
+    static func normalized(_ text: String) throws(DeviceError) -> String {
+        var chars = [Character]()
+        for c in text.uppercased() where c != "-" && c != " " {
+            let read: Character = c == "O" ? "0" : (c == "I" || c == "L") ? "1" : c
+            guard alphabet.contains(read) else { throw DeviceError(.invalidArgument, "'\(EchoedInput.text(text))' is not a join code") }
+            chars.append(read)
+        }
+        guard chars.count == 12 else { throw DeviceError(.invalidArgument, "a join code has 12 characters (XXXX-XXXX-XXXX)") }
+        return stride(from: 0, to: 12, by: 4).map { String(chars[$0..<$0 + 4]) }.joined(separator: "-")
+    }
+
+    /// The metadata key the request is under, and the key that seals both ways.
+    static func keys(_ code: String) throws(DeviceError) -> (String, SealingKey) {
+        let bytes = Array(code.utf8)
+        let lookup = "join-" + genericHash(bytes, context: "AUTHCTL-JOIN-LOOKUP").map { String($0, radix: 16).leftPadded(2) }.joined()
+        var secret = bytes
+        do {
+            let key = try SealingKey.derived(from: SecureBytes(consuming: &secret), salt: genericHash(bytes, context: "AUTHCTL-JOIN-SALT"),
+                                             kdf: .interactive)
+            return (lookup, key)
+        } catch { throw DeviceError(error) }
+    }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+extension Account {
+    /// Approves the join request of `code` (shown by a device on another machine): the user is
+    /// verified on an enrolled device of this vault (`approvedBy`, default the first enrolled) and
+    /// the account's keys go to the joining device, sealed for it. Returns the joining device's
+    /// name. A code no request has is `invalidArgument`; a name a device of the account has is
+    /// refused (and the joining device told so).
+    public func approveJoin(code text: String, approvedBy approverName: String? = nil,
+                            approver: UserPolicy = UserPolicy()) throws(DeviceError) -> String {
+        let code = try JoinCode.normalized(text)
+        guard vault.access == .write else { throw DeviceError(.invalidArgument, "approving a device needs the vault opened for writing") }
+        useStore()
+        guard let state = storeState else {
+            throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used")
+        }
+        let (lookup, codeKey) = try JoinCode.keys(code)
+        let entry: StoreMetadata?
+        do { entry = try state.store.metadata([lookup])[lookup] } catch { throw DeviceError(error) }
+        guard let entry, entry.bytes.starts(with: JoinCode.requestMagic),
+              let body = codeKey.open(Array(entry.bytes.dropFirst(4)), associatedData: JoinCode.requestAD),
+              body.count > SealedBoxKeyPair.publicKeyBytes
+        else { throw DeviceError(.invalidArgument, "no device is waiting to join with code \(code) (mistyped, answered or withdrawn)") }
+        let publicKey = Array(body.prefix(SealedBoxKeyPair.publicKeyBytes))
+        let name = String(decoding: body.dropFirst(SealedBoxKeyPair.publicKeyBytes), as: UTF8.self)
+        func answer(_ bytes: [UInt8]) throws(DeviceError) {
+            do { try state.store.setMetadata(lookup, bytes, expecting: entry.version) } catch {
+                if case .conflict = error.kind { throw DeviceError(.invalidArgument, "join request \(code) was answered or withdrawn meanwhile") }
+                throw DeviceError(error)
+            }
+        }
+        do throws(DeviceError) {
+            try Self.checkDeviceName(name)
+            try requireFreeName(name)
+        } catch {
+            try answer(JoinCode.refusalMagic + codeKey.seal(Array(error.message.utf8), associatedData: JoinCode.refusalAD + publicKey))
+            throw error
+        }
+        let biometryKey = try approvingBiometryKey(for: name, approvedBy: approverName, approver: approver)
+        // The account's settings as they are now, for the new vault to take up at its first sync.
+        do {
+            let mine = PublishedSettings(settings, at: present)
+            try publishSettings { $0 = mine }
+        } catch { throw DeviceError(error) }
+        let keys = JoinedKeys(accountKey: settings.accountKey, accountId: settings.accountId, biometryKey: biometryKey)
+        let inner = keys.sealed.withUnsafeBytes { _ in codeKey.sealSecret(keys.sealed, associatedData: JoinCode.replyAD + publicKey) }
+        var innerCopy = inner
+        guard let boxed = SealedBoxKeyPair.seal(SecureBytes(consuming: &innerCopy), to: publicKey) else {
+            throw DeviceError(.invalidArgument, "join request \(code) carries no usable key")
+        }
+        try answer(JoinCode.replyMagic + boxed)
+        return name
+    }
+
+    /// The account's biometry key, unlocked on an enrolled device of this vault by the user's PIN
+    /// (`nil` when no device here has one: the joining device gets a biometry key of its own).
+    func approvingBiometryKey(for name: String, approvedBy approverName: String?, approver: UserPolicy) throws(DeviceError) -> SecureBytes? {
+        let enrolled = try deviceRecords().filter { $0.enrollment != nil }
+        guard !enrolled.isEmpty else { return nil }
+        let approving = try approverName.map { n throws(DeviceError) in try deviceRecord(named: n) } ?? enrolled[0]
+        guard approving.enrollment != nil else {
+            throw DeviceError(.invalidArgument, "device '\(approving.name)' has no biometric PIN to approve '\(name)' with")
+        }
+        let prompt = UserPrompt(ceremony: .registration, rpId: "approve device \(name) on \(approving.name)", userName: nil)
+        do {
+            return try SimulatedUser(sensor: BiometricSensor(account: self, deviceId: approving.id), policy: approver)
+                .verifyUser(prompt).biometryKey
+        } catch { throw DeviceError(error) }
+    }
+
+    /// Makes the vault of a device that joined the account at `storePath` from another machine:
+    /// its first device is `name`, its biometric (with `pin`) wraps the account's biometry key when
+    /// the keys carry one, and it learns the account's passkeys, devices and settings from the
+    /// store alone.
+    public static func join(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive, storePath: String,
+                            name: String, keys: JoinedKeys, pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
+                            clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try requireCrypto()
+        try checkDeviceName(name)
+        guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
+        if let pin { try Device.checkNewPIN(pin) }
+        let account = try createMember(at: path, passphrase: passphrase, kdf: kdf, name: name, pin: pin, biometryKey: keys.biometryKey,
+                                       maxPINAttempts: maxPINAttempts, accountKey: keys.accountKey, accountId: keys.accountId,
+                                       storePath: storePath, syncFields: [], clock: clock, random: random)
+        return account
+    }
+
+    /// A new vault at `path` whose first device `name` belongs to the account of `accountKey` and
+    /// `accountId`, syncing through `storePath`: what ``addDevice(_:inNewVaultAt:passphrase:kdf:pin:maxPINAttempts:approvedBy:approver:)``
+    /// and ``join(at:passphrase:kdf:storePath:name:keys:pin:maxPINAttempts:clock:random:)`` share.
+    static func createMember(at path: String, passphrase: SecureBytes, kdf: KDFLevel, name: String, pin: SecureBytes?,
+                             biometryKey: SecureBytes?, maxPINAttempts: UInt32, accountKey: SealingKey, accountId: [UInt8],
+                             storePath: String, syncFields: [(UInt8, [UInt8]?)], clock: WallClock,
+                             random: RandomSource) throws(DeviceError) -> Account {
+        let created = clock.milliseconds()
+        do {
+            let joined = try Vault.create(at: path, passphrase: passphrase, kdf: kdf, partitioning: Account.partitioning) { vault throws(VaultError) in
+                let enrollment = try pin.map { pin throws(VaultError) in try vault.enrollBiometry(pin: pin, keeping: biometryKey).0 }
+                var record = DeviceRecord.newRecord(kind: .settings, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
+                                                    syncedFrom: Instant(ms: created, order: 0))
+                record.setField(AccountSettings.Tag.accountKey, vault.sealSecret(accountKey, recordId: record.id))
+                record.setField(AccountSettings.Tag.accountId, accountId)
+                record.setField(AccountSettings.Tag.storePath, Array(storePath.utf8))
+                record.setField(AccountSettings.Tag.attestationCA, try AccountSettings.sealedNewCA(in: vault, recordId: record.id))
+                for (tag, value) in syncFields { record.setField(tag, value) }
+                return [record]
+            }
+            let newAccount = try Account(vault: joined, clock: clock, random: random)
+            try newAccount.sync()  // publishes its device in the store's directory: every vault knows it from now
+            return newAccount
+        } catch { throw DeviceError(error, path: path) }
+    }
+}

@@ -1,0 +1,154 @@
+"""An account whose store is a PostgreSQL server (docs/sync.md, "An account on a server"):
+`init --store` makes it, `init --join` on another vault joins it — approved by an enrolled
+device's PIN (`device approve CODE`) or with the recovery secret — and passkeys cross between the
+vaults through the server alone, verified by py_webauthn; the server sees only ciphertext; a
+device that cannot reach the server keeps working and catches up once it can."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, PASSPHRASE, PIN, Authctl, b64url, wait_until
+from postgres_support import Cluster
+from test_sync import LAPTOP_PIN, RP_ID, register, sign, sign_once_arrived
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    made = Cluster()
+    yield made
+    made.destroy()
+
+
+def shared_account(cluster, tmp_path, account: str, *extra):
+    """The phone's vault, first device of a new account on the cluster; and its recovery secret."""
+    phone = Authctl(tmp_path / "phone")
+    recovery = tmp_path / "recovery"
+    made = phone.run("init", "--store", cluster.address(account), "--device", "phone", "--kdf", "min",
+                     "--recovery-file", str(recovery), *extra)
+    assert made.code == 0, made.stderr
+    assert made.stdout == "" and oct(recovery.stat().st_mode & 0o777) == "0o600"
+    return phone, recovery.read_text().strip()
+
+
+def start_join(tool, address, device="laptop", *extra, pin=LAPTOP_PIN):
+    """Starts `init --join`; returns the process and the code it printed."""
+    env = dict(tool.env, AUTHCTL_PIN=pin)
+    proc = subprocess.Popen([BIN, "init", "--join", address, "--device", device, "--kdf", "min", *extra], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code = proc.stdout.readline().strip()
+    assert len(code) == 14, (code, proc.stderr.read() if proc.poll() is not None else "")
+    return proc, code
+
+
+def join(phone, tool, address, device="laptop"):
+    proc, code = start_join(tool, address, device)
+    approved = phone.run("device", "approve", code.lower())  # case does not matter
+    assert approved.code == 0, approved.stderr
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return tool
+
+
+def test_a_passkey_crosses_vaults_through_the_server_and_the_server_sees_only_ciphertext(cluster, tmp_path):
+    phone, _ = shared_account(cluster, tmp_path, "crossing")
+    assert phone.run("sync", "set", "--download-delay", "2s").code == 0
+    laptop = join(phone, Authctl(tmp_path / "laptop"), cluster.address("crossing"))
+    assert [d["name"] for d in laptop.run("--json", "device", "list").json["devices"]] == ["laptop", "phone"]
+    assert [d["name"] for d in phone.run("--json", "device", "list").json["devices"]] == ["phone", "laptop"]
+
+    made = time.monotonic()
+    result, registration = register(phone)
+    assert registration is not None, result.stderr
+    early, _ = sign(laptop, registration.credential_public_key, pin=LAPTOP_PIN)
+    if time.monotonic() < made + 2.0:
+        assert early.code == 13 and "notHandled" in early.stderr, early.stderr
+    result, assertion = sign_once_arrived(laptop, registration.credential_public_key, pin=LAPTOP_PIN)
+    assert assertion is not None, result.stderr
+    assert time.monotonic() >= made + 2.0
+    # Made with user verification on the phone, it opens on the laptop with the laptop's PIN: the
+    # approval carried the account's biometry key.
+    assert assertion.user_verified and assertion.credential_backed_up
+    wrong, _ = sign(laptop, registration.credential_public_key, pin=PIN)
+    assert wrong.code == 11, wrong.stderr
+
+    result, back = register(laptop, user=b"user-2", name="bob", uv="discouraged", pin=LAPTOP_PIN)
+    assert back is not None, result.stderr
+    result, verified = sign_once_arrived(phone, back.credential_public_key, "--credential", b64url(back.credential_id), uv="discouraged")
+    assert verified is not None, result.stderr
+
+    # What the server holds of the account: ciphertext only.
+    held = cluster.sql("SELECT encode(string_agg(bytes, ''::bytea), 'hex') FROM (SELECT bytes FROM authctl_changes "
+                       "UNION ALL SELECT bytes FROM authctl_metadata UNION ALL SELECT bytes FROM authctl_snapshot) t")
+    for secret in (registration.credential_id, back.credential_id, RP_ID.encode(), b"alice", b"bob", b"laptop", b"phone"):
+        assert secret.hex() not in held
+
+
+def test_joining_with_the_recovery_secret_and_what_is_refused(cluster, tmp_path):
+    phone, secret = shared_account(cluster, tmp_path, "recovering")
+    address = cluster.address("recovering")
+    result, registration = register(phone)
+    assert registration is not None, result.stderr
+    # The recovery secret: no approval needed; the biometry key came with it.
+    tablet = Authctl(tmp_path / "tablet")
+    joined = tablet.run("init", "--join", address, "--recovery", "--device", "tablet", "--kdf", "min",
+                        env={"AUTHCTL_RECOVERY_SECRET": secret.lower().replace("-", " "), "AUTHCTL_PIN": LAPTOP_PIN})
+    assert joined.code == 0, joined.stderr
+    result, assertion = sign_once_arrived(tablet, registration.credential_public_key, pin=LAPTOP_PIN)
+    assert assertion is not None and assertion.user_verified, result.stderr
+    # A wrong secret opens nothing, and makes no vault.
+    wrong = Authctl(tmp_path / "wrong")
+    bad = wrong.run("init", "--join", address, "--recovery", "--device", "pc", "--kdf", "min",
+                    env={"AUTHCTL_RECOVERY_SECRET": "0000-0000-0000-0000-0000-0000"})
+    assert bad.code == 20 and "vaultLocked" in bad.stderr and "wrong recovery secret" in bad.stderr, bad.stderr
+    assert not (tmp_path / "wrong").exists()
+    # A code no device waits with; a name the account has (both sides told); an account the
+    # server does not hold; a second account on a store that holds one.
+    mistyped = phone.run("device", "approve", "AAAA-BBBB-CCCC")
+    assert mistyped.code == 65 and "no device is waiting to join" in mistyped.stderr, mistyped.stderr
+    proc, code = start_join(Authctl(tmp_path / "dup"), address, "tablet")
+    taken = phone.run("device", "approve", code)
+    assert taken.code == 65 and "already has a device named 'tablet'" in taken.stderr, taken.stderr
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "refused" in err and "tablet" in err, err
+    assert not (tmp_path / "dup").exists()
+    absent = Authctl(tmp_path / "absent").run("init", "--join", cluster.address("nobody-made-this"), "--device", "x", "--kdf", "min",
+                                              "--no-biometry")
+    assert absent.code != 0 and "holds no account 'nobody-made-this'" in absent.stderr, absent.stderr
+    again = Authctl(tmp_path / "again").run("init", "--store", address, "--kdf", "min", "--no-biometry")
+    assert again.code == 65 and "already holds an account" in again.stderr, again.stderr
+    # Nobody approves in time: timedOut, no vault, the request withdrawn.
+    late = Authctl(tmp_path / "late")
+    proc, code = start_join(late, address, "late", "--approval-timeout", "1s")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "timedOut" in err, err
+    assert not (tmp_path / "late").exists()
+    assert phone.run("device", "approve", code).code == 65
+
+
+def test_a_device_that_cannot_reach_the_server_keeps_working_and_catches_up(cluster, tmp_path):
+    """The server down: each vault warns, works from its replica and queues what it makes; once
+    the server is back, what each made reaches the other."""
+    phone, _ = shared_account(cluster, tmp_path, "offline")
+    laptop = join(phone, Authctl(tmp_path / "laptop"), cluster.address("offline"))
+    cluster.stop()
+    try:
+        result, registration = register(phone)
+        assert registration is not None, result.stderr
+        assert "is not used" in result.stderr and "cannot connect" in result.stderr, result.stderr
+        status = laptop.run("--json", "sync", "status")
+        assert status.code == 0 and "cannot connect" in status.json["storeProblem"], status.stdout
+        early, _ = sign(laptop, registration.credential_public_key, pin=LAPTOP_PIN)
+        assert early.code == 13, early.stderr
+    finally:
+        cluster.start()
+    # The phone's next command that writes uploads what it queued (a reader writes nothing); then
+    # the laptop has it.
+    assert phone.run("list").code == 0
+    early, _ = sign(laptop, registration.credential_public_key, pin=LAPTOP_PIN)
+    assert early.code == 13, early.stderr
+    synced = phone.run("--json", "sync", "now")
+    assert synced.code == 0 and "storeProblem" not in synced.json, synced.stdout
+    result, assertion = sign_once_arrived(laptop, registration.credential_public_key, pin=LAPTOP_PIN)
+    assert assertion is not None, result.stderr
