@@ -36,7 +36,6 @@ final class PrivateCluster: @unchecked Sendable {
             listen_addresses = ''
             unix_socket_directories = '\(directory)'
             fsync = off
-            synchronous_commit = off
             full_page_writes = off
             max_connections = 200
 

@@ -11,10 +11,14 @@ enum SyncStatusCommand {
     static func run(_ args: ParsedArguments) throws(CLIError) { try show(args, access: .read) }
 
     /// The status, as a reader sees it (`sync status`) or after a writer's sync (`sync now`).
-    static func show(_ args: ParsedArguments, access: Vault.Access) throws(CLIError) {
+    @discardableResult
+    static func show(_ args: ParsedArguments, access: Vault.Access) throws(CLIError) -> SyncStatus {
         try Output.requireStdout()
         let status = try VaultSelection(args).session(access).syncStatus()
-        if args.flag(GlobalOptions.json) { return try Output.data(JSONOutput.string(status)) }
+        if args.flag(GlobalOptions.json) {
+            try Output.data(JSONOutput.string(status))
+            return status
+        }
         try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
         if let problem = status.storeProblem { try Output.text("store problem: " + TerminalText.escaped(problem)) }
         for d in status.devices {
@@ -27,6 +31,7 @@ enum SyncStatusCommand {
             for t in d.pendingUploads { try Output.text("  uploads " + describe(t, status.now)) }
             for t in d.pendingDownloads { try Output.text("  downloads " + describe(t, status.now)) }
         }
+        return status
     }
 
     static func describe(_ t: SyncStatus.Transfer, _ now: UInt64) -> String {
