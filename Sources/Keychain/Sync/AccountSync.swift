@@ -158,7 +158,7 @@ extension Account {
             all.rpOfRecord[record.id] = scope.rpId
             if let user = scope.user { all.userOfRecord[record.id] = user }
         }
-        for r in storeState?.downloaded ?? [] where r.credential.rpId == scope.rpId && (scope.user.map { $0 == r.credential.userHandle } ?? true) {
+        for r in storeState?.downloaded(ofRP: scope.rpId) ?? [] where scope.user.map({ $0 == r.credential.userHandle }) ?? true {
             history.add(r, recordId: nil)
         }
         all.keep(history, as: scope)
@@ -196,7 +196,8 @@ extension Account {
         var seen = Set<[UInt8]>()
         var revisions = [Revision]()
         for r in try self.revisions(records) where seen.insert(r.id).inserted { revisions.append(r) }
-        for r in storeState?.downloaded ?? [] where (rpIds?.contains(r.credential.rpId) ?? true) && seen.insert(r.id).inserted {
+        let downloaded = rpIds.map { ids in storeState?.downloaded(ofRPs: ids) ?? [] } ?? storeState?.downloaded ?? []
+        for r in downloaded where seen.insert(r.id).inserted {
             revisions.append(r)
         }
         return History(revisions: revisions, devices: try DeviceRecord.everyRecord(in: vault))

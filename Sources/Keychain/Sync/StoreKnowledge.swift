@@ -212,9 +212,7 @@ extension Account {
                 deletion.through = extent.head
                 state.collected[deletion.itemId] = deletion
             }
-            let kept = state.downloaded.enumerated().filter { !items.contains($0.element.itemId) }
-            state.persistedDownloads = kept.filter { $0.offset < state.persistedDownloads }.count
-            state.downloaded = kept.map(\.element)
+            state.keepDownloaded { !items.contains($0.itemId) }
         }
         for item in state.collected.keys.filter({ state.collected[$0]?.through == nil }) { state.collected[item]?.through = extent.head }
         forgetCollected(&state, extent: extent)

@@ -141,7 +141,7 @@ extension Account {
             state.sequences[revision.id] = sequence
             if vault.access == .write { state.read.append(.init(sequence: sequence, revision: revision, landedAt: entry.landedAt)) }
             if !own.contains(revision.originId) {
-                state.downloaded.append(revision)
+                state.addDownloaded(revision)
                 noteDownloaded(revision)
             }
         }
@@ -530,7 +530,11 @@ struct StoreState {
     var cursor: UInt64 = 0
     var snapshotEntries: UInt64 = 0
     var landed: [[UInt8]: Instant] = [:]
-    var downloaded: [Revision] = []
+    private(set) var downloaded: [Revision] = []
+    /// The positions in ``downloaded`` of each RP's revisions: what building one RP's (or one
+    /// user's) history looks through, rather than every revision downloaded — a first sync of an
+    /// account of 100,000 passkeys over 1,000 RPs builds a history per RP.
+    private(set) var downloadedByRP: [String: [Int]] = [:]
     /// How many of ``downloaded`` are kept as replica records already.
     var persistedDownloads = 0
     /// Changes passed over when the store was read, and why.
@@ -547,6 +551,30 @@ struct StoreState {
     var directory: AccountDirectory?
     /// The version of the store's sync settings taken up.
     var settingsVersion: UInt64
+
+    mutating func addDownloaded(_ revision: Revision) {
+        downloadedByRP[revision.credential.rpId, default: []].append(downloaded.count)
+        downloaded.append(revision)
+    }
+
+    /// Keeps only the downloaded revisions `keep` accepts (the others collected).
+    mutating func keepDownloaded(where keep: (Revision) -> Bool) {
+        let kept = downloaded.enumerated().filter { keep($0.element) }
+        persistedDownloads = kept.filter { $0.offset < persistedDownloads }.count
+        downloaded = []
+        downloadedByRP = [:]
+        for (_, revision) in kept { addDownloaded(revision) }
+    }
+
+    /// The downloaded revisions of RP `rpId`, in the order they were read.
+    func downloaded(ofRP rpId: String) -> [Revision] {
+        (downloadedByRP[rpId] ?? []).map { downloaded[$0] }
+    }
+
+    /// The downloaded revisions of the RPs `rpIds`, in the order they were read.
+    func downloaded(ofRPs rpIds: Set<String>) -> [Revision] {
+        rpIds.flatMap { downloadedByRP[$0] ?? [] }.sorted().map { downloaded[$0] }
+    }
 
     init(store: any AccountStore, saved: SyncState) {
         self.store = store
