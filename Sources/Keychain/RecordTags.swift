@@ -141,7 +141,7 @@ enum RecordTags {
             RecordField(T.accountKey, "account key, sealed under the vault key", o, sealed: true),
             RecordField(T.accountId, "account id", o), RecordField(T.seed, "delay seeds", o),
             RecordField(T.backupStateImmediate, "backup state immediate", o), RecordField(T.uploadDelay, "account upload delays", o),
-            RecordField(T.downloadDelay, "account download delays", o), RecordField(T.storePath, "account store directory", o),
+            RecordField(T.downloadDelay, "account download delays", o), RecordField(T.storePath, "account store (directory or address)", o),
             RecordField(T.attestationCA, "attestation CA, sealed under the vault key", o, sealed: true),
         ]
     }()

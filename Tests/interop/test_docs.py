@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from conftest import BIN, ROOT, own_environment
+from postgres_support import Cluster
 
 
 def test_cli_reference_examples_run(tmp_path):
@@ -26,17 +27,27 @@ def test_cli_reference_examples_run(tmp_path):
 def test_sync_guide_examples_run(tmp_path):
     text = (ROOT / "docs" / "sync.md").read_text()
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
-    assert len(blocks) == 3
-    script = "set -eu\nauthctl() { \"$BIN\" \"$@\"; }\n" + "\n".join(blocks).replace("/tmp/keychain", str(tmp_path / "v"))
+    assert len(blocks) == 4
+    cluster = Cluster()
+    # The server the guide names is a private cluster; its scratch paths, the test's own.
+    server = "\n".join(blocks[3:]).replace("postgresql://authctl@db.example/keys", cluster.address().split("#")[0])
+    for name in ("phone", "laptop", "tablet", "code", "alice.recovery"):
+        server = server.replace(f"/tmp/{name}", str(tmp_path / name))
+    script = "set -eu\nauthctl() { \"$BIN\" \"$@\"; }\n" + "\n".join(blocks[:3]).replace("/tmp/keychain", str(tmp_path / "v")) + "\n" + server
     env = own_environment(tmp_path)
     env["BIN"] = BIN
-    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    try:
+        result = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        cluster.destroy()
     assert result.returncode == 0, result.stderr
     assert "laptop  yes     enrolled  0         0/0" in result.stdout
     assert "account: upload 2s, download 1s..5s, seed 7, backup state after-upload" in result.stdout
     # The second vault lists the first's devices, and its `sync set` reached the first vault.
     assert re.search(r"phone +yes +enrolled +- +- +[0-9a-f]{8}", result.stdout), result.stdout
     assert "account: upload 2s, download 3s, seed 7, backup state after-upload" in result.stdout
+    # The account on a server: the laptop joined by approval, the tablet by the recovery secret.
+    assert re.search(r"laptop +yes +enrolled +0 +0/0 +this\nphone +yes +enrolled +- +- +[0-9a-f]{8}\ntablet", result.stdout), result.stdout
 
 
 def test_banking_example_runs_as_documented(tmp_path):
