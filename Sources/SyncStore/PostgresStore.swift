@@ -64,14 +64,8 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
         for object in objects { try StoreRules.check(object) }
         guard !objects.isEmpty else { return [] }
         var params: [Parameter] = [.text(address.account)]
-        var ids = [String](), bodies = [String]()
-        for object in objects {
-            params.append(.bytes(object.id))
-            ids.append("$\(params.count)::bytea")
-            params.append(.bytes(object.bytes))
-            bodies.append("$\(params.count)::bytea")
-        }
-        let sql = "SELECT s FROM authctl_append($1::text, ARRAY[\(ids.joined(separator: ","))], ARRAY[\(bodies.joined(separator: ","))])"
+        let (ids, bodies) = Self.arrays(of: objects, into: &params)
+        let sql = "SELECT s FROM authctl_append($1::text, \(ids), \(bodies))"
             + " WITH ORDINALITY AS t(s, n) ORDER BY n"
         let rows = try query(sql, params)
         guard rows.count == objects.count else {
@@ -121,15 +115,8 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
     package func compact(through sequence: UInt64, snapshot parts: [StoreObject]) throws(StoreError) {
         for part in parts { try StoreRules.check(part) }
         var params: [Parameter] = [.text(address.account), .integer(sequence)]
-        var ids = [String](), bodies = [String]()
-        for part in parts {
-            params.append(.bytes(part.id))
-            ids.append("$\(params.count)::bytea")
-            params.append(.bytes(part.bytes))
-            bodies.append("$\(params.count)::bytea")
-        }
-        let rows = try query("SELECT outcome, current FROM authctl_compact($1::text, $2::bigint, ARRAY[\(ids.joined(separator: ","))]::bytea[],"
-                             + " ARRAY[\(bodies.joined(separator: ","))]::bytea[])", params)
+        let (ids, bodies) = Self.arrays(of: parts, into: &params)
+        let rows = try query("SELECT outcome, current FROM authctl_compact($1::text, $2::bigint, \(ids), \(bodies))", params)
         guard let row = rows.first else { throw missingAccount() }
         let current = try row.unsigned(1)
         switch try row.unsigned(0) {
@@ -347,6 +334,19 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
     }
 
     // MARK: - Values
+
+    /// The objects' ids and bytes as parameters after those in `params`, and the two SQL arrays
+    /// (`bytea[]`) that name them.
+    private static func arrays(of objects: [StoreObject], into params: inout [Parameter]) -> (String, String) {
+        var ids = [String](), bodies = [String]()
+        for object in objects {
+            params.append(.bytes(object.id))
+            ids.append("$\(params.count)::bytea")
+            params.append(.bytes(object.bytes))
+            bodies.append("$\(params.count)::bytea")
+        }
+        return ("ARRAY[\(ids.joined(separator: ","))]::bytea[]", "ARRAY[\(bodies.joined(separator: ","))]::bytea[]")
+    }
 
     private enum Parameter {
         case text(String), bytes([UInt8]), integer(UInt64)

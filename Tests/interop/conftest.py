@@ -52,8 +52,9 @@ class Result:
 class Authctl:
     """One throw-away vault and the environment to use it."""
 
-    def __init__(self, vault: pathlib.Path):
+    def __init__(self, vault: pathlib.Path, prefix: tuple = ()):
         self.vault = vault
+        self.prefix = list(prefix)  # what the command runs under (`ip netns exec NS`)
         self.env = own_environment(vault.parent)
         self.env.update(AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN=PIN, AUTHCTL_VAULT=str(vault))
 
@@ -64,8 +65,8 @@ class Authctl:
                 environment.pop(key, None)
             else:
                 environment[key] = value
-        proc = subprocess.run([BIN, *args], input=stdin if stdin is not None else "", env=environment,
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([*self.prefix, BIN, *args], input=stdin if stdin is not None else "", env=environment,
+                              capture_output=True, text=True, timeout=120 if self.prefix else 60)
         return Result(proc)
 
     def register(self, options: dict, origin: str, *extra, **kw) -> Result:

@@ -270,13 +270,13 @@ class Checker:
                 self.cluster.start()
                 self.record(Op(-1, "nemesis", {"fault": "server started"}, time.monotonic(), time.monotonic(), "ok"))
 
-    def run(self, seconds: float, sabotage: str | None = None) -> list[str]:
+    def run(self, seconds: float, sabotage=None) -> list[str]:
         """Runs the workload and the nemesis for `seconds`, heals, lets every device catch up,
         and returns the anomalies found (none: the history is one the model allows). `sabotage`:
-        SQL run on the server once the account exists (a store broken on purpose)."""
+        called with the cluster once the account exists (a store broken on purpose)."""
         self.setup()
         if sabotage:
-            self.cluster.sql(sabotage)
+            sabotage(self.cluster)
         deadline = time.monotonic() + seconds
         threads = [threading.Thread(target=self.operate, args=(d, deadline)) for d in self.devices]
         if self.faults:
@@ -314,31 +314,20 @@ class Checker:
         return unusable + check(self.history, final)
 
 
-# A store that loses an acknowledged upload: about one append in five is answered with the
-# sequences it would have had, and nothing is stored (nor the head moved).
-DROPS_AN_UPLOAD = """
-CREATE OR REPLACE FUNCTION authctl_append(acc text, ids bytea[], objs bytea[]) RETURNS SETOF bigint
-LANGUAGE plpgsql AS $f$
-DECLARE h bigint; s bigint; i integer; added boolean := false;
-BEGIN
-  SELECT head INTO h FROM authctl_accounts WHERE account = acc FOR UPDATE;
-  IF NOT FOUND THEN RETURN; END IF;
+def drop_an_upload(cluster):
+    """Breaks the server's store on purpose: about one append in five is answered with the
+    sequences it would have given, and nothing is stored (nor the head moved) — a store that
+    loses an acknowledged upload. Made from the schema's own `authctl_append`, with that one
+    branch added after it has locked the account's row."""
+    definition = cluster.sql("SELECT pg_get_functiondef('authctl_append'::regproc)")
+    locked = "IF NOT FOUND THEN RETURN; END IF;"
+    assert locked in definition, definition
+    broken = definition.replace(locked, locked + """
   IF random() < 0.2 THEN
     FOR i IN 1 .. coalesce(array_length(ids, 1), 0) LOOP RETURN NEXT h + i; END LOOP;
     RETURN;
-  END IF;
-  FOR i IN 1 .. coalesce(array_length(ids, 1), 0) LOOP
-    SELECT sequence INTO s FROM authctl_ids WHERE account = acc AND id = ids[i];
-    IF NOT FOUND THEN
-      h := h + 1; s := h; added := true;
-      INSERT INTO authctl_ids VALUES (acc, ids[i], s);
-      INSERT INTO authctl_changes VALUES (acc, s, ids[i], objs[i]);
-    END IF;
-    RETURN NEXT s;
-  END LOOP;
-  IF added THEN UPDATE authctl_accounts SET head = h WHERE account = acc; END IF;
-END $f$;
-"""
+  END IF;""", 1)
+    cluster.sql(broken)
 
 
 def max_delay_seconds(text: str) -> float:
@@ -443,7 +432,7 @@ if __name__ == "__main__":
         checker = Checker(os.path.abspath(binary), pathlib.Path(root), arguments.devices, arguments.seed,
                           faults=tuple(f for f in arguments.faults.split(",") if f))
         try:
-            found = checker.run(arguments.seconds, DROPS_AN_UPLOAD if arguments.broken else None)
+            found = checker.run(arguments.seconds, drop_an_upload if arguments.broken else None)
         finally:
             checker.destroy()
         print(f"seed {arguments.seed}, {len(checker.history)} operations: {summary(checker.history)}")

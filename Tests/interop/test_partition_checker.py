@@ -10,32 +10,17 @@ import time
 
 import pytest
 
-from conftest import BIN, Authctl, Result, b64url
-from partition_checker import DROPS_AN_UPLOAD, Checker, Network, summary
+from conftest import BIN, Authctl, b64url
+from partition_checker import Checker, Network, drop_an_upload, summary
 from postgres_support import Cluster
 from test_sync import LAPTOP_PIN, register, sign, sign_once_arrived
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="network namespaces need root (CI runs as root)")
 
 
-class InNamespace(Authctl):
-    """An Authctl whose commands run inside a network namespace."""
-
-    def __init__(self, vault, ns):
-        super().__init__(vault)
-        self.ns = ns
-
-    def run(self, *args, stdin=None, env=None):
-        import subprocess
-        environment = dict(self.env)
-        for key, value in (env or {}).items():
-            if value is None:
-                environment.pop(key, None)
-            else:
-                environment[key] = value
-        proc = subprocess.run(["ip", "netns", "exec", self.ns, BIN, *args], input=stdin if stdin is not None else "",
-                              env=environment, capture_output=True, text=True, timeout=120)
-        return Result(proc)
+def in_namespace(vault, ns) -> Authctl:
+    """An Authctl whose commands run inside network namespace `ns`."""
+    return Authctl(vault, prefix=("ip", "netns", "exec", ns))
 
 
 def test_a_passkey_made_on_one_machine_signs_in_on_another_and_a_partitioned_one_waits(tmp_path):
@@ -44,11 +29,11 @@ def test_a_passkey_made_on_one_machine_signs_in_on_another_and_a_partitioned_one
     try:
         def address(i):
             return f"postgresql://authctl@{Network.host_ip(i)}:{cluster.port}/postgres#machines"
-        phone = InNamespace(tmp_path / "phone", network.ns(0))
+        phone = in_namespace(tmp_path / "phone", network.ns(0))
         made = phone.run("init", "--store", address(0), "--device", "phone", "--kdf", "min", "--recovery-file", str(tmp_path / "r"))
         assert made.code == 0, made.stderr
         assert phone.run("sync", "set", "--download-delay", "1s").code == 0
-        laptop = InNamespace(tmp_path / "laptop", network.ns(1))
+        laptop = in_namespace(tmp_path / "laptop", network.ns(1))
         joined = laptop.run("init", "--join", address(1), "--recovery", "--recovery-file", str(tmp_path / "r"), "--device", "laptop",
                             "--kdf", "min", env={"AUTHCTL_PIN": LAPTOP_PIN})
         assert joined.code == 0, joined.stderr
@@ -93,7 +78,7 @@ def test_the_checker_finds_no_anomaly_under_partitions_kills_and_restarts(tmp_pa
 def test_the_checker_fails_against_a_store_that_drops_an_upload(tmp_path):
     checker = Checker(BIN, tmp_path, devices=3, seed=12, faults=())
     try:
-        found = checker.run(15, sabotage=DROPS_AN_UPLOAD)
+        found = checker.run(15, sabotage=drop_an_upload)
     finally:
         checker.destroy()
     print("\n".join(found[:10]))
