@@ -3,13 +3,14 @@
 device's PIN (`device approve CODE`) or with the recovery secret — and passkeys cross between the
 vaults through the server alone, verified by py_webauthn; the server sees only ciphertext; a
 device that cannot reach the server keeps working and catches up once it can."""
-import os
+import json
+import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import BIN, PASSPHRASE, PIN, Authctl, b64url, wait_until
+from conftest import BIN, PIN, Authctl, b64url, own_environment
 from postgres_support import Cluster
 from test_sync import LAPTOP_PIN, RP_ID, register, sign, sign_once_arrived
 
@@ -152,3 +153,41 @@ def test_a_device_that_cannot_reach_the_server_keeps_working_and_catches_up(clus
     assert synced.code == 0 and "storeProblem" not in synced.json, synced.stdout
     result, assertion = sign_once_arrived(laptop, registration.credential_public_key, pin=LAPTOP_PIN)
     assert assertion is not None, result.stderr
+
+
+def test_an_account_a_server_makes_on_a_store_is_joined_from_the_command_line(cluster, tmp_path):
+    """`POST /accounts` with a `store`: the answer carries the recovery secret; a vault on
+    another machine joins with it, and a passkey the served account registers over HTTP signs in
+    there (py_webauthn verifies it). A store that holds an account is refused."""
+    from test_serve import call
+    from webauthn import generate_registration_options, options_to_json, verify_registration_response
+
+    env = own_environment(tmp_path)
+    proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[-1]
+        token = proc.stdout.readline().split()[-1]
+        server = (url, token)
+        address = cluster.address("served")
+        status, _, account = call(server, "POST", "/accounts", {"devices": [{"name": "phone", "pin": PIN}], "store": address})
+        assert status == 201 and account["storage"] == "vault" and len(account["recoverySecret"]) == 29, account
+        status, _, problem = call(server, "POST", "/accounts", {"store": address})
+        assert status == 400 and "already holds an account" in problem["detail"], problem
+        status, _, problem = call(server, "POST", "/accounts", {"store": cluster.address("other"), "storage": "memory"})
+        assert status == 400, problem
+
+        options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
+        status, _, response = call(server, "POST", f"/accounts/{account['id']}/devices/phone/register",
+                                   {"options": json.loads(options_to_json(options)), "origin": "https://" + RP_ID})
+        assert status == 200, response
+        registered = verify_registration_response(credential=response, expected_challenge=options.challenge,
+                                                  expected_rp_id=RP_ID, expected_origin="https://" + RP_ID)
+        laptop = Authctl(tmp_path / "laptop")
+        joined = laptop.run("init", "--join", address, "--recovery", "--device", "laptop", "--kdf", "min",
+                            env={"AUTHCTL_RECOVERY_SECRET": account["recoverySecret"], "AUTHCTL_PIN": LAPTOP_PIN})
+        assert joined.code == 0, joined.stderr
+        result, assertion = sign_once_arrived(laptop, registered.credential_public_key, pin=LAPTOP_PIN)
+        assert assertion is not None, result.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0

@@ -83,6 +83,14 @@ extension Account {
                               deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                               clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
+        try requireFreshStore(storePath)
+        return try create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
+                          maxPINAttempts: maxPINAttempts, clock: clock, random: random, durability: .full, storePath: storePath)
+    }
+
+    /// Refuses a store that cannot hold a new account: one that cannot be reached or made, or
+    /// that holds an account already (`invalidArgument`: join it instead).
+    package static func requireFreshStore(_ storePath: String) throws(DeviceError) {
         do throws(StoreError) {
             let store: any AccountStore
             if PostgresAddress.names(storePath) {
@@ -97,7 +105,5 @@ extension Account {
                 throw StoreError(.invalid, "the store at \(PostgresAddress.redacted(storePath)) already holds an account: join it (init --join) or name another")
             }
         } catch { throw DeviceError(error) }
-        return try create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
-                          maxPINAttempts: maxPINAttempts, clock: clock, random: random, durability: .full, storePath: storePath)
     }
 }

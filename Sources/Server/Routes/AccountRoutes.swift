@@ -63,7 +63,7 @@ extension AccountService {
     /// `POST /accounts`: an isolated account, its devices enrolled (an empty body: one device
     /// `phone`, PIN `1234`), in memory unless `storage` is `vault`.
     private func createAccount(_ call: Router<AccountService>.Call) throws(Problem) -> HTTPResponse {
-        let body = try call.body(allowed: ["devices", "profile", "clock", "sync", "storage"])
+        let body = try call.body(allowed: ["devices", "profile", "clock", "sync", "storage", "store"])
         var devices = [DeviceSpec]()
         if body.has("devices") {
             guard let list = body.object["devices"] as? [Any] else { throw Problem.input("devices must be a list of objects") }
@@ -74,8 +74,10 @@ extension AccountService {
         }
         if devices.isEmpty { devices = [DeviceSpec(name: "phone", pin: "1234")] }
         guard Set(devices.map(\.name)).count == devices.count else { throw Problem.input("two devices have one name") }
-        let storage = try body.string("storage") ?? "memory"
+        let store = try body.string("store")
+        let storage = try body.string("storage") ?? (store == nil ? "memory" : "vault")
         guard storage == "memory" || storage == "vault" else { throw Problem.input("storage must be memory or vault") }
+        guard store == nil || storage == "vault" else { throw Problem.input("an account on a store is a vault's: storage must be vault") }
         var clock: VirtualClock?
         if let spec = try body.object("clock") {
             guard spec.object.keys.allSatisfy(["mode", "start"].contains) else { throw Problem.input("clock takes mode and start") }
@@ -97,11 +99,20 @@ extension AccountService {
         let first = devices[0]
         do throws(Problem) {
             let account: Account
+            var recovery: String?
             do {
+                if let store { try Account.requireFreshStore(store) }
                 account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: first.name,
                                              biometricPIN: first.pin.map(Self.secret), maxPINAttempts: first.maxPINAttempts,
                                              clock: clock?.wallClock ?? .live, random: .live,
-                                             durability: storage == "vault" ? .full : .none, sharing: .held, storeInMemory: storage == "memory", attestationCA: attestationCA)
+                                             durability: storage == "vault" ? .full : .none, sharing: .held, storeInMemory: storage == "memory",
+                                             attestationCA: attestationCA, storePath: store)
+                if store != nil {
+                    // Other machines' devices join with it (authctl init --join STORE --recovery).
+                    let secret = RecoverySecret.make()
+                    try account.publishRecovery(secret: secret, pin: first.pin.map(Self.secret))
+                    recovery = secret
+                }
             } catch { throw Problem(SessionError(error)) }
             let id = Base64URL.encode(RandomSource.live.bytes(12))
             let hosted = HostedAccount(id: id, account: account, clock: clock, directory: directory, storage: storage,
@@ -118,7 +129,8 @@ extension AccountService {
             }
             if let sync { try Self.applySync(sync, to: hosted) }
             try add(hosted)
-            let report = try hosted.serve { () throws(Problem) in try AccountReport(hosted) }
+            var report = try hosted.serve { () throws(Problem) in try AccountReport(hosted) }
+            report.recoverySecret = recovery
             var answer = HTTPResponse.encoded(201, report)
             answer.headers = [("Location", "/accounts/\(id)")]
             return answer
@@ -221,6 +233,8 @@ struct AccountReport: Encodable {
     let storage: String
     let devices: [DeviceReport]
     let clock: ClockReport
+    /// Only in the answer to `POST /accounts` with a `store`: the account's recovery secret.
+    var recoverySecret: String?
 
     init(_ hosted: HostedAccount) throws(Problem) {
         id = hosted.id
