@@ -207,6 +207,13 @@ extension Account {
             return
         }
         state.snapshotEntries = UInt64(kept.count)
+        // What other writers appended after this vault last read, and the compaction read: taken
+        // as a download would take it before the cursor moves past it — otherwise this vault
+        // would never read those changes, which the snapshot now holds behind its cursor.
+        let own = Set(((try? DeviceRecord.everyRecord(in: vault)) ?? []).map(\.id))
+        for change in page.changes where change.sequence > state.cursor {
+            _ = take(change.object, label: "change \(change.sequence)", sequence: change.sequence, own: own, into: &state)
+        }
         state.cursor = max(state.cursor, page.next)
         state.unreadable.removeAll()
         storeState = state
