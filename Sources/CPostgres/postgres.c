@@ -27,6 +27,7 @@ static struct {
     int (*consume_input)(void *);
     notification *(*notifies)(void *);
     void (*freemem)(void *);
+    void *(*set_notice_processor)(void *, void (*)(void *, const char *), void *);
 } pq;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -65,6 +66,7 @@ static void load(void) {
     SYMBOL(consume_input, "PQconsumeInput")
     SYMBOL(notifies, "PQnotifies")
     SYMBOL(freemem, "PQfreemem")
+    SYMBOL(set_notice_processor, "PQsetNoticeProcessor")
     /* tcp_user_timeout (PostgreSQL 12) has no symbol of its own: libpq 11 and older refuse the
        keyword at connect time, with a message that names it. */
 #undef SYMBOL
@@ -81,14 +83,23 @@ const char *authctl_pg_load_error(void) {
     return load_error;
 }
 
+static void ignore_notice(void *context, const char *message) {
+    (void)context;
+    (void)message;
+}
+
 void *authctl_pg_connect(const char *conninfo) {
     if (!authctl_pg_load()) return NULL;
     /* Ours first, the conninfo last: a keyword repeated keeps its last value, so the caller's own
        settings win (libpq's "expand_dbname"). */
     static const char *const keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                                           "keepalives_count", "tcp_user_timeout", "application_name", "dbname", NULL};
-    const char *values[] = {"5", "1", "5", "2", "3", "10000", "authctl", conninfo, NULL};
-    return pq.connectdb_params(keywords, values, 1);
+                                           "keepalives_count", "tcp_user_timeout", "options", "application_name", "dbname", NULL};
+    const char *values[] = {"5", "1", "5", "2", "3", "10000", "-c lock_timeout=20000 -c statement_timeout=60000", "authctl", conninfo, NULL};
+    void *connection = pq.connectdb_params(keywords, values, 1);
+    /* The server's notices (a connection ended by the server, say) are not printed on stderr as
+       libpq would: a failure reaches the caller as an error of its own. */
+    if (connection != NULL) pq.set_notice_processor(connection, ignore_notice, NULL);
+    return connection;
 }
 
 int authctl_pg_connected(void *connection) { return connection != NULL && authctl_pg_load() && pq.status(connection) == CONNECTION_OK; }

@@ -10,29 +10,29 @@ enum PostgresSchema {
       CREATE TABLE IF NOT EXISTS authctl_schema (version integer NOT NULL);
       SELECT coalesce(max(version), 0) INTO current FROM authctl_schema;
       IF current < 1 THEN
-        CREATE TABLE authctl_accounts (
+        CREATE TABLE IF NOT EXISTS authctl_accounts (
           account text PRIMARY KEY,
           head bigint NOT NULL DEFAULT 0,
           snapshot bigint NOT NULL DEFAULT 0,
           created timestamptz NOT NULL DEFAULT now());
-        CREATE TABLE authctl_changes (
+        CREATE TABLE IF NOT EXISTS authctl_changes (
           account text NOT NULL REFERENCES authctl_accounts ON DELETE CASCADE,
           sequence bigint NOT NULL, id bytea NOT NULL, bytes bytea NOT NULL,
           PRIMARY KEY (account, sequence));
-        CREATE TABLE authctl_ids (
+        CREATE TABLE IF NOT EXISTS authctl_ids (
           account text NOT NULL REFERENCES authctl_accounts ON DELETE CASCADE,
           id bytea NOT NULL, sequence bigint NOT NULL,
           PRIMARY KEY (account, id));
-        CREATE TABLE authctl_snapshot (
+        CREATE TABLE IF NOT EXISTS authctl_snapshot (
           account text NOT NULL REFERENCES authctl_accounts ON DELETE CASCADE,
           part integer NOT NULL, id bytea NOT NULL, bytes bytea NOT NULL,
           PRIMARY KEY (account, part));
-        CREATE TABLE authctl_metadata (
+        CREATE TABLE IF NOT EXISTS authctl_metadata (
           account text NOT NULL REFERENCES authctl_accounts ON DELETE CASCADE,
           key text NOT NULL, version bigint NOT NULL, bytes bytea NOT NULL,
           PRIMARY KEY (account, key));
         -- Appends under the account's row lock: ids already given keep their sequence.
-        CREATE FUNCTION authctl_append(acc text, ids bytea[], objs bytea[]) RETURNS SETOF bigint
+        CREATE OR REPLACE FUNCTION authctl_append(acc text, ids bytea[], objs bytea[]) RETURNS SETOF bigint
         LANGUAGE plpgsql AS $f$
         DECLARE h bigint; s bigint; i integer; added boolean := false;
         BEGIN
@@ -54,7 +54,7 @@ enum PostgresSchema {
         END $f$;
         -- Replaces the log up to `through` by the parts: 0 done, 1 conflict (current snapshot),
         -- 2 past the head (current head).
-        CREATE FUNCTION authctl_compact(acc text, through bigint, ids bytea[], objs bytea[])
+        CREATE OR REPLACE FUNCTION authctl_compact(acc text, through bigint, ids bytea[], objs bytea[])
         RETURNS TABLE (outcome integer, current bigint) LANGUAGE plpgsql AS $f$
         DECLARE h bigint; s bigint;
         BEGIN
@@ -70,7 +70,7 @@ enum PostgresSchema {
           RETURN QUERY SELECT 0, through;
         END $f$;
         -- Compare-and-swap: (true, new version), or (false, the current one; 0 when absent).
-        CREATE FUNCTION authctl_set_metadata(acc text, k text, b bytea, expected bigint)
+        CREATE OR REPLACE FUNCTION authctl_set_metadata(acc text, k text, b bytea, expected bigint)
         RETURNS TABLE (done boolean, version bigint) LANGUAGE plpgsql AS $f$
         DECLARE v bigint;
         BEGIN

@@ -203,7 +203,7 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
                     throw StoreError(.unavailable, "cannot connect to the account store at \(address): out of memory")
                 }
                 guard authctl_pg_connected(made) != 0 else {
-                    let message = Self.trimmed(String(cString: authctl_pg_connection_message(made)))
+                    let message = address.scrub(Self.trimmed(String(cString: authctl_pg_connection_message(made))))
                     authctl_pg_close(made)
                     throw StoreError(.unavailable, "cannot connect to the account store at \(address): \(message)")
                 }
@@ -289,8 +289,8 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
         defer { authctl_pg_clear(result) }
         guard let result, authctl_pg_succeeded(result) != 0 else {
             let state = result.map { String(cString: authctl_pg_result_state($0)) } ?? ""
-            let message = Self.trimmed(result.map { String(cString: authctl_pg_result_message($0)) }
-                                       ?? String(cString: authctl_pg_connection_message(raw)))
+            let message = address.scrub(Self.trimmed(result.map { String(cString: authctl_pg_result_message($0)) }
+                                                     ?? String(cString: authctl_pg_connection_message(raw))))
             let detail = "the account store at \(address) failed: \(message)" + (state.isEmpty ? "" : " [\(state)]")
             throw StoreError(Self.kind(of: state, connected: authctl_pg_connected(raw) != 0), detail)
         }
@@ -329,8 +329,9 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
         return .corrupted
     }
 
+    /// The message's first line (what follows — CONTEXT, the statement — repeats SQL, not news).
     private static func trimmed(_ message: String) -> String {
-        String(message.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.filter { !$0.isEmpty }.joined(separator: " "))
+        String(message.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.first { !$0.isEmpty } ?? "")
     }
 
     // MARK: - Values

@@ -191,3 +191,53 @@ def test_an_account_a_server_makes_on_a_store_is_joined_from_the_command_line(cl
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
+
+
+def test_what_a_hostile_user_tries_on_a_shared_store(cluster, tmp_path):
+    """Four `init --store` at once on one account: one wins, the others are badInput and leave
+    no vault. A recovery join under a name the account has, or with another account's envelope
+    copied over this one's, is refused. A recovery secret that cannot be shown leaves nothing
+    behind. A password in any spelling libpq reads never shows. A join that could not finish
+    (a PIN too short, a vault in the way) is refused before it asks for an approval."""
+    address = cluster.address("raced")
+    procs = [subprocess.Popen([BIN, "init", "--store", address, "--device", f"d{i}", "--kdf", "min", "--no-biometry"],
+                              env=dict(own_environment(tmp_path), AUTHCTL_PASSPHRASE="pw", AUTHCTL_VAULT=str(tmp_path / f"race{i}")),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    codes = [p.wait(timeout=120) for p in procs]
+    assert sorted(codes) == [0, 65, 65, 65], [p.stderr.read() for p in procs]
+    assert sum((tmp_path / f"race{i}").exists() for i in range(4)) == 1
+
+    phone, secret = shared_account(cluster, tmp_path, "named")
+    twin = Authctl(tmp_path / "twin").run("init", "--join", cluster.address("named"), "--recovery", "--device", "phone", "--kdf", "min",
+                                          "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
+    assert twin.code == 65 and "already has a device named 'phone'" in twin.stderr, twin.stderr
+    assert not (tmp_path / "twin").exists()
+    # Account `other`'s envelope copied over `named`'s: `other`'s secret opens it, and is refused.
+    _, other_secret = shared_account(cluster, tmp_path / "o", "other")
+    cluster.sql("UPDATE authctl_metadata SET bytes = (SELECT bytes FROM authctl_metadata WHERE account = 'other' AND key = 'recovery') "
+                "WHERE account = 'named' AND key = 'recovery'")
+    swapped = Authctl(tmp_path / "swapped").run("init", "--join", cluster.address("named"), "--recovery", "--device", "intruder",
+                                                "--kdf", "min", "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": other_secret})
+    assert swapped.code == 74 and "not this account's" in swapped.stderr, swapped.stderr
+    assert not (tmp_path / "swapped").exists()
+
+    # stdout full: nothing made, and the store is free for the next try.
+    env = dict(own_environment(tmp_path), AUTHCTL_PASSPHRASE="pw", AUTHCTL_VAULT=str(tmp_path / "full"))
+    with open("/dev/full", "w") as full:
+        lost = subprocess.run([BIN, "init", "--store", cluster.address("full"), "--kdf", "min", "--no-biometry"], env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    assert lost.returncode == 74 and not (tmp_path / "full").exists(), lost.stderr
+    again = Authctl(tmp_path / "full").run("init", "--store", cluster.address("full"), "--kdf", "min", "--no-biometry")
+    assert again.code == 0, again.stderr
+
+    for leaky in (f"postgresql://authctl:s3cretPW@127.0.0.1:1/x", "postgresql://authctl@127.0.0.1:1/x?pass%77ord=s3cretPW",
+                  "postgresql://authctl@127.0.0.1:1/x?password=a&password=s3cretPW", "postgresql://authctl@127.0.0.1/x?password=%zzs3cretPW"):
+        result = Authctl(tmp_path / "leak").run("init", "--store", leaky, "--kdf", "min", "--no-biometry")
+        assert result.code != 0 and "s3cretPW" not in result.stderr + result.stdout, result.stderr
+
+    short = Authctl(tmp_path / "short").run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min",
+                                            env={"AUTHCTL_PIN": "12"})
+    assert short.code == 65 and short.stdout == "", (short.stdout, short.stderr)
+    in_the_way = phone.run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min", "--no-biometry")
+    assert in_the_way.code != 0 and in_the_way.stdout == "", in_the_way.stderr
+    assert cluster.sql("SELECT count(*) FROM authctl_metadata WHERE account = 'named' AND key LIKE 'join-%'").strip() == "0"

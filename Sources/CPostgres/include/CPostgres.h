@@ -17,7 +17,9 @@ const char *authctl_pg_load_error(void);
 /* PQconnectdbParams over `conninfo` (a postgresql:// URI or key=value string) with authctl's
    defaults first, so the conninfo's own settings win: a 5 s connect timeout, TCP keepalives and a
    10 s TCP user timeout, so a server behind a partition is found unreachable in seconds rather
-   than minutes. Never NULL unless out of memory; check authctl_pg_connected. */
+   than minutes; a 20 s lock timeout and a 60 s statement timeout (server options), so a row held
+   by another session fails a call rather than hanging it. The server's notices are not printed.
+   Never NULL unless out of memory; check authctl_pg_connected. */
 void *authctl_pg_connect(const char *conninfo);
 /* Whether the connection is up (PQstatus == CONNECTION_OK). */
 int authctl_pg_connected(void *connection);

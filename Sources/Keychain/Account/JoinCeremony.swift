@@ -67,7 +67,12 @@ public final class JoinRequest {
             + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000_000))
         while true {
             let entry: StoreMetadata?
-            do { entry = try store.metadata([lookup])[lookup] } catch { throw DeviceError(error) }
+            do { entry = try store.metadata([lookup])[lookup] } catch {
+                // A server restarting or a connection lost while waiting: wait on, reconnecting.
+                guard case .unavailable = error.kind, clock.milliseconds() < deadline else { throw DeviceError(error) }
+                pause(.milliseconds(500))
+                continue
+            }
             guard let entry else { throw DeviceError(.storage, "the join request left the store before it was answered") }
             if entry.version > version {
                 let answer = try read(entry.bytes)
@@ -76,17 +81,24 @@ public final class JoinRequest {
             }
             let now = clock.milliseconds()
             guard now < deadline else {
-                do { try store.setMetadata(lookup, [], expecting: version) } catch {}  // withdrawn, unless answered meanwhile
+                // Withdrawn — unless answered meanwhile, when the answer is read after all.
+                do { try store.setMetadata(lookup, [], expecting: version) } catch {
+                    if case .conflict = error.kind { continue }
+                }
                 throw DeviceError(.authenticator(.timedOut), "no enrolled device approved code \(code) in time")
             }
             let wait = Duration.milliseconds(Int64(min(deadline - now, 1000)))
             if let server = store as? PostgresStore {
-                do { _ = try server.waitForChange(timeout: wait) } catch { throw DeviceError(error) }
+                do { _ = try server.waitForChange(timeout: wait) } catch { pause(.milliseconds(500)) }  // read again, above
             } else {
-                var pause = timespec(tv_sec: 0, tv_nsec: Int(min(wait, .milliseconds(200)).components.attoseconds / 1_000_000_000))
-                _ = nanosleep(&pause, nil)  // a directory store has nothing to wait on: it is polled
+                pause(min(wait, .milliseconds(200)))  // a directory store has nothing to wait on: it is polled
             }
         }
+    }
+
+    private func pause(_ duration: Duration) {
+        var time = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        _ = nanosleep(&time, nil)
     }
 
     private func read(_ bytes: [UInt8]) throws(DeviceError) -> JoinedKeys {
@@ -250,6 +262,26 @@ extension Account {
             return try SimulatedUser(sensor: BiometricSensor(account: self, deviceId: approving.id), policy: approver)
                 .verifyUser(prompt).biometryKey
         } catch { throw DeviceError(error) }
+    }
+
+    /// What joining would refuse only after the approval — a vault where the new one goes, a
+    /// directory that is not empty, a PIN too short — checked before a request is posted, so no
+    /// approval (and no approver's PIN) is spent on a join that cannot finish.
+    public static func checkNewVault(at path: String, pin: SecureBytes?) throws(DeviceError) {
+        if let pin { try Device.checkNewPIN(pin) }
+        if Device.exists(at: path) { throw DeviceError(.vaultExists, "a vault exists at \(EchoedInput.path(path))") }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // absent: made by the join
+        guard (info.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) else {
+            throw DeviceError(.invalidArgument, "\(EchoedInput.path(path)) is not a directory; choose a new one for the vault")
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." {
+                throw DeviceError(.invalidArgument, "\(EchoedInput.path(path)) is not empty; choose a new directory for the vault")
+            }
+        }
     }
 
     /// Makes the vault of a device that joined the account at `storePath` from another machine:

@@ -37,8 +37,10 @@ public enum RecoverySecret {
         return SecureBytes(consuming: &chars)
     }
 
-    /// The keys a device joining with `secret` receives from the store at `storePath`.
-    public static func keys(storePath: String, secret text: String) throws(DeviceError) -> JoinedKeys {
+    /// The keys a device named `name` joining with `secret` receives from the store at
+    /// `storePath`; a name a device of the account has is refused.
+    public static func keys(storePath: String, secret text: String, name: String) throws(DeviceError) -> JoinedKeys {
+        try Account.checkDeviceName(name)
         let secret = try normalized(text)
         let store = try JoinRequest.openStore(storePath)
         let entry: StoreMetadata?
@@ -50,8 +52,35 @@ public enum RecoverySecret {
         do { opened = try PassphraseEnvelope.open(entry.bytes, passphrase: secret) } catch {
             throw DeviceError(.vaultLocked, "wrong recovery secret (or the store's recovery envelope was altered)")
         }
-        guard let keys = JoinedKeys(opened) else { throw DeviceError(.vaultCorrupted, "the store's recovery envelope holds no account keys") }
+        // The envelope names the account it was made for: one copied from another account of the
+        // same database (whose secret the joiner holds) does not join this one.
+        let bound = Array(accountName(storePath).utf8)
+        guard let keys = opened.withUnsafeBytes({ raw -> JoinedKeys? in
+            guard raw.count > bound.count + 1, Int(raw[0]) == bound.count, Array(raw[1...bound.count]) == bound else { return nil }
+            return JoinedKeys(SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[(bound.count + 1)...])))
+        }) else {
+            throw DeviceError(.storage, "the store's recovery envelope is not this account's (it was made for another, or altered)")
+        }
+        try requireFreeName(name, in: store, keys: keys)
         return keys
+    }
+
+    /// What a recovery envelope is bound to: the account's name in its database, or the store
+    /// directory's path.
+    static func accountName(_ storePath: String) -> String {
+        (try? PostgresAddress(storePath).account) ?? String(storePath.utf8.suffix(250)) ?? storePath
+    }
+
+    /// Refuses `name` when a device of the account (by the store's directory) has it.
+    static func requireFreeName(_ name: String, in store: any AccountStore, keys: JoinedKeys) throws(DeviceError) {
+        let value: StoreMetadata?
+        do { value = try store.metadata([AccountDirectory.key])[AccountDirectory.key] } catch { throw DeviceError(error) }
+        guard let value, let opened = SealedMetadata.open(value.bytes, known: AccountDirectory.format, key: AccountDirectory.key,
+                                                          accountKey: keys.accountKey, accountId: keys.accountId)
+        else { return }
+        if opened.records.compactMap(PublishedDevice.init).contains(where: { !$0.removed && $0.name == name }) {
+            throw DeviceError(.invalidArgument, "the account already has a device named '\(EchoedInput.text(name))'")
+        }
     }
 }
 
@@ -67,8 +96,16 @@ extension Account {
         let keys = JoinedKeys(accountKey: settings.accountKey, accountId: settings.accountId, biometryKey: biometryKey)
         useStore()
         guard let state = storeState else { throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used") }
+        let bound = Array(RecoverySecret.accountName(storePath).utf8)
+        let inner = keys.sealed
+        let payload = SecureBytes(count: 1 + bound.count + inner.count)
+        payload.withUnsafeMutableBytes { out in
+            out[0] = UInt8(bound.count)
+            for (i, b) in bound.enumerated() { out[1 + i] = b }
+            inner.withUnsafeBytes { k in for i in 0..<k.count { out[1 + bound.count + i] = k[i] } }
+        }
         do {
-            let envelope = try PassphraseEnvelope.seal(keys.sealed, passphrase: secret, kdf: .interactive)
+            let envelope = try PassphraseEnvelope.seal(payload, passphrase: secret, kdf: .interactive)
             let current = try state.store.metadata([RecoverySecret.metadataKey])[RecoverySecret.metadataKey]?.version ?? 0
             try state.store.setMetadata(RecoverySecret.metadataKey, envelope, expecting: current)
         } catch let error as VaultError { throw DeviceError(error) } catch let error as StoreError { throw DeviceError(error) } catch {
@@ -83,14 +120,47 @@ extension Account {
                               deviceName: String = Device.defaultDeviceName, biometricPIN: SecureBytes?,
                               maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                               clock: WallClock = .live, random: RandomSource = .live) throws(DeviceError) -> Account {
-        try requireFreshStore(storePath)
-        return try create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
-                          maxPINAttempts: maxPINAttempts, clock: clock, random: random, durability: .full, storePath: storePath)
+        let claim = try claimStore(storePath)
+        do {
+            return try create(at: path, passphrase: passphrase, kdf: kdf, deviceName: deviceName, biometricPIN: biometricPIN,
+                              maxPINAttempts: maxPINAttempts, clock: clock, random: random, durability: .full, storePath: storePath)
+        } catch {
+            claim.release()
+            throw error
+        }
+    }
+
+    /// A store claimed for a new account (metadata `claim`, by compare-and-swap): two `init
+    /// --store` at once on one store, one wins. Released (emptied) when making the account fails,
+    /// so the store is free again.
+    package struct StoreClaim {
+        let store: any AccountStore
+        let version: UInt64
+
+        /// Empties the claim (best effort: a store gone meanwhile stays claimed).
+        package func release() { _ = try? store.setMetadata(Account.claimKey, [], expecting: version) }
+    }
+
+    static let claimKey = "claim"
+
+    /// Claims a store for a new account: refused when it cannot be reached or made, or holds an
+    /// account already, or another is claiming it (`invalidArgument`: join it instead).
+    package static func claimStore(_ storePath: String) throws(DeviceError) -> StoreClaim {
+        let store = try requireFreshStore(storePath)
+        do {
+            let current = try store.metadata([claimKey])[claimKey]
+            if let current, !current.bytes.isEmpty { throw StoreError(.conflict(current: current.version), "claimed") }
+            let version = try store.setMetadata(claimKey, VaultRecord.newId(), expecting: current?.version ?? 0)
+            return StoreClaim(store: store, version: version)
+        } catch {
+            throw DeviceError(.invalidArgument, "the store at \(PostgresAddress.redacted(storePath)) already holds an account, or another is being made there: join it (init --join) or name another")
+        }
     }
 
     /// Refuses a store that cannot hold a new account: one that cannot be reached or made, or
-    /// that holds an account already (`invalidArgument`: join it instead).
-    package static func requireFreshStore(_ storePath: String) throws(DeviceError) {
+    /// that holds an account already (`invalidArgument`: join it instead); returns it opened.
+    @discardableResult
+    package static func requireFreshStore(_ storePath: String) throws(DeviceError) -> any AccountStore {
         do throws(StoreError) {
             let store: any AccountStore
             if PostgresAddress.names(storePath) {
@@ -104,6 +174,7 @@ extension Account {
             if !held.isEmpty || head > 0 {
                 throw StoreError(.invalid, "the store at \(PostgresAddress.redacted(storePath)) already holds an account: join it (init --join) or name another")
             }
+            return store
         } catch { throw DeviceError(error) }
     }
 }

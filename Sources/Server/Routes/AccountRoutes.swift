@@ -100,8 +100,9 @@ extension AccountService {
         do throws(Problem) {
             let account: Account
             var recovery: String?
+            var claim: Account.StoreClaim?
             do {
-                if let store { try Account.requireFreshStore(store) }
+                if let store { claim = try Account.claimStore(store) }
                 account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: first.name,
                                              biometricPIN: first.pin.map(Self.secret), maxPINAttempts: first.maxPINAttempts,
                                              clock: clock?.wallClock ?? .live, random: .live,
@@ -113,7 +114,10 @@ extension AccountService {
                     try account.publishRecovery(secret: secret, pin: first.pin.map(Self.secret))
                     recovery = secret
                 }
-            } catch { throw Problem(SessionError(error)) }
+            } catch {
+                claim?.release()
+                throw Problem(SessionError(error))
+            }
             let id = Base64URL.encode(RandomSource.live.bytes(12))
             let hosted = HostedAccount(id: id, account: account, clock: clock, directory: directory, storage: storage,
                                        pins: Dictionary(devices.compactMap { d in d.pin.map { (d.name, $0) } }, uniquingKeysWith: { a, _ in a }))

@@ -52,7 +52,7 @@ enum BenchJoinCommand {
             }))
             var keys: JoinedKeys?
             figures.append(("join: read the recovery envelope", try BenchVaultCommand.milliseconds { () throws(DeviceError) in
-                keys = try RecoverySecret.keys(storePath: address, secret: secret)
+                keys = try RecoverySecret.keys(storePath: address, secret: secret, name: "d1")
             }))
             figures.append(("join: make the vault and its first sync (the whole account)", try BenchVaultCommand.milliseconds { () throws(DeviceError) in
                 _ = try Account.join(at: second, passphrase: passphrase, kdf: .min, storePath: address, name: "d1", keys: keys!, pin: nil)

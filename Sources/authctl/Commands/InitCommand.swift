@@ -68,7 +68,11 @@ enum InitCommand {
                                      pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32, profile: String?, aaguid: [UInt8]?) throws(CLIError) {
         let secret = RecoverySecret.make()
         let file = try args.value(recoveryFile).map { path throws(CLIError) in try PrivateFile(creating: path) }
-        if file == nil { try Output.requireStdout() }
+        // On stdout before anything is made: a secret that cannot be shown leaves no account behind.
+        if file == nil {
+            try Output.requireStdout()
+            try Output.text(secret)
+        }
         do {
             let account = try Account.create(at: vault.path, passphrase: passphrase, kdf: kdf, storePath: address,
                                              deviceName: vault.deviceName ?? Device.defaultDeviceName, biometricPIN: pin,
@@ -79,11 +83,7 @@ enum InitCommand {
             file?.abandon()
             throw CLIError(error)
         }
-        if let file {
-            try file.finish(Array((secret + "\n").utf8))
-        } else {
-            try Output.text(secret)
-        }
+        try file?.finish(Array((secret + "\n").utf8))
         Output.diagnostic("authctl: created vault at \(vault.path) on the account store \(PostgresAddress.redacted(address)) (kdf \(kdf.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled")); "
                           + "the recovery secret is \(file.map { "in \($0.path)" } ?? "above"): keep it, it is not shown again")
     }
@@ -94,11 +94,12 @@ enum InitCommand {
                                     pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32) throws(CLIError) {
         guard args.value(store) == nil else { throw CLIError(.usage, "--store and --join are two ways to start: give one") }
         guard let name = vault.deviceName else { throw CLIError(.usage, "init --join needs --device NAME: the joining device's name in the account") }
+        do { try Account.checkNewVault(at: vault.path, pin: pin) } catch { throw CLIError(error) }
         let keys: JoinedKeys
         if args.flag(recovery) {
             guard args.value(wait) == nil else { throw CLIError(.usage, "--approval-timeout is for joining by approval, not --recovery") }
             let secret = try SecretSource.read(.recoverySecret, file: args.value(recoveryFile), fileOption: recoveryFile.name)
-            do { keys = try RecoverySecret.keys(storePath: address, secret: secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) } catch {
+            do { keys = try RecoverySecret.keys(storePath: address, secret: secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }, name: name) } catch {
                 throw CLIError(error)
             }
         } else {
