@@ -241,3 +241,14 @@ def test_what_a_hostile_user_tries_on_a_shared_store(cluster, tmp_path):
     in_the_way = phone.run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min", "--no-biometry")
     assert in_the_way.code != 0 and in_the_way.stdout == "", in_the_way.stderr
     assert cluster.sql("SELECT count(*) FROM authctl_metadata WHERE account = 'named' AND key LIKE 'join-%'").strip() == "0"
+
+
+def test_a_join_interrupted_while_it_waits_withdraws_its_request(cluster, tmp_path):
+    phone, _ = shared_account(cluster, tmp_path, "interrupted")
+    proc, code = start_join(Authctl(tmp_path / "laptop"), cluster.address("interrupted"))
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 10 and "withdrawn" in err, err
+    assert not (tmp_path / "laptop").exists()
+    late = phone.run("device", "approve", code)
+    assert late.code == 65 and "no device is waiting" in late.stderr, late.stderr

@@ -61,8 +61,10 @@ public final class JoinRequest {
 
     /// Waits up to `timeout` for an enrolled device's answer: the account's keys when it approved
     /// (the request is then cleared from the store); `refused` with the approver's reason; a
-    /// `timedOut` error when no answer came.
-    public func waitForApproval(timeout: Duration, clock: WallClock = .live) throws(DeviceError) -> JoinedKeys {
+    /// `timedOut` error when no answer came. `stop` is asked about once a second at most: when it
+    /// says so, the request is withdrawn and the wait ends as `canceled` (a person's Ctrl-C).
+    public func waitForApproval(timeout: Duration, clock: WallClock = .live,
+                                stop: () -> Bool = { false }) throws(DeviceError) -> JoinedKeys {
         let deadline = clock.milliseconds() + UInt64(max(0, timeout.components.seconds)) * 1000
             + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000_000))
         while true {
@@ -78,6 +80,12 @@ public final class JoinRequest {
                 let answer = try read(entry.bytes)
                 do { try store.setMetadata(lookup, [], expecting: entry.version) } catch {}  // cleared: best effort
                 return answer
+            }
+            if stop() {
+                do { try store.setMetadata(lookup, [], expecting: version) } catch {
+                    if case .conflict = error.kind { continue }  // answered meanwhile: read it
+                }
+                throw DeviceError(.authenticator(.canceled), "the join was canceled; request \(code) is withdrawn")
             }
             let now = clock.milliseconds()
             guard now < deadline else {
@@ -111,7 +119,7 @@ public final class JoinRequest {
         guard bytes.starts(with: JoinCode.replyMagic), let boxed = keyPair.open(Array(bytes.dropFirst(4))),
               let inner = boxed.withUnsafeBytes({ codeKey.openSecret(Array($0), associatedData: JoinCode.replyAD + ad) }),
               let keys = JoinedKeys(inner)
-        else { throw DeviceError(.vaultCorrupted, "the answer to join request \(code) does not open: it was not made with this code") }
+        else { throw DeviceError(.storage, "the answer to join request \(code) in the store does not open: it was not made with this code, or was altered") }
         return keys
     }
 }

@@ -112,11 +112,15 @@ enum InitCommand {
                 timeout = .milliseconds(Int64(range.lower))
             }
             try Output.requireStdout()
+            // Ctrl-C, SIGTERM or a hang-up while it waits: the request is withdrawn (the wait
+            // notices within a second) and the command ends as canceled.
+            Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the join request was withdrawn") {}
+            defer { Interruption.parkIfUnderway() }
             do {
                 let request = try JoinRequest(storePath: address, deviceName: name)
                 try Output.text(request.code)
                 Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
-                keys = try request.waitForApproval(timeout: timeout)
+                keys = try request.waitForApproval(timeout: timeout, stop: { Interruption.isUnderway })
             } catch let error as DeviceError { throw CLIError(error) } catch let error as CLIError { throw error } catch {
                 throw CLIError(.unknown, "\(error)")
             }
