@@ -62,6 +62,19 @@ package final class DirectoryStore: AccountStore {
     /// Whether anything exists at `path` (a store, or something in its place).
     package static func exists(at path: String) -> Bool { StoreFile.exists(path) }
 
+    /// Whether `path` is a directory that is empty or holds only what a store keeps (its state,
+    /// lock, log, ids, snapshot and metadata): somewhere a new store may be made.
+    package static func isStore(at path: String) -> Bool {
+        guard let dir = opendir(path) else { return false }
+        defer { closedir(dir) }
+        let known: Set<String> = [".", "..", "state", "lock", "log", "ids", "snapshot", "meta"]
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !known.contains(name) { return false }
+        }
+        return true
+    }
+
     // MARK: - The counter
 
     private static let stateMagic = Array("ASTSTAT1".utf8)

@@ -29,7 +29,8 @@ package struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
             uri = String(text[..<hash])
             account = String(text[text.index(after: hash)...])
             guard (try? StoreRules.checkKey(account)) != nil else {
-                throw StoreError(.invalid, "'\(account)' is not an account name (1 to 64 of a-z, 0-9, '.', '_', '-', after '#')")
+                let shown = account.count > 64 ? String(account.prefix(64)) + "…" : account
+                throw StoreError(.invalid, "'\(shown)' is not an account name (1 to 64 of a-z, 0-9, '.', '_', '-', after '#')")
             }
         }
         conninfo = uri

@@ -252,3 +252,22 @@ def test_a_join_interrupted_while_it_waits_withdraws_its_request(cluster, tmp_pa
     assert not (tmp_path / "laptop").exists()
     late = phone.run("device", "approve", code)
     assert late.code == 65 and "no device is waiting" in late.stderr, late.stderr
+
+
+def test_a_join_that_cannot_read_the_store_makes_no_vault_and_a_store_directory_must_be_a_new_one(cluster, tmp_path):
+    phone, secret = shared_account(cluster, tmp_path, "damaged")
+    for user in (b"user-1", b"user-2"):
+        result, made = register(phone, user=user)
+        assert made is not None, result.stderr
+    cluster.sql("DELETE FROM authctl_changes WHERE account = 'damaged' AND sequence = "
+                "(SELECT min(sequence) FROM authctl_changes WHERE account = 'damaged')")
+    joined = Authctl(tmp_path / "laptop").run("init", "--join", cluster.address("damaged"), "--recovery", "--device", "laptop",
+                                              "--kdf", "min", "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
+    assert joined.code == 74 and "did not join" in joined.stderr and "lacks changes" in joined.stderr, joined.stderr
+    assert not (tmp_path / "laptop").exists()
+    junk = tmp_path / "junk"
+    junk.mkdir(mode=0o700)
+    (junk / "notes.txt").write_text("mine")
+    refused = Authctl(tmp_path / "v").run("init", "--store", str(junk), "--kdf", "min", "--no-biometry")
+    assert refused.code == 65 and "neither empty nor an account store" in refused.stderr, refused.stderr
+    assert sorted(p.name for p in junk.iterdir()) == ["notes.txt"] and not (tmp_path / "v").exists()

@@ -303,10 +303,19 @@ extension Account {
         try checkDeviceName(name)
         guard passphrase.count > 0 else { throw DeviceError(.invalidArgument, "the vault passphrase is empty") }
         if let pin { try Device.checkNewPIN(pin) }
-        let account = try createMember(at: path, passphrase: passphrase, kdf: kdf, name: name, pin: pin, biometryKey: keys.biometryKey,
-                                       maxPINAttempts: maxPINAttempts, accountKey: keys.accountKey, accountId: keys.accountId,
-                                       storePath: storePath, syncFields: [], clock: clock, random: random)
-        return account
+        // Its first sync must reach the store — publish the device, read the account — or the
+        // device would be joined in name only: the vault is taken back (once this process has let
+        // go of it) and the join fails.
+        var problem: String?
+        do {
+            let account = try createMember(at: path, passphrase: passphrase, kdf: kdf, name: name, pin: pin, biometryKey: keys.biometryKey,
+                                           maxPINAttempts: maxPINAttempts, accountKey: keys.accountKey, accountId: keys.accountId,
+                                           storePath: storePath, syncFields: [], clock: clock, random: random)
+            if account.storeState != nil { return account }
+            problem = account.storeProblem ?? "the account store at \(account.storeName) could not be used"
+        }
+        try? Device.removeVault(at: path)
+        throw DeviceError(.storage, (problem ?? "") + "; the device did not join (no vault was made)")
     }
 
     /// A new vault at `path` whose first device `name` belongs to the account of `accountKey` and

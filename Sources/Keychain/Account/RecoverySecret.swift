@@ -166,7 +166,11 @@ extension Account {
             if PostgresAddress.names(storePath) {
                 store = try PostgresStore(address: PostgresAddress(storePath), create: true)
             } else {
-                guard storePath.hasPrefix("/") else { throw StoreError(.invalid, "a store directory is given from the root ('\(storePath)' is relative)") }
+                guard storePath.hasPrefix("/") else { throw StoreError(.invalid, "a store directory is given from the root ('\(EchoedInput.path(storePath))' is relative)") }
+                // A directory that holds something else is not made a store among its files.
+                if DirectoryStore.exists(at: storePath), !DirectoryStore.isStore(at: storePath) {
+                    throw StoreError(.invalid, "\(EchoedInput.path(storePath)) is neither empty nor an account store: name a new directory")
+                }
                 store = try DirectoryStore(path: storePath, create: true)
             }
             let held = try store.metadata([storeIdKey, "directory"])
