@@ -315,19 +315,14 @@ class Checker:
 
 
 def drop_an_upload(cluster):
-    """Breaks the server's store on purpose: about one append in five is answered with the
-    sequences it would have given, and nothing is stored (nor the head moved) — a store that
-    loses an acknowledged upload. Made from the schema's own `authctl_append`, with that one
-    branch added after it has locked the account's row."""
+    """Breaks the server's store on purpose: about one upload in five is acknowledged — given its
+    sequence, the head moved past it — but what is kept under that sequence is empty, as a store
+    that lost the object's bytes would keep it. Made from the schema's own `authctl_append`."""
     definition = cluster.sql("SELECT pg_get_functiondef('authctl_append'::regproc)")
-    locked = "IF NOT FOUND THEN RETURN; END IF;"
-    assert locked in definition, definition
-    broken = definition.replace(locked, locked + """
-  IF random() < 0.2 THEN
-    FOR i IN 1 .. coalesce(array_length(ids, 1), 0) LOOP RETURN NEXT h + i; END LOOP;
-    RETURN;
-  END IF;""", 1)
-    cluster.sql(broken)
+    kept = "INSERT INTO authctl_changes VALUES (acc, s, ids[i], objs[i]);"
+    assert kept in definition, definition
+    cluster.sql(definition.replace(kept, "INSERT INTO authctl_changes VALUES (acc, s, ids[i], "
+                                         "CASE WHEN random() < 0.2 THEN ''::bytea ELSE objs[i] END);", 1))
 
 
 def max_delay_seconds(text: str) -> float:

@@ -271,3 +271,30 @@ def test_a_join_that_cannot_read_the_store_makes_no_vault_and_a_store_directory_
     refused = Authctl(tmp_path / "v").run("init", "--store", str(junk), "--kdf", "min", "--no-biometry")
     assert refused.code == 65 and "neither empty nor an account store" in refused.stderr, refused.stderr
     assert sorted(p.name for p in junk.iterdir()) == ["notes.txt"] and not (tmp_path / "v").exists()
+
+
+def test_a_store_restored_from_an_older_copy_is_read_again_and_given_back_what_it_lost(cluster, tmp_path):
+    """The server restored from a backup taken before the phone's last upload: the phone's cursor
+    is past the store's head. Its next sync reads the store again from the start and uploads what
+    the store lacks, so a device that joins afterwards gets the passkey the restore lost."""
+    phone, secret = shared_account(cluster, tmp_path, "rewound")
+    result, first = register(phone)
+    assert first is not None, result.stderr
+    assert phone.run("sync", "now").code == 0
+    backup = int(cluster.sql("SELECT head FROM authctl_accounts WHERE account = 'rewound'"))
+    result, second = register(phone, user=b"user-2", name="bob")
+    assert second is not None, result.stderr
+    assert phone.run("sync", "now").code == 0
+    assert int(cluster.sql("SELECT head FROM authctl_accounts WHERE account = 'rewound'")) > backup
+    cluster.sql(f"DELETE FROM authctl_changes WHERE account = 'rewound' AND sequence > {backup}; "
+                f"DELETE FROM authctl_ids WHERE account = 'rewound' AND sequence > {backup}; "
+                f"UPDATE authctl_accounts SET head = {backup} WHERE account = 'rewound'")
+    synced = phone.run("sync", "now")
+    assert synced.code == 0, synced.stderr
+    tablet = Authctl(tmp_path / "tablet")
+    joined = tablet.run("init", "--join", cluster.address("rewound"), "--recovery", "--device", "tablet", "--kdf", "min",
+                        env={"AUTHCTL_RECOVERY_SECRET": secret, "AUTHCTL_PIN": LAPTOP_PIN})
+    assert joined.code == 0, joined.stderr
+    result, assertion = sign_once_arrived(tablet, second.credential_public_key, "--credential", b64url(second.credential_id),
+                                          pin=LAPTOP_PIN)
+    assert assertion is not None, result.stderr

@@ -83,7 +83,20 @@ extension Account {
             state.cursor = state.saved.cursor
             state.unreadable = state.saved.unreadable
             storeState = state
-            try download()
+            do throws(StoreError) { try download() } catch {
+                // A store that went back in time — restored from an older copy, so this vault's
+                // cursor is past its last change: read it again from the start, as a store not
+                // followed yet, and upload what it lacks of this vault's.
+                guard case .invalid = error.kind, state.cursor > 0, try store.extent().head < state.cursor else { throw error }
+                state.saved.cursor = 0
+                state.saved.unreadable = []
+                state.rebuilding = true
+                for item in Array(state.collected.keys) { state.collected[item]?.through = .max }
+                state.cursor = 0
+                state.unreadable = []
+                storeState = state
+                try download()
+            }
             try readAccountMetadata()
         } catch {
             storeState = nil
