@@ -10,7 +10,7 @@ struct RecordField: Equatable {
     enum Owner: String {
         case credentialRecord = "CredentialRecord", storeReplica = "StoreReplica"
         case deviceRecord = "DeviceRecord", accountSettings = "AccountSettings", syncState = "SyncState"
-        case publishedDevice = "PublishedDevice", publishedSettings = "PublishedSettings"
+        case publishedDevice = "PublishedDevice", publishedSettings = "PublishedSettings", repairRequest = "RepairRequest"
         /// The vault's index: a tombstone of a partitioned record carries its partition value.
         case vaultIndex = "VaultIndex"
     }
@@ -66,11 +66,16 @@ enum RecordTags {
     ])
     static let publishedDevice = RecordTable("directory", kind: nil, publishedDeviceFields)
     static let publishedSettings = RecordTable("settings", kind: nil, publishedSettingsFields)
+    static let repairRequest = RecordTable("repair", kind: nil, [
+        RecordField(RepairRequest.Tag.id, "id", .repairRequest), RecordField(RepairRequest.Tag.vault, "asked by vault", .repairRequest),
+        RecordField(RepairRequest.Tag.askedAt, "asked at", .repairRequest), RecordField(RepairRequest.Tag.head, "store head", .repairRequest),
+        RecordField(RepairRequest.Tag.reason, "reason", .repairRequest),
+    ])
 
     /// The tables of the vault's record kinds.
     static let vault = [credential, settings, device, syncState, tombstone]
     /// The tables of the records sealed into the account store's metadata.
-    static let storeMetadata = [publishedDevice, publishedSettings]
+    static let storeMetadata = [publishedDevice, publishedSettings, repairRequest]
     static let all = vault + storeMetadata
 
     /// The vault's table of `kind`, if it has one.
@@ -159,6 +164,11 @@ enum RecordTags {
             RecordField(T.collectedThrough, "store head when collected", o),
             RecordField(T.queueUsers, "user handles of the upload queue", o),
             RecordField(T.pendingDeletionUsers, "user handles of the deletions waiting", o),
+            RecordField(T.chains, "each vault's chain as read", o), RecordField(T.ownHead, "this vault's chain as made", o),
+            RecordField(T.anchor, "change at the cursor", o), RecordField(T.repairAnswered, "repair request answered", o),
+            RecordField(T.problems, "store problems", o),
+            RecordField(T.inFlightRequirements, "what the changes in flight need received", o),
+            RecordField(T.pendingDeletionRequirements, "what the deletions waiting need received", o),
         ]
     }()
 
@@ -169,7 +179,8 @@ enum RecordTags {
             RecordField(T.vault, "vault id", o), RecordField(T.name, "name", o), RecordField(T.removed, "removed", o),
             RecordField(T.online, "online", o), RecordField(T.enrolled, "has a PIN", o), RecordField(T.syncedFrom, "synced from", o),
             RecordField(T.acknowledged, "acknowledged sequence", o), RecordField(T.uploadDelay, "upload delay", o),
-            RecordField(T.downloadDelay, "download delay", o),
+            RecordField(T.downloadDelay, "download delay", o), RecordField(T.received, "uploads received", o),
+            RecordField(T.head, "its vault's chain as made", o), RecordField(T.repaired, "repair request answered", o),
         ]
     }()
 

@@ -79,7 +79,7 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         let store = try DirectoryStore(path: phone.storePath, create: false, durable: false)
         let opened = try store.allChanges(after: 0).changes.compactMap {
             StorePack.open($0.object.bytes, name: $0.object.id, key: phone.settings.accountKey, accountId: phone.settings.accountId)
-        }.flatMap { $0 }
+        }.flatMap(\.entries)
         let original = try #require(opened.first { $0.record.field(CredentialRecord.Tag.credentialId).map(Array.init) == made.id })
         _ = try phone.device().delete(credentialId: made.id)
         clock.advance(by: 2_000)
@@ -92,7 +92,7 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         late.setInteger(CredentialRecord.Tag.changedAt, clock.now)
         late.setInteger(CredentialRecord.Tag.signCount, UInt32(7))
         let name = VaultRecord.newId()
-        _ = try store.append([StoreObject(id: name, bytes: StorePack.seal([(late, Instant(ms: clock.now, order: 0))], name: name,
+        _ = try store.append([StoreObject(id: name, bytes: StorePack.seal([(late, Instant(ms: clock.now, order: 0))], link: nil, name: name,
                                                                           key: phone.settings.accountKey, accountId: phone.settings.accountId))])
         clock.advance(by: 2_000)
         for account in [phone, desk] {

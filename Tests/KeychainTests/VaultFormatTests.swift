@@ -43,7 +43,7 @@ private func vaultWithSyncState(_ dir: String, format: UInt64?) throws {
                                          biometricPIN: nil, clock: VirtualClock(start: start).wallClock, random: .seeded(5))
         try account.addDevice("laptop", pin: nil)
         let state = try #require(try account.vault.records(kind: SyncState.kind).first)
-        #expect(try state.integer(SyncState.Tag.format, as: UInt64.self) == SyncState.format && SyncState.format == 2)
+        #expect(try state.integer(SyncState.Tag.format, as: UInt64.self) == SyncState.format && SyncState.format == 3)
     }
 }
 

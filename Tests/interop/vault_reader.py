@@ -425,25 +425,69 @@ class Vault:
     def store_records(self, store: pathlib.Path) -> list[Record]:
         """Every revision record the account store at `store` holds, as vault-format.md ("The
         account store") lays it out: the snapshot's parts, then the log's changes after it up to the
-        head; each object a StorePack opened with the account key."""
+        head; each object a StorePack opened with the account key. A snapshot's parts are checked
+        against its list (the part named "M" ‖ 16 bytes, sealed with AD "AUTHCTL-SNAPSHOT"): every
+        part it names, with the digest it names, and no other."""
         key, account_id = self.account_key(), self.settings.fields[21]
         state = (store / "state").read_bytes()
         snapshot, head = _u64(state, 8), _u64(state, 16)
-        files = []
+        objects = []
         if snapshot:
             part_dir = store / "snapshot" / f"{snapshot:016x}"
-            files += sorted(p for p in part_dir.iterdir() if p.name != "count")
-        files += [store / "log" / f"{n:016x}" for n in range(snapshot + 1, head + 1)]
+            parts = [_store_object(p.read_bytes()) for p in sorted(part_dir.iterdir()) if p.name != "count"]
+            manifests = [(i, s) for i, s in parts if len(i) == 17 and i[:1] == b"M"]
+            assert len(manifests) == 1, f"snapshot {snapshot} holds {len(manifests)} lists of its parts"
+            listed = _snapshot_manifest(manifests[0], key, account_id)
+            assert listed["through"] == snapshot, listed["through"]
+            rest = {i: s for i, s in parts if not (len(i) == 17 and i[:1] == b"M")}
+            assert set(rest) == set(listed["parts"]), "the snapshot's parts are not the ones its list names"
+            for object_id, digest in listed["parts"].items():
+                assert _link_digest(object_id, rest[object_id]) == digest, "a snapshot part is not the one its list names"
+                objects.append((object_id, rest[object_id]))
+        objects += [_store_object((store / "log" / f"{n:016x}").read_bytes()) for n in range(snapshot + 1, head + 1)]
         out = []
-        for path in files:
-            data = path.read_bytes()
-            assert data[:8] == b"ASTOBJ01", path
-            id_length = data[16]
-            object_id, sealed = data[17:17 + id_length], data[17 + id_length:-8]
+        for object_id, sealed in objects:
             plain = _open(sealed[NONCE:], b"AUTHCTL-STORE" + account_id + object_id, sealed[:NONCE], key)
-            count = _u32(plain, 0)
-            out += [record for _, record in parse_batch(plain[4 + 16 * count:])]
+            start = 0
+            if plain[:4] == b"\xff\xff\xff\xff":  # an upload (kind 1, with its 64-byte link) or a snapshot part (kind 2)
+                start = 5 + (64 if plain[4] == 1 else 0)
+            count = _u32(plain, start)
+            out += [record for _, record in parse_batch(plain[start + 4 + 16 * count:])]
         return out
+
+
+def _store_object(data: bytes) -> tuple[bytes, bytes]:
+    """A directory store's framed object: its id and sealed bytes."""
+    assert data[:8] == b"ASTOBJ01"
+    id_length = data[16]
+    return data[17:17 + id_length], data[17 + id_length:-8]
+
+
+def _link_digest(object_id: bytes, sealed: bytes) -> bytes:
+    """SHA-256 over "AUTHCTL-LINK" ‖ id length ‖ id ‖ sealed bytes: what a device holds of an object."""
+    return hashlib.sha256(b"AUTHCTL-LINK" + bytes([len(object_id)]) + object_id + sealed).digest()
+
+
+def _snapshot_manifest(part: tuple[bytes, bytes], key: bytes, account_id: bytes) -> dict:
+    object_id, sealed = part
+    plain = _open(sealed[NONCE:], b"AUTHCTL-SNAPSHOT" + account_id + object_id, sealed[:NONCE], key)
+    assert plain[0] == 1, plain[0]
+    through, head_count, offset = _u64(plain, 1), _u32(plain, 9), 13
+    heads = {}
+    for _ in range(head_count):
+        vault = plain[offset:offset + 16]
+        heads[vault] = (_u64(plain, offset + 16), plain[offset + 24:offset + 56])
+        offset += 56
+    parts = {}
+    count = _u32(plain, offset)
+    offset += 4
+    for _ in range(count):
+        length = plain[offset]
+        object_id = plain[offset + 1:offset + 1 + length]
+        parts[object_id] = plain[offset + 1 + length:offset + 33 + length]
+        offset += 33 + length
+    assert offset == len(plain), "a snapshot's list holds more than its parts"
+    return {"through": through, "heads": heads, "parts": parts}
 
 
 def _frame_ad(vault_id: bytes, generation: int, index: int) -> bytes:

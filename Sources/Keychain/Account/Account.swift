@@ -46,6 +46,9 @@ public final class Account {
     /// (Keyring.swift).
     var keyring = Keyring<PrivateKey>(limit: Account.signingKeyLimit)
     public internal(set) var storeProblem: String?
+    /// What this process found wrong with the store, as it found it (StoreRepairs.swift): each
+    /// said once, on stderr by the command line.
+    public internal(set) var storeWarnings = [String]()
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
     package internal(set) var droppedRevisions = [DroppedRevision]()

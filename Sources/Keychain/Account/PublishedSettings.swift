@@ -48,11 +48,19 @@ struct PublishedSettings: Equatable {
     /// The settings the store holds and their version; `nil` when there are none (or they do not
     /// open under the account key, or are of a newer format: then nothing is taken up).
     static func read(from store: any AccountStore, settings: AccountSettings) throws(StoreError) -> (version: UInt64, value: PublishedSettings?)? {
-        guard let stored = try store.metadata([key])[key] else { return nil }
+        read(try store.metadata([key])[key], settings: settings).map { ($0.version, $0.value) }
+    }
+
+    /// The settings in the store's value `stored` (read with other metadata in one call);
+    /// `unreadable` when it does not open under the account key (damaged, planted) or does not decode.
+    static func read(_ stored: StoreMetadata?, settings: AccountSettings) -> (version: UInt64, value: PublishedSettings?, unreadable: Bool)? {
+        guard let stored else { return nil }
         guard let opened = SealedMetadata.open(stored.bytes, known: format, key: key, accountKey: settings.accountKey,
-                                               accountId: settings.accountId), opened.format == format
-        else { return (stored.version, nil) }
-        return (stored.version, PublishedSettings(opened.records))
+                                               accountId: settings.accountId)
+        else { return (stored.version, nil, true) }
+        guard opened.format == format else { return (stored.version, nil, false) }
+        guard let value = PublishedSettings(opened.records) else { return (stored.version, nil, true) }
+        return (stored.version, value, false)
     }
 
     /// Publishes `change` applied to what the store holds (another vault's publication first, when

@@ -15,7 +15,7 @@ extension Account {
     /// it was last read (kept in the sync state), so with the store down a vault still knows the
     /// devices of other vaults — their names stay taken, and nothing is collected past them.
     var accountDirectory: AccountDirectory? {
-        if let directory = storeState?.directory { return directory }
+        if let directory = storeState?.directory, !directory.unreadable { return directory }
         guard let saved = try? savedSyncState(), !saved.directory.isEmpty else { return nil }
         return AccountDirectory(plain: saved.directory, version: 0)
     }
@@ -36,33 +36,10 @@ extension Account {
         storeProblem = "the account store at \(storeName) is not used: \(error.message)"
     }
 
-    // MARK: - Reading the account's metadata
-
-    /// Reads the directory and the sync settings from the store. A settings version this vault has
-    /// not taken up is taken up now — from this moment, for transfers that start from now on — by
-    /// a writer in its settings record, by a reader in memory; a `sync set` this vault made while
-    /// the store was down is published first, over what the store holds.
-    func readAccountMetadata() throws(StoreError) {
-        guard var state = storeState else { return }
-        state.directory = try AccountDirectory.read(from: state.store, settings: settings, known: state.directory)
-        storeState = state
-        let saved = (try? savedSyncState()) ?? nil
-        if vault.access == .write, let saved, saved.settingsToPublish {
-            let mine = PublishedSettings(settings, at: present)
-            let published = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
-            try? recordSettingsPublished(version: published.version)
-            return
-        }
-        guard let published = try PublishedSettings.read(from: state.store, settings: settings),
-              published.version > state.settingsVersion, let value = published.value
-        else { return }
-        do { try takeUp(value) } catch { return }  // a vault that cannot be written says so at its next commit
-        state.settingsVersion = published.version
-        storeState = state
-    }
+    // MARK: - Taking up the account's settings
 
     /// `published` in force from now: in the settings record (a writer) or in memory (a reader).
-    private func takeUp(_ published: PublishedSettings) throws(VaultError) {
+    func takeUp(_ published: PublishedSettings) throws(VaultError) {
         let time = vault.access == .write ? eventTime : present
         var ups = settings.uploadDelay, downs = settings.downloadDelay, seeds = settings.seed
         if let v = published.uploadDelay, ups.value(at: time) != v { ups.set(v, from: time) }
@@ -107,7 +84,7 @@ extension Account {
         try vault.commit([saved.record()])
     }
 
-    private func recordSettingsPublished(version: UInt64) throws(VaultError) {
+    func recordSettingsPublished(version: UInt64) throws(VaultError) {
         var saved = try savedSyncState() ?? SyncState()
         saved.settingsVersion = version
         saved.settingsToPublish = false
@@ -146,12 +123,17 @@ extension Account {
         let current = devices.filter { $0.removedAt == nil }
         let now = present
         var flights = next.inFlight, pending = next.pendingDeletions
+        var inFlight = Set(flights.map(\.revisionId))
         for read in state.read {
             let r = read.revision
-            flights.append(SyncState.InFlight(sequence: read.sequence, revisionId: r.id, landedAt: read.landedAt, origin: r.originId))
+            if inFlight.insert(r.id).inserted {
+                flights.append(SyncState.InFlight(sequence: read.sequence, revisionId: r.id, landedAt: read.landedAt, origin: r.originId,
+                                                  requirement: read.requirement))
+            }
             if r.removed, state.collected[r.itemId] == nil, !pending.contains(where: { $0.itemId == r.itemId }) {
                 pending.append(SyncState.Deletion(itemId: r.itemId, sequence: read.sequence, deletedAt: r.changedAt.ms, deleter: r.originId,
-                                                  rpId: Array(r.credential.rpId.utf8), userHandle: r.credential.userHandle))
+                                                  rpId: Array(r.credential.rpId.utf8), userHandle: r.credential.userHandle,
+                                                  requirement: read.requirement))
             }
         }
         state.read = []
@@ -159,15 +141,28 @@ extension Account {
             if f.origin == device.id && f.landedAt >= device.syncedFrom { return true }
             return arrival(of: f.revisionId, at: device, landed: f.landedAt).map { $0 <= now } ?? false
         }
-        let before = Dictionary((state.directory?.devices ?? []).filter { $0.vaultId == vault.vaultId }.map { ($0.id, $0.acknowledged) },
-                                uniquingKeysWith: { a, b in max(a, b) })
+        let published = (state.directory?.devices ?? []).filter { $0.vaultId == vault.vaultId }
+        let before = Dictionary(published.map { ($0.id, $0.acknowledged) }, uniquingKeysWith: { a, b in max(a, b) })
+        let receivedBefore = Dictionary(published.map { ($0.id, $0.received) }, uniquingKeysWith: { a, b in a.merging(b, uniquingKeysWith: max) })
         let ours = devices.map { d in
-            var ack = flights.lazy.filter { !arrived($0, at: d) }.map(\.sequence).min().map { $0 - 1 } ?? state.cursor
-            if !next.queue.isEmpty { ack = min(ack, before[d.id] ?? 0) }
+            let waiting = flights.filter { !arrived($0, at: d) }
+            var ack = waiting.lazy.map(\.sequence).min().map { $0 - 1 } ?? state.cursor
+            // Of each vault's uploads, what it has read, but for what has not reached the device yet.
+            var received = state.chains.heads.mapValues(\.index)
+            for f in waiting { for (v, i) in f.requirement { received[v] = min(received[v] ?? 0, i - 1) } }
+            if !next.queue.isEmpty {
+                ack = min(ack, before[d.id] ?? 0)
+                received = receivedBefore[d.id] ?? [:]
+            }
             ack = max(min(ack, state.cursor), before[d.id] ?? 0)
-            return PublishedDevice(id: d.id, vaultId: vault.vaultId, name: d.name, removed: d.removedAt != nil, online: d.isOnline,
-                                   enrolled: d.enrollment != nil, syncedFrom: d.syncedFrom.ms, acknowledged: ack,
-                                   uploadDelay: uploadDelay(of: d, at: now), downloadDelay: downloadDelay(of: d, at: now))
+            received.merge(receivedBefore[d.id] ?? [:], uniquingKeysWith: max)
+            var device = PublishedDevice(id: d.id, vaultId: vault.vaultId, name: d.name, removed: d.removedAt != nil, online: d.isOnline,
+                                         enrolled: d.enrollment != nil, syncedFrom: d.syncedFrom.ms, acknowledged: ack,
+                                         uploadDelay: uploadDelay(of: d, at: now), downloadDelay: downloadDelay(of: d, at: now))
+            device.received = received.filter { $0.value > 0 }
+            device.head = state.ownHead
+            device.repaired = state.answered
+            return device
         }
         flights.removeAll { f in current.allSatisfy { arrived(f, at: $0) } }
         next.inFlight = flights
@@ -175,16 +170,22 @@ extension Account {
         next.settingsVersion = state.settingsVersion
         let directory: AccountDirectory
         do throws(StoreError) {
-            directory = try AccountDirectory.publish(ours, vault: vault.vaultId, to: state.store, settings: settings, known: state.directory)
+            directory = try AccountDirectory.publish(ours, vault: vault.vaultId, to: state.store, settings: settings, known: state.directory,
+                                                     fallback: accountDirectory)
         } catch {
             return ([], error)
         }
         state.directory = directory
         // This vault's devices by what it computed now (the store may hold older acknowledgements).
-        let account = directory.elsewhere(than: vault.vaultId) + ours
-        guard !directory.tooNew, let everyone = account.filter({ !$0.removed }).map(\.acknowledged).min() else { return ([], nil) }
+        let account = (directory.elsewhere(than: vault.vaultId) + ours).filter { !$0.removed }
+        guard !directory.tooNew, let everyone = account.map(\.acknowledged).min() else { return ([], nil) }
         next.directory = directory.plain(cache: &directoryPlain)
-        let due = pending.filter { $0.sequence <= everyone }
+        // What every device has received, counted by the numbers each vault gives its uploads (a
+        // deletion from an object that names none, of an authctl before 0.4: by store sequence).
+        func collectable(_ d: SyncState.Deletion) -> Bool {
+            d.requirement.isEmpty ? d.sequence <= everyone : account.allSatisfy { $0.holds(d.requirement) }
+        }
+        let due = pending.filter(collectable)
         let throughUnknown = state.collected.values.contains { $0.through == nil }
         guard !due.isEmpty || throughUnknown || state.collected.count > Self.collectedKept else { return ([], nil) }
         // The head now, after every device's acknowledgement was read: what a device made of a
@@ -193,7 +194,7 @@ extension Account {
         do throws(StoreError) { extent = try state.store.extent() } catch { return ([], error) }
         var gone = [VaultRecord]()
         if !due.isEmpty {
-            next.pendingDeletions = pending.filter { $0.sequence > everyone }
+            next.pendingDeletions = pending.filter { !collectable($0) }
             let items = Set(due.map(\.itemId))
             // Each passkey's records among its user's of its RP (on a split RP, the user's shard
             // alone is read), or, its user not known, among the RP's.
@@ -251,33 +252,42 @@ extension Account {
         }
     }
 
-    /// What the devices of other vaults hold, by what they acknowledged in the store, for
-    /// collecting superseded revisions (``supersededRevisions(_:in:at:)``).
+    /// What the devices of other vaults hold, by what they have received of this vault's uploads,
+    /// for collecting superseded revisions (``supersededRevisions(_:in:at:)``).
     struct Elsewhere {
-        /// The least sequence every device of another vault has acknowledged; `nil`: there is none.
-        let acknowledged: UInt64?
-        let sequences: [[UInt8]: UInt64]
-        /// The cursor this vault had when it opened: what it had uploaded before is in the store up to it.
-        let cursorAtOpen: UInt64
+        /// The devices of other vaults, not removed.
+        let others: [PublishedDevice]
+        /// The directory is of a format this authctl does not read: nothing is known to be held.
+        let unknown: Bool
+        let vaultId: [UInt8]
+        /// The place in this vault's chain of each revision uploaded by this process.
+        let uploadIndex: [[UInt8]: UInt64]
+        /// This vault's chain when it opened: what it had uploaded before is at or before it.
+        let headAtOpen: UInt64
         /// The vault position when it opened: a revision written since is in the store only with a
-        /// sequence this process knows.
+        /// place this process knows.
         let positionAtOpen: UInt64
         let queued: Set<[UInt8]>
 
         /// Whether every device of another vault holds revision `r` of this vault.
         func holds(_ r: Revision) -> Bool {
-            guard let acknowledged else { return true }
-            if let sequence = sequences[r.id] { return sequence <= acknowledged }
-            return r.changedAt.order < positionAtOpen && !queued.contains(r.id) && cursorAtOpen <= acknowledged
+            guard !unknown else { return false }
+            guard !others.isEmpty else { return true }
+            let index: UInt64
+            if let uploaded = uploadIndex[r.id] {
+                index = uploaded
+            } else {
+                guard r.changedAt.order < positionAtOpen, !queued.contains(r.id) else { return false }
+                index = headAtOpen
+            }
+            return others.allSatisfy { ($0.received[vaultId] ?? 0) >= index }
         }
     }
 
     func knowledgeElsewhere() -> Elsewhere {
         let saved = (try? savedSyncState()) ?? nil
-        let others = devicesElsewhere
-        let acknowledged = accountDirectory?.tooNew == true ? 0 : others.map(\.acknowledged).min()
-        return Elsewhere(acknowledged: acknowledged, sequences: storeState?.sequences ?? [:],
-                         cursorAtOpen: storeState?.saved.cursor ?? saved?.cursor ?? .max, positionAtOpen: positionAtOpen,
+        return Elsewhere(others: devicesElsewhere, unknown: accountDirectory?.tooNew == true, vaultId: vault.vaultId, uploadIndex: storeState?.uploadIndex ?? [:],
+                         headAtOpen: (storeState?.saved ?? saved)?.ownHead.index ?? .max, positionAtOpen: positionAtOpen,
                          queued: Set((saved?.queue ?? []).map(\.revisionId)))
     }
 }

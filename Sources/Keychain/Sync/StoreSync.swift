@@ -29,13 +29,29 @@ extension Account {
     /// writer of this vault makes it, and this process is the writer while it asks.
     private var storeExists: Bool {
         if let memoryStore { return memoryStore.holdsAnything }
+        if let override = Self.storeHere { return override.exists(storePath) }
         if storeOnServer { return true }  // an account made on a server shares it from the start
         return (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
     }
 
+    /// The stores the accounts opened within one task use instead of what their path names (a
+    /// test's store that misbehaves on purpose).
+    package struct StoreOverride: Sendable {
+        package let open: @Sendable (String) -> (any AccountStore & Sendable)?
+        package let exists: @Sendable (String) -> Bool
+
+        package init(open: @escaping @Sendable (String) -> (any AccountStore & Sendable)?, exists: @escaping @Sendable (String) -> Bool) {
+            self.open = open
+            self.exists = exists
+        }
+    }
+
+    @TaskLocal package static var storeHere: StoreOverride?
+
     /// The account's store, opened (a directory store: made first, by a writer).
-    private func openStore(writer: Bool) throws(StoreError) -> any AccountStore {
+    func openStore(writer: Bool) throws(StoreError) -> any AccountStore {
         if let memoryStore { return memoryStore }
+        if let override = Self.storeHere, let store = override.open(storePath) { return store }
         if storeOnServer { return try PostgresStore(address: PostgresAddress(storePath), create: writer) }
         if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
         return try DirectoryStore(path: storePath, create: writer, durable: vault.durability == .full)
@@ -44,122 +60,6 @@ extension Account {
     /// The metadata key under which a store keeps its own random id: a vault whose cursor was
     /// into another store (one removed and made again) starts over from the beginning.
     static let storeIdKey = "store-id"
-
-    /// Opens the store and reads the changes after this vault's cursor — a writer creates the
-    /// store, and replaces one of the first layout (`objects/`) by the current one, which it fills
-    /// from the vault; a reader only opens one that exists, and writes nothing. A store that
-    /// cannot be used — not a private directory of the user's, unreadable, gone — is set aside
-    /// with the reason in ``storeProblem``, as a cloud that is down would be: every device keeps
-    /// working from this vault, and what has landed uploads once the store is usable again.
-    func useStore() {
-        guard storeState == nil, storeProblem == nil else { return }
-        let writer = vault.access == .write
-        let saved = (try? savedSyncState()) ?? nil
-        do throws(StoreError) {
-            let store = try openStore(writer: writer)
-            var state = StoreState(store: store, saved: saved ?? SyncState())
-            var storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
-            if storeId == nil, writer {
-                let made = VaultRecord.newId()  // not the account's seeded stream: no scenario id moves
-                do throws(StoreError) {
-                    try store.setMetadata(Self.storeIdKey, made, expecting: 0)
-                    storeId = made
-                } catch {
-                    guard case .conflict = error.kind else { throw error }
-                    storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
-                }
-            }
-            if saved == nil || saved?.storeId != storeId {
-                // Not followed yet (or another store): read it from the start, and upload what
-                // it lacks of this vault's.
-                state.saved.cursor = 0
-                state.saved.unreadable = []
-                state.saved.storeId = storeId ?? []
-                state.rebuilding = true
-                // Where a passkey's revisions end in another store says nothing of this one, where
-                // other vaults upload again what it lacks: what was collected before is never forgotten.
-                for item in Array(state.collected.keys) { state.collected[item]?.through = .max }
-            }
-            state.cursor = state.saved.cursor
-            state.unreadable = state.saved.unreadable
-            storeState = state
-            do throws(StoreError) { try download() } catch {
-                // A store that went back in time — restored from an older copy, so this vault's
-                // cursor is past its last change: read it again from the start, as a store not
-                // followed yet, and upload what it lacks of this vault's.
-                guard case .invalid = error.kind, state.cursor > 0, try store.extent().head < state.cursor else { throw error }
-                state.saved.cursor = 0
-                state.saved.unreadable = []
-                state.rebuilding = true
-                for item in Array(state.collected.keys) { state.collected[item]?.through = .max }
-                state.cursor = 0
-                state.unreadable = []
-                storeState = state
-                try download()
-            }
-            try readAccountMetadata()
-        } catch {
-            storeState = nil
-            storeProblem = "the account store at \(storeName) is not used: \(error.message)"
-        }
-    }
-
-    /// Reads the store's changes after the cursor (its snapshot first, when the cursor is older).
-    /// What another vault's devices made becomes a downloaded revision (a writer keeps it as a
-    /// replica record); what this vault's made says when it landed. A change that cannot be read
-    /// back, or does not open under the account key (damaged, another account's, planted), is
-    /// passed over — the store is not trusted — and noted for `sync status`.
-    private func download() throws(StoreError) {
-        guard var state = storeState else { return }
-        let own = Set(((try? DeviceRecord.everyRecord(in: vault)) ?? []).map(\.id))
-        var page: ChangePage
-        do throws(StoreError) {
-            page = try state.store.allChanges(after: state.cursor)
-        } catch {
-            guard case .behindSnapshot = error.kind else { throw error }
-            guard let snapshot = try state.store.snapshot() else { throw error }
-            var entries = 0
-            for (index, part) in snapshot.parts.enumerated() {
-                entries += take(part, label: "snapshot \(snapshot.sequence) part \(index)", sequence: snapshot.sequence, own: own, into: &state)
-            }
-            state.cursor = snapshot.sequence
-            state.snapshotEntries = UInt64(entries)
-            state.unreadable.removeAll()
-            page = try state.store.allChanges(after: state.cursor)
-        }
-        for change in page.changes {
-            _ = take(change.object, label: "change \(change.sequence)", sequence: change.sequence, own: own, into: &state)
-        }
-        state.unreadable += page.unreadable.map { .init(name: "change \($0.sequence)", reason: $0.reason) }
-        state.cursor = page.next
-        storeState = state
-    }
-
-    /// Adds what store object `object` (at `sequence`) holds to `state` (and returns how many
-    /// revisions), or notes it unreadable. A revision of a passkey already collected is dropped
-    /// (``droppedIfCollected(_:in:)``).
-    @discardableResult
-    private func take(_ object: StoreObject, label: String, sequence: UInt64, own: Set<[UInt8]>, into state: inout StoreState) -> Int {
-        guard let entries = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
-              let first = try? DeviceRecord.everyRecord(in: vault)[0]
-        else {
-            state.unreadable.append(.init(name: label, reason: "does not open under the account key (damaged, truncated, or another account's)"))
-            return 0
-        }
-        for entry in entries where state.landed[entry.record.id] == nil {
-            guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
-            else { continue }
-            guard !droppedIfCollected(revision, in: state) else { continue }
-            state.landed[revision.id] = entry.landedAt
-            state.sequences[revision.id] = sequence
-            if vault.access == .write { state.read.append(.init(sequence: sequence, revision: revision, landedAt: entry.landedAt)) }
-            if !own.contains(revision.originId) {
-                state.addDownloaded(revision)
-                noteDownloaded(revision)
-            }
-        }
-        return entries.count
-    }
 
     /// What is wrong with the store in use, for `sync status`: the changes it holds that cannot be
     /// read, and the revisions too large to upload. `nil` when nothing is (or the store is set
@@ -183,19 +83,29 @@ extension Account {
     package static let mergeThreshold = 32
 
     /// Replaces the store's changes by a snapshot of the newest revision of each (device,
-    /// passkey) it holds, in as few parts as the budget allows: the store stays about as large as
-    /// the account, and a new device reads the snapshot and what followed, not every change ever
-    /// made. It waits for a share of the snapshot's size in changes, so rewriting it costs a
-    /// constant per change. A compaction another writer made first wins.
+    /// passkey) it holds, in as few parts as the budget allows, with the list of its parts
+    /// (``SnapshotManifest``): the store stays about as large as the account, and a new device
+    /// reads the snapshot and what followed, not every change ever made. It waits for a share of
+    /// the snapshot's size in changes, so rewriting it costs a constant per change. A compaction
+    /// another writer made first wins.
+    ///
+    /// It never compacts over what is wrong in the store — a snapshot part missing or altered, a
+    /// vault's upload missing or forked — which would make a loss permanent, unless a repair every
+    /// vault answered was asked after it (every vault has uploaded again what it holds); and after
+    /// such a repair it compacts at once, so what was wrong is replaced.
     private func compactStore() throws(StoreError) {
         guard var state = storeState else { return }
         let extent = try state.store.extent()
-        guard extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4) else { return }
+        let repaired = state.repair.request.flatMap { r in answeredByAll(r.id, in: state, answered: state.answered) ? r : nil }
+        let due = extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4)
+        let healing = repaired.map { extent.snapshot < $0.head && extent.head > extent.snapshot } ?? false
+        guard due || healing else { return }
+        func covered(_ sequence: UInt64) -> Bool { !Self.storeChecks || (repaired.map { $0.head >= sequence } ?? false) }
         var entries = [[UInt8]: (record: VaultRecord, landedAt: Instant, revision: Revision)]()
-        func collect(_ object: StoreObject) {
+        func collect(_ object: StoreObject) -> UploadLink? {
             guard let opened = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
-                  let first = try? DeviceRecord.everyRecord(in: vault)[0] else { return }
-            for entry in opened {
+                  let first = try? DeviceRecord.everyRecord(in: vault)[0] else { return nil }
+            for entry in opened.entries {
                 guard let r = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
                 else { continue }
                 guard state.collected[r.itemId] == nil else { continue }  // collected: in no snapshot
@@ -203,18 +113,36 @@ extension Account {
                 if let kept = entries[key], !Revision.precedes(kept.revision, r) { continue }
                 entries[key] = (entry.record, entry.landedAt, r)
             }
+            return opened.link
         }
         var through = extent.snapshot
+        var chains = StoreChains()
         if let snapshot = try state.store.snapshot() {
-            for part in snapshot.parts { collect(part) }
+            let checked = SnapshotManifest.check(snapshot, key: settings.accountKey, accountId: settings.accountId)
+            guard checked.problems.isEmpty || covered(snapshot.sequence) else { return }
+            for part in checked.parts { _ = collect(part) }
+            chains.heads = checked.manifest?.heads ?? [:]
             through = snapshot.sequence
         }
         let page = try state.store.allChanges(after: through)
-        for change in page.changes { collect(change.object) }
+        for change in page.changes {
+            guard let link = collect(change.object), let broken = chains.follow(link, digest: ChainPosition.digest(of: change.object)) else { continue }
+            switch broken {
+            case .replayed, .behind: continue
+            case .missing, .forked: guard covered(change.sequence) else { return }
+            }
+        }
         let kept = entries.values.map { (record: $0.record, landedAt: $0.landedAt) }
             .sorted { a, b in a.landedAt != b.landedAt ? a.landedAt < b.landedAt : a.record.id.lexicographicallyPrecedes(b.record.id) }
+        let parts = batches(kept).map { batch in
+            // Not from the account's random source: when a writer compacts depends on when it looks.
+            let id = RandomSource.live.bytes(16)
+            return StoreObject(id: id, bytes: StorePack.seal(batch, link: nil, name: id, key: settings.accountKey, accountId: settings.accountId))
+        }
+        let manifest = SnapshotManifest.sealed(through: page.next, heads: chains.heads, parts: parts, key: settings.accountKey,
+                                               accountId: settings.accountId)
         do throws(StoreError) {
-            try state.store.compact(through: page.next, snapshot: packed(kept))
+            try state.store.compact(through: page.next, snapshot: [manifest] + parts)
         } catch {
             guard case .conflict = error.kind else { throw error }
             return
@@ -224,17 +152,28 @@ extension Account {
         // as a download would take it before the cursor moves past it — otherwise this vault
         // would never read those changes, which the snapshot now holds behind its cursor.
         let own = Set(((try? DeviceRecord.everyRecord(in: vault)) ?? []).map(\.id))
+        var findings = [StoreFinding]()
         for change in page.changes where change.sequence > state.cursor {
-            _ = take(change.object, label: "change \(change.sequence)", sequence: change.sequence, own: own, into: &state)
+            let link = take(change.object, label: "change \(change.sequence)", sequence: change.sequence, own: own, into: &state).link
+            if let link, let broken = state.chains.follow(link, digest: ChainPosition.digest(of: change.object)),
+               let finding = finding(broken, link: link, at: change.sequence) {
+                findings.append(finding)
+            }
         }
         state.cursor = max(state.cursor, page.next)
+        state.anchor = .none
         state.unreadable.removeAll()
         storeState = state
+        note(findings.filter { !$0.rereads })
     }
 
     /// The most one store object holds, in bytes of records: well under what the store reads back
     /// (``DirectoryStore``'s object limit), whatever a revision weighs.
-    static let objectBudget = 768 * 1024
+    static var objectBudget: Int { objectBudgetHere ?? 768 * 1024 }
+
+    /// ``objectBudget`` for the accounts opened within one task (a test making a snapshot of many
+    /// parts from a few passkeys).
+    @TaskLocal package static var objectBudgetHere: Int?
 
     /// A writer keeps the store in step: it uploads from the queue every revision that has landed
     /// by now and is not in the store yet (never a device-bound passkey's, nor one a later
@@ -243,37 +182,46 @@ extension Account {
     /// and queue. A reader writes nothing: what it computes does not depend on the store's copy.
     func sync() throws(VaultError) {
         guard storeInUse else { return }
+        defer { storeState?.readFromStart = false }
         // What other writers appended since this process last looked (a long-lived account: a
         // scenario, a server). A reader only reads.
         if storeState != nil {
-            do throws(StoreError) {
-                try download()
-                try readAccountMetadata()
-            } catch {
-                storeState = nil
-                storeProblem = "the account store at \(storeName) is not used: \(error.message)"
-            }
+            do throws(StoreError) { try readStore() } catch { setStoreAside(error) }
         }
         guard vault.access == .write else { return }
         useStore()
         let saved = try savedSyncState() ?? SyncState()
-        guard var state = storeState else {
+        guard storeState != nil else {
             // Set aside: the queue waits for the store to come back.
             if saved.version == 0 { try vault.commit([saved.record()]) }
             return
         }
+        // The store's repair request answered, and one asked for when this vault found a loss only
+        // the other vaults can give back (StoreRepairs.swift).
+        do throws(StoreError) {
+            if let answered = storeState?.answered {
+                let now = try answerAndAskRepairs(answered: answered)
+                storeState?.answered = now
+            }
+        } catch {
+            setStoreAside(error)
+            return
+        }
+        guard var state = storeState else { return }
         var queue = saved.queue
         if state.rebuilding {
-            // Everything of this vault's the store lacks: found by a scan, once per store.
-            queue = try vault.unorderedRecords(kind: .credential).compactMap { record -> SyncState.Upload? in
-                guard StoreReplica.revisionRecord(record) == nil, state.landed[record.id] == nil,
+            // Everything of this vault's the store lacks: found by a scan, once per store (and
+            // each time the store is read again from the start).
+            let queued = Set(queue.map(\.revisionId))
+            queue += try vault.unorderedRecords(kind: .credential).compactMap { record -> SyncState.Upload? in
+                guard StoreReplica.revisionRecord(record) == nil, state.landed[record.id] == nil, !queued.contains(record.id),
                       let rp = record.field(CredentialRecord.Tag.rpId) else { return nil }
                 return SyncState.Upload(revisionId: record.id, rpId: Array(rp), landsAt: nil,
                                         userHandle: record.field(CredentialRecord.Tag.userHandle).map(Array.init))
             }
             state.rebuilding = false
         }
-        let (due, waiting) = try dueUploads(queue, landed: state.landed)
+        let (due, waiting) = try dueUploads(queue, landed: state.landed, beforeLanding: !devicesElsewhere.isEmpty)
         let (stored, tooLarge) = try upload(due)
         state.tooLarge = tooLarge
         // A revision too large for one object is never uploaded (no reader could read it back):
@@ -283,23 +231,36 @@ extension Account {
         }
         storeState = state
         do throws(StoreError) {
-            if !stored.isEmpty {
-                let pack = packing(stored.map { (record: $0.record, landedAt: $0.landedAt) })
-                let given = try state.store.append(pack.objects)
-                for entry in stored { state.landed[entry.record.id] = entry.landedAt }
-                for (entry, object) in zip(stored, pack.placement) {
-                    state.sequences[entry.record.id] = given[object]
-                    state.read.append(.init(sequence: given[object], revision: entry.revision, landedAt: entry.landedAt))
+            let uploads = chained(stored.map { (record: $0.record, landedAt: $0.landedAt) }, in: state)
+            if !uploads.isEmpty {
+                let given = try state.store.append(uploads.map(\.object))
+                var entries = stored.makeIterator()
+                for (upload, sequence) in zip(uploads, given) {
+                    for _ in upload.entries {
+                        guard let entry = entries.next() else { break }
+                        state.landed[entry.record.id] = entry.landedAt
+                        state.sequences[entry.record.id] = sequence
+                        state.uploadIndex[entry.record.id] = upload.position.index
+                        state.read.append(.init(sequence: sequence, revision: entry.revision, landedAt: entry.landedAt,
+                                                requirement: [vault.vaultId: upload.position.index]))
+                    }
                 }
+                let last = uploads[uploads.count - 1].position
+                state.ownHead = last
+                state.chains.heads[vault.vaultId] = last
                 let contiguous = given.elementsEqual((0..<UInt64(given.count)).map { state.cursor + 1 + $0 })
-                if contiguous { state.cursor += UInt64(given.count) }
+                if contiguous {
+                    state.cursor += UInt64(given.count)
+                    state.anchor = ChainAnchor(sequence: state.cursor, digest: last.digest)
+                }
                 storeState = state
                 // Another writer of the store appended meanwhile: read what it did.
-                if !contiguous { try download() }
+                if !contiguous { note(try download()) }
+                // What the store had lost of this vault's is in it again.
+                heal { $0.remedy == .reupload }
             }
         } catch {
-            storeState = nil
-            storeProblem = "the account store at \(storeName) is not used: \(error.message)"
+            setStoreAside(error)
             return  // what was not uploaded stays queued for the store's return
         }
         state = storeState ?? state
@@ -308,6 +269,10 @@ extension Account {
         updated.cursor = state.cursor
         updated.queue = queue
         updated.unreadable = state.unreadable
+        updated.chains = state.chains
+        updated.ownHead = state.ownHead
+        updated.anchor = state.anchor
+        updated.repairAnswered = state.answered
         // What every device has acknowledged, published; what it allows, collected (StoreKnowledge.swift).
         // A store that fails now has still been read and written: what this sync did is committed.
         let (collected, problem) = try settleKnowledge(&state, into: &updated)
@@ -315,10 +280,16 @@ extension Account {
         if let problem {
             setStoreAside(problem)
         } else {
+            heal { $0.remedy == .republish && $0.message.contains("device directory") }
+            healAnsweredRepairs(answered: state.answered)
             do throws(StoreError) { try compactStore() } catch { setStoreAside(error) }
             state = storeState ?? state
         }
         updated.snapshotEntries = state.snapshotEntries
+        updated.cursor = state.cursor
+        updated.anchor = state.anchor
+        updated.chains = state.chains
+        updated.problems = Self.kept(state.problems)
         let replicas = try replicaRecords(for: state.downloaded[state.persistedDownloads...])
         state.persistedDownloads = state.downloaded.count
         if storeState != nil { storeState = state }
@@ -354,9 +325,14 @@ extension Account {
     /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
     /// each landed; and the rest, still waiting. A queued revision that is gone (superseded and
     /// collected), device-bound, already in the store, or lost with its device is dropped.
-    private func dueUploads(_ queue: [SyncState.Upload], landed stored: [[UInt8]: Instant])
+    ///
+    /// `beforeLanding`: other vaults share the store, so a revision whose landing time is known is
+    /// sent now, with that time, rather than by a command that runs once it has landed: each other
+    /// vault's device then receives it at its landing time and its own download delay after, with
+    /// nothing left running here (a device offline waits, as its landing time is not known).
+    private func dueUploads(_ queue: [SyncState.Upload], landed stored: [[UInt8]: Instant], beforeLanding: Bool)
         throws(VaultError) -> (due: [(Revision, Instant)], waiting: [SyncState.Upload]) {
-        let now = present
+        let now = beforeLanding ? Instant.endOf(.max) : present
         var waiting = [SyncState.Upload](), candidates = [SyncState.Upload]()
         for upload in queue {
             if let at = upload.landsAt, at > now { waiting.append(upload) } else { candidates.append(upload) }
@@ -404,10 +380,11 @@ extension Account {
     func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, landsNow: Bool)? {
         guard var saved = try savedSyncState() else { return nil }
         var landsNow = false
+        let beforeLanding = !devicesElsewhere.isEmpty
         for r in made where !history.deviceBound.contains(r.itemId) {
             let lands = history.devices[r.originId].flatMap { landing(of: r.id, from: $0, changedAt: r.changedAt) }
             saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands, userHandle: r.credential.userHandle))
-            if let lands, lands <= present { landsNow = true }
+            if let lands, lands <= present || beforeLanding { landsNow = true }
         }
         return (saved.record(), landsNow)
     }
@@ -453,7 +430,8 @@ extension Account {
         let queued = try queueing(made, in: history)
         try vault.commit(done.map(tombstone) + records + (queued.map { [$0.record] } ?? []))
         // What lands at once uploads at once: the device that made it sends it now, not at its
-        // next sync (a device of another vault may be waiting for it).
+        // next sync (a device of another vault may be waiting for it); with other vaults sharing
+        // the store, so does what lands later (``dueUploads(_:landed:beforeLanding:)``).
         if queued?.landsNow == true, storeState != nil { try sync() }
     }
 
@@ -509,31 +487,48 @@ extension Account {
         VaultDecoding.encodeBatch([record]).count + 16
     }
 
-    /// `entries` sealed as store objects of at most ``objectBudget`` bytes of records each, each
-    /// under a new random id.
-    private func packed(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [StoreObject] { packing(entries).objects }
+    /// `entries` in batches of at most ``objectBudget`` bytes of records each: what one store
+    /// object holds.
+    private func batches(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> [[(record: VaultRecord, landedAt: Instant)]] {
+        var out = [[(record: VaultRecord, landedAt: Instant)]](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0
+        for entry in entries {
+            let weight = Self.storeWeight(of: entry.record)
+            if size + weight > Self.objectBudget, !batch.isEmpty {  // (a batch holds one revision at least)
+                out.append(batch)
+                batch = []
+                size = 0
+            }
+            batch.append(entry)
+            size += weight
+        }
+        if !batch.isEmpty { out.append(batch) }
+        return out
+    }
 
-    /// ``packed(_:)``, with the object each entry went into (`placement`, by entry).
-    private func packing(_ entries: [(record: VaultRecord, landedAt: Instant)]) -> (objects: [StoreObject], placement: [Int]) {
-        var objects = [StoreObject](), batch = [(record: VaultRecord, landedAt: Instant)](), size = 0, placement = [Int]()
-        func flush() {
-            guard !batch.isEmpty else { return }
+    /// `entries` sealed as this vault's next uploads, each under a new random id and numbered on
+    /// in its chain from what the store holds of it (`state`): the first after what the store was
+    /// read to hold of this vault's — when that is less than this vault made, the upload restates
+    /// what the store lost. With nothing to upload and something lost, one empty upload restates
+    /// it. Returns the objects and their places in the chain, in order.
+    private func chained(_ entries: [(record: VaultRecord, landedAt: Instant)], in state: StoreState)
+        -> [(object: StoreObject, position: ChainPosition, entries: [(record: VaultRecord, landedAt: Instant)])] {
+        var groups = batches(entries)
+        var previous = state.chains.head(of: vault.vaultId)
+        if groups.isEmpty {
+            guard previous.index < state.ownHead.index else { return [] }
+            groups = [[]]
+        }
+        var index = max(state.ownHead.index, previous.index)
+        return groups.map { batch in
+            index += 1
             // Not from the account's random source: when a writer uploads depends on when it looks
             // (a reader's step in a scenario), and a seeded stream must not depend on that.
             let id = RandomSource.live.bytes(16)
-            objects.append(StoreObject(id: id, bytes: StorePack.seal(batch, name: id, key: settings.accountKey, accountId: settings.accountId)))
-            batch = []
-            size = 0
+            let link = UploadLink(vault: vault.vaultId, index: index, previous: previous)
+            let object = StoreObject(id: id, bytes: StorePack.seal(batch, link: link, name: id, key: settings.accountKey, accountId: settings.accountId))
+            previous = ChainPosition(index: index, digest: ChainPosition.digest(of: object))
+            return (object, previous, batch)
         }
-        for entry in entries {
-            let weight = Self.storeWeight(of: entry.record)
-            if size + weight > Self.objectBudget { flush() }
-            batch.append(entry)
-            placement.append(objects.count)
-            size += weight
-        }
-        flush()
-        return (objects, placement)
     }
 }
 
@@ -571,8 +566,33 @@ struct StoreState {
     var directory: AccountDirectory?
     /// The version of the store's sync settings taken up.
     var settingsVersion: UInt64
+    /// The version of the store's sync settings when they do not open (published again).
+    var settingsUnreadable: UInt64?
+    /// How far this vault has read each vault's chain of uploads (StoreChain.swift).
+    var chains: StoreChains
+    /// What it had read of them before it started reading the store again from the start, to
+    /// compare with what the store gives now.
+    var remembered: StoreChains?
+    /// This vault's own chain as it made it: the last upload's place.
+    var ownHead: ChainPosition
+    /// The change at the cursor, as read.
+    var anchor: ChainAnchor
+    /// The store is being read again from the start (``startOver(rememberingChains:)``), and it
+    /// has been, in this sync.
+    var startedOver = false
+    var readFromStart = false
+    /// The store's repair request, as read with the metadata; the one this vault answered last.
+    var repair = RepairRequest.Read.none
+    var answered: [UInt8]
+    /// What this vault found wrong with the store, open and lately healed.
+    var problems: [StoreProblem]
+    /// The place in this vault's chain of each revision this process uploaded.
+    var uploadIndex: [[UInt8]: UInt64] = [:]
+    /// The revisions in ``downloaded``, by id: one read again is not downloaded twice.
+    private var downloadedIds: Set<[UInt8]> = []
 
     mutating func addDownloaded(_ revision: Revision) {
+        guard downloadedIds.insert(revision.id).inserted else { return }
         downloadedByRP[revision.credential.rpId, default: []].append(downloaded.count)
         downloaded.append(revision)
     }
@@ -583,6 +603,7 @@ struct StoreState {
         persistedDownloads = kept.filter { $0.offset < persistedDownloads }.count
         downloaded = []
         downloadedByRP = [:]
+        downloadedIds = []
         for (_, revision) in kept { addDownloaded(revision) }
     }
 
@@ -602,6 +623,13 @@ struct StoreState {
         snapshotEntries = saved.snapshotEntries
         settingsVersion = saved.settingsVersion
         collected = Dictionary(saved.collected.map { ($0.itemId, $0) }, uniquingKeysWith: { a, _ in a })
+        cursor = saved.cursor
+        unreadable = saved.unreadable
+        chains = saved.chains
+        ownHead = saved.ownHead
+        anchor = saved.anchor
+        answered = saved.repairAnswered
+        problems = saved.problems
     }
 
     /// A revision the store gave (or took from this vault) at `sequence`.
@@ -609,6 +637,8 @@ struct StoreState {
         let sequence: UInt64
         let revision: Revision
         let landedAt: Instant
+        /// What a device must have received to hold it.
+        let requirement: SyncState.Requirement
     }
 
     struct UnreadableObject: Equatable {

@@ -21,13 +21,31 @@ struct SyncState {
         static let queueUsers: UInt8 = 14
         /// The user handle of each deletion of tag 10, in its order, as tag 14 is to tag 3.
         static let pendingDeletionUsers: UInt8 = 15
+        /// How far this vault has read each vault's chain of uploads (``StoreChains``): per vault,
+        /// vault (16) ‖ index u64 ‖ digest (32).
+        static let chains: UInt8 = 16
+        /// This vault's own chain as it made it: the newest upload's index u64 ‖ digest (32).
+        static let ownHead: UInt8 = 17
+        /// The change the cursor is at, as read: sequence u64 ‖ digest (32).
+        static let anchor: UInt8 = 18
+        /// The repair request this vault answered last (16 bytes).
+        static let repairAnswered: UInt8 = 19
+        /// What this vault found wrong with the store (``StoreProblem``), open and lately healed.
+        static let problems: UInt8 = 20
+        /// Per change in flight (tag 9), in its order, what a device must have received to hold it
+        /// (``SyncState/Requirement``): count u8 ‖ count × (vault (16) ‖ index u64).
+        static let inFlightRequirements: UInt8 = 21
+        /// The same per deletion of tag 10.
+        static let pendingDeletionRequirements: UInt8 = 22
     }
 
     /// The record's format: tag 6, absent in records written before it (format 1). A writer
     /// rewrites the whole record from what it read, so one that does not know a newer format would
     /// drop what that format added: a newer format is refused (`tooNew`) instead, at open. Format 2
-    /// added tags 7–12 (a format-1 record reads with them empty).
-    static let format: UInt64 = 2
+    /// added tags 7–12 (a format-1 record reads with them empty); format 3 tags 16–22, the chains
+    /// and the requirements knowledge is counted by: a record of an older format reads as a store
+    /// not followed yet, which the vault reads again from the start.
+    static let format: UInt64 = 3
 
     /// Refuses a vault whose sync state record is of a format newer than ``format``; called as the
     /// vault opens, before anything reads the record or writes.
@@ -50,6 +68,13 @@ struct SyncState {
         var userHandle: [UInt8]? = nil
     }
 
+    /// What a device must have received to hold a change read from the store: per vault, an
+    /// upload number — the upload that carried it (one vault), or every vault's head in the
+    /// snapshot it was read from. Numbers a vault gives its own uploads never come again, whatever
+    /// the store's sequences do (a store rolled back gives them again), so knowledge counted by
+    /// them stays true.
+    typealias Requirement = [[UInt8]: UInt64]
+
     /// A deletion of a passkey as the store gave it: the item, the sequence of the change that
     /// carried it, when and by which device it was made, and its RP (the partition its records are in).
     struct Deletion: Equatable {
@@ -66,6 +91,8 @@ struct SyncState {
         /// The passkey's user handle, which names the shard of a split RP its records are in;
         /// `nil`: not known (its RP is read whole). Kept for deletions waiting to be collected.
         var userHandle: [UInt8]? = nil
+        /// What every device must have received before it is collected (deletions waiting).
+        var requirement: Requirement = [:]
     }
 
     /// A revision read from the store that some device of this vault has not received yet: the
@@ -75,6 +102,8 @@ struct SyncState {
         let revisionId: [UInt8]
         let landedAt: Instant
         let origin: [UInt8]
+        /// What a device that holds it has received (``Requirement``).
+        var requirement: Requirement = [:]
     }
 
     var version: UInt64 = 0
@@ -97,6 +126,12 @@ struct SyncState {
     /// The account's device directory as last read from the store (its unsealed form), for when the
     /// store cannot be used.
     var directory: [UInt8] = []
+    var chains = StoreChains()
+    var ownHead = ChainPosition.start
+    /// The change at the cursor, as read (sequence 0: none): the store must still hold it there.
+    var anchor = ChainAnchor.none
+    var repairAnswered: [UInt8] = []
+    var problems: [StoreProblem] = []
 
     /// The version of the sync state record the vault holds (0: none), without reading the rest.
     static func storedVersion(in vault: Vault) throws(VaultError) -> UInt64 {
@@ -110,7 +145,10 @@ struct SyncState {
         }
         var state = SyncState()
         state.version = record.version
-        state.storeId = record.field(Tag.storeId).map(Array.init) ?? []
+        let format = try record.integer(Tag.format, as: UInt64.self) ?? 1
+        // Of an older format: a store not followed yet (read again from the start), with what it
+        // collected kept (counted by sequences only, what it knew would not be true after a rollback).
+        state.storeId = format < Self.format ? [] : record.field(Tag.storeId).map(Array.init) ?? []
         state.cursor = try record.integer(Tag.cursor, as: UInt64.self) ?? 0
         state.snapshotEntries = try record.integer(Tag.snapshotEntries, as: UInt64.self) ?? 0
         var reader = FieldReader(Array(record.field(Tag.queue) ?? []))
@@ -155,7 +193,61 @@ struct SyncState {
         }
         state.settingsToPublish = record.field(Tag.settingsToPublish)?.elementsEqual([1]) ?? false
         state.directory = record.field(Tag.directory).map(Array.init) ?? []
+        guard format >= Self.format else {
+            state.inFlight = []
+            state.pendingDeletions = []
+            return state
+        }
+        var chains = FieldReader(Array(record.field(Tag.chains) ?? []))
+        while !chains.atEnd {
+            guard let vault = chains.take(16), let head = chains.take(40).flatMap({ ChainPosition(bytes: $0) })
+            else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of chains") }
+            state.chains.heads[vault] = head
+        }
+        if let own = record.field(Tag.ownHead) {
+            guard let head = ChainPosition(bytes: own) else { throw VaultError(.corrupted, "the vault's sync state has a damaged chain head") }
+            state.ownHead = head
+        }
+        if let anchor = record.field(Tag.anchor) {
+            guard let read = ChainAnchor(bytes: anchor) else { throw VaultError(.corrupted, "the vault's sync state has a damaged anchor") }
+            state.anchor = read
+        }
+        state.repairAnswered = record.field(Tag.repairAnswered).map(Array.init) ?? []
+        state.problems = try StoreProblem.list(Array(record.field(Tag.problems) ?? []))
+        let flightNeeds = try Self.requirements(record, Tag.inFlightRequirements)
+        if flightNeeds.count == state.inFlight.count { for i in state.inFlight.indices { state.inFlight[i].requirement = flightNeeds[i] } }
+        let deletionNeeds = try Self.requirements(record, Tag.pendingDeletionRequirements)
+        if deletionNeeds.count == state.pendingDeletions.count {
+            for i in state.pendingDeletions.indices { state.pendingDeletions[i].requirement = deletionNeeds[i] }
+        }
         return state
+    }
+
+    private static func requirements(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> [Requirement] {
+        var reader = FieldReader(Array(record.field(tag) ?? []))
+        var out = [Requirement]()
+        while !reader.atEnd {
+            guard let count = reader.take(1) else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of requirements") }
+            var requirement = Requirement()
+            for _ in 0..<Int(count[0]) {
+                guard let vault = reader.take(16), let index = reader.take(8)
+                else { throw VaultError(.corrupted, "the vault's sync state has a damaged list of requirements") }
+                requirement[vault] = BigEndianBytes.integer(index)
+            }
+            out.append(requirement)
+        }
+        return out
+    }
+
+    private static func bytes(requirements: [Requirement]) -> [UInt8]? {
+        guard requirements.contains(where: { !$0.isEmpty }) else { return nil }
+        var out = [UInt8]()
+        for requirement in requirements {
+            let kept = requirement.sorted { $0.key.lexicographicallyPrecedes($1.key) }.prefix(255)
+            out.append(UInt8(kept.count))
+            for (vault, index) in kept { out += vault + BigEndianBytes.of(index) }
+        }
+        return out
     }
 
     private static func deletions(_ record: VaultRecord, _ tag: UInt8) throws(VaultError) -> [Deletion] {
@@ -208,6 +300,8 @@ struct SyncState {
     func sameKnowledge(as other: SyncState) -> Bool {
         settingsVersion == other.settingsVersion && collected == other.collected && inFlight == other.inFlight
             && pendingDeletions == other.pendingDeletions && settingsToPublish == other.settingsToPublish && directory == other.directory
+            && chains == other.chains && ownHead == other.ownHead && anchor == other.anchor && repairAnswered == other.repairAnswered
+            && problems == other.problems
     }
 
     /// The record for this state, one version past the one read.
@@ -242,6 +336,15 @@ struct SyncState {
         record.setField(Tag.inFlight, flights.isEmpty ? nil : flights)
         record.setField(Tag.settingsToPublish, settingsToPublish ? [1] : nil)
         record.setField(Tag.directory, directory.isEmpty ? nil : directory)
+        var chained = [UInt8]()
+        for (vault, head) in chains.heads.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) { chained += vault + head.bytes }
+        record.setField(Tag.chains, chained.isEmpty ? nil : chained)
+        record.setField(Tag.ownHead, ownHead.index == 0 ? nil : ownHead.bytes)
+        record.setField(Tag.anchor, anchor.sequence == 0 ? nil : anchor.bytes)
+        record.setField(Tag.repairAnswered, repairAnswered.isEmpty ? nil : repairAnswered)
+        record.setField(Tag.problems, self.problems.isEmpty ? nil : StoreProblem.bytes(self.problems))
+        record.setField(Tag.inFlightRequirements, Self.bytes(requirements: inFlight.map(\.requirement)))
+        record.setField(Tag.pendingDeletionRequirements, Self.bytes(requirements: pendingDeletions.map(\.requirement)))
         return record
     }
 }

@@ -42,8 +42,12 @@ public struct SyncStatus: Encodable, Sendable {
     public let downloadDelay: String
     public let storeInUse: Bool
     /// Why the account store is set aside, when it is; else what is wrong in the store in use —
-    /// objects it cannot read (passed over), revisions too large to upload (sync.md, "The store").
+    /// its open problems (``storeProblems``), objects it cannot read (passed over), revisions too
+    /// large to upload (sync.md, "The store").
     public let storeProblem: String?
+    /// What this vault found the store doing that it must not, each with its kind, open and
+    /// lately healed (sync.md, "What the devices check").
+    public let storeProblems: [StoreProblem]
     /// This vault's devices first, then other vaults' (by the store's directory).
     public let devices: [DeviceStatus]
 }
@@ -94,7 +98,7 @@ extension Account {
                               backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
                               uploadDelay: (settings.uploadDelay.value(at: now) ?? .none).description,
                               downloadDelay: (settings.downloadDelay.value(at: now) ?? .none).description,
-                              storeInUse: storeState != nil, storeProblem: storeProblem ?? storeObjectProblem,
+                              storeInUse: storeState != nil, storeProblem: storeProblemSummary, storeProblems: storeProblems,
                               devices: statuses + devicesElsewhere.map(Self.status))
         } catch { throw DeviceError(error) }
     }

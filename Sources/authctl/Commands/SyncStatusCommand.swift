@@ -21,6 +21,9 @@ enum SyncStatusCommand {
         }
         try Output.text("account: upload \(status.uploadDelay), download \(status.downloadDelay), seed \(status.seed), backup state \(status.backupState)")
         if let problem = status.storeProblem { try Output.text("store problem: " + TerminalText.escaped(problem)) }
+        for p in status.storeProblems where !p.isOpen {
+            try Output.text("store problem healed (\(p.kind.rawValue)): " + TerminalText.escaped(p.message))
+        }
         for d in status.devices {
             guard let passkeys = d.passkeys else {
                 // Another vault's device, as that vault published it.

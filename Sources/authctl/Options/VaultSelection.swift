@@ -79,6 +79,7 @@ struct VaultSelection {
                 : try Account.open(at: path, passphrase: secret, access: access, waiting: waiting)
         } catch { throw CLIError(error) }
         if let problem = account.storeProblem { Output.diagnostic("authctl: warning: \(problem)") }
+        for found in account.storeWarnings { Output.diagnostic("authctl: warning: the account store: \(TerminalText.escaped(found))") }
         return account
     }
 

@@ -1,0 +1,282 @@
+import Foundation
+import KeyVault
+import SyncStore
+@testable import Keychain
+import Testing
+import VirtualAuthenticator
+
+// What the devices check of a store that goes back in time, loses, renumbers or reorders changes,
+// drops or adds a snapshot part, or holds metadata that does not open: each is a named problem,
+// never silence, and the account heals what it can. Vaults on one virtual clock share a
+// ``HostileStore``, as machines would share a server.
+
+private let start: UInt64 = 1_800_000_000_000
+
+/// Vaults of one account, each open as one long-lived process holds it; ``reopen(_:)`` closes one
+/// and opens it again, as the next command would.
+private final class Fleet {
+    let clock = VirtualClock(start: start)
+    let dir: String
+    var vaults = [String: Account]()
+
+    init(_ dir: String) throws {
+        self.dir = dir
+        let phone = try Account.create(at: dir + "/phone", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                       biometricPIN: nil, clock: clock.wallClock, random: .seeded(11))
+        vaults["phone"] = phone
+        vaults["laptop"] = try phone.addDevice("laptop", inNewVaultAt: dir + "/laptop", passphrase: secret(passphrase), kdf: .min, pin: nil)
+    }
+
+    var phone: Account { vaults["phone"]! }
+    var laptop: Account { vaults["laptop"]! }
+
+    /// A vault that joins now, and reads the account from the store alone.
+    @discardableResult
+    func join(_ name: String) throws -> Account {
+        let made = try phone.addDevice(name, inNewVaultAt: dir + "/" + name, passphrase: secret(passphrase), kdf: .min, pin: nil)
+        vaults[name] = made
+        return made
+    }
+
+    /// The vault closed and opened again, as the next command would.
+    @discardableResult
+    func reopen(_ name: String) throws -> Account {
+        vaults[name] = nil
+        let opened = try Account.open(at: dir + "/" + name, passphrase: secret(passphrase), access: .write, clock: clock.wallClock)
+        vaults[name] = opened
+        return opened
+    }
+}
+
+@discardableResult
+private func register(_ account: Account, _ user: String) throws -> [UInt8] {
+    try account.device().register(optionsJSON: creationOptions(userId: user, userVerification: "discouraged"), origin: origin).result.credential.id
+}
+
+private func held(_ account: Account) throws -> Set<[UInt8]> { Set(try account.device().credentials().map(\.id)) }
+
+private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [StoreProblem] {
+    try account.syncStatus().storeProblems.filter { $0.kind == kind }
+}
+
+@Test func aStoreRolledBackAndWrittenAgainIsFoundAndWhatItLostIsUploadedAgain() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            #expect(try held(fleet.laptop) == [u1])
+            let backup = store.copy()
+            let u2 = try register(fleet.phone, "BAUG")  // uploaded, acknowledged by the store
+            store.restore(backup)                        // a restore from the older copy
+            let u3 = try register(fleet.laptop, "BwgJ")  // the laptop never read u2: its write takes u2's number
+            // Without the checks, every device but the phone would lack u2 for good.
+            let phone = try fleet.reopen("phone")
+            #expect(try held(phone) == [u1, u2, u3])
+            let found = try problems(phone, .rolledBack)
+            #expect(!found.isEmpty, "the phone names what the store did")
+            #expect(found.allSatisfy { !$0.isOpen }, "and it has healed: the phone uploaded u2 again")
+            #expect(phone.storeWarnings.contains { $0.contains("lost this vault's uploads") })
+            #expect(try held(fleet.laptop) == [u1, u2, u3])
+            let tablet = try fleet.join("tablet")
+            #expect(try held(tablet) == [u1, u2, u3])
+            // Forty more changes and a compaction: nothing is wrong any more.
+            for i in 0..<40 { try register(i % 2 == 0 ? fleet.laptop : phone, String(format: "%04d", i).data(using: .utf8)!.base64URL) }
+            #expect(try phone.syncStatus().storeProblems.allSatisfy { !$0.isOpen })
+            #expect(store.extentNow.snapshot > 0)
+            let late = try fleet.join("desk")
+            #expect(try held(late).count == 43)
+            #expect(try held(late) == held(fleet.laptop))
+        }
+    }
+}
+
+@Test func aChangeDeletedAndItsNumberGivenAgainIsMissingAndAskedForAgain() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            let u2 = try register(fleet.phone, "BAUG")
+            store.removeLast()                         // u2's change is gone, and its number free
+            let u3 = try register(fleet.laptop, "BwgJ")  // takes u2's number
+            // The phone's cursor is past the change it made: it sees another change there.
+            #expect(try held(fleet.phone) == [u1, u2, u3])
+            #expect(try held(fleet.laptop) == [u1, u2, u3])
+            #expect(try held(fleet.join("tablet")) == [u1, u2, u3])
+        }
+    }
+}
+
+@Test func changesRenumberedWithoutAGapAreReadAgainAndNothingIsLost() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            let u2 = try register(fleet.phone, "BAUG")
+            #expect(try held(fleet.laptop) == [u1, u2])
+            let u3 = try register(fleet.phone, "BwgJ")
+            // The store renumbers: the phone's first upload removed, the rest moved down one.
+            store.removeAndRenumber(1)
+            let laptop = try fleet.reopen("laptop")
+            #expect(try held(laptop) == [u1, u2, u3], "u3 took the number the laptop had read u2 at: read again from the start")
+            #expect(!(try problems(laptop, .rolledBack)).isEmpty)
+            // The phone's first upload is gone from the store: the phone is asked, and gives it back.
+            let phone = try fleet.reopen("phone")
+            _ = try phone.syncStatus()
+            #expect(try held(fleet.join("tablet")) == [u1, u2, u3])
+        }
+    }
+}
+
+@Test func changesGivenOutOfOrderAreNamedAndNothingIsLost() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            let u2 = try register(fleet.phone, "BAUG")
+            store.swap(1, 2)
+            let tablet = try fleet.join("tablet")
+            #expect(try held(tablet) == [u1, u2])
+            let named = try tablet.syncStatus().storeProblems
+            #expect(named.contains { $0.kind == .missing || $0.kind == .replayed }, "\(named)")
+        }
+    }
+}
+
+/// Enough passkeys that the store compacts into a snapshot of several parts.
+private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws -> Set<[UInt8]> {
+    var made = Set<[UInt8]>()
+    for i in 0..<count { made.insert(try register(fleet.phone, String(format: "user%03d", i).data(using: .utf8)!.base64URL)) }
+    #expect(store.extentNow.snapshot > 0)
+    return made
+}
+
+@Test func aSnapshotPartDroppedIsFoundAndEveryVaultGivesBackWhatItHeld() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let made = try Account.$objectBudgetHere.withValue(2_000) { try compacted(fleet, store, count: 36) }
+            #expect(store.snapshotParts.count > 3, "a snapshot of several parts")
+            #expect(try held(fleet.laptop) == made)
+            // One part (not the list of parts) lost by the store.
+            store.editSnapshot { index, part in !(index == 2 && !SnapshotManifest.isManifest(part.id)) }
+            try fleet.join("tablet")
+            let named = try problems(fleet.vaults["tablet"]!, .snapshot)
+            #expect(named.contains { $0.message.contains("lacks 1 of the") }, "\(named)")
+            #expect(try held(fleet.vaults["tablet"]!).count < made.count, "the tablet has only what the store still holds")
+            // Every vault answers the tablet's request: what the store lacks of theirs, they upload.
+            _ = try fleet.reopen("phone").syncStatus()
+            _ = try fleet.reopen("laptop").syncStatus()
+            let again = try fleet.reopen("tablet")
+            #expect(try held(again) == made)
+            #expect(try problems(again, .snapshot).allSatisfy { !$0.isOpen }, "healed once every vault answered")
+            #expect(try held(fleet.join("desk")) == made)
+        }
+    }
+}
+
+@Test func aSnapshotPartTheListDoesNotNameIsPassedOverAndNamed() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let made = try compacted(fleet, store, count: 34)
+            let stranger = StoreObject(id: RandomSource.live.bytes(16), bytes: RandomSource.live.bytes(200))
+            store.editSnapshot(keeping: { _, _ in true }, adding: [stranger])
+            let tablet = try fleet.join("tablet")
+            #expect(try held(tablet) == made)
+            #expect(try problems(tablet, .snapshot).contains { $0.message.contains("does not list") })
+        }
+    }
+}
+
+@Test func aDirectoryThatDoesNotOpenIsNamedAndTheLastOneReadStandsInForIt() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            _ = try register(fleet.phone, "AQID")
+            #expect(try fleet.laptop.syncStatus().devices.map(\.name).sorted() == ["laptop", "phone"])
+            store.overwrite(AccountDirectory.key, with: RandomSource.live.bytes(300))
+            let laptop = try fleet.reopen("laptop")
+            let status = try laptop.syncStatus()
+            #expect(status.devices.map(\.name).sorted() == ["laptop", "phone"], "the phone is still known")
+            #expect(status.storeProblems.contains { $0.kind == .metadata && $0.message.contains("device directory") })
+            // A name another vault's device has is still taken.
+            expectDeviceError(.invalidArgument) { try laptop.addDevice("phone", pin: nil) }
+            // Published again: the directory opens, with both vaults' devices.
+            let value = try #require(try store.metadata([AccountDirectory.key])[AccountDirectory.key])
+            let read = AccountDirectory.read(value, settings: laptop.settings)
+            #expect(!read.unreadable && Set(read.devices.map(\.name)) == ["laptop", "phone"])
+        }
+    }
+}
+
+@Test func settingsThatDoNotOpenAreNamedAndPublishedAgain() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.phone.setDelays(upload: DelayRange(parsing: "1s"), download: nil)
+            store.overwrite(PublishedSettings.key, with: RandomSource.live.bytes(100))
+            let laptop = try fleet.reopen("laptop")
+            let named = try problems(laptop, .metadata)
+            #expect(named.contains { $0.message.contains("sync settings") && !$0.isOpen })
+            let value = try #require(try store.metadata([PublishedSettings.key])[PublishedSettings.key])
+            #expect(PublishedSettings.read(value, settings: laptop.settings)?.unreadable == false)
+        }
+    }
+}
+
+@Test func aDeletionIsNotCollectedWhileADeviceHasNotReceivedItWhateverTheStoresNumbersSay() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.laptop.setDelays(upload: nil, download: DelayRange(parsing: "5s"), device: "laptop")
+            let u1 = try register(fleet.phone, "AQID")
+            fleet.clock.advance(by: 5_000)
+            #expect(try held(fleet.laptop) == [u1])
+            _ = try fleet.phone.device().delete(credentialId: u1)
+            // The laptop has read the deletion but not received it yet (its download delay).
+            _ = try fleet.laptop.syncStatus()
+            _ = try fleet.phone.syncStatus()
+            let phoneRecords = try fleet.phone.vault.records(kind: .credential).count
+            #expect(phoneRecords > 0, "not collected: the laptop has not received the deletion")
+            fleet.clock.advance(by: 5_000)
+            #expect(try held(fleet.laptop).isEmpty)
+            _ = try fleet.laptop.syncStatus()
+            _ = try fleet.phone.syncStatus()
+            #expect(try fleet.phone.vault.records(kind: .credential).isEmpty, "collected once every device received it")
+        }
+    }
+}
+
+@Test func chainsSayWhatIsWrongWithAVaultsUploads() {
+    let vault = [UInt8](repeating: 7, count: 16)
+    func digest(_ n: UInt8) -> [UInt8] { [UInt8](repeating: n, count: 32) }
+    func link(_ index: UInt64, after previous: UInt64, _ d: UInt8) -> UploadLink {
+        UploadLink(vault: vault, index: index, previous: previous == 0 ? .start : ChainPosition(index: previous, digest: digest(d)))
+    }
+    var chains = StoreChains()
+    #expect(chains.follow(link(1, after: 0, 0), digest: digest(1)) == nil)
+    #expect(chains.follow(link(2, after: 1, 1), digest: digest(2)) == nil)
+    #expect(chains.follow(link(2, after: 1, 1), digest: digest(2)) == .replayed(index: 2))
+    #expect(chains.follow(link(5, after: 4, 4), digest: digest(5)) == .missing(3...4))
+    #expect(chains.follow(link(6, after: 5, 9), digest: digest(6)) == .forked(index: 5))
+    #expect(chains.follow(link(3, after: 2, 2), digest: digest(3)) == .behind(index: 3, read: 6))
+    // An upload that restates what the store lost of its vault follows an older one: not a break.
+    #expect(chains.follow(link(9, after: 4, 4), digest: digest(9)) == nil)
+    #expect(chains.head(of: vault) == ChainPosition(index: 9, digest: digest(9)))
+    #expect(UploadLink(bytes: link(3, after: 2, 2).bytes) == link(3, after: 2, 2))
+    #expect(UploadLink(bytes: UploadLink(vault: vault, index: 2, previous: ChainPosition(index: 2, digest: digest(1))).bytes) == nil,
+            "an upload cannot follow itself")
+}
+
+private extension Data {
+    var base64URL: String { base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") }
+}
