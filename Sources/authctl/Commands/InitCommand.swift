@@ -117,10 +117,10 @@ enum InitCommand {
             Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the join request was withdrawn") {}
             defer { Interruption.parkIfUnderway() }
             do {
-                let request = try JoinRequest(storePath: address, deviceName: name)
+                let request = try JoinRequest(storePath: address, deviceName: name, timeout: timeout)
                 try Output.text(request.code)
                 Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
-                keys = try request.waitForApproval(timeout: timeout, stop: { Interruption.isUnderway })
+                keys = try request.waitForApproval(stop: { Interruption.isUnderway })
             } catch let error as DeviceError { throw CLIError(error) } catch let error as CLIError { throw error } catch {
                 throw CLIError(.unknown, "\(error)")
             }
