@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import BIN, PIN, Authctl, b64url, own_environment
+from conftest import BIN, PIN, Authctl, b64url, own_environment, wait_until
 from postgres_support import Cluster
 from test_sync import LAPTOP_PIN, RP_ID, register, sign, sign_once_arrived
 
@@ -231,9 +231,14 @@ def test_what_a_hostile_user_tries_on_a_shared_store(cluster, tmp_path):
     assert again.code == 0, again.stderr
 
     for leaky in (f"postgresql://authctl:s3cretPW@127.0.0.1:1/x", "postgresql://authctl@127.0.0.1:1/x?pass%77ord=s3cretPW",
-                  "postgresql://authctl@127.0.0.1:1/x?password=a&password=s3cretPW", "postgresql://authctl@127.0.0.1/x?password=%zzs3cretPW"):
+                  "postgresql://authctl@127.0.0.1:1/x?password=a&password=s3cretPW", "postgresql://authctl@127.0.0.1/x?password=%zzs3cretPW",
+                  "postgresql://authctl@127.0.0.1:1/x?s3cretPW"):
         result = Authctl(tmp_path / "leak").run("init", "--store", leaky, "--kdf", "min", "--no-biometry")
         assert result.code != 0 and "s3cretPW" not in result.stderr + result.stdout, result.stderr
+    # A short password is hidden where it stands alone, never cut out of libpq's words.
+    result = Authctl(tmp_path / "leak").run("init", "--store", "postgresql://authctl:rt@127.0.0.1:1/x?password=ion", "--kdf", "min",
+                                            "--no-biometry")
+    assert result.code == 74 and 'connection to server at "127.0.0.1", port 1 failed' in result.stderr, result.stderr
 
     short = Authctl(tmp_path / "short").run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min",
                                             env={"AUTHCTL_PIN": "12"})
@@ -252,6 +257,33 @@ def test_a_join_interrupted_while_it_waits_withdraws_its_request(cluster, tmp_pa
     assert not (tmp_path / "laptop").exists()
     late = phone.run("device", "approve", code)
     assert late.code == 65 and "no device is waiting" in late.stderr, late.stderr
+
+
+def test_a_password_in_the_address_of_a_waiting_join_draws_a_warning_and_never_shows(cluster, tmp_path):
+    shared_account(cluster, tmp_path, "passworded")
+    address = cluster.address("passworded").replace("authctl@", "authctl:s3cretPW@")  # trust: libpq never sends it
+    proc, code = start_join(Authctl(tmp_path / "laptop"), address)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 10, err
+    assert "warning: the store's address holds a password" in err and "PGPASSWORD" in err and "s3cretPW" not in err, err
+
+
+def test_a_killed_joiners_request_expires_and_is_refused_without_spending_the_approvers_pin(cluster, tmp_path):
+    """SIGKILL leaves the request in the store (nothing withdraws it); once past the joining
+    device's wait, approving it is timedOut before any PIN is asked for or counted."""
+    phone, _ = shared_account(cluster, tmp_path, "killed")
+    proc, code = start_join(Authctl(tmp_path / "laptop"), cluster.address("killed"), "laptop", "--approval-timeout", "2s")
+    posted = time.time()
+    proc.kill()
+    proc.wait(timeout=60)
+    assert cluster.sql("SELECT count(*) FROM authctl_metadata WHERE account = 'killed' AND key LIKE 'join-%' "
+                       "AND length(bytes) > 0").strip() == "1"
+    wait_until(lambda: time.time() > posted + 2.5, "the request's expiry has passed")
+    late = phone.run("device", "approve", code, env={"AUTHCTL_PIN": "0000"})  # a wrong PIN: never asked for
+    assert late.code == 19 and "timedOut" in late.stderr and "expired" in late.stderr, late.stderr
+    assert phone.run("--json", "biometry", "status").json["failures"] == 0
+    assert not (tmp_path / "laptop").exists()
 
 
 def test_a_join_that_cannot_read_the_store_makes_no_vault_and_a_store_directory_must_be_a_new_one(cluster, tmp_path):

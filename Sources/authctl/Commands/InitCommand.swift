@@ -112,6 +112,13 @@ enum InitCommand {
                 timeout = .milliseconds(Int64(range.lower))
             }
             try Output.requireStdout()
+            // The address stays in this process's arguments, which every user of the machine can
+            // read, for as long as it waits.
+            if PostgresAddress.names(address), PostgresAddress.carriesPassword(address) {
+                Output.diagnostic("authctl: warning: the store's address holds a password, which other users of this machine can read "
+                                  + "in the process list while init --join waits: give it in $PGPASSWORD or a password file "
+                                  + "(~/.pgpass, $PGPASSFILE) instead")
+            }
             // Ctrl-C, SIGTERM or a hang-up while it waits: the request is withdrawn (the wait
             // notices within a second) and the command ends as canceled.
             Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the join request was withdrawn") {}
