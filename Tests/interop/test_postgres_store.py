@@ -8,6 +8,10 @@ import signal
 import subprocess
 import time
 
+import nacl.bindings
+import nacl.encoding
+import nacl.hash
+import nacl.pwhash
 import pytest
 
 from conftest import BIN, PIN, Authctl, b64url, own_environment, wait_until
@@ -277,8 +281,19 @@ def test_a_killed_joiners_request_expires_and_is_refused_without_spending_the_ap
     posted = time.time()
     proc.kill()
     proc.wait(timeout=60)
-    assert cluster.sql("SELECT count(*) FROM authctl_metadata WHERE account = 'killed' AND key LIKE 'join-%' "
-                       "AND length(bytes) > 0").strip() == "1"
+    # What it left is what docs/sync.md says, read here with libsodium alone: the lookup and the
+    # code key from one Argon2id of the code, the request bound to its expiry.
+    seed = nacl.pwhash.argon2id.kdf(32, code.encode(), b"AUTHCTL-JOIN-KDF", opslimit=2, memlimit=64 * 1024 * 1024)
+    lookup = nacl.hash.blake2b(b"AUTHCTL-JOIN-LOOKUP", digest_size=16, key=seed, encoder=nacl.encoding.RawEncoder)
+    code_key = nacl.hash.blake2b(b"AUTHCTL-JOIN-CODE-KEY", digest_size=32, key=seed, encoder=nacl.encoding.RawEncoder)
+    rows = dict(line.split("|") for line in cluster.sql("SELECT key, encode(bytes, 'hex') FROM authctl_metadata "
+                                                        "WHERE account = 'killed' AND key LIKE 'join%'").split())
+    request = bytes.fromhex(rows.pop("join-" + lookup.hex()))
+    assert request[:4] == b"AJQ2" and abs(int.from_bytes(request[4:12], "big") / 1000 - (posted + 2)) < 60, request[:12]
+    body = nacl.bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(request[36:], b"AUTHCTL-JOIN-REQUEST" + request[4:12],
+                                                                     request[12:36], code_key)
+    assert body[32:] == b"laptop"
+    assert rows == {"joins": (b"AJL1" + lookup + request[4:12]).hex()}
     wait_until(lambda: time.time() > posted + 2.5, "the request's expiry has passed")
     late = phone.run("device", "approve", code, env={"AUTHCTL_PIN": "0000"})  # a wrong PIN: never asked for
     assert late.code == 19 and "timedOut" in late.stderr and "expired" in late.stderr, late.stderr

@@ -14,7 +14,7 @@ enum InitCommand {
         "--store", "STORE",
         "make the account on this store, shared from the start: a postgresql:// address (#NAME picks one of the database's accounts) or a directory from the root ($AUTHCTL_STORE)")
     static let join = OptionSpec.value(
-        "--join", "STORE", "join the account on this store as a new device: approved on an enrolled device (device approve CODE), or with --recovery")
+        "--join", "STORE", "join the account on this store as a new device: approved on an enrolled device (device approve CODE), or with --recovery; give the server's password in $PGPASSWORD or ~/.pgpass, not in STORE (other users see it while this waits)")
     static let recovery = OptionSpec.flag(
         "--recovery", "with --join: join with the account's recovery secret (--recovery-file, $AUTHCTL_RECOVERY_SECRET or a prompt) instead of an approval")
     static let recoveryFile = OptionSpec.value(
