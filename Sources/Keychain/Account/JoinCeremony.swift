@@ -209,7 +209,7 @@ extension Account {
         guard let entry, let (magic, expiry, sealed) = JoinCode.framing(entry.bytes), magic == JoinCode.requestMagic,
               let body = codeKey.open(sealed, associatedData: JoinCode.requestAD + BigEndianBytes.of(expiry)),
               body.count > SealedBoxKeyPair.publicKeyBytes
-        else { throw DeviceError(.invalidArgument, "no device is waiting to join with code \(code) (mistyped, answered or withdrawn)") }
+        else { throw DeviceError(.invalidArgument, "no device is waiting to join with code \(code) (mistyped, answered, withdrawn, or past its expiry long enough to be emptied)") }
         // A joining device that stopped waiting (killed, say, so it could not withdraw) reads no
         // answer: refused before the approver's PIN is asked for.
         guard now <= expiry else {
