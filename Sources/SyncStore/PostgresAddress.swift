@@ -62,29 +62,91 @@ package struct PostgresAddress: Sendable, Equatable, CustomStringConvertible {
         return out.count > 200 ? String(out.prefix(200)) + "…" : out
     }
 
-    /// `message` (libpq's, which may echo a part of the address) with every secret the address
-    /// carries — the password after `user:`, every query parameter's value — replaced by `***`,
-    /// as given and percent-decoded.
+    /// `message` (libpq's, which may echo a part of the address) with every value of the address
+    /// that may be a secret — the password after `user:`, the value of every query parameter but
+    /// those that never hold one (``plainParameters``: a host, a port, a mode) — replaced by `***`
+    /// wherever it stands as a word of its own, as given and percent-decoded: a value is never
+    /// cut out of a longer word (a password `rt` leaves `port` alone).
     package func scrub(_ message: String) -> String {
-        var secrets = [String]()
-        var rest = conninfo
+        let parts = Self.parts(conninfo)
+        var secrets = parts.password.map { [$0] } ?? []
+        for parameter in parts.query where !Self.plainParameters.contains(Self.percentDecoded(parameter.key)) {
+            // A pair without '=' is echoed whole ("missing key/value separator"): all of it may be the secret.
+            secrets.append(parameter.value ?? parameter.key)
+        }
+        var out = Array(message)
+        let words = Set(secrets.flatMap { [$0, Self.percentDecoded($0)] }.filter { !$0.isEmpty })
+        for secret in words.sorted(by: { $0.count > $1.count }) {
+            out = Self.replacingWords(Array(secret), in: out)
+        }
+        let scrubbed = String(out)
+        return scrubbed.count > 500 ? String(scrubbed.prefix(500)) + "…" : scrubbed
+    }
+
+    /// Whether `text`, an address as given, carries a password: after `user:`, or as a
+    /// `password`, `sslpassword` or `dbname` (a connection string of its own) parameter that
+    /// holds one. Whatever libpq reads from the environment (`PGPASSWORD`, a password file) is
+    /// not part of it.
+    package static func carriesPassword(_ text: String) -> Bool {
+        let parts = parts(String(text.prefix { $0 != "#" }))
+        if let password = parts.password, !password.isEmpty { return true }
+        return parts.query.contains { parameter in
+            let key = percentDecoded(parameter.key), value = percentDecoded(parameter.value ?? "")
+            return ((key == "password" || key == "sslpassword") && !value.isEmpty) || (key == "dbname" && value.contains("password"))
+        }
+    }
+
+    /// The query parameters whose values are never secret (libpq's keywords for a host, a port,
+    /// a timeout, a mode): left as they are in what libpq says.
+    static let plainParameters: Set<String> = [
+        "host", "hostaddr", "port", "user", "connect_timeout", "client_encoding", "application_name", "fallback_application_name",
+        "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "sslmode", "sslnegotiation",
+        "sslcompression", "sslsni", "sslcertmode", "ssl_min_protocol_version", "ssl_max_protocol_version", "gssencmode", "gssdelegation",
+        "channel_binding", "require_auth", "target_session_attrs", "load_balance_hosts", "replication", "requiressl",
+    ]
+
+    /// The password after `user:` in `conninfo` (as given), and its query's parameters (key and
+    /// value as given; no value without '=').
+    private static func parts(_ conninfo: String) -> (password: String?, query: [(key: String, value: String?)]) {
+        var rest = Substring(conninfo), query = [(key: String, value: String?)]()
         if let question = rest.firstIndex(of: "?") {
             for pair in rest[rest.index(after: question)...].split(separator: "&") {
-                if let equals = pair.firstIndex(of: "=") { secrets.append(String(pair[pair.index(after: equals)...])) }
+                if let equals = pair.firstIndex(of: "=") {
+                    query.append((String(pair[..<equals]), String(pair[pair.index(after: equals)...])))
+                } else {
+                    query.append((String(pair), nil))
+                }
             }
-            rest = String(rest[..<question])
+            rest = rest[..<question]
         }
+        var password: String?
         if let scheme = rest.firstRange(of: "://") {
             let authority = rest[scheme.upperBound...].prefix { $0 != "/" }
             if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                secrets.append(String(authority[authority.index(after: colon)..<at]))
+                password = String(authority[authority.index(after: colon)..<at])
             }
         }
-        var out = message
-        for secret in secrets.flatMap({ [$0, Self.percentDecoded($0)] }) where !secret.isEmpty {
-            out = out.replacing(secret, with: "***")
+        return (password, query)
+    }
+
+    /// `text` with every occurrence of `word` that stands on its own replaced by `***`: an end of
+    /// `word` that is a letter, a digit or `_` must not touch another such character.
+    private static func replacingWords(_ word: [Character], in text: [Character]) -> [Character] {
+        func wordy(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
+        var out = [Character](), i = 0
+        out.reserveCapacity(text.count)
+        while i < text.count {
+            if i + word.count <= text.count, text[i..<(i + word.count)].elementsEqual(word),
+               !(wordy(word[0]) && i > 0 && wordy(text[i - 1])),
+               !(wordy(word[word.count - 1]) && i + word.count < text.count && wordy(text[i + word.count])) {
+                out += ["*", "*", "*"]
+                i += word.count
+            } else {
+                out.append(text[i])
+                i += 1
+            }
         }
-        return out.count > 500 ? String(out.prefix(500)) + "…" : out
+        return out
     }
 
     private static func percentDecoded(_ text: String) -> String {

@@ -83,7 +83,31 @@ func postgresStorePassesTheContract(_ check: AccountStoreContract.Check) throws 
     let b = try PostgresAddress("postgresql://me:s3cret%21@db/keys?pass%77ord=x%7A9&password=hunter2")
     #expect(b.scrub("bad token \"x%7A9\", \"xz9\", hunter2, s3cret!, s3cret%21") == "bad token \"***\", \"***\", ***, ***, ***")
     #expect(PostgresAddress.redacted("postgresql://db/" + String(repeating: "a", count: 5000)).count == 201)
+    #expect(try PostgresAddress("postgresql://db/keys?zz").scrub("missing key/value separator \"=\" in URI query parameter: \"zz\"")
+            == "missing key/value separator \"=\" in URI query parameter: \"***\"")
     expectKind(.invalid) { _ = try PostgresAddress("/var/lib/store") }
     expectKind(.invalid) { _ = try PostgresAddress("postgresql://db/keys#Not An Account") }
     expectKind(.invalid) { _ = try PostgresAddress("postgresql://db/keys\n#x") }
+}
+
+/// Scrubbing hides a value only where it stands as a word of its own, and leaves the values of
+/// parameters that are never secret (a port, a mode): libpq's words stay readable.
+@Test func aScrubbedMessageHidesEverySecretValueAndNoOtherWord() throws {
+    let address = try PostgresAddress("postgresql://me:rt@db:5432/keys?sslmode=require&password=ion&options=-c%20x&pass%77ord=abc&oops")
+    #expect(address.scrub("connection to server at \"db\", port 5432 failed: rt, ion, abc, -c x, oops; sslmode require; transport")
+            == "connection to server at \"db\", port 5432 failed: ***, ***, ***, ***, ***; sslmode require; transport")
+    #expect(address.scrub("«rt» „ion“ (abc) rt.") == "«***» „***“ (***) ***.")
+}
+
+/// A password written into an address, which a process's arguments show to every user of the
+/// machine, in any of the places libpq reads one from.
+@Test func anAddressSaysWhetherItCarriesAPassword() {
+    for address in ["postgresql://me:pw@db/keys#alice", "postgresql://me@db/keys?password=x", "postgres://db/keys?pass%77ord=x",
+                    "postgresql://db/keys?sslpassword=x", "postgresql://db/keys?dbname=host%3Ddb%20password%3Dx"] {
+        #expect(PostgresAddress.carriesPassword(address), "\(address)")
+    }
+    for address in ["postgresql://me@db:5432/keys?sslmode=require#alice", "postgresql://me:@db/keys", "postgresql://db/keys?password=",
+                    "postgresql://db/keys?passfile=/home/me/.pgpass"] {
+        #expect(!PostgresAddress.carriesPassword(address), "\(address)")
+    }
 }

@@ -8,9 +8,13 @@ import signal
 import subprocess
 import time
 
+import nacl.bindings
+import nacl.encoding
+import nacl.hash
+import nacl.pwhash
 import pytest
 
-from conftest import BIN, PIN, Authctl, b64url, own_environment
+from conftest import BIN, PIN, Authctl, b64url, own_environment, wait_until
 from postgres_support import Cluster
 from test_sync import LAPTOP_PIN, RP_ID, register, sign, sign_once_arrived
 
@@ -231,9 +235,14 @@ def test_what_a_hostile_user_tries_on_a_shared_store(cluster, tmp_path):
     assert again.code == 0, again.stderr
 
     for leaky in (f"postgresql://authctl:s3cretPW@127.0.0.1:1/x", "postgresql://authctl@127.0.0.1:1/x?pass%77ord=s3cretPW",
-                  "postgresql://authctl@127.0.0.1:1/x?password=a&password=s3cretPW", "postgresql://authctl@127.0.0.1/x?password=%zzs3cretPW"):
+                  "postgresql://authctl@127.0.0.1:1/x?password=a&password=s3cretPW", "postgresql://authctl@127.0.0.1/x?password=%zzs3cretPW",
+                  "postgresql://authctl@127.0.0.1:1/x?s3cretPW"):
         result = Authctl(tmp_path / "leak").run("init", "--store", leaky, "--kdf", "min", "--no-biometry")
         assert result.code != 0 and "s3cretPW" not in result.stderr + result.stdout, result.stderr
+    # A short password is hidden where it stands alone, never cut out of libpq's words.
+    result = Authctl(tmp_path / "leak").run("init", "--store", "postgresql://authctl:rt@127.0.0.1:1/x?password=ion", "--kdf", "min",
+                                            "--no-biometry")
+    assert result.code == 74 and 'connection to server at "127.0.0.1", port 1 failed' in result.stderr, result.stderr
 
     short = Authctl(tmp_path / "short").run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min",
                                             env={"AUTHCTL_PIN": "12"})
@@ -252,6 +261,44 @@ def test_a_join_interrupted_while_it_waits_withdraws_its_request(cluster, tmp_pa
     assert not (tmp_path / "laptop").exists()
     late = phone.run("device", "approve", code)
     assert late.code == 65 and "no device is waiting" in late.stderr, late.stderr
+
+
+def test_a_password_in_the_address_of_a_waiting_join_draws_a_warning_and_never_shows(cluster, tmp_path):
+    shared_account(cluster, tmp_path, "passworded")
+    address = cluster.address("passworded").replace("authctl@", "authctl:s3cretPW@")  # trust: libpq never sends it
+    proc, code = start_join(Authctl(tmp_path / "laptop"), address)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 10, err
+    assert "warning: the store's address holds a password" in err and "PGPASSWORD" in err and "s3cretPW" not in err, err
+
+
+def test_a_killed_joiners_request_expires_and_is_refused_without_spending_the_approvers_pin(cluster, tmp_path):
+    """SIGKILL leaves the request in the store (nothing withdraws it); once past the joining
+    device's wait, approving it is timedOut before any PIN is asked for or counted."""
+    phone, _ = shared_account(cluster, tmp_path, "killed")
+    proc, code = start_join(Authctl(tmp_path / "laptop"), cluster.address("killed"), "laptop", "--approval-timeout", "2s")
+    posted = time.time()
+    proc.kill()
+    proc.wait(timeout=60)
+    # What it left is what docs/sync.md says, read here with libsodium alone: the lookup and the
+    # code key from one Argon2id of the code, the request bound to its expiry.
+    seed = nacl.pwhash.argon2id.kdf(32, code.encode(), b"AUTHCTL-JOIN-KDF", opslimit=2, memlimit=64 * 1024 * 1024)
+    lookup = nacl.hash.blake2b(b"AUTHCTL-JOIN-LOOKUP", digest_size=16, key=seed, encoder=nacl.encoding.RawEncoder)
+    code_key = nacl.hash.blake2b(b"AUTHCTL-JOIN-CODE-KEY", digest_size=32, key=seed, encoder=nacl.encoding.RawEncoder)
+    rows = dict(line.split("|") for line in cluster.sql("SELECT key, encode(bytes, 'hex') FROM authctl_metadata "
+                                                        "WHERE account = 'killed' AND key LIKE 'join%'").split())
+    request = bytes.fromhex(rows.pop("join-" + lookup.hex()))
+    assert request[:4] == b"AJQ2" and abs(int.from_bytes(request[4:12], "big") / 1000 - (posted + 2)) < 60, request[:12]
+    body = nacl.bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(request[36:], b"AUTHCTL-JOIN-REQUEST" + request[4:12],
+                                                                     request[12:36], code_key)
+    assert body[32:] == b"laptop"
+    assert rows == {"joins": (b"AJL1" + lookup + request[4:12]).hex()}
+    wait_until(lambda: time.time() > posted + 2.5, "the request's expiry has passed")
+    late = phone.run("device", "approve", code, env={"AUTHCTL_PIN": "0000"})  # a wrong PIN: never asked for
+    assert late.code == 19 and "timedOut" in late.stderr and "expired" in late.stderr, late.stderr
+    assert phone.run("--json", "biometry", "status").json["failures"] == 0
+    assert not (tmp_path / "laptop").exists()
 
 
 def test_a_join_that_cannot_read_the_store_makes_no_vault_and_a_store_directory_must_be_a_new_one(cluster, tmp_path):

@@ -54,6 +54,19 @@ extension SealingKey {
         SealingKey(try Sodium.deriveKey(from: secret, salt: salt, opslimit: kdf.opslimit, memlimit: kdf.memlimit))
     }
 
+    /// A key of its own for `context` (1 to 64 bytes), from this one: BLAKE2b-256 of `context`
+    /// keyed by this key. Knowing one such key tells nothing of this key or of another context's.
+    package func subkey(_ context: String) -> SealingKey {
+        SealingKey(Sodium.keyedHash(Array(context.utf8.prefix(64)), key: bytes, length: Sodium.keyBytes))
+    }
+
+    /// A name for this key under `context` that may be shown (BLAKE2b of `context` keyed by this
+    /// key, `length` bytes): the name tells nothing of the key, and finding the key from it costs
+    /// what finding this key costs.
+    package func fingerprint(_ context: String, length: Int = 16) -> [UInt8] {
+        Sodium.keyedHash(Array(context.utf8.prefix(64)), key: bytes, length: length, allocation: .transient).withUnsafeBytes { Array($0) }
+    }
+
     /// The key's 32 bytes, for sealing it into something else (a join reply, a recovery envelope).
     package func withRawBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { bytes.withUnsafeBytes(body) }
 
@@ -62,14 +75,4 @@ extension SealingKey {
         guard raw.count == Sodium.keyBytes else { return nil }
         self.init(SecureBytes(copying: raw))
     }
-}
-
-/// BLAKE2b of `bytes` into `length` bytes (16 to 64), keyed by `context`: what a join code is
-/// looked up by without being stored.
-package func genericHash(_ bytes: [UInt8], context: String, length: Int = 16) -> [UInt8] {
-    Sodium.initialize()
-    var out = [UInt8](repeating: 0, count: length)
-    let key = Array(context.utf8.prefix(64))
-    _ = crypto_generichash(&out, length, bytes, UInt64(bytes.count), key, key.count)
-    return out
 }

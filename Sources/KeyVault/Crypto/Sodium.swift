@@ -101,6 +101,22 @@ enum Sodium {
         crypto_generichash(&out, 32, data, UInt64(data.count), nil, 0)
         return out
     }
+
+    /// BLAKE2b of `data` keyed by `key` (16 to 64 bytes), `length` bytes (16 to 64) into a secure
+    /// buffer: a key derived from another.
+    static func keyedHash(_ data: [UInt8], key: SecureBytes, length: Int, allocation: SecureBytes.Allocation = .guarded) -> SecureBytes {
+        initialize()
+        precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length)
+                     && (Int(crypto_generichash_KEYBYTES_MIN)...Int(crypto_generichash_KEYBYTES_MAX)).contains(key.count))
+        let out = SecureBytes(count: length, allocation: allocation)
+        out.withUnsafeMutableBytes { o in
+            key.withUnsafeBytes { k in
+                _ = crypto_generichash(o.baseAddress!.assumingMemoryBound(to: UInt8.self), length, data, UInt64(data.count),
+                                       k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
+            }
+        }
+        return out
+    }
 }
 
 /// Wipes a buffer the caller owns (libsodium's `sodium_memzero`, which the compiler cannot elide).

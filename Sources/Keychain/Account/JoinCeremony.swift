@@ -9,44 +9,62 @@ import VirtualAuthenticator
 /// from another machine"): it shows a one-time code, an enrolled device approves the code with
 /// its PIN, and the account's keys come back sealed for the joining device alone.
 ///
-/// In the store (metadata `join-<lookup>`, the lookup a hash of the code, never the code):
+/// In the store (metadata `join-<lookup>`, the lookup derived from the code, never the code):
 ///
-///     request  "AJQ1" ‖ XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REQUEST") of
+///     request  "AJQ2" ‖ expiry (8) ‖ XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REQUEST" ‖ expiry) of
 ///              public key (32) ‖ device name
-///     reply    "AJA1" ‖ crypto_box_seal(public key) of
+///     reply    "AJA2" ‖ expiry (8) ‖ crypto_box_seal(public key) of
 ///              XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REPLY" ‖ public key) of the keys (``JoinedKeys``)
-///     refusal  "AJX1" ‖ XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REFUSAL" ‖ public key) of a reason
-///     cleared  empty, once the joining device has read its answer
+///     refusal  "AJX2" ‖ expiry (8) ‖ XChaCha20-Poly1305(code key, AD "AUTHCTL-JOIN-REFUSAL" ‖ public key) of a reason
+///     cleared  empty: read by the joining device, withdrawn, or stale (``JoinCode/sweep(_:now:adding:)``)
 ///
-/// The code key is Argon2id of the code (60 random bits), so only someone who holds the code —
-/// the person who read it off the joining device — can make a request the approver opens or an
-/// answer the joining device opens: whoever holds the store can neither read the keys (sealed to
-/// the joining device's key pair, kept in its memory) nor put in a key pair or an account of its
-/// own. The recovery secret is the other way in (``RecoveryEnvelope``).
+/// The expiry is when the joining device stops waiting (milliseconds since the Unix epoch,
+/// big-endian, by its clock): an approval after it is refused before the PIN is asked for, and
+/// whatever is left under the lookup is emptied a minute after it.
+///
+/// The lookup and the code key both come from Argon2id of the code (60 random bits;
+/// ``JoinCode/keys(_:)``), so only someone who holds the code — the person who read it off the
+/// joining device — can make a request the approver opens or an answer the joining device opens,
+/// and whoever holds the store pays an Argon2id for every guess at the code: it can neither read
+/// the keys (sealed to the joining device's key pair, kept in its memory) nor put in a key pair
+/// or an account of its own. The recovery secret is the other way in (``RecoveryEnvelope``).
 public final class JoinRequest {
     /// What the person reads off this device and types into the approving one: 12 characters of
     /// Crockford's base32 in groups of four.
     public let code: String
     public let deviceName: String
+    /// When this device stops waiting for an approval (milliseconds since the Unix epoch).
+    public let expiry: UInt64
     let store: any AccountStore
     let storePath: String
     let keyPair: SealedBoxKeyPair
     let codeKey: SealingKey
     let lookup: String
+    let clock: WallClock
     private var version: UInt64 = 0
 
-    /// Posts a request to join the account at `storePath` as device `deviceName`. The account
-    /// must exist in the store.
-    public init(storePath: String, deviceName: String, random: RandomSource = .live) throws(DeviceError) {
+    /// Posts a request to join the account at `storePath` as device `deviceName`, waiting for an
+    /// approval for up to `timeout` from now (the request's expiry). The account must exist in
+    /// the store. Stale join entries in the store are emptied on the way.
+    public init(storePath: String, deviceName: String, timeout: Duration, clock: WallClock = .live,
+                random: RandomSource = .live) throws(DeviceError) {
         try Account.checkDeviceName(deviceName)
         self.storePath = storePath
         self.deviceName = deviceName
+        self.clock = clock
         store = try Self.openStore(storePath)
         code = JoinCode.make(random)
         keyPair = SealedBoxKeyPair()
-        (lookup, codeKey) = try JoinCode.keys(code)
+        let (lookupBytes, key) = try JoinCode.keys(code)
+        (lookup, codeKey) = (JoinCode.lookupKey(lookupBytes), key)
+        let now = clock.milliseconds()
+        let wait = UInt64(min(max(0, timeout.components.seconds), Int64(WallClock.latest / 1000))) * 1000
+            + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000_000))
+        expiry = min(WallClock.latest, now + wait)
+        let stamp = BigEndianBytes.of(expiry)
         let body = keyPair.publicKey + Array(deviceName.utf8)
-        let request = JoinCode.requestMagic + codeKey.seal(body, associatedData: JoinCode.requestAD)
+        let request = JoinCode.framed(JoinCode.requestMagic, expiry: expiry, codeKey.seal(body, associatedData: JoinCode.requestAD + stamp))
+        JoinCode.sweep(store, now: now, adding: (lookupBytes, expiry))
         do { version = try store.setMetadata(lookup, request, expecting: 0) } catch { throw DeviceError(error) }
     }
 
@@ -59,14 +77,12 @@ public final class JoinRequest {
         } catch { throw DeviceError(error) }
     }
 
-    /// Waits up to `timeout` for an enrolled device's answer: the account's keys when it approved
-    /// (the request is then cleared from the store); `refused` with the approver's reason; a
-    /// `timedOut` error when no answer came. `stop` is asked about once a second at most: when it
-    /// says so, the request is withdrawn and the wait ends as `canceled` (a person's Ctrl-C).
-    public func waitForApproval(timeout: Duration, clock: WallClock = .live,
-                                stop: () -> Bool = { false }) throws(DeviceError) -> JoinedKeys {
-        let deadline = clock.milliseconds() + UInt64(max(0, timeout.components.seconds)) * 1000
-            + UInt64(max(0, timeout.components.attoseconds / 1_000_000_000_000_000))
+    /// Waits until the request's expiry for an enrolled device's answer: the account's keys when
+    /// it approved (the request is then cleared from the store); `canceled` with the approver's
+    /// reason when it refused; a `timedOut` error when no answer came. `stop` is asked about once a second at most:
+    /// when it says so, the request is withdrawn and the wait ends as `canceled` (a person's Ctrl-C).
+    public func waitForApproval(stop: () -> Bool = { false }) throws(DeviceError) -> JoinedKeys {
+        let deadline = expiry
         while true {
             let entry: StoreMetadata?
             do { entry = try store.metadata([lookup])[lookup] } catch {
@@ -75,7 +91,10 @@ public final class JoinRequest {
                 pause(.milliseconds(500))
                 continue
             }
-            guard let entry else { throw DeviceError(.storage, "the join request left the store before it was answered") }
+            guard let entry, entry.version == version || !entry.bytes.isEmpty else {
+                // Only the store (or a device whose clock runs minutes ahead, taking it for stale) does this.
+                throw DeviceError(.storage, "join request \(code) left the store before it was answered")
+            }
             if entry.version > version {
                 let answer = try read(entry.bytes)
                 do { try store.setMetadata(lookup, [], expecting: entry.version) } catch {}  // cleared: best effort
@@ -109,17 +128,21 @@ public final class JoinRequest {
         _ = nanosleep(&time, nil)
     }
 
-    private func read(_ bytes: [UInt8]) throws(DeviceError) -> JoinedKeys {
+    /// The answer in the store: the keys, or the approver's refusal (`canceled`). One that does not
+    /// open under the code — a refusal included — was not made by a device that read the code:
+    /// the store's doing (`ioError`), and nothing the person here could have answered otherwise.
+    func read(_ bytes: [UInt8]) throws(DeviceError) -> JoinedKeys {
         let ad = keyPair.publicKey
-        if bytes.starts(with: JoinCode.refusalMagic) {
-            let reason = codeKey.open(Array(bytes.dropFirst(4)), associatedData: JoinCode.refusalAD + ad)
-                .map { String(decoding: $0, as: UTF8.self) } ?? "(a refusal that does not open under the code)"
-            throw DeviceError(.authenticator(.canceled), "the join was refused: \(reason)")
+        let notOpening = DeviceError(.storage, "the answer to join request \(code) in the store does not open: it was not made with this code, or was altered")
+        guard let (magic, _, rest) = JoinCode.framing(bytes) else { throw notOpening }
+        if magic == JoinCode.refusalMagic {
+            guard let reason = codeKey.open(rest, associatedData: JoinCode.refusalAD + ad) else { throw notOpening }
+            throw DeviceError(.authenticator(.canceled), "the join was refused: \(String(decoding: reason, as: UTF8.self))")
         }
-        guard bytes.starts(with: JoinCode.replyMagic), let boxed = keyPair.open(Array(bytes.dropFirst(4))),
+        guard magic == JoinCode.replyMagic, let boxed = keyPair.open(rest),
               let inner = boxed.withUnsafeBytes({ codeKey.openSecret(Array($0), associatedData: JoinCode.replyAD + ad) }),
               let keys = JoinedKeys(inner)
-        else { throw DeviceError(.storage, "the answer to join request \(code) in the store does not open: it was not made with this code, or was altered") }
+        else { throw notOpening }
         return keys
     }
 }
@@ -162,54 +185,13 @@ public struct JoinedKeys {
     }
 }
 
-/// The join code: how it is made, read back, and turned into the store's lookup and the code key.
-enum JoinCode {
-    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")  // Crockford's base32
-    static let requestMagic = Array("AJQ1".utf8), replyMagic = Array("AJA1".utf8), refusalMagic = Array("AJX1".utf8)
-    static let requestAD = Array("AUTHCTL-JOIN-REQUEST".utf8), replyAD = Array("AUTHCTL-JOIN-REPLY".utf8)
-    static let refusalAD = Array("AUTHCTL-JOIN-REFUSAL".utf8)
-
-    static func make(_ random: RandomSource) -> String {
-        let bytes = random.bytes(12)
-        let chars = bytes.map { alphabet[Int($0 & 31)] }
-        return stride(from: 0, to: 12, by: 4).map { String(chars[$0..<$0 + 4]) }.joined(separator: "-")
-    }
-
-    /// `text` as a code: case, dashes and spaces ignored, O read as 0 and I, L as 1.
-    static func normalized(_ text: String) throws(DeviceError) -> String {
-        var chars = [Character]()
-        for c in text.uppercased() where c != "-" && c != " " {
-            let read: Character = c == "O" ? "0" : (c == "I" || c == "L") ? "1" : c
-            guard alphabet.contains(read) else { throw DeviceError(.invalidArgument, "'\(EchoedInput.text(text))' is not a join code") }
-            chars.append(read)
-        }
-        guard chars.count == 12 else { throw DeviceError(.invalidArgument, "a join code has 12 characters (XXXX-XXXX-XXXX)") }
-        return stride(from: 0, to: 12, by: 4).map { String(chars[$0..<$0 + 4]) }.joined(separator: "-")
-    }
-
-    /// The metadata key the request is under, and the key that seals both ways.
-    static func keys(_ code: String) throws(DeviceError) -> (String, SealingKey) {
-        let bytes = Array(code.utf8)
-        let lookup = "join-" + genericHash(bytes, context: "AUTHCTL-JOIN-LOOKUP").map { String($0, radix: 16).leftPadded(2) }.joined()
-        var secret = bytes
-        do {
-            let key = try SealingKey.derived(from: SecureBytes(consuming: &secret), salt: genericHash(bytes, context: "AUTHCTL-JOIN-SALT"),
-                                             kdf: .interactive)
-            return (lookup, key)
-        } catch { throw DeviceError(error) }
-    }
-}
-
-private extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
-}
-
 extension Account {
     /// Approves the join request of `code` (shown by a device on another machine): the user is
     /// verified on an enrolled device of this vault (`approvedBy`, default the first enrolled) and
     /// the account's keys go to the joining device, sealed for it. Returns the joining device's
-    /// name. A code no request has is `invalidArgument`; a name a device of the account has is
-    /// refused (and the joining device told so).
+    /// name. A code no request has is `invalidArgument`; a request past its expiry is `timedOut`,
+    /// before the user is asked; a name a device of the account has is refused (and the joining
+    /// device told so).
     public func approveJoin(code text: String, approvedBy approverName: String? = nil,
                             approver: UserPolicy = UserPolicy()) throws(DeviceError) -> String {
         let code = try JoinCode.normalized(text)
@@ -218,13 +200,22 @@ extension Account {
         guard let state = storeState else {
             throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used")
         }
-        let (lookup, codeKey) = try JoinCode.keys(code)
+        let (lookupBytes, codeKey) = try JoinCode.keys(code)
+        let lookup = JoinCode.lookupKey(lookupBytes)
         let entry: StoreMetadata?
         do { entry = try state.store.metadata([lookup])[lookup] } catch { throw DeviceError(error) }
-        guard let entry, entry.bytes.starts(with: JoinCode.requestMagic),
-              let body = codeKey.open(Array(entry.bytes.dropFirst(4)), associatedData: JoinCode.requestAD),
+        // Whatever this approval comes to, the join entries gone stale are emptied after it.
+        defer { JoinCode.sweep(state.store, now: now) }
+        guard let entry, let (magic, expiry, sealed) = JoinCode.framing(entry.bytes), magic == JoinCode.requestMagic,
+              let body = codeKey.open(sealed, associatedData: JoinCode.requestAD + BigEndianBytes.of(expiry)),
               body.count > SealedBoxKeyPair.publicKeyBytes
-        else { throw DeviceError(.invalidArgument, "no device is waiting to join with code \(code) (mistyped, answered or withdrawn)") }
+        else { throw DeviceError(.invalidArgument, "no device is waiting to join with code \(code) (mistyped, answered, withdrawn, or past its expiry long enough to be emptied)") }
+        // A joining device that stopped waiting (killed, say, so it could not withdraw) reads no
+        // answer: refused before the approver's PIN is asked for.
+        guard now <= expiry else {
+            throw DeviceError(.authenticator(.timedOut), "join request \(code) expired \((now - expiry) / 1000) s ago: the joining device "
+                              + "no longer waits for an answer; join again (init --join) for a new code")
+        }
         let publicKey = Array(body.prefix(SealedBoxKeyPair.publicKeyBytes))
         let name = String(decoding: body.dropFirst(SealedBoxKeyPair.publicKeyBytes), as: UTF8.self)
         func answer(_ bytes: [UInt8]) throws(DeviceError) {
@@ -237,7 +228,8 @@ extension Account {
             try Self.checkDeviceName(name)
             try requireFreeName(name)
         } catch {
-            try answer(JoinCode.refusalMagic + codeKey.seal(Array(error.message.utf8), associatedData: JoinCode.refusalAD + publicKey))
+            try answer(JoinCode.framed(JoinCode.refusalMagic, expiry: expiry,
+                                       codeKey.seal(Array(error.message.utf8), associatedData: JoinCode.refusalAD + publicKey)))
             throw error
         }
         let biometryKey = try approvingBiometryKey(for: name, approvedBy: approverName, approver: approver)
@@ -247,12 +239,11 @@ extension Account {
             try publishSettings { $0 = mine }
         } catch { throw DeviceError(error) }
         let keys = JoinedKeys(accountKey: settings.accountKey, accountId: settings.accountId, biometryKey: biometryKey)
-        let inner = keys.sealed.withUnsafeBytes { _ in codeKey.sealSecret(keys.sealed, associatedData: JoinCode.replyAD + publicKey) }
-        var innerCopy = inner
+        var innerCopy = codeKey.sealSecret(keys.sealed, associatedData: JoinCode.replyAD + publicKey)
         guard let boxed = SealedBoxKeyPair.seal(SecureBytes(consuming: &innerCopy), to: publicKey) else {
             throw DeviceError(.invalidArgument, "join request \(code) carries no usable key")
         }
-        try answer(JoinCode.replyMagic + boxed)
+        try answer(JoinCode.framed(JoinCode.replyMagic, expiry: expiry, boxed))
         return name
     }
 

@@ -12,7 +12,8 @@ enum DeviceApproveCommand {
         device of this vault (--approve-with, default the first enrolled; its PIN from --pin-file or
         $AUTHCTL_PIN) and sends the account's keys to the joining device through the store, sealed
         for that device alone. A name a device of the account already has is refused, and the
-        joining device is told so.
+        joining device is told so. A request whose joining device no longer waits (past its
+        --approval-timeout) is refused as timedOut before any PIN is asked for.
         """,
         options: [DeviceAddCommand.approveWith],
         arguments: [code],

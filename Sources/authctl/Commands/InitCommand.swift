@@ -14,7 +14,7 @@ enum InitCommand {
         "--store", "STORE",
         "make the account on this store, shared from the start: a postgresql:// address (#NAME picks one of the database's accounts) or a directory from the root ($AUTHCTL_STORE)")
     static let join = OptionSpec.value(
-        "--join", "STORE", "join the account on this store as a new device: approved on an enrolled device (device approve CODE), or with --recovery")
+        "--join", "STORE", "join the account on this store as a new device: approved on an enrolled device (device approve CODE), or with --recovery; give the server's password in $PGPASSWORD or ~/.pgpass, not in STORE (other users see it while this waits)")
     static let recovery = OptionSpec.flag(
         "--recovery", "with --join: join with the account's recovery secret (--recovery-file, $AUTHCTL_RECOVERY_SECRET or a prompt) instead of an approval")
     static let recoveryFile = OptionSpec.value(
@@ -112,15 +112,22 @@ enum InitCommand {
                 timeout = .milliseconds(Int64(range.lower))
             }
             try Output.requireStdout()
+            // The address stays in this process's arguments, which every user of the machine can
+            // read, for as long as it waits.
+            if PostgresAddress.names(address), PostgresAddress.carriesPassword(address) {
+                Output.diagnostic("authctl: warning: the store's address holds a password, which other users of this machine can read "
+                                  + "in the process list while init --join waits: give it in $PGPASSWORD or a password file "
+                                  + "(~/.pgpass, $PGPASSFILE) instead")
+            }
             // Ctrl-C, SIGTERM or a hang-up while it waits: the request is withdrawn (the wait
             // notices within a second) and the command ends as canceled.
             Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the join request was withdrawn") {}
             defer { Interruption.parkIfUnderway() }
             do {
-                let request = try JoinRequest(storePath: address, deviceName: name)
+                let request = try JoinRequest(storePath: address, deviceName: name, timeout: timeout)
                 try Output.text(request.code)
                 Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
-                keys = try request.waitForApproval(timeout: timeout, stop: { Interruption.isUnderway })
+                keys = try request.waitForApproval(stop: { Interruption.isUnderway })
             } catch let error as DeviceError { throw CLIError(error) } catch let error as CLIError { throw error } catch {
                 throw CLIError(.unknown, "\(error)")
             }
