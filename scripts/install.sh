@@ -6,18 +6,22 @@
 #
 # usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]
 #   --prefix DIR   where to install (absolute; default /usr/local as root, else ~/.local)
-#   --binary PATH  install this authctl rather than building one (scripts/build-release.sh)
+#   --binary PATH  install this authctl rather than building one (scripts/build-release.sh): an
+#                  ELF binary that loads only libraries of the system's own directories (the
+#                  Swift runtime linked in, not loaded from a toolchain)
 #   --force        replace files that are in the way though no install of authctl made them
 #   --uninstall    remove what the manifest under PREFIX lists (a file changed since is kept)
 # DESTDIR=DIR stages the install under DIR (DIR/PREFIX/...) for packaging; paths inside the
 # manifest are relative to PREFIX either way.
 # Exit status: 0 done, 1 failed (nothing installed, or what this run installed taken back),
-# 64 bad arguments.
+# 64 bad arguments, 65 the binary would not run on a machine without the toolchain it was built
+# with (nothing installed).
 set -euo pipefail
 umask 022
 
 say() { printf 'install: %s\n' "$*" >&2; }
 fail() { say "error: $*"; reported=1; exit 1; }
+refuse_binary() { say "error: $*"; reported=1; exit 65; }
 usage_error() { say "error: $*"; reported=1; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]"; exit 64; }
 
 prefix="" binary="" uninstall="" force=""
@@ -153,6 +157,53 @@ if [ -z "$binary" ]; then
 fi
 [ -f "$binary" ] && [ -x "$binary" ] || fail "--binary $binary is not an executable file"
 
+# Whether every library the binary $1 loads comes from this system's own library directories (the
+# ld.so cache, the loader's default directories), as on a machine without the Swift toolchain it
+# was built with. `swift build` without --static-swift-stdlib links the toolchain's shared Swift
+# runtime and Foundation (NEEDED libswiftCore.so, found through a run path into the toolchain):
+# such a binary runs here and exits 127 wherever the toolchain is not. Refused with exit 65.
+check_loads() {
+  local file="$1" listing line name path real toolchain=() others=() system
+  [ "$(head -c 4 -- "$file")" = $'\177ELF' ] ||
+    refuse_binary "--binary $binary is not an ELF executable (a script, or a wrapper?): pass the authctl binary itself; nothing installed"
+  # ldd resolves as the loader does; with no LD_LIBRARY_PATH, all it finds beyond the system's
+  # directories it found through the binary's own run path.
+  if ! listing=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd -- "$file" 2>&1); then
+    case "$listing" in *"not a dynamic executable"*) return 0 ;; esac  # statically linked: loads nothing
+    refuse_binary "--binary $binary cannot be read by the dynamic loader: ${listing##*: }; nothing installed"
+  fi
+  system=$({ "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null || true; } | sed -n 's/.* => //p' |
+    xargs -r -d '\n' realpath -q -e -- 2>/dev/null || true)
+  while IFS= read -r line; do
+    case "$line" in
+      *" => not found"*) name=${line%% =>*}; path="" ;;
+      *" => "*) name=${line%% =>*}; path=${line#* => }; path=${path% (0x*} ;;
+      *) continue ;;  # the vDSO, the loader itself
+    esac
+    name=${name//[[:space:]]/}
+    if [ -n "$path" ]; then
+      real=$(realpath -e -- "$path" 2>/dev/null) || real="$path"
+      has_line "$system" "$real" && continue
+      [[ "$(dirname -- "$real")" =~ ^/(usr/)?lib(32|64|x32)?(/[a-z0-9_]+-linux-[a-z0-9_]+)?$ ]] && continue
+    fi
+    case "$name" in
+      libswift*|libFoundation*|lib_FoundationICU*|libdispatch.so*|libBlocksRuntime.so*)
+        # libswiftCore.so named first: it is the runtime itself.
+        if [ "$name" = libswiftCore.so ]; then toolchain=("$name${path:+ from $(dirname -- "$path")}" "${toolchain[@]}")
+        else toolchain+=("$name${path:+ from $(dirname -- "$path")}"); fi ;;
+      *) others+=("$name (${path:+from $(dirname -- "$path")}${path:-not found})") ;;
+    esac
+  done <<< "$listing"
+  if ((${#toolchain[@]})); then
+    local more=""
+    ((${#toolchain[@]} > 1)) && more=" and $((${#toolchain[@]} - 1)) more"
+    refuse_binary "--binary $binary loads the Swift runtime as shared libraries of the toolchain it was built with (${toolchain[0]}$more): where that toolchain is not, it exits 127. Build it with scripts/build-release.sh, which links the runtime in (swift build -c release --static-swift-stdlib); nothing installed"
+  fi
+  if ((${#others[@]})); then
+    refuse_binary "--binary $binary loads libraries that are not in this system's library directories: ${others[*]}; nothing installed"
+  fi
+}
+
 # Everything is made in a staging directory first: a binary that does not run here, or a page
 # that cannot be made, stops the install before anything under PREFIX changes.
 stage=$(mktemp -d "${TMPDIR:-/tmp}/authctl-install.XXXXXX" 2>/dev/null) ||
@@ -174,7 +225,12 @@ finish() {
 }
 trap finish EXIT
 install -m 755 -- "$binary" "$stage/authctl"
-version=$("$stage/authctl" --version 2>&1) || fail "$binary does not run here: $version"
+check_loads "$stage/authctl"
+version=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD "$stage/authctl" --version 2>&1) || fail "$binary does not run here: $version"
+case "$version" in
+  "authctl "[0-9]*) ;;
+  *) refuse_binary "--binary $binary is not authctl: its --version says '${version:0:80}'; nothing installed" ;;
+esac
 files=(bin/authctl)
 mkdir -p "$stage/tree/bin" "$stage/tree/share/man/man1" "$stage/tree/share/bash-completion/completions" \
   "$stage/tree/share/zsh/site-functions"

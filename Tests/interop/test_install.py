@@ -1,10 +1,11 @@
 """scripts/install.sh and scripts/package-deb.sh, driven as a user and a packager would: the
 release binary installed into a prefix of the test's own, found by man and by bash's and zsh's
-completion in new shells, removed again to the last byte; and the .deb, checked by dpkg-deb,
-apt and lintian.
+completion in new shells, removed again to the last byte; the .deb, checked by dpkg-deb, apt and
+lintian; and both run where the Swift toolchain is not.
 
 The release binary is $AUTHCTL_RELEASE_BIN (scripts/test.sh builds it once), else built here
-with scripts/build-release.sh."""
+with scripts/build-release.sh. The debug binary ($AUTHCTL_BIN) stands for one linked against the
+toolchain's shared Swift runtime, as `swift build` links it."""
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, own_environment
+from conftest import BIN, PASSPHRASE, PIN, ROOT, own_environment
 
 INSTALL = str(ROOT / "scripts" / "install.sh")
 PACKAGE = str(ROOT / "scripts" / "package-deb.sh")
@@ -453,13 +454,18 @@ def test_the_debs_depends_come_from_what_the_binary_loads(deb, release_bin):
     names = [re.match(r"\s*([a-z0-9.+-]+)", part).group(1) for part in depends.split(",")]
     for pattern in [r"libcbor\d", r"libsodium\d+", r"libpsl\d+", r"libidn2-\d+", r"libcurl4", r"libssl3|libssl\d", r"libc6"]:
         assert any(re.fullmatch(pattern + r".*", name) for name in names), (pattern, depends)
-    # Each library the binary links, found here by the dynamic loader, belongs to a named package.
+    # Each library the binary links (every NEEDED entry), found here by the dynamic loader,
+    # belongs to a named package.
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]",
+                        subprocess.run(["readelf", "-d", "-W", release_bin], capture_output=True, text=True).stdout)
+    assert {"libcbor.so.0.8", "libsodium.so.23", "libpsl.so.5", "libidn2.so.0"} <= set(needed), needed
     ldd = subprocess.run(["ldd", release_bin], capture_output=True, text=True).stdout
-    for soname in ("libcbor", "libsodium", "libpsl", "libidn2"):
-        path = re.search(rf"{soname}\S* => (\S+)", ldd).group(1)
-        real = os.path.realpath(path)
-        owner = subprocess.run(["dpkg-query", "-S", real], capture_output=True, text=True).stdout.split(":")[0]
-        assert owner in names, (soname, owner, depends)
+    for soname in needed:
+        path = re.search(rf"^\s*(?:{re.escape(soname)} => )?(\S*{re.escape(soname)}) ", ldd, re.M).group(1)
+        # (Under merged /usr, dpkg knows a library by one of its two paths.)
+        owners = [subprocess.run(["dpkg-query", "-S", candidate], capture_output=True, text=True).stdout.split(":")[0]
+                  for candidate in (path, os.path.realpath(path))]
+        assert any(owner in names for owner in owners), (soname, owners, depends)
     curl = re.search(r"libcurl4 \(>= ([^)]+)\)", depends)
     assert curl, depends
     # libmicrohttpd, which `authctl serve` loads with dlopen, at the version of the symbols it resolves.
@@ -500,3 +506,125 @@ def test_the_extracted_deb_runs_and_documents_itself(deb, release_bin, tmp_path)
     page = tmp_path / "usr" / "share" / "man" / "man1" / "authctl-sign.1.gz"
     shown = subprocess.run(["man", "--warnings", "-l", str(page)], capture_output=True, text=True, timeout=60)
     assert shown.stderr == "" and "authctl-sign - sign in" in shown.stdout
+
+
+# --- where the Swift toolchain is not -------------------------------------------------------
+
+def toolchain_library_dir(binary: str) -> str | None:
+    """The directory `binary` loads libswiftCore.so from, if it loads it (the toolchain's)."""
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    found = re.search(r"libswiftCore\.so => (\S+)", ldd)
+    return os.path.dirname(found.group(1)) if found else None
+
+
+@pytest.fixture(scope="session")
+def toolchain() -> str:
+    """The Swift toolchain's directory (/opt/swift for /opt/swift/usr/bin/swift), which the tests
+    below hide under an empty tmpfs in a mount namespace of their own."""
+    swift = shutil.which("swift")
+    if swift is None:
+        pytest.skip("no Swift toolchain on PATH")
+    usr = pathlib.Path(swift).resolve().parents[1]
+    top = usr.parent if usr.name == "usr" else usr
+    if str(top) in ("/", "/usr"):
+        pytest.skip(f"the toolchain is installed in {top}, which cannot be hidden")
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no mount namespace here (unshare --mount needs CAP_SYS_ADMIN)")
+    return str(top)
+
+
+def without_toolchain(toolchain: str, command: list, **kw) -> subprocess.CompletedProcess:
+    """`command` run where the toolchain's directory is an empty tmpfs, as on a machine without it."""
+    hide = 'mount -t tmpfs authctl-no-toolchain "$0" && exec "$@"'
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, toolchain, *command],
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def passkey_round_trip(binary: pathlib.Path, toolchain: str, scratch: pathlib.Path):
+    """--version, a vault made, a passkey registered and used to sign in, each command run with the
+    toolchain hidden, and judged by py_webauthn."""
+    from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
+                          verify_authentication_response, verify_registration_response)
+    from webauthn.helpers.structs import PublicKeyCredentialDescriptor
+    env = own_environment(scratch)
+    env.update(AUTHCTL_VAULT=str(scratch / "vault"), AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN=PIN)
+    env.pop("LD_LIBRARY_PATH", None)
+    version = without_toolchain(toolchain, [binary, "--version"], env=env)
+    assert version.returncode == 0 and version.stdout.startswith("authctl "), (version.returncode, version.stderr)
+    made = without_toolchain(toolchain, [binary, "init", "--kdf", "min"], env=env)
+    assert made.returncode == 0, made.stderr
+    options = generate_registration_options(rp_id="example.com", rp_name="Example", user_name="alice", user_id=b"alice")
+    registered = without_toolchain(toolchain, [binary, "register", "--origin", "https://example.com", "--options", "-"],
+                                   env=env, input=options_to_json(options))
+    assert registered.returncode == 0, registered.stderr
+    verified = verify_registration_response(credential=json.loads(registered.stdout), expected_challenge=options.challenge,
+                                            expected_rp_id="example.com", expected_origin="https://example.com")
+    request = generate_authentication_options(rp_id="example.com",
+                                              allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
+    signed = without_toolchain(toolchain, [binary, "sign", "--origin", "https://example.com", "--options", "-"],
+                               env=env, input=options_to_json(request))
+    assert signed.returncode == 0, signed.stderr
+    verify_authentication_response(credential=json.loads(signed.stdout), expected_challenge=request.challenge,
+                                   expected_rp_id="example.com", expected_origin="https://example.com",
+                                   credential_public_key=verified.credential_public_key, credential_current_sign_count=0)
+
+
+def test_what_install_sh_installs_runs_without_the_swift_toolchain(installed, toolchain, tmp_path):
+    prefix, _, _ = installed
+    # The toolchain is hidden indeed: the debug binary, which loads the runtime from it, cannot start.
+    if toolchain_library_dir(BIN):
+        assert without_toolchain(toolchain, [BIN, "--version"]).returncode == 127
+    passkey_round_trip(prefix / "bin" / "authctl", toolchain, tmp_path)
+
+
+@pytestdeb
+def test_what_the_deb_holds_runs_without_the_swift_toolchain(deb, toolchain, tmp_path):
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path / "root")], check=True)
+    binary = tmp_path / "root" / "usr" / "bin" / "authctl"
+    needed = subprocess.run(["readelf", "-d", "-W", str(binary)], capture_output=True, text=True).stdout
+    assert "libswift" not in needed and "RUNPATH" not in needed and "RPATH" not in needed, needed
+    passkey_round_trip(binary, toolchain, tmp_path / "run")
+
+
+@pytest.mark.parametrize("tool", ["install", "package"])
+def test_a_binary_that_loads_the_swift_runtime_from_the_toolchain_is_refused(tool, tmp_path):
+    """`swift build` links the toolchain's shared Swift runtime (a run path into the toolchain):
+    such a binary runs here and exits 127 anywhere else, so neither script ships it."""
+    where = toolchain_library_dir(BIN)
+    if where is None:
+        pytest.skip(f"{BIN} links the Swift runtime in")
+    env = user_env(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    before = listing(tmp_path)
+    if tool == "install":
+        result = install(BIN, "--prefix", str(tmp_path / "p"), env=env)
+    else:
+        if shutil.which("dpkg-deb") is None:
+            pytest.skip("dpkg-dev is not installed")
+        result = subprocess.run([PACKAGE, "--binary", BIN, "--output", str(out)], capture_output=True, text=True,
+                                env=env, timeout=600)
+    assert result.returncode == 65, result.stderr
+    assert f"loads the Swift runtime as shared libraries of the toolchain it was built with (libswiftCore.so from {where}" in result.stderr
+    assert "scripts/build-release.sh" in result.stderr and "--static-swift-stdlib" in result.stderr
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("what", ["script", "another program"])
+def test_a_binary_that_is_not_authctl_is_refused(release_bin, what, tmp_path):
+    """A wrapper script that runs authctl from where it is (installed, it would run nothing once
+    that is gone), or a program that is not authctl at all."""
+    env = user_env(tmp_path)
+    if what == "script":
+        binary = tmp_path / "authctl"
+        binary.write_text(f'#!/bin/sh\nexec "{release_bin}" "$@"\n')
+        binary.chmod(0o755)
+        expected = "is not an ELF executable"
+    else:
+        binary = pathlib.Path(shutil.which("true"))
+        expected = "is not authctl: its --version says 'true (GNU coreutils)"
+    before = listing(tmp_path)
+    result = install(str(binary), "--prefix", str(tmp_path / "p"), env=env)
+    assert result.returncode == 65 and expected in result.stderr and "nothing installed" in result.stderr, result.stderr
+    assert listing(tmp_path) == before
