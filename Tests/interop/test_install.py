@@ -1,7 +1,7 @@
 """scripts/install.sh and scripts/package-deb.sh, driven as a user and a packager would: the
 release binary installed into a prefix of the test's own, found by man and by bash's and zsh's
 completion in new shells, removed again to the last byte; the .deb, checked by dpkg-deb, apt and
-lintian; and both run where the Swift toolchain is not.
+lintian; both run where the Swift toolchain is not; and links planted in the prefix.
 
 The release binary is $AUTHCTL_RELEASE_BIN (scripts/test.sh builds it once), else built here
 with scripts/build-release.sh. The debug binary ($AUTHCTL_BIN) stands for one linked against the
@@ -408,6 +408,120 @@ def test_a_prefix_the_user_cannot_write_is_refused_before_anything_is_done(relea
         if locked.exists():
             locked.chmod(0o755)
         shutil.rmtree(base)
+
+
+# --- links planted in the prefix -------------------------------------------------------------
+
+FILES = ["bin/authctl", "share/man/man1/authctl-sign.1", "share/bash-completion/completions/authctl",
+         "share/zsh/site-functions/_authctl", "share/authctl/manifest"]
+
+
+def plant(path: pathlib.Path, kind: str, elsewhere: pathlib.Path) -> pathlib.Path:
+    """A symbolic link at `path`: to a directory elsewhere, to a file elsewhere, or to nothing."""
+    target = elsewhere / path.name
+    if kind == "directory":
+        target.mkdir(parents=True)
+    elif kind == "file":
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("not authctl's\n")
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+    return target
+
+
+@pytest.mark.parametrize("kind", ["directory", "file", "dangling"])
+def test_a_link_where_a_file_goes_is_in_the_way_and_never_written_through(release_bin, tmp_path, kind):
+    """Over an earlier install, a link in place of the binary, a page and each completion, then of
+    the manifest: the install refuses; --force replaces each link itself, never what it leads to,
+    and records every file with its checksum; --uninstall then takes exactly those files away."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    for n, rel in enumerate(FILES):
+        if rel != "share/authctl/manifest":
+            plant(prefix / rel, kind, tmp_path / "elsewhere" / str(n))
+    for step in ("files", "manifest"):
+        if step == "manifest":
+            plant(prefix / "share" / "authctl" / "manifest", kind, tmp_path / "elsewhere" / "manifest")
+        before, elsewhere = listing(prefix), listing(tmp_path / "elsewhere")
+        refused = install(release_bin, "--prefix", str(prefix), env=env)
+        assert refused.returncode == 1 and "nothing installed" in refused.stderr, refused.stderr
+        for rel in FILES if step == "manifest" else FILES[:-1]:
+            assert f"in the way: {prefix / rel}, a symbolic link to " in refused.stderr, (rel, refused.stderr)
+        assert listing(prefix) == before and listing(tmp_path / "elsewhere") == elsewhere
+
+    forced = install(release_bin, "--prefix", str(prefix), "--force", env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert listing(tmp_path / "elsewhere") == elsewhere
+    for rel in FILES:
+        assert not (prefix / rel).is_symlink() and (prefix / rel).is_file(), rel
+    assert (prefix / "bin" / "authctl").read_bytes() == pathlib.Path(release_bin).read_bytes()
+    lines = [line for line in (prefix / "share" / "authctl" / "manifest").read_text().splitlines() if line.startswith("file ")]
+    assert lines and all(re.fullmatch(r"file [0-9a-f]{64} \S.*", line) for line in lines), lines
+    removed = uninstall("--prefix", str(prefix), env=env)
+    assert removed.returncode == 0 and "kept" not in removed.stderr, removed.stderr
+    assert not any(kind[0] == "file" for kind in listing(prefix).values())
+    assert listing(tmp_path / "elsewhere") == elsewhere
+
+
+@pytest.mark.parametrize("rel,kind", [("bin", "directory"), ("bin", "dangling"), ("share/man/man1", "directory"),
+                                      ("share", "directory"), ("share/authctl", "directory")])
+def test_a_directory_of_the_install_that_is_a_link_is_refused_even_with_force(release_bin, tmp_path, rel, kind):
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
+    plant(prefix / rel, kind, tmp_path / "elsewhere")
+    before, elsewhere = listing(prefix), listing(tmp_path / "elsewhere")
+    for extra in ((), ("--force",)):
+        result = install(release_bin, "--prefix", str(prefix), *extra, env=env)
+        assert result.returncode == 1, result.stderr
+        assert f"{prefix / rel} is a symbolic link to " in result.stderr and "nothing installed" in result.stderr, result.stderr
+        assert listing(prefix) == before and listing(tmp_path / "elsewhere") == elsewhere
+
+
+@pytest.mark.parametrize("planted", ["pages", "manifest"])
+def test_uninstall_follows_no_link_inside_the_prefix(release_bin, tmp_path, planted):
+    """Pages moved to another directory of the prefix with a link left in their place, or the
+    manifest made a link: nothing the install did not put there is removed (nothing at all)."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    if planted == "pages":
+        pages = prefix / "share" / "man" / "man1"
+        pages.rename(prefix / "mine")
+        pages.symlink_to(prefix / "mine")
+    else:
+        manifest = prefix / "share" / "authctl" / "manifest"
+        manifest.rename(prefix / "share" / "authctl" / "mine")
+        manifest.symlink_to(prefix / "share" / "authctl" / "mine")
+    before = listing(prefix)
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 1 and "is a symbolic link to" in result.stderr and "nothing removed" in result.stderr, result.stderr
+    assert listing(prefix) == before
+
+
+def test_manifest_entries_that_leave_the_prefix_or_lack_a_checksum_lose_nothing(release_bin, tmp_path):
+    """An earlier manifest edited to name a file outside the prefix (with its right checksum) does
+    not have a new install remove it; a file line without a checksum is kept, and said so."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    outside = tmp_path / "outside"
+    outside.write_text("precious\n")
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    manifest = prefix / "share" / "authctl" / "manifest"
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    manifest.write_text(manifest.read_text() + f"file {digest} ../outside\n")
+    again = install(release_bin, "--prefix", str(prefix), env=env)
+    assert again.returncode == 0, again.stderr
+    assert outside.read_text() == "precious\n"
+    assert "'../outside', which is not a path inside the prefix" in again.stderr
+    (prefix / "bin" / "mine").write_text("mine\n")
+    manifest.write_text(manifest.read_text() + "file  bin/mine\n")
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 0
+    assert f"kept {prefix}/bin/mine: the manifest records no checksum for it" in result.stderr, result.stderr
+    assert [rel for rel, kind in listing(prefix).items() if kind[0] == "file"] == ["bin/mine"]
 
 
 # --- the Debian package ---------------------------------------------------------------------
