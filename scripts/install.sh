@@ -6,18 +6,23 @@
 #
 # usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]
 #   --prefix DIR   where to install (absolute; default /usr/local as root, else ~/.local)
-#   --binary PATH  install this authctl rather than building one (scripts/build-release.sh)
-#   --force        replace files that are in the way though no install of authctl made them
+#   --binary PATH  install this authctl rather than building one (scripts/build-release.sh): an
+#                  ELF binary that loads only libraries of the system's own directories (the
+#                  Swift runtime linked in, not loaded from a toolchain)
+#   --force        replace files (or symbolic links) in the way though no install of authctl
+#                  made them; a link is replaced, never written through
 #   --uninstall    remove what the manifest under PREFIX lists (a file changed since is kept)
 # DESTDIR=DIR stages the install under DIR (DIR/PREFIX/...) for packaging; paths inside the
-# manifest are relative to PREFIX either way.
+# manifest are relative to PREFIX either way. Below PREFIX no symbolic link is followed.
 # Exit status: 0 done, 1 failed (nothing installed, or what this run installed taken back),
-# 64 bad arguments.
+# 64 bad arguments, 65 the binary would not run on a machine without the toolchain it was built
+# with (nothing installed).
 set -euo pipefail
 umask 022
 
 say() { printf 'install: %s\n' "$*" >&2; }
 fail() { say "error: $*"; reported=1; exit 1; }
+refuse_binary() { say "error: $*"; reported=1; exit 65; }
 usage_error() { say "error: $*"; reported=1; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]"; exit 64; }
 
 prefix="" binary="" uninstall="" force=""
@@ -92,20 +97,43 @@ plain_rel() {
 inside_root() {
   local parent
   parent=$(realpath -m -- "$(dirname -- "$(under "$1")")") || return 1
-  case "$parent/" in "$root_real"/*) return 0 ;; esac
+  case "$parent/" in "${root_real%/}"/*) return 0 ;; esac
   return 1
 }
+# The first symbolic link among the directories between the prefix and `under $1`, printed (and
+# success) if there is one. Nothing below the prefix is followed: an install makes no link, so one
+# found there was planted, and would lead a write or a removal into another directory.
+link_on_the_way() {
+  local dirs part parts="" list
+  dirs=$(dirname -- "$1")
+  [ "$dirs" = . ] && return 1
+  IFS=/ read -r -a list <<< "$dirs"
+  for part in "${list[@]}"; do
+    parts="${parts:+$parts/}$part"
+    if [ -L "$(under "$parts")" ]; then printf '%s' "$(under "$parts")"; return 0; fi
+  done
+  return 1
+}
+# "a symbolic link to TARGET", for messages.
+link_to() { printf 'a symbolic link to %s' "$(readlink -- "$1")"; }
 
 if [ -n "$uninstall" ]; then
   [ -n "$binary$force" ] && usage_error "--uninstall takes only --prefix"
+  [ -L "$manifest" ] && fail "the manifest $manifest is $(link_to "$manifest"), which no install makes (nothing removed)"
   [ -f "$manifest" ] || fail "no manifest at $manifest: nothing installed there by scripts/install.sh (nothing removed)"
   root_real=$(realpath -e -- "$root") || fail "cannot resolve $root (nothing removed)"
+  if link=$(link_on_the_way "$manifest_rel"); then
+    fail "$link is $(link_to "$link"), which no install makes; nothing below the prefix is followed (nothing removed)"
+  fi
   # First every entry is checked, then anything is removed: an entry that leaves the prefix, or
   # a directory this user cannot change, stops the uninstall before it has begun.
   rels=()
   while IFS= read -r rel; do
     plain_rel "$rel" && inside_root "$rel" ||
       fail "the manifest $manifest names '$rel', which is not a path inside the prefix; it was changed by hand (nothing removed)"
+    if link=$(link_on_the_way "$rel"); then
+      fail "the manifest $manifest names '$rel', but $link is $(link_to "$link"), which no install makes; nothing below the prefix is followed (nothing removed)"
+    fi
     parent=$(dirname -- "$(under "$rel")")
     if [ -e "$(under "$rel")" ] && [ ! -w "$parent" ]; then
       fail "cannot remove files in $parent as $(id -un): run --uninstall as the user who installed (nothing removed)"
@@ -118,8 +146,17 @@ if [ -n "$uninstall" ]; then
       fail "the manifest $manifest names the directory '$rel', which is not one an install makes; it was changed by hand (nothing removed)"
     case "$rel" in .|..|../*) ;; *) inside_root "$rel/x" ||
       fail "the manifest $manifest names the directory '$rel', which leads out of the prefix (nothing removed)" ;; esac
+    case "$rel" in .|..|../*) ;; *) if link=$(link_on_the_way "$rel/x"); then
+      fail "the manifest $manifest names the directory '$rel', but $link is $(link_to "$link"), which no install makes; nothing below the prefix is followed (nothing removed)"
+    fi ;; esac
   done < <(manifest_dirs "$manifest")
   removed=0 kept=0
+  # A file line without its checksum (written by an older install.sh that failed to read back
+  # what it wrote): its file cannot be told from another, so it is left where it is.
+  while IFS= read -r rel; do
+    say "warning: kept $(under "$rel"): the manifest records no checksum for it"
+    kept=$((kept + 1))
+  done < <(sed -n '/^file [0-9a-f]\{64\} /!s/^file  *//p' "$manifest")
   for rel in "${rels[@]}"; do
     path=$(under "$rel")
     if [ ! -e "$path" ] && [ ! -L "$path" ]; then
@@ -153,6 +190,53 @@ if [ -z "$binary" ]; then
 fi
 [ -f "$binary" ] && [ -x "$binary" ] || fail "--binary $binary is not an executable file"
 
+# Whether every library the binary $1 loads comes from this system's own library directories (the
+# ld.so cache, the loader's default directories), as on a machine without the Swift toolchain it
+# was built with. `swift build` without --static-swift-stdlib links the toolchain's shared Swift
+# runtime and Foundation (NEEDED libswiftCore.so, found through a run path into the toolchain):
+# such a binary runs here and exits 127 wherever the toolchain is not. Refused with exit 65.
+check_loads() {
+  local file="$1" listing line name path real toolchain=() others=() system
+  [ "$(head -c 4 -- "$file")" = $'\177ELF' ] ||
+    refuse_binary "--binary $binary is not an ELF executable (a script, or a wrapper?): pass the authctl binary itself; nothing installed"
+  # ldd resolves as the loader does; with no LD_LIBRARY_PATH, all it finds beyond the system's
+  # directories it found through the binary's own run path.
+  if ! listing=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd -- "$file" 2>&1); then
+    case "$listing" in *"not a dynamic executable"*) return 0 ;; esac  # statically linked: loads nothing
+    refuse_binary "--binary $binary cannot be read by the dynamic loader: ${listing##*: }; nothing installed"
+  fi
+  system=$({ "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null || true; } | sed -n 's/.* => //p' |
+    xargs -r -d '\n' realpath -q -e -- 2>/dev/null || true)
+  while IFS= read -r line; do
+    case "$line" in
+      *" => not found"*) name=${line%% =>*}; path="" ;;
+      *" => "*) name=${line%% =>*}; path=${line#* => }; path=${path% (0x*} ;;
+      *) continue ;;  # the vDSO, the loader itself
+    esac
+    name=${name//[[:space:]]/}
+    if [ -n "$path" ]; then
+      real=$(realpath -e -- "$path" 2>/dev/null) || real="$path"
+      has_line "$system" "$real" && continue
+      [[ "$(dirname -- "$real")" =~ ^/(usr/)?lib(32|64|x32)?(/[a-z0-9_]+-linux-[a-z0-9_]+)?$ ]] && continue
+    fi
+    case "$name" in
+      libswift*|libFoundation*|lib_FoundationICU*|libdispatch.so*|libBlocksRuntime.so*)
+        # libswiftCore.so named first: it is the runtime itself.
+        if [ "$name" = libswiftCore.so ]; then toolchain=("$name${path:+ from $(dirname -- "$path")}" "${toolchain[@]}")
+        else toolchain+=("$name${path:+ from $(dirname -- "$path")}"); fi ;;
+      *) others+=("$name (${path:+from $(dirname -- "$path")}${path:-not found})") ;;
+    esac
+  done <<< "$listing"
+  if ((${#toolchain[@]})); then
+    local more=""
+    ((${#toolchain[@]} > 1)) && more=" and $((${#toolchain[@]} - 1)) more"
+    refuse_binary "--binary $binary loads the Swift runtime as shared libraries of the toolchain it was built with (${toolchain[0]}$more): where that toolchain is not, it exits 127. Build it with scripts/build-release.sh, which links the runtime in (swift build -c release --static-swift-stdlib); nothing installed"
+  fi
+  if ((${#others[@]})); then
+    refuse_binary "--binary $binary loads libraries that are not in this system's library directories: ${others[*]}; nothing installed"
+  fi
+}
+
 # Everything is made in a staging directory first: a binary that does not run here, or a page
 # that cannot be made, stops the install before anything under PREFIX changes.
 stage=$(mktemp -d "${TMPDIR:-/tmp}/authctl-install.XXXXXX" 2>/dev/null) ||
@@ -174,7 +258,12 @@ finish() {
 }
 trap finish EXIT
 install -m 755 -- "$binary" "$stage/authctl"
-version=$("$stage/authctl" --version 2>&1) || fail "$binary does not run here: $version"
+check_loads "$stage/authctl"
+version=$(env -u LD_LIBRARY_PATH -u LD_PRELOAD "$stage/authctl" --version 2>&1) || fail "$binary does not run here: $version"
+case "$version" in
+  "authctl "[0-9]*) ;;
+  *) refuse_binary "--binary $binary is not authctl: its --version says '${version:0:80}'; nothing installed" ;;
+esac
 files=(bin/authctl)
 mkdir -p "$stage/tree/bin" "$stage/tree/share/man/man1" "$stage/tree/share/bash-completion/completions" \
   "$stage/tree/share/zsh/site-functions"
@@ -185,28 +274,48 @@ while IFS= read -r page; do files+=("share/man/man1/${page##*/}"); done < "$stag
 "$stage/tree/bin/authctl" completion zsh > "$stage/tree/share/zsh/site-functions/_authctl"
 files+=(share/bash-completion/completions/authctl share/zsh/site-functions/_authctl)
 
+# Nothing below the prefix is followed. A directory of the install that is a symbolic link is
+# refused, --force or not: the files would go into another directory, and --uninstall would look
+# for them here. A link where a file goes is in the way like any file no install made (an install
+# makes no link): --force replaces the link itself, never what it points to.
+dirs=(bin share/man/man1 share/bash-completion/completions share/zsh/site-functions share/authctl)
+root_real=$(realpath -m -- "$root")
+if [ -L "$root" ] && [ ! -e "$root" ]; then fail "the prefix $root is $(link_to "$root"), which does not exist; nothing installed"; fi
+for rel in "${dirs[@]}"; do
+  if link=$(link_on_the_way "$rel/x"); then
+    fail "$link is $(link_to "$link"): nothing below the prefix is followed, so nothing is installed through it (make it a directory, or choose another --prefix); nothing installed"
+  fi
+done
 # What an earlier install left: its files are ours to replace; any other file in the way is not.
-previous=""
-[ -f "$manifest" ] && previous="$manifest"
-conflicts=()
+previous="" conflicts=()
+for rel in "${files[@]}" "$manifest_rel"; do
+  target=$(under "$rel")
+  if [ -L "$target" ]; then
+    [ -n "$force" ] || conflicts+=("$target, $(link_to "$target") (an install makes no link)")
+  elif [ -d "$target" ]; then
+    fail "$target is a directory; nothing installed"
+  elif [ -e "$target" ] && [ ! -f "$target" ]; then
+    # (A FIFO or a device: not read, not ours.)
+    [ -n "$force" ] || conflicts+=("$target (not a regular file)")
+  elif [ "$rel" = "$manifest_rel" ]; then
+    [ -f "$target" ] && previous="$target"
+  fi
+done
 for rel in "${files[@]}"; do
   target=$(under "$rel")
-  if [ -d "$target" ] && [ ! -L "$target" ]; then fail "$target is a directory; nothing installed"; fi
-  if [ -e "$target" ] || [ -L "$target" ]; then
-    if [ -n "$previous" ] && has_line "$(manifest_files "$previous")" "$rel"; then
-      [ "$(sum_of "$target")" = "$(manifest_sum "$previous" "$rel")" ] || say "warning: replacing $target, which changed since it was installed"
-    elif [ -z "$force" ]; then
-      conflicts+=("$target")
-    fi
+  [ -f "$target" ] && [ ! -L "$target" ] || continue
+  if [ -n "$previous" ] && has_line "$(manifest_files "$previous")" "$rel"; then
+    [ "$(sum_of "$target")" = "$(manifest_sum "$previous" "$rel")" ] || say "warning: replacing $target, which changed since it was installed"
+  elif [ -z "$force" ]; then
+    conflicts+=("$target (not installed by scripts/install.sh)")
   fi
 done
 if ((${#conflicts[@]})); then
-  for c in "${conflicts[@]}"; do say "in the way: $c (not installed by scripts/install.sh)"; done
+  for c in "${conflicts[@]}"; do say "in the way: $c"; done
   fail "files no install of authctl made are in the way; remove them or pass --force; nothing installed"
 fi
 
 # Every directory must be writable, or creatable in a writable parent, before anything is done.
-dirs=(bin share/man/man1 share/bash-completion/completions share/zsh/site-functions share/authctl)
 for rel in "${dirs[@]}"; do
   dir=$(under "$rel")
   while [ ! -e "$dir" ]; do dir=$(dirname -- "$dir"); done
@@ -262,29 +371,40 @@ new_manifest="$stage/manifest"
   echo "# What scripts/install.sh installed under $prefix ($version); 'scripts/install.sh --uninstall' removes it."
   printf '%s\n' "${created[@]}" | awk 'NF && !seen[$0]++ { print "dir " $0 }'
 } > "$new_manifest"
+# SRC put at TARGET: a new file of this run's own beside it (mktemp: no name planted there is
+# reused), then renamed over TARGET itself (-T: over a link, never into the directory it leads
+# to), so no one sees half a file and nothing is written through a link. Then TARGET must hold
+# what was staged, or the install has written somewhere else, and fails.
+place() {
+  local src="$1" target="$2" new
+  new=$(mktemp -- "$target.authctl-new.XXXXXX") || fail "cannot make a file in $(dirname -- "$target")"
+  installed+=("$new")
+  cat -- "$src" > "$new" || fail "cannot write $new (is the disk full?)"
+  chmod "$(stat -c %a -- "$src")" -- "$new"
+  { [ -e "$target" ] || [ -L "$target" ]; } || installed+=("$target")
+  mv -fT -- "$new" "$target"
+  [ -f "$target" ] && [ ! -L "$target" ] && [ "$(sum_of "$target")" = "$(sum_of "$src")" ] ||
+    fail "$target does not hold what was just written there (changed while installing?)"
+}
 for rel in "${files[@]}"; do
-  target=$(under "$rel")
-  existed=""
-  [ -e "$target" ] && existed=1
-  # A temporary name beside the target, then a rename: no one sees half a file.
-  install -m "$(stat -c %a "$stage/tree/$rel")" -- "$stage/tree/$rel" "$target.authctl-new"
-  [ -n "$existed" ] || installed+=("$target")
-  installed+=("$target.authctl-new")
-  mv -f -- "$target.authctl-new" "$target"
-  echo "file $(sum_of "$target") $rel" >> "$new_manifest"
+  place "$stage/tree/$rel" "$(under "$rel")"
+  echo "file $(sum_of "$stage/tree/$rel") $rel" >> "$new_manifest"
 done
-# Files of the earlier install that this one no longer has (a command renamed): removed when unchanged.
+# Files of the earlier install that this one no longer has (a command renamed): removed when
+# unchanged. (Only plain paths inside the prefix: the old manifest is a file anyone who can write
+# the prefix can edit.)
 if [ -n "$previous" ]; then
   while IFS= read -r rel; do
     has_line "$(printf '%s\n' "${files[@]}")" "$rel" && continue
     old=$(under "$rel")
-    if [ -f "$old" ] && [ "$(sum_of "$old")" = "$(manifest_sum "$previous" "$rel")" ]; then rm -f -- "$old"
-    elif [ -e "$old" ]; then say "warning: kept $old (from an earlier install, changed since)"; fi
+    if ! plain_rel "$rel" || ! inside_root "$rel" || link_on_the_way "$rel" >/dev/null; then
+      say "warning: the earlier manifest names '$rel', which is not a path inside the prefix; left alone"
+    elif [ -f "$old" ] && [ ! -L "$old" ] && [ "$(sum_of "$old")" = "$(manifest_sum "$previous" "$rel")" ]; then rm -f -- "$old"
+    elif [ -e "$old" ] || [ -L "$old" ]; then say "warning: kept $old (from an earlier install, changed since)"; fi
   done < <(manifest_files "$previous")
 fi
-install -m 644 -- "$new_manifest" "$manifest.authctl-new"
-installed+=("$manifest.authctl-new")
-mv -f -- "$manifest.authctl-new" "$manifest"
+chmod 644 -- "$new_manifest"
+place "$new_manifest" "$manifest"
 phase=done
 
 say "installed $version into $root: ${#files[@]} files (manifest: $manifest)"

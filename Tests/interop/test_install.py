@@ -1,10 +1,11 @@
 """scripts/install.sh and scripts/package-deb.sh, driven as a user and a packager would: the
 release binary installed into a prefix of the test's own, found by man and by bash's and zsh's
-completion in new shells, removed again to the last byte; and the .deb, checked by dpkg-deb,
-apt and lintian.
+completion in new shells, removed again to the last byte; the .deb, checked by dpkg-deb, apt and
+lintian; both run where the Swift toolchain is not; and links planted in the prefix.
 
 The release binary is $AUTHCTL_RELEASE_BIN (scripts/test.sh builds it once), else built here
-with scripts/build-release.sh."""
+with scripts/build-release.sh. The debug binary ($AUTHCTL_BIN) stands for one linked against the
+toolchain's shared Swift runtime, as `swift build` links it."""
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, own_environment
+from conftest import BIN, PASSPHRASE, PIN, ROOT, own_environment
 
 INSTALL = str(ROOT / "scripts" / "install.sh")
 PACKAGE = str(ROOT / "scripts" / "package-deb.sh")
@@ -409,6 +410,120 @@ def test_a_prefix_the_user_cannot_write_is_refused_before_anything_is_done(relea
         shutil.rmtree(base)
 
 
+# --- links planted in the prefix -------------------------------------------------------------
+
+FILES = ["bin/authctl", "share/man/man1/authctl-sign.1", "share/bash-completion/completions/authctl",
+         "share/zsh/site-functions/_authctl", "share/authctl/manifest"]
+
+
+def plant(path: pathlib.Path, kind: str, elsewhere: pathlib.Path) -> pathlib.Path:
+    """A symbolic link at `path`: to a directory elsewhere, to a file elsewhere, or to nothing."""
+    target = elsewhere / path.name
+    if kind == "directory":
+        target.mkdir(parents=True)
+    elif kind == "file":
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("not authctl's\n")
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+    return target
+
+
+@pytest.mark.parametrize("kind", ["directory", "file", "dangling"])
+def test_a_link_where_a_file_goes_is_in_the_way_and_never_written_through(release_bin, tmp_path, kind):
+    """Over an earlier install, a link in place of the binary, a page and each completion, then of
+    the manifest: the install refuses; --force replaces each link itself, never what it leads to,
+    and records every file with its checksum; --uninstall then takes exactly those files away."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    for n, rel in enumerate(FILES):
+        if rel != "share/authctl/manifest":
+            plant(prefix / rel, kind, tmp_path / "elsewhere" / str(n))
+    for step in ("files", "manifest"):
+        if step == "manifest":
+            plant(prefix / "share" / "authctl" / "manifest", kind, tmp_path / "elsewhere" / "manifest")
+        before, elsewhere = listing(prefix), listing(tmp_path / "elsewhere")
+        refused = install(release_bin, "--prefix", str(prefix), env=env)
+        assert refused.returncode == 1 and "nothing installed" in refused.stderr, refused.stderr
+        for rel in FILES if step == "manifest" else FILES[:-1]:
+            assert f"in the way: {prefix / rel}, a symbolic link to " in refused.stderr, (rel, refused.stderr)
+        assert listing(prefix) == before and listing(tmp_path / "elsewhere") == elsewhere
+
+    forced = install(release_bin, "--prefix", str(prefix), "--force", env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert listing(tmp_path / "elsewhere") == elsewhere
+    for rel in FILES:
+        assert not (prefix / rel).is_symlink() and (prefix / rel).is_file(), rel
+    assert (prefix / "bin" / "authctl").read_bytes() == pathlib.Path(release_bin).read_bytes()
+    lines = [line for line in (prefix / "share" / "authctl" / "manifest").read_text().splitlines() if line.startswith("file ")]
+    assert lines and all(re.fullmatch(r"file [0-9a-f]{64} \S.*", line) for line in lines), lines
+    removed = uninstall("--prefix", str(prefix), env=env)
+    assert removed.returncode == 0 and "kept" not in removed.stderr, removed.stderr
+    assert not any(kind[0] == "file" for kind in listing(prefix).values())
+    assert listing(tmp_path / "elsewhere") == elsewhere
+
+
+@pytest.mark.parametrize("rel,kind", [("bin", "directory"), ("bin", "dangling"), ("share/man/man1", "directory"),
+                                      ("share", "directory"), ("share/authctl", "directory")])
+def test_a_directory_of_the_install_that_is_a_link_is_refused_even_with_force(release_bin, tmp_path, rel, kind):
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    (prefix / rel).parent.mkdir(parents=True, exist_ok=True)
+    plant(prefix / rel, kind, tmp_path / "elsewhere")
+    before, elsewhere = listing(prefix), listing(tmp_path / "elsewhere")
+    for extra in ((), ("--force",)):
+        result = install(release_bin, "--prefix", str(prefix), *extra, env=env)
+        assert result.returncode == 1, result.stderr
+        assert f"{prefix / rel} is a symbolic link to " in result.stderr and "nothing installed" in result.stderr, result.stderr
+        assert listing(prefix) == before and listing(tmp_path / "elsewhere") == elsewhere
+
+
+@pytest.mark.parametrize("planted", ["pages", "manifest"])
+def test_uninstall_follows_no_link_inside_the_prefix(release_bin, tmp_path, planted):
+    """Pages moved to another directory of the prefix with a link left in their place, or the
+    manifest made a link: nothing the install did not put there is removed (nothing at all)."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    if planted == "pages":
+        pages = prefix / "share" / "man" / "man1"
+        pages.rename(prefix / "mine")
+        pages.symlink_to(prefix / "mine")
+    else:
+        manifest = prefix / "share" / "authctl" / "manifest"
+        manifest.rename(prefix / "share" / "authctl" / "mine")
+        manifest.symlink_to(prefix / "share" / "authctl" / "mine")
+    before = listing(prefix)
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 1 and "is a symbolic link to" in result.stderr and "nothing removed" in result.stderr, result.stderr
+    assert listing(prefix) == before
+
+
+def test_manifest_entries_that_leave_the_prefix_or_lack_a_checksum_lose_nothing(release_bin, tmp_path):
+    """An earlier manifest edited to name a file outside the prefix (with its right checksum) does
+    not have a new install remove it; a file line without a checksum is kept, and said so."""
+    env = user_env(tmp_path)
+    prefix = tmp_path / "p"
+    outside = tmp_path / "outside"
+    outside.write_text("precious\n")
+    assert install(release_bin, "--prefix", str(prefix), env=env).returncode == 0
+    manifest = prefix / "share" / "authctl" / "manifest"
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    manifest.write_text(manifest.read_text() + f"file {digest} ../outside\n")
+    again = install(release_bin, "--prefix", str(prefix), env=env)
+    assert again.returncode == 0, again.stderr
+    assert outside.read_text() == "precious\n"
+    assert "'../outside', which is not a path inside the prefix" in again.stderr
+    (prefix / "bin" / "mine").write_text("mine\n")
+    manifest.write_text(manifest.read_text() + "file  bin/mine\n")
+    result = uninstall("--prefix", str(prefix), env=env)
+    assert result.returncode == 0
+    assert f"kept {prefix}/bin/mine: the manifest records no checksum for it" in result.stderr, result.stderr
+    assert [rel for rel, kind in listing(prefix).items() if kind[0] == "file"] == ["bin/mine"]
+
+
 # --- the Debian package ---------------------------------------------------------------------
 
 pytestdeb = pytest.mark.skipif(shutil.which("dpkg-deb") is None or shutil.which("dpkg-shlibdeps") is None,
@@ -453,13 +568,18 @@ def test_the_debs_depends_come_from_what_the_binary_loads(deb, release_bin):
     names = [re.match(r"\s*([a-z0-9.+-]+)", part).group(1) for part in depends.split(",")]
     for pattern in [r"libcbor\d", r"libsodium\d+", r"libpsl\d+", r"libidn2-\d+", r"libcurl4", r"libssl3|libssl\d", r"libc6"]:
         assert any(re.fullmatch(pattern + r".*", name) for name in names), (pattern, depends)
-    # Each library the binary links, found here by the dynamic loader, belongs to a named package.
+    # Each library the binary links (every NEEDED entry), found here by the dynamic loader,
+    # belongs to a named package.
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]",
+                        subprocess.run(["readelf", "-d", "-W", release_bin], capture_output=True, text=True).stdout)
+    assert {"libcbor.so.0.8", "libsodium.so.23", "libpsl.so.5", "libidn2.so.0"} <= set(needed), needed
     ldd = subprocess.run(["ldd", release_bin], capture_output=True, text=True).stdout
-    for soname in ("libcbor", "libsodium", "libpsl", "libidn2"):
-        path = re.search(rf"{soname}\S* => (\S+)", ldd).group(1)
-        real = os.path.realpath(path)
-        owner = subprocess.run(["dpkg-query", "-S", real], capture_output=True, text=True).stdout.split(":")[0]
-        assert owner in names, (soname, owner, depends)
+    for soname in needed:
+        path = re.search(rf"^\s*(?:{re.escape(soname)} => )?(\S*{re.escape(soname)}) ", ldd, re.M).group(1)
+        # (Under merged /usr, dpkg knows a library by one of its two paths.)
+        owners = [subprocess.run(["dpkg-query", "-S", candidate], capture_output=True, text=True).stdout.split(":")[0]
+                  for candidate in (path, os.path.realpath(path))]
+        assert any(owner in names for owner in owners), (soname, owners, depends)
     curl = re.search(r"libcurl4 \(>= ([^)]+)\)", depends)
     assert curl, depends
     # libmicrohttpd, which `authctl serve` loads with dlopen, at the version of the symbols it resolves.
@@ -500,3 +620,125 @@ def test_the_extracted_deb_runs_and_documents_itself(deb, release_bin, tmp_path)
     page = tmp_path / "usr" / "share" / "man" / "man1" / "authctl-sign.1.gz"
     shown = subprocess.run(["man", "--warnings", "-l", str(page)], capture_output=True, text=True, timeout=60)
     assert shown.stderr == "" and "authctl-sign - sign in" in shown.stdout
+
+
+# --- where the Swift toolchain is not -------------------------------------------------------
+
+def toolchain_library_dir(binary: str) -> str | None:
+    """The directory `binary` loads libswiftCore.so from, if it loads it (the toolchain's)."""
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    found = re.search(r"libswiftCore\.so => (\S+)", ldd)
+    return os.path.dirname(found.group(1)) if found else None
+
+
+@pytest.fixture(scope="session")
+def toolchain() -> str:
+    """The Swift toolchain's directory (/opt/swift for /opt/swift/usr/bin/swift), which the tests
+    below hide under an empty tmpfs in a mount namespace of their own."""
+    swift = shutil.which("swift")
+    if swift is None:
+        pytest.skip("no Swift toolchain on PATH")
+    usr = pathlib.Path(swift).resolve().parents[1]
+    top = usr.parent if usr.name == "usr" else usr
+    if str(top) in ("/", "/usr"):
+        pytest.skip(f"the toolchain is installed in {top}, which cannot be hidden")
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no mount namespace here (unshare --mount needs CAP_SYS_ADMIN)")
+    return str(top)
+
+
+def without_toolchain(toolchain: str, command: list, **kw) -> subprocess.CompletedProcess:
+    """`command` run where the toolchain's directory is an empty tmpfs, as on a machine without it."""
+    hide = 'mount -t tmpfs authctl-no-toolchain "$0" && exec "$@"'
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, toolchain, *command],
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def passkey_round_trip(binary: pathlib.Path, toolchain: str, scratch: pathlib.Path):
+    """--version, a vault made, a passkey registered and used to sign in, each command run with the
+    toolchain hidden, and judged by py_webauthn."""
+    from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
+                          verify_authentication_response, verify_registration_response)
+    from webauthn.helpers.structs import PublicKeyCredentialDescriptor
+    env = own_environment(scratch)
+    env.update(AUTHCTL_VAULT=str(scratch / "vault"), AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN=PIN)
+    env.pop("LD_LIBRARY_PATH", None)
+    version = without_toolchain(toolchain, [binary, "--version"], env=env)
+    assert version.returncode == 0 and version.stdout.startswith("authctl "), (version.returncode, version.stderr)
+    made = without_toolchain(toolchain, [binary, "init", "--kdf", "min"], env=env)
+    assert made.returncode == 0, made.stderr
+    options = generate_registration_options(rp_id="example.com", rp_name="Example", user_name="alice", user_id=b"alice")
+    registered = without_toolchain(toolchain, [binary, "register", "--origin", "https://example.com", "--options", "-"],
+                                   env=env, input=options_to_json(options))
+    assert registered.returncode == 0, registered.stderr
+    verified = verify_registration_response(credential=json.loads(registered.stdout), expected_challenge=options.challenge,
+                                            expected_rp_id="example.com", expected_origin="https://example.com")
+    request = generate_authentication_options(rp_id="example.com",
+                                              allow_credentials=[PublicKeyCredentialDescriptor(id=verified.credential_id)])
+    signed = without_toolchain(toolchain, [binary, "sign", "--origin", "https://example.com", "--options", "-"],
+                               env=env, input=options_to_json(request))
+    assert signed.returncode == 0, signed.stderr
+    verify_authentication_response(credential=json.loads(signed.stdout), expected_challenge=request.challenge,
+                                   expected_rp_id="example.com", expected_origin="https://example.com",
+                                   credential_public_key=verified.credential_public_key, credential_current_sign_count=0)
+
+
+def test_what_install_sh_installs_runs_without_the_swift_toolchain(installed, toolchain, tmp_path):
+    prefix, _, _ = installed
+    # The toolchain is hidden indeed: the debug binary, which loads the runtime from it, cannot start.
+    if toolchain_library_dir(BIN):
+        assert without_toolchain(toolchain, [BIN, "--version"]).returncode == 127
+    passkey_round_trip(prefix / "bin" / "authctl", toolchain, tmp_path)
+
+
+@pytestdeb
+def test_what_the_deb_holds_runs_without_the_swift_toolchain(deb, toolchain, tmp_path):
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path / "root")], check=True)
+    binary = tmp_path / "root" / "usr" / "bin" / "authctl"
+    needed = subprocess.run(["readelf", "-d", "-W", str(binary)], capture_output=True, text=True).stdout
+    assert "libswift" not in needed and "RUNPATH" not in needed and "RPATH" not in needed, needed
+    passkey_round_trip(binary, toolchain, tmp_path / "run")
+
+
+@pytest.mark.parametrize("tool", ["install", "package"])
+def test_a_binary_that_loads_the_swift_runtime_from_the_toolchain_is_refused(tool, tmp_path):
+    """`swift build` links the toolchain's shared Swift runtime (a run path into the toolchain):
+    such a binary runs here and exits 127 anywhere else, so neither script ships it."""
+    where = toolchain_library_dir(BIN)
+    if where is None:
+        pytest.skip(f"{BIN} links the Swift runtime in")
+    env = user_env(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    before = listing(tmp_path)
+    if tool == "install":
+        result = install(BIN, "--prefix", str(tmp_path / "p"), env=env)
+    else:
+        if shutil.which("dpkg-deb") is None:
+            pytest.skip("dpkg-dev is not installed")
+        result = subprocess.run([PACKAGE, "--binary", BIN, "--output", str(out)], capture_output=True, text=True,
+                                env=env, timeout=600)
+    assert result.returncode == 65, result.stderr
+    assert f"loads the Swift runtime as shared libraries of the toolchain it was built with (libswiftCore.so from {where}" in result.stderr
+    assert "scripts/build-release.sh" in result.stderr and "--static-swift-stdlib" in result.stderr
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("what", ["script", "another program"])
+def test_a_binary_that_is_not_authctl_is_refused(release_bin, what, tmp_path):
+    """A wrapper script that runs authctl from where it is (installed, it would run nothing once
+    that is gone), or a program that is not authctl at all."""
+    env = user_env(tmp_path)
+    if what == "script":
+        binary = tmp_path / "authctl"
+        binary.write_text(f'#!/bin/sh\nexec "{release_bin}" "$@"\n')
+        binary.chmod(0o755)
+        expected = "is not an ELF executable"
+    else:
+        binary = pathlib.Path(shutil.which("true"))
+        expected = "is not authctl: its --version says 'true (GNU coreutils)"
+    before = listing(tmp_path)
+    result = install(str(binary), "--prefix", str(tmp_path / "p"), env=env)
+    assert result.returncode == 65 and expected in result.stderr and "nothing installed" in result.stderr, result.stderr
+    assert listing(tmp_path) == before
