@@ -119,13 +119,16 @@ private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [
             let u3 = try register(fleet.phone, "BwgJ")
             // The store renumbers: the phone's first upload removed, the rest moved down one.
             store.removeAndRenumber(1)
-            let laptop = try fleet.reopen("laptop")
-            #expect(try held(laptop) == [u1, u2, u3], "u3 took the number the laptop had read u2 at: read again from the start")
-            #expect(!(try problems(laptop, .rolledBack)).isEmpty)
+            try fleet.reopen("laptop")
+            #expect(try held(fleet.laptop) == [u1, u2, u3], "u3 took the number the laptop had read u2 at: read again from the start")
+            // Read again from the start, the phone's first upload is still gone: named, and asked for.
+            let missing = try problems(fleet.laptop, .missing)
+            #expect(missing.contains { $0.message.contains("numbered 1 to 1") && $0.isOpen }, "\(missing)")
             // The phone's first upload is gone from the store: the phone is asked, and gives it back.
-            let phone = try fleet.reopen("phone")
-            _ = try phone.syncStatus()
+            _ = try fleet.reopen("phone").syncStatus()
             #expect(try held(fleet.join("tablet")) == [u1, u2, u3])
+            // Every vault answered: healed.
+            #expect(try problems(fleet.reopen("laptop"), .missing).allSatisfy { !$0.isOpen })
         }
     }
 }

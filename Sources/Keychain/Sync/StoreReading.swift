@@ -81,12 +81,12 @@ extension Account {
             findings += lostSinceRead()
         } else if !fresh.isEmpty {
             storeState?.startOver(rememberingChains: true)
-            let first = findings
+            let first = findings.first { $0.rereads }
             findings = try download() + directoryHeadFindings() + lostSinceRead()
-            // What made this vault read again, and is not wrong any more read from the start: the
-            // store's numbering moved under this vault's cursor, and nothing was lost by it.
-            for f in first where f.rereads && !findings.contains(where: { $0.kind == f.kind && $0.vault == f.vault }) {
-                findings.append(StoreFinding(f.kind, f.message + "; read again from the start, nothing of it is lost", remedy: .noted))
+            // Read from the start, nothing is missing: the store's numbering moved under this
+            // vault's cursor, and nothing was lost by it. Else what is missing says it all.
+            if findings.isEmpty, let first {
+                findings = [StoreFinding(first.kind, first.message + "; read again from the start, nothing is lost", remedy: .noted)]
             }
         }
         if storeState?.startedOver == true { storeState?.readFromStart = true }
@@ -221,7 +221,12 @@ extension Account {
         for entry in opened.entries where state.landed[entry.record.id] == nil {
             guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
             else { continue }
-            guard !droppedIfCollected(revision, in: state) else { continue }
+            guard !droppedIfCollected(revision, in: state) else {
+                // A passkey collected, back in the store (gone back in time, say): the next
+                // compaction leaves it out, so no device that joins reads it as alive.
+                state.collectedInStore = true
+                continue
+            }
             state.landed[revision.id] = entry.landedAt
             state.sequences[revision.id] = sequence
             if vault.access == .write {

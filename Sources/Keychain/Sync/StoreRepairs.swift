@@ -169,7 +169,7 @@ extension Account {
                 if !p.repair.isEmpty {
                     let waiting = unanswered(p.repair, in: state)
                     if !waiting.isEmpty {
-                        line += " (waiting for the vaults of \(waiting.joined(separator: ", ")) to sync and upload what they hold; a device that will never sync again: authctl device remove NAME)"
+                        line += " (waiting for the vaults of \(waiting.joined(separator: ", ")) to sync and upload what they hold: 'authctl sync now' there)"
                     }
                 }
                 parts.append(line)

@@ -99,7 +99,7 @@ extension Account {
         let repaired = state.repair.request.flatMap { r in answeredByAll(r.id, in: state, answered: state.answered) ? r : nil }
         let due = extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4)
         let healing = repaired.map { extent.snapshot < $0.head && extent.head > extent.snapshot } ?? false
-        guard due || healing else { return }
+        guard due || healing || (state.collectedInStore && extent.head > extent.snapshot) else { return }
         func covered(_ sequence: UInt64) -> Bool { !Self.storeChecks || (repaired.map { $0.head >= sequence } ?? false) }
         var entries = [[UInt8]: (record: VaultRecord, landedAt: Instant, revision: Revision)]()
         func collect(_ object: StoreObject) -> UploadLink? {
@@ -148,6 +148,7 @@ extension Account {
             return
         }
         state.snapshotEntries = UInt64(kept.count)
+        state.collectedInStore = false
         // What other writers appended after this vault last read, and the compaction read: taken
         // as a download would take it before the cursor moves past it — otherwise this vault
         // would never read those changes, which the snapshot now holds behind its cursor.
@@ -586,6 +587,8 @@ struct StoreState {
     var answered: [UInt8]
     /// What this vault found wrong with the store, open and lately healed.
     var problems: [StoreProblem]
+    /// A revision of a passkey this vault collected was read from the store: compact it away.
+    var collectedInStore = false
     /// The place in this vault's chain of each revision this process uploaded.
     var uploadIndex: [[UInt8]: UInt64] = [:]
     /// The revisions in ``downloaded``, by id: one read again is not downloaded twice.
