@@ -91,6 +91,27 @@ private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [
     }
 }
 
+@Test func syncRebuildAfterARollbackHealsWhatTheStoreLost() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            let backup = store.copy()
+            let u2 = try register(fleet.phone, "BAUG")
+            store.restore(backup)
+            let u3 = try register(fleet.laptop, "BwgJ")
+            // The laptop reads the store again from the start: nothing of its own is lost, and it
+            // asks nothing; the phone's rebuild finds its own upload gone, and gives it back.
+            try fleet.laptop.forgetStore()
+            try fleet.phone.forgetStore()
+            #expect(try problems(fleet.phone, .rolledBack).contains { $0.message.contains("lost this vault's uploads") && !$0.isOpen })
+            #expect(try held(fleet.laptop) == [u1, u2, u3])
+            #expect(try held(fleet.join("tablet")) == [u1, u2, u3])
+        }
+    }
+}
+
 @Test func aChangeDeletedAndItsNumberGivenAgainIsMissingAndAskedForAgain() throws {
     let store = HostileStore()
     try store.serving {

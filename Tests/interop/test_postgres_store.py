@@ -439,3 +439,48 @@ def test_a_sync_delay_holds_across_machines_with_nothing_left_running(cluster, t
     assert b64url(held.credential_id) not in ids(laptop)
     assert phone.run("device", "online", "phone").code == 0
     wait_until(lambda: b64url(held.credential_id) in ids(laptop), "the change leaves once its device is back", timeout=60)
+
+
+def test_a_lost_snapshot_part_and_metadata_that_does_not_open_are_named_and_healed(cluster, tmp_path):
+    """The server loses a part of the snapshot, then its device directory and sync settings are
+    replaced by bytes that do not open: a device that joins names the lost part (`snapshot`) and
+    asks every vault for what it holds; once the others have synced, it holds every passkey. The
+    laptop names the directory (`metadata`), still knows the phone's device — its name stays taken
+    — and publishes the directory again."""
+    phone, secret = shared_account(cluster, tmp_path, "parts")
+    laptop = join(phone, Authctl(tmp_path / "laptop"), cluster.address("parts"))
+    made = set()
+    for n in range(34):
+        result, registration = register(phone, user=b"user-%d" % n, name=f"user{n}", uv="discouraged")
+        assert registration is not None, result.stderr
+        made.add(b64url(registration.credential_id))
+    assert cluster.sql("SELECT count(*) FROM authctl_snapshot WHERE account = 'parts'").strip() != "0", "compacted"
+    wait_until(lambda: ids(laptop) == made, "the laptop holds every passkey")
+    cluster.sql("DELETE FROM authctl_snapshot WHERE account = 'parts' AND length(id) = 16")
+    tablet = Authctl(tmp_path / "tablet")
+    joined = tablet.run("init", "--join", cluster.address("parts"), "--recovery", "--device", "tablet", "--kdf", "min",
+                        "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
+    assert joined.code == 0, joined.stderr
+    status = tablet.run("--json", "sync", "status").json
+    assert any(p["kind"] == "snapshot" and p["healedAt"] is None and "lacks" in p["message"] for p in status["storeProblems"]), status
+    assert "waiting for the vaults of" in status.get("storeProblem", "")
+    assert ids(tablet) != made
+    for vault in (phone, laptop):
+        assert vault.run("sync", "now").code == 0  # each answers the repair request: uploads what the store lacks
+    assert tablet.run("sync", "now").code == 0
+    assert ids(tablet) == made
+    healed = tablet.run("--json", "sync", "status").json
+    assert all(p["healedAt"] is not None for p in healed["storeProblems"]) and healed.get("storeProblem") is None, healed
+
+    for key in ("directory", "settings"):
+        cluster.sql(f"UPDATE authctl_metadata SET bytes = '\\x{'5a' * 200}'::bytea, version = version + 1 "
+                    f"WHERE account = 'parts' AND key = '{key}'")
+    listed = laptop.run("--json", "device", "list")
+    assert listed.code == 0 and {"laptop", "phone"} <= {d["name"] for d in listed.json["devices"]}, listed.stdout
+    taken = laptop.run("device", "add", "phone", env={"AUTHCTL_NEW_PIN": "9999"})
+    assert taken.code == 65 and "already has a device named 'phone'" in taken.stderr, taken.stderr
+    assert laptop.run("sync", "now").code == 0
+    problems = laptop.run("--json", "sync", "status").json["storeProblems"]
+    assert {"device directory", "sync settings"} <= {w for p in problems if p["kind"] == "metadata" for w in ("device directory", "sync settings") if w in p["message"]}, problems
+    # Published again: the phone reads a directory that opens, with the laptop's device in it.
+    assert {"laptop", "tablet"} <= {d["name"] for d in phone.run("--json", "device", "list").json["devices"]}

@@ -77,6 +77,12 @@ extension Account {
                 var fresh = SyncState()
                 fresh.version = saved.version
                 fresh.collected = saved.collected
+                // What it read and made of the chains stays: the store read again is checked
+                // against it, and this vault's uploads are numbered on (StoreChain.swift).
+                fresh.chains = saved.chains
+                fresh.ownHead = saved.ownHead
+                fresh.repairAnswered = saved.repairAnswered
+                fresh.problems = saved.problems
                 gone.append(fresh.record())
             }
             if !gone.isEmpty { try vault.commit(gone) }

@@ -51,6 +51,15 @@ public struct StoreProblem: Encodable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey { case kind, message, detectedAt, healedAt }
 
+    /// `healedAt` is `null` while it is open, never absent.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(message, forKey: .message)
+        try container.encode(detectedAt, forKey: .detectedAt)
+        try container.encode(healedAt, forKey: .healedAt)
+    }
+
     init(_ kind: Kind, _ message: String, at time: UInt64, remedy: Remedy, repair: [UInt8] = [], location: UInt64 = 0) {
         self.kind = kind
         self.message = message

@@ -44,9 +44,12 @@ extension Account {
             }
             if saved == nil || saved?.storeId != storeId {
                 // Not followed yet (or another store): read it from the start, and upload what it
-                // lacks of this vault's. Nothing read of another store says anything of this one.
+                // lacks of this vault's. Nothing read of another store says anything of this one;
+                // what was read of this one before it was forgotten (`sync rebuild`) is compared.
+                let forgotten = saved?.storeId.isEmpty == true
+                if !forgotten { state.chains = StoreChains() }
                 state.saved.storeId = storeId ?? []
-                state.startOver(rememberingChains: false)
+                state.startOver(rememberingChains: forgotten)
             }
             storeState = state
             try readStore()
