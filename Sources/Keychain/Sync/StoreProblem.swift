@@ -79,8 +79,8 @@ public struct StoreProblem: Encodable, Sendable, Equatable {
         return out
     }
 
-    /// How many healed ones a vault keeps (the newest), beside every open one.
-    static let healedKept = 8
+    /// How many healed ones a vault keeps (the newest), and how many open ones.
+    static let healedKept = 8, openKept = 32
 
     // kind u8 ‖ remedy u8 ‖ detected u64 ‖ healed u64 (0: open) ‖ location u64 ‖ repair length u8 ‖ repair ‖
     // message length u16 ‖ message

@@ -84,6 +84,8 @@ extension Account {
             state.problems.append(StoreProblem(f.kind, f.message, at: now, remedy: f.remedy, location: f.location))
             storeWarnings.append(f.message)
         }
+        state.problems = Self.kept(state.problems)
+        storeWarnings = Array(storeWarnings.suffix(StoreProblem.openKept))
         storeState = state
     }
 
@@ -95,10 +97,12 @@ extension Account {
         storeState = state
     }
 
-    /// The problems kept: every open one, and the newest healed ones.
+    /// The problems kept: the newest open ones and the newest healed ones — a store that keeps
+    /// misbehaving in new ways cannot make the sync state grow without bound.
     static func kept(_ problems: [StoreProblem]) -> [StoreProblem] {
         let healed = problems.filter { !$0.isOpen }.suffix(StoreProblem.healedKept)
-        return problems.filter { $0.isOpen || healed.contains($0) }
+        let open = problems.filter(\.isOpen).suffix(StoreProblem.openKept)
+        return problems.filter { healed.contains($0) || open.contains($0) }
     }
 
     // MARK: - Repair requests
