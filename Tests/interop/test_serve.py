@@ -244,10 +244,11 @@ def test_a_conditional_sign_in_is_its_pages_until_another_pages_request_or_its_p
     first = begin("r1", "A")
     wait_until(lambda: pending_request() == "r1", "r1 pending")
     assert call(server, "GET", base + "/autofill")[2]["request"] == {"id": "r1", "page": "A", "url": "https://example.com/login#A", "origin": ORIGIN}
-    # The same page again: refused, as the browser refuses a second request from a page.
+    # The same page again: refused, as Chromium refuses a page's second request.
     status, _, problem = call(server, "POST", base + "/sign", {"options": sign_options(), "origin": ORIGIN, "mediation": "conditional",
                                                               "request": {"id": "r1b", "page": "A"}})
-    assert (status, problem["domException"]) == (409, "NotAllowedError"), problem
+    assert (status, problem["domException"]) == (409, "OperationError"), problem
+    assert problem["detail"].startswith("A request is already pending"), problem
     # Another page's request (a reload, a navigation) takes the list: r1 is over, a pick for it finds nothing.
     second = begin("r2", "B")
     first.join(timeout=60)

@@ -79,7 +79,8 @@ final class AutofillPicks: @unchecked Sendable {
     /// with how it ends, after `timeout` milliseconds at the latest. A pick already waiting for it
     /// ends it at once. One pending from another page ends, superseded: the newest page's request
     /// has the list. One pending from the same page — or from a client that names no page — is a
-    /// `409`, as a browser refuses a second request from a page ("A request is already pending").
+    /// `409`, as Chromium refuses a page's second request (OperationError, "A request is already
+    /// pending.").
     func begin(device: String, scope: Scope, owner: Owner, timeout: UInt64, clock: VirtualClock?,
                finish: @escaping @Sendable (Outcome) -> Void) throws(Problem) {
         lock.lock()
@@ -96,8 +97,8 @@ final class AutofillPicks: @unchecked Sendable {
         if let current = pending[device] {
             guard let page = owner.page, let theirs = current.owner.page, page != theirs else {
                 lock.unlock()
-                throw Problem(409, "usage", "a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)",
-                              domException: "NotAllowedError")
+                throw Problem(409, "usage", "A request is already pending: a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)",
+                              domException: "OperationError")
             }
         }
         let superseded = pending.removeValue(forKey: device)
