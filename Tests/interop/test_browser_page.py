@@ -357,12 +357,28 @@ def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site)
     verify_authentication_response(credential=outcome["json"], expected_challenge=unb64url(site.driver.execute_script("return window.challenge")),
                                    expected_rp_id=RP_ID, expected_origin=site.origin, credential_public_key=registered.credential_public_key,
                                    credential_current_sign_count=0)
+    # A page that comes and goes logs nothing: no console error, no failed load.
+    assert [e for e in site.driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    # Another page's request — a frame's — takes the list; the first page's promise stays pending,
+    # as a browser's does for a page whose list is not shown, until the page aborts it.
+    top = open_autofill_page(site, page)
+    site.driver.execute_script("const f = document.createElement('iframe'); f.id = 'inner'; f.src = location.href; document.body.append(f);")
+    inner = "document.getElementById('inner').contentWindow"
+    framed = wait_until(lambda: site.driver.execute_script(f"return {inner}.__authctlBridge.autofillRequest"), "the frame's request")
+    wait_until(lambda: site.autofill()["request"]["id"] == framed, "the frame's request pending on the server")
+    wait_until(lambda: site.driver.execute_script("return __authctlBridge.autofillRequest") is None, "the page's request superseded")
+    assert site.driver.execute_script("return window.outcome") is None and framed != top
+    site.driver.execute_script("window.controller.abort()")
+    assert wait_until(lambda: site.driver.execute_script("return window.outcome"), "the page's abort") == {
+        "thrown": "AbortError", "message": "signal is aborted without reason"}
+    assert site.autofill()["request"]["id"] == framed
+    # The page aborts its own: withdrawn on the server.
+    site.driver.execute_script(f"{inner}.controller.abort()")
+    wait_until(lambda: not site.autofill()["pending"], "the aborted request withdrawn")
     # A page that goes away with its request pending — to a page that makes none — withdraws it.
     open_autofill_page(site, page)
     site.load(site.origin + "/api.html")
     wait_until(lambda: not site.autofill()["pending"], "the request of the page that went away ended")
-    # And on the way nothing failed: no console error, no failed load.
-    assert [e for e in site.driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
 @pytest.mark.parametrize("site", ["bridge"], indirect=True)
