@@ -357,6 +357,11 @@ def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site)
     verify_authentication_response(credential=outcome["json"], expected_challenge=unb64url(site.driver.execute_script("return window.challenge")),
                                    expected_rp_id=RP_ID, expected_origin=site.origin, credential_public_key=registered.credential_public_key,
                                    credential_current_sign_count=0)
+    # A test that names no request and picks the moment the reload is done: the page that went away
+    # withdrew its request on the way out, so the pick is the page's it sees.
+    site.driver.get(page)
+    assert site.authctl.call("POST", base, {"credentialId": made["json"]["id"], "wait": "60s"}) == {"picked": True}
+    assert wait_until(lambda: site.driver.execute_script("return window.outcome"), "the reloaded page signed in")["json"]["id"] == made["json"]["id"]
     # A page that comes and goes logs nothing: no console error, no failed load.
     assert [e for e in site.driver.get_log("browser") if e["level"] == "SEVERE"] == []
     # Another page's request — a frame's — takes the list; the first page's promise stays pending,
