@@ -124,6 +124,22 @@ func ipAddressHostsAreSecurityErrors(text: String) {
     expectAuthenticatorError(.securityError) { try Origin(parsing: text) }
 }
 
+@Test(arguments: ["http://127.0.0.1:8000", "http://127.0.0.2", "http://0x7f.1", "http://[::1]:8080", "http://[0:0:0:0:0:0:0:1]", "https://127.0.0.1"])
+func aLoopbackPageIsASecureContextRefusedForItsIPAddress(text: String) {
+    // Chromium: http on loopback is a secure context; the call fails with SecurityError "This is an
+    // invalid domain.", as an IP address cannot be an RP ID.
+    let error = #expect(throws: AuthenticatorError.self) { _ = try Origin(parsing: text) }
+    #expect(error?.code == .securityError)
+    #expect(error?.message.hasPrefix("This is an invalid domain: origin host") == true, "\(error?.message ?? "")")
+    #expect(error?.message.contains("is an IP address, which cannot be an RP ID") == true)
+}
+
+@Test(arguments: ["http://10.0.0.1", "http://192.168.1.20:8080", "http://[::2]", "http://128.0.0.1"])
+func httpOnAnAddressOffLoopbackIsNotASecureContext(text: String) {
+    let error = #expect(throws: AuthenticatorError.self) { _ = try Origin(parsing: text) }
+    #expect(error?.message.contains("is not a secure context") == true, "\(error?.message ?? "")")
+}
+
 @Test(arguments: ["https://0x7f000001", "https://0x7f.0x0.0x0.0x1"])
 func hexadecimalIPv4HostsAreSecurityErrors(text: String) {
     // The URL Standard's IPv4 parser reads a last label like "0x7f000001" as a number, so this

@@ -26,6 +26,14 @@ CHROMIUM = os.environ.get("AUTHCTL_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("AUTHCTL_CHROMEDRIVER", "/usr/bin/chromedriver")
 HAVE_CHROMIUM = bool(shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER))
 DEADLINE = 60  # seconds: a generous bound on any one thing the browser does
+# Chromium's own WebAuthn in a tab, for comparing with: a CDP virtual authenticator (WebAuthn.enable,
+# WebAuthn.addVirtualAuthenticator) that answers as a platform authenticator with every extension.
+VIRTUAL_AUTHENTICATOR = {
+    "protocol": "ctap2", "ctap2Version": "ctap2_1", "transport": "internal",
+    "hasResidentKey": True, "hasUserVerification": True, "isUserVerified": True,
+    "hasPrf": True, "hasLargeBlob": True, "hasCredBlob": True, "hasMinPinLength": True,
+    "automaticPresenceSimulation": True,
+}
 
 
 def wait_until(condition, what: str, timeout: float = DEADLINE, poll: float = 0.05):
@@ -81,6 +89,8 @@ def chromium(profile: pathlib.Path, hosts: list[str], spki: str, extension: path
         arguments += [f"--load-extension={extension}", f"--disable-extensions-except={extension}"]
     for argument in arguments + list(extra):
         options.add_argument(argument)
+    # The page's console and failed loads, for driver.get_log("browser").
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_script_timeout(DEADLINE)
     driver.set_page_load_timeout(DEADLINE)

@@ -2,11 +2,17 @@
 browser extension, in headless Chromium. The page (Tests/interop/browser/api.js) checks every
 member of the objects it gets (instanceof, ArrayBuffers, getTransports(), getPublicKey(), …) and
 verifies the assertion's signature itself with WebCrypto; py_webauthn verifies the toJSON() forms
-it would post to an RP. Then what a hostile page could try: another origin, no token, a frame."""
+it would post to an RP. The bridge's objects are compared, member by member, with the browser's
+own in another tab of the same Chromium (a CDP virtual authenticator answers there), and a client
+library that assigns its own toJSON (objects.js, library.js) signs up and in. An autofill request
+belongs to its page (autofill.html): it ends when the page goes away, and GET …/autofill says
+whose it is. Then what a hostile page could try: another origin, no token, a frame."""
 import base64
+import contextlib
 import functools
 import http.server
 import json
+import os
 import shutil
 import threading
 import urllib.parse
@@ -17,8 +23,8 @@ from webauthn import (generate_authentication_options, generate_registration_opt
 from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, PublicKeyCredentialDescriptor, ResidentKeyRequirement,
                                       UserVerificationRequirement)
 
-from browser_support import HAVE_CHROMIUM, AuthctlServer, certificate, chromium, wait_until
-from conftest import ROOT, unb64url
+from browser_support import HAVE_CHROMIUM, VIRTUAL_AUTHENTICATOR, AuthctlServer, certificate, chromium, wait_until
+from conftest import ROOT, b64url, unb64url
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Debian's chromium and chromium-driver are not installed")
 
@@ -33,6 +39,8 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 class Site:
+    native_tab = None
+
     def run(self, script: str, *arguments):
         """Runs `script` (an async function's body over `args`) in the current frame; its value."""
         return self.driver.execute_async_script(
@@ -45,6 +53,30 @@ class Site:
 
     def passkeys(self) -> list:
         return self.authctl.call("GET", f"/accounts/{self.account}/devices/phone/passkeys")["credentials"]
+
+    def autofill(self) -> dict:
+        return self.authctl.call("GET", f"/accounts/{self.account}/devices/phone/autofill")
+
+    @contextlib.contextmanager
+    def native(self, url: str):
+        """The browser's own WebAuthn, for the block: another tab of the same Chromium, without the
+        bridge (the script is the first tab's), answered by a CDP virtual authenticator; `url`
+        loaded in it."""
+        driver = self.driver
+        main = driver.current_window_handle
+        if self.native_tab is None:
+            driver.switch_to.new_window("tab")
+            self.native_tab = driver.current_window_handle
+            driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
+            driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": VIRTUAL_AUTHENTICATOR})
+        else:
+            driver.switch_to.window(self.native_tab)
+        try:
+            self.load(url)
+            assert driver.execute_script("return typeof window.__authctlBridge") == "undefined"
+            yield
+        finally:
+            driver.switch_to.window(main)
 
 
 @pytest.fixture(scope="module", params=["bridge", "extension"])
@@ -221,3 +253,167 @@ def test_a_page_gets_nothing_from_the_server_without_the_token_and_signs_for_no_
                            options: {rpId: 'bank.example', credentialId: 'AAAA'}}, '*');
             });""")
         assert answer["error"]["name"] == "SecurityError", answer
+
+
+def differences(native, bridged, path="") -> list[str]:
+    """Where two fingerprints (objects.js) differ, as paths."""
+    if isinstance(native, dict) and isinstance(bridged, dict):
+        found = []
+        for key in list(native) + [k for k in bridged if k not in native]:
+            found += differences(native.get(key, "<absent>"), bridged.get(key, "<absent>"), f"{path}.{key}")
+        if list(native) != list(bridged) and not found:
+            found.append(f"{path}: members in another order: {list(native)} / {list(bridged)}")
+        return found
+    if isinstance(native, list) and isinstance(bridged, list) and len(native) == len(bridged):
+        return [d for i, (a, b) in enumerate(zip(native, bridged)) for d in differences(a, b, f"{path}[{i}]")]
+    return [] if native == bridged else [f"{path}: Chromium {json.dumps(native)}, bridge {json.dumps(bridged)}"]
+
+
+PRF_INPUT = b64url(bytes(range(32)))
+
+
+@pytest.mark.parametrize("site", ["bridge"], indirect=True)
+def test_the_bridges_objects_have_the_browsers_own_shape_member_by_member(site):
+    # A sign-up (credProps, a PRF evaluated) and a sign-in (PRF), an excluded passkey and a
+    # challenge that is not bytes: in a tab where Chromium answers, and through the bridge.
+    creation = json.loads(options_to_json(creation_options("heidi")))
+    creation["extensions"] = {"credProps": True, "prf": {"eval": {"first": PRF_INPUT}}}
+    request = json.loads(options_to_json(generate_authentication_options(rp_id=RP_ID, user_verification=UserVerificationRequirement.REQUIRED)))
+    request["extensions"] = {"prf": {"eval": {"first": PRF_INPUT}}}
+    script = "return await window.fingerprint(args[0], args[1]);"
+    with site.native(site.origin + "/api.html"):
+        native = site.run(script, creation, request)
+    site.load(site.origin + "/api.html")
+    bridged = site.run(script, creation, request)
+    assert "thrown" not in native, native
+    assert "thrown" not in bridged, bridged
+    found = differences(native, bridged)
+    assert not found, f"{len(found)} differences from Chromium's own objects:\n" + "\n".join(found[:40])
+    # What the comparison rests on, as Chromium 156 has it: no own property, a toJSON a library
+    # may assign, the extension outputs the page posts, objects that do not clone.
+    made = native["registration"]
+    assert made["uses"]["ownNames"] == [] and made["uses"]["ownAfterAssigning"] == ["toJSON"]
+    assert made["uses"]["toJSONAssigned"] == {"value": {"tag": "[object Object]", "prototype": "Object.prototype", "members": [["library", "boolean"]]}}
+    assert [m[0] for m in made["members"]["extensions"]["members"]] == ["credProps", "prf"] and made["members"]["extensionsAreTheJSONs"]
+    assert native["assertion"]["members"]["extensions"]["members"][0][0] == "prf" and native["assertion"]["members"]["samePRFOutput"]
+    assert made["uses"]["cloneCredential"] == {"threw": "DataCloneError"} and made["uses"]["forIn"][:2] == ["rawId", "response"]
+    assert native["errors"]["excluded"]["name"] == "InvalidStateError" and native["errors"]["notBytes"]["name"] == "TypeError"
+
+
+def test_a_library_that_assigns_its_own_to_json_signs_up_and_in(site):
+    # As webauthn-json's ponyfill does: `credential.toJSON = …`, then JSON.stringify(credential).
+    site.load(site.origin + "/api.html")
+    options = creation_options("ivan")
+    made = site.run("return await window.librarySignUp(args[0]);", json.loads(options_to_json(options)))
+    assert "thrown" not in made, made
+    posted = made["posted"]
+    for member in ("id", "rawId", "type", "authenticatorAttachment", "clientExtensionResults"):
+        assert posted[member] == made["browsers"][member], member
+    assert {k: made["browsers"]["response"][k] for k in posted["response"]} == posted["response"]
+    registered = verify_registration_response(credential=posted, expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                              expected_origin=site.origin, require_user_verification=True)
+    request = generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=registered.credential_id)],
+                                              user_verification=UserVerificationRequirement.REQUIRED)
+    signed = site.run("return await window.librarySignIn(args[0]);", json.loads(options_to_json(request)))
+    assert "thrown" not in signed, signed
+    assert {k: signed["browsers"]["response"][k] for k in signed["posted"]["response"]} == signed["posted"]["response"]
+    verify_authentication_response(credential=signed["posted"], expected_challenge=request.challenge, expected_rp_id=RP_ID,
+                                   expected_origin=site.origin, credential_public_key=registered.credential_public_key,
+                                   credential_current_sign_count=0, require_user_verification=True)
+
+
+def open_autofill_page(site, url: str) -> str:
+    """Loads the sign-in page; the id its bridge gave its autofill request, once the server has
+    that request pending."""
+    site.driver.get(url)
+    request = wait_until(lambda: site.driver.execute_script("return window.__authctlBridge.autofillRequest"), "the page's autofill request")
+    wait_until(lambda: site.autofill().get("request", {}).get("id") == request, "the page's request pending on the server")
+    return request
+
+
+@pytest.mark.parametrize("site", ["bridge"], indirect=True)
+def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site):
+    site.load(site.origin + "/api.html")
+    options, made = register(site, "judy")
+    registered = verify_registration_response(credential=made["json"], expected_challenge=options.challenge, expected_rp_id=RP_ID,
+                                              expected_origin=site.origin)
+    page = f"{site.origin}/autofill.html?rpId={RP_ID}"
+    site.driver.get_log("browser")  # what earlier tests left there
+    first = open_autofill_page(site, page)
+    pending = site.autofill()
+    assert pending["request"] == {"id": first, "page": site.driver.execute_script("return __authctlBridge.page"), "url": page,
+                                  "origin": site.origin}
+    assert made["json"]["id"] in [o["credentialId"] for o in pending["offered"]]
+    # A reload is a new page: the old one's request ended with it, and a pick for it finds nothing;
+    # the pick for the page the person sees signs it in.
+    second = open_autofill_page(site, page)
+    assert second != first
+    base = f"/accounts/{site.account}/devices/phone/autofill"
+    with pytest.raises(AssertionError, match="409"):
+        site.authctl.call("POST", base, {"credentialId": made["json"]["id"], "request": first, "wait": 0})
+    assert site.authctl.call("POST", base, {"credentialId": made["json"]["id"], "request": second}) == {"picked": True}
+    outcome = wait_until(lambda: site.driver.execute_script("return window.outcome"), "the page signed in")
+    assert "json" in outcome, outcome
+    verify_authentication_response(credential=outcome["json"], expected_challenge=unb64url(site.driver.execute_script("return window.challenge")),
+                                   expected_rp_id=RP_ID, expected_origin=site.origin, credential_public_key=registered.credential_public_key,
+                                   credential_current_sign_count=0)
+    # A test that names no request and picks the moment the reload is done: the page that went away
+    # withdrew its request on the way out, so the pick is the page's it sees.
+    site.driver.get(page)
+    assert site.authctl.call("POST", base, {"credentialId": made["json"]["id"], "wait": "60s"}) == {"picked": True}
+    assert wait_until(lambda: site.driver.execute_script("return window.outcome"), "the reloaded page signed in")["json"]["id"] == made["json"]["id"]
+    # A page that comes and goes logs nothing: no console error, no failed load.
+    assert [e for e in site.driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    # Another page's request — a frame's — takes the list; the first page's promise stays pending,
+    # as a browser's does for a page whose list is not shown, until the page aborts it.
+    top = open_autofill_page(site, page)
+    site.driver.execute_script("const f = document.createElement('iframe'); f.id = 'inner'; f.src = location.href; document.body.append(f);")
+    inner = "document.getElementById('inner').contentWindow"
+    framed = wait_until(lambda: site.driver.execute_script(f"return {inner}.__authctlBridge.autofillRequest"), "the frame's request")
+    wait_until(lambda: site.autofill()["request"]["id"] == framed, "the frame's request pending on the server")
+    wait_until(lambda: site.driver.execute_script("return __authctlBridge.autofillRequest") is None, "the page's request superseded")
+    assert site.driver.execute_script("return window.outcome") is None and framed != top
+    site.driver.execute_script("window.controller.abort()")
+    assert wait_until(lambda: site.driver.execute_script("return window.outcome"), "the page's abort") == {
+        "thrown": "AbortError", "message": "signal is aborted without reason"}
+    assert site.autofill()["request"]["id"] == framed
+    # The page aborts its own: withdrawn on the server.
+    site.driver.execute_script(f"{inner}.controller.abort()")
+    wait_until(lambda: not site.autofill()["pending"], "the aborted request withdrawn")
+    # A page that goes away with its request pending — to a page that makes none — withdraws it.
+    open_autofill_page(site, page)
+    site.load(site.origin + "/api.html")
+    wait_until(lambda: not site.autofill()["pending"], "the request of the page that went away ended")
+
+
+@pytest.mark.parametrize("site", ["bridge"], indirect=True)
+def test_a_page_on_a_loopback_address_is_refused_for_its_ip_address_as_chromium_refuses_it(site):
+    plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(PAGES)))
+    threading.Thread(target=plain.serve_forever, daemon=True).start()
+    script = """
+      const user = {id: new Uint8Array(1), name: 'a', displayName: 'A'};
+      const calls = {
+        create: () => navigator.credentials.create({publicKey: {rp: {name: 'x'}, user, challenge: new Uint8Array(16),
+                                                                pubKeyCredParams: [{type: 'public-key', alg: -7}]}}),
+        get: () => navigator.credentials.get({publicKey: {challenge: new Uint8Array(16)}}),
+        conditional: () => navigator.credentials.get({mediation: 'conditional', publicKey: {challenge: new Uint8Array(16)}}),
+        signal: () => PublicKeyCredential.signalUnknownCredential({rpId: '127.0.0.1', credentialId: 'AAAA'}),
+      };
+      const out = {secure: isSecureContext};
+      for (const [name, call] of Object.entries(calls)) {
+        try { await call(); out[name] = 'ok'; } catch (e) { out[name] = [e.name, e.message]; }
+      }
+      return out;"""
+    try:
+        page = f"http://127.0.0.1:{plain.server_address[1]}/api.html"
+        with site.native(page):
+            native = site.run(script)
+        site.load(page)
+        bridged = site.run(script)
+    finally:
+        plain.shutdown()
+    assert native.pop("secure") is True and bridged.pop("secure") is True
+    assert native == {call: ["SecurityError", "This is an invalid domain."] for call in native}, native
+    for call, (name, message) in bridged.items():
+        assert name == "SecurityError", (call, name, message)
+        assert message.startswith("This is an invalid domain: origin host '127.0.0.1' is an IP address, which cannot be an RP ID"), (call, message)

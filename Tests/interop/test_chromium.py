@@ -64,7 +64,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from browser_support import AuthctlServer, chromium
+from browser_support import VIRTUAL_AUTHENTICATOR, AuthctlServer, chromium
 from conftest import BIN, ROOT, Authctl, unb64url
 
 CHROMIUM = os.environ.get("AUTHCTL_CHROMIUM", "/usr/bin/chromium")
@@ -135,14 +135,6 @@ def certificate(directory: pathlib.Path) -> tuple[ssl.SSLContext, str]:
     context.load_cert_chain(directory / "cert.pem", directory / "key.pem")
     spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return context, base64.b64encode(hashlib.sha256(spki).digest()).decode()
-
-
-VIRTUAL_AUTHENTICATOR = {
-    "protocol": "ctap2", "ctap2Version": "ctap2_1", "transport": "internal",
-    "hasResidentKey": True, "hasUserVerification": True, "isUserVerified": True,
-    "hasPrf": True, "hasLargeBlob": True, "hasCredBlob": True, "hasMinPinLength": True,
-    "automaticPresenceSimulation": True,
-}
 
 
 @dataclasses.dataclass

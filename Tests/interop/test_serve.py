@@ -223,6 +223,77 @@ def test_a_conditional_sign_in_waits_for_the_pick_its_timeout_or_the_accounts_en
     assert call(server, "POST", f"/accounts/{other['id']}/devices/nope/autofill", {"cancel": True})[0] == 404
 
 
+
+def test_a_conditional_sign_in_is_its_pages_until_another_pages_request_or_its_page_ends_it(server):
+    import threading
+    _, _, account = call(server, "POST", "/accounts")
+    credential = register_alice(server, account["id"])
+    base = f"/accounts/{account['id']}/devices/phone"
+    answers = {}
+
+    def begin(request_id, page):
+        body = {"options": sign_options(), "origin": ORIGIN, "mediation": "conditional",
+                "request": {"id": request_id, "page": page, "url": f"https://example.com/login#{page}"}}
+        thread = threading.Thread(target=lambda: answers.__setitem__(request_id, call(server, "POST", base + "/sign", body)))
+        thread.start()
+        return thread
+
+    def pending_request():
+        return call(server, "GET", base + "/autofill")[2].get("request", {}).get("id")
+
+    first = begin("r1", "A")
+    wait_until(lambda: pending_request() == "r1", "r1 pending")
+    assert call(server, "GET", base + "/autofill")[2]["request"] == {"id": "r1", "page": "A", "url": "https://example.com/login#A", "origin": ORIGIN}
+    # The same page again: refused, as Chromium refuses a page's second request.
+    status, _, problem = call(server, "POST", base + "/sign", {"options": sign_options(), "origin": ORIGIN, "mediation": "conditional",
+                                                              "request": {"id": "r1b", "page": "A"}})
+    assert (status, problem["domException"]) == (409, "OperationError"), problem
+    assert problem["detail"].startswith("A request is already pending"), problem
+    # Another page's request (a reload, a navigation) takes the list: r1 is over, a pick for it finds nothing.
+    second = begin("r2", "B")
+    first.join(timeout=60)
+    status, _, problem = answers["r1"]
+    assert status == 410 and "superseded: request r2 of page https://example.com/login#B" in problem["detail"], problem
+    assert pending_request() == "r2"
+    assert call(server, "POST", base + "/autofill", {"credentialId": credential, "request": "r1", "wait": 0})[0] == 409
+    assert call(server, "POST", base + "/autofill", {"credentialId": credential, "request": "r2"})[2] == {"picked": True}
+    second.join(timeout=60)
+    assert answers["r2"][0] == 200 and answers["r2"][2]["id"] == credential
+    # A pick for a request that has not begun waits for it, and is not taken by another page's.
+    other = begin("r4", "D")
+    wait_until(lambda: pending_request() == "r4", "r4 pending")
+    picked = {}
+    picker = threading.Thread(target=lambda: picked.update(answer=call(server, "POST", base + "/autofill",
+                                                                       {"credentialId": credential, "request": "r3", "wait": "60s"})))
+    picker.start()
+    third = begin("r3", "C")
+    for thread in (picker, third, other):
+        thread.join(timeout=60)
+    assert picked["answer"][2] == {"picked": True} and answers["r3"][0] == 200 and answers["r4"][0] == 410
+    # The page withdraws its own (it aborted it, or went away) — even one still on its way.
+    fifth = begin("r5", "E")
+    wait_until(lambda: pending_request() == "r5", "r5 pending")
+    assert call(server, "DELETE", base + "/autofill?request=r5")[2] == {"ended": True}
+    fifth.join(timeout=60)
+    assert answers["r5"][0] == 410 and "withdrawn" in answers["r5"][2]["detail"]
+    assert call(server, "DELETE", base + "/autofill?request=r5")[2] == {"ended": False}
+    assert call(server, "DELETE", base + "/autofill?request=r6")[2] == {"ended": False}
+    sixth = begin("r6", "F")
+    sixth.join(timeout=60)
+    assert answers["r6"][0] == 410 and call(server, "GET", base + "/autofill")[2] == {"pending": False}
+    # What is not a page's request.
+    conditional = {"options": sign_options(), "origin": ORIGIN, "mediation": "conditional"}
+    for body, path in (({**conditional, "request": {"id": ""}}, "/sign"), ({**conditional, "request": {"page": "A"}}, "/sign"),
+                       ({**conditional, "request": {"id": "x", "tab": 1}}, "/sign"), ({**conditional, "request": {"id": "x y"}}, "/sign"),
+                       ({**conditional, "request": {"id": "x", "url": "u" * 4097}}, "/sign"), ({**conditional, "request": "x"}, "/sign"),
+                       ({"options": sign_options(), "origin": ORIGIN, "request": {"id": "x"}}, "/sign")):
+        status, _, problem = call(server, "POST", base + path, body)
+        assert (status, problem["name"]) == (400, "badInput"), (body, problem)
+    assert call(server, "DELETE", base + "/autofill")[0] == 400
+    assert call(server, "DELETE", base + "/autofill?request=a&other=b")[0] == 400
+    assert call(server, "DELETE", base + "/autofill?request=" + "x" * 129)[0] == 400
+    assert call(server, "POST", base + "/autofill", {"credentialId": credential, "request": ""})[0] == 400
+
 def test_sync_on_a_virtual_clock_and_its_events(server):
     _, _, account = call(server, "POST", "/accounts", {"devices": [{"name": "phone", "pin": "1234"}, {"name": "laptop", "pin": "9753"}],
                                                        "clock": {"mode": "virtual", "start": 1_767_225_600_000},

@@ -1,9 +1,11 @@
 /// The page bridge (docs/browser.md): a script a test injects into a page before the page's own
 /// scripts run. It answers the page's WebAuthn calls — `navigator.credentials.create/get` for
 /// `publicKey` requests, the availability checks, `getClientCapabilities()` and the three
-/// signals — with a device of `authctl serve`, and hands the page objects a browser would:
-/// `instanceof PublicKeyCredential`, ArrayBuffers, `toJSON()`. `__AUTHCTL_CONFIG__` becomes
-/// `{"server", "token", "account", "device"}`.
+/// signals — with a device of `authctl serve`, and hands the page objects of the browser's own
+/// shape: no own properties, the members the prototypes' attributes and operations (with their
+/// names, lengths and property attributes), ArrayBuffers that are the same object at every read,
+/// not cloneable. A conditional sign-in belongs to its page: withdrawn when the page aborts it or
+/// goes away. `__AUTHCTL_CONFIG__` becomes `{"server", "token", "account", "device"}`.
 enum PageBridgeScript {
     static let text = #"""
 // authctl page bridge: this page's WebAuthn calls are answered by authctl serve (docs/browser.md).
@@ -13,11 +15,21 @@ enum PageBridgeScript {
   if (globalThis.__authctlBridge || typeof PublicKeyCredential === 'undefined' || !navigator.credentials) {
     return;  // injected twice, or not a secure context: the browser offers no WebAuthn here either
   }
-  Object.defineProperty(globalThis, '__authctlBridge', { value: Object.freeze({ account: CONFIG.account, device: CONFIG.device }) });
+  // This page — one document: a reload is a new page — and its conditional sign-in while one is
+  // pending; authctl's own name for each error the bridge rejected with (docs/errors.md), kept
+  // beside the error, which has the browser's shape and no member of authctl's.
+  const PAGE = crypto.randomUUID();
+  let autofillRequest = null;
+  const problems = new WeakMap();
+  Object.defineProperty(globalThis, '__authctlBridge', { value: Object.freeze({
+    account: CONFIG.account, device: CONFIG.device, page: PAGE,
+    get autofillRequest() { return autofillRequest; },
+    errorName(error) { return problems.get(error) || null; },
+  }) });
 
   const container = navigator.credentials;
-  const nativeCreate = container.create.bind(container);
-  const nativeGet = container.get.bind(container);
+  const nativeCreate = CredentialsContainer.prototype.create;
+  const nativeGet = CredentialsContainer.prototype.get;
   const base = `${CONFIG.server}/accounts/${encodeURIComponent(CONFIG.account)}/devices/${encodeURIComponent(CONFIG.device)}`;
 
   // base64url, as every BufferSource is in WebAuthn's JSON forms.
@@ -56,42 +68,73 @@ enum PageBridgeScript {
     }
     return value;
   }
-  function requireBufferSource(value, what, call) {
-    if (!isBufferSource(value)) {
-      throw new TypeError(`Failed to execute '${call}' on 'CredentialsContainer': ${what} is not of type '(ArrayBuffer or ArrayBufferView)'.`);
+  // A TypeError as Chromium throws one from its bindings (its `message` an enumerable own
+  // property, unlike a script's `new TypeError`).
+  function typeError(message) {
+    const error = new TypeError(message);
+    Object.defineProperty(error, 'message', { enumerable: true });
+    return error;
+  }
+  // WebIDL's conversion of the options' BufferSource members: in its order (a dictionary's own
+  // members lexicographically, after those it inherits), in Chromium's words for the first that
+  // fails — each dictionary read on the way named, then what is wrong.
+  const NOT_BYTES = "The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.";
+  const REQUIRED = 'Required member is undefined.';
+  function conversionError(call, path, problem) {
+    const reads = path.map(([member, dictionary]) => `Failed to read the '${member}' property from '${dictionary}': `).join('');
+    return typeError(`Failed to execute '${call}' on 'CredentialsContainer': ${reads}${problem}`);
+  }
+  function needBytes(value, call, path, required) {
+    if (value === undefined) {
+      if (required) throw conversionError(call, path, REQUIRED);
+      return;
+    }
+    if (!isBufferSource(value)) throw conversionError(call, path, NOT_BYTES);
+  }
+  const isObject = (value) => value !== null && typeof value === 'object';
+  function checkDescriptors(list, member, call, path) {
+    for (const c of Array.isArray(list) ? list : []) {
+      needBytes(isObject(c) ? c.id : undefined, call, [...path, [member, `PublicKeyCredential${call === 'create' ? 'Creation' : 'Request'}Options`],
+        ['id', 'PublicKeyCredentialDescriptor']], true);
     }
   }
   // The extension inputs WebIDL types as BufferSource: a string there (base64url a page meant as
   // bytes) is a TypeError in the browser, so it is one here too, before anything is sent.
-  function checkExtensionBuffers(extensions, call) {
-    if (!extensions || typeof extensions !== 'object') return;
-    const need = (value, what) => { if (value !== undefined) requireBufferSource(value, `publicKey.extensions.${what}`, call); };
-    const prf = extensions.prf;
-    if (prf && typeof prf === 'object') {
-      if (prf.eval) { need(prf.eval.first, 'prf.eval.first'); need(prf.eval.second, 'prf.eval.second'); }
-      if (prf.evalByCredential && typeof prf.evalByCredential === 'object') {
-        for (const [id, values] of Object.entries(prf.evalByCredential)) {
-          need(values && values.first, `prf.evalByCredential['${id}'].first`);
-          need(values && values.second, `prf.evalByCredential['${id}'].second`);
-        }
-      }
+  function checkExtensionBuffers(extensions, call, path) {
+    if (!isObject(extensions)) return;
+    const inputs = [...path, ['extensions', `PublicKeyCredential${call === 'create' ? 'Creation' : 'Request'}Options`]];
+    needBytes(extensions.credBlob, call, [...inputs, ['credBlob', 'AuthenticationExtensionsClientInputs']]);
+    if (isObject(extensions.largeBlob)) {
+      needBytes(extensions.largeBlob.write, call, [...inputs, ['largeBlob', 'AuthenticationExtensionsClientInputs'],
+        ['write', 'AuthenticationExtensionsLargeBlobInputs']]);
     }
-    need(extensions.credBlob, 'credBlob');
-    if (extensions.largeBlob && typeof extensions.largeBlob === 'object') need(extensions.largeBlob.write, 'largeBlob.write');
+    const prf = extensions.prf;
+    if (!isObject(prf)) return;
+    const prfPath = [...inputs, ['prf', 'AuthenticationExtensionsClientInputs']];
+    const values = (v, member) => {
+      const at = [...prfPath, [member, 'AuthenticationExtensionsPRFInputs']];
+      needBytes(isObject(v) ? v.first : undefined, call, [...at, ['first', 'AuthenticationExtensionsPRFValues']], true);
+      if (isObject(v)) needBytes(v.second, call, [...at, ['second', 'AuthenticationExtensionsPRFValues']]);
+    };
+    if (prf.eval !== undefined) values(prf.eval, 'eval');
+    if (isObject(prf.evalByCredential)) for (const v of Object.values(prf.evalByCredential)) values(v, 'evalByCredential');
   }
   function checkCreation(options) {
-    if (options === null || typeof options !== 'object') throw new TypeError("Failed to execute 'create' on 'CredentialsContainer': publicKey is not an object.");
-    requireBufferSource(options.challenge, 'publicKey.challenge', 'create');
-    if (!options.user || typeof options.user !== 'object') throw new TypeError("Failed to execute 'create' on 'CredentialsContainer': publicKey.user is required.");
-    requireBufferSource(options.user.id, 'publicKey.user.id', 'create');
-    for (const c of options.excludeCredentials || []) requireBufferSource(c && c.id, 'publicKey.excludeCredentials[].id', 'create');
-    checkExtensionBuffers(options.extensions, 'create');
+    const path = [['publicKey', 'CredentialCreationOptions']];
+    if (!isObject(options)) throw conversionError('create', path, "The provided value is not of type 'PublicKeyCredentialCreationOptions'.");
+    const dictionary = 'PublicKeyCredentialCreationOptions';
+    needBytes(options.challenge, 'create', [...path, ['challenge', dictionary]], true);
+    checkDescriptors(options.excludeCredentials, 'excludeCredentials', 'create', path);
+    checkExtensionBuffers(options.extensions, 'create', path);
+    if (options.user === undefined) throw conversionError('create', [...path, ['user', dictionary]], REQUIRED);
+    needBytes(isObject(options.user) ? options.user.id : undefined, 'create', [...path, ['user', dictionary], ['id', 'PublicKeyCredentialUserEntity']], true);
   }
   function checkRequest(options) {
-    if (options === null || typeof options !== 'object') throw new TypeError("Failed to execute 'get' on 'CredentialsContainer': publicKey is not an object.");
-    requireBufferSource(options.challenge, 'publicKey.challenge', 'get');
-    for (const c of options.allowCredentials || []) requireBufferSource(c && c.id, 'publicKey.allowCredentials[].id', 'get');
-    checkExtensionBuffers(options.extensions, 'get');
+    const path = [['publicKey', 'CredentialRequestOptions']];
+    if (!isObject(options)) throw conversionError('get', path, "The provided value is not of type 'PublicKeyCredentialRequestOptions'.");
+    checkDescriptors(options.allowCredentials, 'allowCredentials', 'get', path);
+    needBytes(options.challenge, 'get', [...path, ['challenge', 'PublicKeyCredentialRequestOptions']], true);
+    checkExtensionBuffers(options.extensions, 'get', path);
   }
 
   // Where the call comes from: the page's origin, and the top-level origin when a frame is
@@ -112,25 +155,28 @@ enum PageBridgeScript {
   }
 
   // A problem answer as the error the browser would reject with; authctl's own name for it
-  // (docs/errors.md) rides along as a non-enumerable `authctlName`, for tests and debugging.
+  // (docs/errors.md) is `__authctlBridge.errorName(error)`, for tests and debugging.
   function errorOf(problem, status) {
     const detail = (problem && (problem.detail || problem.title)) || `authctl serve answered ${status}`;
     const name = problem && problem.domException;
     let error;
-    if (name === 'TypeError') error = new TypeError(detail);
+    if (name === 'TypeError') error = typeError(detail);
     else if (name) error = new DOMException(detail, name);
     else {
       console.error(`authctl page bridge: ${detail}`);
       error = new DOMException(`authctl page bridge: ${detail}`, 'NotAllowedError');
     }
-    if (problem && problem.name) Object.defineProperty(error, 'authctlName', { value: problem.name });
+    if (problem && problem.name) problems.set(error, problem.name);
     return error;
   }
-  async function call(method, path, body, signal) {
+  // A conditional sign-in that is over for this page without an outcome (`410`: another page's
+  // request took the autofill list, or this page withdrew it).
+  const GONE = Symbol('gone');
+  async function call(method, path, body, signal, keepalive = false) {
     let response;
     try {
       response = await fetch(base + path, {
-        method, signal, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
+        method, signal, keepalive, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
         headers: body === undefined ? { Authorization: `Bearer ${CONFIG.token}` }
           : { Authorization: `Bearer ${CONFIG.token}`, 'Content-Type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -147,18 +193,76 @@ enum PageBridgeScript {
     const text = await response.text();
     let json = null;
     try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+    if (response.status === 410) throw GONE;
     if (!response.ok) throw errorOf(json, response.status);
     return json;
   }
 
-  // The objects a browser hands the page: own members shadow the prototypes' native getters, so
-  // that `instanceof` holds and every member reads as it would.
-  const define = (target, members) => {
-    for (const [key, value] of Object.entries(members)) {
-      Object.defineProperty(target, key, { value, enumerable: typeof value !== 'function', configurable: true });
-    }
-    return target;
-  };
+  // The objects a browser hands the page, of its shape (WebIDL §3.7): no own properties; each
+  // member an attribute's getter or an operation on the interface's prototype, with the browser's
+  // property attributes, name and length — so that a page (or its library) may assign
+  // `credential.toJSON`, spread, clone the ArrayBuffers or walk the members as it does natively.
+  // Each object is a Proxy around a plain one, so that structuredClone and postMessage refuse it
+  // (DataCloneError) as they refuse a platform object; what it holds is in `slots`.
+  const slots = new WeakMap();
+  function platformObject(prototype, members) {
+    const object = new Proxy(Object.create(prototype), {});
+    slots.set(object, members);
+    return object;
+  }
+  // An operation of `target` (a prototype, or an interface object for a static one) answered by
+  // `body(this, args)`: a method — no prototype, not a constructor — of the native one's name and
+  // length, and its property attributes (an operation's, writable, enumerable, configurable, where
+  // the browser has none).
+  function operation(target, name, length, body) {
+    const native = Object.getOwnPropertyDescriptor(target, name);
+    const method = { [name](...args) { return body(this, args); } }[name];
+    Object.defineProperty(method, 'length', { value: native ? native.value.length : length });
+    Object.defineProperty(target, name, { value: method, writable: native ? native.writable : true,
+      enumerable: native ? native.enumerable : true, configurable: native ? native.configurable : true });
+    return native && native.value;
+  }
+  // A prototype's operation or attribute that answers from the slots of an object the bridge
+  // made, and is the browser's own for any other (which says "Illegal invocation" to a stranger).
+  const illegal = () => { throw new TypeError('Illegal invocation'); };
+  function memberOperation(prototype, name, answer) {
+    const native = operation(prototype, name, 0, (self, args) => {
+      const members = slots.get(self);
+      return members ? answer(members) : Reflect.apply(native || illegal, self, args);
+    });
+  }
+  function attribute(prototype, name) {
+    const native = Object.getOwnPropertyDescriptor(prototype, name) || { enumerable: true, configurable: true };
+    const { get } = Object.getOwnPropertyDescriptor({
+      get [name]() {
+        const members = slots.get(this);
+        return members ? members[name] : Reflect.apply(native.get || illegal, this, []);
+      },
+    }, name);
+    Object.defineProperty(prototype, name, { get, set: native.set, enumerable: native.enumerable, configurable: native.configurable });
+  }
+  // A dictionary as the browser converts one to JavaScript: a new object at every call, members
+  // in lexicographic order; its ArrayBuffers are the same objects each time.
+  function dictionary(value) {
+    if (value instanceof ArrayBuffer) return value;
+    if (Array.isArray(value)) return value.map(dictionary);
+    if (value === null || typeof value !== 'object') return value;
+    const out = {};
+    for (const key of Object.keys(value).sort()) out[key] = dictionary(value[key]);
+    return out;
+  }
+  for (const name of ['id', 'type']) attribute(Credential.prototype, name);
+  for (const name of ['rawId', 'response', 'authenticatorAttachment']) attribute(PublicKeyCredential.prototype, name);
+  memberOperation(PublicKeyCredential.prototype, 'getClientExtensionResults', (m) => dictionary(m.extensions));
+  memberOperation(PublicKeyCredential.prototype, 'toJSON', (m) => dictionary(m.json));
+  attribute(AuthenticatorResponse.prototype, 'clientDataJSON');
+  attribute(AuthenticatorAttestationResponse.prototype, 'attestationObject');
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getTransports', (m) => [...m.transports]);
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getAuthenticatorData', (m) => m.authenticatorDataBuffer);
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKey', (m) => m.publicKey);
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKeyAlgorithm', (m) => m.publicKeyAlgorithm);
+  for (const name of ['authenticatorData', 'signature', 'userHandle']) attribute(AuthenticatorAssertionResponse.prototype, name);
+
   const BINARY_RESULTS = [['prf', 'results', 'first'], ['prf', 'results', 'second'], ['largeBlob', 'blob'], ['getCredBlob']];
   function extensionResults(json) {
     const results = structuredClone(json || {});
@@ -170,44 +274,45 @@ enum PageBridgeScript {
     }
     return results;
   }
+  const optional = (text) => (text === undefined || text === null ? null : unb64url(text));
   function credentialOf(json, made) {
     const r = json.response;
-    const response = Object.create((made ? AuthenticatorAttestationResponse : AuthenticatorAssertionResponse).prototype);
-    define(response, { clientDataJSON: unb64url(r.clientDataJSON) });
-    if (made) {
-      define(response, {
-        attestationObject: unb64url(r.attestationObject),
-        getTransports: () => [...(r.transports || [])],
-        getAuthenticatorData: () => unb64url(r.authenticatorData),
-        getPublicKey: () => (r.publicKey === undefined || r.publicKey === null ? null : unb64url(r.publicKey)),
-        getPublicKeyAlgorithm: () => r.publicKeyAlgorithm,
+    const response = made
+      ? platformObject(AuthenticatorAttestationResponse.prototype, {
+        clientDataJSON: unb64url(r.clientDataJSON), attestationObject: unb64url(r.attestationObject),
+        authenticatorDataBuffer: unb64url(r.authenticatorData), publicKey: optional(r.publicKey),
+        publicKeyAlgorithm: r.publicKeyAlgorithm, transports: [...(r.transports || [])],
+      })
+      : platformObject(AuthenticatorAssertionResponse.prototype, {
+        clientDataJSON: unb64url(r.clientDataJSON), authenticatorData: unb64url(r.authenticatorData),
+        signature: unb64url(r.signature), userHandle: optional(r.userHandle),
       });
-    } else {
-      define(response, {
-        authenticatorData: unb64url(r.authenticatorData),
-        signature: unb64url(r.signature),
-        userHandle: r.userHandle === undefined || r.userHandle === null ? null : unb64url(r.userHandle),
-      });
-    }
-    const credential = Object.create(PublicKeyCredential.prototype);
-    return define(credential, {
-      id: json.id,
-      rawId: unb64url(json.rawId || json.id),
-      type: json.type || 'public-key',
-      authenticatorAttachment: json.authenticatorAttachment ?? null,
-      response,
-      getClientExtensionResults: () => extensionResults(json.clientExtensionResults),
-      toJSON: () => structuredClone(json),
+    return platformObject(PublicKeyCredential.prototype, {
+      id: json.id, type: json.type || 'public-key', rawId: unb64url(json.rawId || json.id),
+      authenticatorAttachment: json.authenticatorAttachment ?? null, response,
+      extensions: extensionResults(json.clientExtensionResults), json: structuredClone(json),
     });
   }
 
-  // A conditional sign-in waits on the server until the test picks from the autofill list; one
-  // the page aborted is ended there before the next begins (a page has one at a time).
+  // A conditional sign-in waits on the server until the test picks from the autofill list. It is
+  // this page's (its request names the page, its id and URL: GET …/autofill shows them): the page
+  // withdraws it when it aborts it or goes away (pagehide: a navigation, a reload, the tab
+  // closed), before the next one begins; one left pending by a page the bridge never heard from
+  // again is ended by the server when another page's request begins.
+  const withdrawal = (id, keepalive) => call('DELETE', `/autofill?request=${encodeURIComponent(id)}`, undefined, undefined, keepalive)
+    .catch(() => {});
   let ending = Promise.resolve();
-  const endPending = () => {
-    ending = ending.then(() => call('POST', '/autofill', { cancel: true, wait: 0 }).catch(() => {}));
+  const withdraw = (id) => {
+    ending = ending.then(() => withdrawal(id, false));
     return ending;
   };
+  // Sent at once, outliving the page (keepalive): a page that goes away waits for nothing.
+  addEventListener('pagehide', () => { if (autofillRequest) withdrawal(autofillRequest, true); }, { capture: true });
+  // Settles only by the page's abort: the conditional request the browser keeps open for a page
+  // whose autofill list another page has.
+  const untilAborted = (signal) => new Promise((resolve, reject) => {
+    if (signal) signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 
   async function ceremony(kind, publicKey, mediation, uiMode, signal) {
     if (signal && signal.aborted) throw signal.reason;
@@ -222,12 +327,17 @@ enum PageBridgeScript {
     if (uiMode !== undefined) body.uiMode = String(uiMode);
     if (navigator.userActivation) body.userActivation = navigator.userActivation.isActive;
     const conditional = kind === 'sign' && mediation === 'conditional';
-    if (conditional) await ending;
-    if (signal && signal.aborted) throw signal.reason;  // aborted while an earlier one ended
+    const id = conditional ? crypto.randomUUID() : null;
+    if (conditional) {
+      body.request = { id, page: PAGE, url: location.href.slice(0, 4096) };
+      await ending;
+      if (signal && signal.aborted) throw signal.reason;  // aborted while an earlier one ended
+      autofillRequest = id;
+    }
     const controller = new AbortController();
     const onAbort = () => {
       controller.abort(signal.reason);
-      if (conditional) endPending();
+      if (conditional) withdraw(id);
     };
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -235,14 +345,14 @@ enum PageBridgeScript {
       try {
         json = await call('POST', `/${kind}`, body, controller.signal);
       } catch (error) {
-        // One left pending by a page that went away: ended, and this one begins.
-        if (!conditional || !(error instanceof DOMException) || !/pending on device .* already/.test(error.message)) throw error;
-        await endPending();
-        json = await call('POST', `/${kind}`, body, controller.signal);
+        if (error !== GONE) throw error;
+        if (autofillRequest === id) autofillRequest = null;
+        return await untilAborted(signal);
       }
       if (signal && signal.aborted) throw signal.reason;
       return credentialOf(json, kind === 'register');
     } finally {
+      if (autofillRequest === id) autofillRequest = null;
       if (signal) signal.removeEventListener('abort', onAbort);
     }
   }
@@ -253,33 +363,34 @@ enum PageBridgeScript {
     return { capabilities: {}, isUserVerifyingPlatformAuthenticatorAvailable: false, isConditionalMediationAvailable: false };
   });
 
-  function replace(target, name, value) {
-    Object.defineProperty(target, name, { value, writable: true, configurable: true, enumerable: false });
-  }
   // WebIDL's enum conversion of CredentialCreationOptions / CredentialRequestOptions members: a
   // value that is not one of the enum's is a TypeError before anything else happens.
   function enumMember(value, allowed, member, type, call) {
     if (value === undefined) return undefined;
     const text = String(value);
     if (!allowed.includes(text)) {
-      throw new TypeError(`Failed to execute '${call}' on 'CredentialsContainer': Failed to read the '${member}' property from `
+      throw typeError(`Failed to execute '${call}' on 'CredentialsContainer': Failed to read the '${member}' property from `
         + `'Credential${call === 'create' ? 'Creation' : 'Request'}Options': The provided value '${text}' is not a valid enum value of type ${type}.`);
     }
     return text;
   }
   const MEDIATIONS = ['silent', 'optional', 'conditional', 'required'];
-  replace(container, 'create', function create(options) {
+  // create() and get() stay operations of CredentialsContainer.prototype; a call that is not for
+  // `publicKey`, or not on the page's own container, is the browser's.
+  operation(CredentialsContainer.prototype, 'create', 0, (self, args) => {
+    const [options] = args;
     try {
-      if (!options || options.publicKey === undefined) return nativeCreate(options);
+      if (self !== container || !options || options.publicKey === undefined) return Reflect.apply(nativeCreate, self, args);
       const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'create');
       return ceremony('register', options.publicKey, mediation, undefined, options.signal);
     } catch (error) {
       return Promise.reject(error);
     }
   });
-  replace(container, 'get', function get(options) {
+  operation(CredentialsContainer.prototype, 'get', 0, (self, args) => {
+    const [options] = args;
     try {
-      if (!options || options.publicKey === undefined) return nativeGet(options);
+      if (self !== container || !options || options.publicKey === undefined) return Reflect.apply(nativeGet, self, args);
       const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'get');
       const uiMode = enumMember(options.uiMode, ['immediate', 'passive'], 'uiMode', 'CredentialUiModeRequirement', 'get');
       return ceremony('sign', options.publicKey, mediation, uiMode, options.signal);
@@ -287,16 +398,14 @@ enum PageBridgeScript {
       return Promise.reject(error);
     }
   });
-  replace(PublicKeyCredential, 'isUserVerifyingPlatformAuthenticatorAvailable',
-    async function isUserVerifyingPlatformAuthenticatorAvailable() { return (await capabilities()).isUserVerifyingPlatformAuthenticatorAvailable; });
-  replace(PublicKeyCredential, 'isConditionalMediationAvailable',
-    async function isConditionalMediationAvailable() { return (await capabilities()).isConditionalMediationAvailable; });
-  replace(PublicKeyCredential, 'getClientCapabilities',
-    async function getClientCapabilities() { return (await capabilities()).capabilities; });
+  operation(PublicKeyCredential, 'isUserVerifyingPlatformAuthenticatorAvailable', 0,
+    () => capabilities().then((answer) => answer.isUserVerifyingPlatformAuthenticatorAvailable));
+  operation(PublicKeyCredential, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
+  operation(PublicKeyCredential, 'getClientCapabilities', 0, () => capabilities().then((answer) => answer.capabilities));
   for (const signal of ['unknownCredential', 'allAcceptedCredentials', 'currentUserDetails']) {
     const name = `signal${signal[0].toUpperCase()}${signal.slice(1)}`;
-    replace(PublicKeyCredential, name, async function (options) {
-      if (options === null || typeof options !== 'object') throw new TypeError(`Failed to execute '${name}' on 'PublicKeyCredential': the options are not an object.`);
+    operation(PublicKeyCredential, name, 1, async (self, [options]) => {
+      if (options === null || typeof options !== 'object') throw typeError(`Failed to execute '${name}' on 'PublicKeyCredential': the options are not an object.`);
       await call('POST', `/signals/${signal}`, { options: jsonOf(options), origin: caller().origin });
       return undefined;
     });
@@ -306,15 +415,12 @@ enum PageBridgeScript {
   const fromB64 = (value) => (typeof value === 'string' ? unb64url(value) : value);
   const credentialList = (list) => list && list.map((c) => ({ ...c, id: fromB64(c.id) }));
   if (typeof PublicKeyCredential.parseCreationOptionsFromJSON !== 'function') {
-    replace(PublicKeyCredential, 'parseCreationOptionsFromJSON', function parseCreationOptionsFromJSON(json) {
-      return { ...json, challenge: fromB64(json.challenge), user: { ...json.user, id: fromB64(json.user.id) },
-        excludeCredentials: credentialList(json.excludeCredentials) };
-    });
+    operation(PublicKeyCredential, 'parseCreationOptionsFromJSON', 1, (self, [json]) => ({ ...json, challenge: fromB64(json.challenge),
+      user: { ...json.user, id: fromB64(json.user.id) }, excludeCredentials: credentialList(json.excludeCredentials) }));
   }
   if (typeof PublicKeyCredential.parseRequestOptionsFromJSON !== 'function') {
-    replace(PublicKeyCredential, 'parseRequestOptionsFromJSON', function parseRequestOptionsFromJSON(json) {
-      return { ...json, challenge: fromB64(json.challenge), allowCredentials: credentialList(json.allowCredentials) };
-    });
+    operation(PublicKeyCredential, 'parseRequestOptionsFromJSON', 1, (self, [json]) => ({ ...json, challenge: fromB64(json.challenge),
+      allowCredentials: credentialList(json.allowCredentials) }));
   }
 })();
 """#

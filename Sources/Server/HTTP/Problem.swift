@@ -20,9 +20,11 @@ struct Problem: Error {
         response = HTTPResponse(status: status, contentType: .problem, body: Array("{\(fields.joined(separator: ","))}".utf8))
     }
 
-    /// A failure the server finds itself: `name` is a row of the table, or `unauthorized`.
-    init(_ status: Int, _ name: String, _ detail: String) {
-        let body = #"{"type":"about:blank","title":\#(JSONText.quoted(name)),"status":\#(status),"detail":\#(JSONText.quoted(detail)),"name":\#(JSONText.quoted(name))}"#
+    /// A failure the server finds itself: `name` is a row of the table, or `unauthorized`;
+    /// `domException` when a page meets it as one (what the browser rejects with in its place).
+    init(_ status: Int, _ name: String, _ detail: String, domException: String? = nil) {
+        let dom = domException.map { #","domException":\#(JSONText.quoted($0))"# } ?? ""
+        let body = #"{"type":"about:blank","title":\#(JSONText.quoted(name)),"status":\#(status),"detail":\#(JSONText.quoted(detail)),"name":\#(JSONText.quoted(name))\#(dom)}"#
         response = HTTPResponse(status: status, contentType: .problem, body: Array(body.utf8))
     }
 

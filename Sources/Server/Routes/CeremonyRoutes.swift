@@ -5,15 +5,17 @@ import VirtualAuthenticator
 
 /// `…/devices/{device}/register` and `…/sign`: `navigator.credentials.create()` and `.get()` on a
 /// device, answered with the response JSON a browser hands the page; `…/autofill`: the person
-/// picking a passkey from the autofill list of a conditional sign-in that is pending.
+/// picking a passkey from the autofill list of a conditional sign-in that is pending, and the
+/// page withdrawing its own.
 extension AccountService {
     static let ceremonyMembers: Set<String> = ["options", "origin", "topOrigin", "mediation", "userAction", "pin", "fault", "profile", "via",
                                                "credentialId", "user", "recentPasswordSignIn", "deviceBound", "framePermission",
-                                               "userActivation", "uiMode"]
+                                               "userActivation", "uiMode", "request"]
 
     func addCeremonyRoutes(to router: inout Router<AccountService>) {
         router.add("POST", "/accounts/{account}/devices/{device}/register") { s, call throws(Problem) in
             let (caller, given, options, body) = try Self.ceremonyInput(call)
+            guard !body.has("request") else { throw Problem.input("request names a conditional sign-in's page: a registration takes none") }
             let fault = try body.choice("fault", Fault.self), via = try body.string("via")
             var passkey = PasskeySettings()
             passkey.profile = try body.string("profile")
@@ -48,7 +50,11 @@ extension AccountService {
                     return .json(200, response.json)
                 }
             }
-            guard caller.mediation == .conditional else { return try sign(true) { _ in } }
+            guard caller.mediation == .conditional else {
+                guard !body.has("request") else { throw Problem.input("request names a conditional sign-in's page: this sign-in is not conditional") }
+                return try sign(true) { _ in }
+            }
+            let owner = try Self.owner(of: body, origin: caller.origin)
             // Pending, holding no thread and no lock, until the person picks a passkey from the
             // autofill list (or the timeout, or the account's end); then signed as usual.
             // What the browser refuses at once (a cross-origin frame, another site's RP ID, the
@@ -63,7 +69,8 @@ extension AccountService {
             }
             let deferred = HTTPDeferred()
             let scope = Self.autofillScope(of: options, rpId: rpId)
-            try hosted.autofill.begin(device: call.parameter("device"), scope: scope, timeout: Self.timeout(of: options), clock: hosted.session.clock) { outcome in
+            try hosted.autofill.begin(device: call.parameter("device"), scope: scope, owner: owner, timeout: Self.timeout(of: options),
+                                      clock: hosted.session.clock) { outcome in
                 let acts: Bool, change: (inout PersonRequest) -> Void
                 switch outcome {
                 case .picked(let choice): (acts, change) = (true, { $0.account = choice })
@@ -75,6 +82,14 @@ extension AccountService {
                     (acts, change) = (false, { $0.action = .cancel; $0.instantTimeout = true })
                 case .canceled:
                     deferred.complete(Problem(SessionError(.canceled, "the conditional sign-in was canceled: its account ended, or the server stops")).response)
+                    return
+                case .superseded(let other):
+                    // Over for this page, as a browser's request in a tab the person left: the
+                    // bridge keeps the page's promise pending (docs/browser.md).
+                    deferred.complete(Problem(410, "usage", "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(JSONText.shown(call.parameter("device"))) now").response)
+                    return
+                case .withdrawn:
+                    deferred.complete(Problem(410, "usage", "the conditional sign-in was withdrawn by its page (aborted, or the page went away)").response)
                     return
                 }
                 do throws(Problem) { deferred.complete(try sign(acts, change)) } catch { deferred.complete(error.response) }
@@ -99,18 +114,21 @@ extension AccountService {
         }
         router.add("GET", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
             try s.onDevice(call) { hosted, device throws(Problem) in
-                guard let scope = hosted.autofill.pendingScope(device: device) else { return .encoded(200, AutofillReport(pending: false, offered: nil)) }
+                guard let (owner, scope) = hosted.autofill.pending(device: device) else {
+                    return .encoded(200, AutofillReport(pending: false, request: nil, offered: nil))
+                }
                 // What the list shows: the device's passkeys for the RP ID (never a hidden one),
                 // only the allowed ones when the request names some.
                 let held = try session { () throws(SessionError) in try hosted.session.passkeys(device: device, rpId: scope.rpId) }
                 let offered = held.filter { !$0.hidden && (scope.allowed.isEmpty || scope.allowed.contains($0.id)) }
-                return .encoded(200, AutofillReport(pending: true, offered: offered.map(AutofillReport.Offer.init)))
+                return .encoded(200, AutofillReport(pending: true, request: owner, offered: offered.map(AutofillReport.Offer.init)))
             }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["credentialId", "user", "cancel", "wait"])
+            let body = try call.body(allowed: ["credentialId", "user", "cancel", "wait", "request"])
             let wait = try Self.duration(body, "wait") ?? 2_000
             guard wait <= 60_000 else { throw Problem.input("wait is at most 60 s") }
+            let request = try body.string("request").map { id throws(Problem) in try Self.identifier(id, "request") }
             let hosted = try s.hosted(call.parameter("account"))
             _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
             let pick: AutofillPicks.Outcome
@@ -124,11 +142,23 @@ extension AccountService {
             // Answered when a sign-in pending on the device takes the pick, or when the wait ends;
             // meanwhile the request holds no thread (its connection waits, as a pending sign-in's does).
             let device = call.parameter("device"), deferred = HTTPDeferred()
-            hosted.autofill.pick(pick, device: device, wait: UInt64(wait)) { taken in
+            hosted.autofill.pick(pick, device: device, request: request, wait: UInt64(wait)) { taken in
+                let which = request.map { "conditional sign-in \(JSONText.shown($0)) is" } ?? "no conditional sign-in is"
                 deferred.complete(taken ? .encoded(200, ["picked": true])
-                    : Problem(409, "usage", "no conditional sign-in is pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
+                    : Problem(409, "usage", "\(which) pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
             }
             return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
+        }
+        // The page withdraws its own request — it aborted it, or it goes away (the bridge asks on
+        // `pagehide`) — so that the next pick goes to the page the person sees.
+        router.add("DELETE", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
+            guard call.query.keys.allSatisfy({ $0 == "request" }), let id = call.query["request"] else {
+                throw Problem.input("DELETE …/autofill?request=ID: the conditional sign-in its page withdraws")
+            }
+            let request = try Self.identifier(id, "request")
+            return try s.onDevice(call) { hosted, device throws(Problem) in
+                .encoded(200, ["ended": hosted.autofill.withdraw(device: device, request: request)])
+            }
         }
     }
 
@@ -178,6 +208,39 @@ extension AccountService {
         }
     }
 
+    /// Whose conditional sign-in it is: the caller's origin and the body's `request` — `{"id",
+    /// "page", "url"}`, which the page bridge sends: the request's id and its page's (each 1–128
+    /// printable ASCII characters) and the page's URL (at most 4,096 characters).
+    private static func owner(of body: RequestBody, origin: String) throws(Problem) -> AutofillPicks.Owner {
+        var owner = AutofillPicks.Owner(origin: origin)
+        guard let request = try body.object("request") else { return owner }
+        if let unknown = request.object.keys.sorted().first(where: { !["id", "page", "url"].contains($0) }) {
+            throw Problem.input("request has a member '\(JSONText.shown(unknown))' it does not take (it takes id, page, url)")
+        }
+        guard let id = try request.string("id") else { throw Problem.input("request.id is required: the request's own id") }
+        owner.id = try identifier(id, "request.id")
+        owner.page = try request.string("page").map { page throws(Problem) in try identifier(page, "request.page") }
+        if let url = try request.string("url") {
+            guard url.count <= 4_096 else { throw Problem.input("request.url is at most 4,096 characters") }
+            owner.url = url
+        }
+        return owner
+    }
+
+    /// An id a page makes up for itself: 1–128 printable ASCII characters.
+    private static func identifier(_ text: String, _ what: String) throws(Problem) -> String {
+        guard (1...128).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw Problem.input("\(what) must be 1 to 128 printable ASCII characters, not '\(JSONText.shown(text))'")
+        }
+        return text
+    }
+
+    /// A request's owner as a message names it.
+    private static func described(_ owner: AutofillPicks.Owner) -> String {
+        let page = owner.url.map { " of page \(JSONText.shown($0))" } ?? " from \(JSONText.shown(owner.origin))"
+        return (owner.id.map { "request \(JSONText.shown($0))" } ?? "a request") + page
+    }
+
     /// What a conditional sign-in's autofill list draws from: the RP ID the client settled on;
     /// the `allowCredentials` ids.
     private static func autofillScope(of options: [UInt8], rpId: String) -> AutofillPicks.Scope {
@@ -212,7 +275,8 @@ struct PersonReport: Encodable {
     }
 }
 
-/// `GET …/autofill`: whether a conditional sign-in is pending, and what its list offers.
+/// `GET …/autofill`: whether a conditional sign-in is pending, whose request it is, and what its
+/// list offers.
 struct AutofillReport: Encodable {
     struct Offer: Encodable {
         let credentialId, userName, userDisplayName, userHandle: String
@@ -226,5 +290,6 @@ struct AutofillReport: Encodable {
     }
 
     let pending: Bool
+    let request: AutofillPicks.Owner?
     let offered: [Offer]?
 }

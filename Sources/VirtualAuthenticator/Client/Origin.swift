@@ -1,4 +1,5 @@
 import Curl
+import Glibc
 import Synchronization
 /// The caller's origin (HTML §7.5 "origin"), reduced to what WebAuthn needs: a tuple origin with
 /// scheme, host and port, and its ASCII serialization for clientDataJSON.
@@ -23,12 +24,16 @@ package struct Origin: Equatable, Sendable {
         let scheme = parts.scheme, host = parts.host, port = parts.port
         let ascii = try Origin.domainToASCII(String(host), what: "origin host")
         let isLocalhost = ascii == "localhost" || ascii.hasSuffix(".localhost")
-        guard scheme == "https" || (scheme == "http" && isLocalhost) else {
+        // http on a loopback address is a secure context too (Secure Contexts §3.2, as Chromium
+        // has it): the page is refused for its IP address, below, not as insecure.
+        guard scheme == "https" || (scheme == "http" && (isLocalhost || Origin.isLoopbackAddress(ascii))) else {
             throw AuthenticatorError(.securityError,
                 "origin '\(EchoedInput.text(text))' is not a secure context (use https://, or http://localhost)")
         }
         guard !Origin.isIPAddress(ascii) else {
-            throw AuthenticatorError(.securityError, "origin host '\(EchoedInput.text(ascii))' is an IP address, which cannot be an RP ID")
+            // Chromium's words first ("This is an invalid domain."), then why.
+            throw AuthenticatorError(.securityError,
+                "This is an invalid domain: origin host '\(EchoedInput.text(ascii))' is an IP address, which cannot be an RP ID (use a name, such as http://localhost)")
         }
         guard Origin.isDomain(ascii) else {
             throw AuthenticatorError(.securityError, "origin host '\(EchoedInput.text(ascii))' is not a valid domain")
@@ -102,6 +107,19 @@ package struct Origin: Equatable, Sendable {
         if utf8.first == UInt8(ascii: "[") { return true }
         let start = utf8.lastIndex(of: UInt8(ascii: ".")).map(utf8.index(after:)) ?? utf8.startIndex
         return endsInNumber(utf8[start...])
+    }
+
+    /// An address on loopback, as the URL parser leaves it: `127.0.0.0/8`, or `[::1]` however
+    /// it is written.
+    static func isLoopbackAddress(_ host: String) -> Bool {
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            var address = in6_addr()
+            guard inet_pton(AF_INET6, String(host.dropFirst().dropLast()), &address) == 1 else { return false }
+            return withUnsafeBytes(of: &address) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+        }
+        var address = in_addr()
+        guard inet_pton(AF_INET, host, &address) == 1 else { return false }
+        return withUnsafeBytes(of: &address) { $0.first == 127 }
     }
 
     /// A lower-case ASCII domain, as an RP ID must be: dot-separated labels of 1–63 letters, digits

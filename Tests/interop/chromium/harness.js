@@ -19,9 +19,9 @@ window.differential = async function (kind, optionsJSON, outer, pendingMs) {
   })();
   const settled = call.then(
     (credential) => ({ outcome: "ok", response: credential.toJSON() }),
-    // authctlName: the page bridge's own name for the error (docs/errors.md), when it answered.
+    // authctl: the page bridge's own name for the error (docs/errors.md), when it answered.
     (error) => ({ outcome: error && error.name ? error.name : String(error), message: String(error && error.message),
-                  authctl: (error && error.authctlName) || null }));
+                  authctl: globalThis.__authctlBridge ? __authctlBridge.errorName(error) : null }));
   let timer;
   const pending = new Promise((resolve) => { timer = setTimeout(() => resolve({ outcome: "pending" }), pendingMs); });
   const first = await Promise.race([settled, pending]);
