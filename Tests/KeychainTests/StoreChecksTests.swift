@@ -280,6 +280,29 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
     }
 }
 
+@Test func aPasskeyCollectedBeforeTheStoreWentBackDoesNotComeBackForADeviceThatJoinsAfter() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            let u2 = try register(fleet.phone, "BAUG")
+            #expect(try held(fleet.laptop) == [u1, u2])
+            let backup = store.copy()
+            _ = try fleet.phone.device().delete(credentialId: u1)
+            #expect(try held(fleet.laptop) == [u2])
+            _ = try fleet.phone.syncStatus()
+            _ = try fleet.laptop.syncStatus()
+            #expect(try fleet.phone.vault.records(kind: .credential).count == 1, "collected: every device has the deletion")
+            store.restore(backup)  // the old copy holds u1 alive, and no deletion
+            try fleet.reopen("phone")
+            #expect(try held(fleet.phone) == [u2])
+            #expect(try held(fleet.join("tablet")) == [u2], "the store, compacted, no longer holds it")
+            #expect(try held(fleet.reopen("laptop")) == [u2])
+        }
+    }
+}
+
 @Test func chainsSayWhatIsWrongWithAVaultsUploads() {
     let vault = [UInt8](repeating: 7, count: 16)
     func digest(_ n: UInt8) -> [UInt8] { [UInt8](repeating: n, count: 32) }

@@ -225,9 +225,10 @@ extension Account {
             guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
             else { continue }
             guard !droppedIfCollected(revision, in: state) else {
-                // A passkey collected, back in the store (gone back in time, say): the next
-                // compaction leaves it out, so no device that joins reads it as alive.
-                state.collectedInStore = true
+                // A passkey collected, found in the store read again from the start (gone back in
+                // time, say): the next compaction leaves it out, so no device that joins reads it
+                // as alive.
+                if state.startedOver { state.collectedInStore = true }
                 continue
             }
             state.landed[revision.id] = entry.landedAt
