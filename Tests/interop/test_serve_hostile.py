@@ -148,6 +148,7 @@ class Served:
 
     def __init__(self, scratch: pathlib.Path, *args: str, env: dict | None = None, cwd=None, before=()):
         self.errors = scratch / f"serve-{time.monotonic_ns()}.err"
+        self.tmp = scratch / "tmp"  # its TMPDIR (in its own environment): where accounts' vaults are
         with open(self.errors, "w") as errors:
             self.proc = subprocess.Popen([BIN, *before, "serve", *args], env=env if env is not None else own_environment(scratch),
                                          stdout=subprocess.PIPE, stderr=errors, text=True, cwd=cwd)
@@ -318,9 +319,11 @@ def test_bodies_over_one_mebibyte_are_413_and_one_mebibyte_is_read(served):
     (b'{"profile": "\xed\xa0\x80"}', "syntaxError"),
     (b'{"profile": "\\ud800"}', "syntaxError"),
     (b'{"devices": []}\x00', "syntaxError"),
+    ('{"storage": "memory"}'.encode("utf-16"), "syntaxError"),
+    ('{"storage": "memory"}'.encode("utf-16-le"), "syntaxError"),
 ], ids=["unclosed-object", "unclosed-array", "empty-array", "array", "number", "string", "null", "100k-open-brackets",
         "100k-nested-arrays", "100k-nested-member", "50k-nested-objects", "invalid-utf8", "truncated-utf8", "utf8-surrogate",
-        "lone-surrogate-escape", "trailing-nul"])
+        "lone-surrogate-escape", "trailing-nul", "utf16-with-bom", "utf16-without-bom"])
 def test_bodies_that_are_not_json_objects_are_400_problems(served, body, name):
     problem = served.exchange("POST", "/accounts", body).problem(400, name)
     assert problem["detail"] == ("the body is not JSON" if name == "syntaxError" else "the body is not a JSON object")
@@ -328,6 +331,32 @@ def test_bodies_that_are_not_json_objects_are_400_problems(served, body, name):
     account = served.account()
     served.exchange("POST", f"/accounts/{account}/devices/phone/register", body).problem(400, name)
     assert served.exchange("GET", "/health").json == {"status": "ok"}
+
+
+def test_a_member_named_twice_is_refused_on_every_route_and_changes_nothing(served):
+    # JSON leaves a repeated name to each parser (the first wins, or the last): the server reads
+    # neither, whichever route the body is for and however deep the object is.
+    account = served.account()
+    options = json.dumps(creation_options("alice"))
+    accounts_before = sorted(p.name for p in served.tmp.iterdir())
+    for method, path, body, member in [
+        ("POST", "/accounts", b'{"storage": "memory", "storage": "vault"}', "storage"),
+        ("POST", "/accounts", b'{"devices": [{"name": "a"}, {"name": "b", "pin": "1234", "name": "c"}]}', "devices[1].name"),
+        ("POST", "/accounts", b'{"clock": {"mode": "virtual", "m\\u006fde": "real"}}', "clock.mode"),
+        ("POST", f"/accounts/{account}/devices/phone/register",
+         b'{"options": ' + options[:-1].encode() + b', "challenge": "AAAA"}, "origin": "https://example.com"}', "options.challenge"),
+        ("POST", f"/accounts/{account}/clock", b'{"advance": "1s", "advance": "1h"}', "advance"),
+        ("POST", f"/accounts/{account}/devices", b'{"name": "tablet", "pin": "1234", "pin": "5678"}', "pin"),
+        ("POST", "/session/s/webauthn/authenticator", b'{"protocol": "ctap2", "transport": "usb", "transport": "internal"}', "transport"),
+    ]:
+        problem = served.exchange(method, path, body).problem(400, "badInput")
+        assert problem["detail"] == f"the body has the member '{member}' more than once", (path, problem)
+    # Nothing was made: no account, no device, no passkey, the clock where it was.
+    assert sorted(p.name for p in served.tmp.iterdir()) == accounts_before
+    assert [d["name"] for d in served.call("GET", f"/accounts/{account}/devices").json["devices"]] == ["phone"]
+    assert served.call("GET", f"/accounts/{account}/devices/phone/passkeys").json == {"credentials": []}
+    # The same names apart, or in different objects, are read as ever.
+    assert served.exchange("POST", "/accounts", b'{"devices": [{"name": "a"}, {"name": "b"}], "storage": "memory"}').status == 201
 
 
 @pytest.mark.xfail(strict=True, reason="libmicrohttpd 0.9.75 writes its own 400/413 for a bad Content-Length twice: "
