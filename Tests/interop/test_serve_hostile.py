@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import resource
+import select
 import selectors
 import signal
 import socket
@@ -333,6 +334,45 @@ def test_bodies_that_are_not_json_objects_are_400_problems(served, body, name):
     assert served.exchange("GET", "/health").json == {"status": "ok"}
 
 
+SMUGGLED = b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"  # a second request after the first one's body
+
+
+@pytest.mark.parametrize("version, framing, body, status", [
+    ("1.1", ["Content-Length: 2", "Content-Length: 48"], b"{}", 400),
+    ("1.1", ["Content-Length: 2", "Content-Length: 2, 48"], b"{}", 400),
+    ("1.1", ["Content-Length: 2", "Content-Length: x"], b"{}", 400),
+    ("1.1", ["Content-Length: 48", "Transfer-Encoding: chunked"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+    ("1.1", ["Transfer-Encoding: chunked", "Content-Length: 2"], b"{}", 400),
+    ("1.1", ["Transfer-Encoding: gzip"], b"{}", 400),
+    ("1.1", ["Transfer-Encoding: chunked", "Transfer-Encoding: identity"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+    ("1.1", ["Transfer-Encoding: chunked, gzip"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+    ("1.1", ["Transfer-Encoding: gzip, chunked"], b"2\r\n{}\r\n0\r\n\r\n", 501),
+    ("1.1", ["Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], b"2\r\n{}\r\n0\r\n\r\n", 501),
+    ("1.0", ["Transfer-Encoding: chunked"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+], ids=["two-lengths", "a-list-of-two-lengths", "a-length-and-not-one", "length-then-chunked", "chunked-then-length", "gzip",
+        "chunked-then-identity", "chunked-not-last", "gzip-then-chunked", "chunked-twice", "http-1.0-chunked"])
+def test_a_body_whose_end_is_ambiguous_is_refused_and_the_connection_closed(served, version, framing, body, status):
+    # RFC 9112 6.1 and 6.3: libmicrohttpd reads the first Content-Length only and lets
+    # Transfer-Encoding win, where a proxy in front may read the other: the request after the body
+    # would be another one to each. Refused before the body is read; nothing after it is served.
+    before = sorted(p.name for p in served.tmp.iterdir())
+    head = request_bytes("POST", "/accounts", served.token, headers=framing, close=False).replace(b"HTTP/1.1", f"HTTP/{version}".encode(), 1)
+    with served.connect() as conn:
+        conn.sendall(head + body + SMUGGLED)
+        answer, rest = read_answer(conn)
+        answer.problem(status, "badInput")
+        assert answer.headers.get("connection", "").lower() == "close", answer.headers
+        assert rest + read_until_closed(conn) == b""
+    assert sorted(p.name for p in served.tmp.iterdir()) == before
+    # One length, repeated as it is, is that length (RFC 9112 6.3); chunked alone is read as ever.
+    for framing, body in ([["Content-Length: 2", "Content-Length: 2, 2"], b"{}"], [["Transfer-Encoding: Chunked"], b"2\r\n{}\r\n0\r\n\r\n"]):
+        with served.connect() as conn:
+            conn.sendall(request_bytes("POST", "/accounts", served.token, headers=framing, close=False) + body + SMUGGLED)
+            answer, rest = read_answer(conn)
+            assert answer.status == 201, answer
+            assert read_answer(conn, rest)[0].json == {"status": "ok"}
+
+
 def test_a_member_named_twice_is_refused_on_every_route_and_changes_nothing(served):
     # JSON leaves a repeated name to each parser (the first wins, or the last): the server reads
     # neither, whichever route the body is for and however deep the object is.
@@ -452,6 +492,122 @@ def test_slow_stalled_and_cut_short_connections_block_nobody_and_are_closed_by_t
         assert received[conn] == b"" or received[conn].startswith((b"HTTP/1.1 400 ", b"HTTP/1.1 408 ")), received[conn][:200]
     wait_until(lambda: served.sockets() <= baseline, "the server holds no stalled connection")
     assert served.exchange("GET", "/health").json == {"status": "ok"}
+
+
+def open_files_for(connections: int):
+    """Raises this process's open-file limit (the server inherits it) for `connections` on each
+    side; the limits before, to restore — or skips the test when the hard limit is too low."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    if wanted < 2 * connections + 150:
+        pytest.skip(f"the open-file limit ({hard}) is too low for {connections} connections on each side")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    return soft, hard
+
+
+def is_open(conn: socket.socket) -> bool:
+    """Whether the server still holds `conn` open: nothing to read on it, or bytes, but not its end."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN)
+    if not poller.poll(0):
+        return True
+    try:
+        return conn.recv(1, socket.MSG_PEEK) != b""
+    except OSError:
+        return False
+
+
+def test_connections_trickling_their_headers_past_the_limit_lock_out_no_client(tmp_path):
+    # More connections than the server takes (1,024), without a token, each sending its headers a
+    # byte now and then (never idle for the 30 s timeout): each past the limit closes the one that
+    # has waited longest, and a client that sends its request at once is served while the
+    # server holds 1,024 of them.
+    limits = open_files_for(1100)
+    slow = []
+    stop = threading.Event()
+    trickler = None
+    server = Served(tmp_path)
+    try:
+        for _ in range(1100):
+            conn = server.connect()
+            conn.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            slow.append(conn)
+        wait_until(lambda: server.sockets() == server.idle + 1024, "the server holds 1,024 slow connections, the rest closed")
+
+        def trickle():
+            while not stop.is_set():
+                for conn in slow:
+                    try:
+                        conn.send(b"a")
+                    except OSError:
+                        pass  # made room: closed by the server
+                stop.wait(2)  # the pace of a slow client, not a synchronization
+
+        trickler = threading.Thread(target=trickle, daemon=True)
+        trickler.start()
+        assert server.exchange("GET", "/health", timeout=60).json == {"status": "ok"}
+        account = server.account()
+        assert server.register(account, "phone", "alice")["type"] == "public-key"
+        # The first of those three connections closed one slow one more (each of the others too
+        # when it came before the one before it was let go); the rest are held still.
+        assert 1024 - 3 <= sum(is_open(conn) for conn in slow) <= 1024 - 1
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        stop.set()
+        if trickler is not None:
+            trickler.join(timeout=60)
+        for conn in slow:
+            conn.close()
+        server.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+
+
+def test_a_request_head_has_a_deadline_however_its_bytes_trickle(tmp_path):
+    # --header-timeout 2: a connection sending its headers a byte at a time is closed 2 s after it
+    # opened, busy as it is; a kept-alive connection whose requests come whole is never closed.
+    server = Served(tmp_path, "--header-timeout", "2")
+    stop = threading.Event()
+    thread = None
+    try:
+        opened = time.monotonic()
+        tricklers = []
+        for _ in range(5):
+            conn = server.connect()
+            conn.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            tricklers.append(conn)
+
+        def trickle():
+            while not stop.is_set():
+                for conn in tricklers:
+                    try:
+                        conn.send(b"a")
+                    except OSError:
+                        pass  # closed by the server
+                stop.wait(0.2)  # a byte every 0.2 s: never idle
+
+        thread = threading.Thread(target=trickle, daemon=True)
+        thread.start()
+        client = http.client.HTTPConnection(*server.address, timeout=60)
+        closed = {}
+        while len(closed) < len(tricklers):
+            client.request("GET", "/health")
+            assert client.getresponse().read() == b'{"status":"ok"}'
+            closed.update({n: time.monotonic() for n, conn in enumerate(tricklers) if n not in closed and not is_open(conn)})
+            assert time.monotonic() - opened < 60, f"{len(tricklers) - len(closed)} trickling connections still open after 60 s"
+            stop.wait(0.25)  # the kept-alive client's pace, not a synchronization
+        assert min(closed.values()) - opened >= 1.9, "closed before their deadline"
+        # The kept-alive client, busy all along, is served still on its one connection.
+        client.request("GET", "/health")
+        assert client.getresponse().read() == b'{"status":"ok"}'
+        client.close()
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(timeout=60)
+        server.kill()
 
 
 # 3. A thousand connections at once.
@@ -966,3 +1122,4 @@ def test_a_socket_server_refuses_an_existing_file_serves_mode_0600_and_removes_i
     finally:
         server.kill()
     assert not os.path.lexists(path)
+
