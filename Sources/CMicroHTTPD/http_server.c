@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -693,6 +695,90 @@ static void free_server(struct authctl_http_server *server) {
     free(server);
 }
 
+/* What is at `path` before a socket is made there: 0 when nothing (or a socket nobody listens
+   on, left by a server that was killed, which is removed); -1, with the reason, when something
+   else is — a file, a link, another user's socket, or one a server listens on. */
+static int clear_socket_path(const char *path, const struct sockaddr_un *address, char *error, size_t error_length) {
+    struct stat found;
+    if (lstat(path, &found) != 0) {
+        if (errno == ENOENT) return 0;
+        snprintf(error, error_length, "cannot look at %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISSOCK(found.st_mode)) {
+        snprintf(error, error_length, "cannot listen on %s: it exists and is not a socket (it is left as it is)", path);
+        return -1;
+    }
+    if (found.st_uid != geteuid()) {
+        snprintf(error, error_length, "cannot listen on %s: it is another user's socket", path);
+        return -1;
+    }
+    /* Without blocking: a live server whose backlog is full answers EAGAIN, not at all. */
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0) {
+        snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
+        return -1;
+    }
+    int connected = connect(probe, (const struct sockaddr *)address, sizeof *address);
+    int why = errno;
+    close(probe);
+    if (connected == 0 || why == EAGAIN || why == EINPROGRESS) {
+        snprintf(error, error_length, "cannot listen on %s: a server listens there already", path);
+        return -1;
+    }
+    if (why != ECONNREFUSED) {
+        snprintf(error, error_length, "cannot listen on %s: it is a socket that cannot be tried (%s)", path, strerror(why));
+        return -1;
+    }
+    if (unlink(path) != 0 && errno != ENOENT) {
+        snprintf(error, error_length, "cannot remove the stale socket %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A Unix socket listening at `path`, made mode 600 (under the umask, so never reachable by
+   others even for a moment): over nothing, or over a stale socket (clear_socket_path). The
+   directory is locked (flock) from the look to the bind, so two servers starting on one path
+   cannot each take the other's socket for stale. */
+static int listen_unix(const char *path, char *error, size_t error_length) {
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof address.sun_path) {
+        snprintf(error, error_length, "the socket path is longer than %zu bytes", sizeof address.sun_path - 1);
+        return -1;
+    }
+    strcpy(address.sun_path, path);
+    char directory[sizeof address.sun_path];
+    strcpy(directory, path);
+    char *slash = strrchr(directory, '/');
+    if (slash == directory) slash[1] = '\0'; else *slash = '\0';
+    int directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory_fd >= 0) flock(directory_fd, LOCK_EX);
+    int listen_fd = -1;
+    if (clear_socket_path(path, &address, error, error_length) == 0) {
+        listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (listen_fd < 0) {
+            snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
+        } else {
+            mode_t before = umask(0177);
+            int bound = bind(listen_fd, (struct sockaddr *)&address, sizeof address);
+            int saved = errno;
+            umask(before);
+            if (bound != 0 || listen(listen_fd, 128) != 0) {
+                if (bound != 0) errno = saved;
+                snprintf(error, error_length, "cannot listen on %s: %s", path, strerror(errno));
+                if (bound == 0) unlink(path);
+                close(listen_fd);
+                listen_fd = -1;
+            }
+        }
+    }
+    if (directory_fd >= 0) close(directory_fd); /* and its lock */
+    return listen_fd;
+}
+
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,
                                         unsigned timeout_seconds, unsigned header_timeout_seconds, unsigned connection_limit,
                                         authctl_http_handler handler, void *context,
@@ -705,31 +791,8 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
     memset(&socket_address, 0, sizeof socket_address);
     int listen_fd = -1;
     if (address[0] == '/') {
-        /* A Unix socket, made here (never over a file already there) and reachable by its owner only. */
-        struct sockaddr_un unix_address;
-        memset(&unix_address, 0, sizeof unix_address);
-        unix_address.sun_family = AF_UNIX;
-        if (strlen(address) >= sizeof unix_address.sun_path) {
-            snprintf(error, error_length, "the socket path is longer than %zu bytes", sizeof unix_address.sun_path - 1);
-            return NULL;
-        }
-        strcpy(unix_address.sun_path, address);
-        listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (listen_fd < 0) {
-            snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
-            return NULL;
-        }
-        mode_t before = umask(0177);
-        int bound = bind(listen_fd, (struct sockaddr *)&unix_address, sizeof unix_address);
-        int saved = errno;
-        umask(before);
-        if (bound != 0 || listen(listen_fd, 128) != 0) {
-            if (bound != 0) errno = saved;
-            snprintf(error, error_length, "cannot listen on %s: %s", address, strerror(errno));
-            if (bound == 0) unlink(address);
-            close(listen_fd);
-            return NULL;
-        }
+        listen_fd = listen_unix(address, error, error_length);
+        if (listen_fd < 0) return NULL;
     } else {
         socket_address.sin_family = AF_INET;
         socket_address.sin_port = htons(port);

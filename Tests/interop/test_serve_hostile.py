@@ -1123,3 +1123,28 @@ def test_a_socket_server_refuses_an_existing_file_serves_mode_0600_and_removes_i
         server.kill()
     assert not os.path.lexists(path)
 
+
+def test_a_socket_left_by_a_killed_server_is_replaced_and_one_listened_on_is_not(tmp_path):
+    path = tmp_path / "s.sock"
+    killed = Served(tmp_path, "--socket", str(path))
+    killed.proc.kill()
+    assert killed.proc.wait(timeout=60) == -signal.SIGKILL
+    assert stat.S_ISSOCK(path.lstat().st_mode)  # left behind: nobody listens on it
+    server = Served(tmp_path, "--socket", str(path))
+    try:
+        assert server.exchange("GET", "/health").json == {"status": "ok"}
+        assert stat.S_IMODE(path.lstat().st_mode) == 0o600
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        server.kill()
+    assert not os.path.lexists(path)
+    # A socket another program listens on is its: refused, and left as it is.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
+        other.bind(str(path))
+        other.listen(1)
+        proc = subprocess.run([BIN, "serve", "--socket", str(path)], env=own_environment(tmp_path), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 74 and "a server listens there already" in proc.stderr, (proc.returncode, proc.stderr)
+        assert stat.S_ISSOCK(path.lstat().st_mode)
+        conn, _ = other.accept()  # the one try that found it listening
+        conn.close()

@@ -67,8 +67,9 @@ typedef void (*authctl_http_handler)(void *context, const authctl_http_request *
 typedef struct authctl_http_server authctl_http_server;
 
 /* Starts serving on IPv4 `address`:`port` (0: a free port, written to `bound_port`), or on a
-   Unix socket when `address` is an absolute path (made mode 600; never over an existing file),
-   with `threads` threads; NULL, with the reason in `error`, when it cannot. A connection idle for `timeout_seconds` is closed, and so is one whose request's line
+   Unix socket when `address` is an absolute path (made mode 600; never over an existing file but
+   a socket nobody listens on), with `threads` threads; NULL, with the reason in `error`, when it
+   cannot. A connection idle for `timeout_seconds` is closed, and so is one whose request's line
    and headers have not all come `header_timeout_seconds` after it began to wait for them; past
    `connection_limit` connections, a new one closes the one that has waited longest for a request. */
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,

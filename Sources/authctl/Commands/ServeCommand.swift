@@ -6,7 +6,7 @@ import VirtualAuthenticator
 /// `authctl serve`: the request layer over HTTP for test suites in any language (docs/server.md).
 enum ServeCommand {
     static let listen = OptionSpec.value("--listen", "HOST:PORT", "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)")
-    static let socket = OptionSpec.value("--socket", "PATH", "listen on a Unix socket at PATH instead (made mode 600; never over an existing file)",
+    static let socket = OptionSpec.value("--socket", "PATH", "listen on a Unix socket at PATH instead (made mode 600; never over an existing file but a socket nobody listens on, which a killed server left)",
                                          completion: .files)
     static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing",
                                             completion: .files)
