@@ -807,6 +807,43 @@ def test_every_wrong_token_is_401_and_health_and_the_contract_need_none(served):
         assert contract.status == 200 and contract.json["openapi"].startswith("3.")
 
 
+def test_a_token_file_others_can_read_or_too_short_to_be_secret_is_refused(tmp_path):
+    env = own_environment(tmp_path)
+    token = tmp_path / "token"
+
+    def refused(why: str):
+        proc = subprocess.run([BIN, "serve", "--token-file", str(token)], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 65 and proc.stdout == "" and why in proc.stderr, (proc.returncode, proc.stderr)
+        assert proc.stderr.startswith("authctl: error: badInput: "), proc.stderr
+
+    for mode in (0o644, 0o640, 0o604, 0o620, 0o602):
+        token.write_text("a-long-enough-secret-token-of-forty-bytes\n")
+        token.chmod(mode)
+        refused(f"can be read or written by others (mode {mode:o})")
+        assert token.read_text() == "a-long-enough-secret-token-of-forty-bytes\n" and stat.S_IMODE(token.stat().st_mode) == mode
+    for text in ("x\n", "x" * 15 + "\n", "  short  \nand a long second line that is not the token\n"):
+        token.write_text(text)
+        token.chmod(0o600)
+        refused("a token is at least 16")
+    token.unlink()
+    os.mkfifo(token, 0o600)  # read without waiting for a writer
+    refused("is not a regular file")
+    token.unlink()
+    # Sixteen bytes, the owner's alone, serve; so does a file the server makes itself.
+    token.write_text("x" * 16 + "\n")
+    token.chmod(0o400)
+    for made in (False, True):
+        server = Served(tmp_path, "--token-file", str(token))
+        try:
+            server.token = token.read_text().strip()
+            assert server.account() and len(server.token) == (43 if made else 16)
+            code, _ = server.terminate()
+            assert code == 0, server.stderr()
+        finally:
+            server.kill()
+        token.unlink()
+
+
 # 5. Odd paths and ids.
 
 def test_odd_paths_and_ids_are_4xx_problems_and_touch_no_file_outside_tmpdir(tmp_path):

@@ -8,7 +8,7 @@ enum ServeCommand {
     static let listen = OptionSpec.value("--listen", "HOST:PORT", "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)")
     static let socket = OptionSpec.value("--socket", "PATH", "listen on a Unix socket at PATH instead (made mode 600; never over an existing file but a socket nobody listens on, which a killed server left)",
                                          completion: .files)
-    static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing",
+    static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing; refused when others may read or write it, or shorter than 16 bytes",
                                             completion: .files)
     static let threads = OptionSpec.value("--threads", "N", "threads serving requests (default: the processors, at least 2; at most 64)")
     static let headerTimeout = OptionSpec.value("--header-timeout", "SECONDS",
@@ -121,18 +121,37 @@ enum ServeCommand {
         _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// The shortest token a token file may hold: 16 bytes (one made here is 43).
+    static let shortestToken = 16
+
     /// The first line of `file`; a new token written there (mode 600, never over a file) when it
-    /// does not exist.
+    /// does not exist. A file that is not this user's own regular file, that its group or others
+    /// may read or write (anyone who can read it is every account's owner, and anyone who can
+    /// write it chooses the token), or whose token is shorter than ``shortestToken`` (guessed in
+    /// a few requests) is refused, as ssh refuses such a private key.
     static func readOrMakeToken(_ file: String) throws(CLIError) -> String {
-        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO put in its place is refused below, not waited on.
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd >= 0 {
             defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+            guard info.st_mode & S_IFMT == S_IFREG else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) is not a regular file") }
+            guard info.st_uid == geteuid() else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) belongs to another user") }
+            guard info.st_mode & 0o077 == 0 else {
+                throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) can be read or written by others (mode \(String(info.st_mode & 0o777, radix: 8))): "
+                               + "chmod 600 it, or give a file that does not exist yet for a new token")
+            }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let count = read(fd, &buffer, buffer.count)
             guard count >= 0 else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
             let token = String(decoding: buffer.prefix(count), as: UTF8.self).split(separator: "\n").first.map(String.init)?
                 .trimmingCharacters(in: .whitespaces) ?? ""
             guard !token.isEmpty else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) is empty") }
+            guard token.utf8.count >= shortestToken else {
+                throw CLIError(.badInput, "the token in \(EchoedInput.path(file)) is \(token.utf8.count == 1 ? "1 byte" : "\(token.utf8.count) bytes"): a token is at least \(shortestToken) "
+                               + "(give a file that does not exist yet for a new one)")
+            }
             return token
         }
         guard errno == ENOENT else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
