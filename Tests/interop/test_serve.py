@@ -252,6 +252,27 @@ def test_sync_on_a_virtual_clock_and_its_events(server):
     assert call(server, "POST", f"/accounts/{real['id']}/clock", {"advance": "1s"})[2]["name"] == "usage"
 
 
+def test_a_virtual_clock_reads_rfc_3339_to_the_end_of_the_year_9999_and_goes_no_further(server):
+    from datetime import datetime
+    end = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, RFC 3339's last time
+    _, _, account = call(server, "POST", "/accounts", {"clock": {"mode": "virtual", "start": "6325-01-01T00:00:00Z"}})
+    a = account["id"]
+    for change, now in [({}, None), ({"advance": "8760h"}, None), ({"set": "9999-12-31T23:59:59Z"}, end - 999), ({"advance": 999}, end)]:
+        clock = call(server, "POST", f"/accounts/{a}/clock", change)[2] if change else call(server, "GET", f"/accounts/{a}/clock")[2]
+        assert datetime.fromisoformat(clock["time"]).timestamp() * 1000 == clock["now"], clock  # "2026-01-01T00:00:00.000Z"
+        assert len(clock["time"]) == 24 and clock["time"].endswith("Z"), clock
+        assert now is None or clock["now"] == now
+    assert call(server, "GET", f"/accounts/{a}/clock")[2]["time"] == "9999-12-31T23:59:59.999Z"
+    # Past it there is no RFC 3339 time: refused, the clock where it was.
+    for change in [{"advance": 1}, {"advance": "1s"}, {"set": end + 1}]:
+        status, _, problem = call(server, "POST", f"/accounts/{a}/clock", change)
+        assert (status, problem["name"]) == (400, "badInput"), problem
+    for start in [end + 1, "10000-01-01T00:00:00Z", "1969-12-31T23:59:59Z", -1]:
+        status, _, problem = call(server, "POST", "/accounts", {"clock": {"mode": "virtual", "start": start}})
+        assert (status, problem["name"]) == (400, "badInput"), (start, problem)
+    assert call(server, "GET", f"/accounts/{a}/clock")[2]["now"] == end
+
+
 def test_webdriver_verbs_add_get_and_remove_credentials(server):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
