@@ -1,8 +1,10 @@
-"""`authctl serve` against a hostile client, on the wire: bodies too large, cut short or not JSON;
-slow and stalled connections; a thousand connections at once; wrong tokens; odd paths and ids;
-SIGKILL while the served vault is written (no acknowledged passkey lost); SIGTERM under load;
-event streams dropped by their clients; the Unix socket. The server answers every time — a 4xx
-problem, or a documented status — and never dies of a signal."""
+"""`authctl serve` against a hostile client, on the wire: bodies too large, cut short, not JSON,
+naming a member twice or whose end is ambiguous; slow and stalled connections, and as many as the
+server takes trickling their headers; a thousand connections at once; wrong tokens and token files
+others can read; odd paths and ids; SIGKILL while the served vault is written (no acknowledged
+passkey lost); SIGTERM under load; event streams dropped by their clients; the Unix socket, and the
+one a killed server left. The server answers every time — a 4xx problem, or a documented status —
+and never dies of a signal."""
 import base64
 import http.client
 import json
