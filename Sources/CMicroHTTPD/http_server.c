@@ -2,12 +2,16 @@
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -31,6 +35,7 @@ static int (*p_values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValue
 static struct MHD_Response *(*p_create_callback)(uint64_t, size_t, MHD_ContentReaderCallback, void *, MHD_ContentReaderFreeCallback);
 static void (*p_suspend)(struct MHD_Connection *);
 static void (*p_resume)(struct MHD_Connection *);
+static const union MHD_ConnectionInfo *(*p_connection_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
 
 static int symbol(void *library, void **slot, const char *name) {
     *slot = dlsym(library, name);
@@ -63,6 +68,7 @@ static void load(void) {
     SYMBOL(p_create_callback, "MHD_create_response_from_callback");
     SYMBOL(p_suspend, "MHD_suspend_connection");
     SYMBOL(p_resume, "MHD_resume_connection");
+    SYMBOL(p_connection_info, "MHD_get_connection_info");
 #undef SYMBOL
     loaded = 1;
 }
@@ -78,13 +84,131 @@ const char *authctl_http_load_error(void) { return loaded ? NULL : load_error; }
    is 32 KiB, which a query of some 460 arguments exhausts, and then it answers nothing). */
 #define CONNECTION_MEMORY (128 * 1024)
 
+/* Connections libmicrohttpd may hold past the limit, for the moment between a new connection
+   coming and the one it makes room for being closed (see make_room). */
+#define CONNECTION_RESERVE 64
+
+/* One open connection, watched for two things libmicrohttpd does not do: a deadline for each
+   request's line and headers (its own timeout counts from the last byte, so a client sending a
+   byte now and then holds the connection for ever), and room for a new connection when the
+   limit is reached (libmicrohttpd then leaves new ones waiting, however long those it holds take
+   to send their requests). */
+struct watched {
+    struct watched *previous, *next;
+    int fd;
+    uint64_t since;   /* when it began to wait for its current request (ms, monotonic) */
+    int head_read;    /* that request's line and headers have come */
+    int request_read; /* and its body: it is being answered, or waits for its answer or stream */
+    int closing;      /* shut down here; libmicrohttpd closes it at its next look */
+};
+
 struct authctl_http_server {
     struct MHD_Daemon *daemon;
     int quiesced;
     authctl_http_handler handler;
     void *context;
     size_t body_limit;
+    pthread_mutex_t watch_lock;
+    pthread_cond_t watch_wake;
+    struct watched *watched; /* every open connection, newest first */
+    unsigned open;           /* those not being closed here */
+    unsigned connection_limit;
+    uint64_t header_timeout_ms;
+    int stopping;
+    int reaper_started;
+    pthread_t reaper;
 };
+
+static uint64_t monotonic_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+/* Closes a watched connection from outside libmicrohttpd's loop: shutdown(2) makes the socket
+   readable at its end, and libmicrohttpd closes it as one its client closed. Under the lock,
+   which libmicrohttpd's closing notice takes before it closes the descriptor, so the descriptor
+   is still this connection's. */
+static void close_watched(struct authctl_http_server *server, struct watched *entry) {
+    entry->closing = 1;
+    server->open--;
+    if (entry->fd >= 0) shutdown(entry->fd, SHUT_RDWR);
+}
+
+/* Past the limit, a new connection closes the one that has waited longest for a request (its
+   line, headers or body still coming, or nothing yet on a kept-alive connection) — never one
+   being answered; when every other is, the new one is closed. A client that sends its request
+   at once is served however many connections trickle theirs. Under the lock. */
+static void make_room(struct authctl_http_server *server, struct watched *newcomer) {
+    struct watched *oldest = NULL;
+    for (struct watched *entry = server->watched; entry; entry = entry->next) {
+        if (entry != newcomer && !entry->closing && !entry->request_read && (oldest == NULL || entry->since <= oldest->since)) oldest = entry;
+    }
+    close_watched(server, oldest ? oldest : newcomer);
+}
+
+static void notice_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+    struct authctl_http_server *server = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct watched *entry = calloc(1, sizeof *entry);
+        *socket_context = entry;
+        if (entry == NULL) return;
+        const union MHD_ConnectionInfo *info = p_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        entry->fd = info ? info->connect_fd : -1;
+        entry->since = monotonic_ms();
+        pthread_mutex_lock(&server->watch_lock);
+        entry->next = server->watched;
+        if (server->watched) server->watched->previous = entry;
+        server->watched = entry;
+        if (++server->open > server->connection_limit) make_room(server, entry);
+        pthread_mutex_unlock(&server->watch_lock);
+        return;
+    }
+    struct watched *entry = *socket_context;
+    if (entry == NULL) return;
+    pthread_mutex_lock(&server->watch_lock);
+    if (entry->previous) entry->previous->next = entry->next; else server->watched = entry->next;
+    if (entry->next) entry->next->previous = entry->previous;
+    if (!entry->closing) server->open--;
+    pthread_mutex_unlock(&server->watch_lock);
+    free(entry);
+    *socket_context = NULL;
+}
+
+/* Where the connection's current request is: its head read (1), its body too (2), or neither
+   (0: a new request is awaited, from now). */
+static void watch_progress(struct authctl_http_server *server, struct MHD_Connection *connection, int progress) {
+    const union MHD_ConnectionInfo *info = p_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct watched *entry = info ? info->socket_context : NULL;
+    if (entry == NULL) return;
+    pthread_mutex_lock(&server->watch_lock);
+    entry->head_read = progress >= 1;
+    entry->request_read = progress >= 2;
+    if (progress == 0) entry->since = monotonic_ms();
+    pthread_mutex_unlock(&server->watch_lock);
+}
+
+/* Closes each connection whose request's line and headers have not all come within the
+   deadline, counted from when it began to wait for that request. */
+static void *reap(void *cls) {
+    struct authctl_http_server *server = cls;
+    pthread_mutex_lock(&server->watch_lock);
+    while (!server->stopping) {
+        uint64_t now = monotonic_ms(), next = now + server->header_timeout_ms;
+        for (struct watched *entry = server->watched; entry; entry = entry->next) {
+            if (entry->closing || entry->head_read) continue;
+            uint64_t deadline = entry->since + server->header_timeout_ms;
+            if (deadline <= now) close_watched(server, entry);
+            else if (deadline < next) next = deadline;
+        }
+        if (next < now + 50) next = now + 50; /* a look every 50 ms at most */
+        struct timespec until = { (time_t)(next / 1000), (long)(next % 1000) * 1000000 };
+        pthread_cond_timedwait(&server->watch_wake, &server->watch_lock, &until);
+    }
+    pthread_mutex_unlock(&server->watch_lock);
+    return NULL;
+}
 
 /* Percent-decoding as libmicrohttpd's own does it, but for %00, which is left as it is: a NUL
    would end the path where the server reads it, so that `/accounts/ID%00x` named account ID. Left
@@ -329,19 +453,97 @@ static void add_headers(struct MHD_Response *answer, char *lines) {
     }
 }
 
-static const char too_large_body[] =
-    "{\"type\":\"about:blank\",\"title\":\"badInput\",\"status\":413,"
-    "\"detail\":\"the body is larger than the server accepts\",\"name\":\"badInput\"}";
-
-/* A body its Content-Length says is over the limit is refused at once, not read first. */
-static enum MHD_Result refuse_too_large(struct MHD_Connection *connection) {
-    struct MHD_Response *answer = p_create(sizeof too_large_body - 1, (void *)too_large_body, MHD_RESPMEM_PERSISTENT);
-    if (answer == NULL) return MHD_NO;
+/* A request refused before its body is read: a problem (badInput, `status`), and the connection
+   closed after it (the body is not read, so nothing after it could be told from it). */
+static enum MHD_Result refuse(struct MHD_Connection *connection, unsigned status, const char *detail) {
+    char *body = malloc(512);
+    if (body == NULL) return MHD_NO;
+    int length = snprintf(body, 512, "{\"type\":\"about:blank\",\"title\":\"badInput\",\"status\":%u,\"detail\":\"%s\",\"name\":\"badInput\"}",
+                          status, detail);
+    struct MHD_Response *answer = p_create(length > 0 && length < 512 ? (size_t)length : 0, body, MHD_RESPMEM_MUST_FREE);
+    if (answer == NULL) {
+        free(body);
+        return MHD_NO;
+    }
     p_add_header(answer, "Content-Type", "application/problem+json");
+    p_add_header(answer, "Cache-Control", "no-store");
     p_add_header(answer, "Connection", "close");
-    enum MHD_Result queued = p_queue(connection, 413, answer);
+    enum MHD_Result queued = p_queue(connection, status, answer);
     p_destroy(answer);
     return queued;
+}
+
+/* The request's framing headers, each field of them (libmicrohttpd looks at the first only). */
+struct framing {
+    int lengths;             /* Content-Length fields */
+    int lengths_differ;      /* one is not a list of digits, or two values differ */
+    unsigned long long length;
+    int encodings;           /* Transfer-Encoding fields */
+    const char *encoding;    /* the last one */
+};
+
+static enum MHD_Result read_framing(void *cls, enum MHD_ValueKind kind, const char *name, const char *value) {
+    (void)kind;
+    struct framing *framing = cls;
+    if (strcasecmp(name, "Transfer-Encoding") == 0) {
+        framing->encodings++;
+        framing->encoding = value;
+    } else if (strcasecmp(name, "Content-Length") == 0) {
+        /* A list of one length repeated is that length (RFC 9112, 6.3): each element digits. */
+        const char *c = value ? value : "";
+        do {
+            while (*c == ' ' || *c == '\t') c++;
+            unsigned long long length = 0;
+            int digits = 0;
+            for (; *c >= '0' && *c <= '9'; c++, digits++) {
+                if (length > (~0ULL - 9) / 10) framing->lengths_differ = 1;
+                length = length * 10 + (unsigned long long)(*c - '0');
+            }
+            while (*c == ' ' || *c == '\t') c++;
+            if (digits == 0 || (*c != ',' && *c != '\0') || (framing->lengths > 0 && length != framing->length)) framing->lengths_differ = 1;
+            framing->length = length;
+            framing->lengths++;
+        } while (*c++ == ',');
+    }
+    return MHD_YES;
+}
+
+/* Whether the request's body can be told apart from what follows it (RFC 9112, 6.1 and 6.3):
+   0 when it can, else the status it is refused with and why. libmicrohttpd reads only the first
+   Content-Length and the first Transfer-Encoding, takes any Transfer-Encoding but chunked for a
+   body that lasts until the connection closes, and lets Transfer-Encoding win over
+   Content-Length — where another reader of the same bytes (a proxy) may see another request. */
+static unsigned framing_problem(struct MHD_Connection *connection, const char *version, const char **why) {
+    struct framing framing = { 0, 0, 0, 0, NULL };
+    p_values(connection, MHD_HEADER_KIND, read_framing, &framing);
+    if (framing.encodings > 0) {
+        if (framing.lengths > 0) {
+            *why = "the request has both Transfer-Encoding and Content-Length: where its body ends is ambiguous (RFC 9112, 6.1)";
+            return 400;
+        }
+        if (version && strcmp(version, "HTTP/1.0") == 0) {
+            *why = "an HTTP/1.0 request has Transfer-Encoding, which HTTP/1.0 does not have (RFC 9112, 6.1)";
+            return 400;
+        }
+        if (framing.encodings == 1 && framing.encoding && strcasecmp(framing.encoding, "chunked") == 0) return 0;
+        /* The last coding of the last field: chunked or not. */
+        const char *last = framing.encoding ? framing.encoding : "";
+        const char *comma = strrchr(last, ',');
+        if (comma) last = comma + 1;
+        while (*last == ' ' || *last == '\t') last++;
+        size_t length = strcspn(last, " \t;");
+        if (length == 7 && strncasecmp(last, "chunked", 7) == 0) {
+            *why = "the server decodes no transfer coding but chunked, once (RFC 9112, 6.1)";
+            return 501;
+        }
+        *why = "chunked is not the request's last transfer coding: where its body ends cannot be known (RFC 9112, 6.3)";
+        return 400;
+    }
+    if (framing.lengths_differ) {
+        *why = "the request's Content-Length fields differ, or one is not a length: where its body ends is ambiguous (RFC 9112, 6.3)";
+        return 400;
+    }
+    return 0;
 }
 
 static enum MHD_Result send_answer(struct MHD_Connection *connection, authctl_http_response *response);
@@ -349,20 +551,28 @@ static enum MHD_Result defer_answer(struct MHD_Connection *connection, authctl_h
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_data_size, void **state) {
-    (void)version;
     struct authctl_http_server *server = cls;
     struct upload *upload = *state;
     if (upload == NULL) {
         upload = calloc(1, sizeof *upload);
         if (upload == NULL) return MHD_NO;
         *state = upload;
+        watch_progress(server, connection, 1);
+        const char *why = NULL;
+        unsigned refused = framing_problem(connection, version, &why);
+        if (refused != 0) {
+            upload->answered = 1;
+            watch_progress(server, connection, 2);
+            return refuse(connection, refused, why);
+        }
         const char *declared = p_lookup(connection, MHD_HEADER_KIND, "Content-Length");
         if (declared != NULL) {
             char *end = NULL;
             unsigned long long length = strtoull(declared, &end, 10);
             if (end != declared && *end == '\0' && length > server->body_limit) {
                 upload->answered = 1;
-                return refuse_too_large(connection);
+                watch_progress(server, connection, 2);
+                return refuse(connection, 413, "the body is larger than the server accepts");
             }
         }
         return MHD_YES;
@@ -396,6 +606,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         upload->length += count;
         return MHD_YES;
     }
+    watch_progress(server, connection, 2);
     if (upload->query == NULL) upload->query = query_of(connection);
     authctl_http_request request = {
         .method = method, .path = url, .query = upload->query ? upload->query : "", .authorization = p_lookup(connection, MHD_HEADER_KIND, "Authorization"),
@@ -466,7 +677,8 @@ static enum MHD_Result defer_answer(struct MHD_Connection *connection, authctl_h
 }
 
 static void completed(void *cls, struct MHD_Connection *connection, void **state, enum MHD_RequestTerminationCode code) {
-    (void)cls; (void)connection; (void)code;
+    (void)code;
+    watch_progress(cls, connection, 0); /* kept alive, it waits for its next request from now */
     struct upload *upload = *state;
     if (upload) {
         authctl_http_deferred_unref(upload->deferred);
@@ -477,8 +689,98 @@ static void completed(void *cls, struct MHD_Connection *connection, void **state
     }
 }
 
+static void free_server(struct authctl_http_server *server) {
+    pthread_cond_destroy(&server->watch_wake);
+    pthread_mutex_destroy(&server->watch_lock);
+    free(server);
+}
+
+/* What is at `path` before a socket is made there: 0 when nothing (or a socket nobody listens
+   on, left by a server that was killed, which is removed); -1, with the reason, when something
+   else is — a file, a link, another user's socket, or one a server listens on. */
+static int clear_socket_path(const char *path, const struct sockaddr_un *address, char *error, size_t error_length) {
+    struct stat found;
+    if (lstat(path, &found) != 0) {
+        if (errno == ENOENT) return 0;
+        snprintf(error, error_length, "cannot look at %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISSOCK(found.st_mode)) {
+        snprintf(error, error_length, "cannot listen on %s: it exists and is not a socket (it is left as it is)", path);
+        return -1;
+    }
+    if (found.st_uid != geteuid()) {
+        snprintf(error, error_length, "cannot listen on %s: it is another user's socket", path);
+        return -1;
+    }
+    /* Without blocking: a live server whose backlog is full answers EAGAIN, not at all. */
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0) {
+        snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
+        return -1;
+    }
+    int connected = connect(probe, (const struct sockaddr *)address, sizeof *address);
+    int why = errno;
+    close(probe);
+    if (connected == 0 || why == EAGAIN || why == EINPROGRESS) {
+        snprintf(error, error_length, "cannot listen on %s: a server listens there already", path);
+        return -1;
+    }
+    if (why != ECONNREFUSED) {
+        snprintf(error, error_length, "cannot listen on %s: it is a socket that cannot be tried (%s)", path, strerror(why));
+        return -1;
+    }
+    if (unlink(path) != 0 && errno != ENOENT) {
+        snprintf(error, error_length, "cannot remove the stale socket %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A Unix socket listening at `path`, made mode 600 (under the umask, so never reachable by
+   others even for a moment): over nothing, or over a stale socket (clear_socket_path). The
+   directory is locked (flock) from the look to the bind, so two servers starting on one path
+   cannot each take the other's socket for stale. */
+static int listen_unix(const char *path, char *error, size_t error_length) {
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof address.sun_path) {
+        snprintf(error, error_length, "the socket path is longer than %zu bytes", sizeof address.sun_path - 1);
+        return -1;
+    }
+    strcpy(address.sun_path, path);
+    char directory[sizeof address.sun_path];
+    strcpy(directory, path);
+    char *slash = strrchr(directory, '/');
+    if (slash == directory) slash[1] = '\0'; else *slash = '\0';
+    int directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory_fd >= 0) flock(directory_fd, LOCK_EX);
+    int listen_fd = -1;
+    if (clear_socket_path(path, &address, error, error_length) == 0) {
+        listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (listen_fd < 0) {
+            snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
+        } else {
+            mode_t before = umask(0177);
+            int bound = bind(listen_fd, (struct sockaddr *)&address, sizeof address);
+            int saved = errno;
+            umask(before);
+            if (bound != 0 || listen(listen_fd, 128) != 0) {
+                if (bound != 0) errno = saved;
+                snprintf(error, error_length, "cannot listen on %s: %s", path, strerror(errno));
+                if (bound == 0) unlink(path);
+                close(listen_fd);
+                listen_fd = -1;
+            }
+        }
+    }
+    if (directory_fd >= 0) close(directory_fd); /* and its lock */
+    return listen_fd;
+}
+
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,
-                                        unsigned timeout_seconds, unsigned connection_limit,
+                                        unsigned timeout_seconds, unsigned header_timeout_seconds, unsigned connection_limit,
                                         authctl_http_handler handler, void *context,
                                         uint16_t *bound_port, char *error, size_t error_length) {
     if (!authctl_http_load()) {
@@ -489,31 +791,8 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
     memset(&socket_address, 0, sizeof socket_address);
     int listen_fd = -1;
     if (address[0] == '/') {
-        /* A Unix socket, made here (never over a file already there) and reachable by its owner only. */
-        struct sockaddr_un unix_address;
-        memset(&unix_address, 0, sizeof unix_address);
-        unix_address.sun_family = AF_UNIX;
-        if (strlen(address) >= sizeof unix_address.sun_path) {
-            snprintf(error, error_length, "the socket path is longer than %zu bytes", sizeof unix_address.sun_path - 1);
-            return NULL;
-        }
-        strcpy(unix_address.sun_path, address);
-        listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (listen_fd < 0) {
-            snprintf(error, error_length, "cannot make a socket: %s", strerror(errno));
-            return NULL;
-        }
-        mode_t before = umask(0177);
-        int bound = bind(listen_fd, (struct sockaddr *)&unix_address, sizeof unix_address);
-        int saved = errno;
-        umask(before);
-        if (bound != 0 || listen(listen_fd, 128) != 0) {
-            if (bound != 0) errno = saved;
-            snprintf(error, error_length, "cannot listen on %s: %s", address, strerror(errno));
-            if (bound == 0) unlink(address);
-            close(listen_fd);
-            return NULL;
-        }
+        listen_fd = listen_unix(address, error, error_length);
+        if (listen_fd < 0) return NULL;
     } else {
         socket_address.sin_family = AF_INET;
         socket_address.sin_port = htons(port);
@@ -534,6 +813,14 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
     server->handler = handler;
     server->context = context;
     server->body_limit = body_limit;
+    server->connection_limit = connection_limit;
+    server->header_timeout_ms = (uint64_t)(header_timeout_seconds ? header_timeout_seconds : 1) * 1000;
+    pthread_mutex_init(&server->watch_lock, NULL);
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&server->watch_wake, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     /* poll(2), not epoll: libmicrohttpd 0.9.75's epoll loop stalls when one wait returns exactly
        as many events as its buffer holds (128), and its quiesce can abort the process ("Failed to
        remove listen FD from epoll set") racing the pool's workers. poll has neither, and no
@@ -544,8 +831,9 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
                        : (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &socket_address },
         { MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)(threads ? threads : 1), NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout_seconds, NULL },
-        { MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL },
-        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, (intptr_t)(connection_limit + CONNECTION_RESERVE), NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, server },
+        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notice_connection, server },
         { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL },
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL },
         { MHD_OPTION_END, 0, NULL },
@@ -559,9 +847,10 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
         } else {
             snprintf(error, error_length, "cannot listen on %s:%u (in use, or not allowed)", address, (unsigned)port);
         }
-        free(server);
+        free_server(server);
         return NULL;
     }
+    server->reaper_started = pthread_create(&server->reaper, NULL, reap, server) == 0;
     const union MHD_DaemonInfo *info = listen_fd >= 0 ? NULL : p_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
     *bound_port = info ? info->port : port;
     return server;
@@ -577,6 +866,11 @@ void authctl_http_quiesce(authctl_http_server *server) {
 void authctl_http_stop(authctl_http_server *server) {
     if (server == NULL) return;
     authctl_http_quiesce(server);
-    p_stop(server->daemon);
-    free(server);
+    pthread_mutex_lock(&server->watch_lock);
+    server->stopping = 1;
+    pthread_cond_signal(&server->watch_wake);
+    pthread_mutex_unlock(&server->watch_lock);
+    if (server->reaper_started) pthread_join(server->reaper, NULL);
+    p_stop(server->daemon); /* each connection's closing notice frees what watched it */
+    free_server(server);
 }

@@ -104,6 +104,16 @@ final class AccountServiceTests {
         #expect(member("options", "[1, 2]") == nil)
     }
 
+    @Test func aRepeatedNameIsFoundWithTheWayToIt() {
+        func repeated(_ text: String) -> String? { RawJSON.repeatedMember(in: Array(text.utf8)) }
+        #expect(repeated(#"{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}]}"#) == nil)
+        #expect(repeated(#"{"a": 1, "a": 1}"#) == "a")
+        #expect(repeated(#"{"a": "\"a\"", "b": [[], [{"x": {}, "y": [1, {"z": 0, "z": 0}]}]]}"#) == "b[1][0].y[1].z")
+        #expect(repeated(#"{"\u0061": 1, "a": 2}"#) == "a")
+        #expect(repeated(#"{"a": {"b": 1}, "c": {"b": 2}, "a": 3}"#) == "a")
+        #expect(repeated(#"{"é": 1, "e\u0301": 2}"#) == nil)  // other code points: other names
+    }
+
     @Test func aCeremonyReadsTheOptionsAsSent() throws {
         let body = try RequestBody(Array(#"{"options": {"challenge": "Y2g", "rpId": "example.com"}, "origin": "https://example.com"}"#.utf8))
         #expect(String(decoding: try body.json(required: "options"), as: UTF8.self) == #"{"challenge": "Y2g", "rpId": "example.com"}"#)

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import BIN, PASSPHRASE, PIN, log_file, wait_until_prompting
+from conftest import BIN, PASSPHRASE, PIN, log_file, wait_until, wait_until_prompting
 
 ORIGIN = "https://example.com"
 GOOD = {"rp": {"id": "example.com", "name": "Example"}, "user": {"id": "dXNlcg", "name": "u", "displayName": "U"},
@@ -147,6 +147,47 @@ def test_an_interrupted_prompt_restores_echo(authctl, how):
     assert code == 10, code  # canceled: a named error, not a signal exit
     assert termios.tcgetattr(fd)[3] & termios.ECHO
     os.close(fd)
+
+
+def catches(pid: int, number: int) -> bool:
+    """Whether process `pid` has a handler for signal `number` (its SigCgt mask)."""
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (number - 1) & 1)
+    return False
+
+
+@pytest.mark.parametrize("command, number", [("sign", signal.SIGTERM), ("sign", signal.SIGINT), ("sign", signal.SIGHUP),
+                                             ("register", signal.SIGTERM)])
+def test_a_signal_while_a_timeout_passes_in_real_time_is_canceled_and_the_vault_intact(authctl, command, number):
+    # --user-action timeout without --instant-timeout waits the options' timeout out in real time
+    # (10 minutes here): a signal meanwhile ends it as canceled, with nothing written.
+    registered = authctl.register(GOOD, ORIGIN)
+    assert registered.code == 0, registered.stderr
+    before = authctl.snapshot(), authctl.state()
+    options = dict(GOOD, timeout=600_000) if command == "register" else {"challenge": "Y2hhbGxlbmdlLWNoYWxsZW5nZQ", "timeout": 600_000}
+    proc = subprocess.Popen([BIN, command, "--origin", ORIGIN, "--options", "-", "--user-action", "timeout"], env=authctl.env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write(json.dumps(options))
+        proc.stdin.close()
+        wait_until_prompting(authctl.vault, proc)
+
+        def waiting():
+            assert proc.poll() is None, f"it ended ({proc.returncode}) before its timeout: {proc.stderr.read()}"
+            return catches(proc.pid, number)
+        wait_until(waiting, "the ceremony waits its timeout out, catching the signal")
+        os.kill(proc.pid, number)
+        code = proc.wait(timeout=60)
+        stdout, stderr = proc.stdout.read(), proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (code, stdout) == (10, ""), (code, stderr)  # canceled: a named error, not a signal exit
+    assert stderr.startswith("authctl: error: canceled: interrupted by signal") and stderr.count("\n") == 1, stderr
+    assert (authctl.snapshot(), authctl.state()) == before
+    assert authctl.run("vault", "check").code == 0
 
 
 def test_a_typed_passphrase_works(authctl):

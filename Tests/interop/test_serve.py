@@ -14,7 +14,7 @@ from webauthn import (generate_authentication_options, generate_registration_opt
                       verify_authentication_response, verify_registration_response)
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
-from conftest import BIN, own_environment, wait_until
+from conftest import BIN, b64url, own_environment, wait_until
 
 RP_ID, ORIGIN = "example.com", "https://example.com"
 
@@ -323,6 +323,27 @@ def test_sync_on_a_virtual_clock_and_its_events(server):
     assert call(server, "POST", f"/accounts/{real['id']}/clock", {"advance": "1s"})[2]["name"] == "usage"
 
 
+def test_a_virtual_clock_reads_rfc_3339_to_the_end_of_the_year_9999_and_goes_no_further(server):
+    from datetime import datetime
+    end = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, RFC 3339's last time
+    _, _, account = call(server, "POST", "/accounts", {"clock": {"mode": "virtual", "start": "6325-01-01T00:00:00Z"}})
+    a = account["id"]
+    for change, now in [({}, None), ({"advance": "8760h"}, None), ({"set": "9999-12-31T23:59:59Z"}, end - 999), ({"advance": 999}, end)]:
+        clock = call(server, "POST", f"/accounts/{a}/clock", change)[2] if change else call(server, "GET", f"/accounts/{a}/clock")[2]
+        assert datetime.fromisoformat(clock["time"]).timestamp() * 1000 == clock["now"], clock  # "2026-01-01T00:00:00.000Z"
+        assert len(clock["time"]) == 24 and clock["time"].endswith("Z"), clock
+        assert now is None or clock["now"] == now
+    assert call(server, "GET", f"/accounts/{a}/clock")[2]["time"] == "9999-12-31T23:59:59.999Z"
+    # Past it there is no RFC 3339 time: refused, the clock where it was.
+    for change in [{"advance": 1}, {"advance": "1s"}, {"set": end + 1}]:
+        status, _, problem = call(server, "POST", f"/accounts/{a}/clock", change)
+        assert (status, problem["name"]) == (400, "badInput"), problem
+    for start in [end + 1, "10000-01-01T00:00:00Z", "1969-12-31T23:59:59Z", -1]:
+        status, _, problem = call(server, "POST", "/accounts", {"clock": {"mode": "virtual", "start": start}})
+        assert (status, problem["name"]) == (400, "badInput"), (start, problem)
+    assert call(server, "GET", f"/accounts/{a}/clock")[2]["now"] == end
+
+
 def test_webdriver_verbs_add_get_and_remove_credentials(server):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -371,6 +392,70 @@ def test_webdriver_verbs_add_get_and_remove_credentials(server):
     assert call(server, "POST", f"/session/{s}/webauthn/authenticator", {"protocol": "ctap1/u2f", "transport": "usb"})[0] == 400
     assert call(server, "DELETE", f"/session/{s}")[0] == 200
     assert call(server, "GET", f"/accounts/{a}")[0] == 404
+
+
+def webdriver_authenticator(server):
+    """A session and a virtual authenticator in it (user verification on, verified)."""
+    s = call(server, "POST", "/session", {})[2]["value"]["sessionId"]
+    status, _, added = call(server, "POST", f"/session/{s}/webauthn/authenticator",
+                            {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+                             "isUserVerified": True})
+    assert status == 200, added
+    return s, added["value"]
+
+
+def test_webdriver_add_credential_keeps_the_user_handle_it_was_given(server):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from fido2.cose import ES256
+    import cbor2
+    key = ec.generate_private_key(ec.SECP256R1())
+    pkcs8 = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    s, a = webdriver_authenticator(server)
+    credential_id, user_handle = b64url(os.urandom(16)), b64url(b"user-handle-of-alice")
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential",
+                {"credentialId": credential_id, "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(pkcs8),
+                 "userHandle": user_handle, "userName": "alice", "signCount": 0})[2] == {"value": None}
+    # Read back by Get Credentials and by the account's passkeys: the handle given, not the id.
+    [listed] = call(server, "GET", f"/session/{s}/webauthn/authenticator/{a}/credentials")[2]["value"]
+    assert (listed["credentialId"], listed["userHandle"], listed["userName"]) == (credential_id, user_handle, "alice")
+    [held] = call(server, "GET", f"/accounts/{a}/devices/{a}/passkeys")[2]["credentials"]
+    assert (held["id"], held["userHandle"]) == (credential_id, user_handle)
+    # A sign-in with no allowCredentials (the passkey found as a discoverable one) answers it as
+    # the response's userHandle, which an RP looks the account up by; py_webauthn checks the rest.
+    request = generate_authentication_options(rp_id=RP_ID)
+    status, _, response = call(server, "POST", f"/accounts/{a}/devices/{a}/sign",
+                               {"options": json.loads(options_to_json(request)), "origin": ORIGIN})
+    assert status == 200 and response["id"] == credential_id, response
+    assert response["response"]["userHandle"] == user_handle
+    verify_authentication_response(credential=response, expected_challenge=request.challenge, expected_rp_id=RP_ID, expected_origin=ORIGIN,
+                                   credential_public_key=cbor2.dumps(dict(ES256.from_cryptography_key(key.public_key()))),
+                                   credential_current_sign_count=0)
+
+
+def test_webdriver_add_credential_takes_a_pkcs8_key_package_only(server):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    der, raw = serialization.Encoding.DER, serialization.NoEncryption()
+    ec_key, rsa_key = ec.generate_private_key(ec.SECP256R1()), rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pkcs8 = ec_key.private_bytes(der, serialization.PrivateFormat.PKCS8, raw)
+    s, a = webdriver_authenticator(server)
+    # WebAuthn L3 §11.7: "an asymmetric key package containing a single private key per RFC 5958";
+    # anything else is WebDriver's invalid argument — SEC1 (RFC 5915) and PKCS #1 are other formats.
+    for refused in (ec_key.private_bytes(der, serialization.PrivateFormat.TraditionalOpenSSL, raw),
+                    rsa_key.private_bytes(der, serialization.PrivateFormat.TraditionalOpenSSL, raw), pkcs8 + b"\x00", pkcs8[:-1]):
+        body = {"credentialId": b64url(os.urandom(16)), "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(refused),
+                "userHandle": b64url(b"alice"), "signCount": 0}
+        status, kind, problem = call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential", body)
+        assert (status, kind, problem["name"], problem["value"]["error"]) == (400, "application/problem+json", "badInput", "invalid argument")
+        assert "not a PKCS #8 key package" in problem["detail"], problem
+        del body["isResidentCredential"]
+        status, _, problem = call(server, "POST", f"/accounts/{a}/devices/{a}/passkeys", body)
+        assert (status, problem["name"]) == (400, "badInput") and "not a PKCS #8 key package" in problem["detail"], problem
+    assert call(server, "GET", f"/session/{s}/webauthn/authenticator/{a}/credentials")[2] == {"value": []}
+    body = {"credentialId": b64url(os.urandom(16)), "isResidentCredential": True, "rpId": RP_ID, "userHandle": b64url(b"alice"),
+            "privateKey": b64url(pkcs8), "signCount": 0}
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential", body)[2] == {"value": None}
 
 
 def raw_call(server, method, path, headers):

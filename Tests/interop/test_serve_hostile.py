@@ -1,14 +1,17 @@
-"""`authctl serve` against a hostile client, on the wire: bodies too large, cut short or not JSON;
-slow and stalled connections; a thousand connections at once; wrong tokens; odd paths and ids;
-SIGKILL while the served vault is written (no acknowledged passkey lost); SIGTERM under load;
-event streams dropped by their clients; the Unix socket. The server answers every time — a 4xx
-problem, or a documented status — and never dies of a signal."""
+"""`authctl serve` against a hostile client, on the wire: bodies too large, cut short, not JSON,
+naming a member twice or whose end is ambiguous; slow and stalled connections, and as many as the
+server takes trickling their headers; a thousand connections at once; wrong tokens and token files
+others can read; odd paths and ids; SIGKILL while the served vault is written (no acknowledged
+passkey lost); SIGTERM under load; event streams dropped by their clients; the Unix socket, and the
+one a killed server left. The server answers every time — a 4xx problem, or a documented status —
+and never dies of a signal."""
 import base64
 import http.client
 import json
 import os
 import pathlib
 import resource
+import select
 import selectors
 import signal
 import socket
@@ -148,6 +151,7 @@ class Served:
 
     def __init__(self, scratch: pathlib.Path, *args: str, env: dict | None = None, cwd=None, before=()):
         self.errors = scratch / f"serve-{time.monotonic_ns()}.err"
+        self.tmp = scratch / "tmp"  # its TMPDIR (in its own environment): where accounts' vaults are
         with open(self.errors, "w") as errors:
             self.proc = subprocess.Popen([BIN, *before, "serve", *args], env=env if env is not None else own_environment(scratch),
                                          stdout=subprocess.PIPE, stderr=errors, text=True, cwd=cwd)
@@ -318,9 +322,11 @@ def test_bodies_over_one_mebibyte_are_413_and_one_mebibyte_is_read(served):
     (b'{"profile": "\xed\xa0\x80"}', "syntaxError"),
     (b'{"profile": "\\ud800"}', "syntaxError"),
     (b'{"devices": []}\x00', "syntaxError"),
+    ('{"storage": "memory"}'.encode("utf-16"), "syntaxError"),
+    ('{"storage": "memory"}'.encode("utf-16-le"), "syntaxError"),
 ], ids=["unclosed-object", "unclosed-array", "empty-array", "array", "number", "string", "null", "100k-open-brackets",
         "100k-nested-arrays", "100k-nested-member", "50k-nested-objects", "invalid-utf8", "truncated-utf8", "utf8-surrogate",
-        "lone-surrogate-escape", "trailing-nul"])
+        "lone-surrogate-escape", "trailing-nul", "utf16-with-bom", "utf16-without-bom"])
 def test_bodies_that_are_not_json_objects_are_400_problems(served, body, name):
     problem = served.exchange("POST", "/accounts", body).problem(400, name)
     assert problem["detail"] == ("the body is not JSON" if name == "syntaxError" else "the body is not a JSON object")
@@ -328,6 +334,71 @@ def test_bodies_that_are_not_json_objects_are_400_problems(served, body, name):
     account = served.account()
     served.exchange("POST", f"/accounts/{account}/devices/phone/register", body).problem(400, name)
     assert served.exchange("GET", "/health").json == {"status": "ok"}
+
+
+SMUGGLED = b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"  # a second request after the first one's body
+
+
+@pytest.mark.parametrize("version, framing, body, status", [
+    ("1.1", ["Content-Length: 2", "Content-Length: 48"], b"{}", 400),
+    ("1.1", ["Content-Length: 2", "Content-Length: 2, 48"], b"{}", 400),
+    ("1.1", ["Content-Length: 2", "Content-Length: x"], b"{}", 400),
+    ("1.1", ["Content-Length: 48", "Transfer-Encoding: chunked"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+    ("1.1", ["Transfer-Encoding: chunked", "Content-Length: 2"], b"{}", 400),
+    ("1.1", ["Transfer-Encoding: gzip"], b"{}", 400),
+    ("1.1", ["Transfer-Encoding: chunked", "Transfer-Encoding: identity"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+    ("1.1", ["Transfer-Encoding: chunked, gzip"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+    ("1.1", ["Transfer-Encoding: gzip, chunked"], b"2\r\n{}\r\n0\r\n\r\n", 501),
+    ("1.1", ["Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], b"2\r\n{}\r\n0\r\n\r\n", 501),
+    ("1.0", ["Transfer-Encoding: chunked"], b"2\r\n{}\r\n0\r\n\r\n", 400),
+], ids=["two-lengths", "a-list-of-two-lengths", "a-length-and-not-one", "length-then-chunked", "chunked-then-length", "gzip",
+        "chunked-then-identity", "chunked-not-last", "gzip-then-chunked", "chunked-twice", "http-1.0-chunked"])
+def test_a_body_whose_end_is_ambiguous_is_refused_and_the_connection_closed(served, version, framing, body, status):
+    # RFC 9112 6.1 and 6.3: libmicrohttpd reads the first Content-Length only and lets
+    # Transfer-Encoding win, where a proxy in front may read the other: the request after the body
+    # would be another one to each. Refused before the body is read; nothing after it is served.
+    before = sorted(p.name for p in served.tmp.iterdir())
+    head = request_bytes("POST", "/accounts", served.token, headers=framing, close=False).replace(b"HTTP/1.1", f"HTTP/{version}".encode(), 1)
+    with served.connect() as conn:
+        conn.sendall(head + body + SMUGGLED)
+        answer, rest = read_answer(conn)
+        answer.problem(status, "badInput")
+        assert answer.headers.get("connection", "").lower() == "close", answer.headers
+        assert rest + read_until_closed(conn) == b""
+    assert sorted(p.name for p in served.tmp.iterdir()) == before
+    # One length, repeated as it is, is that length (RFC 9112 6.3); chunked alone is read as ever.
+    for framing, body in ([["Content-Length: 2", "Content-Length: 2, 2"], b"{}"], [["Transfer-Encoding: Chunked"], b"2\r\n{}\r\n0\r\n\r\n"]):
+        with served.connect() as conn:
+            conn.sendall(request_bytes("POST", "/accounts", served.token, headers=framing, close=False) + body + SMUGGLED)
+            answer, rest = read_answer(conn)
+            assert answer.status == 201, answer
+            assert read_answer(conn, rest)[0].json == {"status": "ok"}
+
+
+def test_a_member_named_twice_is_refused_on_every_route_and_changes_nothing(served):
+    # JSON leaves a repeated name to each parser (the first wins, or the last): the server reads
+    # neither, whichever route the body is for and however deep the object is.
+    account = served.account()
+    options = json.dumps(creation_options("alice"))
+    accounts_before = sorted(p.name for p in served.tmp.iterdir())
+    for method, path, body, member in [
+        ("POST", "/accounts", b'{"storage": "memory", "storage": "vault"}', "storage"),
+        ("POST", "/accounts", b'{"devices": [{"name": "a"}, {"name": "b", "pin": "1234", "name": "c"}]}', "devices[1].name"),
+        ("POST", "/accounts", b'{"clock": {"mode": "virtual", "m\\u006fde": "real"}}', "clock.mode"),
+        ("POST", f"/accounts/{account}/devices/phone/register",
+         b'{"options": ' + options[:-1].encode() + b', "challenge": "AAAA"}, "origin": "https://example.com"}', "options.challenge"),
+        ("POST", f"/accounts/{account}/clock", b'{"advance": "1s", "advance": "1h"}', "advance"),
+        ("POST", f"/accounts/{account}/devices", b'{"name": "tablet", "pin": "1234", "pin": "5678"}', "pin"),
+        ("POST", "/session/s/webauthn/authenticator", b'{"protocol": "ctap2", "transport": "usb", "transport": "internal"}', "transport"),
+    ]:
+        problem = served.exchange(method, path, body).problem(400, "badInput")
+        assert problem["detail"] == f"the body has the member '{member}' more than once", (path, problem)
+    # Nothing was made: no account, no device, no passkey, the clock where it was.
+    assert sorted(p.name for p in served.tmp.iterdir()) == accounts_before
+    assert [d["name"] for d in served.call("GET", f"/accounts/{account}/devices").json["devices"]] == ["phone"]
+    assert served.call("GET", f"/accounts/{account}/devices/phone/passkeys").json == {"credentials": []}
+    # The same names apart, or in different objects, are read as ever.
+    assert served.exchange("POST", "/accounts", b'{"devices": [{"name": "a"}, {"name": "b"}], "storage": "memory"}').status == 201
 
 
 @pytest.mark.xfail(strict=True, reason="libmicrohttpd 0.9.75 writes its own 400/413 for a bad Content-Length twice: "
@@ -423,6 +494,122 @@ def test_slow_stalled_and_cut_short_connections_block_nobody_and_are_closed_by_t
         assert received[conn] == b"" or received[conn].startswith((b"HTTP/1.1 400 ", b"HTTP/1.1 408 ")), received[conn][:200]
     wait_until(lambda: served.sockets() <= baseline, "the server holds no stalled connection")
     assert served.exchange("GET", "/health").json == {"status": "ok"}
+
+
+def open_files_for(connections: int):
+    """Raises this process's open-file limit (the server inherits it) for `connections` on each
+    side; the limits before, to restore — or skips the test when the hard limit is too low."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    if wanted < 2 * connections + 150:
+        pytest.skip(f"the open-file limit ({hard}) is too low for {connections} connections on each side")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    return soft, hard
+
+
+def is_open(conn: socket.socket) -> bool:
+    """Whether the server still holds `conn` open: nothing to read on it, or bytes, but not its end."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN)
+    if not poller.poll(0):
+        return True
+    try:
+        return conn.recv(1, socket.MSG_PEEK) != b""
+    except OSError:
+        return False
+
+
+def test_connections_trickling_their_headers_past_the_limit_lock_out_no_client(tmp_path):
+    # More connections than the server takes (1,024), without a token, each sending its headers a
+    # byte now and then (never idle for the 30 s timeout): each past the limit closes the one that
+    # has waited longest, and a client that sends its request at once is served while the
+    # server holds 1,024 of them.
+    limits = open_files_for(1100)
+    slow = []
+    stop = threading.Event()
+    trickler = None
+    server = Served(tmp_path)
+    try:
+        for _ in range(1100):
+            conn = server.connect()
+            conn.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            slow.append(conn)
+        wait_until(lambda: server.sockets() == server.idle + 1024, "the server holds 1,024 slow connections, the rest closed")
+
+        def trickle():
+            while not stop.is_set():
+                for conn in slow:
+                    try:
+                        conn.send(b"a")
+                    except OSError:
+                        pass  # made room: closed by the server
+                stop.wait(2)  # the pace of a slow client, not a synchronization
+
+        trickler = threading.Thread(target=trickle, daemon=True)
+        trickler.start()
+        assert server.exchange("GET", "/health", timeout=60).json == {"status": "ok"}
+        account = server.account()
+        assert server.register(account, "phone", "alice")["type"] == "public-key"
+        # The first of those three connections closed one slow one more (each of the others too
+        # when it came before the one before it was let go); the rest are held still.
+        assert 1024 - 3 <= sum(is_open(conn) for conn in slow) <= 1024 - 1
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        stop.set()
+        if trickler is not None:
+            trickler.join(timeout=60)
+        for conn in slow:
+            conn.close()
+        server.kill()
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+
+
+def test_a_request_head_has_a_deadline_however_its_bytes_trickle(tmp_path):
+    # --header-timeout 2: a connection sending its headers a byte at a time is closed 2 s after it
+    # opened, busy as it is; a kept-alive connection whose requests come whole is never closed.
+    server = Served(tmp_path, "--header-timeout", "2")
+    stop = threading.Event()
+    thread = None
+    try:
+        opened = time.monotonic()
+        tricklers = []
+        for _ in range(5):
+            conn = server.connect()
+            conn.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            tricklers.append(conn)
+
+        def trickle():
+            while not stop.is_set():
+                for conn in tricklers:
+                    try:
+                        conn.send(b"a")
+                    except OSError:
+                        pass  # closed by the server
+                stop.wait(0.2)  # a byte every 0.2 s: never idle
+
+        thread = threading.Thread(target=trickle, daemon=True)
+        thread.start()
+        client = http.client.HTTPConnection(*server.address, timeout=60)
+        closed = {}
+        while len(closed) < len(tricklers):
+            client.request("GET", "/health")
+            assert client.getresponse().read() == b'{"status":"ok"}'
+            closed.update({n: time.monotonic() for n, conn in enumerate(tricklers) if n not in closed and not is_open(conn)})
+            assert time.monotonic() - opened < 60, f"{len(tricklers) - len(closed)} trickling connections still open after 60 s"
+            stop.wait(0.25)  # the kept-alive client's pace, not a synchronization
+        assert min(closed.values()) - opened >= 1.9, "closed before their deadline"
+        # The kept-alive client, busy all along, is served still on its one connection.
+        client.request("GET", "/health")
+        assert client.getresponse().read() == b'{"status":"ok"}'
+        client.close()
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(timeout=60)
+        server.kill()
 
 
 # 3. A thousand connections at once.
@@ -620,6 +807,43 @@ def test_every_wrong_token_is_401_and_health_and_the_contract_need_none(served):
         assert served.exchange("GET", "/health", token=False, headers=headers).json == {"status": "ok"}
         contract = served.exchange("GET", "/openapi.json", token=False, headers=headers)
         assert contract.status == 200 and contract.json["openapi"].startswith("3.")
+
+
+def test_a_token_file_others_can_read_or_too_short_to_be_secret_is_refused(tmp_path):
+    env = own_environment(tmp_path)
+    token = tmp_path / "token"
+
+    def refused(why: str):
+        proc = subprocess.run([BIN, "serve", "--token-file", str(token)], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 65 and proc.stdout == "" and why in proc.stderr, (proc.returncode, proc.stderr)
+        assert proc.stderr.startswith("authctl: error: badInput: "), proc.stderr
+
+    for mode in (0o644, 0o640, 0o604, 0o620, 0o602):
+        token.write_text("a-long-enough-secret-token-of-forty-bytes\n")
+        token.chmod(mode)
+        refused(f"can be read or written by others (mode {mode:o})")
+        assert token.read_text() == "a-long-enough-secret-token-of-forty-bytes\n" and stat.S_IMODE(token.stat().st_mode) == mode
+    for text in ("x\n", "x" * 15 + "\n", "  short  \nand a long second line that is not the token\n"):
+        token.write_text(text)
+        token.chmod(0o600)
+        refused("a token is at least 16")
+    token.unlink()
+    os.mkfifo(token, 0o600)  # read without waiting for a writer
+    refused("is not a regular file")
+    token.unlink()
+    # Sixteen bytes, the owner's alone, serve; so does a file the server makes itself.
+    token.write_text("x" * 16 + "\n")
+    token.chmod(0o400)
+    for made in (False, True):
+        server = Served(tmp_path, "--token-file", str(token))
+        try:
+            server.token = token.read_text().strip()
+            assert server.account() and len(server.token) == (43 if made else 16)
+            code, _ = server.terminate()
+            assert code == 0, server.stderr()
+        finally:
+            server.kill()
+        token.unlink()
 
 
 # 5. Odd paths and ids.
@@ -937,3 +1161,29 @@ def test_a_socket_server_refuses_an_existing_file_serves_mode_0600_and_removes_i
     finally:
         server.kill()
     assert not os.path.lexists(path)
+
+
+def test_a_socket_left_by_a_killed_server_is_replaced_and_one_listened_on_is_not(tmp_path):
+    path = tmp_path / "s.sock"
+    killed = Served(tmp_path, "--socket", str(path))
+    killed.proc.kill()
+    assert killed.proc.wait(timeout=60) == -signal.SIGKILL
+    assert stat.S_ISSOCK(path.lstat().st_mode)  # left behind: nobody listens on it
+    server = Served(tmp_path, "--socket", str(path))
+    try:
+        assert server.exchange("GET", "/health").json == {"status": "ok"}
+        assert stat.S_IMODE(path.lstat().st_mode) == 0o600
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        server.kill()
+    assert not os.path.lexists(path)
+    # A socket another program listens on is its: refused, and left as it is.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
+        other.bind(str(path))
+        other.listen(1)
+        proc = subprocess.run([BIN, "serve", "--socket", str(path)], env=own_environment(tmp_path), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 74 and "a server listens there already" in proc.stderr, (proc.returncode, proc.stderr)
+        assert stat.S_ISSOCK(path.lstat().st_mode)
+        conn, _ = other.accept()  # the one try that found it listening
+        conn.close()

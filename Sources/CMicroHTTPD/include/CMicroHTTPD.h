@@ -2,8 +2,10 @@
 #define AUTHCTL_CMICROHTTPD_H
 /* An HTTP/1.1 server on libmicrohttpd, loaded when first used (only `authctl serve` needs it, and
    linking it would load it, and GnuTLS, into every command). The server reads each request whole
-   (up to a body limit), hands it to one handler, and sends what the handler answers; everything
-   else — keep-alive, timeouts, the connection cap, malformed HTTP — is libmicrohttpd's. */
+   (up to a body limit), hands it to one handler, and sends what the handler answers; the
+   request's framing (RFC 9112, 6.1 and 6.3), a deadline for each request's head and room for new
+   connections past the limit are checked here; everything else — keep-alive, the idle timeout,
+   malformed HTTP — is libmicrohttpd's. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,10 +67,13 @@ typedef void (*authctl_http_handler)(void *context, const authctl_http_request *
 typedef struct authctl_http_server authctl_http_server;
 
 /* Starts serving on IPv4 `address`:`port` (0: a free port, written to `bound_port`), or on a
-   Unix socket when `address` is an absolute path (made mode 600; never over an existing file),
-   with `threads` threads; NULL, with the reason in `error`, when it cannot. */
+   Unix socket when `address` is an absolute path (made mode 600; never over an existing file but
+   a socket nobody listens on), with `threads` threads; NULL, with the reason in `error`, when it
+   cannot. A connection idle for `timeout_seconds` is closed, and so is one whose request's line
+   and headers have not all come `header_timeout_seconds` after it began to wait for them; past
+   `connection_limit` connections, a new one closes the one that has waited longest for a request. */
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,
-                                        unsigned timeout_seconds, unsigned connection_limit,
+                                        unsigned timeout_seconds, unsigned header_timeout_seconds, unsigned connection_limit,
                                         authctl_http_handler handler, void *context,
                                         uint16_t *bound_port, char *error, size_t error_length);
 

@@ -63,6 +63,12 @@ extension Device {
     @discardableResult
     public func addPasskey(_ added: AddedPasskey) throws(DeviceError) -> Credential {
         typealias F = CredentialCodec.TransferField
+        // An asymmetric key package per RFC 5958 (PKCS #8), as §11.7 takes it: the RFC 5915 or
+        // PKCS #1 layouts an export reads too are another format, refused as the spec refuses them.
+        guard PrivateKey.isPKCS8(der: added.privateKeyDER) else {
+            throw DeviceError(.invalidArgument, "the added credential's private key is not a PKCS #8 key package (RFC 5958): "
+                              + "an RFC 5915 EC key or a PKCS #1 RSA key is written as PKCS #8 first (openssl pkcs8 -topk8 -nocrypt)")
+        }
         var pairs: [(CBORValue, CBORValue)] = [
             (.int(F.id), .bytes(added.id)), (.int(F.rpId), .text(added.rpId)), (.int(F.userHandle), .bytes(added.userHandle)),
             (.int(F.userName), .text(added.userName)), (.int(F.userDisplayName), .text(added.userDisplayName)),
@@ -129,7 +135,7 @@ extension Device {
 }
 
 /// A passkey made elsewhere, as WebDriver's Add Credential describes it (WebAuthn L3 §11.7):
-/// its id, RP, user handle, private key (PKCS #8, or RFC 5915 for P-256), counter and backup flags.
+/// its id, RP, user handle, private key (PKCS #8), counter and backup flags.
 public struct AddedPasskey: Sendable {
     public var id: [UInt8]
     public var rpId: String

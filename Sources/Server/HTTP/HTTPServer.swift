@@ -66,8 +66,9 @@ public struct HTTPServerError: Error, Sendable {
 }
 
 /// HTTP/1.1 on libmicrohttpd (CMicroHTTPD, loaded when first used): keep-alive, a pool of
-/// threads, a body limit, idle connections timed out, a cap on connections. Each request is
-/// read whole and handed to `handle` on one of the pool's threads.
+/// threads, a body limit, idle connections timed out, a deadline for each request's line and
+/// headers, a cap on connections past which the one that has waited longest for its request
+/// makes room. Each request is read whole and handed to `handle` on one of the pool's threads.
 public final class HTTPServer: @unchecked Sendable {
     final class Handler {
         let handle: @Sendable (HTTPRequest) -> HTTPResponse
@@ -80,13 +81,14 @@ public final class HTTPServer: @unchecked Sendable {
     public let port: UInt16
 
     /// On IPv4 `address`:`port`, or on a Unix socket when `address` is an absolute path.
-    public init(address: String, port: UInt16, threads: Int, bodyLimit: Int, timeoutSeconds: Int, connectionLimit: Int,
-                handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
+    public init(address: String, port: UInt16, threads: Int, bodyLimit: Int, timeoutSeconds: Int, headerTimeoutSeconds: Int,
+                connectionLimit: Int, handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
         handler = Unmanaged.passRetained(Handler(handle))
         var bound: UInt16 = 0
         var error = [CChar](repeating: 0, count: 512)
         guard let started = authctl_http_start(address, port, UInt32(max(threads, 1)), bodyLimit, UInt32(timeoutSeconds),
-                                               UInt32(connectionLimit), serveRequest, handler.toOpaque(), &bound, &error, error.count) else {
+                                               UInt32(headerTimeoutSeconds), UInt32(connectionLimit), serveRequest, handler.toOpaque(),
+                                               &bound, &error, error.count) else {
             handler.release()
             throw HTTPServerError(message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }

@@ -180,7 +180,9 @@ extension AccountService {
         return try body.integer(key, maximum: VirtualClock.end)
     }
 
-    /// A time: RFC 3339 (`"2026-01-01T00:00:00Z"`) or milliseconds since the Unix epoch.
+    /// A time: RFC 3339 (`"2026-01-01T00:00:00Z"`) or milliseconds since the Unix epoch, from
+    /// 1970 to the end of the year 9999 (RFC 3339's last: a clock past it would have no time to
+    /// answer in it).
     static func instant(_ body: RequestBody, _ key: String) throws(Problem) -> UInt64? {
         guard body.has(key) else { return nil }
         if let text = body.object[key] as? String {
@@ -188,10 +190,12 @@ extension AccountService {
             formatter.formatOptions = [.withInternetDateTime]
             let fractional = ISO8601DateFormatter()
             fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            guard let date = formatter.date(from: text) ?? fractional.date(from: text), date.timeIntervalSince1970 >= 0 else {
-                throw Problem.input("\(key) must be an RFC 3339 time such as \"2026-01-01T00:00:00Z\", or milliseconds since 1970")
+            // The formatter reads a year of five digits too, which RFC 3339 has not: past the end.
+            guard let date = formatter.date(from: text) ?? fractional.date(from: text), date.timeIntervalSince1970 >= 0,
+                  (date.timeIntervalSince1970 * 1000).rounded() <= Double(VirtualClock.end) else {
+                throw Problem.input("\(key) must be an RFC 3339 time from 1970 to 9999, such as \"2026-01-01T00:00:00Z\", or milliseconds since 1970")
             }
-            return min(UInt64(date.timeIntervalSince1970 * 1000), VirtualClock.end)
+            return UInt64((date.timeIntervalSince1970 * 1000).rounded())
         }
         return try body.integer(key, maximum: VirtualClock.end)
     }

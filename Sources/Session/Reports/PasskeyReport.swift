@@ -47,10 +47,11 @@ public struct PasskeyReport: Encodable, Sendable, Equatable {
     }
 
     /// RFC 3339 UTC, second precision (`gmtime_r` and `strftime`: a formatter per passkey, through
-    /// ICU, took most of a 100,000-passkey listing). A time libc cannot break down is printed as
-    /// its seconds.
+    /// ICU, took most of a 100,000-passkey listing), for every time a clock reads — up to the end
+    /// of the year 9999, RFC 3339's last. A time past it (no clock reads one) is printed as its
+    /// seconds.
     public static func timestamp(_ seconds: UInt64) -> String {
-        guard seconds <= UInt64(Int32.max) * 64 else { return String(seconds) }
+        guard seconds <= WallClock.latest / 1000 else { return String(seconds) }
         var time = time_t(seconds)
         var parts = tm()
         guard gmtime_r(&time, &parts) != nil else { return String(seconds) }

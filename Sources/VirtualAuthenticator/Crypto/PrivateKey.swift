@@ -165,6 +165,22 @@ public final class PrivateKey: @unchecked Sendable {
         return Int(written)
     }
 
+    /// Whether `der` is exactly one PKCS #8 `PrivateKeyInfo` (RFC 5958's asymmetric key package,
+    /// as WebDriver's Add Credential takes a key), not another layout `load(der:)` also reads —
+    /// an RFC 5915 `ECPrivateKey` or a PKCS #1 `RSAPrivateKey` — nor one with bytes after it.
+    package static func isPKCS8(der: [UInt8]) -> Bool {
+        der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, !buffer.isEmpty else { return false }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let info = d2i_PKCS8_PRIV_KEY_INFO(nil, &cursor, buffer.count) else {
+                ERR_clear_error()
+                return false
+            }
+            PKCS8_PRIV_KEY_INFO_free(info)
+            return cursor == base + buffer.count
+        }
+    }
+
     /// The key as a PKCS #8 `PrivateKeyInfo` (RFC 5958), as WebDriver's Get Credentials gives
     /// private keys (WebAuthn L3 §11.3): for whoever asked for the key itself.
     package func pkcs8DER() throws(OpenSSLFailure) -> [UInt8] {

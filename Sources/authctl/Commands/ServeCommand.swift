@@ -6,11 +6,13 @@ import VirtualAuthenticator
 /// `authctl serve`: the request layer over HTTP for test suites in any language (docs/server.md).
 enum ServeCommand {
     static let listen = OptionSpec.value("--listen", "HOST:PORT", "the IPv4 address and port to listen on (default 127.0.0.1:0, a free port)")
-    static let socket = OptionSpec.value("--socket", "PATH", "listen on a Unix socket at PATH instead (made mode 600; never over an existing file)",
+    static let socket = OptionSpec.value("--socket", "PATH", "listen on a Unix socket at PATH instead (made mode 600; never over an existing file but a socket nobody listens on, which a killed server left)",
                                          completion: .files)
-    static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing",
+    static let tokenFile = OptionSpec.value("--token-file", "FILE", "the bearer token every request carries; made (mode 600) when missing; refused when others may read or write it, or shorter than 16 bytes",
                                             completion: .files)
     static let threads = OptionSpec.value("--threads", "N", "threads serving requests (default: the processors, at least 2; at most 64)")
+    static let headerTimeout = OptionSpec.value("--header-timeout", "SECONDS",
+                                                "how long a connection has to send each request's line and headers, however slowly they come, from when it opened or its last answer was sent (default 30; 1 to 3600)")
     static let scratch = OptionSpec.value("--scratch", "DIR", "where accounts' throw-away vaults are made (default $TMPDIR, else /tmp; a tmpfs such as /dev/shm is fastest)",
                                           completion: .directories)
 
@@ -24,7 +26,7 @@ enum ServeCommand {
         option the vault is served as the account 'vault' as well (the PIN of its devices from --pin-file, else each
         request's "pin"). The routes, their bodies and answers are in GET /openapi.json and docs/server.md.
         """,
-        options: [listen, socket, tokenFile, threads, scratch],
+        options: [listen, socket, tokenFile, threads, headerTimeout, scratch],
         arguments: [],
         examples: ["authctl serve --listen 127.0.0.1:8321 --token-file ./token", "authctl serve --socket /run/user/1000/authctl.sock --token-file ./token",
                    "authctl --vault ./vault --passphrase-file ./pass serve --token-file ./token"],
@@ -45,6 +47,7 @@ enum ServeCommand {
         // As many threads as processors: waiting (an event stream, a pending sign-in) holds none,
         // and more threads than cores only contend for an account's lock.
         let threadCount = try args.integer(threads, in: 1...64) ?? min(max(ProcessInfo.processInfo.activeProcessorCount, 2), 64)
+        let headSeconds = try args.integer(headerTimeout, in: 1...3600) ?? 30
         let local = socketPath != nil || host.hasPrefix("127.")
         let token: String
         var printed: String?
@@ -75,9 +78,11 @@ enum ServeCommand {
         sigaddset(&signals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &signals, nil)  // before any thread starts: only sigwait takes them
         let server: HTTPServer
+        let connectionLimit = 1024
+        allowDescriptors(for: connectionLimit)
         do {
             server = try HTTPServer(address: socketPath ?? host, port: port, threads: threadCount, bodyLimit: 1 << 20, timeoutSeconds: 30,
-                                    connectionLimit: 1024) { service.handle($0) }
+                                    headerTimeoutSeconds: headSeconds, connectionLimit: connectionLimit) { service.handle($0) }
         } catch { throw CLIError(.ioError, error.message) }
         try Output.data(socketPath.map { "listening on unix:\($0)" } ?? "listening on http://\(host):\(server.port)")
         if let printed { try Output.data("token \(printed)") }
@@ -103,18 +108,50 @@ enum ServeCommand {
         if let socketPath { unlink(socketPath) }
     }
 
+    /// Raises the soft limit on open files toward the hard one, so that the connection limit, and
+    /// the connections past it that make room (see HTTPServer), fit beside the vaults' files: a
+    /// soft limit of 1,024, common, would refuse connections before the limit is reached, and
+    /// then none makes room.
+    static func allowDescriptors(for connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(max(4096, connections * 2))
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = min(wanted, limit.rlim_max)  // RLIM_INFINITY is the largest value
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// The shortest token a token file may hold: 16 bytes (one made here is 43).
+    static let shortestToken = 16
+
     /// The first line of `file`; a new token written there (mode 600, never over a file) when it
-    /// does not exist.
+    /// does not exist. A file that is not this user's own regular file, that its group or others
+    /// may read or write (anyone who can read it is every account's owner, and anyone who can
+    /// write it chooses the token), or whose token is shorter than ``shortestToken`` (guessed in
+    /// a few requests) is refused, as ssh refuses such a private key.
     static func readOrMakeToken(_ file: String) throws(CLIError) -> String {
-        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO put in its place is refused below, not waited on.
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         if fd >= 0 {
             defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+            guard info.st_mode & S_IFMT == S_IFREG else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) is not a regular file") }
+            guard info.st_uid == geteuid() else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) belongs to another user") }
+            guard info.st_mode & 0o077 == 0 else {
+                throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) can be read or written by others (mode \(String(info.st_mode & 0o777, radix: 8))): "
+                               + "chmod 600 it, or give a file that does not exist yet for a new token")
+            }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let count = read(fd, &buffer, buffer.count)
             guard count >= 0 else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
             let token = String(decoding: buffer.prefix(count), as: UTF8.self).split(separator: "\n").first.map(String.init)?
                 .trimmingCharacters(in: .whitespaces) ?? ""
             guard !token.isEmpty else { throw CLIError(.badInput, "the token file \(EchoedInput.path(file)) is empty") }
+            guard token.utf8.count >= shortestToken else {
+                throw CLIError(.badInput, "the token in \(EchoedInput.path(file)) is \(token.utf8.count == 1 ? "1 byte" : "\(token.utf8.count) bytes"): a token is at least \(shortestToken) "
+                               + "(give a file that does not exist yet for a new one)")
+            }
             return token
         }
         guard errno == ENOENT else { throw CLIError(.ioError, "cannot read the token file \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }

@@ -99,6 +99,6 @@ struct VaultSelection {
     /// The person at the device: this vault's PIN source, and what the command line says they do.
     func user(action: UserAction = .approve, account: AccountChoice = .newest, instantTimeout: Bool = false) -> UserPolicy {
         UserPolicy(action: action, account: account, pin: { prompt throws(AuthenticatorError) in try pin(prompt) },
-                   wait: instantTimeout ? { _ in } : UserPolicy.sleep)
+                   wait: instantTimeout ? { _ in } : Interruption.outwait)
     }
 }

@@ -33,6 +33,32 @@ enum Interruption {
         while true { pause() }
     }
 
+    /// Lets `duration` pass in real time, as the person at a prompt lets its timeout pass
+    /// (`--user-action timeout` without `--instant-timeout`, or a call that stays pending until its
+    /// timeout): Ctrl-C, SIGTERM or a hang-up meanwhile ends the command as `canceled` — the wait
+    /// comes before the ceremony writes anything, so the vault is as it was — not by the signal.
+    static func outwait(_ duration: Duration) {
+        catchingDuringWaits.withLock { caught in
+            guard !caught else { return }
+            caught = true
+            onSignal(json: GlobalOptions.wantsJSON(Array(CommandLine.arguments.dropFirst())),
+                     done: "the ceremony ended while it waited, before writing anything") {}
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: duration)
+        while clock.now < deadline {
+            parkIfUnderway()
+            let left = clock.now.duration(to: deadline)
+            let (seconds, attoseconds) = min(left, .milliseconds(100)).components
+            var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            nanosleep(&pause, nil)
+        }
+        parkIfUnderway()
+    }
+
+    /// Whether ``outwait(_:)`` caught the signals already (once a process).
+    private static let catchingDuringWaits = Mutex(false)
+
     /// Holds the signals back (pending, on this thread) until `resumeSignals`: between making
     /// what the clean-up removes and catching the signals, one would end the process with it left.
     static func holdSignals() {
