@@ -169,6 +169,7 @@ enum RecordTags {
             RecordField(T.problems, "store problems", o),
             RecordField(T.inFlightRequirements, "what the changes in flight need received", o),
             RecordField(T.pendingDeletionRequirements, "what the deletions waiting need received", o),
+            RecordField(T.snapshotsListed, "snapshot lists seen", o),
         ]
     }()
 

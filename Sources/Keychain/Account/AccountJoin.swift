@@ -83,6 +83,7 @@ extension Account {
                 fresh.ownHead = saved.ownHead
                 fresh.repairAnswered = saved.repairAnswered
                 fresh.problems = saved.problems
+                fresh.snapshotsListed = saved.snapshotsListed
                 gone.append(fresh.record())
             }
             if !gone.isEmpty { try vault.commit(gone) }

@@ -62,15 +62,14 @@ struct SnapshotManifest: Equatable {
 
     /// A snapshot as the store gave it, checked against its manifest: the parts to read (those it
     /// lists, as listed), and what is wrong — a part missing, altered or not listed, a manifest
-    /// missing, of another snapshot, or more than one. Without a manifest (a snapshot an authctl
-    /// before 0.4 made, or one whose manifest the store dropped) every part is read, and that
-    /// nothing could be checked is what is wrong.
+    /// of another snapshot, or more than one. Without a manifest (a snapshot an authctl of 0.3 or
+    /// earlier made, or one whose manifest the store dropped) every part is read, unchecked: the
+    /// caller decides what that means.
     static func check(_ snapshot: StoreSnapshot, key: SealingKey, accountId: [UInt8]) -> (manifest: SnapshotManifest?, parts: [StoreObject], problems: [String]) {
         let manifests = snapshot.parts.compactMap { open($0, key: key, accountId: accountId) }
         let label = "the snapshot up to change \(snapshot.sequence)"
         guard let manifest = manifests.first(where: { $0.through == snapshot.sequence }) ?? manifests.first else {
-            let rest = snapshot.parts.filter { !isManifest($0.id) }
-            return (nil, rest, ["\(label) lists none of its parts (made by an authctl before 0.4, or its list was dropped): nothing in it could be checked"])
+            return (nil, snapshot.parts.filter { !isManifest($0.id) }, [])
         }
         var problems = [String]()
         if manifests.count > 1 { problems.append("\(label) holds \(manifests.count) lists of its parts") }

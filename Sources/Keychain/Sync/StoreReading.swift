@@ -183,6 +183,17 @@ extension Account {
         for problem in checked.problems {
             findings.append(StoreFinding(.snapshot, problem, remedy: .repair, location: snapshot.sequence))
         }
+        if checked.manifest == nil {
+            // Of an authctl of 0.3 or earlier — unless this vault has read or made a listed one:
+            // then the store dropped its list, and what it dropped with it cannot be told.
+            findings.append(state.saved.snapshotsListed
+                ? StoreFinding(.snapshot, "the snapshot up to change \(snapshot.sequence) lists none of its parts (its list was dropped): nothing in it could be checked",
+                               remedy: .repair, location: snapshot.sequence)
+                : StoreFinding(.snapshot, "the snapshot up to change \(snapshot.sequence) lists none of its parts (made by an authctl of 0.3 or earlier): read unchecked, and listed at the next compaction",
+                               remedy: .noted))
+        } else {
+            state.saved.snapshotsListed = true
+        }
         var requirement = SyncState.Requirement()
         for (vault, head) in checked.manifest?.heads ?? [:] {
             let known = state.chains.head(of: vault)
@@ -304,6 +315,9 @@ extension Account {
             guard !mine else { return nil }
             return StoreFinding(.replayed, "change \(sequence) gives again upload number \(index) of \(whose), read before: passed over", remedy: .noted)
         case .behind(let index, let read):
+            // This vault's own upload of several objects, read back after another vault's appended
+            // between: it took the last as its head already.
+            guard !mine else { return nil }
             return StoreFinding(.replayed, "change \(sequence) gives upload number \(index) of \(whose) after number \(read): passed over", remedy: .noted)
         }
     }

@@ -80,8 +80,9 @@ extension Account {
     func note(_ findings: [StoreFinding]) {
         guard Self.storeChecks, var state = storeState, !findings.isEmpty else { return }
         let now = self.now
-        for f in findings where !state.problems.contains(where: { $0.kind == f.kind && $0.message == f.message }) {
-            state.problems.append(StoreProblem(f.kind, f.message, at: now, remedy: f.remedy, location: f.location))
+        // Not twice while open; one healed comes back as new, but what was only noted stays noted.
+        for f in findings where !state.problems.contains(where: { $0.kind == f.kind && $0.message == f.message && ($0.isOpen || $0.remedy == .noted) }) {
+            state.problems.append(StoreProblem(f.kind, f.message, at: now, remedy: f.remedy, location: f.location == 0 ? state.cursor : f.location))
             storeWarnings.append(f.message)
         }
         state.problems = Self.kept(state.problems)
@@ -120,35 +121,36 @@ extension Account {
         (state.directory?.elsewhere(than: vault.vaultId) ?? []).filter { !$0.removed && $0.repaired != id }.map(\.name)
     }
 
-    /// A writer's part, before it uploads: it answers the store's repair request when it has not
-    /// yet — reading the store again from the start, so what the store lacks of its own is uploaded
-    /// — and asks for one when it found a loss only other vaults can give back, unless the request
-    /// in the store was asked after what it found (it covers it). Returns the request answered.
+    /// Whether the repair request the store holds now covers `problem`: it is the one the problem
+    /// was asked with, or one asked since it was found, when the store's head was past where it
+    /// was found — every vault that answers it reads the store after the loss and gives back what
+    /// it holds. (A request the store gives back from before, gone back in time, covers nothing new.)
+    func covers(_ request: RepairRequest?, _ problem: StoreProblem) -> Bool {
+        guard let request else { return false }
+        return request.id == problem.repair || (request.askedAt >= problem.detectedAt && request.head >= problem.location)
+    }
+
+    /// A writer's part, before it uploads: it asks every vault for what it found lost and only they
+    /// can give back, unless the request in the store covers it (a problem whose request was
+    /// replaced by one from before, or lost with the store going back in time, is asked for
+    /// again), and answers the store's request when it has not yet — reading the store again from
+    /// the start, so what the store lacks of its own is uploaded. Returns the request answered.
     func answerAndAskRepairs(answered: [UInt8]) throws(StoreError) -> [UInt8] {
         guard var state = storeState else { return answered }
-        // A problem waiting for a request the store no longer holds — replaced by a later one, or
-        // lost with the store going back in time — is asked for again: nobody answers that one now.
-        let current = state.repair.request?.id
-        for i in state.problems.indices where state.problems[i].isOpen && !state.problems[i].repair.isEmpty && state.problems[i].repair != current {
-            state.problems[i] = state.problems[i].waiting(for: [])
+        let wanted = state.problems.indices.filter {
+            state.problems[$0].isOpen && state.problems[$0].remedy == .repair && !covers(state.repair.request, state.problems[$0])
         }
-        let wanted = state.problems.indices.filter { state.problems[$0].isOpen && state.problems[$0].remedy == .repair && state.problems[$0].repair.isEmpty }
         if !wanted.isEmpty {
-            let location = wanted.map { state.problems[$0].location }.max() ?? 0
-            var request = state.repair.request
-            if request.map({ $0.head < location }) ?? true {
-                let head = try state.store.extent().head
-                let asked = RepairRequest(id: RandomSource.live.bytes(16), vault: vault.vaultId, askedAt: now, head: head,
-                                          reason: state.problems[wanted[0]].message)
-                if try asked.publish(to: state.store, expecting: state.repair.version, settings: settings) {
-                    request = asked
-                    state.repair = .request(asked, version: state.repair.version + 1)
-                } else {
-                    state.repair = RepairRequest.read(try state.store.metadata([RepairRequest.key])[RepairRequest.key], settings: settings)
-                    request = state.repair.request
-                }
+            let head = try state.store.extent().head
+            let asked = RepairRequest(id: RandomSource.live.bytes(16), vault: vault.vaultId, askedAt: now, head: head,
+                                      reason: state.problems[wanted[0]].message)
+            if try asked.publish(to: state.store, expecting: state.repair.version, settings: settings) {
+                state.repair = .request(asked, version: state.repair.version + 1)
+            } else {
+                // Another vault asked meanwhile: its request is read, and covers what it can.
+                state.repair = RepairRequest.read(try state.store.metadata([RepairRequest.key])[RepairRequest.key], settings: settings)
             }
-            if let request { for i in wanted { state.problems[i] = state.problems[i].waiting(for: request.id) } }
+            if state.repair.request?.id == asked.id { for i in wanted { state.problems[i] = state.problems[i].waiting(for: asked.id) } }
             storeState = state
         }
         guard let request = state.repair.request, request.id != answered else { return answered }
@@ -159,13 +161,10 @@ extension Account {
         return request.id
     }
 
-    /// Heals the problems waiting for a repair request every vault has answered.
+    /// Heals the problems the store's repair request covers, once every vault has answered it.
     func healAnsweredRepairs(answered: [UInt8]) {
-        guard let state = storeState else { return }
-        let done = Set(state.problems.filter { $0.isOpen && !$0.repair.isEmpty }.map(\.repair).filter {
-            answeredByAll($0, in: state, answered: answered)
-        })
-        heal { done.contains($0.repair) }
+        guard let state = storeState, let request = state.repair.request, answeredByAll(request.id, in: state, answered: answered) else { return }
+        heal { $0.remedy == .repair && covers(request, $0) }
     }
 
     /// What `sync status` says of the store: why it is set aside, else its open problems (and
@@ -176,8 +175,8 @@ extension Account {
         if let state = storeState {
             for p in state.problems where p.isOpen {
                 var line = p.message
-                if !p.repair.isEmpty {
-                    let waiting = unanswered(p.repair, in: state)
+                if p.remedy == .repair, let request = state.repair.request, covers(request, p) {
+                    let waiting = unanswered(request.id, in: state)
                     if !waiting.isEmpty {
                         line += " (waiting for the vaults of \(waiting.joined(separator: ", ")) to sync and upload what they hold: 'authctl sync now' there)"
                     }

@@ -100,7 +100,11 @@ extension Account {
         let due = extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4)
         let healing = repaired.map { extent.snapshot < $0.head && extent.head > extent.snapshot } ?? false
         guard due || healing || (state.collectedInStore && extent.head > extent.snapshot) else { return }
-        func covered(_ sequence: UInt64) -> Bool { !Self.storeChecks || (repaired.map { $0.head >= sequence } ?? false) }
+        // What is wrong in what the compaction reads is replaced by it, once every vault has been
+        // asked to give back what it holds (a repair request asked past it): what the store lost
+        // then comes back from them, whenever they sync. Before that, it is named and asked for.
+        func covered(_ sequence: UInt64) -> Bool { !Self.storeChecks || (state.repair.request.map { $0.head >= sequence } ?? false) }
+        var flaws = [StoreFinding]()
         var entries = [[UInt8]: (record: VaultRecord, landedAt: Instant, revision: Revision)]()
         func collect(_ object: StoreObject) -> UploadLink? {
             guard let opened = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
@@ -119,7 +123,11 @@ extension Account {
         var chains = StoreChains()
         if let snapshot = try state.store.snapshot() {
             let checked = SnapshotManifest.check(snapshot, key: settings.accountKey, accountId: settings.accountId)
-            guard checked.problems.isEmpty || covered(snapshot.sequence) else { return }
+            let unlisted = checked.manifest == nil && state.saved.snapshotsListed
+            if (!checked.problems.isEmpty || unlisted), !covered(snapshot.sequence) {
+                flaws.append(StoreFinding(.snapshot, (checked.problems.first ?? "the snapshot up to change \(snapshot.sequence) lists none of its parts (its list was dropped)") + ", found compacting",
+                                          remedy: .repair, location: snapshot.sequence))
+            }
             for part in checked.parts { _ = collect(part) }
             chains.heads = checked.manifest?.heads ?? [:]
             through = snapshot.sequence
@@ -129,8 +137,16 @@ extension Account {
             guard let link = collect(change.object), let broken = chains.follow(link, digest: ChainPosition.digest(of: change.object)) else { continue }
             switch broken {
             case .replayed, .behind: continue
-            case .missing, .forked: guard covered(change.sequence) else { return }
+            case .missing, .forked:
+                if !covered(change.sequence), let flaw = finding(broken, link: link, at: change.sequence) {
+                    flaws.append(StoreFinding(flaw.kind, flaw.message + ", found compacting", remedy: .repair, vault: link.vault, location: change.sequence))
+                }
             }
+        }
+        guard flaws.isEmpty else {
+            storeState = state
+            note(flaws)
+            return
         }
         let kept = entries.values.map { (record: $0.record, landedAt: $0.landedAt) }
             .sorted { a, b in a.landedAt != b.landedAt ? a.landedAt < b.landedAt : a.record.id.lexicographicallyPrecedes(b.record.id) }
@@ -149,6 +165,7 @@ extension Account {
         }
         state.snapshotEntries = UInt64(kept.count)
         state.collectedInStore = false
+        state.saved.snapshotsListed = true
         // What other writers appended after this vault last read, and the compaction read: taken
         // as a download would take it before the cursor moves past it — otherwise this vault
         // would never read those changes, which the snapshot now holds behind its cursor.
@@ -291,6 +308,7 @@ extension Account {
         updated.anchor = state.anchor
         updated.chains = state.chains
         updated.problems = Self.kept(state.problems)
+        updated.snapshotsListed = saved.snapshotsListed || state.saved.snapshotsListed
         let replicas = try replicaRecords(for: state.downloaded[state.persistedDownloads...])
         state.persistedDownloads = state.downloaded.count
         if storeState != nil { storeState = state }

@@ -37,6 +37,9 @@ struct SyncState {
         static let inFlightRequirements: UInt8 = 21
         /// The same per deletion of tag 10.
         static let pendingDeletionRequirements: UInt8 = 22
+        /// `1`: this vault has read or made a snapshot that lists its parts; a snapshot that lists
+        /// none is then one whose list the store dropped.
+        static let snapshotsListed: UInt8 = 23
     }
 
     /// The record's format: tag 6, absent in records written before it (format 1). A writer
@@ -132,6 +135,7 @@ struct SyncState {
     var anchor = ChainAnchor.none
     var repairAnswered: [UInt8] = []
     var problems: [StoreProblem] = []
+    var snapshotsListed = false
 
     /// The version of the sync state record the vault holds (0: none), without reading the rest.
     static func storedVersion(in vault: Vault) throws(VaultError) -> UInt64 {
@@ -213,6 +217,7 @@ struct SyncState {
             state.anchor = read
         }
         state.repairAnswered = record.field(Tag.repairAnswered).map(Array.init) ?? []
+        state.snapshotsListed = record.field(Tag.snapshotsListed)?.elementsEqual([1]) ?? false
         state.problems = try StoreProblem.list(Array(record.field(Tag.problems) ?? []))
         let flightNeeds = try Self.requirements(record, Tag.inFlightRequirements)
         if flightNeeds.count == state.inFlight.count { for i in state.inFlight.indices { state.inFlight[i].requirement = flightNeeds[i] } }
@@ -301,7 +306,7 @@ struct SyncState {
         settingsVersion == other.settingsVersion && collected == other.collected && inFlight == other.inFlight
             && pendingDeletions == other.pendingDeletions && settingsToPublish == other.settingsToPublish && directory == other.directory
             && chains == other.chains && ownHead == other.ownHead && anchor == other.anchor && repairAnswered == other.repairAnswered
-            && problems == other.problems
+            && problems == other.problems && snapshotsListed == other.snapshotsListed
     }
 
     /// The record for this state, one version past the one read.
@@ -342,6 +347,7 @@ struct SyncState {
         record.setField(Tag.ownHead, ownHead.index == 0 ? nil : ownHead.bytes)
         record.setField(Tag.anchor, anchor.sequence == 0 ? nil : anchor.bytes)
         record.setField(Tag.repairAnswered, repairAnswered.isEmpty ? nil : repairAnswered)
+        record.setField(Tag.snapshotsListed, snapshotsListed ? [1] : nil)
         record.setField(Tag.problems, self.problems.isEmpty ? nil : StoreProblem.bytes(self.problems))
         record.setField(Tag.inFlightRequirements, Self.bytes(requirements: inFlight.map(\.requirement)))
         record.setField(Tag.pendingDeletionRequirements, Self.bytes(requirements: pendingDeletions.map(\.requirement)))
