@@ -484,3 +484,40 @@ def test_a_lost_snapshot_part_and_metadata_that_does_not_open_are_named_and_heal
     assert {"device directory", "sync settings"} <= {w for p in problems if p["kind"] == "metadata" for w in ("device directory", "sync settings") if w in p["message"]}, problems
     # Published again: the phone reads a directory that opens, with the laptop's device in it.
     assert {"laptop", "tablet"} <= {d["name"] for d in phone.run("--json", "device", "list").json["devices"]}
+
+
+def test_a_device_that_joins_a_store_gone_back_before_anyone_noticed_loses_a_deleted_passkey_once_they_do(cluster, tmp_path):
+    """A passkey deleted and collected everywhere; the server restored from a dump taken before the
+    deletion; a tablet joins with the recovery secret before any vault has run since, and reads the
+    passkey alive. The phone's next sync finds the store gone back, finds the passkey it collected
+    alive in it, and restates its deletion: the tablet deletes it, and a device that joins later
+    never holds it."""
+    phone, secret = shared_account(cluster, tmp_path, "regone")
+    laptop = join(phone, Authctl(tmp_path / "laptop"), cluster.address("regone"))
+    result, keep = register(phone)
+    assert keep is not None, result.stderr
+    result, doomed = register(phone, user=b"user-2", name="bob")
+    assert doomed is not None, result.stderr
+    both = {b64url(keep.credential_id), b64url(doomed.credential_id)}
+    wait_until(lambda: ids(laptop) == both, "the laptop holds both")
+    dump = tmp_path / "dump"
+    pg_tool(cluster, "pg_dump", "-Fc", "-f", dump, "postgres")
+    assert phone.run("delete", b64url(doomed.credential_id)).code == 0
+    for vault in (laptop, phone, laptop, phone):
+        assert vault.run("sync", "now").code == 0
+    assert ids(phone) == ids(laptop) == {b64url(keep.credential_id)}
+    cluster.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = 'postgres'")
+    pg_tool(cluster, "pg_restore", "--clean", "--if-exists", "-d", "postgres", dump)
+    tablet = Authctl(tmp_path / "tablet")
+    joined = tablet.run("init", "--join", cluster.address("regone"), "--recovery", "--device", "tablet", "--kdf", "min",
+                        "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
+    assert joined.code == 0, joined.stderr
+    assert ids(tablet) == both, "the store gone back says it is alive"
+    noticed = phone.run("sync", "now")
+    assert noticed.code == 0 and "its deletion is uploaded again" in noticed.stderr, noticed.stderr
+    wait_until(lambda: ids(tablet) == {b64url(keep.credential_id)}, "the tablet deletes it")
+    late = Authctl(tmp_path / "late")
+    joined = late.run("init", "--join", cluster.address("regone"), "--recovery", "--device", "late", "--kdf", "min",
+                      "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
+    assert joined.code == 0, joined.stderr
+    assert ids(late) == ids(laptop) == {b64url(keep.credential_id)}

@@ -243,9 +243,11 @@ extension Account {
             else { continue }
             guard !droppedIfCollected(revision, in: state) else {
                 // A passkey collected, found in the store read again from the start (gone back in
-                // time, say): the next compaction leaves it out, so no device that joins reads it
-                // as alive.
-                if state.startedOver { state.collectedInStore = true }
+                // time, say): its deletion is restated (``Account/restatedDeletions(_:)``), so no
+                // device that joins reads it as alive.
+                if state.startedOver {
+                    if revision.removed { state.deletionsInStore.insert(revision.itemId) } else { state.aliveInStore[revision.itemId] = revision }
+                }
                 continue
             }
             state.landed[revision.id] = entry.landedAt
@@ -339,6 +341,8 @@ extension StoreState {
     mutating func startOver(rememberingChains: Bool) {
         if rememberingChains, remembered == nil { remembered = chains }
         startedOver = true
+        aliveInStore = [:]
+        deletionsInStore = []
         rebuilding = true
         landed = [:]
         sequences = [:]

@@ -192,4 +192,31 @@ extension Account {
     var storeProblems: [StoreProblem] {
         Self.kept(storeState?.problems ?? ((try? savedSyncState())??.problems ?? []))
     }
+
+    // MARK: - Deletions given back
+
+    /// Passkeys this vault collected that the store, read again from the start, holds alive and
+    /// without their deletion (it went back to before it): their deletion restated — a removal
+    /// by the device that deleted it, at the moment it did — so a device that reads the store, one
+    /// that joins after it went back say, deletes them rather than holding them. The revision's id
+    /// comes from the passkey and the deletion alone: every vault that restates it restates one.
+    func restatedDeletions(_ state: inout StoreState) -> [(record: VaultRecord, landedAt: Instant, revision: Revision)] {
+        defer { state.aliveInStore = [:] }
+        guard Self.storeChecks, let first = try? DeviceRecord.everyRecord(in: vault)[0] else { return [] }
+        var out = [(record: VaultRecord, landedAt: Instant, revision: Revision)]()
+        for (item, alive) in state.aliveInStore.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
+        where !state.deletionsInStore.contains(item) {
+            guard let deletion = state.collected[item] else { continue }
+            let content = RevisionContent(credential: alive.credential, itemId: item, deviceId: deletion.deleter,
+                                          deviceName: deviceName(id: deletion.deleter), changedAt: Instant(ms: deletion.deletedAt, order: .max),
+                                          removed: true, created: .zero, sealedKey: nil, sealedInVault: nil)
+            let id = Array(SHA256.hash(Array("AUTHCTL-RESTATED-DELETION".utf8) + item + BigEndianBytes.of(deletion.deletedAt)).prefix(16))
+            let record = VaultRecord(id: id, kind: .credential, version: 1, fields: CredentialCodec.encode(content))
+            let landed = eventTime
+            guard let revision = try? Revision(record, source: .store(landedAt: landed, record: record), firstDevice: first) else { continue }
+            out.append((record, landed, revision))
+            storeWarnings.append("the account store holds again a passkey deleted \(DelayRange.text(milliseconds: now - min(now, deletion.deletedAt))) ago: its deletion is uploaded again")
+        }
+        return out
+    }
 }

@@ -99,7 +99,7 @@ extension Account {
         let repaired = state.repair.request.flatMap { r in answeredByAll(r.id, in: state, answered: state.answered) ? r : nil }
         let due = extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4)
         let healing = repaired.map { extent.snapshot < $0.head && extent.head > extent.snapshot } ?? false
-        guard due || healing || (state.collectedInStore && extent.head > extent.snapshot) else { return }
+        guard due || healing else { return }
         // What is wrong in what the compaction reads is replaced by it, once every vault has been
         // asked to give back what it holds (a repair request asked past it): what the store lost
         // then comes back from them, whenever they sync. Before that, it is named and asked for.
@@ -164,7 +164,6 @@ extension Account {
             return
         }
         state.snapshotEntries = UInt64(kept.count)
-        state.collectedInStore = false
         state.saved.snapshotsListed = true
         // What other writers appended after this vault last read, and the compaction read: taken
         // as a download would take it before the cursor moves past it — otherwise this vault
@@ -240,7 +239,16 @@ extension Account {
             state.rebuilding = false
         }
         let (due, waiting) = try dueUploads(queue, landed: state.landed, beforeLanding: !devicesElsewhere.isEmpty)
-        let (stored, tooLarge) = try upload(due)
+        var (stored, tooLarge) = try upload(due)
+        // Deletions the store went back to before: restated, and kept here again as revisions (a
+        // deletion collected here is not collected any more, until every device has this one).
+        let restated = restatedDeletions(&state)
+        let devices = Set(try DeviceRecord.everyRecord(in: vault).map(\.id))
+        let restatedHere = restated.map { r in
+            devices.contains(r.revision.originId) ? r.record : StoreReplica.record(of: r.record, landedAt: r.landedAt)
+        }
+        for r in restated { state.collected[r.revision.itemId] = nil }
+        stored += restated
         state.tooLarge = tooLarge
         // A revision too large for one object is never uploaded (no reader could read it back):
         // it stays in the vault, and in the queue, and sync status says so.
@@ -312,18 +320,18 @@ extension Account {
         let replicas = try replicaRecords(for: state.downloaded[state.persistedDownloads...])
         state.persistedDownloads = state.downloaded.count
         if storeState != nil { storeState = state }
-        guard !replicas.isEmpty || !collected.isEmpty || saved.version == 0 || updated.cursor != saved.cursor || updated.queue != saved.queue
+        guard !replicas.isEmpty || !collected.isEmpty || !restatedHere.isEmpty || saved.version == 0 || updated.cursor != saved.cursor || updated.queue != saved.queue
                 || updated.storeId != saved.storeId || updated.snapshotEntries != saved.snapshotEntries
                 || updated.unreadable.map(\.name) != saved.unreadable.map(\.name) || !updated.sameKnowledge(as: saved)
         else { return }
-        if vault.sharing == .held, replicas.isEmpty, collected.isEmpty, saved.version != 0 {
+        if vault.sharing == .held, replicas.isEmpty, collected.isEmpty, restatedHere.isEmpty, saved.version != 0 {
             // A held vault is this process's alone and never reopened: its cursor and queue ride
             // along with the next commit rather than costing one of their own.
             updated.version = saved.version + 1
             pendingSyncState = updated
             return
         }
-        try vault.commit(collected + replicas + [updated.record()])
+        try vault.commit(collected + replicas + restatedHere + [updated.record()])
         pendingSyncState = nil
     }
 
@@ -605,8 +613,10 @@ struct StoreState {
     var answered: [UInt8]
     /// What this vault found wrong with the store, open and lately healed.
     var problems: [StoreProblem]
-    /// A revision of a passkey this vault collected was read from the store: compact it away.
-    var collectedInStore = false
+    /// Read again from the start: passkeys this vault collected that the store holds alive, and
+    /// those whose deletion it holds (``Account/restatedDeletions(_:)``).
+    var aliveInStore: [[UInt8]: Revision] = [:]
+    var deletionsInStore: Set<[UInt8]> = []
     /// The place in this vault's chain of each revision this process uploaded.
     var uploadIndex: [[UInt8]: UInt64] = [:]
     /// The revisions in ``downloaded``, by id: one read again is not downloaded twice.
