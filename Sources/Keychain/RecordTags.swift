@@ -70,6 +70,7 @@ enum RecordTags {
         RecordField(RepairRequest.Tag.id, "id", .repairRequest), RecordField(RepairRequest.Tag.vault, "asked by vault", .repairRequest),
         RecordField(RepairRequest.Tag.askedAt, "asked at", .repairRequest), RecordField(RepairRequest.Tag.head, "store head", .repairRequest),
         RecordField(RepairRequest.Tag.reason, "reason", .repairRequest),
+        RecordField(RepairRequest.Tag.findings, "what it asks for", .repairRequest),
     ])
 
     /// The tables of the vault's record kinds.

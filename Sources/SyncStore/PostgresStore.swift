@@ -94,11 +94,13 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
             changes.append(StoreChange(sequence: try row.unsigned(2), object: StoreObject(id: row.bytes(3), bytes: row.bytes(4))))
         }
         let next = min(head, last)
-        // Every sequence after the snapshot up to the head is a row: a gap would be a change lost.
-        guard changes.map(\.sequence) == Array(stride(from: cursor + 1, through: next, by: 1)) else {
-            throw StoreError(.corrupted, "the account store at \(address) lacks changes between \(cursor) and \(next)")
-        }
-        return ChangePage(changes: changes, unreadable: [], next: next, head: head)
+        // Every sequence after the snapshot up to the head is a row: a gap is a change lost (its
+        // row deleted), passed over as the directory store passes over a file that is gone — the
+        // devices' checks name what it held.
+        let given = Set(changes.map(\.sequence))
+        let lost = cursor < next ? (cursor + 1...next).filter { !given.contains($0) } : []
+        return ChangePage(changes: changes, unreadable: lost.map { UnreadableChange(sequence: $0, reason: "missing from the store") },
+                          next: next, head: head)
     }
 
     package func snapshot() throws(StoreError) -> StoreSnapshot? {

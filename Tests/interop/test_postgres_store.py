@@ -306,11 +306,10 @@ def test_a_join_that_cannot_read_the_store_makes_no_vault_and_a_store_directory_
     for user in (b"user-1", b"user-2"):
         result, made = register(phone, user=user)
         assert made is not None, result.stderr
-    cluster.sql("DELETE FROM authctl_changes WHERE account = 'damaged' AND sequence = "
-                "(SELECT min(sequence) FROM authctl_changes WHERE account = 'damaged')")
+    cluster.sql("UPDATE authctl_accounts SET head = -1 WHERE account = 'damaged'")
     joined = Authctl(tmp_path / "laptop").run("init", "--join", cluster.address("damaged"), "--recovery", "--device", "laptop",
                                               "--kdf", "min", "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
-    assert joined.code == 74 and "did not join" in joined.stderr and "lacks changes" in joined.stderr, joined.stderr
+    assert joined.code == 74 and "did not join" in joined.stderr and "negative sequence" in joined.stderr, joined.stderr
     assert not (tmp_path / "laptop").exists()
     junk = tmp_path / "junk"
     junk.mkdir(mode=0o700)
@@ -521,3 +520,35 @@ def test_a_device_that_joins_a_store_gone_back_before_anyone_noticed_loses_a_del
                       "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
     assert joined.code == 0, joined.stderr
     assert ids(late) == ids(laptop) == {b64url(keep.credential_id)}
+
+
+def test_a_change_deleted_from_the_server_is_named_asked_for_and_given_back(cluster, tmp_path):
+    """One row of the log deleted by hand: every device reads on past it (it stopped every writer's
+    sync for good before), names the upload it lacks (`missing`) and asks for it; the phone, which
+    made it, gives it back when it syncs; and the store compacts as before."""
+    phone, secret = shared_account(cluster, tmp_path, "holed")
+    laptop = join(phone, Authctl(tmp_path / "laptop"), cluster.address("holed"))
+    made = set()
+    for n in range(3):
+        result, registration = register(phone, user=b"user-%d" % n, name=f"user{n}", uv="discouraged")
+        assert registration is not None, result.stderr
+        made.add(b64url(registration.credential_id))
+    wait_until(lambda: ids(laptop) == made, "the laptop holds every passkey")
+    second = cluster.sql("SELECT sequence FROM authctl_changes WHERE account = 'holed' ORDER BY sequence LIMIT 1 OFFSET 1").strip()
+    cluster.sql(f"DELETE FROM authctl_changes WHERE account = 'holed' AND sequence = {second}")
+    tablet = Authctl(tmp_path / "tablet")
+    joined = tablet.run("init", "--join", cluster.address("holed"), "--recovery", "--device", "tablet", "--kdf", "min",
+                        "--no-biometry", env={"AUTHCTL_RECOVERY_SECRET": secret})
+    assert joined.code == 0, joined.stderr
+    assert len(ids(tablet)) == 2
+    problems = tablet.run("--json", "sync", "status").json["storeProblems"]
+    assert any(p["kind"] == "missing" and p["healedAt"] is None for p in problems), problems
+    for vault in (phone, laptop, tablet):
+        synced = vault.run("sync", "now")
+        assert synced.code == 0, synced.stderr
+    assert ids(tablet) == made
+    for n in range(34):
+        result, registration = register(laptop, user=b"more-%d" % n, name=f"more{n}", uv="discouraged", pin=LAPTOP_PIN)
+        assert registration is not None, result.stderr
+    assert int(cluster.sql("SELECT snapshot FROM authctl_accounts WHERE account = 'holed'")) > int(second)
+    assert all(p["healedAt"] is not None for p in tablet.run("--json", "sync", "status").json["storeProblems"])

@@ -1,5 +1,6 @@
 import KeyVault
 import SyncStore
+import VirtualAuthenticator
 
 /// A request to every vault of the account: read the store again from the start, and upload what
 /// it lacks of your own. A device makes one when it finds the store has lost what only another
@@ -14,6 +15,8 @@ struct RepairRequest: Equatable {
 
     enum Tag {
         static let id: UInt8 = 1, vault: UInt8 = 2, askedAt: UInt8 = 3, head: UInt8 = 4, reason: UInt8 = 5
+        /// What it was asked for: per problem, the first 8 bytes of SHA-256 of its message.
+        static let findings: UInt8 = 6
     }
 
     /// 16 random bytes.
@@ -24,6 +27,13 @@ struct RepairRequest: Equatable {
     /// The store's last sequence when it was asked: what it found wrong is at or before it.
     let head: UInt64
     let reason: String
+    /// What it was asked for (``RepairRequest/mark(_:)`` of each problem's message): the same loss
+    /// found again — by a vault answering it, which reads the store from the start — is what it
+    /// asks for, not a new one.
+    var findings: Set<[UInt8]> = []
+
+    /// What a request keeps of a problem's message to know it again.
+    static func mark(_ message: String) -> [UInt8] { Array(SHA256.hash(Array(message.utf8)).prefix(8)) }
 
     var record: VaultRecord {
         var r = VaultRecord(id: Self.recordId, kind: .settings)
@@ -32,6 +42,7 @@ struct RepairRequest: Equatable {
         r.setInteger(Tag.askedAt, askedAt)
         r.setInteger(Tag.head, head)
         r.setField(Tag.reason, Array(reason.utf8.prefix(1024)))
+        r.setField(Tag.findings, findings.isEmpty ? nil : findings.sorted { $0.lexicographicallyPrecedes($1) }.prefix(128).flatMap { $0 })
         return r
     }
 
@@ -46,6 +57,8 @@ struct RepairRequest: Equatable {
         else { return nil }
         self.init(id: Array(id), vault: Array(vault), askedAt: asked, head: head,
                   reason: String(decoding: r.field(Tag.reason) ?? [], as: UTF8.self))
+        let marks = Array(r.field(Tag.findings) ?? [])
+        findings = Set(stride(from: 0, to: marks.count - marks.count % 8, by: 8).map { Array(marks[$0..<($0 + 8)]) })
     }
 
     /// The request in the store's value `value`: `.none` when there is none, `.unreadable` when it

@@ -122,12 +122,14 @@ extension Account {
     }
 
     /// Whether the repair request the store holds now covers `problem`: it is the one the problem
-    /// was asked with, or one asked since it was found, when the store's head was past where it
-    /// was found — every vault that answers it reads the store after the loss and gives back what
-    /// it holds. (A request the store gives back from before, gone back in time, covers nothing new.)
+    /// was asked with, or one asked for the same loss (by another vault that found it first), or
+    /// one asked since it was found, when the store's head was past where it was found — every
+    /// vault that answers it reads the store after the loss and gives back what it holds. (A
+    /// request the store gives back from before, gone back in time, covers nothing new.)
     func covers(_ request: RepairRequest?, _ problem: StoreProblem) -> Bool {
         guard let request else { return false }
-        return request.id == problem.repair || (request.askedAt >= problem.detectedAt && request.head >= problem.location)
+        return request.id == problem.repair || request.findings.contains(RepairRequest.mark(problem.message))
+            || (request.askedAt >= problem.detectedAt && request.head >= problem.location)
     }
 
     /// A writer's part, before it uploads: it asks every vault for what it found lost and only they
@@ -142,8 +144,9 @@ extension Account {
         }
         if !wanted.isEmpty {
             let head = try state.store.extent().head
-            let asked = RepairRequest(id: RandomSource.live.bytes(16), vault: vault.vaultId, askedAt: now, head: head,
+            var asked = RepairRequest(id: RandomSource.live.bytes(16), vault: vault.vaultId, askedAt: now, head: head,
                                       reason: state.problems[wanted[0]].message)
+            asked.findings = Set(wanted.map { RepairRequest.mark(state.problems[$0].message) })
             if try asked.publish(to: state.store, expecting: state.repair.version, settings: settings) {
                 state.repair = .request(asked, version: state.repair.version + 1)
             } else {
