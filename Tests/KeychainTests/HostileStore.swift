@@ -34,6 +34,11 @@ final class HostileStore: AccountStore, @unchecked Sendable {
         }
     }
 
+    /// Metadata `key` as in `earlier` (absent if it was), the rest as now.
+    func restoreMetadata(_ key: String, from earlier: Contents) {
+        contents.withLock { $0.metadata[key] = earlier.metadata[key] }
+    }
+
     /// Change `sequence` removed, and every later one numbered one less: the next append reuses
     /// the last number.
     func removeAndRenumber(_ sequence: UInt64) {

@@ -409,6 +409,74 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
     }
 }
 
+@Test func aDirectoryGoneBackLosesNoDeviceAndCollectsNothingEarly() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let early = store.copy()  // the directory knows the phone and the laptop only
+            try fleet.join("tablet")
+            try fleet.vaults["tablet"]!.setDelays(upload: nil, download: DelayRange(parsing: "5s"), device: "tablet")
+            let doomed = try register(fleet.phone, "AQID")
+            fleet.clock.advance(by: 5_000)
+            #expect(try held(fleet.vaults["tablet"]!) == [doomed])
+            store.restoreMetadata(AccountDirectory.key, from: early)  // the tablet is gone from it
+            _ = try fleet.phone.device().delete(credentialId: doomed)
+            for _ in 0..<3 {
+                _ = try fleet.phone.syncStatus()
+                _ = try fleet.laptop.syncStatus()
+            }
+            // The tablet has not received the deletion (its 5 s delay): nothing of the passkey is
+            // collected, and it is still a device of the account everywhere.
+            #expect(try fleet.phone.vault.records(kind: .credential).count == 2)
+            #expect(try fleet.laptop.syncStatus().devices.map(\.name).contains("tablet"))
+            #expect(try problems(fleet.phone, .rolledBack).contains { $0.message.contains("no longer lists tablet") })
+            fleet.clock.advance(by: 5_000)
+            #expect(try held(fleet.vaults["tablet"]!).isEmpty)
+            for name in ["tablet", "phone", "laptop", "phone"] { _ = try fleet.vaults[name]!.syncStatus() }
+            #expect(try fleet.phone.vault.records(kind: .credential).isEmpty, "collected once every device has it")
+        }
+    }
+}
+
+@Test func settingsGoneBackArePublishedAgainAsTheVaultHoldsThem() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.phone.setDelays(upload: nil, download: DelayRange(parsing: "2s"))
+            let early = store.copy()
+            try fleet.phone.setDelays(upload: nil, download: DelayRange(parsing: "5s"))
+            _ = try fleet.laptop.syncStatus()  // the laptop takes 5 s up
+            store.restoreMetadata(PublishedSettings.key, from: early)
+            _ = try fleet.laptop.syncStatus()
+            #expect(try problems(fleet.laptop, .rolledBack).contains { $0.message.contains("sync settings went back") })
+            // What the store holds is the account's settings again, as a vault that reads it takes up.
+            let value = try #require(try store.metadata([PublishedSettings.key])[PublishedSettings.key])
+            #expect(PublishedSettings.read(value, settings: fleet.laptop.settings)?.value?.downloadDelay == DelayRange(parsing: "5s"))
+        }
+    }
+}
+
+@Test func aChangeSentBeforeItLandsStaysWhenItsDeviceIsResetAndEveryDeviceAgrees() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.phone.addDevice("watch", pin: nil)
+            try fleet.phone.setDelays(upload: DelayRange(parsing: "3s"), download: nil, device: "watch")
+            let made = try fleet.phone.device("watch").register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin)
+                .result.credential.id
+            // Sent at once to the laptop's vault, with the moment it lands; then the watch is reset.
+            try fleet.phone.resetDevice("watch")
+            fleet.clock.advance(by: 4_000)
+            #expect(try Set(fleet.phone.device("phone").credentials().map(\.id)) == [made])
+            #expect(try held(fleet.laptop) == [made])
+            #expect(try Set(fleet.phone.device("watch").credentials().map(\.id)) == [made])
+        }
+    }
+}
+
 @Test func chainsSayWhatIsWrongWithAVaultsUploads() {
     let vault = [UInt8](repeating: 7, count: 16)
     func digest(_ n: UInt8) -> [UInt8] { [UInt8](repeating: n, count: 32) }

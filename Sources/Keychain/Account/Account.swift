@@ -358,12 +358,15 @@ public final class Account {
     }
 
     /// The revisions `device` made that leave with it at `time` (a reset or its removal): those
-    /// that will not have landed by then, and its device-bound passkeys.
+    /// that will not have landed by then and have not been sent (a change sent before it lands,
+    /// to other vaults sharing the store, keeps its landing: StoreSync.swift), and its
+    /// device-bound passkeys.
     private func lost(from device: DeviceRecord, at time: Instant) throws(VaultError) -> [Revision] {
         let history = try history()
         return history.revisions.filter { r in
             guard case .local = r.source, r.originId == device.id, r.changedAt.order >= device.syncedFrom.order else { return false }
-            return history.deviceBound.contains(r.itemId) || (landedAt(r, in: history).map { $0 > time } ?? true)
+            if history.deviceBound.contains(r.itemId) { return true }
+            return storeState?.landed[r.id] == nil && (landedAt(r, in: history).map { $0 > time } ?? true)
         }
     }
 

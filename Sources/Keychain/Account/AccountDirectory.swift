@@ -29,7 +29,7 @@ struct PublishedDevice: Equatable {
     let uploadDelay: DelayRange
     let downloadDelay: DelayRange
     /// Of each vault's uploads, the newest the device has received with every one before it
-    /// (``SyncState/Requirement``): what collection counts by. Empty from an authctl before 0.4.
+    /// (``SyncState/Requirement``): what collection counts by. Empty from authctl 0.3 or earlier.
     var received: SyncState.Requirement = [:]
     /// Its vault's chain as the vault made it (``ChainPosition/start``: nothing uploaded, or not said).
     var head = ChainPosition.start
@@ -196,9 +196,12 @@ struct AccountDirectory: Equatable {
                 current.version = version
                 current.devices = fallback.elsewhere(than: vaultId)
             }
-            let others = current.elsewhere(than: vaultId)
+            // A device of another vault the store's directory lost (it went back) is kept as
+            // `fallback` (the directory as last read) had it.
+            let lost = (fallback?.elsewhere(than: vaultId) ?? []).filter { f in !current.devices.contains { $0.id == f.id } }
+            let others = current.elsewhere(than: vaultId) + lost
             let mine = current.devices.filter { $0.vaultId == vaultId }
-            let unchanged = others.isEmpty ? Self.alone(mine) == Self.alone(ours) : mine == ours
+            let unchanged = lost.isEmpty && (others.isEmpty ? Self.alone(mine) == Self.alone(ours) : mine == ours)
             guard !unchanged || current.version == 0 || current.unreadable else { return current }
             var next = current
             next.devices = others + ours

@@ -181,7 +181,7 @@ extension Account {
         guard !directory.tooNew, let everyone = account.map(\.acknowledged).min() else { return ([], nil) }
         next.directory = directory.plain(cache: &directoryPlain)
         // What every device has received, counted by the numbers each vault gives its uploads (a
-        // deletion from an object that names none, of an authctl before 0.4: by store sequence).
+        // deletion from an object that names none, of authctl 0.3 or earlier: by store sequence).
         func collectable(_ d: SyncState.Deletion) -> Bool {
             d.requirement.isEmpty ? d.sequence <= everyone : account.allSatisfy { $0.holds(d.requirement) }
         }

@@ -9,7 +9,7 @@ import KeyVault
 ///         FF FF FF FF ‖ kind u8 (1: an upload, 2: a snapshot part) ‖ an upload's link (64, ``UploadLink``) ‖
 ///         count u32 ‖ count × landedAt (ms u64 ‖ order u64) ‖ a vault batch of the `count` revision records
 ///
-/// An object an authctl before 0.4 wrote starts with the count (no marker, no kind, no link): it is
+/// An object authctl 0.3 or earlier wrote starts with the count (no marker, no kind, no link): it is
 /// read, as an upload that names no place in its vault's chain.
 ///
 /// Inside each record, the private key (tag 10) is sealed under the account key too (AD
@@ -20,7 +20,7 @@ enum StorePack {
     struct Opened {
         let entries: [(record: VaultRecord, landedAt: Instant)]
         /// An upload's place in its vault's chain; `nil` for a snapshot part, or an object of an
-        /// authctl before 0.4.
+        /// authctl 0.3 or earlier.
         let link: UploadLink?
         let isSnapshotPart: Bool
     }

@@ -48,6 +48,7 @@ extension Account {
                     storeId = try store.metadata([Self.storeIdKey])[Self.storeIdKey]?.bytes
                 }
             }
+            state.followedBefore = saved != nil && saved?.storeId == storeId
             if saved == nil || saved?.storeId != storeId {
                 // Not followed yet (or another store): read it from the start, and upload what it
                 // lacks of this vault's. Nothing read of another store says anything of this one;

@@ -38,9 +38,23 @@ extension Account {
         guard var state = storeState else { return }
         let keys = [AccountDirectory.key, PublishedSettings.key, RepairRequest.key]
         let values = try state.store.metadata(keys)
-        state.directory = AccountDirectory.read(values[AccountDirectory.key], settings: settings, known: state.directory)
+        // The directory as last read: this process's, else the vault's (when it follows this store).
+        let previous = state.directory.flatMap { $0.unreadable ? nil : $0 } ?? (state.followedBefore ? accountDirectory : nil)
+        var directory = AccountDirectory.read(values[AccountDirectory.key], settings: settings, known: state.directory)
         state.repair = RepairRequest.read(values[RepairRequest.key], settings: settings)
         var findings = [StoreFinding]()
+        if !directory.unreadable, !directory.tooNew, let previous, !previous.tooNew {
+            // A device never leaves the directory (a removed one stays, marked so): one that did,
+            // the directory went back. Kept as last read — nothing is collected past it — and
+            // published again.
+            let vanished = previous.elsewhere(than: vault.vaultId).filter { d in !directory.devices.contains { $0.id == d.id } }
+            if !vanished.isEmpty {
+                directory.devices += vanished
+                findings.append(StoreFinding(.rolledBack, "the account store's device directory no longer lists \(vanished.map(\.name).joined(separator: ", ")), of another vault, which it did: it went back; the devices are kept as last read, and published again",
+                                             remedy: .republish))
+            }
+        }
+        state.directory = directory
         if state.directory?.unreadable == true {
             findings.append(StoreFinding(.metadata, "the account store's device directory does not open under the account key (damaged or planted): the directory this vault read last stands in for it, and is published again",
                                          remedy: .republish))
@@ -65,7 +79,20 @@ extension Account {
             let done = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
             storeState?.settingsUnreadable = nil
             try? recordSettingsPublished(version: done.version)
-            heal(where: { $0.kind == .metadata && $0.remedy == .republish && $0.message.contains("sync settings") })
+            heal(where: { $0.remedy == .republish && $0.message.contains("sync settings") })
+            return
+        }
+        if let published, !published.unreadable, published.version < state.settingsVersion {
+            // Older than what this vault took up: the store went back. The account's settings are
+            // what this vault holds, published again.
+            note([StoreFinding(.rolledBack, "the account store's sync settings went back to version \(published.version), before version \(state.settingsVersion) this vault took up: published again as this vault holds them",
+                               remedy: .republish)])
+            if vault.access == .write {
+                let mine = PublishedSettings(settings, at: present)
+                let done = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
+                try? recordSettingsPublished(version: done.version)
+                heal(where: { $0.remedy == .republish && $0.message.contains("sync settings") })
+            }
             return
         }
         guard let published, published.version > state.settingsVersion, let value = published.value else { return }

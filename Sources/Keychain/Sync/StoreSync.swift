@@ -595,6 +595,8 @@ struct StoreState {
     var settingsVersion: UInt64
     /// The version of the store's sync settings when they do not open (published again).
     var settingsUnreadable: UInt64?
+    /// This vault followed this store before this process opened it (its sync state names it).
+    var followedBefore = false
     /// How far this vault has read each vault's chain of uploads (StoreChain.swift).
     var chains: StoreChains
     /// What it had read of them before it started reading the store again from the start, to
