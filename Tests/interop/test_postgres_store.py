@@ -365,7 +365,7 @@ def test_a_server_restored_from_last_nights_dump_and_written_again_loses_no_pass
     the laptop, which never read that upload: the store's numbers are given again. The phone finds
     it (its cursor's change is another), names it (`rolledBack`), and uploads what the store lost;
     every device, and one that joins afterwards, holds every passkey. With the devices' checks
-    off (as an authctl before 0.4 read the store) the same steps lose the phone's passkey for every
+    off (as authctl 0.3 read the store) the same steps lose the phone's passkey for every
     device but the phone — the test can fail."""
     account = f"restored{checks}"
     env = {} if checks == "on" else {"AUTHCTL_STORE_CHECKS": "off"}

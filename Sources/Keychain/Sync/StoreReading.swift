@@ -14,8 +14,8 @@ import VirtualAuthenticator
 extension Account {
     /// Whether devices check what the store gives: always, unless `$AUTHCTL_STORE_CHECKS` is `off`
     /// — a switch that exists to show a checker (the partition checker's restore and failover runs)
-    /// sees the losses the checks prevent. With it off, a device reads the store as an authctl
-    /// before 0.4 did: nothing is compared, nothing asked for again, nothing reported — a vault
+    /// sees the losses the checks prevent. With it off, a device reads the store as authctl 0.3
+    /// and earlier did: nothing is compared, nothing asked for again, nothing reported — a vault
     /// reads the store again from the start only when its cursor is past the store's last change.
     static var storeChecks: Bool { storeChecksHere ?? storeChecksByEnvironment }
 
