@@ -146,6 +146,76 @@ private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [
     }
 }
 
+@Test func aRepairRequestTheStoreLostIsAskedAgainAndHeals() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.join("tablet")
+            let u1 = try register(fleet.phone, "AQID")
+            _ = try fleet.laptop.syncStatus()
+            _ = try fleet.vaults["tablet"]!.syncStatus()
+            let backup = store.copy()
+            let u2 = try register(fleet.laptop, "BAUG")
+            #expect(try held(fleet.phone) == [u1, u2])
+            store.restore(backup)
+            // The phone read the laptop's upload, which the store lost: only the laptop can give it
+            // back, so the phone asks every vault (a repair request)...
+            #expect(try fleet.reopen("phone").syncStatus().storeProblems.contains { $0.isOpen && $0.kind == .rolledBack })
+            #expect(try store.metadata([RepairRequest.key])[RepairRequest.key] != nil)
+            // ...and the store goes back again, to before the request was asked: nobody will ever answer it.
+            store.restore(backup)
+            for _ in 0..<3 {
+                for name in ["laptop", "tablet", "phone"] { _ = try fleet.reopen(name).syncStatus() }
+            }
+            let open = try fleet.reopen("phone").syncStatus().storeProblems.filter(\.isOpen)
+            #expect(open.isEmpty, "asked again, answered by every vault: healed (\(open.map(\.message)))")
+            for name in ["phone", "laptop", "tablet"] { #expect(try held(fleet.reopen(name)) == [u1, u2]) }
+        }
+    }
+}
+
+@Test func aProblemWaitingForARequestAnotherReplacedWaitsForTheNewOne() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.join("tablet")
+            let u1 = try register(fleet.phone, "AQID")
+            _ = try fleet.laptop.syncStatus()
+            _ = try fleet.vaults["tablet"]!.syncStatus()
+            let backup = store.copy()
+            let u2 = try register(fleet.laptop, "BAUG")
+            #expect(try held(fleet.phone) == [u1, u2])
+            store.restoreLog(backup)
+            // The phone asks every vault for the laptop's lost upload.
+            _ = try fleet.reopen("phone").syncStatus()
+            let first = try #require(RepairRequest.read(try store.metadata([RepairRequest.key])[RepairRequest.key],
+                                                        settings: fleet.phone.settings).request)
+            // Before the tablet answers, it finds a later loss of the laptop's uploads and asks a
+            // request of its own, which replaces the phone's in the store.
+            let u3 = try register(fleet.phone, "BwgJ")
+            let later = store.copy()
+            let u4 = try register(fleet.laptop, "CgsM")
+            #expect(try held(fleet.vaults["tablet"]!).contains(u4))
+            store.restoreLog(later)
+            _ = try fleet.reopen("tablet").syncStatus()
+            let second = try #require(RepairRequest.read(try store.metadata([RepairRequest.key])[RepairRequest.key],
+                                                         settings: fleet.phone.settings).request)
+            #expect(second.id != first.id)
+            for _ in 0..<3 {
+                for name in ["laptop", "tablet", "phone"] { _ = try fleet.reopen(name).syncStatus() }
+            }
+            for name in ["phone", "laptop", "tablet"] {
+                let vault = try fleet.reopen(name)
+                let open = try vault.syncStatus().storeProblems.filter(\.isOpen)
+                #expect(open.isEmpty, "\(name): the later request covers the earlier (\(open.map(\.message)))")
+                #expect(try held(vault) == [u1, u2, u3, u4])
+            }
+        }
+    }
+}
+
 /// Enough passkeys that the store compacts into a snapshot of several parts.
 private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws -> Set<[UInt8]> {
     var made = Set<[UInt8]>()

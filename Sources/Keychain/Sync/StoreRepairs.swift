@@ -122,6 +122,12 @@ extension Account {
     /// in the store was asked after what it found (it covers it). Returns the request answered.
     func answerAndAskRepairs(answered: [UInt8]) throws(StoreError) -> [UInt8] {
         guard var state = storeState else { return answered }
+        // A problem waiting for a request the store no longer holds — replaced by a later one, or
+        // lost with the store going back in time — is asked for again: nobody answers that one now.
+        let current = state.repair.request?.id
+        for i in state.problems.indices where state.problems[i].isOpen && !state.problems[i].repair.isEmpty && state.problems[i].repair != current {
+            state.problems[i] = state.problems[i].waiting(for: [])
+        }
         let wanted = state.problems.indices.filter { state.problems[$0].isOpen && state.problems[$0].remedy == .repair && state.problems[$0].repair.isEmpty }
         if !wanted.isEmpty {
             let location = wanted.map { state.problems[$0].location }.max() ?? 0
