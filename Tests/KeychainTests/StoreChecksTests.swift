@@ -91,6 +91,42 @@ private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [
     }
 }
 
+@Test func withTheChecksOffTheStoreIsReadAsBeforeAndWhatARollbackLostStaysLost() throws {
+    // AUTHCTL_STORE_CHECKS=off, which the partition checker uses to show it sees the losses the
+    // checks prevent: nothing compared, nothing asked for, nothing reported.
+    let store = HostileStore()
+    try Account.$storeChecksHere.withValue(false) {
+        try store.serving {
+            try withTemporaryDirectory { dir in
+                let fleet = try Fleet(dir)
+                let u1 = try register(fleet.phone, "AQID")
+                #expect(try held(fleet.laptop) == [u1])
+                let backup = store.copy()
+                let u2 = try register(fleet.phone, "BAUG")
+                store.restore(backup)
+                let u3 = try register(fleet.laptop, "BwgJ")  // u2's number
+                // The laptop's next upload follows u3, which the phone never read: a gap in the
+                // laptop's chain, which an unchecked read passes over.
+                let u4 = try register(fleet.laptop, "CgsM")
+                #expect(try held(fleet.reopen("phone")) == [u1, u2, u4], "the phone never reads u3, nor uploads u2 again")
+                #expect(try held(fleet.reopen("laptop")) == [u1, u3, u4])
+                #expect(try fleet.phone.syncStatus().storeProblems.isEmpty)
+                #expect(try fleet.laptop.syncStatus().storeProblems.isEmpty)
+                // A repair request that does not open is not reported, and none is asked in its place.
+                store.overwrite(RepairRequest.key, with: RandomSource.live.bytes(100))
+                #expect(try fleet.reopen("laptop").syncStatus().storeProblems.isEmpty)
+                let planted = try #require(try store.metadata([RepairRequest.key])[RepairRequest.key])
+                #expect(RepairRequest.read(planted, settings: fleet.laptop.settings) == .unreadable(version: planted.version))
+                // One a checking vault asked is not answered: nothing is read again, nothing uploaded again.
+                let asked = RepairRequest(id: RandomSource.live.bytes(16), vault: RandomSource.live.bytes(16), askedAt: start, head: 3, reason: "a test")
+                #expect(try asked.publish(to: store, expecting: planted.version, settings: fleet.laptop.settings))
+                #expect(try held(fleet.reopen("phone")) == [u1, u2, u4])
+                #expect(try held(fleet.reopen("laptop")) == [u1, u3, u4])
+            }
+        }
+    }
+}
+
 @Test func aChangeDeletedAndItsNumberGivenAgainIsMissingAndAskedForAgain() throws {
     let store = HostileStore()
     try store.serving {

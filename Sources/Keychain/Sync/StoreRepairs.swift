@@ -78,7 +78,7 @@ extension Account {
     /// Keeps `findings` as problems of this vault (one already kept, open or lately healed, is not
     /// kept twice), and says each new one on stderr through ``storeWarnings``.
     func note(_ findings: [StoreFinding]) {
-        guard var state = storeState, !findings.isEmpty else { return }
+        guard Self.storeChecks, var state = storeState, !findings.isEmpty else { return }
         let now = self.now
         for f in findings where !state.problems.contains(where: { $0.kind == f.kind && $0.message == f.message }) {
             state.problems.append(StoreProblem(f.kind, f.message, at: now, remedy: f.remedy, location: f.location))
