@@ -82,7 +82,7 @@ def b64url(data: bytes) -> str:
 @dataclasses.dataclass
 class Op:
     device: int
-    kind: str  # register, sign, delete, rename, read, sync
+    kind: str  # register, sign, delete, rename, read, sync, status
     args: dict
     start: float
     end: float = 0.0
@@ -276,7 +276,7 @@ class Checker:
         self.devices = [Device(i, self.network, binary, root, checks) for i in range(devices)]
         self.users = 0
         self.partitioned: set[int] = set()
-        # What the devices' `sync status` reported after the heal: (device, kind, message, open).
+        # What the devices' `sync status` named, during the run and after the heal: (device, kind, message, open).
         self.problems: set[tuple] = set()
 
     def address(self, i: int) -> str:
@@ -323,7 +323,7 @@ class Checker:
     def operate(self, device: Device, deadline: float):
         rng = random.Random(self.rng.random())
         while time.monotonic() < deadline or self.busy.is_set():
-            kind = rng.choices(["register", "sign", "delete", "rename", "read", "sync"], [3, 4, 1, 1, 3, 1])[0]
+            kind = rng.choices(["register", "sign", "delete", "rename", "read", "sync", "status"], [3, 4, 1, 1, 3, 1, 1])[0]
             known = self.known(device.index)
             if kind in ("sign", "delete", "rename") and not known:
                 kind = "register"
@@ -367,6 +367,12 @@ class Checker:
             elif kind == "read":
                 code, out, err = device.run("--json", "list", "--rp-id", RP_ID)
                 op.result = json.loads(out)["credentials"] if code == 0 else None
+            elif kind == "status":
+                # What the device found wrong with the store, as `sync status` names it (a reader).
+                code, out, err = device.run("--json", "sync", "status")
+                if code == 0:
+                    op.result = [(p["kind"], p.get("healedAt") is None) for p in json.loads(out)["storeProblems"]]
+                    self.note_problems(device.index, json.loads(out))
             else:
                 code, out, err = device.run("sync", "now")
             op.end = time.monotonic()
@@ -494,6 +500,12 @@ class Checker:
             self.standby = Cluster(listen=self.listen, replica_of=self.cluster)
             self.clusters.append(self.standby)
 
+    def note_problems(self, device: int, status: dict):
+        """Keeps the store problems a device's `sync status` (or `sync now`) named."""
+        with self.lock:
+            for p in status["storeProblems"]:
+                self.problems.add((device, p["kind"], p["message"], p.get("healedAt") is None))
+
     def uploaded_since(self, device: int, moment: float) -> int:
         """How many registrations of `device` that began after `moment` were acknowledged, and uploaded."""
         with self.lock:
@@ -568,8 +580,7 @@ class Checker:
                 final[d.index] = {c["id"]: c for c in json.loads(out)["credentials"]}
             open_problems = {}
             for i, status in statuses.items():
-                for p in status["storeProblems"]:
-                    self.problems.add((i, p["kind"], p["message"], p.get("healedAt") is None))
+                self.note_problems(i, status)
                 open_problems[i] = [p for p in status["storeProblems"] if p.get("healedAt") is None]
             pending = any(d["pendingUploads"] or d["pendingDownloads"]
                           for status in statuses.values() for d in status["devices"] if d["vault"] == "this")
@@ -723,9 +734,9 @@ def summary(history: list[Op]) -> str:
 
 
 def problem_kinds(problems) -> dict:
-    """How many store problems of each kind the devices reported after the heal (open or healed)."""
+    """How many store problems of each kind the devices named (each once, open or healed)."""
     kinds = {}
-    for _, kind, _, _ in problems:
+    for _, kind, _ in {(device, kind, message) for device, kind, message, _ in problems}:
         kinds[kind] = kinds.get(kind, 0) + 1
     return dict(sorted(kinds.items()))
 
@@ -772,7 +783,8 @@ if __name__ == "__main__":
             if o.kind == "nemesis" and o.result:
                 print(f"  {o.start:.3f} {o.args['fault']}: {o.result}")
         for device, kind, message, is_open in sorted(checker.problems):
-            print(f"  d{device} {'open' if is_open else 'healed'} {kind}: {message}")
+            if is_open or (device, kind, message, True) not in checker.problems:
+                print(f"  d{device} {'healed' if (device, kind, message, False) in checker.problems else 'seen open'} {kind}: {message}")
         print("\n".join(found) if found else "no anomaly")
         if found:
             ids = {w for line in found for w in line.replace("'", " ").replace(",", " ").split() if len(w) == 22}
