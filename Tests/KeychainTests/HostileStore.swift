@@ -15,6 +15,7 @@ final class HostileStore: AccountStore, @unchecked Sendable {
         var snapshot: StoreSnapshot?
         var sequenceOfId = [[UInt8]: UInt64]()
         var metadata = [String: StoreMetadata]()
+        var spoiling = false
     }
 
     private let contents = Mutex(Contents())
@@ -60,6 +61,12 @@ final class HostileStore: AccountStore, @unchecked Sendable {
         }
     }
 
+    /// The next object appended is acknowledged — given its sequence, the head moved past it — but
+    /// kept empty, as a store that lost its bytes would keep it; and a stray change (one no vault
+    /// made, that does not open) takes the sequence before it, as another writer's append would,
+    /// so its maker reads it back with the stray and does not find it changed.
+    func spoilNextAppend() { contents.withLock { $0.spoiling = true } }
+
     /// Changes `a` and `b` swap places.
     func swap(_ a: UInt64, _ b: UInt64) {
         contents.withLock { c in
@@ -97,9 +104,16 @@ final class HostileStore: AccountStore, @unchecked Sendable {
         contents.withLock { c in
             objects.map { object in
                 if let known = c.sequenceOfId[object.id] { return known }
+                var kept = object
+                if c.spoiling {
+                    c.spoiling = false
+                    c.head += 1
+                    c.changes.append(StoreChange(sequence: c.head, object: StoreObject(id: RandomSource.live.bytes(16), bytes: RandomSource.live.bytes(64))))
+                    kept = StoreObject(id: object.id, bytes: [])
+                }
                 c.head += 1
                 c.sequenceOfId[object.id] = c.head
-                c.changes.append(StoreChange(sequence: c.head, object: object))
+                c.changes.append(StoreChange(sequence: c.head, object: kept))
                 return c.head
             }
         }

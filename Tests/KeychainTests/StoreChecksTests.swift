@@ -477,6 +477,36 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
     }
 }
 
+@Test func aDeletionTheStoreSpoiledTwiceIsNotCollectedBeforeEveryDeviceHasIt() throws {
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            let u1 = try register(fleet.phone, "AQID")
+            #expect(try held(fleet.laptop) == [u1])
+            // The phone's deletion is acknowledged, and kept empty by the store.
+            store.spoilNextAppend()
+            _ = try fleet.phone.device().delete(credentialId: u1)
+            let u2 = try register(fleet.phone, "BAUG")
+            // The laptop reads past the gap in the phone's uploads, and asks for what it lacks.
+            _ = try fleet.laptop.syncStatus()
+            #expect(try held(fleet.laptop) == [u1, u2])
+            // The phone uploads the deletion again, and the store spoils that too. Collected now —
+            // the laptop has read past the phone's first upload of it — the deletion would be gone
+            // from the phone, and nothing could give it to the laptop any more.
+            store.spoilNextAppend()
+            _ = try fleet.phone.syncStatus()
+            let u3 = try register(fleet.phone, "BwgJ")
+            for _ in 0..<3 {
+                _ = try fleet.laptop.syncStatus()
+                _ = try fleet.phone.syncStatus()
+            }
+            #expect(try held(fleet.laptop) == [u2, u3], "the deletion reached the laptop")
+            #expect(try held(fleet.phone) == [u2, u3])
+        }
+    }
+}
+
 @Test func chainsSayWhatIsWrongWithAVaultsUploads() {
     let vault = [UInt8](repeating: 7, count: 16)
     func digest(_ n: UInt8) -> [UInt8] { [UInt8](repeating: n, count: 32) }

@@ -2,8 +2,11 @@
 PostgreSQL over a veth link — share an account through the server: a passkey made on one signs in
 on another after the delays (py_webauthn verifies it), and a device cut off the server answers
 `notHandled` until the partition heals. Then the partition checker (partition_checker.py): a
-bounded run with partitions, SIGKILLs and server restarts finds no anomaly, and the same checker
-fails against a store that drops an upload."""
+bounded run with partitions, SIGKILLs and server restarts finds no anomaly; against a store that
+keeps one upload in five empty it finds lost passkeys when the devices do not check what the store
+gives, and none when they do; short runs that restore the server from a dump, or
+fail over to a replica that lagged, find none either — and, with the devices' checks off, the same
+runs lose what the rollback took."""
 import json
 import os
 import time
@@ -11,7 +14,7 @@ import time
 import pytest
 
 from conftest import BIN, Authctl, b64url
-from partition_checker import Checker, Network, drop_an_upload, summary
+from partition_checker import Checker, Network, drop_an_upload, problem_kinds, summary
 from postgres_support import Cluster
 from test_sync import LAPTOP_PIN, register, sign, sign_once_arrived
 
@@ -75,11 +78,77 @@ def test_the_checker_finds_no_anomaly_under_partitions_kills_and_restarts(tmp_pa
     assert found == [], "\n".join(found[:20])
 
 
-def test_the_checker_fails_against_a_store_that_drops_an_upload(tmp_path):
-    checker = Checker(BIN, tmp_path, devices=3, seed=12, faults=())
+def test_the_checker_fails_against_a_store_that_drops_an_upload_when_the_devices_do_not_check(tmp_path):
+    checker = Checker(BIN, tmp_path, devices=3, seed=12, faults=(), checks=False)
     try:
         found = checker.run(15, sabotage=drop_an_upload)
     finally:
         checker.destroy()
     print("\n".join(found[:10]))
     assert any(a.startswith("lost:") for a in found), found[:10]
+
+
+def test_devices_that_check_give_back_what_a_store_that_drops_uploads_spoiled(tmp_path):
+    # The devices find each empty upload (a gap in its vault's chain, or the change at their
+    # cursor not as they uploaded it) and upload again what it held; a deletion the store spoiled
+    # is not collected before every device has a copy that opens.
+    checker = Checker(BIN, tmp_path, devices=3, seed=12, faults=())
+    try:
+        found = checker.run(15, sabotage=drop_an_upload)
+    finally:
+        checker.destroy()
+    print(f"{summary(checker.history)}; store problems reported: {problem_kinds(checker.problems)}")
+    assert found == [], "\n".join(found[:20])
+    assert problem_kinds(checker.problems).get("missing"), checker.problems
+
+
+# The rollbacks: a short run of each, with partitions, kills and restarts besides, closing with the
+# rollback in the shape that leaves what the store lost on one device alone (partition_checker.py,
+# Checker.rollback). With the devices' checks on, nothing is lost; with them off, the same run —
+# same seed, same faults — loses what that device uploaded between the checkpoint and the rollback.
+ROLLBACK_SECONDS = float(os.environ.get("AUTHCTL_CHECKER_ROLLBACK_SECONDS", "12"))
+ROLLBACK_SEEDS = {"restore": 21, "failover": 22}
+ROLLED_BACK = {"restore": "restored from the dump", "failover": "failed over"}
+
+
+def rollback_run(tmp_path, fault: str, checks: bool):
+    seed = int(os.environ.get("AUTHCTL_CHECKER_SEED", ROLLBACK_SEEDS[fault]))
+    checker = Checker(BIN, tmp_path, devices=3, seed=seed, faults=("partition", "kill", "restart", fault), checks=checks)
+    try:
+        found = checker.run(ROLLBACK_SECONDS)
+    finally:
+        checker.destroy()
+    print(f"seed {seed}: {summary(checker.history)}; store problems reported: {problem_kinds(checker.problems)}")
+    for o in checker.history:
+        if o.kind == "nemesis" and o.result:
+            print(f"{o.args['fault']}: {o.result}")
+    closing = [o for o in checker.history if o.kind == "nemesis" and o.args["fault"] == ROLLED_BACK[fault] and o.result["closing"]]
+    assert len(closing) == 1, [o.args for o in checker.history if o.kind == "nemesis"]
+    rollback = closing[0]
+    # It went back, and took acknowledged uploads with it: the writer's registrations since the checkpoint.
+    assert rollback.result["uploaded"], "the writer had no registration acknowledged before the rollback"
+    assert all(rollback.result["after"][a] < h for a, h in rollback.result["before"].items()), rollback.result
+    if fault == "failover":
+        assert rollback.result["lag"] > 0, rollback.result
+    checkpoint = max(o.start for o in checker.history if o.kind == "nemesis" and o.start < rollback.start
+                     and o.args["fault"] in ("dump taken", "replication cut"))
+    lost = {o.result["id"] for o in checker.history if o.device == rollback.result["writer"] and o.kind == "register"
+            and o.outcome == "ok" and o.reached and checkpoint < o.start < rollback.start}
+    assert len(lost) >= 2, lost
+    return checker, found, lost
+
+
+@pytest.mark.parametrize("fault", ["restore", "failover"])
+def test_after_a_restore_or_a_failover_every_acknowledged_passkey_comes_back(tmp_path, fault):
+    checker, found, _ = rollback_run(tmp_path, fault, checks=True)
+    assert found == [], "\n".join(found[:20])
+    # The devices saw what the store did, and named it (sync status: storeProblems).
+    assert "rolledBack" in problem_kinds(checker.problems), checker.problems
+
+
+@pytest.mark.parametrize("fault", ["restore", "failover"])
+def test_with_the_checks_off_the_same_run_loses_what_the_rollback_took(tmp_path, fault):
+    checker, found, lost = rollback_run(tmp_path, fault, checks=False)
+    print("\n".join(found[:20]))
+    assert any(line.startswith(f"lost: passkey {cid} ") for line in found for cid in lost), (lost, found[:20])
+    assert not checker.problems, "nothing is reported with the checks off"

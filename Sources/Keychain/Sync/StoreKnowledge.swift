@@ -130,10 +130,16 @@ extension Account {
                 flights.append(SyncState.InFlight(sequence: read.sequence, revisionId: r.id, landedAt: read.landedAt, origin: r.originId,
                                                   requirement: read.requirement))
             }
-            if r.removed, state.collected[r.itemId] == nil, !pending.contains(where: { $0.itemId == r.itemId }) {
-                pending.append(SyncState.Deletion(itemId: r.itemId, sequence: read.sequence, deletedAt: r.changedAt.ms, deleter: r.originId,
-                                                  rpId: Array(r.credential.rpId.utf8), userHandle: r.credential.userHandle,
-                                                  requirement: read.requirement))
+            if r.removed, state.collected[r.itemId] == nil {
+                if let i = pending.firstIndex(where: { $0.itemId == r.itemId }) {
+                    // Given again — its vault uploaded it again, the store having lost or spoiled
+                    // the first — the devices must receive this one: they may never have had the first.
+                    pending[i].requirement.merge(read.requirement, uniquingKeysWith: max)
+                } else {
+                    pending.append(SyncState.Deletion(itemId: r.itemId, sequence: read.sequence, deletedAt: r.changedAt.ms, deleter: r.originId,
+                                                      rpId: Array(r.credential.rpId.utf8), userHandle: r.credential.userHandle,
+                                                      requirement: read.requirement))
+                }
             }
         }
         state.read = []
