@@ -760,10 +760,13 @@ if __name__ == "__main__":
     parser.add_argument("--keep", metavar="DIR", help="copy the devices' vaults to DIR at the end, to look into (authctl --vault DIR/vault-0 …)")
     parser.add_argument("--history", metavar="FILE", help="write every operation to FILE, one JSON object a line")
     arguments = parser.parse_args()
+    faults = tuple(f for f in arguments.faults.split(",") if f)
+    if set(faults) - set(FAULTS):
+        parser.error(f"--faults: {', '.join(sorted(set(faults) - set(FAULTS)))} is not one of {', '.join(FAULTS)}")
     binary = os.environ.get("AUTHCTL_BIN", ".build/release/authctl")
     with tempfile.TemporaryDirectory(prefix="checker-", dir="/tmp") as root:
         checker = Checker(os.path.abspath(binary), pathlib.Path(root), arguments.devices, arguments.seed,
-                          faults=tuple(f for f in arguments.faults.split(",") if f), checks=arguments.checks == "on",
+                          faults=faults, checks=arguments.checks == "on",
                           heal_seconds=arguments.heal_seconds)
         try:
             found = checker.run(arguments.seconds, drop_an_upload if arguments.broken else None)
