@@ -154,12 +154,13 @@ class Device:
         return pending.result(timeout)
 
     def autofill(self, *, credential_id: Any = None, user: Optional[str] = None, cancel: bool = False,
-                 wait: Any = None) -> Dict[str, Any]:
+                 wait: Any = None, request: Optional[str] = None) -> Dict[str, Any]:
         """The person picks a passkey (by `credential_id` or `user` name) from the autofill list
         of the conditional sign-in pending on this device, or passes the list by (`cancel`: the
         sign-in then ends ``timedOut``, as a browser's does when its timeout passes). The server
         waits for one to begin up to `wait` (a duration; its default 2 s), then answers
-        ``Conflict`` (409)."""
+        ``Conflict`` (409). With `request` (the id a page's sign-in named in its ``request``
+        member) the pick is for that sign-in only, never taken by another page's."""
         if cancel:
             body: Dict[str, Any] = {"cancel": True}
         else:
@@ -167,6 +168,8 @@ class Device:
                                  user=user)
         if wait is not None:
             body["wait"] = _convert.value(wait)
+        if request is not None:
+            body["request"] = request
         return self._call("POST", "autofill", body=body)
 
     def autofill_pending(self) -> bool:

@@ -37,6 +37,18 @@ def test_a_pick_from_the_autofill_list_signs_in(passkey_device):
     verify_authentication(assertion, request, made["alice"][1])
 
 
+def test_a_pick_that_names_a_request_is_taken_by_that_request_only(passkey_device, registered):
+    request = authentication_options()
+    page = {"id": "request-1", "page": "page-1", "url": ORIGIN + "/login"}
+    pending = passkey_device.begin_conditional_sign(request, ORIGIN, request=page)
+    with pytest.raises(AuthctlError) as other:
+        passkey_device.autofill(user="alice", request="request-2", wait=0)
+    assert other.value.status == 409 and not pending.done
+    assert passkey_device.autofill(user="alice", request="request-1")["picked"]
+    assertion = pending.result(timeout=120)
+    verify_authentication(assertion, request, registered[1])
+
+
 def test_a_dismissed_list_ends_when_its_timeout_passes(passkey_device, registered):
     # As in a browser, passing the autofill list by rejects nothing: the request stays pending
     # until its timeout, which passes at once on the server.
