@@ -60,7 +60,7 @@ def test_an_older_vault_opens_and_is_migrated(tmp_path):
     vault = vault_reader.open_vault(tool.vault, b"fixture")
     assert any(r.kind == 4 for r in vault.records.values())
     state = vault.records[b"AUTHCTL-SYNCSTAT"]
-    assert state.fields[6] == (2).to_bytes(8, "big"), "the sync state is written in this version's format"
+    assert state.fields[6] == (3).to_bytes(8, "big"), "the sync state is written in this version's format"
     # A device added now gets the passkey from the migrated store.
     assert tool.run("device", "add", "tablet", env={"AUTHCTL_NEW_PIN": "3333"}).code == 0
     verified = sign(tool, registration.credential_public_key, "--device", "tablet", pin="3333")
@@ -70,14 +70,14 @@ def test_an_older_vault_opens_and_is_migrated(tmp_path):
 def test_a_format_1_sync_state_opens_and_is_migrated(tmp_path):
     """A sync state record as the previous version wrote it (format 1: tags 1–6, no knowledge of
     the account's directory, settings or collected passkeys) opens; the first writer rewrites it
-    in format 2, with the device directory it publishes, and its devices still sign."""
+    in format 3, with the device directory it publishes, and its devices still sign."""
     from test_vault_too_new import commit_record
     made = json.loads((FIXTURES / "registration.json").read_text())
     registration = verify_registration_response(credential=made["response"], expected_challenge=base64url_to_bytes(made["options"]["challenge"]),
                                                 expected_rp_id="example.com", expected_origin="https://example.com",
                                                 require_user_verification=True)
     tool = copy_fixture(tmp_path)
-    sign(tool, registration.credential_public_key, "--device", "laptop", pin="2222")  # migrated once: a format-2 record
+    sign(tool, registration.credential_public_key, "--device", "laptop", pin="2222")  # migrated once: a format-3 record
     state_id = b"AUTHCTL-SYNCSTAT"
     state = vault_reader.open_vault(tool.vault, b"fixture").records[state_id]
     older = vault_reader.Record(kind=4, version=state.version + 1, record_id=state_id,
@@ -90,5 +90,5 @@ def test_a_format_1_sync_state_opens_and_is_migrated(tmp_path):
     verified = sign(tool, registration.credential_public_key, "--device", "laptop", pin="2222")
     assert verified.user_verified
     state = vault_reader.open_vault(tool.vault, b"fixture").records[state_id]
-    assert state.fields[6] == (2).to_bytes(8, "big") and 12 in state.fields, sorted(state.fields)
+    assert state.fields[6] == (3).to_bytes(8, "big") and 12 in state.fields, sorted(state.fields)
     assert tool.run("vault", "check").code == 0

@@ -110,9 +110,9 @@ def test_a_sync_state_one_format_higher_is_too_new_and_untouched(synced):
     opened = vault_reader.open_vault(synced.vault, PASSPHRASE)
     state_id = b"AUTHCTL-SYNCSTAT"
     state = opened.records[state_id]
-    assert struct.unpack(">Q", state.fields[6]) == (2,)  # what this authctl writes
+    assert struct.unpack(">Q", state.fields[6]) == (3,)  # what this authctl writes
     newer = vault_reader.Record(kind=4, version=state.version + 1, fields=dict(state.fields), record_id=state_id)
-    newer.fields[6] = struct.pack(">Q", 3)
+    newer.fields[6] = struct.pack(">Q", 4)
     commit_record(synced.vault, state_id, newer)
-    assert vault_reader.open_vault(synced.vault, PASSPHRASE).records[state_id].fields[6] == struct.pack(">Q", 3)
-    refused_untouched(synced, every_file(synced.vault), "sync state is format 3")
+    assert vault_reader.open_vault(synced.vault, PASSPHRASE).records[state_id].fields[6] == struct.pack(">Q", 4)
+    refused_untouched(synced, every_file(synced.vault), "sync state is format 4")

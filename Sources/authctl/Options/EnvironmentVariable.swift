@@ -51,7 +51,11 @@ struct EnvironmentVariable: Sendable {
         name: "AUTHCTL_INDEX_SPLIT_RECORDS",
         help: "revisions of one RP above which the vault's index splits the RP by user (1-1000000, default 1024): a tuning, read by the vault layer, not part of the format")
 
+    static let storeChecks = EnvironmentVariable(
+        name: "AUTHCTL_STORE_CHECKS",
+        help: "off: devices read the account store unchecked, as authctl 0.3 did (no chain, snapshot list or anchor compared, nothing reported or asked for again) — only to show a checker the losses the checks prevent; never for use")
+
     /// Every variable, in the order `authctl.1` lists them.
     static let all = [vault, device, passphrase, newPassphrase, pin, newPIN, exportPassphrase, recoverySecret, store, userAction, instantTimeout,
-                      indexSplitRecords, xdgDataHome, home, noProxy, opensslConf]
+                      indexSplitRecords, storeChecks, xdgDataHome, home, noProxy, opensslConf]
 }
