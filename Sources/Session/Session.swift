@@ -13,23 +13,43 @@ import VirtualAuthenticator
 ///                                               options: .built(RequestOptionsBuilder())))
 ///     print(answer.json)
 public final class Session {
-    public let account: Account
+    /// The account the session is open on: only the request layer reaches it, front ends go
+    /// through the session's requests.
+    package let account: Account
     /// The virtual clock a scenario's session runs on (``ClockRequest``); `nil` on the real one.
     public let clock: VirtualClock?
-    /// The person at a device, as the front end knows them: its PIN source, and how a timeout
-    /// passes. Given the device's name and what the request says the person does.
-    public var people: (_ device: String, _ person: PersonRequest) -> UserPolicy
+    /// The people at the account's devices, as the front end knows them.
+    public let people: any People
     /// Where built options' challenges and user ids come from.
     public let builtOptions: BuiltOptionsRandomness
     /// How many blocks a seeded ``builtOptions`` stream has given.
     private var drawn: UInt64 = 0
 
-    public init(account: Account, clock: VirtualClock? = nil, builtOptions: BuiltOptionsRandomness = .live,
-                people: @escaping (_ device: String, _ person: PersonRequest) -> UserPolicy = Session.nobody) {
+    public init(account: Account, clock: VirtualClock? = nil, builtOptions: BuiltOptionsRandomness = .live, people: any People = Nobody()) {
         self.account = account
         self.clock = clock
         self.builtOptions = builtOptions
         self.people = people
+    }
+
+    /// Opens the account of the vault at `path` (``Account/open(at:passphrase:access:waiting:clock:random:)``):
+    /// `verifyingFirst` reads and authenticates the whole vault before the sync opening does.
+    public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write, verifyingFirst: Bool = false,
+                            people: any People = Nobody()) throws(SessionError) -> Session {
+        do {
+            let account = verifyingFirst ? try Account.openVerified(at: path, passphrase: passphrase)
+                : try Account.open(at: path, passphrase: passphrase, access: access)
+            return Session(account: account, people: people)
+        } catch { throw SessionError(error) }
+    }
+
+    /// The person at `device` for one request.
+    private func user(_ device: String, _ person: PersonRequest) -> UserPolicy { people.user(at: device, doing: person) }
+
+    /// The device that approves a new device's or a new PIN's enrollment when a request names none:
+    /// the first other device enrolled with a PIN that the people know (`nil`: none).
+    public func defaultApprover(for device: String) -> String? {
+        account.defaultApprover(for: device) { people.knowsPIN(of: $0) }
     }
 
     /// `count` bytes (at most 32) for built options.
@@ -46,13 +66,6 @@ public final class Session {
 
     private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
 
-    /// A person who knows no PIN (verification is `notInteractive`) unless the request types one.
-    public static func nobody(_ device: String, _ person: PersonRequest) -> UserPolicy {
-        guard let pin = person.pin else { return UserPolicy(action: person.action, account: person.account) }
-        var bytes = Array(pin.utf8)
-        return UserPolicy(action: person.action, account: person.account, pin: SecureBytes(consuming: &bytes))
-    }
-
     // MARK: - Ceremonies
 
     /// A registration: on `device`, or over hybrid on `via` (its PIN, its store).
@@ -66,7 +79,7 @@ public final class Session {
             try devices.requireClientSupport()
             let maker = devices.authenticator
             let response = try maker.register(optionsJSON: options, origin: request.caller.origin,
-                                              user: people(maker.name, request.person), passkey: request.passkey,
+                                              user: user(maker.name, request.person), passkey: request.passkey,
                                               fault: request.fault, caller: request.caller, attachment: devices.attachment)
             return CeremonyResponse(response, fault: request.fault)
         } catch { throw SessionError(error) }
@@ -77,7 +90,7 @@ public final class Session {
     public func sign(_ request: SignRequest) throws(SessionError) -> CeremonyResponse {
         try signing(request) { devices, options throws(DeviceError) in
             let signer = devices.authenticator
-            let response = try signer.sign(optionsJSON: options, origin: request.caller.origin, user: people(signer.name, request.person),
+            let response = try signer.sign(optionsJSON: options, origin: request.caller.origin, user: user(signer.name, request.person),
                                            fault: request.fault, attachment: devices.attachment, caller: request.caller)
             return CeremonyResponse(response, fault: request.fault)
         }
@@ -148,7 +161,7 @@ public final class Session {
                               person: PersonRequest = PersonRequest()) throws(SessionError) -> [UInt8] {
         do {
             let holder = try account.device(device)
-            return try holder.exportPasskey(credentialId: id, passphrase: passphrase, kdf: kdf, user: people(holder.name, person))
+            return try holder.exportPasskey(credentialId: id, passphrase: passphrase, kdf: kdf, user: user(holder.name, person))
         } catch { throw SessionError(error) }
     }
 
@@ -157,7 +170,7 @@ public final class Session {
     public func privateKey(device: String? = nil, credentialId id: [UInt8], person: PersonRequest = PersonRequest()) throws(SessionError) -> [UInt8] {
         do {
             let holder = try account.device(device)
-            return try holder.privateKeyPKCS8(credentialId: id, user: people(holder.name, person))
+            return try holder.privateKeyPKCS8(credentialId: id, user: user(holder.name, person))
         } catch { throw SessionError(error) }
     }
 
@@ -166,7 +179,7 @@ public final class Session {
                               person: PersonRequest = PersonRequest()) throws(SessionError) -> Credential {
         do {
             let holder = try account.device(device)
-            return try holder.importPasskey(envelope, passphrase: passphrase, user: people(holder.name, person))
+            return try holder.importPasskey(envelope, passphrase: passphrase, user: user(holder.name, person))
         } catch { throw SessionError(error) }
     }
 
@@ -198,13 +211,15 @@ public final class Session {
 
     // MARK: - Devices
 
-    /// Adds a device; with a PIN, `approver` (an enrolled device) verifies on its own device.
+    /// Adds a device; with a PIN, `approver` (an enrolled device; default ``defaultApprover(for:)``)
+    /// verifies on its own device.
     public func addDevice(_ name: String, pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                           approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest(),
                           profile: String? = nil, aaguid: [UInt8]? = nil) throws(SessionError) {
+        let approving = pin == nil ? approver : approver ?? defaultApprover(for: name)
         do {
-            try account.addDevice(name, pin: pin, maxPINAttempts: maxPINAttempts, approvedBy: approver,
-                                  approver: people(approver ?? "", approverPerson), profile: profile, aaguid: aaguid)
+            try account.addDevice(name, pin: pin, maxPINAttempts: maxPINAttempts, approvedBy: approving,
+                                  approver: user(approving ?? "", approverPerson), profile: profile, aaguid: aaguid)
         } catch { throw SessionError(error) }
     }
 
@@ -213,9 +228,10 @@ public final class Session {
     public func addDevice(_ name: String, inNewVaultAt path: String, passphrase: SecureBytes, kdf: KDFLevel,
                           pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
                           approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest()) throws(SessionError) {
+        let approving = approver ?? defaultApprover(for: name)
         do {
             try account.addDevice(name, inNewVaultAt: path, passphrase: passphrase, kdf: kdf, pin: pin, maxPINAttempts: maxPINAttempts,
-                                  approvedBy: approver, approver: people(approver ?? "", approverPerson))
+                                  approvedBy: approving, approver: user(approving ?? "", approverPerson))
         } catch { throw SessionError(error) }
     }
 
@@ -223,10 +239,17 @@ public final class Session {
     /// (``Account/approveJoin(code:approvedBy:approver:)``): returns the joining device's name.
     public func approveJoin(code: String, approvedBy approver: String? = nil,
                             approverPerson: PersonRequest = PersonRequest()) throws(SessionError) -> String {
+        let approving = approver ?? defaultApprover(for: "")
         do {
-            return try account.approveJoin(code: code, approvedBy: approver, approver: people(approver ?? "", approverPerson))
+            return try account.approveJoin(code: code, approvedBy: approving, approver: user(approving ?? "", approverPerson))
         } catch { throw SessionError(error) }
     }
+
+    /// The account's devices, the first (the one its vault was made with) first.
+    public var deviceNames: [String] { account.deviceNames }
+
+    /// The account's time, in milliseconds since 1970: its virtual clock's, else the real one.
+    public var now: UInt64 { account.clock.milliseconds() }
 
     /// The name of `device` (`nil`: the first), once it is known to be one of the account's.
     public func deviceName(_ device: String?) throws(SessionError) -> String { try name(of: device) }
@@ -234,6 +257,11 @@ public final class Session {
     /// Whether `device` has a PIN enrolled, and its failure count.
     public func biometry(device: String? = nil) throws(SessionError) -> BiometryStatus {
         do { return try account.device(device).biometry } catch { throw SessionError(error) }
+    }
+
+    /// Whether `device` supports passkeys (``DeviceChange/passkeysSupported(_:)``).
+    public func passkeysSupported(device: String? = nil) throws(SessionError) -> Bool {
+        do { return try account.device(device).passkeysSupported } catch { throw SessionError(error) }
     }
 
     /// Changes a device's state.
@@ -250,15 +278,24 @@ public final class Session {
         } catch { throw SessionError(error) }
     }
 
-    /// A new biometric PIN on `device`: `person` verifies with the current one, or on a device
-    /// without one an enrolled `approver` approves. With `reset`, a new biometry key: the number
-    /// of passkeys sealed under the old one, deleted.
+    /// A new biometric PIN on `device`: `person` verifies with the current one; a device reset
+    /// while it had one recovers with that former PIN when its person knows it; else an enrolled
+    /// `approver` (default ``defaultApprover(for:)``) approves. With `reset`, a new biometry key:
+    /// the number of passkeys sealed under the old one, deleted.
     @discardableResult
     public func enrollPIN(_ pin: SecureBytes, device name: String, person: PersonRequest = PersonRequest(), reset: Bool = false,
                           approvedBy approver: String? = nil, approverPerson: PersonRequest = PersonRequest()) throws(SessionError) -> Int {
         do {
-            return try account.device(name).enrollBiometricPIN(pin, user: people(name, person), reset: reset, approvedBy: approver,
-                                                        approver: people(approver ?? "", approverPerson))
+            let device = try account.device(name)
+            var approving = approver
+            if approver == nil {
+                let ownPIN = device.biometry.enrolled && !reset
+                let former = try account.hasFormerPIN(name)
+                let recovers = former && !reset && (person.pin != nil || people.knowsPIN(of: name))
+                approving = ownPIN || recovers ? nil : defaultApprover(for: name)
+            }
+            return try device.enrollBiometricPIN(pin, user: user(name, person), reset: reset, approvedBy: approving,
+                                                 approver: user(approving ?? "", approverPerson))
         } catch { throw SessionError(error) }
     }
 
@@ -268,6 +305,9 @@ public final class Session {
     }
 
     // MARK: - Sync
+
+    /// The changes a deletion outranked, as this vault's devices learned of them, oldest first.
+    package var droppedRevisions: [DroppedRevision] { account.droppedRevisions }
 
     /// Sync delays, for the account or one device.
     public func setDelays(upload: DelayRange?, download: DelayRange?, device: String? = nil) throws(SessionError) {

@@ -14,9 +14,7 @@ private func twoDevices() throws -> (Session, String) {
     var phonePIN = Array("1111".utf8)
     try account.addDevice("laptop", pin: SecureBytes(consuming: &laptop), approvedBy: "phone",
                           approver: UserPolicy(pin: SecureBytes(consuming: &phonePIN)))
-    let session = Session(account: account) { device, person in
-        Session.nobody(device, PersonRequest(action: person.action, account: person.account, pin: person.pin ?? (device == "phone" ? "1111" : "2222")))
-    }
+    let session = Session(account: account, people: KnownPeople(pins: ["phone": "1111", "laptop": "2222"], timeouts: .atOnce))
     return (session, directory)
 }
 

@@ -13,7 +13,7 @@ private final class Twin {
     let clock = VirtualClock(start: ScenarioRunner.epoch)
     let directory: String
     var session: Session!
-    var pins = [String: String]()
+    lazy var pins = KnownPeople(timeouts: .on(clock))
     var ids = [String: [UInt8]]()
 
     init() throws {
@@ -32,16 +32,10 @@ private final class Twin {
     }
 
     func create(_ name: String, pin: String, seed: UInt64) throws {
-        let account = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
-                                         biometricPIN: secret(pin), clock: clock.wallClock, random: .seeded(seed))
-        session = Session(account: account, clock: clock, builtOptions: .seeded(seed)) { [unowned self] device, person in
-            let pin = person.pin ?? pins[device]
-            return UserPolicy(action: person.action, account: person.account, pin: { _ throws(AuthenticatorError) in
-                guard let pin else { throw AuthenticatorError(.notInteractive, "device '\(device)' has no PIN in this scenario") }
-                return self.secret(pin)
-            }, wait: { [clock] duration in clock.advance(by: UInt64(duration.components.seconds) * 1000) })
-        }
-        try session.setSyncOptions(seed: seed)
+        session = try Session.create(AccountSpec(path: directory + "/vault", passphrase: secret("scenario"), kdf: .min,
+                                                 devices: [AccountSpec.DeviceSpec(name: name, pin: secret(pin))],
+                                                 keeping: .throwAway(storeInMemory: true), clock: clock, seed: seed),
+                                     people: pins)
         pins[name] = pin
     }
 
@@ -57,7 +51,7 @@ private final class Twin {
 /// What a device holds and what is in flight, for comparing two accounts after a step.
 private func state(_ session: Session) throws -> String {
     var lines = [String]()
-    for name in session.account.deviceNames {
+    for name in session.deviceNames {
         let held = try session.passkeys(device: name).map {
             "\(Base64URL.encode($0.id)) \($0.userName) count=\($0.signCount) be=\($0.backupEligible) bs=\($0.backupState) hidden=\($0.hidden)"
         }

@@ -257,6 +257,20 @@ public final class Account {
         return found
     }
 
+    /// The device that approves `device`'s enrollment (a new device's PIN, a reset device's, a
+    /// joining device's) when none is named: the first other device enrolled with a PIN whose
+    /// person `knowing` says can type it — as a new iPhone asks for the passcode of one of the
+    /// account's devices.
+    package func defaultApprover(for device: String, knowing: (String) -> Bool = { _ in true }) -> String? {
+        ((try? deviceRecords()) ?? []).first { $0.name != device && $0.enrollment != nil && $0.removedAt == nil && knowing($0.name) }?.name
+    }
+
+    /// Whether `device` was reset while it had a PIN, and has no new one yet: its former PIN can
+    /// enroll a new one.
+    package func hasFormerPIN(_ device: String) throws(DeviceError) -> Bool {
+        try deviceRecord(named: device).formerEnrollment != nil
+    }
+
     func deviceRecord(id: [UInt8]) throws(DeviceError) -> DeviceRecord {
         guard let found = try deviceRecords().first(where: { $0.id == id }) else {
             throw DeviceError(.noSuchDevice, "the device was removed")
@@ -325,7 +339,7 @@ public final class Account {
         let enrolled = try deviceRecords().filter { $0.enrollment != nil && $0.name != name }
         var unlock: BiometricSensor.Unlock? = nil
         if !enrolled.isEmpty {
-            let approving = try approverName.map { n throws(DeviceError) in try deviceRecord(named: n) } ?? enrolled[0]
+            let approving = try deviceRecord(named: approverName ?? defaultApprover(for: name) ?? enrolled[0].name)
             guard approving.enrollment != nil else {
                 throw DeviceError(.invalidArgument, "device '\(approving.name)' has no biometric PIN to approve '\(name)' with")
             }

@@ -252,7 +252,7 @@ extension Account {
     func approvingBiometryKey(for name: String, approvedBy approverName: String?, approver: UserPolicy) throws(DeviceError) -> SecureBytes? {
         let enrolled = try deviceRecords().filter { $0.enrollment != nil }
         guard !enrolled.isEmpty else { return nil }
-        let approving = try approverName.map { n throws(DeviceError) in try deviceRecord(named: n) } ?? enrolled[0]
+        let approving = try deviceRecord(named: approverName ?? defaultApprover(for: name) ?? enrolled[0].name)
         guard approving.enrollment != nil else {
             throw DeviceError(.invalidArgument, "device '\(approving.name)' has no biometric PIN to approve '\(name)' with")
         }

@@ -39,10 +39,9 @@ public final class ScenarioRunner {
     var seed: UInt64 = 0
     /// The request layer over the run's account, once the first device made it.
     var session: Session?
-    var account: Account? { session?.account }
-    /// The PIN each device was enrolled with, as the scenario declared it; and the PIN a factory
-    /// reset retired (which recovers the account's biometry key).
-    var pins = [String: String]()
+    /// The PIN the person at each device types, as the scenario declared it (a timeout passes on
+    /// the run's clock); and the PIN a factory reset retired (which recovers the account's biometry key).
+    lazy var people = KnownPeople(timeouts: .on(clock))
     var formerPins = [String: String]()
     var origin = "https://example.com"
     var rpId: String?
@@ -154,8 +153,8 @@ public final class ScenarioRunner {
 
     /// The changes the step made that a deletion outranks, into the timeline.
     private func noteDropped(into report: inout ScenarioReport) {
-        guard let account, account.droppedRevisions.count > report.dropped.count else { return }
-        for d in account.droppedRevisions[report.dropped.count...] {
+        guard let dropped = session?.droppedRevisions, dropped.count > report.dropped.count else { return }
+        for d in dropped[report.dropped.count...] {
             report.record(DroppedChange(time: d.time - min(d.time, Self.epoch), device: d.device, passkey: label(of: d.credentialId),
                                         revision: Base64URL.encode(d.revisionId), deletedBy: d.deletedBy,
                                         deletedAt: d.deletedAt - min(d.deletedAt, Self.epoch)))
@@ -178,7 +177,7 @@ public final class ScenarioRunner {
         for check in expectation?.checks ?? [] where Outcome.isTimed(check.key) {
             guard let dot = check.key.lastIndex(of: ".") else { continue }
             let name = String(check.key[..<dot])
-            guard account?.deviceNames.contains(name) == true else {
+            guard session?.deviceNames.contains(name) == true else {
                 throw ScenarioError(file: file, line: line.number, column: check.column,
                                     "no device named '\(name)': \(check.key) names a device of the account")
             }
@@ -229,14 +228,14 @@ public final class ScenarioRunner {
 
     /// The session, once `name` is known to be a device of the account (a scenario error if not).
     private func session(for name: String, line: ScenarioLine) throws(ScenarioError) -> Session {
-        _ = try device(name, line: line)
+        try requireDevice(name, line: line)
         return session!
     }
 
     func perform(_ step: Step, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         switch step {
         case .seed(let n):
-            guard account == nil else { throw fail(line, "seed comes before the first device") }
+            guard session == nil else { throw fail(line, "seed comes before the first device") }
             seed = n
             return .ok
         case .origin(let text):
@@ -324,7 +323,7 @@ public final class ScenarioRunner {
     /// be back — a removal as `-LABEL@TIME`; and whether the account store is in use (`store`).
     private func syncStatus(_ only: String?, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         let session = try requireAccount(line)
-        if let only { _ = try device(only, line: line) }
+        if let only { try requireDevice(only, line: line) }
         let status: SyncStatus
         do { status = try session.syncStatus() } catch { return Outcome(error) }
         var outcome = Outcome.ok
@@ -358,9 +357,11 @@ public final class ScenarioRunner {
         } catch { return Outcome(error) }
     }
 
-    private func device(_ name: String, line: ScenarioLine) throws(ScenarioError) -> Device {
+    /// Device `name`'s biometry, once it is known to be one of the account's.
+    @discardableResult
+    private func requireDevice(_ name: String, line: ScenarioLine) throws(ScenarioError) -> BiometryStatus {
         let session = try requireAccount(line)
-        do { return try session.account.device(name) } catch { throw fail(line, error.message) }
+        do { return try session.biometry(device: name) } catch { throw fail(line, error.message) }
     }
 
     func label(of id: [UInt8]) -> String {
@@ -372,53 +373,27 @@ public final class ScenarioRunner {
         return SecureBytes(consuming: &bytes)
     }
 
-    /// The person at device `name`: the request's action, account choice and PIN (the device's
-    /// declared one unless the step gives another); a timeout passes on the virtual clock.
-    func user(on name: String, _ person: PersonRequest = PersonRequest()) -> UserPolicy {
-        let pin = person.pin ?? pins[name]
-        let clock = self.clock
-        return UserPolicy(action: person.action, account: person.account, pin: { [self] prompt throws(AuthenticatorError) in
-            guard let pin else { throw AuthenticatorError(.notInteractive, "device '\(name)' has no PIN in this scenario") }
-            return secret(pin)
-        }, wait: { duration in
-            let (seconds, attoseconds) = duration.components
-            clock.advance(by: UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000))
-        })
-    }
-
-    /// The device that approves a new enrollment: `approver`, else the first with a PIN here.
-    private func approver(_ named: String?, excluding name: String) -> String? {
-        named ?? (pins.isEmpty ? nil : account?.deviceNames.first { $0 != name && pins[$0] != nil })  // no scan of N devices when none has a PIN
-    }
-
     private func addDevice(_ name: String, pin: String?, attempts: UInt32?, approver: String?, profile: String?,
                            line: ScenarioLine) throws(ScenarioError) -> Outcome {
         guard let session else {
             guard approver == nil else { throw fail(line, "the first device makes the account: no device approves it, so approve-with would be dropped") }
             do throws(SessionError) {
-                let created: Account
-                do {
-                    madeVault = true  // from here on, whatever is at the path is this run's (the workspace was empty)
-                    created = try Account.create(at: directory + "/vault", passphrase: secret("scenario"), kdf: .min, deviceName: name,
-                                                 biometricPIN: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                                 clock: clock.wallClock, random: .seeded(seed),
-                                                 durability: .none, sharing: .held, storeInMemory: true)  // a throw-away vault, this run's alone, deleted after it
-                } catch { throw SessionError(error) }
-                let session = Session(account: created, clock: clock, builtOptions: .seeded(seed)) { [unowned self] device, person in
-                    user(on: device, person)
-                }
-                try session.setSyncOptions(seed: seed)
-                if let profile { try session.setProfile(profile) }
+                madeVault = true  // from here on, whatever is at the path is this run's (the workspace was empty)
+                // A throw-away vault, this run's alone, deleted after it.
+                let spec = AccountSpec(path: directory + "/vault", passphrase: secret("scenario"), kdf: .min,
+                                       devices: [AccountSpec.DeviceSpec(name: name, pin: pin.map(secret),
+                                                                        maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts)],
+                                       profile: profile, keeping: .throwAway(storeInMemory: true), clock: clock, seed: seed)
+                let session = try Session.create(spec, people: people)
                 self.session = session
-                pins[name] = pin
+                people[name] = pin
                 return .ok
             } catch { return Outcome(error) }
         }
-        let approving = self.approver(approver, excluding: name)
         do {
             try session.addDevice(name, pin: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
-                                  approvedBy: pin == nil ? nil : approving, profile: profile)
-            pins[name] = pin
+                                  approvedBy: approver, profile: profile)
+            people[name] = pin
             return .ok
         } catch { return Outcome(error) }
     }
@@ -427,7 +402,7 @@ public final class ScenarioRunner {
         let session = try requireAccount(line)
         if case .pin(_, let approverName, let former) = change {
             // Refused rather than dropped: what the device's state leaves no use for.
-            let enrolled = try device(name, line: line).biometry.enrolled
+            let enrolled = try requireDevice(name, line: line).enrolled
             if former != nil, enrolled || formerPins[name] == nil {
                 throw fail(line, "\(name) has no former PIN to type: 'former' is for a device reset while it had a PIN, before a new one")
             }
@@ -442,23 +417,21 @@ public final class ScenarioRunner {
             case .reset:
                 try session.change(.reset, device: name)
                 // A second reset before a new PIN keeps the former one, as the device does.
-                if let pin = pins[name] { formerPins[name] = pin }
-                pins[name] = nil
+                if let pin = people[name] { formerPins[name] = pin }
+                people[name] = nil
             case .remove:
                 try session.change(.remove, device: name)
-                pins[name] = nil
+                people[name] = nil
             case .unlock: try session.change(.unlockBiometry, device: name)
             case .unsupported: try session.change(.passkeysSupported(false), device: name)
             case .supported: try session.change(.passkeysSupported(true), device: name)
             case .pin(let pin, let approverName, let typed):
-                var approving = self.approver(approverName, excluding: name)
                 var current = PersonRequest()
-                if pins[name] == nil, let former = typed ?? formerPins[name], approverName == nil {
+                if people[name] == nil, let former = typed ?? formerPins[name], approverName == nil {
                     current.pin = former  // a reset device recovers with its former PIN
-                    approving = nil
                 }
-                try session.enrollPIN(secret(pin), device: name, person: current, approvedBy: approving)
-                pins[name] = pin
+                try session.enrollPIN(secret(pin), device: name, person: current, approvedBy: approverName)
+                people[name] = pin
                 formerPins[name] = nil
             }
             return .ok
@@ -530,7 +503,7 @@ public final class ScenarioRunner {
     private func register(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         // Hybrid: `via` makes the passkey (its PIN, its store) for NAME's page; both must exist.
         let session = try session(for: name, line: line)
-        if let via = c.via { _ = try device(via, line: line) }
+        if let via = c.via { try requireDevice(via, line: line) }
         let user = c.user ?? "user"
         let options: OptionsSource<CreationOptionsBuilder>
         if let given = try self.options(c.options, line: line) {
@@ -569,7 +542,7 @@ public final class ScenarioRunner {
     private func sign(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
         // Hybrid: `via` signs for NAME's page; both must exist.
         let session = try session(for: name, line: line)
-        if let via = c.via { _ = try device(via, line: line) }
+        if let via = c.via { try requireDevice(via, line: line) }
         let allowed = try passkeyIds(c.allow, line: line)
         var choice = AccountChoice(user: c.user)
         if let label = c.credential {

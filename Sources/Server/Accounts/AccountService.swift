@@ -49,7 +49,9 @@ public final class AccountService: @unchecked Sendable {
     /// removed. `pin` is what the person at each of its devices types (else each request's `pin`).
     public func host(_ account: Account, id: String, pin: String?) {
         let pins = Dictionary(account.deviceNames.compactMap { name in pin.map { (name, $0) } }, uniquingKeysWith: { a, _ in a })
-        let hosted = HostedAccount(id: id, account: account, clock: nil, directory: nil, storage: "vault", pins: pins)
+        let persons = HostedPeople(pins: pins, clock: nil)
+        let hosted = HostedAccount(id: id, session: Session(account: account, people: persons), persons: persons, directory: nil,
+                                   storage: "vault")
         accounts.withLock { $0[id] = hosted }
     }
 

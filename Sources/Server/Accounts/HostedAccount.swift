@@ -19,49 +19,27 @@ final class HostedAccount: @unchecked Sendable {
     let events = AccountEvents()
     let autofill = AutofillPicks()
     let people = QueuedPeople()
+    /// The people at its devices: the PIN each types.
+    let persons: HostedPeople
     private let lock = Mutex(())
-    /// Each device's PIN, as the person at it types it (changed by the API's PIN requests).
-    private var pins: [String: String]
     private var ended = false
     /// WebDriver's user settings for the account's authenticator (`isUserConsenting`,
     /// `isUserVerified`), when it was made by Add Virtual Authenticator.
-    var webDriverUser: (consenting: Bool, verified: Bool)?
+    var webDriverUser: (consenting: Bool, verified: Bool)? {
+        get { persons.webDriverUser }
+        set { persons.webDriverUser = newValue }
+    }
     /// The passkeys it makes are device-bound unless a registration says otherwise
     /// (`defaultBackupEligibility: false`).
     var deviceBoundByDefault = false
 
-    init(id: String, account: Account, clock: VirtualClock?, directory: String?, storage: String, pins: [String: String]) {
+    /// `session`'s people must be `persons`.
+    init(id: String, session: Session, persons: HostedPeople, directory: String?, storage: String) {
         self.id = id
         self.directory = directory
         self.storage = storage
-        self.pins = pins
-        session = Session(account: account, clock: clock)
-        session.people = { [unowned self] device, person in user(on: device, person) }
-    }
-
-    /// The person at `device`: the request's PIN, else the device's; a prompt's timeout passes at
-    /// once, never holding the account (on a virtual clock, the clock moves by it, unless it has
-    /// passed already).
-    private func user(on device: String, _ person: PersonRequest) -> UserPolicy {
-        var pin = person.pin ?? pins[device]
-        var action = person.action
-        var why = "device '\(device)' has no PIN known to the server: give one as \"pin\""
-        if let webDriverUser {
-            if !webDriverUser.consenting { action = .cancel }
-            if !webDriverUser.verified {
-                pin = nil
-                why = "the virtual authenticator's user does not verify (isUserVerified is false)"
-            }
-        }
-        let clock = person.instantTimeout ? nil : session.clock
-        return UserPolicy(action: action, account: person.account, pin: { prompt throws(AuthenticatorError) in
-            guard let pin else { throw AuthenticatorError(.notInteractive, why) }
-            return AccountService.secret(pin)
-        }, wait: { duration in
-            guard let clock else { return }
-            let (seconds, attoseconds) = duration.components
-            clock.advance(by: UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000))
-        })
+        self.session = session
+        self.persons = persons
     }
 
     /// Runs one request on the account, alone; then, while a stream is open, what sync did.
@@ -77,12 +55,10 @@ final class HostedAccount: @unchecked Sendable {
     }
 
     /// Sets the PIN the person at `device` types from now (`nil`: none).
-    func setPIN(_ pin: String?, device: String) { pins[device] = pin }
-
-    func knowsPIN(of device: String) -> Bool { pins[device] != nil }
+    func setPIN(_ pin: String?, device: String) { persons.setPIN(pin, device: device) }
 
     /// The account's time: its virtual clock's, else the real one.
-    var now: UInt64 { session.account.clock.milliseconds() }
+    var now: UInt64 { session.now }
 
     /// Ends the account: its streams end, its throw-away vault is removed. The streams still open.
     func end() -> [HTTPStream] {

@@ -96,45 +96,20 @@ extension AccountService {
         }
         let profile = try body.string("profile")
         let directory = try makeDirectory()
-        let first = devices[0]
+        let pins = Dictionary(devices.compactMap { d in d.pin.map { (d.name, $0) } }, uniquingKeysWith: { a, _ in a })
+        let persons = HostedPeople(pins: pins, clock: clock)
         do throws(Problem) {
-            let account: Account
-            var recovery: String?
-            var claim: Account.StoreClaim?
-            do {
-                if let store { claim = try Account.claimStore(store) }
-                account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: first.name,
-                                             biometricPIN: first.pin.map(Self.secret), maxPINAttempts: first.maxPINAttempts,
-                                             clock: clock?.wallClock ?? .live, random: .live,
-                                             durability: storage == "vault" ? .full : .none, sharing: .held, storeInMemory: storage == "memory",
-                                             attestationCA: attestationCA, storePath: store)
-                if store != nil {
-                    // Other machines' devices join with it (authctl init --join STORE --recovery).
-                    let secret = RecoverySecret.make()
-                    try account.publishRecovery(secret: secret, pin: first.pin.map(Self.secret))
-                    recovery = secret
-                }
-            } catch {
-                claim?.release()
-                throw Problem(SessionError(error))
-            }
+            let spec = AccountSpec(path: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min,
+                                   devices: devices.map(\.account), profile: profile,
+                                   keeping: storage == "vault" ? .held : .throwAway(storeInMemory: true),
+                                   store: store.map { AccountSpec.SharedStore(address: $0) }, clock: clock, attestationCA: attestationCA)
+            let created = try session { () throws(SessionError) in try Session.create(spec, people: persons) }
             let id = Base64URL.encode(RandomSource.live.bytes(12))
-            let hosted = HostedAccount(id: id, account: account, clock: clock, directory: directory, storage: storage,
-                                       pins: Dictionary(devices.compactMap { d in d.pin.map { (d.name, $0) } }, uniquingKeysWith: { a, _ in a }))
-            try session { () throws(SessionError) in
-                if let profile { try hosted.session.setProfile(profile) }
-                if let spec = first.profile { try hosted.session.setProfile(spec, aaguid: first.aaguid, device: first.name) }
-                for device in devices.dropFirst() {
-                    // A device with a PIN is approved by the first enrolled one before it, as a new phone is.
-                    let approver = device.pin == nil ? nil : devices.first { $0.pin != nil && $0.name != device.name }?.name
-                    try hosted.session.addDevice(device.name, pin: device.pin.map(Self.secret), maxPINAttempts: device.maxPINAttempts,
-                                                 approvedBy: approver, profile: device.profile, aaguid: device.aaguid)
-                }
-            }
+            let hosted = HostedAccount(id: id, session: created, persons: persons, directory: directory, storage: storage)
             if let sync { try Self.applySync(sync, to: hosted) }
             try add(hosted)
             var report = try hosted.serve { () throws(Problem) in try AccountReport(hosted) }
-            report.recoverySecret = recovery
+            report.recoverySecret = spec.store?.recoverySecret
             var answer = HTTPResponse.encoded(201, report)
             answer.headers = [("Location", "/accounts/\(id)")]
             return answer
@@ -214,6 +189,11 @@ struct DeviceSpec {
     init(name: String, pin: String?) {
         self.name = name
         self.pin = pin
+    }
+
+    /// The device as the account is made with it (its approver is the session's default).
+    var account: AccountSpec.DeviceSpec {
+        AccountSpec.DeviceSpec(name: name, pin: pin.map(AccountService.secret), maxPINAttempts: maxPINAttempts, profile: profile, aaguid: aaguid)
     }
 
     init(_ body: RequestBody, approver: Bool) throws(Problem) {

@@ -14,7 +14,7 @@ extension AccountService {
             }
             let hosted = try s.hosted(account)
             try hosted.serve { () throws(Problem) in
-                guard hosted.session.account.deviceNames.contains(device) else {
+                guard hosted.session.deviceNames.contains(device) else {
                     throw Problem.notFound("account \(JSONText.shown(account)) has no device \(JSONText.shown(device))")
                 }
             }

@@ -14,12 +14,10 @@ extension AccountService {
             let spec = try DeviceSpec(call.body(), approver: true)
             return try s.onAccount(call) { hosted throws(Problem) in
                 // A device with a PIN is approved on an enrolled device (as a new phone is): the one
-                // named, else the first with a PIN the server knows.
-                let approver = spec.pin == nil ? nil : spec.approvedBy
-                    ?? hosted.session.account.deviceNames.first { hosted.knowsPIN(of: $0) && $0 != spec.name }
+                // named, else the session's default.
                 try session { () throws(SessionError) in
                     try hosted.session.addDevice(spec.name, pin: spec.pin.map(Self.secret), maxPINAttempts: spec.maxPINAttempts,
-                                                 approvedBy: approver, approverPerson: PersonRequest(pin: spec.approverPin),
+                                                 approvedBy: spec.approvedBy, approverPerson: PersonRequest(pin: spec.approverPin),
                                                  profile: spec.profile, aaguid: spec.aaguid)
                 }
                 hosted.setPIN(spec.pin, device: spec.name)
@@ -60,13 +58,10 @@ extension AccountService {
             let approver = try body.string("approvedBy"), approverPin = try body.string("approverPin")
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 // A device without a PIN (or resetting its biometry) is approved on an enrolled one: the
-                // one named, else the first other device whose PIN the server knows.
-                let enrolled = try session { () throws(SessionError) in try hosted.session.biometry(device: device) }.enrolled
-                let approving = approver ?? (enrolled && !reset ? nil
-                    : hosted.session.account.deviceNames.first { $0 != device && hosted.knowsPIN(of: $0) })
+                // one named, else the session's default.
                 let deleted = try session { () throws(SessionError) in
                     try hosted.session.enrollPIN(Self.secret(pin), device: device, person: PersonRequest(pin: current), reset: reset,
-                                                 approvedBy: approving, approverPerson: PersonRequest(pin: approverPin))
+                                                 approvedBy: approver, approverPerson: PersonRequest(pin: approverPin))
                 }
                 hosted.setPIN(pin, device: device)
                 return .encoded(200, PINReport(device: try DeviceReport(named: device, in: hosted), deletedPasskeys: deleted))
@@ -122,7 +117,7 @@ extension AccountService {
     func onDevice(_ call: Router<AccountService>.Call, _ body: (HostedAccount, String) throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
         let device = call.parameter("device")
         return try onAccount(call) { hosted throws(Problem) in
-            guard hosted.session.account.deviceNames.contains(device) else {
+            guard hosted.session.deviceNames.contains(device) else {
                 throw Problem.notFound("account \(JSONText.shown(hosted.id)) has no device \(JSONText.shown(device))")
             }
             return try body(hosted, device)
@@ -143,11 +138,9 @@ struct DeviceReport: Encodable {
     let pendingDownloads: [SyncStatus.Transfer]
 
     init(_ d: SyncStatus.DeviceStatus, in hosted: HostedAccount) throws(Problem) {
-        let device: Device
-        do { device = try hosted.session.account.device(d.name) } catch { throw Problem(SessionError(error)) }
         name = d.name
         online = d.online
-        passkeysSupported = device.passkeysSupported
+        passkeysSupported = try session { () throws(SessionError) in try hosted.session.passkeysSupported(device: d.name) }
         biometry = try session { () throws(SessionError) in try hosted.session.biometry(device: d.name) }
         passkeys = d.passkeys ?? 0
         uploadDelay = d.uploadDelay

@@ -13,7 +13,7 @@ extension AccountService {
         router.add("PUT", "/accounts/{account}/sync") { s, call throws(Problem) in
             let body = try call.body(allowed: Self.syncMembers)
             return try s.onAccount(call) { hosted throws(Problem) in
-                if let device = try body.string("device"), !hosted.session.account.deviceNames.contains(device) {
+                if let device = try body.string("device"), !hosted.session.deviceNames.contains(device) {
                     throw Problem.notFound("account \(JSONText.shown(hosted.id)) has no device \(JSONText.shown(device))")
                 }
                 try Self.applySync(body, to: hosted)

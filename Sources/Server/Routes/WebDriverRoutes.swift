@@ -140,14 +140,12 @@ extension AccountService {
         let pin = uv ? String(format: "%06u", UInt32.random(in: 0..<1_000_000)) : nil
         let directory = try makeDirectory()
         do throws(Problem) {
-            let account: Account
-            do {
-                account = try Account.create(at: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min, deviceName: id,
-                                             biometricPIN: pin.map(Self.secret), clock: .live, random: .live,
-                                             durability: .none, sharing: .held, storeInMemory: true, attestationCA: attestationCA)
-            } catch { throw Problem(SessionError(error)) }
-            let hosted = HostedAccount(id: id, account: account, clock: nil, directory: directory, storage: "memory",
-                                       pins: pin.map { [id: $0] } ?? [:])
+            let persons = HostedPeople(pins: pin.map { [id: $0] } ?? [:], clock: nil)
+            let spec = AccountSpec(path: directory + "/vault", passphrase: Self.secret("serve"), kdf: .min,
+                                   devices: [AccountSpec.DeviceSpec(name: id, pin: pin.map(Self.secret))],
+                                   keeping: .throwAway(storeInMemory: true), attestationCA: attestationCA)
+            let created = try session { () throws(SessionError) in try Session.create(spec, people: persons) }
+            let hosted = HostedAccount(id: id, session: created, persons: persons, directory: directory, storage: "memory")
             hosted.webDriverUser = (consenting, verified)
             // The backup flags of the passkeys it makes: device-bound (BE=0), or BS=1 at once.
             hosted.deviceBoundByDefault = eligible == false

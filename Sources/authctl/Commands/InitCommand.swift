@@ -1,5 +1,6 @@
 import KeyVault
 import Keychain
+import Session
 import SyncStore
 import VirtualAuthenticator
 
@@ -55,18 +56,18 @@ enum InitCommand {
             return
         }
         guard args.value(recoveryFile) == nil else { throw CLIError(.usage, "--recovery-file is for init --store or init --join --recovery") }
-        do {
-            let device = try Device.create(at: vault.path, passphrase: passphrase, kdf: level, deviceName: vault.deviceName ?? Device.defaultDeviceName,
-                                           biometricPIN: pin, maxPINAttempts: attempts)
-            if let profile { try device.account.setProfile(profile, aaguid: aaguid) }
-        } catch { throw CLIError(error) }
+        _ = try Session.create(AccountSpec(path: vault.path, passphrase: passphrase, kdf: level,
+                                           devices: [AccountSpec.DeviceSpec(name: vault.deviceName ?? Device.defaultDeviceName, pin: pin,
+                                                                            maxPINAttempts: attempts)],
+                                           profile: profile, aaguid: aaguid))
         Output.diagnostic("authctl: created vault at \(vault.path) (kdf \(level.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled"))")
     }
 
     /// `init --store`: a new account on a shared store, and its recovery secret.
     private static func createShared(_ address: String, args: ParsedArguments, vault: VaultSelection, passphrase: SecureBytes,
                                      pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32, profile: String?, aaguid: [UInt8]?) throws(CLIError) {
-        let secret = RecoverySecret.make()
+        let store = AccountSpec.SharedStore(address: address)
+        let secret = store.recoverySecret
         let file = try args.value(recoveryFile).map { path throws(CLIError) in try PrivateFile(creating: path) }
         // On stdout before anything is made: a secret that cannot be shown leaves no account behind.
         if file == nil {
@@ -74,14 +75,13 @@ enum InitCommand {
             try Output.text(secret)
         }
         do {
-            let account = try Account.create(at: vault.path, passphrase: passphrase, kdf: kdf, storePath: address,
-                                             deviceName: vault.deviceName ?? Device.defaultDeviceName, biometricPIN: pin,
-                                             maxPINAttempts: attempts)
-            if let profile { try account.setProfile(profile, aaguid: aaguid) }
-            try account.publishRecovery(secret: secret, pin: pin)
+            _ = try Session.create(AccountSpec(path: vault.path, passphrase: passphrase, kdf: kdf,
+                                               devices: [AccountSpec.DeviceSpec(name: vault.deviceName ?? Device.defaultDeviceName, pin: pin,
+                                                                                maxPINAttempts: attempts)],
+                                               profile: profile, aaguid: aaguid, store: store))
         } catch {
             file?.abandon()
-            throw CLIError(error)
+            throw error
         }
         try file?.finish(Array((secret + "\n").utf8))
         Output.diagnostic("authctl: created vault at \(vault.path) on the account store \(PostgresAddress.redacted(address)) (kdf \(kdf.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled")); "

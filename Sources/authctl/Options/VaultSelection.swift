@@ -89,16 +89,8 @@ struct VaultSelection {
         do { return try account.device(deviceName) } catch { throw CLIError(error) }
     }
 
-    /// The request layer over the opened account: its people are this vault's PIN source.
+    /// The request layer over the opened account: its people are the person at the terminal.
     func session(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Session {
-        Session(account: try openAccount(access, verifyingFirst: verifyingFirst)) { _, person in
-            user(action: person.action, account: person.account, instantTimeout: person.instantTimeout)
-        }
-    }
-
-    /// The person at the device: this vault's PIN source, and what the command line says they do.
-    func user(action: UserAction = .approve, account: AccountChoice = .newest, instantTimeout: Bool = false) -> UserPolicy {
-        UserPolicy(action: action, account: account, pin: { prompt throws(AuthenticatorError) in try pin(prompt) },
-                   wait: instantTimeout ? { _ in } : Interruption.outwait)
+        Session(account: try openAccount(access, verifyingFirst: verifyingFirst), people: TerminalPeople(self))
     }
 }
