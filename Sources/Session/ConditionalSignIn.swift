@@ -133,13 +133,16 @@ public final class ConditionalSignIn: @unchecked Sendable {
     }
 
     /// Ends it `canceled`, for `why` (the next conditional sign-in took the list, its page went
-    /// away, the account ends), unless it ended first.
-    public func cancel(_ why: String) {
+    /// away, the account ends), unless it ended first. How it ended.
+    @discardableResult
+    public func cancel(_ why: String) -> SessionError {
         lock.lock()
         defer { lock.unlock() }
-        guard stateLocked() == .pending || current == .dismissed else { return }
-        current = .canceled
-        reason = why
+        if stateLocked() == .pending || current == .dismissed {
+            current = .canceled
+            reason = why
+        }
+        return endedLocked()
     }
 
     /// The error an ended call answers with.

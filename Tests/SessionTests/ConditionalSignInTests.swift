@@ -89,7 +89,7 @@ private func passkey(_ session: Session, _ user: String, extensions: String = ""
 /// the next conditional sign-in on the device takes the list (`canceled`); what the browser
 /// refuses at once is thrown by the beginning, and only a conditional sign-in begins.
 @Test func aConditionalSignInEndsByItsTimeoutOrTheNextOne() throws {
-    let (session, clock, directory) = try phone()
+    let (session, _, directory) = try phone()
     defer { ScenarioRunner.removeWorkspace(directory) }
     let alice = try passkey(session, "alice")
     let first = try session.beginConditional(SignRequest(device: "phone", caller: caller, options: .built(RequestOptionsBuilder(timeout: 10_000))))
