@@ -104,6 +104,13 @@ final class AutofillPicks: @unchecked Sendable {
             DispatchQueue.global().async { finish(.canceled) }
             return
         }
+        // Its page withdrew it since it was admitted (the withdrawal takes no account lock).
+        if let id = owner.id, let early = withdrawnEarly[device], let index = early.firstIndex(of: id) {
+            withdrawnEarly[device]?.remove(at: index)
+            lock.unlock()
+            DispatchQueue.global().async { finish(.withdrawn) }
+            return
+        }
         let superseded = pending.removeValue(forKey: device)
         if var picks = waiting[device], let index = picks.firstIndex(where: { $0.request == nil || $0.request == owner.id }) {
             let pick = picks.remove(at: index)
