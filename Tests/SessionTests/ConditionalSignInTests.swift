@@ -117,3 +117,10 @@ private func passkey(_ session: Session, _ user: String, extensions: String = ""
         Issue.record("another site's RP ID was accepted")
     } catch { #expect(error.name == .securityError, "\(error)") }
 }
+
+/// What the person was asked, by outcome: the server uses up a queued person by it, so a request
+/// refused before any prompt leaves the person for the next one.
+@Test func anOutcomeSaysWhetherThePersonWasAsked() {
+    let asked = SessionError.Name.allCases.filter(\.askedThePerson)
+    #expect(asked == [.canceled, .failed, .notInteractive, .biometryLockout, .timedOut])
+}

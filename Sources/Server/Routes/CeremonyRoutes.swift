@@ -202,8 +202,7 @@ extension AccountService {
             if queued != nil { _ = hosted.people.next(device: device) }
             return done
         } catch {
-            let asked: Set<SessionError.Name> = [.canceled, .failed, .timedOut, .biometryLockout, .notInteractive]
-            if queued != nil, asked.contains(error.name) { _ = hosted.people.next(device: device) }
+            if queued != nil, error.name.askedThePerson { _ = hosted.people.next(device: device) }
             throw Problem(error)
         }
     }
