@@ -85,7 +85,9 @@ public final class ConditionalSignIn: @unchecked Sendable {
         }
         let list = try offered()
         guard list.contains(where: choice.allows) else {
-            let offers = list.isEmpty ? "it offers none" : "it offers " + list.map { "\(Base64URL.encode($0.id)) (\(EchoedInput.text($0.userName)))" }.joined(separator: ", ")
+            // The first few, for a message of bounded length whatever the RP holds.
+            let shown = list.prefix(5).map { "\(EchoedInput.base64URL($0.id)) (\(EchoedInput.text($0.userName)))" }.joined(separator: ", ")
+            let offers = list.isEmpty ? "it offers none" : "it offers \(shown)" + (list.count > 5 ? " and \(list.count - 5) more" : "")
             throw SessionError(.notHandled, "the autofill list does not offer \(Self.described(choice)): \(offers)")
         }
         lock.lock()
@@ -171,7 +173,7 @@ public final class ConditionalSignIn: @unchecked Sendable {
     }
 
     private static func described(_ choice: AccountChoice) -> String {
-        [choice.credentialId.map { "passkey \(Base64URL.encode($0))" }, choice.user.map { "user \(EchoedInput.text($0))" }]
+        [choice.credentialId.map { "passkey \(EchoedInput.base64URL($0))" }, choice.user.map { "user \(EchoedInput.text($0))" }]
             .compactMap { $0 }.joined(separator: " of ")
     }
 }

@@ -123,6 +123,8 @@ def test_a_conditional_sign_in_signs_the_passkey_picked_from_its_autofill_list(a
     refused = authctl.sign(discouraged, origin, "--mediation", "conditional", "--pick", ids["carol"], "--json")
     assert refused.code == 13 and refused.stdout == "" and authctl.state() == before
     assert json.loads(refused.stderr)["error"] == "notHandled" and "does not offer" in json.loads(refused.stderr)["message"]
+    long = authctl.sign(body, origin, "--mediation", "conditional", "--pick", "A" * 60000)  # the id it repeats is cut
+    assert long.code == 13 and "(45000 bytes)" in long.stderr and len(long.stderr) < 400, long.stderr[:200]
     # Dismissed, the call stays pending until its timeout: timedOut (NotAllowedError).
     dismissed = authctl.sign(body, origin, "--mediation", "conditional", "--dismiss", "--instant-timeout", "--json")
     assert dismissed.code == 19 and dismissed.stdout == "" and json.loads(dismissed.stderr)["domException"] == "NotAllowedError"
