@@ -24,6 +24,12 @@ public final class Session {
     public let builtOptions: BuiltOptionsRandomness
     /// How many blocks a seeded ``builtOptions`` stream has given.
     private var drawn: UInt64 = 0
+    /// The conditional sign-in pending on each device, as long as its front end holds it.
+    var conditionals = [String: Pending]()
+
+    struct Pending {
+        weak var signIn: ConditionalSignIn?
+    }
 
     public init(account: Account, clock: VirtualClock? = nil, builtOptions: BuiltOptionsRandomness = .live, people: any People = Nobody()) {
         self.account = account
@@ -105,13 +111,27 @@ public final class Session {
         }
     }
 
-    /// `body` on the devices a sign-in runs on, a client there, with its options JSON.
-    private func signing<T>(_ request: SignRequest, _ body: (Hybrid, [UInt8]) throws(DeviceError) -> T) throws(SessionError) -> T {
-        let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
-        let options = switch request.options {
+    /// What a sign-in's account picker offers — a conditional sign-in's autofill list: the
+    /// authenticator's own candidates (``Device/offers(optionsJSON:caller:fault:attachment:)``).
+    func offers(_ request: SignRequest) throws(SessionError) -> [Credential] {
+        try signing(request) { devices, options throws(DeviceError) in
+            try devices.authenticator.offers(optionsJSON: options, caller: request.caller, fault: request.fault,
+                                             attachment: devices.attachment)
+        }
+    }
+
+    /// A request's options JSON: given, or built now.
+    func optionsJSON(_ source: OptionsSource<RequestOptionsBuilder>) -> [UInt8] {
+        switch source {
         case .json(let json): json
         case .built(let builder): builder.json(drawing: draw)
         }
+    }
+
+    /// `body` on the devices a sign-in runs on, a client there, with its options JSON.
+    private func signing<T>(_ request: SignRequest, _ body: (Hybrid, [UInt8]) throws(DeviceError) -> T) throws(SessionError) -> T {
+        let devices = try Hybrid.resolve(device: request.device, via: request.via, in: account)
+        let options = optionsJSON(request.options)
         do {
             try devices.requireClientSupport()
             return try body(devices, options)

@@ -128,6 +128,19 @@ extension SessionError.Name {
         }
     }
 
+    /// Whether a ceremony that ended so had asked the person — they canceled, typed a wrong PIN,
+    /// let the prompt time out, were locked out, or could type no PIN — rather than failing before
+    /// any prompt (a SecurityError, a TypeError, an excluded passkey, …): what a front end that
+    /// queues what the person does uses up.
+    public var askedThePerson: Bool {
+        switch self {
+        case .canceled, .failed, .timedOut, .biometryLockout, .notInteractive: true
+        case .invalidResponse, .notHandled, .unknown, .matchedExcludedCredential, .securityError, .notSupported, .encodingError, .syntaxError,
+             .badInput, .usage, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed,
+             .passkeysNotSupported, .ioError, .vaultTooNew: false
+        }
+    }
+
     /// The exit status: sysexits where one fits; 10–30 for WebAuthn outcomes and the vault.
     public var exitCode: Int32 {
         switch self {

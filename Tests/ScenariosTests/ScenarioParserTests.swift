@@ -230,3 +230,39 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(failure("sync status laptop")?.message.contains("sync status takes nothing, or device NAME") == true)
     #expect(failure("sync status device")?.column == 13)
 }
+
+/// `autofill begin` takes a sign-in's words and is conditional; the person's pick is its own step,
+/// so a word that would say it at the beginning is refused at its column, as is any other mistake.
+@Test func autofillStepsParse() throws {
+    let lines = try parse("""
+        laptop autofill begin uv required allow alice,bob timeout 1m => ok
+        laptop autofill offers => alice,bob
+        laptop autofill pick bob => ok credential=bob
+        laptop autofill dismiss => timedOut
+        """)
+    guard case .autofill("laptop", .begin(let c))? = lines[0].step, case .autofill("laptop", .offers)? = lines[1].step,
+          case .autofill("laptop", .pick(label: "bob"))? = lines[2].step, case .autofill("laptop", .dismiss)? = lines[3].step
+    else {
+        Issue.record("unexpected steps: \(lines.map { String(describing: $0.step) })")
+        return
+    }
+    #expect(c.mediation == "conditional" && c.userVerification == "required" && c.allow == ["alice", "bob"] && c.timeout == 60_000)
+    let cases: [(text: String, column: Int, says: String)] = [
+        ("laptop autofill", 8, "autofill is"),
+        ("laptop autofill open", 17, "autofill is"),
+        ("laptop autofill begin credential alice", 23, "does not take 'credential'"),
+        ("laptop autofill begin mediation optional", 23, "does not take 'mediation'"),
+        ("laptop autofill begin display Alice", 23, "does not take 'display'"),
+        ("laptop autofill offers alice", 24, "takes no words"),
+        ("laptop autofill pick", 17, "takes a passkey's label"),
+        ("laptop autofill pick a b", 24, "takes a passkey's label"),
+    ]
+    for c in cases {
+        guard let error = failure(c.text) else {
+            Issue.record("'\(c.text)' parsed")
+            continue
+        }
+        #expect(error.line == 1 && error.column == c.column, "\(c.text): \(error)")
+        #expect(error.message.contains(c.says), "\(c.text): \(error.message)")
+    }
+}

@@ -94,6 +94,48 @@ def test_conditional_sign_in_waits_instead_of_failing(authctl):
     assert ignored.code == 19
 
 
+def test_a_conditional_sign_in_signs_the_passkey_picked_from_its_autofill_list(authctl):
+    origin = "https://example.com"
+    keys = {}
+    for user in (b"alice", b"bob", b"carol"):
+        _, body = creation(user=user, uv="required" if user == b"carol" else "preferred")
+        if user == b"carol":  # credProtect 3: no candidate of a sign-in without user verification
+            body["extensions"] = {"credentialProtectionPolicy": "userVerificationRequired"}
+        verified = verify_registration_response(credential=authctl.register(body, origin).json, expected_challenge=unb64url(body["challenge"]),
+                                                expected_rp_id=RP_ID, expected_origin=origin)
+        keys[user.decode()] = (base64.urlsafe_b64encode(verified.credential_id).rstrip(b"=").decode(), verified.credential_public_key)
+    ids = {name: key[0] for name, key in keys.items()}
+    auth, body = request()
+    # The list is the authenticator's own candidates: carol's passkey only when the call verifies the user.
+    offered = authctl.sign(body, origin, "--mediation", "conditional", "--offers").json
+    assert [(o["credentialId"], o["userName"], o["userDisplayName"]) for o in offered] == [(ids[n], n, n) for n in ("alice", "bob", "carol")]
+    discouraged = {**body, "userVerification": "discouraged"}
+    assert [o["userName"] for o in authctl.sign(discouraged, origin, "--mediation", "conditional", "--offers").json] == ["alice", "bob"]
+    allowing = {**body, "allowCredentials": [{"type": "public-key", "id": ids["bob"]}]}
+    assert [o["userName"] for o in authctl.sign(allowing, origin, "--mediation", "conditional", "--offers").json] == ["bob"]
+    # A pick signs with that passkey, as the RP verifies.
+    picked = authctl.sign(body, origin, "--mediation", "conditional", "--pick", ids["bob"]).json
+    assert picked["id"] == ids["bob"]
+    verify_authentication_response(credential=picked, expected_challenge=auth.challenge, expected_rp_id=RP_ID, expected_origin=origin,
+                                   credential_public_key=keys["bob"][1], credential_current_sign_count=0, require_user_verification=True)
+    # A passkey the list does not offer cannot be picked: notHandled, nothing printed or written.
+    before = authctl.state()
+    refused = authctl.sign(discouraged, origin, "--mediation", "conditional", "--pick", ids["carol"], "--json")
+    assert refused.code == 13 and refused.stdout == "" and authctl.state() == before
+    assert json.loads(refused.stderr)["error"] == "notHandled" and "does not offer" in json.loads(refused.stderr)["message"]
+    long = authctl.sign(body, origin, "--mediation", "conditional", "--pick", "A" * 60000)  # the id it repeats is cut
+    assert long.code == 13 and "(45000 bytes)" in long.stderr and len(long.stderr) < 400, long.stderr[:200]
+    # Dismissed, the call stays pending until its timeout: timedOut (NotAllowedError).
+    dismissed = authctl.sign(body, origin, "--mediation", "conditional", "--dismiss", "--instant-timeout", "--json")
+    assert dismissed.code == 19 and dismissed.stdout == "" and json.loads(dismissed.stderr)["domException"] == "NotAllowedError"
+    # What the person does with the list needs a conditional call, one thing at a time, and a credential id.
+    for extra in (("--pick", ids["bob"]), ("--offers",), ("--dismiss",), ("--mediation", "conditional", "--pick", ids["bob"], "--offers"),
+                  ("--mediation", "conditional", "--pick", ids["bob"], "--user", "bob")):
+        assert authctl.sign(body, origin, *extra).code == 64, extra
+    assert authctl.sign(body, origin, "--mediation", "conditional", "--pick", "not base64!").code == 65
+    assert authctl.state() == before
+
+
 def test_immediate_ui_mode_and_silent_mediation(authctl):
     _, body = request()
     # Chromium 156: `mediation: "immediate"` is no CredentialMediationRequirement (TypeError).

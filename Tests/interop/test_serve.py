@@ -294,6 +294,41 @@ def test_a_conditional_sign_in_is_its_pages_until_another_pages_request_or_its_p
     assert call(server, "DELETE", base + "/autofill?request=" + "x" * 129)[0] == 400
     assert call(server, "POST", base + "/autofill", {"credentialId": credential, "request": ""})[0] == 400
 
+def test_the_autofill_list_is_what_the_authenticator_offers_and_a_pick_is_one_of_it(server):
+    import threading
+    _, _, account = call(server, "POST", "/accounts")
+    base = f"/accounts/{account['id']}/devices/phone"
+    alice = register_alice(server, account["id"])
+    # carol's passkey is credProtect 3: no candidate of a sign-in that does not verify the user.
+    options = json.loads(options_to_json(generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="carol", user_id=b"carol")))
+    options["authenticatorSelection"] = {"residentKey": "required", "userVerification": "required"}
+    options["extensions"] = {"credentialProtectionPolicy": "userVerificationRequired"}
+    status, _, carol = call(server, "POST", base + "/register", {"options": options, "origin": ORIGIN})
+    assert status == 200, carol
+    answers = []
+
+    def pending(options):
+        thread = threading.Thread(target=lambda: answers.append(call(server, "POST", base + "/sign", {"options": options, "origin": ORIGIN,
+                                                                                                      "mediation": "conditional"})))
+        thread.start()
+        wait_until(lambda: call(server, "GET", base + "/autofill")[2]["pending"], "the sign-in pending")
+        return thread
+
+    thread = pending(sign_options(userVerification="required"))
+    assert [o["userName"] for o in call(server, "GET", base + "/autofill")[2]["offered"]] == ["alice", "carol"]
+    assert call(server, "POST", base + "/autofill", {"credentialId": carol["id"]})[2] == {"picked": True}
+    thread.join(timeout=60)
+    status, _, response = answers.pop()
+    assert status == 200 and response["id"] == carol["id"]
+    # Without user verification the list leaves carol's out, and she cannot be picked from it.
+    thread = pending(sign_options(userVerification="discouraged"))
+    assert [o["credentialId"] for o in call(server, "GET", base + "/autofill")[2]["offered"]] == [alice]
+    assert call(server, "POST", base + "/autofill", {"credentialId": carol["id"]})[2] == {"picked": True}
+    thread.join(timeout=60)
+    status, _, problem = answers.pop()
+    assert (problem["name"], problem["domException"]) == ("notHandled", "NotAllowedError") and "does not offer" in problem["detail"], problem
+
+
 def test_sync_on_a_virtual_clock_and_its_events(server):
     _, _, account = call(server, "POST", "/accounts", {"devices": [{"name": "phone", "pin": "1234"}, {"name": "laptop", "pin": "9753"}],
                                                        "clock": {"mode": "virtual", "start": 1_767_225_600_000},

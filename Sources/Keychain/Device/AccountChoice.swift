@@ -14,6 +14,15 @@ public struct AccountChoice: Sendable, Equatable {
     /// The most recently created candidate, as a phone's picker offers first.
     public static let newest = AccountChoice()
 
+    /// Whether this choice allows `credential`, by the rule ``pick(from:)`` finds it by: its
+    /// credential id, when one is given, and its user, by name or by base64url user handle, when
+    /// one is given (either matches).
+    public func allows(_ credential: Credential) -> Bool {
+        guard credentialId.map({ credential.id == $0 }) ?? true else { return false }
+        guard let user else { return true }
+        return credential.userName == user || Base64URL.encode(credential.userHandle) == user
+    }
+
     /// The newest of `candidates` this choice allows, found through the candidates' lookups (by
     /// credential id, by user name or handle), not by a pass over them.
     func pick(from candidates: AccountCandidates) throws(AuthenticatorError) -> Credential {

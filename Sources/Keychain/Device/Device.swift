@@ -154,6 +154,21 @@ public final class Device {
         } catch { throw DeviceError(error) }
     }
 
+    /// What a sign-in's account picker offers on this device — a conditional sign-in's autofill
+    /// list (``WebAuthnClient/offers(_:caller:fault:)``): the authenticator's candidates, oldest
+    /// first. Refuses what ``checkSign(optionsJSON:caller:fault:attachment:)`` refuses.
+    public func offers(optionsJSON: [UInt8], caller: CallerContext, fault: Fault? = nil,
+                       attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> [Credential] {
+        let device = try record()
+        try Self.requireSupport(device)
+        let (profile, aaguid) = try account.profile(of: device)
+        let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
+        let client = try client(device, UserPolicy(), configuration, revisionId: nil)
+        do {
+            return try client.offers(try RequestOptions(json: optionsJSON, strict: caller.strict), caller: caller, fault: fault)
+        } catch { throw DeviceError(error) }
+    }
+
     private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
                         revisionId: [UInt8]?) throws(DeviceError) -> WebAuthnClient<ViewCredentialStore, SimulatedUser> {
         let store = ViewCredentialStore(account: account, device: device, nextRevisionId: revisionId)

@@ -350,6 +350,8 @@ struct ScenarioParser {
             return .delete(device, label: t[2].text)
         case "signal":
             return .signal(device, try signal(t, number: number))
+        case "autofill":
+            return .autofill(device, try autofill(t, number: number))
         case "register", "sign":
             let kind = t[1].text
             let words = kind == "register" ? Self.registerWords : Self.signWords
@@ -443,7 +445,35 @@ struct ScenarioParser {
             }
             return kind == "register" ? .register(device, c) : .sign(device, c)
         default:
-            throw fail(number, t[1], "unknown step '\(EchoedInput.text(t[0].text)) \(EchoedInput.text(t[1].text))': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal (see docs/scenarios.md)")
+            throw fail(number, t[1], "unknown step '\(EchoedInput.text(t[0].text)) \(EchoedInput.text(t[1].text))': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal|autofill (see docs/scenarios.md)")
+        }
+    }
+
+    /// `autofill begin WORDS` — a sign-in's words, less the person's pick and the mediation,
+    /// which is conditional — `autofill offers`, `autofill pick LABEL`, `autofill dismiss`.
+    private func autofill(_ t: [Token], number: Int) throws(ScenarioError) -> AutofillStep {
+        let usage = "autofill is: begin (with a sign-in's words), offers, pick LABEL, or dismiss"
+        guard t.count >= 3 else { throw fail(number, t[1], usage) }
+        switch t[2].text {
+        case "begin":
+            guard case .sign(_, var c) = try deviceStep([t[0], Token(kind: .word, text: "sign", column: t[2].column)] + t.dropFirst(3), number: number) else {
+                throw fail(number, t[2], usage)
+            }
+            for (word, given) in [("credential", c.credential), ("user", c.user), ("mediation", c.mediation)] where given != nil {
+                if let token = t.dropFirst(3).first(where: { $0.text == word }) {
+                    throw fail(number, token, "autofill begin does not take '\(word)': the request is conditional, and the person picks with 'autofill pick LABEL'")
+                }
+            }
+            c.mediation = Mediation.conditional.rawValue
+            return .begin(c)
+        case "offers", "dismiss":
+            guard t.count == 3 else { throw fail(number, t[3], "autofill \(t[2].text) takes no words") }
+            return t[2].text == "offers" ? .offers : .dismiss
+        case "pick":
+            guard t.count == 4 else { throw fail(number, t.count > 4 ? t[4] : t[2], "autofill pick takes a passkey's label") }
+            return .pick(label: t[3].text)
+        default:
+            throw fail(number, t[2], usage)
         }
     }
 }

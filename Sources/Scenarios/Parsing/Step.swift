@@ -65,6 +65,16 @@ enum Step {
     case signal(String, SignalStep)
     /// `body` is JSON text, in which `$response` stands for the last ceremony's response.
     case http(method: String, url: String, body: String?)
+    /// A conditional sign-in (the page's autofill) on a device, and what the person does with its list.
+    case autofill(String, AutofillStep)
+}
+
+/// `NAME autofill begin WORDS` (a sign-in's words, conditional), `… offers`, `… pick LABEL`, `… dismiss`.
+enum AutofillStep {
+    case begin(Step.Ceremony)
+    case offers
+    case pick(label: String)
+    case dismiss
 }
 
 /// `NAME signal unknown LABEL`, `… accepted user U L1,L2`, `… details user U name N display D`.

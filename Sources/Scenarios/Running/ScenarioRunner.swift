@@ -55,6 +55,8 @@ public final class ScenarioRunner {
         labelOf[id] = label
     }
     var lastResponse: String?
+    /// The conditional sign-in begun on each device (`autofill begin`), as the session holds it.
+    private var autofills = [String: ConditionalSignIn]()
     var lastReply: [UInt8]?
     var http: HTTPClient?
     /// What is in flight, watched between steps while `sync events on`.
@@ -284,6 +286,52 @@ public final class ScenarioRunner {
             return try send(method, url, body, line: line)
         case .signal(let name, let signal):
             return try self.signal(on: name, signal, line: line)
+        case .autofill(let name, let step):
+            return try autofill(on: name, step, line: line)
+        }
+    }
+
+    /// A conditional sign-in begun on a device, held across steps until the person acts on its
+    /// list (or its timeout passes on the virtual clock, or the next one on the device takes it).
+    private func autofill(on name: String, _ step: AutofillStep, line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let session = try session(for: name, line: line)
+        if case .begin(let c) = step {
+            let request = try signRequest(on: name, c, line: line)
+            do {
+                autofills[name] = try session.beginConditional(request)
+                return .ok
+            } catch {
+                answered(line, .failure(error))
+                return Outcome(error)
+            }
+        }
+        guard let pending = autofills[name] else { throw fail(line, "no conditional sign-in was begun on \(EchoedInput.text(name)): '\(EchoedInput.text(name)) autofill begin' first") }
+        switch step {
+        case .begin:
+            return .ok
+        case .offers:
+            // What the list shows, by label, as `holds` lists them.
+            do {
+                let offered = try pending.offered().map { label(of: $0.id) }
+                return Outcome(name: offered.isEmpty ? "none" : offered.joined(separator: ","), isList: true)
+            } catch { return Outcome(error) }
+        case .pick(let label):
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(EchoedInput.text(label))' was registered") }
+            do {
+                let response = try pending.pick(AccountChoice(credentialId: id))
+                answered(line, .success(response.json))
+                lastResponse = response.json
+                return Outcome(ceremony: response, credential: self.label(of: response.credential.id))
+            } catch {
+                answered(line, .failure(error))
+                return Outcome(error)
+            }
+        case .dismiss:
+            // Pending until its timeout: the clock moves to it, and the call ends timedOut.
+            do { try pending.dismiss() } catch { return Outcome(error) }
+            let ended = pending.waitOut()
+            answered(line, .failure(ended))
+            return Outcome(ended)
         }
     }
 
@@ -540,8 +588,24 @@ public final class ScenarioRunner {
     }
 
     private func sign(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> Outcome {
-        // Hybrid: `via` signs for NAME's page; both must exist.
         let session = try session(for: name, line: line)
+        let request = try signRequest(on: name, c, line: line)
+        do {
+            let response = try session.sign(request)
+            answered(line, .success(response.json))
+            lastResponse = response.json
+            var outcome = Outcome(ceremony: response, credential: label(of: response.credential.id))
+            if !response.warnings.isEmpty { outcome.details.append(("warnings", response.warnings.joined(separator: "; "))) }
+            return outcome
+        } catch {
+            answered(line, .failure(error))
+            return Outcome(error)
+        }
+    }
+
+    /// The sign-in a `sign` (or `autofill begin`) line on `name` asks for.
+    private func signRequest(on name: String, _ c: Step.Ceremony, line: ScenarioLine) throws(ScenarioError) -> SignRequest {
+        // Hybrid: `via` signs for NAME's page; both must exist.
         if let via = c.via { try requireDevice(via, line: line) }
         let allowed = try passkeyIds(c.allow, line: line)
         var choice = AccountChoice(user: c.user)
@@ -556,19 +620,8 @@ public final class ScenarioRunner {
             options = .built(RequestOptionsBuilder(rpId: rpId, userVerification: c.userVerification ?? "preferred", allow: allowed,
                                                    timeout: c.timeout))
         }
-        let request = SignRequest(device: name, via: c.via, caller: caller(c), options: options, person: person(c, account: choice),
-                                  fault: try fault(c.fault, line: line))
-        do {
-            let response = try session.sign(request)
-            answered(line, .success(response.json))
-            lastResponse = response.json
-            var outcome = Outcome(ceremony: response, credential: label(of: response.credential.id))
-            if !response.warnings.isEmpty { outcome.details.append(("warnings", response.warnings.joined(separator: "; "))) }
-            return outcome
-        } catch {
-            answered(line, .failure(error))
-            return Outcome(error)
-        }
+        return SignRequest(device: name, via: c.via, caller: caller(c), options: options, person: person(c, account: choice),
+                           fault: try fault(c.fault, line: line))
     }
 
     private func fault(_ name: String?, line: ScenarioLine) throws(ScenarioError) -> Fault? {

@@ -34,16 +34,10 @@ final class AutofillPicks: @unchecked Sendable {
         var origin: String
     }
 
-    /// Which passkeys the autofill list of a pending sign-in offers: the RP ID's, and only the
-    /// allowed ones when the request names some.
-    struct Scope: Sendable {
-        let rpId: String
-        let allowed: [[UInt8]]
-    }
-
     private struct Pending {
         let serial: UInt64
-        let scope: Scope
+        /// The request, as the session holds it: what its list offers, a pick signed, its deadline.
+        let signIn: ConditionalSignIn
         let owner: Owner
         /// When it times out on the virtual clock (`nil`: the real clock's deadline only).
         let virtualDeadline: UInt64?
@@ -75,31 +69,47 @@ final class AutofillPicks: @unchecked Sendable {
     /// A real-time bound on a sign-in pending on a virtual clock that nobody moves.
     static let virtualClockBound: UInt64 = 3_600_000
 
-    /// A conditional sign-in on `device` begins for `owner`: `finish` runs (on another thread)
-    /// with how it ends, after `timeout` milliseconds at the latest. A pick already waiting for it
-    /// ends it at once. One pending from another page ends, superseded: the newest page's request
-    /// has the list. One pending from the same page — or from a client that names no page — is a
-    /// `409`, as Chromium refuses a page's second request (OperationError, "A request is already
-    /// pending.").
-    func begin(device: String, scope: Scope, owner: Owner, timeout: UInt64, clock: VirtualClock?,
-               finish: @escaping @Sendable (Outcome) -> Void) throws(Problem) {
+    /// Whether `owner`'s conditional sign-in may begin on `device`: `false` when its page withdrew
+    /// it already (it is over before it began). One pending from the same page — or from a client
+    /// that names no page — is a `409`, as Chromium refuses a page's second request
+    /// (OperationError, "A request is already pending."; measured in Chromium 156: a modal `get()`
+    /// or a `create()` while one is pending is refused so too, and the pending one stays). Asked
+    /// under the account's lock, with the ``begin(_:device:owner:clock:finish:)`` that follows.
+    func admit(device: String, owner: Owner) throws(Problem) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { throw Problem.notFound("the account ended") }
+        if let id = owner.id, let early = withdrawnEarly[device], let index = early.firstIndex(of: id) {
+            withdrawnEarly[device]?.remove(at: index)
+            return false
+        }
+        if let current = pending[device] {
+            guard let page = owner.page, let theirs = current.owner.page, page != theirs else {
+                throw Problem(409, "usage", "A request is already pending: a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)",
+                              domException: "OperationError")
+            }
+        }
+        return true
+    }
+
+    /// `signIn`, admitted, begins on `device` for `owner`: `finish` runs (on another thread) with
+    /// how it ends, by its deadline on the account's clock at the latest. A pick already waiting
+    /// for it ends it at once. One pending from another page ends, superseded: the newest page's
+    /// request has the list.
+    func begin(_ signIn: ConditionalSignIn, device: String, owner: Owner, clock: VirtualClock?,
+               finish: @escaping @Sendable (Outcome) -> Void) {
         lock.lock()
         guard !closed else {
             lock.unlock()
-            throw Problem.notFound("the account ended")
+            DispatchQueue.global().async { finish(.canceled) }
+            return
         }
+        // Its page withdrew it since it was admitted (the withdrawal takes no account lock).
         if let id = owner.id, let early = withdrawnEarly[device], let index = early.firstIndex(of: id) {
             withdrawnEarly[device]?.remove(at: index)
             lock.unlock()
             DispatchQueue.global().async { finish(.withdrawn) }
             return
-        }
-        if let current = pending[device] {
-            guard let page = owner.page, let theirs = current.owner.page, page != theirs else {
-                lock.unlock()
-                throw Problem(409, "usage", "A request is already pending: a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)",
-                              domException: "OperationError")
-            }
         }
         let superseded = pending.removeValue(forKey: device)
         if var picks = waiting[device], let index = picks.firstIndex(where: { $0.request == nil || $0.request == owner.id }) {
@@ -115,10 +125,10 @@ final class AutofillPicks: @unchecked Sendable {
         }
         serial += 1
         let mine = serial
-        pending[device] = Pending(serial: mine, scope: scope, owner: owner, virtualDeadline: clock.map { $0.now &+ timeout }, finish: finish)
+        pending[device] = Pending(serial: mine, signIn: signIn, owner: owner, virtualDeadline: clock.map { _ in signIn.deadline }, finish: finish)
         lock.unlock()
         if let superseded { DispatchQueue.global().async { superseded.finish(.superseded(by: owner)) } }
-        let realTimeout = clock == nil ? timeout : max(timeout, Self.virtualClockBound)
+        let realTimeout = clock == nil ? signIn.timeout : max(signIn.timeout, Self.virtualClockBound)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(realTimeout))) { [weak self] in
             self?.end(device: device, serial: mine, .timedOut)
         }
@@ -168,11 +178,11 @@ final class AutofillPicks: @unchecked Sendable {
         return true
     }
 
-    /// The sign-in pending on `device`: whose it is and what it offers (`nil`: none is pending).
-    func pending(device: String) -> (owner: Owner, scope: Scope)? {
+    /// The sign-in pending on `device`, and whose it is (`nil`: none is pending).
+    func pending(device: String) -> (owner: Owner, signIn: ConditionalSignIn)? {
         lock.lock()
         defer { lock.unlock() }
-        return pending[device].map { ($0.owner, $0.scope) }
+        return pending[device].map { ($0.owner, $0.signIn) }
     }
 
     /// The virtual clock reads `now`: the sign-ins whose timeout has passed end.

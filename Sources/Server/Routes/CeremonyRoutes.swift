@@ -36,15 +36,13 @@ extension AccountService {
         router.add("POST", "/accounts/{account}/devices/{device}/sign") { s, call throws(Problem) in
             let (caller, given, options, body) = try Self.ceremonyInput(call)
             let fault = try body.choice("fault", Fault.self), via = try body.string("via")
-            // The person: the body's, else the next one queued for the device (when the person
-            // acts at all), else the default; then what the autofill list's outcome changes.
-            let sign = { @Sendable (acts: Bool, change: (inout PersonRequest) -> Void) throws(Problem) -> HTTPResponse in
+            // The person: the body's, else the next one queued for the device, else the default;
+            // answered as a sign-in by `ceremony` — the sign-in itself, or a conditional one's pick.
+            let signed = { @Sendable (ceremony: (HostedAccount, String, PersonRequest) throws(SessionError) -> CeremonyResponse) throws(Problem) -> HTTPResponse in
                 try s.onDevice(call) { hosted, device throws(Problem) in
-                    let queued = given == nil && acts ? hosted.people.peek(device: device) : nil
-                    var person = given ?? queued ?? PersonRequest()
-                    change(&person)
+                    let queued = given == nil ? hosted.people.peek(device: device) : nil
                     let response = try Self.acting(queued, on: device, in: hosted) { () throws(SessionError) in
-                        try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
+                        try ceremony(hosted, device, given ?? queued ?? PersonRequest())
                     }
                     hosted.events.emit("credentialAsserted", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
                     return .json(200, response.json)
@@ -52,48 +50,52 @@ extension AccountService {
             }
             guard caller.mediation == .conditional else {
                 guard !body.has("request") else { throw Problem.input("request names a conditional sign-in's page: this sign-in is not conditional") }
-                return try sign(true) { _ in }
+                return try signed { hosted, device, person throws(SessionError) in
+                    try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
+                }
             }
             let owner = try Self.owner(of: body, origin: caller.origin)
-            // Pending, holding no thread and no lock, until the person picks a passkey from the
-            // autofill list (or the timeout, or the account's end); then signed as usual.
-            // What the browser refuses at once (a cross-origin frame, another site's RP ID, the
-            // options' own errors) is answered at once; then the sign-in waits.
-            let hosted = try s.hosted(call.parameter("account"))
-            var rpId = ""
+            // Begun as the browser begins it — what it refuses at once (a cross-origin frame,
+            // another site's RP ID, the options' own errors) is answered at once — then pending,
+            // holding no thread and no lock, until the person acts on the autofill list (or the
+            // timeout, its page or the account ends it); a pick is then signed as usual.
+            let deferred = HTTPDeferred(), shown = JSONText.shown(call.parameter("device"))
+            var began: ConditionalSignIn?
             _ = try s.onDevice(call) { hosted, device throws(Problem) in
-                rpId = try session { () throws(SessionError) in
-                    try hosted.session.checkSign(SignRequest(device: device, via: via, caller: caller, options: .json(options), fault: fault))
+                guard try hosted.autofill.admit(device: device, owner: owner) else { return .noContent }
+                let signIn = try session { () throws(SessionError) in
+                    try hosted.session.beginConditional(SignRequest(device: device, via: via, caller: caller, options: .json(options), fault: fault))
+                }
+                began = signIn
+                hosted.autofill.begin(signIn, device: device, owner: owner, clock: hosted.session.clock) { outcome in
+                    switch outcome {
+                    case .picked(let choice):
+                        do throws(Problem) {
+                            deferred.complete(try signed { _, _, person throws(SessionError) in try signIn.pick(choice, person: person) })
+                        } catch { deferred.complete(error.response) }
+                    case .timedOut:
+                        deferred.complete(Problem(signIn.timeOut()).response)
+                    case .dismissed:
+                        // Pending until its timeout, which a request holding a connection does not wait
+                        // for: ended as the client ends a dismissed conditional request.
+                        try? signIn.dismiss()
+                        deferred.complete(Problem(signIn.timeOut()).response)
+                    case .canceled:
+                        deferred.complete(Problem(signIn.cancel("its account ended, or the server stops")).response)
+                    case .superseded(let other):
+                        // Over for this page, as a browser's request in a tab the person left: the
+                        // bridge keeps the page's promise pending (docs/browser.md).
+                        signIn.cancel("another page's conditional sign-in has the autofill list")
+                        deferred.complete(Problem(410, "usage", "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(shown) now").response)
+                    case .withdrawn:
+                        signIn.cancel("its page withdrew it")
+                        deferred.complete(Self.withdrawn.response)
+                    }
                 }
                 return .noContent
             }
-            let deferred = HTTPDeferred()
-            let scope = Self.autofillScope(of: options, rpId: rpId)
-            try hosted.autofill.begin(device: call.parameter("device"), scope: scope, owner: owner, timeout: Self.timeout(of: options),
-                                      clock: hosted.session.clock) { outcome in
-                let acts: Bool, change: (inout PersonRequest) -> Void
-                switch outcome {
-                case .picked(let choice): (acts, change) = (true, { $0.account = choice })
-                case .timedOut:
-                    // The timeout has passed already.
-                    (acts, change) = (false, { $0.action = .timeout; $0.instantTimeout = true })
-                case .dismissed:
-                    // Ended as the client ends a dismissed conditional request.
-                    (acts, change) = (false, { $0.action = .cancel; $0.instantTimeout = true })
-                case .canceled:
-                    deferred.complete(Problem(SessionError(.canceled, "the conditional sign-in was canceled: its account ended, or the server stops")).response)
-                    return
-                case .superseded(let other):
-                    // Over for this page, as a browser's request in a tab the person left: the
-                    // bridge keeps the page's promise pending (docs/browser.md).
-                    deferred.complete(Problem(410, "usage", "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(JSONText.shown(call.parameter("device"))) now").response)
-                    return
-                case .withdrawn:
-                    deferred.complete(Problem(410, "usage", "the conditional sign-in was withdrawn by its page (aborted, or the page went away)").response)
-                    return
-                }
-                do throws(Problem) { deferred.complete(try sign(acts, change)) } catch { deferred.complete(error.response) }
-            }
+            // Its page withdrew it before it began: over at once.
+            guard began != nil else { return Self.withdrawn.response }
             return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
         }
         router.add("GET", "/accounts/{account}/devices/{device}/person") { s, call throws(Problem) in
@@ -114,14 +116,12 @@ extension AccountService {
         }
         router.add("GET", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
             try s.onDevice(call) { hosted, device throws(Problem) in
-                guard let (owner, scope) = hosted.autofill.pending(device: device) else {
+                guard let (owner, signIn) = hosted.autofill.pending(device: device), [.pending, .dismissed].contains(signIn.state) else {
                     return .encoded(200, AutofillReport(pending: false, request: nil, offered: nil))
                 }
-                // What the list shows: the device's passkeys for the RP ID (never a hidden one),
-                // only the allowed ones when the request names some.
-                let held = try session { () throws(SessionError) in try hosted.session.passkeys(device: device, rpId: scope.rpId) }
-                let offered = held.filter { !$0.hidden && (scope.allowed.isEmpty || scope.allowed.contains($0.id)) }
-                return .encoded(200, AutofillReport(pending: true, request: owner, offered: offered.map(AutofillReport.Offer.init)))
+                // What the list shows: the authenticator's own candidates for the request.
+                let offered = try session { () throws(SessionError) in try signIn.offered() }
+                return .encoded(200, AutofillReport(pending: true, request: owner, offered: offered.map(AutofillOfferReport.init)))
             }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
@@ -202,8 +202,7 @@ extension AccountService {
             if queued != nil { _ = hosted.people.next(device: device) }
             return done
         } catch {
-            let asked: Set<SessionError.Name> = [.canceled, .failed, .timedOut, .biometryLockout, .notInteractive]
-            if queued != nil, asked.contains(error.name) { _ = hosted.people.next(device: device) }
+            if queued != nil, error.name.askedThePerson { _ = hosted.people.next(device: device) }
             throw Problem(error)
         }
     }
@@ -241,23 +240,8 @@ extension AccountService {
         return (owner.id.map { "request \(JSONText.shown($0))" } ?? "a request") + page
     }
 
-    /// What a conditional sign-in's autofill list draws from: the RP ID the client settled on;
-    /// the `allowCredentials` ids.
-    private static func autofillScope(of options: [UInt8], rpId: String) -> AutofillPicks.Scope {
-        let object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any]
-        let allowed = ((object?["allowCredentials"] as? [Any]) ?? []).compactMap { entry -> [UInt8]? in
-            // An entry of a type the client does not know is passed over, as the sign-in passes it.
-            guard let entry = entry as? [String: Any], entry["type"] as? String == "public-key", let id = entry["id"] as? String else { return nil }
-            return Base64URL.decode(id)
-        }
-        return AutofillPicks.Scope(rpId: rpId, allowed: allowed)
-    }
-
-    /// The timeout the browser gives the request: the options' `timeout` as the client reads and
-    /// clamps it (10 s … 10 min), else five minutes.
-    private static func timeout(of options: [UInt8]) -> UInt64 {
-        UInt64((try? RequestOptions(json: options))?.timeout ?? 300_000)
-    }
+    /// A conditional sign-in its page withdrew: over.
+    private static let withdrawn = Problem(410, "usage", "the conditional sign-in was withdrawn by its page (aborted, or the page went away)")
 }
 
 /// A queued person as `GET …/person` lists it: the members a ceremony's body would carry.
@@ -278,18 +262,7 @@ struct PersonReport: Encodable {
 /// `GET …/autofill`: whether a conditional sign-in is pending, whose request it is, and what its
 /// list offers.
 struct AutofillReport: Encodable {
-    struct Offer: Encodable {
-        let credentialId, userName, userDisplayName, userHandle: String
-
-        init(_ c: Credential) {
-            credentialId = Base64URL.encode(c.id)
-            userName = c.userName
-            userDisplayName = c.userDisplayName
-            userHandle = Base64URL.encode(c.userHandle)
-        }
-    }
-
     let pending: Bool
     let request: AutofillPicks.Owner?
-    let offered: [Offer]?
+    let offered: [AutofillOfferReport]?
 }

@@ -38,13 +38,8 @@ extension Authenticator {
         // Without an allow list the RP's passkeys are read where the store keeps them: the picker
         // looks at a few, not at a copy of all.
         let claimOnly = request.fault == .uvClaimedWithoutCheck
-        let willVerify = request.performUserVerification && !claimOnly
         let listed = !request.allowList.isEmpty
-        let found = listed
-            ? AccountCandidates(CredentialArray(try store.credentials(forRP: request.rpId, ids: request.allowList)),
-                                userVerified: willVerify, listed: true)
-            : AccountCandidates(try store.credentialList(forRP: request.rpId), userVerified: willVerify, listed: false)
-        guard let candidates = found else {
+        guard let candidates = try candidates(for: request) else {
             throw AuthenticatorError(.notHandled, listed
                 ? "none of the \(request.allowList.count) allowed credentials is here for \(request.rpId)"
                 : "no passkey for \(request.rpId)")
@@ -97,6 +92,17 @@ extension Authenticator {
         let outputs = try assertionExtensionOutputs(request, credential: credential, key: key, userVerified: verify && !claimOnly)
         return GetAssertionResponse(credential: credential, authenticatorData: authenticatorData, signature: signature,
                                     extensionOutputs: outputs)
+    }
+
+    /// Step 7's applicable credentials for `request`, as its account picker sees them (`nil`: none):
+    /// also what a conditional sign-in's autofill list offers, so that the list and the pick
+    /// follow one rule.
+    package func candidates(for request: GetAssertionRequest) throws(AuthenticatorError) -> AccountCandidates? {
+        let willVerify = request.performUserVerification && request.fault != .uvClaimedWithoutCheck
+        return request.allowList.isEmpty
+            ? AccountCandidates(try store.credentialList(forRP: request.rpId), userVerified: willVerify, listed: false)
+            : AccountCandidates(CredentialArray(try store.credentials(forRP: request.rpId, ids: request.allowList)),
+                                userVerified: willVerify, listed: true)
     }
 
     /// The authenticator data's extension outputs of a sign-in (`nil`: none, no ED flag). The

@@ -96,11 +96,8 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         let clientDataJSON = clientData.json
         let result: GetAssertionResponse
         do {
-            result = try authenticator.getAssertion(GetAssertionRequest(
-                clientDataHash: SHA256.hash(clientDataJSON), rpId: rpId, allowList: options.allowCredentials,
-                performUserVerification: performsUserVerification(options.userVerification)
-                    || ((extensions.hmacSecret != nil || !extensions.hmacSecretByCredential.isEmpty) && authenticator.user.canVerify),
-                timeoutMilliseconds: options.timeout, fault: fault, extensions: extensions))
+            result = try authenticator.getAssertion(assertionRequest(options, rpId: rpId, extensions: extensions,
+                                                                     clientDataHash: SHA256.hash(clientDataJSON), fault: fault))
         } catch where caller.mediation == .conditional && (error.code == .notHandled || error.code == .canceled) {
             // Autofill: no passkey to offer, or the user passed them by — the call stays pending
             // until its timeout, with no NotAllowedError in between.
@@ -114,6 +111,27 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
                                               clientExtensionResults: Self.assertionResults(options.extensions, result.extensionOutputs))
         response.warnings = options.warnings
         return response
+    }
+
+    /// What a sign-in's account picker offers — a conditional sign-in's autofill list: the
+    /// authenticator's own candidates for these options from this caller, oldest first; none when
+    /// the browser would not ask this authenticator (`allowCredentials` transports that do not
+    /// reach it). Refuses what ``check(_:caller:fault:)`` refuses.
+    public func offers(_ options: RequestOptions, caller: CallerContext, fault: Fault? = nil) throws(AuthenticatorError) -> [Credential] {
+        let (_, _, rpId, extensions) = try checked(options, caller: caller, fault: fault)
+        guard reaches(options.allowTransports) else { return [] }
+        let request = assertionRequest(options, rpId: rpId, extensions: extensions, clientDataHash: [], fault: fault)
+        return try authenticator.candidates(for: request).map(Array.init) ?? []
+    }
+
+    /// The authenticatorGetAssertion request a sign-in with these options sends.
+    private func assertionRequest(_ options: RequestOptions, rpId: String, extensions: GetAssertionExtensions, clientDataHash: [UInt8],
+                                  fault: Fault?) -> GetAssertionRequest {
+        GetAssertionRequest(
+            clientDataHash: clientDataHash, rpId: rpId, allowList: options.allowCredentials,
+            performUserVerification: performsUserVerification(options.userVerification)
+                || ((extensions.hmacSecret != nil || !extensions.hmacSecretByCredential.isEmpty) && authenticator.user.canVerify),
+            timeoutMilliseconds: options.timeout, fault: fault, extensions: extensions)
     }
 
     /// What the browser refuses before it asks any authenticator — the caller (an iframe's

@@ -108,7 +108,12 @@ enum CeremonyOptions {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
         let request = try prepare(try optionsJSON(args), vault)
-        let response = try vault.session(.write).perform(request)
+        try printResponse(try vault.session(.write).perform(request))
+    }
+
+    /// A ceremony's response on stdout, then what it carries deliberately (a fault) and what the
+    /// RP should fix (warnings) on stderr.
+    static func printResponse(_ response: CeremonyResponse) throws(CLIError) {
         do {
             try Output.data(response.json)
         } catch {
