@@ -32,7 +32,7 @@ public final class AccountService: @unchecked Sendable {
         tokenText = token
         self.scratch = scratch
         router.add("GET", "/health") { _, _ throws(Problem) in .json(200, #"{"status":"ok"}"#) }
-        router.add("GET", "/openapi.json") { _, _ throws(Problem) in .json(200, OpenAPIDocument.text) }
+        router.add("GET", "/openapi.json") { _, _ throws(Problem) in HTTPResponse(status: 200, contentType: .json, body: OpenAPIDocument.bytes) }
         addAccountRoutes(to: &router)
         addDeviceRoutes(to: &router)
         addCeremonyRoutes(to: &router)
