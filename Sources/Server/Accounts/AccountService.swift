@@ -42,8 +42,11 @@ public final class AccountService: @unchecked Sendable {
         addBridgeRoutes(to: &router)
     }
 
-    /// The routes, as `METHOD /pattern` (for the contract's test).
-    var routes: [String] { router.routes.map { "\($0.method) \($0.pattern)" } }
+    /// Each route's body type, by `METHOD /pattern` (for the contract's test): `nil` for a route
+    /// that reads no body.
+    var routeBodies: [String: (any RequestBodyType.Type)?] {
+        Dictionary(router.routes.map { ("\($0.method) \($0.pattern)", $0.body) }, uniquingKeysWith: { a, _ in a })
+    }
 
     /// Serves a vault (opened by the caller) as one more account, `id`, on the real clock; never
     /// removed. `pin` is what the person at each of its devices types (else each request's `pin`).
