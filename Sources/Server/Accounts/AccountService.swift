@@ -83,11 +83,11 @@ public final class AccountService: @unchecked Sendable {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let open = request.method == "GET" && (request.path == "/health" || request.path == "/openapi.json")
         guard open || authorized(request.authorization) else {
-            var answer = Problem(401, "unauthorized", "the request needs Authorization: Bearer TOKEN (the server's token)").response
+            var answer = Problem.unauthorized("the request needs Authorization: Bearer TOKEN (the server's token)").response
             answer.headers = [("WWW-Authenticate", "Bearer")]
             return answer
         }
-        guard !request.bodyTooLarge else { return Problem(413, "badInput", "the body is larger than the server accepts (1 MiB)").response }
+        guard !request.bodyTooLarge else { return Problem(413, .badInput, "the body is larger than the server accepts (1 MiB)").response }
         // An account that is not there is said before anything about the body.
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count > 3, parts[1] == "accounts", accounts.withLock({ $0[String(parts[2])] }) == nil {
@@ -113,7 +113,7 @@ public final class AccountService: @unchecked Sendable {
 
     func add(_ hosted: HostedAccount) throws(Problem) {
         try accounts.withLock { held throws(Problem) in
-            guard !closing.withLock({ $0 }) else { throw Problem(503, "usage", "the server is stopping") }
+            guard !closing.withLock({ $0 }) else { throw Problem(503, .usage, "the server is stopping") }
             held[hosted.id] = hosted
         }
     }
@@ -123,7 +123,7 @@ public final class AccountService: @unchecked Sendable {
     /// A new private directory for an account's vault.
     func makeDirectory() throws(Problem) -> String {
         var template = Array((scratch + "/authctl-serve-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw Problem(500, "ioError", "cannot make an account's directory in \(scratch)") }
+        guard let made = mkdtemp(&template) else { throw Problem(500, .ioError, "cannot make an account's directory in \(scratch)") }
         return String(cString: made)
     }
 

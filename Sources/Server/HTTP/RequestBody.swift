@@ -15,7 +15,7 @@ struct RequestBody {
             // which no other reading of the body here (the options as sent, repeated names) does.
             guard !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil,
                   let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
-                throw Problem(400, "syntaxError", "the body is not JSON")
+                throw Problem(400, .syntaxError, "the body is not JSON")
             }
             guard let parsed = parsed as? [String: Any] else { throw Problem.input("the body is not a JSON object") }
             if let repeated = RawJSON.repeatedMember(in: bytes) {

@@ -73,7 +73,7 @@ struct Router<Context> {
             }
         }
         if !allowed.isEmpty {
-            var answer = Problem(405, "usage", "\(JSONText.shown(request.method)) is not a method of \(JSONText.shown(request.path)) (it takes \(allowed.joined(separator: ", ")))").response
+            var answer = Problem(405, .usage, "\(JSONText.shown(request.method)) is not a method of \(JSONText.shown(request.path)) (it takes \(allowed.joined(separator: ", ")))").response
             answer.headers = [("Allow", allowed.joined(separator: ", "))]
             return answer
         }

@@ -25,7 +25,7 @@ extension AccountService {
                     try hosted.session.register(RegisterRequest(device: device, via: via, caller: caller, options: .json(options), person: person,
                                                                 passkey: passkey, fault: fault))
                 }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
                 return .json(200, response.json)
             }
         }
@@ -42,7 +42,7 @@ extension AccountService {
                     let response = try Self.acting(queued, on: device, in: hosted) { () throws(SessionError) in
                         try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
                     }
-                    hosted.events.emit("credentialAsserted", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
+                    hosted.events.emit(.credentialAsserted, CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
                     return .json(200, response.json)
                 }
             }
@@ -82,10 +82,10 @@ extension AccountService {
                 case .superseded(let other):
                     // Over for this page, as a browser's request in a tab the person left: the
                     // bridge keeps the page's promise pending (docs/browser.md).
-                    deferred.complete(Problem(410, "usage", "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(JSONText.shown(call.parameter("device"))) now").response)
+                    deferred.complete(Problem(410, .usage, "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(JSONText.shown(call.parameter("device"))) now").response)
                     return
                 case .withdrawn:
-                    deferred.complete(Problem(410, "usage", "the conditional sign-in was withdrawn by its page (aborted, or the page went away)").response)
+                    deferred.complete(Problem(410, .usage, "the conditional sign-in was withdrawn by its page (aborted, or the page went away)").response)
                     return
                 }
                 do throws(Problem) { deferred.complete(try sign(acts, change)) } catch { deferred.complete(error.response) }
@@ -139,7 +139,7 @@ extension AccountService {
             hosted.autofill.pick(pick, device: device, request: request, wait: UInt64(wait)) { taken in
                 let which = request.map { "conditional sign-in \(JSONText.shown($0)) is" } ?? "no conditional sign-in is"
                 deferred.complete(taken ? .encoded(200, ["picked": true])
-                    : Problem(409, "usage", "\(which) pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
+                    : Problem(409, .usage, "\(which) pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
             }
             return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
         }

@@ -93,9 +93,9 @@ extension AccountService {
                         try hosted.session.signal(device: device, kind, optionsJSON: options, origin: origin)
                     }
                     let now = hosted.now
-                    for c in effect.removed { hosted.events.emit("credentialDeleted", CredentialEventData(device: device, c, time: now)) }
+                    for c in effect.removed { hosted.events.emit(.credentialDeleted, CredentialEventData(device: device, c, time: now)) }
                     for c in effect.hidden + effect.restored + effect.updated {
-                        hosted.events.emit("credentialUpdated", CredentialEventData(device: device, c, time: now))
+                        hosted.events.emit(.credentialUpdated, CredentialEventData(device: device, c, time: now))
                     }
                     return .encoded(200, SignalReport(effect))
                 }

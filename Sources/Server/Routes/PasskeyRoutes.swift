@@ -18,7 +18,7 @@ extension AccountService {
             let added = Self.addedPasskey(body)
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 let credential = try session { () throws(SessionError) in try hosted.session.addPasskey(device: device, added) }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: device, credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: device, credential, time: hosted.now))
                 var answer = HTTPResponse.encoded(201, PasskeyReport(credential))
                 answer.headers = [("Location", "/accounts/\(hosted.id)/devices/\(device)/passkeys/\(Base64URL.encode(credential.id))")]
                 return answer
@@ -36,7 +36,7 @@ extension AccountService {
                 let changed = try session { () throws(SessionError) in
                     try hosted.session.setBackupFlags(device: device, credentialId: id, eligible: eligible, state: state)
                 }
-                hosted.events.emit("credentialUpdated", CredentialEventData(device: device, changed, time: hosted.now))
+                hosted.events.emit(.credentialUpdated, CredentialEventData(device: device, changed, time: hosted.now))
                 return .encoded(200, PasskeyReport(changed))
             }
         }
@@ -45,7 +45,7 @@ extension AccountService {
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 _ = try Self.held(id, on: device, in: hosted)
                 let gone = try session { () throws(SessionError) in try hosted.session.delete(device: device, credentialId: id) }
-                hosted.events.emit("credentialDeleted", CredentialEventData(device: device, gone, time: hosted.now))
+                hosted.events.emit(.credentialDeleted, CredentialEventData(device: device, gone, time: hosted.now))
                 return .noContent
             }
         }
@@ -69,7 +69,7 @@ extension AccountService {
                 let credential = try session { () throws(SessionError) in
                     try hosted.session.importPasskey(device: device, envelope, passphrase: Self.secret(passphrase), person: PersonRequest(pin: pin))
                 }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: device, credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: device, credential, time: hosted.now))
                 return .encoded(201, PasskeyReport(credential))
             }
         }

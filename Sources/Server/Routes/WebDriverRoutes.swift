@@ -44,7 +44,7 @@ extension AccountService {
             let added = Self.addedPasskey(body)
             return try hosted.serve { () throws(Problem) in
                 let credential = try session { () throws(SessionError) in try hosted.session.addPasskey(device: hosted.id, added) }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: hosted.id, credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: hosted.id, credential, time: hosted.now))
                 return .json(200, #"{"value":null}"#)
             }
         }
@@ -70,7 +70,7 @@ extension AccountService {
                 return try hosted.serve { () throws(Problem) in
                     _ = try Self.held(id, on: hosted.id, in: hosted)
                     let gone = try session { () throws(SessionError) in try hosted.session.delete(device: hosted.id, credentialId: id) }
-                    hosted.events.emit("credentialDeleted", CredentialEventData(device: hosted.id, gone, time: hosted.now))
+                    hosted.events.emit(.credentialDeleted, CredentialEventData(device: hosted.id, gone, time: hosted.now))
                     return .json(200, #"{"value":null}"#)
                 }
             }
@@ -81,7 +81,7 @@ extension AccountService {
                 return try hosted.serve { () throws(Problem) in
                     for c in try session({ () throws(SessionError) in try hosted.session.passkeys(device: hosted.id) }) {
                         let gone = try session { () throws(SessionError) in try hosted.session.delete(device: hosted.id, credentialId: c.id) }
-                        hosted.events.emit("credentialDeleted", CredentialEventData(device: hosted.id, gone, time: hosted.now))
+                        hosted.events.emit(.credentialDeleted, CredentialEventData(device: hosted.id, gone, time: hosted.now))
                     }
                     return .json(200, #"{"value":null}"#)
                 }
@@ -104,7 +104,7 @@ extension AccountService {
                 let changed = try session { () throws(SessionError) in
                     try hosted.session.setBackupFlags(device: hosted.id, credentialId: id, eligible: eligible, state: state ?? held.backupState)
                 }
-                hosted.events.emit("credentialUpdated", CredentialEventData(device: hosted.id, changed, time: hosted.now))
+                hosted.events.emit(.credentialUpdated, CredentialEventData(device: hosted.id, changed, time: hosted.now))
                 return .json(200, #"{"value":null}"#)
             }
         }
@@ -158,13 +158,9 @@ extension AccountService {
     /// A problem with WebDriver's error as well (`value.error`, `value.message`).
     private static func webDriver(_ body: () throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
         do { return try body() } catch {
-            let answer = error.response
-            guard var object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] else { throw error }
-            let code = answer.status >= 500 ? "unknown error" : answer.status == 404 ? "invalid argument" : answer.status == 422 ? "unable to set"
-                : "invalid argument"
-            object["value"] = ["error": code, "message": object["detail"] ?? "", "stacktrace": ""]
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { throw error }
-            throw Problem(HTTPResponse(status: answer.status, contentType: .problem, body: Array(data)))
+            var problem = error
+            problem.webDriverError = error.status >= 500 ? "unknown error" : error.status == 422 ? "unable to set" : "invalid argument"
+            throw problem
         }
     }
 }
