@@ -71,8 +71,12 @@ let package = Package(
         .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
-        // `authctl serve`: the request layer over HTTP, with accounts of its own.
-        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Keychain", "VirtualAuthenticator", "KeyVault"]),
+        // `authctl serve`: the request layer over HTTP, with accounts of its own. Its contract
+        // (openapi.json) and the page bridge (bridge.js) are files of their own, linted as such,
+        // embedded in the code when it is built: an installed binary is one file, with no resource
+        // bundle beside it for Bundle.module to find.
+        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Keychain", "VirtualAuthenticator", "KeyVault"],
+                resources: [.embedInCode("OpenAPI/openapi.json"), .embedInCode("Bridge/bridge.js")]),
         // The command line: parse, request, print.
         .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see

@@ -105,6 +105,7 @@ struct watched {
 struct authctl_http_server {
     struct MHD_Daemon *daemon;
     int quiesced;
+    authctl_http_head_check head_check;
     authctl_http_handler handler;
     void *context;
     size_t body_limit;
@@ -453,97 +454,39 @@ static void add_headers(struct MHD_Response *answer, char *lines) {
     }
 }
 
-/* A request refused before its body is read: a problem (badInput, `status`), and the connection
-   closed after it (the body is not read, so nothing after it could be told from it). */
-static enum MHD_Result refuse(struct MHD_Connection *connection, unsigned status, const char *detail) {
-    char *body = malloc(512);
-    if (body == NULL) return MHD_NO;
-    int length = snprintf(body, 512, "{\"type\":\"about:blank\",\"title\":\"badInput\",\"status\":%u,\"detail\":\"%s\",\"name\":\"badInput\"}",
-                          status, detail);
-    struct MHD_Response *answer = p_create(length > 0 && length < 512 ? (size_t)length : 0, body, MHD_RESPMEM_MUST_FREE);
-    if (answer == NULL) {
-        free(body);
-        return MHD_NO;
-    }
-    p_add_header(answer, "Content-Type", "application/problem+json");
-    p_add_header(answer, "Cache-Control", "no-store");
-    p_add_header(answer, "Connection", "close");
-    enum MHD_Result queued = p_queue(connection, status, answer);
-    p_destroy(answer);
-    return queued;
-}
-
-/* The request's framing headers, each field of them (libmicrohttpd looks at the first only). */
+/* The request's framing fields, each of them (libmicrohttpd looks at the first only), for the
+   head check: every Content-Length and every Transfer-Encoding, in the order sent. */
 struct framing {
-    int lengths;             /* Content-Length fields */
-    int lengths_differ;      /* one is not a list of digits, or two values differ */
-    unsigned long long length;
-    int encodings;           /* Transfer-Encoding fields */
-    const char *encoding;    /* the last one */
+    const char **lengths;
+    size_t length_count, length_room;
+    const char **encodings;
+    size_t encoding_count, encoding_room;
+    int failed;
 };
+
+static void framing_add(const char ***fields, size_t *count, size_t *room, const char *value, int *failed) {
+    if (*count == *room) {
+        size_t grown = *room ? *room * 2 : 4;
+        const char **more = realloc(*fields, grown * sizeof *more);
+        if (more == NULL) {
+            *failed = 1;
+            return;
+        }
+        *fields = more;
+        *room = grown;
+    }
+    (*fields)[(*count)++] = value ? value : "";
+}
 
 static enum MHD_Result read_framing(void *cls, enum MHD_ValueKind kind, const char *name, const char *value) {
     (void)kind;
     struct framing *framing = cls;
     if (strcasecmp(name, "Transfer-Encoding") == 0) {
-        framing->encodings++;
-        framing->encoding = value;
+        framing_add(&framing->encodings, &framing->encoding_count, &framing->encoding_room, value, &framing->failed);
     } else if (strcasecmp(name, "Content-Length") == 0) {
-        /* A list of one length repeated is that length (RFC 9112, 6.3): each element digits. */
-        const char *c = value ? value : "";
-        do {
-            while (*c == ' ' || *c == '\t') c++;
-            unsigned long long length = 0;
-            int digits = 0;
-            for (; *c >= '0' && *c <= '9'; c++, digits++) {
-                if (length > (~0ULL - 9) / 10) framing->lengths_differ = 1;
-                length = length * 10 + (unsigned long long)(*c - '0');
-            }
-            while (*c == ' ' || *c == '\t') c++;
-            if (digits == 0 || (*c != ',' && *c != '\0') || (framing->lengths > 0 && length != framing->length)) framing->lengths_differ = 1;
-            framing->length = length;
-            framing->lengths++;
-        } while (*c++ == ',');
+        framing_add(&framing->lengths, &framing->length_count, &framing->length_room, value, &framing->failed);
     }
     return MHD_YES;
-}
-
-/* Whether the request's body can be told apart from what follows it (RFC 9112, 6.1 and 6.3):
-   0 when it can, else the status it is refused with and why. libmicrohttpd reads only the first
-   Content-Length and the first Transfer-Encoding, takes any Transfer-Encoding but chunked for a
-   body that lasts until the connection closes, and lets Transfer-Encoding win over
-   Content-Length — where another reader of the same bytes (a proxy) may see another request. */
-static unsigned framing_problem(struct MHD_Connection *connection, const char *version, const char **why) {
-    struct framing framing = { 0, 0, 0, 0, NULL };
-    p_values(connection, MHD_HEADER_KIND, read_framing, &framing);
-    if (framing.encodings > 0) {
-        if (framing.lengths > 0) {
-            *why = "the request has both Transfer-Encoding and Content-Length: where its body ends is ambiguous (RFC 9112, 6.1)";
-            return 400;
-        }
-        if (version && strcmp(version, "HTTP/1.0") == 0) {
-            *why = "an HTTP/1.0 request has Transfer-Encoding, which HTTP/1.0 does not have (RFC 9112, 6.1)";
-            return 400;
-        }
-        if (framing.encodings == 1 && framing.encoding && strcasecmp(framing.encoding, "chunked") == 0) return 0;
-        /* The last coding of the last field: chunked or not. */
-        const char *last = framing.encoding ? framing.encoding : "";
-        const char *comma = strrchr(last, ',');
-        if (comma) last = comma + 1;
-        while (*last == ' ' || *last == '\t') last++;
-        size_t length = strcspn(last, " \t;");
-        if (length == 7 && strncasecmp(last, "chunked", 7) == 0) {
-            *why = "the server decodes no transfer coding but chunked, once (RFC 9112, 6.1)";
-            return 501;
-        }
-        *why = "chunked is not the request's last transfer coding: where its body ends cannot be known (RFC 9112, 6.3)";
-        return 400;
-    }
-    if (framing.lengths_differ) {
-        *why = "the request's Content-Length fields differ, or one is not a length: where its body ends is ambiguous (RFC 9112, 6.3)";
-        return 400;
-    }
-    return 0;
 }
 
 static enum MHD_Result send_answer(struct MHD_Connection *connection, authctl_http_response *response);
@@ -558,22 +501,24 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         if (upload == NULL) return MHD_NO;
         *state = upload;
         watch_progress(server, connection, 1);
-        const char *why = NULL;
-        unsigned refused = framing_problem(connection, version, &why);
-        if (refused != 0) {
+        /* The head checked before the body is read (the handler's head check: the framing, the
+           declared length); a refused request is answered at once, its connection closed after. */
+        struct framing framing = { NULL, 0, 0, NULL, 0, 0, 0 };
+        p_values(connection, MHD_HEADER_KIND, read_framing, &framing);
+        authctl_http_head head = {
+            .version = version ? version : "", .content_lengths = framing.lengths, .content_length_count = framing.length_count,
+            .transfer_encodings = framing.encodings, .transfer_encoding_count = framing.encoding_count,
+        };
+        authctl_http_response refusal = { .status = 500, .content_kind = 0, .body = NULL, .body_length = 0, .headers = NULL, .stream = NULL,
+                                          .deferred = NULL };
+        int refused = framing.failed ? 0 : server->head_check(server->context, &head, &refusal);
+        free(framing.lengths);
+        free(framing.encodings);
+        if (framing.failed) return MHD_NO;
+        if (refused) {
             upload->answered = 1;
             watch_progress(server, connection, 2);
-            return refuse(connection, refused, why);
-        }
-        const char *declared = p_lookup(connection, MHD_HEADER_KIND, "Content-Length");
-        if (declared != NULL) {
-            char *end = NULL;
-            unsigned long long length = strtoull(declared, &end, 10);
-            if (end != declared && *end == '\0' && length > server->body_limit) {
-                upload->answered = 1;
-                watch_progress(server, connection, 2);
-                return refuse(connection, 413, "the body is larger than the server accepts");
-            }
+            return send_answer(connection, &refusal);
         }
         return MHD_YES;
     }
@@ -781,7 +726,7 @@ static int listen_unix(const char *path, char *error, size_t error_length) {
 
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,
                                         unsigned timeout_seconds, unsigned header_timeout_seconds, unsigned connection_limit,
-                                        authctl_http_handler handler, void *context,
+                                        authctl_http_head_check head_check, authctl_http_handler handler, void *context,
                                         uint16_t *bound_port, char *error, size_t error_length) {
     if (!authctl_http_load()) {
         snprintf(error, error_length, "%s", load_error);
@@ -810,6 +755,7 @@ authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsi
         }
         return NULL;
     }
+    server->head_check = head_check;
     server->handler = handler;
     server->context = context;
     server->body_limit = body_limit;

@@ -1,13 +1,66 @@
-"""`authctl serve` against its own contract: schemathesis reads GET /openapi.json and calls every
-operation with generated requests — valid and not — and checks each answer: never a 5xx, its
+"""`authctl serve` against its own contract. The contract is a file, Sources/Server/OpenAPI/openapi.json
+(the page bridge another, Sources/Server/Bridge/bridge.js), embedded in the binary when it is
+built: each is linted as what it is — an OpenAPI 3.1 document, a script node parses — and served
+byte for byte by a binary with no file beside it. schemathesis reads GET /openapi.json and calls
+every operation with generated requests — valid and not — and checks each answer: never a 5xx, its
 status documented, its content type and body valid against the schema."""
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import urllib.request
 
-from conftest import BIN, own_environment
+from openapi_spec_validator import validate
+from openapi_spec_validator.versions import consts as versions
+from openapi_spec_validator.versions.shortcuts import get_spec_version
+
+from conftest import BIN, ROOT, own_environment
+
+CONTRACT = ROOT / "Sources" / "Server" / "OpenAPI" / "openapi.json"
+BRIDGE = ROOT / "Sources" / "Server" / "Bridge" / "bridge.js"
+
+
+def test_the_contract_is_a_valid_openapi_3_1_document():
+    document = json.loads(CONTRACT.read_bytes())
+    assert get_spec_version(document) == versions.OPENAPIV31
+    validate(document)  # raises, naming what is wrong, on a document that is not OpenAPI 3.1
+
+
+def test_the_page_bridge_is_a_script_node_parses():
+    run = subprocess.run(["node", "--check", str(BRIDGE)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    # The one place the server writes into it: a name that parses as an expression there.
+    assert BRIDGE.read_text().count("__AUTHCTL_CONFIG__") == 1
+
+
+def test_a_lone_binary_serves_the_contract_and_the_bridge_byte_for_byte_as_the_files_are(tmp_path):
+    # The installed binary is one file: nothing beside it, run from elsewhere.
+    lone = tmp_path / "bin" / "authctl"
+    lone.parent.mkdir()
+    shutil.copy2(BIN, lone)
+    proc = subprocess.Popen([str(lone), "serve"], env=own_environment(tmp_path), cwd=tmp_path / "tmp", stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[-1]
+        token = proc.stdout.readline().split()[-1]
+        assert sorted(p.name for p in lone.parent.iterdir()) == ["authctl"]
+        with urllib.request.urlopen(url + "/openapi.json", timeout=60) as response:
+            assert response.headers["Content-Type"].startswith("application/json")
+            assert response.read() == CONTRACT.read_bytes()
+        account = call(url, token, "POST", "/accounts", {})["id"]
+        request = urllib.request.Request(f"{url}/bridge.js?account={account}&device=phone")
+        request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            assert response.headers["Content-Type"].startswith("text/javascript")
+            served = response.read()
+        # The file with its one placeholder replaced by the page's settings (sorted keys, '<' escaped).
+        config = json.dumps({"server": url, "token": token, "account": account, "device": "phone"}, sort_keys=True, separators=(",", ":"))
+        expected = BRIDGE.read_bytes().replace(b"__AUTHCTL_CONFIG__", config.replace("<", "\\u003c").encode())
+        assert served == expected
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
 
 HOOKS = '''
 import schemathesis

@@ -2,9 +2,10 @@
 #define AUTHCTL_CMICROHTTPD_H
 /* An HTTP/1.1 server on libmicrohttpd, loaded when first used (only `authctl serve` needs it, and
    linking it would load it, and GnuTLS, into every command). The server reads each request whole
-   (up to a body limit), hands it to one handler, and sends what the handler answers; the
-   request's framing (RFC 9112, 6.1 and 6.3), a deadline for each request's head and room for new
-   connections past the limit are checked here; everything else — keep-alive, the idle timeout,
+   (up to a body limit), hands it to one handler, and sends what the handler answers; before the
+   body is read, the request's head goes to a head check (the framing, RFC 9112, 6.1 and 6.3, is
+   judged there, in Swift); a deadline for each request's head and room for new connections past
+   the limit are kept here; everything else — keep-alive, the idle timeout,
    malformed HTTP — is libmicrohttpd's. */
 #include <stddef.h>
 #include <stdint.h>
@@ -64,6 +65,21 @@ void authctl_http_stream_unref(authctl_http_stream *stream);
 
 typedef void (*authctl_http_handler)(void *context, const authctl_http_request *request, authctl_http_response *response);
 
+/* A request's head as it came, before its body is read: its version and every Content-Length and
+   Transfer-Encoding field, in the order sent (libmicrohttpd itself reads the first of each only). */
+typedef struct authctl_http_head {
+    const char *version;
+    const char *const *content_lengths;
+    size_t content_length_count;
+    const char *const *transfer_encodings;
+    size_t transfer_encoding_count;
+} authctl_http_head;
+
+/* Whether a request is refused on its head alone (its body's end ambiguous, or declared too
+   large): nonzero with the answer written into `response` (no stream, no deferred answer); the
+   body is then never read and the connection is closed after the answer. */
+typedef int (*authctl_http_head_check)(void *context, const authctl_http_head *head, authctl_http_response *response);
+
 typedef struct authctl_http_server authctl_http_server;
 
 /* Starts serving on IPv4 `address`:`port` (0: a free port, written to `bound_port`), or on a
@@ -74,7 +90,7 @@ typedef struct authctl_http_server authctl_http_server;
    `connection_limit` connections, a new one closes the one that has waited longest for a request. */
 authctl_http_server *authctl_http_start(const char *address, uint16_t port, unsigned threads, size_t body_limit,
                                         unsigned timeout_seconds, unsigned header_timeout_seconds, unsigned connection_limit,
-                                        authctl_http_handler handler, void *context,
+                                        authctl_http_head_check head_check, authctl_http_handler handler, void *context,
                                         uint16_t *bound_port, char *error, size_t error_length);
 
 /* Stops accepting (the listening socket is closed); the connections open are still served. */

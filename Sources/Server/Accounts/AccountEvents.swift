@@ -14,14 +14,20 @@ import VirtualAuthenticator
 /// to ID). Sync is watched from then on too: after each of the account's requests, what is in
 /// flight is compared with what was.
 final class AccountEvents: @unchecked Sendable {
+    /// What happened, as the stream's `event` line names it.
+    enum Kind: String, CaseIterable, Sendable {
+        case credentialAdded, credentialAsserted, credentialUpdated, credentialDeleted
+        case syncLanded, syncArrived
+    }
+
     struct Event {
         let id: UInt64
-        let name: String
+        let kind: Kind
         let data: String
 
         /// One event in the stream's framing: `id`, `event` and one `data` line (JSON has no line
         /// break outside its strings, and the encoder escapes those).
-        var framed: [UInt8] { Array("id: \(id)\nevent: \(name)\ndata: \(data)\n\n".utf8) }
+        var framed: [UInt8] { Array("id: \(id)\nevent: \(kind.rawValue)\ndata: \(data)\n\n".utf8) }
     }
 
     static let kept = 1_000
@@ -46,11 +52,11 @@ final class AccountEvents: @unchecked Sendable {
     var isRecording: Bool { state.withLock { $0.recording } }
 
     /// Records an event and sends it to every open stream.
-    func emit(_ name: String, _ data: some Encodable) {
+    func emit(_ kind: Kind, _ data: some Encodable) {
         guard isRecording else { return }
         let json = JSONOutput.string(data)
         let (event, streams) = state.withLock { s -> (Event, [HTTPStream]) in
-            let event = Event(id: s.next, name: name, data: json)
+            let event = Event(id: s.next, kind: kind, data: json)
             s.next += 1
             s.recent.append(event)
             if s.recent.count > Self.kept { s.recent.removeFirst(s.recent.count - Self.kept) }
@@ -66,7 +72,7 @@ final class AccountEvents: @unchecked Sendable {
             return s.watch!.look(status, epoch: 0, label: { $0 })
         }
         for event in happened {
-            emit(event.direction == "upload" ? "syncLanded" : "syncArrived",
+            emit(event.direction == "upload" ? .syncLanded : .syncArrived,
                  SyncEventData(device: event.device, credentialId: event.passkey, removal: event.removal, time: event.time))
         }
     }

@@ -32,7 +32,7 @@ public final class AccountService: @unchecked Sendable {
         tokenText = token
         self.scratch = scratch
         router.add("GET", "/health") { _, _ throws(Problem) in .json(200, #"{"status":"ok"}"#) }
-        router.add("GET", "/openapi.json") { _, _ throws(Problem) in .json(200, OpenAPIDocument.text) }
+        router.add("GET", "/openapi.json") { _, _ throws(Problem) in HTTPResponse(status: 200, contentType: .json, body: OpenAPIDocument.bytes) }
         addAccountRoutes(to: &router)
         addDeviceRoutes(to: &router)
         addCeremonyRoutes(to: &router)
@@ -42,8 +42,11 @@ public final class AccountService: @unchecked Sendable {
         addBridgeRoutes(to: &router)
     }
 
-    /// The routes, as `METHOD /pattern` (for the contract's test).
-    var routes: [String] { router.routes.map { "\($0.method) \($0.pattern)" } }
+    /// Each route's body type, by `METHOD /pattern` (for the contract's test): `nil` for a route
+    /// that reads no body.
+    var routeBodies: [String: (any RequestBodyType.Type)?] {
+        Dictionary(router.routes.map { ("\($0.method) \($0.pattern)", $0.body) }, uniquingKeysWith: { a, _ in a })
+    }
 
     /// Serves a vault (opened by the caller) as one more account, `id`, on the real clock; never
     /// removed. `pin` is what the person at each of its devices types (else each request's `pin`).
@@ -82,11 +85,11 @@ public final class AccountService: @unchecked Sendable {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let open = request.method == "GET" && (request.path == "/health" || request.path == "/openapi.json")
         guard open || authorized(request.authorization) else {
-            var answer = Problem(401, "unauthorized", "the request needs Authorization: Bearer TOKEN (the server's token)").response
+            var answer = Problem.unauthorized("the request needs Authorization: Bearer TOKEN (the server's token)").response
             answer.headers = [("WWW-Authenticate", "Bearer")]
             return answer
         }
-        guard !request.bodyTooLarge else { return Problem(413, "badInput", "the body is larger than the server accepts (1 MiB)").response }
+        guard !request.bodyTooLarge else { return Problem(413, .badInput, "the body is larger than the server accepts (1 MiB)").response }
         // An account that is not there is said before anything about the body.
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count > 3, parts[1] == "accounts", accounts.withLock({ $0[String(parts[2])] }) == nil {
@@ -112,7 +115,7 @@ public final class AccountService: @unchecked Sendable {
 
     func add(_ hosted: HostedAccount) throws(Problem) {
         try accounts.withLock { held throws(Problem) in
-            guard !closing.withLock({ $0 }) else { throw Problem(503, "usage", "the server is stopping") }
+            guard !closing.withLock({ $0 }) else { throw Problem(503, .usage, "the server is stopping") }
             held[hosted.id] = hosted
         }
     }
@@ -122,7 +125,7 @@ public final class AccountService: @unchecked Sendable {
     /// A new private directory for an account's vault.
     func makeDirectory() throws(Problem) -> String {
         var template = Array((scratch + "/authctl-serve-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw Problem(500, "ioError", "cannot make an account's directory in \(scratch)") }
+        guard let made = mkdtemp(&template) else { throw Problem(500, .ioError, "cannot make an account's directory in \(scratch)") }
         return String(cString: made)
     }
 

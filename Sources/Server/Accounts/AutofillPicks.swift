@@ -85,7 +85,7 @@ final class AutofillPicks: @unchecked Sendable {
         }
         if let current = pending[device] {
             guard let page = owner.page, let theirs = current.owner.page, page != theirs else {
-                throw Problem(409, "usage", "A request is already pending: a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)",
+                throw Problem(409, .usage, "A request is already pending: a conditional sign-in is pending on device \(JSONText.shown(device)) already (a page has one at a time)",
                               domException: "OperationError")
             }
         }

@@ -72,7 +72,11 @@ public struct HTTPServerError: Error, Sendable {
 public final class HTTPServer: @unchecked Sendable {
     final class Handler {
         let handle: @Sendable (HTTPRequest) -> HTTPResponse
-        init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.handle = handle }
+        let bodyLimit: Int
+        init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, bodyLimit: Int) {
+            self.handle = handle
+            self.bodyLimit = bodyLimit
+        }
     }
 
     private var server: OpaquePointer?
@@ -83,11 +87,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// On IPv4 `address`:`port`, or on a Unix socket when `address` is an absolute path.
     public init(address: String, port: UInt16, threads: Int, bodyLimit: Int, timeoutSeconds: Int, headerTimeoutSeconds: Int,
                 connectionLimit: Int, handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
-        handler = Unmanaged.passRetained(Handler(handle))
+        handler = Unmanaged.passRetained(Handler(handle, bodyLimit: bodyLimit))
         var bound: UInt16 = 0
         var error = [CChar](repeating: 0, count: 512)
         guard let started = authctl_http_start(address, port, UInt32(max(threads, 1)), bodyLimit, UInt32(timeoutSeconds),
-                                               UInt32(headerTimeoutSeconds), UInt32(connectionLimit), serveRequest, handler.toOpaque(),
+                                               UInt32(headerTimeoutSeconds), UInt32(connectionLimit), checkHead, serveRequest, handler.toOpaque(),
                                                &bound, &error, error.count) else {
             handler.release()
             throw HTTPServerError(message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -111,6 +115,27 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// libmicrohttpd's callback when a request's head has come, before its body is read: a request
+/// whose body's end is ambiguous, or declared larger than the limit, is answered at once (and its
+/// connection closed after the answer, nothing after it read as another request).
+private func checkHead(_ context: UnsafeMutableRawPointer?, _ head: UnsafePointer<authctl_http_head>?,
+                       _ response: UnsafeMutablePointer<authctl_http_response>?) -> Int32 {
+    guard let context, let head, let response else { return 0 }
+    let handler = Unmanaged<HTTPServer.Handler>.fromOpaque(context).takeUnretainedValue()
+    let h = head.pointee
+    func fields(_ list: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int) -> [String] {
+        (0..<count).map { i in list?[i].map { String(cString: $0) } ?? "" }
+    }
+    guard let problem = RequestFraming.problem(version: h.version.map { String(cString: $0) } ?? "",
+                                               contentLengths: fields(h.content_lengths, h.content_length_count),
+                                               transferEncodings: fields(h.transfer_encodings, h.transfer_encoding_count),
+                                               bodyLimit: handler.bodyLimit) else { return 0 }
+    var answer = problem.response
+    answer.headers = [("Connection", "close")]
+    fill(response, with: answer)
+    return 1
 }
 
 /// libmicrohttpd's callback, on one of its threads: the request to the handler, its answer back

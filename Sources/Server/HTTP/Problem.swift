@@ -4,35 +4,77 @@ import VirtualAuthenticator
 
 /// A failure as the server answers it: `application/problem+json` (RFC 9457) with `type`,
 /// `title` and `name` (the row of docs/errors.md), `status`, `detail`, and, for the rows that
-/// have them, `domException` and `ctapStatus`.
+/// have them, `domException` and `ctapStatus`. Written from typed fields — the row is a
+/// `SessionError.Name`, never a string — and only when it is answered (``response``).
 struct Problem: Error {
-    let response: HTTPResponse
+    /// What failed: a row of the error table, or a request without the server's token (the one
+    /// problem the request layer has no row for: it never sees such a request).
+    enum Name: Sendable, Equatable {
+        case row(SessionError.Name)
+        case unauthorized
 
-    init(_ response: HTTPResponse) { self.response = response }
+        var text: String {
+            switch self {
+            case .row(let name): name.rawValue
+            case .unauthorized: "unauthorized"
+            }
+        }
+    }
 
-    /// A failure of the request layer: its row's status (``status(of:)``).
+    let status: Int
+    let name: Name
+    let detail: String
+    /// What a page meets in its place (the DOMException the browser rejects with).
+    let domException: String?
+    let ctapStatus: UInt8?
+    /// WebDriver's error (`value.error`), on WebDriver's routes (WebAuthn L3 §11).
+    var webDriverError: String?
+
+    /// A failure of the request layer: its row's status (``status(of:)``), DOMException and CTAP
+    /// status.
     init(_ error: SessionError, status: Int? = nil) {
-        let status = status ?? Self.status(of: error.name)
-        var fields = [#""type":"about:blank""#, #""title":\#(JSONText.quoted(error.name.rawValue))"#, #""status":\#(status)"#,
-                      #""detail":\#(JSONText.quoted(error.message))"#, #""name":\#(JSONText.quoted(error.name.rawValue))"#,
-                      #""domException":\#(JSONText.quoted(error.name.domException))"#]
-        if let ctap = error.name.ctapStatus { fields.append(#""ctapStatus":\#(ctap)"#) }
-        response = HTTPResponse(status: status, contentType: .problem, body: Array("{\(fields.joined(separator: ","))}".utf8))
+        self.status = status ?? Self.status(of: error.name)
+        name = .row(error.name)
+        detail = error.message
+        domException = error.name.domException
+        ctapStatus = error.name.ctapStatus
     }
 
-    /// A failure the server finds itself: `name` is a row of the table, or `unauthorized`;
-    /// `domException` when a page meets it as one (what the browser rejects with in its place).
-    init(_ status: Int, _ name: String, _ detail: String, domException: String? = nil) {
-        let dom = domException.map { #","domException":\#(JSONText.quoted($0))"# } ?? ""
-        let body = #"{"type":"about:blank","title":\#(JSONText.quoted(name)),"status":\#(status),"detail":\#(JSONText.quoted(detail)),"name":\#(JSONText.quoted(name))\#(dom)}"#
-        response = HTTPResponse(status: status, contentType: .problem, body: Array(body.utf8))
+    /// A failure the server finds itself, under a row of the table; `domException` when a page
+    /// meets it as one (what the browser rejects with in its place).
+    init(_ status: Int, _ name: SessionError.Name, _ detail: String, domException: String? = nil) {
+        self.init(status: status, name: .row(name), detail: detail, domException: domException)
     }
+
+    private init(status: Int, name: Name, detail: String, domException: String?) {
+        self.status = status
+        self.name = name
+        self.detail = detail
+        self.domException = domException
+        ctapStatus = nil
+    }
+
+    /// No `Authorization: Bearer` header, or another token: `401`.
+    static func unauthorized(_ detail: String) -> Problem { Problem(status: 401, name: .unauthorized, detail: detail, domException: nil) }
 
     /// The request's own mistake in its body or query: `400 badInput`.
-    static func input(_ detail: String) -> Problem { Problem(400, SessionError.Name.badInput.rawValue, detail) }
+    static func input(_ detail: String) -> Problem { Problem(400, .badInput, detail) }
 
     /// What the path names is not there: `404`, under the row the request layer would give.
-    static func notFound(_ detail: String, name: SessionError.Name = .usage) -> Problem { Problem(404, name.rawValue, detail) }
+    static func notFound(_ detail: String, name: SessionError.Name = .usage) -> Problem { Problem(404, name, detail) }
+
+    /// The answer: `type`, `title`, `status`, `detail`, `name`, then `domException` and
+    /// `ctapStatus` where there are, and WebDriver's `value` on its routes.
+    var response: HTTPResponse {
+        var fields = [#""type":"about:blank""#, #""title":\#(JSONText.quoted(name.text))"#, #""status":\#(status)"#,
+                      #""detail":\#(JSONText.quoted(detail))"#, #""name":\#(JSONText.quoted(name.text))"#]
+        if let domException { fields.append(#""domException":\#(JSONText.quoted(domException))"#) }
+        if let ctapStatus { fields.append(#""ctapStatus":\#(ctapStatus)"#) }
+        if let webDriverError {
+            fields.append(#""value":{"error":\#(JSONText.quoted(webDriverError)),"message":\#(JSONText.quoted(detail)),"stacktrace":""}"#)
+        }
+        return HTTPResponse(status: status, contentType: .problem, body: Array("{\(fields.joined(separator: ","))}".utf8))
+    }
 
     /// The HTTP status of an error of the table: the caller's mistakes 400 (a wrong passphrase is
     /// one: the only passphrases a request carries are its own, an export's or an import's), a

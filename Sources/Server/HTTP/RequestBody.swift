@@ -1,18 +1,13 @@
 import Foundation
-import VirtualAuthenticator
 
-/// A request's JSON body, read member by member: a member of the wrong type is `400 badInput`
-/// naming it, a member the route does not know is refused (a misspelt member would otherwise be
-/// dropped without a word), a member named twice in one object is refused (whichever one this
-/// reads, a proxy or a log that checked the body may have read the other), and an absent one is
-/// `nil`.
+/// A request's JSON body as JSON: UTF-8 (RFC 8259 §8.1), an object, no name given twice in one
+/// object at any depth (whichever one this reads, a proxy or a log that checked the body may have
+/// read the other). What the route takes of it is its body type's (``RequestBodyType``).
 struct RequestBody {
     let object: [String: Any]
-    /// The body as sent (empty for a member's object).
-    private var bytes: [UInt8] = []
 
     /// The body as a JSON object; an empty body is `{}`.
-    init(_ bytes: [UInt8], allowed: Set<String>? = nil) throws(Problem) {
+    init(_ bytes: [UInt8]) throws(Problem) {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             object = [:]
         } else {
@@ -20,7 +15,7 @@ struct RequestBody {
             // which no other reading of the body here (the options as sent, repeated names) does.
             guard !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil,
                   let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
-                throw Problem(400, "syntaxError", "the body is not JSON")
+                throw Problem(400, .syntaxError, "the body is not JSON")
             }
             guard let parsed = parsed as? [String: Any] else { throw Problem.input("the body is not a JSON object") }
             if let repeated = RawJSON.repeatedMember(in: bytes) {
@@ -28,77 +23,6 @@ struct RequestBody {
             }
             object = parsed
         }
-        self.bytes = bytes
-        if let allowed, let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw Problem.input("the body has a member '\(JSONText.shown(unknown))' this route does not take (it takes \(allowed.sorted().joined(separator: ", ")))")
-        }
-    }
-
-    init(object: [String: Any]) { self.object = object }
-
-    func has(_ key: String) -> Bool { object[key] != nil && !(object[key] is NSNull) }
-
-    func string(_ key: String) throws(Problem) -> String? {
-        guard has(key) else { return nil }
-        guard let text = object[key] as? String else { throw Problem.input("\(key) must be a string") }
-        return text
-    }
-
-    func string(required key: String) throws(Problem) -> String {
-        guard let text = try string(key) else { throw Problem.input("\(key) is required") }
-        return text
-    }
-
-    func bool(_ key: String) throws(Problem) -> Bool? {
-        guard has(key) else { return nil }
-        guard let n = object[key] as? NSNumber, String(cString: n.objCType) == "c" else { throw Problem.input("\(key) must be true or false") }
-        return n.boolValue
-    }
-
-    /// A whole number from 0 to `maximum`.
-    func integer(_ key: String, maximum: UInt64 = UInt64(Int64.max)) throws(Problem) -> UInt64? {
-        guard has(key) else { return nil }
-        guard let n = object[key] as? NSNumber, String(cString: n.objCType) != "c", let d = Optional(n.doubleValue),
-              d >= 0, d.rounded() == d, d <= Double(maximum) else {
-            throw Problem.input("\(key) must be a whole number from 0 to \(maximum)")
-        }
-        return n.uint64Value
-    }
-
-    func object(_ key: String) throws(Problem) -> RequestBody? {
-        guard has(key) else { return nil }
-        guard let inner = object[key] as? [String: Any] else { throw Problem.input("\(key) must be a JSON object") }
-        return RequestBody(object: inner)
-    }
-
-    /// A member that is itself a JSON object, as JSON text (the options an RP sends): its bytes as
-    /// sent when the body shows them plainly, so they are read once more, not written and read.
-    func json(required key: String) throws(Problem) -> [UInt8] {
-        guard let inner = object[key] as? [String: Any] else { throw Problem.input("\(key) must be a JSON object") }
-        if let span = RawJSON.lastMember(key, in: bytes), bytes[span.lowerBound] == UInt8(ascii: "{") { return Array(bytes[span]) }
-        guard let data = try? JSONSerialization.data(withJSONObject: inner) else { throw Problem.input("\(key) must be a JSON object") }
-        return Array(data)
-    }
-
-    /// Base64url bytes (unpadded, as WebAuthn's JSON writes them; padding tolerated).
-    func base64URL(_ key: String) throws(Problem) -> [UInt8]? {
-        guard let text = try string(key) else { return nil }
-        guard let bytes = Base64URL.decode(text) else { throw Problem.input("\(key) is not base64url") }
-        return bytes
-    }
-
-    func base64URL(required key: String) throws(Problem) -> [UInt8] {
-        guard let bytes = try base64URL(key) else { throw Problem.input("\(key) is required") }
-        return bytes
-    }
-
-    /// One of `T`'s raw values.
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws(Problem) -> T? where T.RawValue == String {
-        guard let text = try string(key) else { return nil }
-        guard let value = T(rawValue: text) else {
-            throw Problem.input("\(key) must be one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), not '\(JSONText.shown(text))'")
-        }
-        return value
     }
 }
 

@@ -6,6 +6,8 @@ struct Router<Context> {
         let method: String
         let pattern: String
         let segments: [Segment]
+        /// The body it takes: its members are the contract's (`nil`: it reads none).
+        let body: (any RequestBodyType.Type)?
         let run: (Context, Call) throws(Problem) -> HTTPResponse
     }
 
@@ -21,17 +23,31 @@ struct Router<Context> {
         let query: [String: String]
 
         func parameter(_ name: String) -> String { parameters[name] ?? "" }
-
-        func body(allowed: Set<String>? = nil) throws(Problem) -> RequestBody { try RequestBody(request.body, allowed: allowed) }
     }
 
     private(set) var routes = [Route]()
 
+    /// A route that reads no body.
     mutating func add(_ method: String, _ pattern: String, _ run: @escaping (Context, Call) throws(Problem) -> HTTPResponse) {
-        let segments = pattern.split(separator: "/").map { part -> Segment in
+        routes.append(Route(method: method, pattern: pattern, segments: Self.segments(pattern), body: nil, run: run))
+    }
+
+    /// A route that takes a body of type `Body`, decoded before it runs; `answering` runs the whole
+    /// of it, the decoding too (WebDriver's routes answer a failure in WebDriver's shape).
+    mutating func add<Body: RequestBodyType>(_ method: String, _ pattern: String, body: Body.Type,
+                                             answering: @escaping Answering = { run throws(Problem) in try run() },
+                                             _ run: @escaping (Context, Call, Body) throws(Problem) -> HTTPResponse) {
+        routes.append(Route(method: method, pattern: pattern, segments: Self.segments(pattern), body: Body.self) { context, call throws(Problem) in
+            try answering { () throws(Problem) in try run(context, call, try Body.decode(call.request.body)) }
+        })
+    }
+
+    typealias Answering = (() throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse
+
+    private static func segments(_ pattern: String) -> [Segment] {
+        pattern.split(separator: "/").map { part -> Segment in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, run: run))
     }
 
     func route(_ request: HTTPRequest, in context: Context) -> HTTPResponse {
@@ -57,7 +73,7 @@ struct Router<Context> {
             }
         }
         if !allowed.isEmpty {
-            var answer = Problem(405, "usage", "\(JSONText.shown(request.method)) is not a method of \(JSONText.shown(request.path)) (it takes \(allowed.joined(separator: ", ")))").response
+            var answer = Problem(405, .usage, "\(JSONText.shown(request.method)) is not a method of \(JSONText.shown(request.path)) (it takes \(allowed.joined(separator: ", ")))").response
             answer.headers = [("Allow", allowed.joined(separator: ", "))]
             return answer
         }

@@ -8,18 +8,14 @@ import VirtualAuthenticator
 /// picking a passkey from the autofill list of a conditional sign-in that is pending, and the
 /// page withdrawing its own.
 extension AccountService {
-    static let ceremonyMembers: Set<String> = ["options", "origin", "topOrigin", "mediation", "userAction", "pin", "fault", "profile", "via",
-                                               "credentialId", "user", "recentPasswordSignIn", "deviceBound", "framePermission",
-                                               "userActivation", "uiMode", "request"]
-
     func addCeremonyRoutes(to router: inout Router<AccountService>) {
-        router.add("POST", "/accounts/{account}/devices/{device}/register") { s, call throws(Problem) in
-            let (caller, given, options, body) = try Self.ceremonyInput(call)
-            guard !body.has("request") else { throw Problem.input("request names a conditional sign-in's page: a registration takes none") }
-            let fault = try body.choice("fault", Fault.self), via = try body.string("via")
+        router.add("POST", "/accounts/{account}/devices/{device}/register", body: Body.Ceremony.self) { s, call, body throws(Problem) in
+            let (caller, given, options) = Self.ceremonyInput(body)
+            guard body.request == nil else { throw Problem.input("request names a conditional sign-in's page: a registration takes none") }
+            let fault = body.fault?.value, via = body.via
             var passkey = PasskeySettings()
-            passkey.profile = try body.string("profile")
-            let deviceBound = try body.bool("deviceBound")
+            passkey.profile = body.profile
+            let deviceBound = body.deviceBound
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 var passkey = passkey
                 passkey.deviceBound = deviceBound ?? hosted.deviceBoundByDefault
@@ -29,13 +25,13 @@ extension AccountService {
                     try hosted.session.register(RegisterRequest(device: device, via: via, caller: caller, options: .json(options), person: person,
                                                                 passkey: passkey, fault: fault))
                 }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
                 return .json(200, response.json)
             }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/sign") { s, call throws(Problem) in
-            let (caller, given, options, body) = try Self.ceremonyInput(call)
-            let fault = try body.choice("fault", Fault.self), via = try body.string("via")
+        router.add("POST", "/accounts/{account}/devices/{device}/sign", body: Body.Ceremony.self) { s, call, body throws(Problem) in
+            let (caller, given, options) = Self.ceremonyInput(body)
+            let fault = body.fault?.value, via = body.via
             // The person: the body's, else the next one queued for the device, else the default;
             // answered as a sign-in by `ceremony` — the sign-in itself, or a conditional one's pick.
             let signed = { @Sendable (ceremony: (HostedAccount, String, PersonRequest) throws(SessionError) -> CeremonyResponse) throws(Problem) -> HTTPResponse in
@@ -44,17 +40,17 @@ extension AccountService {
                     let response = try Self.acting(queued, on: device, in: hosted) { () throws(SessionError) in
                         try ceremony(hosted, device, given ?? queued ?? PersonRequest())
                     }
-                    hosted.events.emit("credentialAsserted", CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
+                    hosted.events.emit(.credentialAsserted, CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
                     return .json(200, response.json)
                 }
             }
             guard caller.mediation == .conditional else {
-                guard !body.has("request") else { throw Problem.input("request names a conditional sign-in's page: this sign-in is not conditional") }
+                guard body.request == nil else { throw Problem.input("request names a conditional sign-in's page: this sign-in is not conditional") }
                 return try signed { hosted, device, person throws(SessionError) in
                     try hosted.session.sign(SignRequest(device: device, via: via, caller: caller, options: .json(options), person: person, fault: fault))
                 }
             }
-            let owner = try Self.owner(of: body, origin: caller.origin)
+            let owner = try Self.owner(of: body.request, origin: caller.origin)
             // Begun as the browser begins it — what it refuses at once (a cross-origin frame,
             // another site's RP ID, the options' own errors) is answered at once — then pending,
             // holding no thread and no lock, until the person acts on the autofill list (or the
@@ -86,7 +82,7 @@ extension AccountService {
                         // Over for this page, as a browser's request in a tab the person left: the
                         // bridge keeps the page's promise pending (docs/browser.md).
                         signIn.cancel("another page's conditional sign-in has the autofill list")
-                        deferred.complete(Problem(410, "usage", "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(shown) now").response)
+                        deferred.complete(Problem(410, .usage, "the conditional sign-in was superseded: \(Self.described(other)) has the autofill list of device \(shown) now").response)
                     case .withdrawn:
                         signIn.cancel("its page withdrew it")
                         deferred.complete(Self.withdrawn.response)
@@ -101,9 +97,8 @@ extension AccountService {
         router.add("GET", "/accounts/{account}/devices/{device}/person") { s, call throws(Problem) in
             try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["queued": hosted.people.waiting(device: device).map(PersonReport.init)]) }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/person") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["userAction", "pin", "credentialId", "user"])
-            guard let person = try Self.person(in: body) else {
+        router.add("POST", "/accounts/{account}/devices/{device}/person", body: Body.Person.self) { s, call, body throws(Problem) in
+            guard let person = Self.person(action: body.userAction, pin: body.pin, credentialId: body.credentialId, user: body.user) else {
                 throw Problem.input("the body says what the person does: userAction, pin, credentialId or user")
             }
             return try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, ["queued": try hosted.people.add(person, device: device)]) }
@@ -124,18 +119,17 @@ extension AccountService {
                 return .encoded(200, AutofillReport(pending: true, request: owner, offered: offered.map(AutofillOfferReport.init)))
             }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/autofill") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["credentialId", "user", "cancel", "wait", "request"])
-            let wait = try Self.duration(body, "wait") ?? 2_000
+        router.add("POST", "/accounts/{account}/devices/{device}/autofill", body: Body.AutofillPick.self) { s, call, body throws(Problem) in
+            let wait = body.wait?.milliseconds ?? 2_000
             guard wait <= 60_000 else { throw Problem.input("wait is at most 60 s") }
-            let request = try body.string("request").map { id throws(Problem) in try Self.identifier(id, "request") }
+            let request = try body.request.map { id throws(Problem) in try Self.identifier(id, "request") }
             let hosted = try s.hosted(call.parameter("account"))
             _ = try s.onDevice(call) { _, _ throws(Problem) in .noContent }  // a device of the account's, or 404
             let pick: AutofillPicks.Outcome
-            if try body.bool("cancel") == true {
+            if body.cancel == true {
                 pick = .dismissed
             } else {
-                let id = try body.base64URL("credentialId"), user = try body.string("user")
+                let id = body.credentialId?.bytes, user = body.user
                 guard id != nil || user != nil else { throw Problem.input("the body names the passkey picked (credentialId or user), or cancel") }
                 pick = .picked(AccountChoice(credentialId: id, user: user))
             }
@@ -145,7 +139,7 @@ extension AccountService {
             hosted.autofill.pick(pick, device: device, request: request, wait: UInt64(wait)) { taken in
                 let which = request.map { "conditional sign-in \(JSONText.shown($0)) is" } ?? "no conditional sign-in is"
                 deferred.complete(taken ? .encoded(200, ["picked": true])
-                    : Problem(409, "usage", "\(which) pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
+                    : Problem(409, .usage, "\(which) pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
             }
             return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
         }
@@ -164,30 +158,26 @@ extension AccountService {
 
     /// What both ceremonies read: the caller (origin, top origin, mediation), the person (action,
     /// PIN, account picked; `nil` when the body says nothing of them), and the options JSON.
-    private static func ceremonyInput(_ call: Router<AccountService>.Call) throws(Problem) -> (CallerContext, PersonRequest?, [UInt8], RequestBody) {
-        let body = try call.body(allowed: ceremonyMembers)
-        let options = try body.json(required: "options")
-        var caller = CallerContext(origin: try body.string(required: "origin"), topOrigin: try body.string("topOrigin"))
-        if let mediation = try body.choice("mediation", Mediation.self) { caller.mediation = mediation }
-        caller.recentPasswordSignIn = try body.bool("recentPasswordSignIn") ?? false
+    private static func ceremonyInput(_ body: Body.Ceremony) -> (CallerContext, PersonRequest?, [UInt8]) {
+        var caller = CallerContext(origin: body.origin, topOrigin: body.topOrigin)
+        if let mediation = body.mediation { caller.mediation = mediation.value }
+        caller.recentPasswordSignIn = body.recentPasswordSignIn ?? false
         // What a page knows of itself (the page bridge sends them): whether its frame is allowed
         // the call, whether the user just clicked, and a sign-in's uiMode (an unknown one ignored,
         // as the browser ignores it).
-        caller.framePermission = try body.bool("framePermission") ?? true
-        caller.userActivation = try body.bool("userActivation") ?? true
-        caller.uiMode = try body.string("uiMode").flatMap(UIMode.init(rawValue:))
-        return (caller, try person(in: body), options, body)
+        caller.framePermission = body.framePermission ?? true
+        caller.userActivation = body.userActivation ?? true
+        caller.uiMode = body.uiMode.flatMap(UIMode.init(rawValue:))
+        return (caller, person(action: body.userAction, pin: body.pin, credentialId: body.credentialId, user: body.user), body.options.bytes)
     }
 
     /// The person a body describes — `userAction`, `pin`, and the passkey picked (`credentialId`
     /// or `user`) — or `nil` when it names none of them.
-    static func person(in body: RequestBody) throws(Problem) -> PersonRequest? {
-        let pin = try body.string("pin"), action = try body.choice("userAction", UserAction.self)
-        let id = try body.base64URL("credentialId"), user = try body.string("user")
-        guard pin != nil || action != nil || id != nil || user != nil else { return nil }
+    static func person(action: Choice<UserAction>?, pin: String?, credentialId: Base64URLBytes?, user: String?) -> PersonRequest? {
+        guard pin != nil || action != nil || credentialId != nil || user != nil else { return nil }
         var person = PersonRequest(pin: pin)
-        if let action { person.action = action }
-        if id != nil || user != nil { person.account = AccountChoice(credentialId: id, user: user) }
+        if let action { person.action = action.value }
+        if credentialId != nil || user != nil { person.account = AccountChoice(credentialId: credentialId?.bytes, user: user) }
         return person
     }
 
@@ -210,16 +200,12 @@ extension AccountService {
     /// Whose conditional sign-in it is: the caller's origin and the body's `request` — `{"id",
     /// "page", "url"}`, which the page bridge sends: the request's id and its page's (each 1–128
     /// printable ASCII characters) and the page's URL (at most 4,096 characters).
-    private static func owner(of body: RequestBody, origin: String) throws(Problem) -> AutofillPicks.Owner {
+    private static func owner(of request: Body.Ceremony.Request?, origin: String) throws(Problem) -> AutofillPicks.Owner {
         var owner = AutofillPicks.Owner(origin: origin)
-        guard let request = try body.object("request") else { return owner }
-        if let unknown = request.object.keys.sorted().first(where: { !["id", "page", "url"].contains($0) }) {
-            throw Problem.input("request has a member '\(JSONText.shown(unknown))' it does not take (it takes id, page, url)")
-        }
-        guard let id = try request.string("id") else { throw Problem.input("request.id is required: the request's own id") }
-        owner.id = try identifier(id, "request.id")
-        owner.page = try request.string("page").map { page throws(Problem) in try identifier(page, "request.page") }
-        if let url = try request.string("url") {
+        guard let request else { return owner }
+        owner.id = try identifier(request.id, "request.id")
+        owner.page = try request.page.map { page throws(Problem) in try identifier(page, "request.page") }
+        if let url = request.url {
             guard url.count <= 4_096 else { throw Problem.input("request.url is at most 4,096 characters") }
             owner.url = url
         }
@@ -241,7 +227,7 @@ extension AccountService {
     }
 
     /// A conditional sign-in its page withdrew: over.
-    private static let withdrawn = Problem(410, "usage", "the conditional sign-in was withdrawn by its page (aborted, or the page went away)")
+    private static let withdrawn = Problem(410, .usage, "the conditional sign-in was withdrawn by its page (aborted, or the page went away)")
 }
 
 /// A queued person as `GET …/person` lists it: the members a ceremony's body would carry.

@@ -10,8 +10,8 @@ extension AccountService {
         router.add("GET", "/accounts/{account}/devices") { s, call throws(Problem) in
             try s.onAccount(call) { hosted throws(Problem) in .encoded(200, ["devices": try AccountReport(hosted).devices]) }
         }
-        router.add("POST", "/accounts/{account}/devices") { s, call throws(Problem) in
-            let spec = try DeviceSpec(call.body(), approver: true)
+        router.add("POST", "/accounts/{account}/devices", body: Body.NewDevice.self) { s, call, body throws(Problem) in
+            let spec = try DeviceSpec(body)
             return try s.onAccount(call) { hosted throws(Problem) in
                 // A device with a PIN is approved on an enrolled device (as a new phone is): the one
                 // named, else the session's default.
@@ -42,20 +42,18 @@ extension AccountService {
         let changes: [(String, DeviceChange)] = [("offline", .offline), ("online", .online), ("reset", .reset), ("unlock", .unlockBiometry),
                                                  ("unsupported", .passkeysSupported(false)), ("supported", .passkeysSupported(true))]
         for (verb, change) in changes {
-            router.add("POST", "/accounts/{account}/devices/{device}/\(verb)") { s, call throws(Problem) in
-                _ = try call.body(allowed: [])
-                return try s.onDevice(call) { hosted, device throws(Problem) in
+            router.add("POST", "/accounts/{account}/devices/{device}/\(verb)", body: Body.NoMembers.self) { s, call, _ throws(Problem) in
+                try s.onDevice(call) { hosted, device throws(Problem) in
                     try session { () throws(SessionError) in try hosted.session.change(change, device: device) }
                     if change == .reset { hosted.setPIN(nil, device: device) }
                     return .encoded(200, try DeviceReport(named: device, in: hosted))
                 }
             }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/pin") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["pin", "currentPin", "reset", "approvedBy", "approverPin"])
-            let pin = try body.string(required: "pin")
-            let current = try body.string("currentPin"), reset = try body.bool("reset") ?? false
-            let approver = try body.string("approvedBy"), approverPin = try body.string("approverPin")
+        router.add("POST", "/accounts/{account}/devices/{device}/pin", body: Body.PINRequest.self) { s, call, body throws(Problem) in
+            let pin = body.pin
+            let current = body.currentPin, reset = body.reset ?? false
+            let approver = body.approvedBy, approverPin = body.approverPin
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 // A device without a PIN (or resetting its biometry) is approved on an enrolled one: the
                 // one named, else the session's default.
@@ -67,14 +65,9 @@ extension AccountService {
                 return .encoded(200, PINReport(device: try DeviceReport(named: device, in: hosted), deletedPasskeys: deleted))
             }
         }
-        router.add("PUT", "/accounts/{account}/devices/{device}/profile") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["profile", "aaguid"])
-            let profile = try body.string(required: "profile")
-            var aaguid: [UInt8]?
-            if let text = try body.string("aaguid") {
-                guard let bytes = AuthenticatorProfile.parseAAGUID(text) else { throw Problem.input("aaguid must be a UUID (8-4-4-4-12 hex digits)") }
-                aaguid = bytes
-            }
+        router.add("PUT", "/accounts/{account}/devices/{device}/profile", body: Body.ProfileRequest.self) { s, call, body throws(Problem) in
+            let profile = body.profile
+            let aaguid = try body.aaguid.map { text throws(Problem) in try DeviceSpec.aaguid(text) }
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 try session { () throws(SessionError) in try hosted.session.setProfile(profile, aaguid: aaguid, device: device) }
                 return .encoded(200, try DeviceReport(named: device, in: hosted))
@@ -88,17 +81,16 @@ extension AccountService {
         let signals: [(String, Signal.Kind)] = [("unknownCredential", .unknownCredential), ("allAcceptedCredentials", .allAcceptedCredentials),
                                                 ("currentUserDetails", .currentUserDetails)]
         for (name, kind) in signals {
-            router.add("POST", "/accounts/{account}/devices/{device}/signals/\(name)") { s, call throws(Problem) in
-                let body = try call.body(allowed: ["options", "origin"])
-                let options = try body.json(required: "options"), origin = try body.string(required: "origin")
+            router.add("POST", "/accounts/{account}/devices/{device}/signals/\(name)", body: Body.SignalRequest.self) { s, call, body throws(Problem) in
+                let options = body.options.bytes, origin = body.origin
                 return try s.onDevice(call) { hosted, device throws(Problem) in
                     let effect = try session { () throws(SessionError) in
                         try hosted.session.signal(device: device, kind, optionsJSON: options, origin: origin)
                     }
                     let now = hosted.now
-                    for c in effect.removed { hosted.events.emit("credentialDeleted", CredentialEventData(device: device, c, time: now)) }
+                    for c in effect.removed { hosted.events.emit(.credentialDeleted, CredentialEventData(device: device, c, time: now)) }
                     for c in effect.hidden + effect.restored + effect.updated {
-                        hosted.events.emit("credentialUpdated", CredentialEventData(device: device, c, time: now))
+                        hosted.events.emit(.credentialUpdated, CredentialEventData(device: device, c, time: now))
                     }
                     return .encoded(200, SignalReport(effect))
                 }

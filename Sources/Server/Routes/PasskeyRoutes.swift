@@ -14,12 +14,11 @@ extension AccountService {
                 return .encoded(200, ["credentials": held.map(PasskeyReport.init)])
             }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/passkeys") { s, call throws(Problem) in
-            let added = try Self.addedPasskey(call.body(allowed: ["credentialId", "rpId", "privateKey", "userHandle", "userName", "userDisplayName",
-                                                                  "signCount", "backupEligibility", "backupState", "largeBlob", "isResidentCredential"]))
+        router.add("POST", "/accounts/{account}/devices/{device}/passkeys", body: Body.CredentialParameters.self) { s, call, body throws(Problem) in
+            let added = Self.addedPasskey(body)
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 let credential = try session { () throws(SessionError) in try hosted.session.addPasskey(device: device, added) }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: device, credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: device, credential, time: hosted.now))
                 var answer = HTTPResponse.encoded(201, PasskeyReport(credential))
                 answer.headers = [("Location", "/accounts/\(hosted.id)/devices/\(device)/passkeys/\(Base64URL.encode(credential.id))")]
                 return answer
@@ -29,17 +28,15 @@ extension AccountService {
             let id = try Self.credentialId(call)
             return try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, PasskeyReport(try Self.held(id, on: device, in: hosted))) }
         }
-        router.add("PATCH", "/accounts/{account}/devices/{device}/passkeys/{credential}") { s, call throws(Problem) in
+        router.add("PATCH", "/accounts/{account}/devices/{device}/passkeys/{credential}", body: Body.BackupFlags.self) { s, call, body throws(Problem) in
             let id = try Self.credentialId(call)
-            let body = try call.body(allowed: ["backupEligible", "backupState"])
-            let eligible = try body.bool("backupEligible")
-            guard let state = try body.bool("backupState") else { throw Problem.input("backupState is required (and backupEligible may be given)") }
+            let eligible = body.backupEligible, state = body.backupState
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 _ = try Self.held(id, on: device, in: hosted)
                 let changed = try session { () throws(SessionError) in
                     try hosted.session.setBackupFlags(device: device, credentialId: id, eligible: eligible, state: state)
                 }
-                hosted.events.emit("credentialUpdated", CredentialEventData(device: device, changed, time: hosted.now))
+                hosted.events.emit(.credentialUpdated, CredentialEventData(device: device, changed, time: hosted.now))
                 return .encoded(200, PasskeyReport(changed))
             }
         }
@@ -48,14 +45,13 @@ extension AccountService {
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 _ = try Self.held(id, on: device, in: hosted)
                 let gone = try session { () throws(SessionError) in try hosted.session.delete(device: device, credentialId: id) }
-                hosted.events.emit("credentialDeleted", CredentialEventData(device: device, gone, time: hosted.now))
+                hosted.events.emit(.credentialDeleted, CredentialEventData(device: device, gone, time: hosted.now))
                 return .noContent
             }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/passkeys/{credential}/export") { s, call throws(Problem) in
+        router.add("POST", "/accounts/{account}/devices/{device}/passkeys/{credential}/export", body: Body.ExportRequest.self) { s, call, body throws(Problem) in
             let id = try Self.credentialId(call)
-            let body = try call.body(allowed: ["passphrase", "pin"])
-            let passphrase = try body.string(required: "passphrase"), pin = try body.string("pin")
+            let passphrase = body.passphrase, pin = body.pin
             guard !passphrase.isEmpty else { throw Problem.input("passphrase is empty") }
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 _ = try Self.held(id, on: device, in: hosted)
@@ -66,15 +62,14 @@ extension AccountService {
                 return .encoded(200, ["envelope": Base64URL.encode(envelope)])
             }
         }
-        router.add("POST", "/accounts/{account}/devices/{device}/import") { s, call throws(Problem) in
-            let body = try call.body(allowed: ["envelope", "passphrase", "pin"])
-            let envelope = try body.base64URL(required: "envelope")
-            let passphrase = try body.string(required: "passphrase"), pin = try body.string("pin")
+        router.add("POST", "/accounts/{account}/devices/{device}/import", body: Body.ImportRequest.self) { s, call, body throws(Problem) in
+            let envelope = body.envelope.bytes
+            let passphrase = body.passphrase, pin = body.pin
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 let credential = try session { () throws(SessionError) in
                     try hosted.session.importPasskey(device: device, envelope, passphrase: Self.secret(passphrase), person: PersonRequest(pin: pin))
                 }
-                hosted.events.emit("credentialAdded", CredentialEventData(device: device, credential, time: hosted.now))
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: device, credential, time: hosted.now))
                 return .encoded(201, PasskeyReport(credential))
             }
         }
@@ -99,15 +94,12 @@ extension AccountService {
     /// (base64url PKCS #8), `userHandle`, `signCount`, `backupEligibility`, `backupState`,
     /// `largeBlob`, `userName`, `userDisplayName`; `isResidentCredential` is read and not kept
     /// (every passkey of a platform authenticator is discoverable, so a user handle is required).
-    static func addedPasskey(_ body: RequestBody) throws(Problem) -> AddedPasskey {
-        _ = try body.bool("isResidentCredential")
-        guard let handle = try body.base64URL("userHandle") else { throw Problem.input("userHandle is required (a discoverable credential has one)") }
-        let eligible = try body.bool("backupEligibility") ?? true
-        return AddedPasskey(id: try body.base64URL(required: "credentialId"), rpId: try body.string(required: "rpId"), userHandle: handle,
-                            userName: try body.string("userName") ?? "", userDisplayName: try body.string("userDisplayName") ?? "",
-                            privateKeyDER: try body.base64URL(required: "privateKey"),
-                            signCount: UInt32(try body.integer("signCount", maximum: UInt64(UInt32.max - 1)) ?? 0),
-                            backupEligible: eligible, backupState: try body.bool("backupState") ?? eligible,
-                            backupStateFixed: body.has("backupState"), largeBlob: try body.base64URL("largeBlob"))
+    static func addedPasskey(_ body: Body.CredentialParameters) -> AddedPasskey {
+        let eligible = body.backupEligibility ?? true
+        return AddedPasskey(id: body.credentialId.bytes, rpId: body.rpId, userHandle: body.userHandle.bytes,
+                            userName: body.userName ?? "", userDisplayName: body.userDisplayName ?? "",
+                            privateKeyDER: body.privateKey.bytes, signCount: UInt32(body.signCount ?? 0),
+                            backupEligible: eligible, backupState: body.backupState ?? eligible,
+                            backupStateFixed: body.backupState != nil, largeBlob: body.largeBlob?.bytes)
     }
 }

@@ -10,10 +10,9 @@ extension AccountService {
                 .encoded(200, try session { () throws(SessionError) in try hosted.session.syncStatus() })
             }
         }
-        router.add("PUT", "/accounts/{account}/sync") { s, call throws(Problem) in
-            let body = try call.body(allowed: Self.syncMembers)
-            return try s.onAccount(call) { hosted throws(Problem) in
-                if let device = try body.string("device"), !hosted.session.deviceNames.contains(device) {
+        router.add("PUT", "/accounts/{account}/sync", body: Body.SyncSettings.self) { s, call, body throws(Problem) in
+            try s.onAccount(call) { hosted throws(Problem) in
+                if let device = body.device, !hosted.session.deviceNames.contains(device) {
                     throw Problem.notFound("account \(JSONText.shown(hosted.id)) has no device \(JSONText.shown(device))")
                 }
                 try Self.applySync(body, to: hosted)

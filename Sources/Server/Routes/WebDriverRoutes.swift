@@ -17,7 +17,7 @@ import VirtualAuthenticator
 /// one (`POST /session` makes a new id), and `DELETE /session/{id}` ends its authenticators.
 extension AccountService {
     func addWebDriverRoutes(to router: inout Router<AccountService>) {
-        router.add("POST", "/session") { s, call throws(Problem) in
+        router.add("POST", "/session", body: Body.NewSession.self) { s, _, _ throws(Problem) in
             let id = Base64URL.encode(RandomSource.live.bytes(12))
             s.webDriverSessions.withLock { $0[id] = [] }
             return .encoded(200, ["value": NewSession(sessionId: id)])
@@ -28,8 +28,8 @@ extension AccountService {
             return .json(200, #"{"value":null}"#)
         }
         let base = "/session/{session}/webauthn/authenticator"
-        router.add("POST", base) { s, call throws(Problem) in
-            try Self.webDriver { () throws(Problem) in try s.addVirtualAuthenticator(call) }
+        router.add("POST", base, body: Body.VirtualAuthenticator.self, answering: Self.webDriver) { s, call, body throws(Problem) in
+            try s.addVirtualAuthenticator(call, body)
         }
         router.add("DELETE", base + "/{authenticator}") { s, call throws(Problem) in
             try Self.webDriver { () throws(Problem) in
@@ -39,15 +39,13 @@ extension AccountService {
                 return .json(200, #"{"value":null}"#)
             }
         }
-        router.add("POST", base + "/{authenticator}/credential") { s, call throws(Problem) in
-            try Self.webDriver { () throws(Problem) in
-                let hosted = try s.authenticator(call)
-                let added = try Self.addedPasskey(call.body())
-                return try hosted.serve { () throws(Problem) in
-                    let credential = try session { () throws(SessionError) in try hosted.session.addPasskey(device: hosted.id, added) }
-                    hosted.events.emit("credentialAdded", CredentialEventData(device: hosted.id, credential, time: hosted.now))
-                    return .json(200, #"{"value":null}"#)
-                }
+        router.add("POST", base + "/{authenticator}/credential", body: Body.CredentialParameters.self, answering: Self.webDriver) { s, call, body throws(Problem) in
+            let hosted = try s.authenticator(call)
+            let added = Self.addedPasskey(body)
+            return try hosted.serve { () throws(Problem) in
+                let credential = try session { () throws(SessionError) in try hosted.session.addPasskey(device: hosted.id, added) }
+                hosted.events.emit(.credentialAdded, CredentialEventData(device: hosted.id, credential, time: hosted.now))
+                return .json(200, #"{"value":null}"#)
             }
         }
         router.add("GET", base + "/{authenticator}/credentials") { s, call throws(Problem) in
@@ -72,7 +70,7 @@ extension AccountService {
                 return try hosted.serve { () throws(Problem) in
                     _ = try Self.held(id, on: hosted.id, in: hosted)
                     let gone = try session { () throws(SessionError) in try hosted.session.delete(device: hosted.id, credentialId: id) }
-                    hosted.events.emit("credentialDeleted", CredentialEventData(device: hosted.id, gone, time: hosted.now))
+                    hosted.events.emit(.credentialDeleted, CredentialEventData(device: hosted.id, gone, time: hosted.now))
                     return .json(200, #"{"value":null}"#)
                 }
             }
@@ -83,36 +81,31 @@ extension AccountService {
                 return try hosted.serve { () throws(Problem) in
                     for c in try session({ () throws(SessionError) in try hosted.session.passkeys(device: hosted.id) }) {
                         let gone = try session { () throws(SessionError) in try hosted.session.delete(device: hosted.id, credentialId: c.id) }
-                        hosted.events.emit("credentialDeleted", CredentialEventData(device: hosted.id, gone, time: hosted.now))
+                        hosted.events.emit(.credentialDeleted, CredentialEventData(device: hosted.id, gone, time: hosted.now))
                     }
                     return .json(200, #"{"value":null}"#)
                 }
             }
         }
-        router.add("POST", base + "/{authenticator}/uv") { s, call throws(Problem) in
-            try Self.webDriver { () throws(Problem) in
-                let hosted = try s.authenticator(call)
-                guard let verified = try call.body().bool("isUserVerified") else { throw Problem.input("isUserVerified is required") }
-                return try hosted.serve { () throws(Problem) in
-                    hosted.webDriverUser = (hosted.webDriverUser?.consenting ?? true, verified)
-                    return .json(200, #"{"value":null}"#)
-                }
+        router.add("POST", base + "/{authenticator}/uv", body: Body.UserVerified.self, answering: Self.webDriver) { s, call, body throws(Problem) in
+            let hosted = try s.authenticator(call)
+            return try hosted.serve { () throws(Problem) in
+                hosted.webDriverUser = (hosted.webDriverUser?.consenting ?? true, body.isUserVerified)
+                return .json(200, #"{"value":null}"#)
             }
         }
-        router.add("POST", base + "/{authenticator}/credentials/{credential}/props") { s, call throws(Problem) in
-            try Self.webDriver { () throws(Problem) in
-                let hosted = try s.authenticator(call)
-                let id = try Self.credentialId(call)
-                let body = try call.body()
-                let eligible = try body.bool("backupEligibility"), state = try body.bool("backupState")
-                return try hosted.serve { () throws(Problem) in
-                    let held = try Self.held(id, on: hosted.id, in: hosted)
-                    let changed = try session { () throws(SessionError) in
-                        try hosted.session.setBackupFlags(device: hosted.id, credentialId: id, eligible: eligible, state: state ?? held.backupState)
-                    }
-                    hosted.events.emit("credentialUpdated", CredentialEventData(device: hosted.id, changed, time: hosted.now))
-                    return .json(200, #"{"value":null}"#)
+        router.add("POST", base + "/{authenticator}/credentials/{credential}/props", body: Body.CredentialProperties.self,
+                   answering: Self.webDriver) { s, call, body throws(Problem) in
+            let hosted = try s.authenticator(call)
+            let id = try Self.credentialId(call)
+            let eligible = body.backupEligibility, state = body.backupState
+            return try hosted.serve { () throws(Problem) in
+                let held = try Self.held(id, on: hosted.id, in: hosted)
+                let changed = try session { () throws(SessionError) in
+                    try hosted.session.setBackupFlags(device: hosted.id, credentialId: id, eligible: eligible, state: state ?? held.backupState)
                 }
+                hosted.events.emit(.credentialUpdated, CredentialEventData(device: hosted.id, changed, time: hosted.now))
+                return .json(200, #"{"value":null}"#)
             }
         }
     }
@@ -121,21 +114,13 @@ extension AccountService {
     /// passkey provider), `transport`, `hasResidentKey`, `hasUserVerification`, `isUserConsenting`
     /// (default true), `isUserVerified` (default false), `extensions`, `defaultBackupEligibility`,
     /// `defaultBackupState`. The device is a platform authenticator whatever the transport says.
-    private func addVirtualAuthenticator(_ call: Router<AccountService>.Call) throws(Problem) -> HTTPResponse {
-        let body = try call.body()
-        let proto = try body.string(required: "protocol")
-        guard ["ctap2", "ctap2_1"].contains(proto) else {
+    private func addVirtualAuthenticator(_ call: Router<AccountService>.Call, _ body: Body.VirtualAuthenticator) throws(Problem) -> HTTPResponse {
+        guard body.protocol.value != .ctap1 else {
             throw Problem.input("protocol must be ctap2 or ctap2_1 (authctl is a CTAP 2 platform authenticator; ctap1/u2f makes no passkeys)")
         }
-        let transport = try body.string(required: "transport")
-        guard ["usb", "nfc", "ble", "smart-card", "hybrid", "internal"].contains(transport) else {
-            throw Problem.input("transport must be one of usb, nfc, ble, smart-card, hybrid, internal")
-        }
-        _ = try body.bool("hasResidentKey")
-        let uv = try body.bool("hasUserVerification") ?? false
-        let consenting = try body.bool("isUserConsenting") ?? true, verified = try body.bool("isUserVerified") ?? false
-        let eligible = try body.bool("defaultBackupEligibility"), state = try body.bool("defaultBackupState")
-        if body.has("extensions") { guard body.object["extensions"] is [String] else { throw Problem.input("extensions must be a list of strings") } }
+        let uv = body.hasUserVerification ?? false
+        let consenting = body.isUserConsenting ?? true, verified = body.isUserVerified ?? false
+        let eligible = body.defaultBackupEligibility, state = body.defaultBackupState
         let id = Base64URL.encode(RandomSource.live.bytes(12))
         let pin = uv ? String(format: "%06u", UInt32.random(in: 0..<1_000_000)) : nil
         let directory = try makeDirectory()
@@ -171,13 +156,9 @@ extension AccountService {
     /// A problem with WebDriver's error as well (`value.error`, `value.message`).
     private static func webDriver(_ body: () throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
         do { return try body() } catch {
-            let answer = error.response
-            guard var object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] else { throw error }
-            let code = answer.status >= 500 ? "unknown error" : answer.status == 404 ? "invalid argument" : answer.status == 422 ? "unable to set"
-                : "invalid argument"
-            object["value"] = ["error": code, "message": object["detail"] ?? "", "stacktrace": ""]
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { throw error }
-            throw Problem(HTTPResponse(status: answer.status, contentType: .problem, body: Array(data)))
+            var problem = error
+            problem.webDriverError = error.status >= 500 ? "unknown error" : error.status == 422 ? "unable to set" : "invalid argument"
+            throw problem
         }
     }
 }

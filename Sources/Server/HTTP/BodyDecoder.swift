@@ -1,0 +1,195 @@
+import Foundation
+import Synchronization
+
+/// A request body as a Swift type: its stored properties, decoded by name, are the members the
+/// route takes — the contract, which `openapi.json` states once more and the contract test holds
+/// it to member by member (names, which are required, JSON types). A property that is optional
+/// is a member that may be absent (or `null`); every other one is required.
+///
+/// Read by ``BodyDecoder`` with the server's own answers: a member of the wrong type is `400
+/// badInput` naming it, one the type does not name is refused (a misspelt member would otherwise
+/// be dropped without a word), and one named twice is refused before (``RequestBody``).
+protocol RequestBodyType: Decodable, Sendable {
+    /// Whether members the type does not name are passed over rather than refused: WebDriver's
+    /// commands pass them over, as WebDriver does.
+    static var takesOtherMembers: Bool { get }
+    /// What a required member's absence says, where it says more than "X is required".
+    static func missing(_ member: String) -> String?
+    /// The largest whole number a member takes (else `Int64.max`).
+    static func maximum(_ member: String) -> UInt64?
+}
+
+extension RequestBodyType {
+    static var takesOtherMembers: Bool { false }
+    static func missing(_: String) -> String? { nil }
+    static func maximum(_: String) -> UInt64? { nil }
+
+    /// The body a request carries, as this type; an empty body is `{}`.
+    static func decode(_ bytes: [UInt8]) throws(Problem) -> Self {
+        let body = try RequestBody(bytes)
+        return try decode(body.object, path: "", raw: bytes)
+    }
+
+    /// An object of a body (the body itself when `path` is empty).
+    static func decode(_ object: [String: Any], path: String, raw: [UInt8]?) throws(Problem) -> Self {
+        if !takesOtherMembers, let unknown = object.keys.sorted().first(where: { !BodyShape.of(Self.self).names.contains($0) }) {
+            let names = BodyShape.of(Self.self).names.sorted()
+            let takes = names.isEmpty ? "none" : names.joined(separator: ", ")
+            throw path.isEmpty ? Problem.input("the body has a member '\(JSONText.shown(unknown))' this route does not take (it takes \(takes))")
+                : Problem.input("\(path) has a member '\(JSONText.shown(unknown))' it does not take (it takes \(takes))")
+        }
+        do { return try Self(from: BodyDecoder(object: object, path: path, raw: raw, type: Self.self)) } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw Problem.input("the body is not what \(path.isEmpty ? "this route" : path) takes: \(error)")
+        }
+    }
+}
+
+/// A member's value that is more than a JSON string, boolean or whole number as such: a
+/// duration, a time, base64url bytes, one of a set of names, the RP's options as sent.
+protocol BodyValue: Decodable, Sendable {
+    /// The JSON types it is written as (`string`, `integer`, `boolean`, `object`, `array`).
+    static var jsonTypes: Set<String> { get }
+    /// The names it takes, when it is one of a set.
+    static var names: [String]? { get }
+    /// A value of it for ``BodyShape``, which reads a type without a body.
+    static var placeholder: Self { get }
+    init(_ member: BodyMember) throws(Problem)
+}
+
+extension BodyValue {
+    static var names: [String]? { nil }
+
+    init(from decoder: any Decoder) throws {
+        guard let decoder = decoder as? BodyDecoder else { throw Problem.input("\(Self.self) is read from a request body only") }
+        try self.init(BodyMember(value: decoder.object, path: decoder.path, key: decoder.path, raw: nil))
+    }
+}
+
+/// One member as a ``BodyValue`` reads it: its value, the way to it (`request.id`), its name, and
+/// the whole body's bytes when it is a member of the body itself.
+struct BodyMember {
+    let value: Any
+    let path: String
+    let key: String
+    let raw: [UInt8]?
+
+    func string() throws(Problem) -> String {
+        guard let text = value as? String else { throw Problem.input("\(path) must be a string") }
+        return text
+    }
+
+    /// A whole number from 0 to `maximum`.
+    func integer(maximum: UInt64 = UInt64(Int64.max)) throws(Problem) -> UInt64 {
+        guard let n = value as? NSNumber, String(cString: n.objCType) != "c", let d = Optional(n.doubleValue),
+              d >= 0, d.rounded() == d, d <= Double(maximum) else {
+            throw Problem.input("\(path) must be a whole number from 0 to \(maximum)")
+        }
+        return n.uint64Value
+    }
+
+    func bool() throws(Problem) -> Bool {
+        guard let n = value as? NSNumber, String(cString: n.objCType) == "c" else { throw Problem.input("\(path) must be true or false") }
+        return n.boolValue
+    }
+}
+
+/// A list member: each element read as its type, at `path[i]`.
+protocol BodyList {
+    static var element: any Decodable.Type { get }
+    static func read(_ elements: [Any], path: String) throws(Problem) -> Self
+}
+
+extension Array: BodyList where Element: Decodable {
+    static var element: any Decodable.Type { Element.self }
+
+    static func read(_ elements: [Any], path: String) throws(Problem) -> Self {
+        var out = Self()
+        for (i, value) in elements.enumerated() { out.append(try BodyDecoder.read(Element.self, value, path: "\(path)[\(i)]", raw: nil, in: nil)) }
+        return out
+    }
+}
+
+/// Reads a body's object into a ``RequestBodyType`` through its `Decodable` conformance.
+struct BodyDecoder: Decoder {
+    let object: Any
+    let path: String
+    let raw: [UInt8]?
+    let type: (any RequestBodyType.Type)?
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard let object = object as? [String: Any] else { throw Problem.input("\(path) must be a JSON object") }
+        return KeyedDecodingContainer(Members<Key>(decoder: self, object: object))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Problem.input("\(path) is read as a list of its own type only") }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw Problem.input("\(path) is read as a member of its own type only") }
+
+    /// `value` at `path` as `T`: a string, a boolean, a whole number, a ``BodyValue``, a list, or
+    /// an object of a ``RequestBodyType``.
+    static func read<T: Decodable>(_: T.Type, _ value: Any, path: String, raw: [UInt8]?, in owner: (any RequestBodyType.Type)?) throws(Problem) -> T {
+        let member = BodyMember(value: value, path: path, key: String(path.split(separator: ".").last ?? ""), raw: raw)
+        if T.self == String.self { return try member.string() as! T }
+        if T.self == Bool.self { return try member.bool() as! T }
+        if T.self == UInt64.self { return try member.integer(maximum: owner?.maximum(member.key) ?? UInt64(Int64.max)) as! T }
+        if let value = T.self as? any BodyValue.Type { return try value.init(member) as! T }
+        if let list = T.self as? any BodyList.Type {
+            guard let elements = value as? [Any] else { throw Problem.input("\(path) must be a list") }
+            return try list.read(elements, path: path) as! T
+        }
+        if let body = T.self as? any RequestBodyType.Type {
+            guard let object = value as? [String: Any] else { throw Problem.input("\(path) must be a JSON object") }
+            return try body.decode(object, path: path, raw: nil) as! T
+        }
+        throw Problem.input("\(path) is of a type no body member has (\(T.self))")
+    }
+
+    /// An object's members, by name.
+    private struct Members<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let decoder: BodyDecoder
+        let object: [String: Any]
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { object.keys.compactMap(Key.init(stringValue:)) }
+
+        func contains(_ key: Key) -> Bool { object[key.stringValue] != nil && !(object[key.stringValue] is NSNull) }
+        func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
+
+        private func path(_ key: Key) -> String { decoder.path.isEmpty ? key.stringValue : "\(decoder.path).\(key.stringValue)" }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            guard contains(key) else {
+                throw Problem.input(decoder.type?.missing(key.stringValue) ?? "\(path(key)) is required")
+            }
+            return try BodyDecoder.read(type, object[key.stringValue]!, path: path(key), raw: decoder.path.isEmpty ? decoder.raw : nil, in: decoder.type)
+        }
+
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decode(type, key) }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decode(type, key) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decode(type, key) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decode(type, key) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decode(type, key) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decode(type, key) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decode(type, key) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decode(type, key) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decode(type, key) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decode(type, key) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decode(type, key) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decode(type, key) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decode(type, key) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decode(type, key) }
+
+        private func decode<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T { try decode(type, forKey: key) as T }
+
+        func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+            throw Problem.input("\(path(key)) is read as a member of its own type only")
+        }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            throw Problem.input("\(path(key)) is read as a list of its own type only")
+        }
+        func superDecoder() throws -> any Decoder { decoder }
+        func superDecoder(forKey _: Key) throws -> any Decoder { decoder }
+    }
+}
