@@ -121,7 +121,9 @@ extension AccountService {
         let uv = body.hasUserVerification ?? false
         let consenting = body.isUserConsenting ?? true, verified = body.isUserVerified ?? false
         let eligible = body.defaultBackupEligibility, state = body.defaultBackupState
-        let id = Base64URL.encode(RandomSource.live.bytes(12))
+        // Its device is named by its id, and a device's name never starts with '-' (one id in 64 would).
+        var id = Base64URL.encode(RandomSource.live.bytes(12))
+        while id.hasPrefix("-") { id = Base64URL.encode(RandomSource.live.bytes(12)) }
         let pin = uv ? String(format: "%06u", UInt32.random(in: 0..<1_000_000)) : nil
         let directory = try makeDirectory()
         do throws(Problem) {
