@@ -60,7 +60,11 @@ class Browser:
         return self.driver.execute_script(f"return !document.getElementById('{element}').hidden")
 
     def click(self, element: str):
-        self.driver.find_element("id", element).click()
+        # Shown by the page's own script, at times after its screen is (the passkey button once
+        # the page has asked whether passkeys are available): clicked once the person could.
+        found = self.driver.find_element("id", element)
+        wait_until(lambda: found.is_displayed() and found.is_enabled(), f"#{element} shown on the {self.device}")
+        found.click()
 
     def type(self, element: str, text: str):
         field = self.driver.find_element("id", element)
