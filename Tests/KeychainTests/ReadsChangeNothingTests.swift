@@ -90,6 +90,7 @@ private func commandSignIn(_ dir: String, device: String, counter: StoreCounter,
             #expect(signIn.signCount > 0, "a counting passkey")
             #expect(signIn.counts.fetches == 1, "one store read: \(signIn.counts)")
             #expect(signIn.counts.appends == 1, "the new count uploaded after the write: \(signIn.counts)")
+            #expect(signIn.commits == 2, "the new count's revision, then the cursor its upload moved")
         }
     }
 }
