@@ -151,3 +151,29 @@ private func commandSignIn(_ dir: String, device: String, counter: StoreCounter,
         }
     }
 }
+
+/// Settings another vault published are taken up by a look on a vault kept open — in memory, as a
+/// reader takes them up — and written into the vault by its next sync, not lost because a look
+/// read them first.
+@Test func settingsALookTakesUpAreWrittenByTheNextSync() throws {
+    let counter = StoreCounter()
+    try counter.counting {
+        try withTemporaryDirectory { dir in
+            let clock = VirtualClock(start: start)
+            try {
+                let phone = try Account.create(at: dir + "/phone", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                               biometricPIN: nil, clock: clock.wallClock, random: .seeded(3))
+                let desk = try phone.addDevice("desk", inNewVaultAt: dir + "/desk", passphrase: secret(passphrase), kdf: .min, pin: nil)
+                try desk.setDelays(upload: DelayRange(parsing: "5s"), download: nil)
+                let before = try treeState(dir + "/phone")
+                _ = try phone.device().credentials()
+                #expect(try phone.syncStatus().uploadDelay == "5s", "taken up as the look read it")
+                let written = treeChanges(before, try treeState(dir + "/phone"))
+                #expect(written.isEmpty, "\(written)")
+                try phone.sync()
+            }()  // both accounts closed: their locks let go
+            let reopened = try Account.open(at: dir + "/phone", passphrase: secret(passphrase), access: .read, clock: clock.wallClock)
+            #expect(reopened.settings.uploadDelay.current == DelayRange(parsing: "5s"), "in the vault")
+        }
+    }
+}
