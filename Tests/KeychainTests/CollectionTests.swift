@@ -58,13 +58,14 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         let (clock, phone, desk, made) = try passkeyOnBoth(dir)
         _ = try phone.device().delete(credentialId: made.id)
         clock.advance(by: 1_000)
-        _ = try desk.device().credentials()  // the deletion has not reached the desk (2 s): not acknowledged
-        _ = try phone.device().credentials()
+        try desk.sync()  // the deletion has not reached the desk (2 s): not acknowledged
+        try phone.sync()
         #expect(try records(of: made.id, in: phone) == 2, "collected before the desk had the deletion")
         clock.advance(by: 1_000)
+        try desk.sync()
         #expect(try desk.device().credentials().isEmpty)  // now it has: acknowledged, and collected there
         #expect(try records(of: made.id, in: desk) == 0)
-        _ = try phone.device().credentials()
+        try phone.sync()
         #expect(try records(of: made.id, in: phone) == 0)
         let state = try #require(try SyncState.read(in: phone.vault))
         #expect(state.collected.map(\.itemId).count == 1 && state.pendingDeletions.isEmpty)
@@ -83,8 +84,8 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         let original = try #require(opened.first { $0.record.field(CredentialRecord.Tag.credentialId).map(Array.init) == made.id })
         _ = try phone.device().delete(credentialId: made.id)
         clock.advance(by: 2_000)
-        _ = try desk.device().credentials()
-        _ = try phone.device().credentials()
+        try desk.sync()
+        try phone.sync()
         #expect(try records(of: made.id, in: phone) == 0)
         // A late sign-count revision arrives for it.
         clock.advance(by: 1_000)
@@ -96,6 +97,7 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
                                                                           key: phone.settings.accountKey, accountId: phone.settings.accountId))])
         clock.advance(by: 2_000)
         for account in [phone, desk] {
+            try account.sync()
             #expect(try account.device().credentials().isEmpty)
             #expect(try records(of: made.id, in: account) == 0)
             #expect(account.droppedRevisions.map(\.revisionId) == [late.id])
@@ -148,8 +150,8 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
             clock.advance(by: 2_000)
             _ = try phone.device().delete(credentialId: made.id)
             clock.advance(by: 2_000)
-            _ = try desk.device().credentials()
-            _ = try phone.device().credentials()
+            try desk.sync()
+            try phone.sync()
             let collected = try #require(try SyncState.read(in: phone.vault)?.collected.first)
             return (clock, phone.storePath, collected)
         }()  // both accounts closed: their locks let go

@@ -53,10 +53,16 @@ private func register(_ account: Account, _ user: String) throws -> [UInt8] {
     try account.device().register(optionsJSON: creationOptions(userId: user, userVerification: "discouraged"), origin: origin).result.credential.id
 }
 
-private func held(_ account: Account) throws -> Set<[UInt8]> { Set(try account.device().credentials().map(\.id)) }
+/// What the vault's first device holds once the vault has synced — as a command opening it
+/// syncs; looking alone would not (docs/sync.md, "When a device syncs").
+private func held(_ account: Account) throws -> Set<[UInt8]> {
+    try account.sync()
+    return Set(try account.device().credentials().map(\.id))
+}
 
 private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [StoreProblem] {
-    try account.syncStatus().storeProblems.filter { $0.kind == kind }
+    try account.sync()
+    return try account.syncStatus().storeProblems.filter { $0.kind == kind }
 }
 
 @Test func aStoreRolledBackAndWrittenAgainIsFoundAndWhatItLostIsUploadedAgain() throws {
@@ -213,8 +219,8 @@ private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [
             let fleet = try Fleet(dir)
             try fleet.join("tablet")
             let u1 = try register(fleet.phone, "AQID")
-            _ = try fleet.laptop.syncStatus()
-            _ = try fleet.vaults["tablet"]!.syncStatus()
+            try fleet.laptop.sync()
+            try fleet.vaults["tablet"]!.sync()
             let backup = store.copy()
             let u2 = try register(fleet.laptop, "BAUG")
             #expect(try held(fleet.phone) == [u1, u2])
@@ -242,8 +248,8 @@ private func problems(_ account: Account, _ kind: StoreProblem.Kind) throws -> [
             let fleet = try Fleet(dir)
             try fleet.join("tablet")
             let u1 = try register(fleet.phone, "AQID")
-            _ = try fleet.laptop.syncStatus()
-            _ = try fleet.vaults["tablet"]!.syncStatus()
+            try fleet.laptop.sync()
+            try fleet.vaults["tablet"]!.sync()
             let backup = store.copy()
             let u2 = try register(fleet.laptop, "BAUG")
             #expect(try held(fleet.phone) == [u1, u2])
@@ -373,14 +379,14 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
             #expect(try held(fleet.laptop) == [u1])
             _ = try fleet.phone.device().delete(credentialId: u1)
             // The laptop has read the deletion but not received it yet (its download delay).
-            _ = try fleet.laptop.syncStatus()
-            _ = try fleet.phone.syncStatus()
+            try fleet.laptop.sync()
+            try fleet.phone.sync()
             let phoneRecords = try fleet.phone.vault.records(kind: .credential).count
             #expect(phoneRecords > 0, "not collected: the laptop has not received the deletion")
             fleet.clock.advance(by: 5_000)
             #expect(try held(fleet.laptop).isEmpty)
-            _ = try fleet.laptop.syncStatus()
-            _ = try fleet.phone.syncStatus()
+            try fleet.laptop.sync()
+            try fleet.phone.sync()
             #expect(try fleet.phone.vault.records(kind: .credential).isEmpty, "collected once every device received it")
         }
     }
@@ -397,8 +403,8 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
             let backup = store.copy()
             _ = try fleet.phone.device().delete(credentialId: u1)
             #expect(try held(fleet.laptop) == [u2])
-            _ = try fleet.phone.syncStatus()
-            _ = try fleet.laptop.syncStatus()
+            try fleet.phone.sync()
+            try fleet.laptop.sync()
             #expect(try fleet.phone.vault.records(kind: .credential).count == 1, "collected: every device has the deletion")
             store.restore(backup)  // the old copy holds u1 alive, and no deletion
             try fleet.reopen("phone")
@@ -423,8 +429,8 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
             store.restoreMetadata(AccountDirectory.key, from: early)  // the tablet is gone from it
             _ = try fleet.phone.device().delete(credentialId: doomed)
             for _ in 0..<3 {
-                _ = try fleet.phone.syncStatus()
-                _ = try fleet.laptop.syncStatus()
+                try fleet.phone.sync()
+                try fleet.laptop.sync()
             }
             // The tablet has not received the deletion (its 5 s delay): nothing of the passkey is
             // collected, and it is still a device of the account everywhere.
@@ -433,7 +439,7 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
             #expect(try problems(fleet.phone, .rolledBack).contains { $0.message.contains("no longer lists tablet") })
             fleet.clock.advance(by: 5_000)
             #expect(try held(fleet.vaults["tablet"]!).isEmpty)
-            for name in ["tablet", "phone", "laptop", "phone"] { _ = try fleet.vaults[name]!.syncStatus() }
+            for name in ["tablet", "phone", "laptop", "phone"] { try fleet.vaults[name]!.sync() }
             #expect(try fleet.phone.vault.records(kind: .credential).isEmpty, "collected once every device has it")
         }
     }
@@ -447,9 +453,9 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
             try fleet.phone.setDelays(upload: nil, download: DelayRange(parsing: "2s"))
             let early = store.copy()
             try fleet.phone.setDelays(upload: nil, download: DelayRange(parsing: "5s"))
-            _ = try fleet.laptop.syncStatus()  // the laptop takes 5 s up
+            try fleet.laptop.sync()  // the laptop takes 5 s up
             store.restoreMetadata(PublishedSettings.key, from: early)
-            _ = try fleet.laptop.syncStatus()
+            try fleet.laptop.sync()
             #expect(try problems(fleet.laptop, .rolledBack).contains { $0.message.contains("sync settings went back") })
             // What the store holds is the account's settings again, as a vault that reads it takes up.
             let value = try #require(try store.metadata([PublishedSettings.key])[PublishedSettings.key])
@@ -489,17 +495,17 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
             _ = try fleet.phone.device().delete(credentialId: u1)
             let u2 = try register(fleet.phone, "BAUG")
             // The laptop reads past the gap in the phone's uploads, and asks for what it lacks.
-            _ = try fleet.laptop.syncStatus()
+            try fleet.laptop.sync()
             #expect(try held(fleet.laptop) == [u1, u2])
             // The phone uploads the deletion again, and the store spoils that too. Collected now —
             // the laptop has read past the phone's first upload of it — the deletion would be gone
             // from the phone, and nothing could give it to the laptop any more.
             store.spoilNextAppend()
-            _ = try fleet.phone.syncStatus()
+            try fleet.phone.sync()
             let u3 = try register(fleet.phone, "BwgJ")
             for _ in 0..<3 {
-                _ = try fleet.laptop.syncStatus()
-                _ = try fleet.phone.syncStatus()
+                try fleet.laptop.sync()
+                try fleet.phone.sync()
             }
             #expect(try held(fleet.laptop) == [u2, u3], "the deletion reached the laptop")
             #expect(try held(fleet.phone) == [u2, u3])

@@ -65,8 +65,9 @@ private func files(under dir: String) throws -> [String: Data] {
             _ = try phone.device("phone").register(optionsJSON: creationOptions(userId: user, userVerification: "discouraged"), origin: origin)
         }
         clock.advance(by: 1_000)
-        _ = try phone.device("phone").credentials()
+        try phone.sync()  // the phone's next sync uploads them
         clock.advance(by: 60_000)
+        try desk.sync()  // the desk's keeps them as replicas
         let held = try desk.device().credentials()
         #expect(held.count == 3)
         let replicas = try desk.vault.records(kind: .credential).filter { StoreReplica.revisionRecord($0) != nil }
@@ -133,7 +134,9 @@ private func files(under dir: String) throws -> [String: Data] {
         #expect(try account.device("laptop").credentials().isEmpty)
         clock.advance(by: 1)
         #expect(try account.device("laptop").credentials().map(\.id) == [made.id])
-        // It came through the store: the store holds the revision, and nothing is on disk for it.
+        // The next sync sends it through the store: the store holds the revision, and nothing is on
+        // disk for it.
+        try account.sync()
         let store = try #require(account.memoryStore)
         #expect(try store.extent().head >= 1)
         #expect(!FileManager.default.fileExists(atPath: dir + "/vault/cloud"))
@@ -203,7 +206,8 @@ private func files(under dir: String) throws -> [String: Data] {
         let store = try #require(account.memoryStore)
         let headBefore = try store.extent().head
         clock.advance(by: 1_000)
-        #expect(try account.device("laptop").credentials().isEmpty)  // a sync: the phone's revision uploads
+        try account.sync()  // the phone's revision uploads
+        #expect(try account.device("laptop").credentials().isEmpty)
         #expect(try store.extent().head == headBefore + 1)
         let pending = try #require(account.pendingSyncState)
         #expect(pending.version > (try SyncState.storedVersion(in: account.vault)))
@@ -215,6 +219,7 @@ private func files(under dir: String) throws -> [String: Data] {
         #expect(stored.version > pending.version && stored.cursor == pending.cursor && stored.queue.count == 1)
         clock.advance(by: 3_000)
         #expect(Set(try account.device("laptop").credentials().map(\.id)) == [first.id, second.id])
+        try account.sync()  // the second uploads
         #expect(try store.extent().head == headBefore + 2)  // each revision once
     }
 }

@@ -63,6 +63,9 @@ public final class Account {
     var decodedSyncState: (version: UInt64, state: SyncState?)?
     /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
     let positionAtOpen: UInt64
+    /// When this account read the store last, for a request that looks at passkeys
+    /// (``readStoreForRequest()``, StoreReads.swift).
+    var storeReads = StoreReads()
     /// The account store in this process's memory, for a throw-away account (a scenario's, made
     /// with ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:durability:sharing:storeInMemory:)``);
     /// `nil`: the directory at ``storePath``.
@@ -226,6 +229,7 @@ public final class Account {
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
             if account.storeOnServer || DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
+            account.storeReads.readAtOpen(writes: account.storeWritesHere)  // what the command that opened it does next reads no more
             return account
         } catch { throw DeviceError(error, path: path) }
     }

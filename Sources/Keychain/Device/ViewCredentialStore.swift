@@ -22,10 +22,12 @@ final class ViewCredentialStore: CredentialStore {
     private var views = [HistoryScope: DeviceView]()
     private var everything: DeviceView?
 
+    /// A request begins: the store is read once for it, and only read (``Account/readStoreForRequest()``).
     init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]?) {
         self.account = account
         self.device = device
         self.nextRevisionId = nextRevisionId
+        account.readStoreForRequest()
     }
 
     private func view(rpId: String) throws(VaultError) -> DeviceView { try view(.whole(rpId)) }

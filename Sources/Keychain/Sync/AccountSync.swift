@@ -248,8 +248,9 @@ extension Account {
     }
 
     /// What `device` holds now: every passkey, or those of `rpIds` (one RP's from its kept view).
+    /// Computed from what the vault holds and the store as last read (``readStoreForRequest()``),
+    /// at the clock's time: a view reads and writes nothing of the store.
     func view(of device: DeviceRecord, rpIds: Set<String>? = nil) throws(VaultError) -> DeviceView {
-        try sync()
         if let rpIds, rpIds.count == 1 { return try keptView(of: device, rpId: rpIds.first!) }
         return view(of: device, in: try history(rpIds: rpIds))
     }
@@ -257,8 +258,7 @@ extension Account {
     /// What `device` holds now of the passkeys of `scope` (``scope(_:user:)``): of one RP, or of
     /// one user of it — a view to find that user's passkeys in, and nothing else.
     func view(of device: DeviceRecord, scope: HistoryScope) throws(VaultError) -> DeviceView {
-        try sync()
-        return try keptView(of: device, scope: scope)
+        try keptView(of: device, scope: scope)
     }
 
     /// What `device` holds now of `rpId`, from its ``KeptDeviceView``: brought up to date with
@@ -290,8 +290,7 @@ extension Account {
 
     /// What `device` holds now of `rpId`, from the history read afresh (``historyFromRecords(rpIds:)``).
     func viewFromRecords(of device: DeviceRecord, rpId: String) throws(VaultError) -> DeviceView {
-        try sync()
-        return view(of: device, in: try historyFromRecords(rpIds: [rpId]))
+        view(of: device, in: try historyFromRecords(rpIds: [rpId]))
     }
 
     private func view(of device: DeviceRecord, in history: History) -> DeviceView {

@@ -38,18 +38,25 @@ extension Account {
 
     // MARK: - Taking up the account's settings
 
-    /// `published` in force from now: in the settings record (a writer) or in memory (a reader).
+    /// `published` in force from now: in the settings record (a writer's sync) or in memory (a
+    /// reader; a writer's look, whose next sync takes them up into the vault, onto what the vault
+    /// holds).
     func takeUp(_ published: PublishedSettings) throws(VaultError) {
-        let time = vault.access == .write ? eventTime : present
-        var ups = settings.uploadDelay, downs = settings.downloadDelay, seeds = settings.seed
+        let writing = writesAsItReads
+        let time = writing ? eventTime : present
+        let base = writing ? try AccountSettings.read(in: vault) : settings
+        var ups = base.uploadDelay, downs = base.downloadDelay, seeds = base.seed
         if let v = published.uploadDelay, ups.value(at: time) != v { ups.set(v, from: time) }
         if let v = published.downloadDelay, downs.value(at: time) != v { downs.set(v, from: time) }
         if let v = published.seed, seeds.value(at: time)?.value != v { seeds.set(Seed(v), from: time) }
-        let immediate = published.backupStateImmediate ?? settings.backupStateImmediate
-        guard ups != settings.uploadDelay || downs != settings.downloadDelay || seeds != settings.seed
-                || immediate != settings.backupStateImmediate
-        else { return }
-        guard vault.access == .write else {
+        let immediate = published.backupStateImmediate ?? base.backupStateImmediate
+        guard ups != base.uploadDelay || downs != base.downloadDelay || seeds != base.seed
+                || immediate != base.backupStateImmediate
+        else {
+            settings = base
+            return
+        }
+        guard writing else {
             settings = AccountSettings(accountKey: settings.accountKey, accountId: settings.accountId, seed: seeds,
                                        backupStateImmediate: immediate, uploadDelay: ups, downloadDelay: downs, storePath: settings.storePath)
             return
@@ -68,6 +75,7 @@ extension Account {
     /// account uses no store (a lone device): a vault that joins later gets the settings with it.
     func publishSettings(_ change: @escaping (inout PublishedSettings) -> Void) throws(VaultError) {
         guard storeInUse else { return }
+        notingStoreWrite()
         useStore()
         if let state = storeState {
             var version: UInt64?

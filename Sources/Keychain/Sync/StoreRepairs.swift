@@ -75,6 +75,7 @@ extension Account {
         note(findings)
         let saved = (try? savedSyncState()) ?? nil
         if vault.access == .write, (saved?.settingsToPublish ?? false) || state.settingsUnreadable != nil {
+            guard writesAsItReads else { return }  // a look leaves them to the next sync
             let mine = PublishedSettings(settings, at: present)
             let done = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
             storeState?.settingsUnreadable = nil
@@ -87,7 +88,7 @@ extension Account {
             // what this vault holds, published again.
             note([StoreFinding(.rolledBack, "the account store's sync settings went back to version \(published.version), before version \(state.settingsVersion) this vault took up: published again as this vault holds them",
                                remedy: .republish)])
-            if vault.access == .write {
+            if writesAsItReads {
                 let mine = PublishedSettings(settings, at: present)
                 let done = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
                 try? recordSettingsPublished(version: done.version)
@@ -97,7 +98,8 @@ extension Account {
         }
         guard let published, published.version > state.settingsVersion, let value = published.value else { return }
         do { try takeUp(value) } catch { return }  // a vault that cannot be written says so at its next commit
-        storeState?.settingsVersion = published.version
+        // Taken up in memory only by a writer's look: its next sync takes them up into the vault.
+        if vault.access == .read || writesAsItReads { storeState?.settingsVersion = published.version }
     }
 
     // MARK: - Problems

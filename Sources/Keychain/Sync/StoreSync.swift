@@ -197,15 +197,21 @@ extension Account {
     /// revision of the same device has already superseded in landing), keeps what other vaults'
     /// devices made as replica records, compacts the store when it is due, and commits its cursor
     /// and queue. A reader writes nothing: what it computes does not depend on the store's copy.
-    func sync() throws(VaultError) {
+    ///
+    /// `readingFirst`: what other writers appended since this process last looked is read first.
+    /// A change's own sync (``commitChange(_:)``) does not: its request read the store as it began
+    /// (``readStoreForRequest()``), and what another writer appended since shows in the numbers
+    /// the store gives its uploads, which are then read — so a sign-in reads the store once.
+    func sync(readingFirst: Bool = true) throws(VaultError) {
         guard storeInUse else { return }
         defer { storeState?.readFromStart = false }
         // What other writers appended since this process last looked (a long-lived account: a
         // scenario, a server). A reader only reads.
-        if storeState != nil {
+        if storeState != nil, readingFirst {
             do throws(StoreError) { try readStore() } catch { setStoreAside(error) }
         }
         guard vault.access == .write else { return }
+        notingStoreWrite()
         useStore()
         let saved = try savedSyncState() ?? SyncState()
         guard storeState != nil else {
@@ -459,7 +465,7 @@ extension Account {
         // What lands at once uploads at once: the device that made it sends it now, not at its
         // next sync (a device of another vault may be waiting for it); with other vaults sharing
         // the store, so does what lands later (``dueUploads(_:landed:beforeLanding:)``).
-        if queued?.landsNow == true, storeState != nil { try sync() }
+        if queued?.landsNow == true, storeState != nil { try sync(readingFirst: false) }
     }
 
     /// Of `groups` (each the local revisions of one device and passkey), the revisions a later one

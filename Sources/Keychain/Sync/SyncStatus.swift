@@ -61,8 +61,8 @@ extension Account {
     }
 
     public func syncStatus() throws(DeviceError) -> SyncStatus {
+        readStoreForRequest()  // only read: a look at sync changes nothing (`sync now` syncs as it opens)
         do {
-            try sync()
             let history = try history()
             let now = present
             func transfer(_ r: Revision, _ at: Instant?) -> SyncStatus.Transfer {
