@@ -5,7 +5,7 @@ package enum DER {
     // Universal tags (X.680 §8.4).
     package static let booleanTag: UInt8 = 0x01, integerTag: UInt8 = 0x02, bitStringTag: UInt8 = 0x03
     package static let octetStringTag: UInt8 = 0x04, nullTag: UInt8 = 0x05, oidTag: UInt8 = 0x06
-    package static let enumeratedTag: UInt8 = 0x0A, utf8StringTag: UInt8 = 0x0C, printableStringTag: UInt8 = 0x13
+    package static let enumeratedTag: UInt8 = 0x0A, utf8StringTag: UInt8 = 0x0C
     package static let sequenceTag: UInt8 = 0x30, setTag: UInt8 = 0x31
 
     /// Tag, definite length (short form below 128, else long form), content.
@@ -65,7 +65,6 @@ package enum DER {
         return tlv(bitStringTag, [UInt8(7 - highest % 8)] + bytes)
     }
     package static func utf8String(_ text: String) -> [UInt8] { tlv(utf8StringTag, Array(text.utf8)) }
-    package static func printableString(_ text: String) -> [UInt8] { tlv(printableStringTag, Array(text.utf8)) }
 
     /// An OBJECT IDENTIFIER from its dotted form ("1.3.6.1.4.1.45724.1.1.4"); the caller passes a
     /// well-formed one (at least two arcs, the first 0–2).
