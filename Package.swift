@@ -52,23 +52,26 @@ let package = Package(
         // Linux process controls Swift cannot call directly (prctl is variadic).
         .systemLibrary(name: "CProcess"),
 
+        // Big-endian integers, the byte order of every layout authctl writes; imports nothing, so
+        // that VirtualAuthenticator, KeyVault and SyncStore share it without importing each other.
+        .target(name: "ByteOrder"),
         // libcurl behind a wall: URLs split as a URL parser splits them, and HTTP for scenarios.
         .target(name: "Curl", dependencies: ["CCurl"]),
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl", "ByteOrder"]),
         // POSIX file primitives (no links followed, owned regular files, exclusive creation,
         // fsync) that the vault and the store's directory share, each naming failures its own way.
         .target(name: "POSIXFiles"),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
-        .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles"]),
+        .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles", "ByteOrder"]),
         // The account store port and its embedded directory implementation: what devices sync
         // through. Knows nothing of the vault or of WebAuthn (it holds sealed bytes).
-        .target(name: "SyncStore", dependencies: ["POSIXFiles", "CPostgres"]),
+        .target(name: "SyncStore", dependencies: ["POSIXFiles", "CPostgres", "ByteOrder"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
-        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess"]),
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess", "ByteOrder"]),
         // The request layer every front end drives: typed requests and responses, the options
         // builders, the hybrid rule, and the user-facing error table.
-        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
+        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "ByteOrder"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own.
@@ -77,13 +80,13 @@ let package = Package(
         .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
-        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
 
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore"]),
-        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "SyncStore"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "SyncStore", "ByteOrder"]),
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
         .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain"]),

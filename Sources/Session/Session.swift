@@ -1,3 +1,4 @@
+import ByteOrder
 import Keychain
 import VirtualAuthenticator
 
@@ -39,12 +40,10 @@ public final class Session {
             return RandomSource.live.bytes(count)
         case .seeded(let seed):
             drawn += 1
-            let block = SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(drawn))
+            let block = SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + BigEndianBytes.of(seed) + BigEndianBytes.of(drawn))
             return Array(block.prefix(count))
         }
     }
-
-    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
 
     /// A person who knows no PIN (verification is `notInteractive`) unless the request types one.
     public static func nobody(_ device: String, _ person: PersonRequest) -> UserPolicy {

@@ -1,3 +1,4 @@
+import ByteOrder
 import Foundation
 import KeyVault
 import SyncStore

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ByteOrder
 import KeyVault
 import SyncStore
 import VirtualAuthenticator

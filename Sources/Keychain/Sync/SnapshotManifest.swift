@@ -1,3 +1,4 @@
+import ByteOrder
 import KeyVault
 import SyncStore
 

@@ -1,3 +1,5 @@
+import ByteOrder
+
 /// DER (ITU-T X.690) encoding of the few ASN.1 types that attestation certificates, their
 /// extensions and Android's KeyDescription are made of. Each function returns one complete
 /// TLV; constructed types take their members already encoded.
@@ -15,7 +17,7 @@ package enum DER {
 
     static func length(_ count: Int) -> [UInt8] {
         guard count >= 0x80 else { return [UInt8(count)] }
-        let bytes = BigEndian.bytes(UInt64(count)).drop(while: { $0 == 0 })
+        let bytes = BigEndianBytes.of(UInt64(count)).drop(while: { $0 == 0 })
         return [0x80 | UInt8(bytes.count)] + bytes
     }
 
@@ -31,7 +33,7 @@ package enum DER {
 
     /// An INTEGER holding `value`, in the fewest two's-complement bytes.
     package static func integer(_ value: Int64) -> [UInt8] {
-        var bytes = BigEndian.bytes(value)
+        var bytes = BigEndianBytes.of(value)
         while bytes.count > 1 && ((bytes[0] == 0x00 && bytes[1] & 0x80 == 0) || (bytes[0] == 0xFF && bytes[1] & 0x80 != 0)) {
             bytes.removeFirst()
         }
