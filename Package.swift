@@ -77,19 +77,20 @@ let package = Package(
         // `authctl serve`: the request layer over HTTP, with accounts of its own.
         .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Keychain", "VirtualAuthenticator", "KeyVault"]),
         // The command line: parse, request, print.
-        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
+        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "SyncStore", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
 
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
-        .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
+        // libcbor itself too: the encoder's output is checked against libcbor's own serializer.
+        .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator", "CCBOR"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore"]),
-        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "SyncStore", "ByteOrder"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder"]),
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
-        .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain"]),
+        .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain", "VirtualAuthenticator"]),
         // `authctl serve`'s routes in-process.
         .testTarget(name: "ServerTests", dependencies: ["Server", "Session"]),
         // The command line's own parts: the man page writer and its roff escaping.
