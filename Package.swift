@@ -82,17 +82,19 @@ let package = Package(
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
 
+        // What the test targets share: a fresh temporary directory per test.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
         // libcbor itself too: the encoder's output is checked against libcbor's own serializer.
-        .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator", "CCBOR"]),
-        .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
-        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore"]),
-        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
+        .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator", "CCBOR", "TestSupport"]),
+        .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault", "TestSupport"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "TestSupport"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder", "TestSupport"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain", "TestSupport"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
         .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain", "VirtualAuthenticator"]),
         // `authctl serve`'s routes in-process.
-        .testTarget(name: "ServerTests", dependencies: ["Server", "Session"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Session", "TestSupport"]),
         // The command line's own parts: the man page writer and its roff escaping.
         .testTarget(name: "authctlTests", dependencies: ["authctl"]),
     ]

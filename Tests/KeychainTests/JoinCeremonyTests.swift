@@ -4,6 +4,7 @@ import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // The join ceremony through a store (docs/sync.md, "The join ceremony"), in one process: a
