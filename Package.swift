@@ -76,8 +76,10 @@ let package = Package(
         .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own.
         .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Keychain", "VirtualAuthenticator", "KeyVault"]),
+        // What `authctl bench` measures, apart from the command line that parses and prints it.
+        .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore"]),
         // The command line: parse, request, print.
-        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "SyncStore", "CBuildInfo"]),
+        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "Benchmarks", "VirtualAuthenticator", "KeyVault", "SyncStore", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
