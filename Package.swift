@@ -4,10 +4,13 @@ import PackageDescription
 // The module map, every arrow pointing one way (docs/design.md):
 //
 //   authctl (CLI: parse, request, print) ──▶ Scenarios ──▶ Session (requests) ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault, SyncStore
+//   authctl ──▶ Server (`authctl serve`), Benchmarks (what `authctl bench` measures) ──▶ Session
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
 // VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
-// KeyVault and SyncStore share POSIXFiles (file primitives), which imports nothing of ours; each C library is imported by the one module that owns it.
+// KeyVault and SyncStore share POSIXFiles (file primitives), and all three, Keychain and Session
+// share ByteOrder (big-endian integers): the two import nothing of ours. Each C library is imported
+// by the one module that owns it. TestSupport (Tests/TestSupport) is the test targets' own.
 // No unsafe flags, so that other packages can depend on this one. What users run is built with
 // `swift build -c release --static-swift-stdlib` (scripts/build-release.sh), which links the Swift
 // runtime and Foundation in: loading them as shared libraries took half of every command's start.
