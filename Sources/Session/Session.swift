@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 import Keychain
 import VirtualAuthenticator
 

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// An ``AccountStore`` in a directory, the embedded default:
 ///

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 import CPostgres
 
 /// An ``AccountStore`` on a PostgreSQL server, reached with libpq: the store several machines

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 import POSIXFiles
 
 /// The file operations ``DirectoryStore`` needs: ``Files``' (no symbolic link followed, only

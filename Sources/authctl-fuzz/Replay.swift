@@ -1,5 +1,5 @@
 #if !FUZZING
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 import Foundation
 import KeyVault
 import VirtualAuthenticator

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// Reads the vault's big-endian, length-prefixed layouts, naming what it reads in its errors.
 struct ByteReader {

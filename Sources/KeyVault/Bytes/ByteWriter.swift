@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// Big-endian integer and length-prefixed encoding shared by the header, frames and records.
 struct ByteWriter {

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// A secret sealed under a passphrase alone, to leave the vault (`credential export`): Argon2id
 /// turns the passphrase into a key, XChaCha20-Poly1305 seals the secret under it. Layout:

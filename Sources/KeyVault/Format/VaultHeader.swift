@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// The vault's header file, `header` (see docs/vault-format.md). Fixed layout, big-endian:
 ///

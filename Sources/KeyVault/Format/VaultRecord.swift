@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// One record in the vault: a stable 16-byte id, a kind, a version that grows with every change
 /// of the same id, and typed fields. Devices that sync will merge records by (id, version);

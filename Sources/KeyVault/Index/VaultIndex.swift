@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// Which records a vault may leave unread until they are asked for: those of `kind` that carry
 /// field `tag`, grouped by that field's value (a *partition*: for passkeys, their RP ID). Every

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// The log: reading it at open, appending one frame per commit, compacting it into a new
 /// generation. See docs/vault-format.md.

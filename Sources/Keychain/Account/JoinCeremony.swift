@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 import SyncStore
 import VirtualAuthenticator

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// How long an upload or a download takes: a fixed time, or a range from which each transfer's
 /// delay is drawn with the account's seeded generator. Written as people write durations:

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 
 /// A moment in the account's history: milliseconds since the epoch and, to order what happens in

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// A sync setting over time — a delay, or the seed delays are drawn with: each change applies from
 /// its moment on. A transfer takes the setting in force when it started, so changing a delay never

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// DER (ITU-T X.690) encoding of the few ASN.1 types that attestation certificates, their
 /// extensions and Android's KeyDescription are made of. Each function returns one complete

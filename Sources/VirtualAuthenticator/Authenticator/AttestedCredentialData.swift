@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// Attested credential data (WebAuthn L3 §6.5.2): aaguid (16) ‖ credentialIdLength (2, big-endian)
 /// ‖ credentialId ‖ credentialPublicKey (COSE_Key, CTAP2 canonical CBOR).

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// Authenticator data (WebAuthn L3 §6.1): rpIdHash (32) ‖ flags (1) ‖ signCount (4, big-endian)
 /// ‖ attestedCredentialData (only with AT) ‖ extensions (only with ED).

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// TPM_ALG_ID (TPM 2.0 Library Part 2 §6.3): the algorithm identifiers a `tpm` statement's
 /// structures carry, as UINT16.

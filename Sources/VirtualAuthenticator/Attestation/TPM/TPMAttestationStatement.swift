@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// `tpm` (WebAuthn L3 §8.3), as Windows Hello sends it: the credential key's public area
 /// (`pubArea`), the TPM2_Certify result over it (`certInfo`, whose extraData is the hash of

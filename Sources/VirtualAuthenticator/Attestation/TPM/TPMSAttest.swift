@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// TPMS_ATTEST (TPM 2.0 Library Part 2 §10.12.8) of type TPM_ST_ATTEST_CERTIFY: what a TPM signs
 /// in TPM2_Certify, the `certInfo` of a `tpm` attestation statement (WebAuthn L3 §8.3).

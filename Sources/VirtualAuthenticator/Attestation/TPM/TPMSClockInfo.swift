@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// TPMS_CLOCK_INFO (TPM 2.0 Library Part 2 §10.11.1): the TPM's clock when it signed.
 ///

@@ -1,4 +1,4 @@
-import ByteOrder
+@_spi(ByteOrder) import ByteOrder
 
 /// TPMT_PUBLIC (TPM 2.0 Library Part 2 §12.2.4): the public area of a TPM object, the `pubArea`
 /// of a `tpm` attestation statement (WebAuthn L3 §8.3). Its name algorithm is SHA-256; symmetric
