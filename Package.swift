@@ -4,10 +4,13 @@ import PackageDescription
 // The module map, every arrow pointing one way (docs/design.md):
 //
 //   authctl (CLI: parse, request, print) ──▶ Scenarios ──▶ Session (requests) ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault, SyncStore
+//   authctl ──▶ Server (`authctl serve`), Benchmarks (what `authctl bench` measures) ──▶ Session
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
 // VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
-// KeyVault and SyncStore share POSIXFiles (file primitives), which imports nothing of ours; each C library is imported by the one module that owns it.
+// KeyVault and SyncStore share POSIXFiles (file primitives), and all three, Keychain and Session
+// share ByteOrder (big-endian integers): the two import nothing of ours. Each C library is imported
+// by the one module that owns it. TestSupport (Tests/TestSupport) is the test targets' own.
 // No unsafe flags, so that other packages can depend on this one. What users run is built with
 // `swift build -c release --static-swift-stdlib` (scripts/build-release.sh), which links the Swift
 // runtime and Foundation in: loading them as shared libraries took half of every command's start.
@@ -52,23 +55,26 @@ let package = Package(
         // Linux process controls Swift cannot call directly (prctl is variadic).
         .systemLibrary(name: "CProcess"),
 
+        // Big-endian integers, the byte order of every layout authctl writes; imports nothing, so
+        // that VirtualAuthenticator, KeyVault and SyncStore share it without importing each other.
+        .target(name: "ByteOrder"),
         // libcurl behind a wall: URLs split as a URL parser splits them, and HTTP for scenarios.
         .target(name: "Curl", dependencies: ["CCurl"]),
         // WebAuthn client rules + CTAP2-level authenticator. Knows nothing of the vault.
-        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl"]),
+        .target(name: "VirtualAuthenticator", dependencies: ["COpenSSL", "CCBOR", "CPSL", "CIDN2", "Curl", "ByteOrder"]),
         // POSIX file primitives (no links followed, owned regular files, exclusive creation,
         // fsync) that the vault and the store's directory share, each naming failures its own way.
         .target(name: "POSIXFiles"),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
-        .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles"]),
+        .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles", "ByteOrder"]),
         // The account store port and its embedded directory implementation: what devices sync
         // through. Knows nothing of the vault or of WebAuthn (it holds sealed bytes).
-        .target(name: "SyncStore", dependencies: ["POSIXFiles", "CPostgres"]),
+        .target(name: "SyncStore", dependencies: ["POSIXFiles", "CPostgres", "ByteOrder"]),
         // The device: a vault-backed authenticator with its biometric sensor, as a library.
-        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess"]),
+        .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess", "ByteOrder"]),
         // The request layer every front end drives: typed requests and responses, the options
         // builders, the hybrid rule, and the user-facing error table.
-        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault"]),
+        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "ByteOrder"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own. Its contract
@@ -77,22 +83,27 @@ let package = Package(
         // bundle beside it for Bundle.module to find.
         .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Keychain", "VirtualAuthenticator", "KeyVault"],
                 resources: [.embedInCode("OpenAPI/openapi.json"), .embedInCode("Bridge/bridge.js")]),
+        // What `authctl bench` measures, apart from the command line that parses and prints it.
+        .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore"]),
         // The command line: parse, request, print.
-        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "VirtualAuthenticator", "KeyVault", "CBuildInfo"]),
+        .executableTarget(name: "authctl", dependencies: ["Session", "Keychain", "Scenarios", "Server", "Benchmarks", "VirtualAuthenticator", "KeyVault", "SyncStore", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
-        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault"]),
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
 
+        // What the test targets share: a fresh temporary directory per test.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
-        .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator"]),
-        .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault"]),
-        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore"]),
-        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "SyncStore"]),
-        .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain"]),
+        // libcbor itself too: the encoder's output is checked against libcbor's own serializer.
+        .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator", "CCBOR", "TestSupport"]),
+        .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault", "TestSupport"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "TestSupport"]),
+        .testTarget(name: "KeychainTests", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder", "TestSupport"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain", "TestSupport"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
-        .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain"]),
+        .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain", "VirtualAuthenticator"]),
         // `authctl serve`'s routes in-process.
-        .testTarget(name: "ServerTests", dependencies: ["Server", "Session"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "Session", "TestSupport"]),
         // The command line's own parts: the man page writer and its roff escaping.
         .testTarget(name: "authctlTests", dependencies: ["authctl"]),
     ]

@@ -5,5 +5,4 @@
 
 /* prctl is variadic, which Swift cannot call: the one use, wrapped. */
 static inline int authctl_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
-static inline int authctl_is_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 #endif

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import Keychain
 import VirtualAuthenticator
 
@@ -65,12 +66,11 @@ public final class Session {
             return RandomSource.live.bytes(count)
         case .seeded(let seed):
             drawn += 1
-            let block = SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + Self.bigEndian(seed) + Self.bigEndian(drawn))
+            let block = SHA256.hash(Array("AUTHCTL-CHALLENGE".utf8) + BigEndianBytes.of(seed) + BigEndianBytes.of(drawn))
             return Array(block.prefix(count))
         }
     }
 
-    private static func bigEndian(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * $0)) } }
 
     // MARK: - Ceremonies
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+@_spi(ByteOrder) import ByteOrder
 
 /// An ``AccountStore`` in a directory, the embedded default:
 ///
@@ -86,7 +87,7 @@ package final class DirectoryStore: AccountStore {
         guard bytes.count == 32, Array(bytes[0..<8]) == Self.stateMagic, StoreBytes.checksum(bytes[0..<24]) == Array(bytes[24...]) else {
             throw StoreError(.corrupted, "the account store's state file \(path)/state is damaged")
         }
-        let extent = StoreExtent(snapshot: StoreBytes.integer(bytes[8..<16]), head: StoreBytes.integer(bytes[16..<24]))
+        let extent = StoreExtent(snapshot: BigEndianBytes.integer(bytes[8..<16]), head: BigEndianBytes.integer(bytes[16..<24]))
         guard extent.snapshot <= extent.head else { throw StoreError(.corrupted, "the account store's state file \(path)/state is damaged") }
         return extent
     }
@@ -97,7 +98,7 @@ package final class DirectoryStore: AccountStore {
     }
 
     private func writeState(_ extent: StoreExtent) throws(StoreError) {
-        var bytes = Self.stateMagic + StoreBytes.of(extent.snapshot) + StoreBytes.of(extent.head)
+        var bytes = Self.stateMagic + BigEndianBytes.of(extent.snapshot) + BigEndianBytes.of(extent.head)
         bytes += StoreBytes.checksum(bytes[...])
         try StoreFile.replace(durable: durable, path + "/state", with: bytes)
         try syncDirectory(path)
@@ -110,7 +111,7 @@ package final class DirectoryStore: AccountStore {
     private static let objectMagic = Array("ASTOBJ01".utf8)
 
     private static func frame(_ object: StoreObject, sequence: UInt64) -> [UInt8] {
-        var bytes = objectMagic + StoreBytes.of(sequence) + [UInt8(object.id.count)] + object.id + object.bytes
+        var bytes = objectMagic + BigEndianBytes.of(sequence) + [UInt8(object.id.count)] + object.id + object.bytes
         bytes += StoreBytes.checksum(bytes[...])
         return bytes
     }
@@ -123,7 +124,7 @@ package final class DirectoryStore: AccountStore {
         guard StoreBytes.checksum(bytes[..<(bytes.count - 8)]) == Array(bytes[(bytes.count - 8)...]) else {
             return .failure(StoreError(.corrupted, "damaged or truncated (its checksum does not match)"))
         }
-        guard StoreBytes.integer(bytes[8..<16]) as UInt64 == sequence else {
+        guard BigEndianBytes.integer(bytes[8..<16]) as UInt64 == sequence else {
             return .failure(StoreError(.corrupted, "holds another sequence's object"))
         }
         let idCount = Int(bytes[16])
@@ -179,7 +180,7 @@ package final class DirectoryStore: AccountStore {
     }
 
     private static func idEntry(_ sequence: UInt64) -> [UInt8] {
-        let bytes = StoreBytes.of(sequence)
+        let bytes = BigEndianBytes.of(sequence)
         return bytes + StoreBytes.checksum(bytes[...])
     }
 
@@ -188,7 +189,7 @@ package final class DirectoryStore: AccountStore {
         guard let bytes = try? StoreFile.read(ids + "/" + StoreBytes.hex(id), limit: 64), bytes.count == 16,
               StoreBytes.checksum(bytes[0..<8]) == Array(bytes[8...])
         else { return nil }
-        let sequence: UInt64 = StoreBytes.integer(bytes[0..<8])
+        let sequence: UInt64 = BigEndianBytes.integer(bytes[0..<8])
         return sequence >= 1 && sequence <= head ? sequence : nil
     }
 
@@ -199,7 +200,7 @@ package final class DirectoryStore: AccountStore {
         while case let found? = readObject(log + "/" + StoreBytes.name(sequence), sequence: sequence) {
             if case .success(let object) = found,
                let bytes = try? StoreFile.read(ids + "/" + StoreBytes.hex(object.id), limit: 64), bytes.count == 16,
-               StoreBytes.integer(bytes[0..<8]) as UInt64 == sequence {
+               BigEndianBytes.integer(bytes[0..<8]) as UInt64 == sequence {
                 try StoreFile.remove(ids + "/" + StoreBytes.hex(object.id))
             }
             try StoreFile.remove(log + "/" + StoreBytes.name(sequence))
@@ -257,7 +258,7 @@ package final class DirectoryStore: AccountStore {
         guard countBytes.count == 16, StoreBytes.checksum(countBytes[0..<8]) == Array(countBytes[8...]) else {
             throw StoreError(.corrupted, "the account store's snapshot \(directory) is damaged")
         }
-        let count: UInt64 = StoreBytes.integer(countBytes[0..<8])
+        let count: UInt64 = BigEndianBytes.integer(countBytes[0..<8])
         var parts = [StoreObject]()
         for index in 0..<count {
             switch readObject(directory + "/" + StoreBytes.name(index), sequence: sequence) {
@@ -323,7 +324,7 @@ package final class DirectoryStore: AccountStore {
         guard bytes.count >= 24, Array(bytes[0..<8]) == Self.metaMagic,
               StoreBytes.checksum(bytes[..<(bytes.count - 8)]) == Array(bytes[(bytes.count - 8)...])
         else { throw StoreError(.corrupted, "the account store's metadata '\(key)' is damaged") }
-        return StoreMetadata(version: StoreBytes.integer(bytes[8..<16]), bytes: Array(bytes[16..<(bytes.count - 8)]))
+        return StoreMetadata(version: BigEndianBytes.integer(bytes[8..<16]), bytes: Array(bytes[16..<(bytes.count - 8)]))
     }
 
     package func metadata(_ keys: [String]) throws(StoreError) -> [String: StoreMetadata] {
@@ -344,7 +345,7 @@ package final class DirectoryStore: AccountStore {
         guard current == expected else {
             throw StoreError(.conflict(current: current), "the account store's '\(key)' is at version \(current), not \(expected)")
         }
-        var framed = Self.metaMagic + StoreBytes.of(current + 1) + bytes
+        var framed = Self.metaMagic + BigEndianBytes.of(current + 1) + bytes
         framed += StoreBytes.checksum(framed[...])
         try StoreFile.replace(durable: durable, meta + "/" + key, with: framed)
         try syncDirectory(meta)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(ByteOrder) import ByteOrder
 import CPostgres
 
 /// An ``AccountStore`` on a PostgreSQL server, reached with libpq: the store several machines
@@ -359,7 +360,7 @@ package final class PostgresStore: AccountStore, @unchecked Sendable {
             switch self {
             case .text(let s): Array(s.utf8)
             case .bytes(let b): b
-            case .integer(let n): (0..<8).map { UInt8(truncatingIfNeeded: min(n, UInt64(Int64.max)) >> (56 - 8 * $0)) }
+            case .integer(let n): BigEndianBytes.of(min(n, UInt64(Int64.max)))
             }
         }
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+@_spi(ByteOrder) import ByteOrder
 import POSIXFiles
 
 /// The file operations ``DirectoryStore`` needs: ``Files``' (no symbolic link followed, only
@@ -125,22 +126,14 @@ final class StoreLock {
     }
 }
 
-/// The store's fixed-width integers (big-endian) and its checksum.
+/// The store's checksum and hex names (its fixed-width integers are big-endian: `BigEndianBytes`).
 enum StoreBytes {
-    static func of<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-        withUnsafeBytes(of: value.bigEndian) { Array($0) }
-    }
-
-    static func integer<T: FixedWidthInteger>(_ bytes: ArraySlice<UInt8>) -> T {
-        bytes.reduce(T(0)) { $0 << 8 | T($1) }
-    }
-
     /// FNV-1a (64 bits): catches a torn or damaged file. Not authentication: the objects are
     /// sealed by whoever uploads them, and a reader trusts only what opens under its key.
     static func checksum(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return of(hash)
+        return BigEndianBytes.of(hash)
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
@@ -152,5 +145,5 @@ enum StoreBytes {
     }
 
     /// A sequence as a file name: 16 hex digits, so names sort as numbers do.
-    static func name(_ sequence: UInt64) -> String { hex(of(sequence)) }
+    static func name(_ sequence: UInt64) -> String { hex(BigEndianBytes.of(sequence)) }
 }

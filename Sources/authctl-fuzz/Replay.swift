@@ -1,4 +1,5 @@
 #if !FUZZING
+@_spi(ByteOrder) import ByteOrder
 import Foundation
 import KeyVault
 import VirtualAuthenticator
@@ -23,7 +24,7 @@ struct Replay {
     /// A root of one bucket and one record kept in the root (as the format lays it out).
     static func indexRootSeed(_ record: VaultRecord) -> [UInt8] {
         var out = [UInt8]()
-        func append<T: FixedWidthInteger>(_ value: T) { out += withUnsafeBytes(of: value.bigEndian, Array.init) }
+        func append<T: FixedWidthInteger>(_ value: T) { out += BigEndianBytes.of(value) }
         for value: UInt64 in [0, 5, 900, 3] { append(value) }  // generation, frames, log length, next sequence
         out += [1, 2]  // credential records, by tag 2
         append(UInt32(1))

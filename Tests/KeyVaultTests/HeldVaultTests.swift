@@ -1,23 +1,21 @@
 import Foundation
 import Testing
 @testable import KeyVault
+import TestSupport
 
 /// A held vault (``Vault/Sharing/held``, a scenario's): its process takes the locks once and
 /// writes `commit` in place, yet what is on disk after every commit is an ordinary vault that a
 /// normal open reads record for record; nobody else opens it while it is held; a failed write
 /// leaves nothing the next commit trips on; compaction, the index and key rotation still work.
 final class HeldVaultTests {
-    let root: String
+    let directory: TemporaryDirectory
+    var root: String { directory.path }
     var path: String { root + "/vault" }
     static let partitioning = VaultPartitioning(kind: .credential, tag: 1)
 
     init() throws {
-        var template = Array("/tmp/authctl-held-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
-        root = String(cString: made)
+        directory = try TemporaryDirectory("authctl-held-test")
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func secure(_ text: String) -> SecureBytes {
         var bytes = Array(text.utf8)

@@ -1,20 +1,18 @@
 import Foundation
 import Testing
 @testable import KeyVault
+import TestSupport
 
 /// A vault made without flushes (a scenario's throw-away one) is the same vault on disk, and the
 /// choice is not kept with it: whoever opens the directory again gets a durable vault.
 final class VaultDurabilityTests {
-    let root: String
+    let directory: TemporaryDirectory
+    var root: String { directory.path }
     var path: String { root + "/vault" }
 
     init() throws {
-        var template = Array("/tmp/authctl-durability-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
-        root = String(cString: made)
+        directory = try TemporaryDirectory("authctl-durability-test")
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     private func secure(_ text: String) -> SecureBytes {
         var bytes = Array(text.utf8)

@@ -1,21 +1,19 @@
 import Foundation
 import Testing
 @testable import KeyVault
+import TestSupport
 
 /// The index (VaultIndex.swift): a vault opened through it holds exactly what a vault read whole
 /// holds, reads only the partitions asked for, and refuses an index that was changed.
 final class VaultIndexTests {
-    let root: String
+    let directory: TemporaryDirectory
+    var root: String { directory.path }
     var path: String { root + "/vault" }
     static let partitioning = VaultPartitioning(kind: .credential, tag: 1)
 
     init() throws {
-        var template = Array("/tmp/authctl-index-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
-        root = String(cString: made)
+        directory = try TemporaryDirectory("authctl-index-test")
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func passphrase() -> SecureBytes {
         var bytes = Array("index".utf8)

@@ -1,24 +1,22 @@
 import Foundation
 import Testing
 @testable import KeyVault
+import TestSupport
 
 /// The index's credential-id lookup (a secondary index: lookup value → partitions): a record
 /// found by it costs its partition, not all of them; it stays exact through appends, compaction,
 /// key rotation and a crash between the log and the index; and an index written without it (an
 /// older index format) is never misread, but replaced.
 final class VaultLookupTests {
-    let root: String
+    let directory: TemporaryDirectory
+    var root: String { directory.path }
     var path: String { root + "/vault" }
     /// Partitions by field 1 (the "RP"), looks up by field 3 (the "credential id").
     static let partitioning = VaultPartitioning(kind: .credential, tag: 1, lookup: 3)
 
     init() throws {
-        var template = Array("/tmp/authctl-lookup-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
-        root = String(cString: made)
+        directory = try TemporaryDirectory("authctl-lookup-test")
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func passphrase(_ text: String = "lookup") -> SecureBytes {
         var bytes = Array(text.utf8)

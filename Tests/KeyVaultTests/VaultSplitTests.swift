@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import KeyVault
+import TestSupport
 
 /// A partition grown past ``VaultPartitioning/splitRecords`` records is split by its shard field
 /// into shards of their own: a record found by its lookup value, or by partition and shard value,
@@ -8,19 +9,16 @@ import Testing
 /// removals, compaction, a split grown again, and an index written before shards (format 2),
 /// which is replaced rather than misread.
 final class VaultSplitTests {
-    let root: String
+    let directory: TemporaryDirectory
+    var root: String { directory.path }
     var path: String { root + "/vault" }
     /// Partitions by field 1 (the "RP"), looks up by field 3 (the "credential id"), splits by
     /// field 4 (the "user") past 32 records: shards of some 2 records.
     static let partitioning = VaultPartitioning(kind: .credential, tag: 1, lookup: 3, shard: 4, splitRecords: 32)
 
     init() throws {
-        var template = Array("/tmp/authctl-split-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
-        root = String(cString: made)
+        directory = try TemporaryDirectory("authctl-split-test")
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     func passphrase() -> SecureBytes {
         var bytes = Array("split".utf8)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import KeyVault
+import TestSupport
 
 private let rightPassphrase = "correct horse battery staple"
 
@@ -34,16 +35,13 @@ private func frameRanges(_ log: [UInt8]) -> [Range<Int>] {
 /// Each test gets a fresh directory from mkdtemp(3), removed when the test ends. A `Vault` holds
 /// an flock on its directory for its whole life, so every helper lets its vault go before it returns.
 final class VaultTests {
-    let root: String
+    let directory: TemporaryDirectory
+    var root: String { directory.path }
     var path: String { root + "/vault" }
 
     init() throws {
-        var template = Array("/tmp/authctl-vault-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw VaultError(.io, "mkdtemp failed") }
-        root = String(cString: made)
+        directory = try TemporaryDirectory("authctl-vault-test")
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: root) }
 
     // MARK: Helpers
 

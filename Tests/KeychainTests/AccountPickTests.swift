@@ -2,6 +2,7 @@ import Foundation
 import KeyVault
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 /// A discoverable sign-in picks its passkey through the device view's indexes

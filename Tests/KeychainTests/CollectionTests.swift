@@ -3,6 +3,7 @@ import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // Collection by the store's knowledge, without processes: two vaults sharing one store on one

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import Foundation
 import KeyVault
 @testable import Keychain

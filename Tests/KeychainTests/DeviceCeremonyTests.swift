@@ -1,6 +1,7 @@
 import KeyVault
 import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 @Test func aDeviceRegistersAndSignsAndOpenSSLVerifiesTheSignature() throws {

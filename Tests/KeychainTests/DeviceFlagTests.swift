@@ -1,6 +1,7 @@
 import KeyVault
 import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 /// The flag rules through a real device (the vault's biometric sensor and the synced store):

@@ -3,6 +3,7 @@ import Synchronization
 import KeyVault
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 /// The RP's history a long-lived account keeps in step with each change (``RPHistory``), and each

@@ -1,8 +1,10 @@
+@_spi(ByteOrder) import ByteOrder
 import Foundation
 import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // The join ceremony through a store (docs/sync.md, "The join ceremony"), in one process: a

@@ -1,6 +1,7 @@
 import KeyVault
 @testable import Keychain
 import Testing
+import TestSupport
 
 // The keyring on its own (its bound and which key leaves), then an account's: what a signature
 // keeps loaded, and what it never keeps.

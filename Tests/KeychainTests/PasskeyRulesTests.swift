@@ -2,6 +2,7 @@ import Foundation
 import KeyVault
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // `vault check` holds every passkey to what a registration makes (PasskeyRules), so a record an

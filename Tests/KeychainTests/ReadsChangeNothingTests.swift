@@ -3,6 +3,7 @@ import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // A device syncs when its account is opened and after a write; what only looks reads the store

@@ -2,6 +2,7 @@ import Foundation
 import KeyVault
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // The record tables (RecordTags.swift): each kind's tags are unique, every field a real record

@@ -2,6 +2,7 @@ import Foundation
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 
 // A vault's own uploads read back after another vault's upload landed between its read and its
 // append: nothing is wrong with the store, so nothing is named.

@@ -3,6 +3,7 @@ import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // What the devices check of a store that goes back in time, loses, renumbers or reorders changes,

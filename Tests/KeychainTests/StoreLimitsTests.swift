@@ -3,6 +3,7 @@ import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // A passkey record too large for one store object could never be read back from the store, so

@@ -3,6 +3,7 @@ import KeyVault
 import SyncStore
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // The store is what a vault learns other vaults' passkeys from: two vaults sharing one store,

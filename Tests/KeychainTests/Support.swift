@@ -4,15 +4,6 @@ import Keychain
 import Testing
 import VirtualAuthenticator
 
-/// A fresh directory under the system's temporary directory, removed when `body` returns.
-func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
-    var template = Array((NSTemporaryDirectory() + "/keychain-test-XXXXXX").utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    let path = String(cString: made)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(path)
-}
-
 func secret(_ text: String) -> SecureBytes {
     var bytes = Array(text.utf8)
     return SecureBytes(consuming: &bytes)

@@ -2,6 +2,7 @@ import Foundation
 import KeyVault
 import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // What sync must survive: large uploads, a store that cannot be trusted or used, device-bound

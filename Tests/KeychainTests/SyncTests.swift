@@ -2,6 +2,7 @@ import Foundation
 import KeyVault
 import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 private let start: UInt64 = 1_800_000_000_000

@@ -2,6 +2,7 @@ import Foundation
 import KeyVault
 @testable import Keychain
 import Testing
+import TestSupport
 import VirtualAuthenticator
 
 // A vault whose sync state record is of a newer format than this library knows is refused by

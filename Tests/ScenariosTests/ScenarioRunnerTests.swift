@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Scenarios
+import TestSupport
 
 /// Runs `text` as a scenario file in a temporary directory.
 private func run(_ text: String, keepGoing: Bool = false) throws(ScenarioError) -> ScenarioReport {
@@ -182,9 +183,8 @@ private let twoDevices = """
 }
 
 @Test func anOptionsFileIsReadAsTheCommandLineReadsOneAtMostOneMiB() throws {
-    let folder = NSTemporaryDirectory() + "/scenario-options-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let scratch = try TemporaryDirectory("scenario-options")
+    let folder = scratch.path
     let request = #"{"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "userVerification": "discouraged"}"#
     #expect(FileManager.default.createFile(atPath: folder + "/small.json", contents: Data(request.utf8)))
     let path = folder + "/t.scn"

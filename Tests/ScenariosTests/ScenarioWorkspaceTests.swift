@@ -3,6 +3,7 @@ import Keychain
 import Testing
 
 @testable import Scenarios
+import TestSupport
 
 private func secret(_ text: String) -> SecureBytes {
     var bytes = Array(text.utf8)
@@ -29,9 +30,8 @@ private func scenarioFile(_ text: String) -> String {
 /// anything runs, and a run never removes a vault it did not make — whatever `vault` there was,
 /// a user's vault stays, every file of it.
 @Test func aWorkspaceThatIsNotEmptyIsRefusedAndAVaultThereIsNeverRemoved() throws {
-    let workspace = NSTemporaryDirectory() + "/workspace-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
-    defer { try? FileManager.default.removeItem(atPath: workspace) }
+    let scratch = try TemporaryDirectory("workspace")
+    let workspace = scratch.path
     let vault = try keptVault(in: workspace)
     let before = try FileManager.default.contentsOfDirectory(atPath: vault).sorted()
     let file = scenarioFile("device add phone pin 1111\nphone register user alice => ok\n")
@@ -49,9 +49,8 @@ private func scenarioFile(_ text: String) -> String {
 
 /// An empty workspace is used, and the run's vault in it is removed afterwards, the directory left.
 @Test func anEmptyWorkspaceKeepsOnlyItselfAfterTheRun() throws {
-    let workspace = NSTemporaryDirectory() + "/workspace-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
-    defer { try? FileManager.default.removeItem(atPath: workspace) }
+    let scratch = try TemporaryDirectory("workspace")
+    let workspace = scratch.path
     let file = scenarioFile("device add phone pin 1111\nphone register user alice => ok\n")
     defer { try? FileManager.default.removeItem(atPath: file) }
     var options = ScenarioRunner.Options()
@@ -67,9 +66,8 @@ private func scenarioFile(_ text: String) -> String {
 /// goes on — another account on it, reading or writing, is refused as busy at once and changes
 /// nothing — and the run carries on after the refusals.
 @Test func theRunsVaultIsHeldByTheRunAlone() throws {
-    let workspace = NSTemporaryDirectory() + "/workspace-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
-    defer { try? FileManager.default.removeItem(atPath: workspace) }
+    let scratch = try TemporaryDirectory("workspace")
+    let workspace = scratch.path
     var options = ScenarioRunner.Options()
     options.environment = [:]
     options.workspace = workspace

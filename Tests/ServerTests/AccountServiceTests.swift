@@ -2,24 +2,21 @@ import Foundation
 import Session
 import Testing
 @testable import Server
+import TestSupport
 
 /// The service's routes in-process (no socket): the token, accounts, a ceremony's outcome as a
 /// problem, and the HTTP status of every row of the error table.
 final class AccountServiceTests {
-    let scratch: String
+    let directory: TemporaryDirectory
+    var scratch: String { directory.path }
     let service: AccountService
 
     init() throws {
-        var template = Array("/tmp/authctl-server-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw HTTPServerError(message: "mkdtemp") }
-        scratch = String(cString: made)
-        service = AccountService(token: "secret-token", scratch: scratch)
+        directory = try TemporaryDirectory("authctl-server-test")
+        service = AccountService(token: "secret-token", scratch: directory.path)
     }
 
-    deinit {
-        service.close()
-        try? FileManager.default.removeItem(atPath: scratch)
-    }
+    deinit { service.close() }
 
     func call(_ method: String, _ path: String, _ body: String = "", token: String? = "secret-token") -> (Int, [String: Any]) {
         let response = service.handle(HTTPRequest(method: method, path: path, authorization: token.map { "Bearer \($0)" },

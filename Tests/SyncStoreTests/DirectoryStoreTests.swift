@@ -1,12 +1,10 @@
 import Foundation
 import SyncStore
 import Testing
+import TestSupport
 
 private func withStoreDirectory<T>(_ body: (String) throws -> T) throws -> T {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("syncstore-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    return try body(dir)
+    try withTemporaryDirectory("syncstore", body)
 }
 
 private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import VirtualAuthenticator
 
 /// Statements are checked with the `openssl` command, not with the code that built them: chains
@@ -41,12 +42,9 @@ import Testing
     // MARK: - The openssl command
 
     final class Scratch {
-        let url: URL
-        init() throws {
-            url = FileManager.default.temporaryDirectory.appendingPathComponent("attestation-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        }
-        deinit { try? FileManager.default.removeItem(at: url) }
+        let directory: TemporaryDirectory
+        var url: URL { URL(fileURLWithPath: directory.path) }
+        init() throws { directory = try TemporaryDirectory("attestation") }
 
         func write(_ name: String, _ bytes: [UInt8]) throws -> String {
             let path = url.appendingPathComponent(name).path

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// Reads the vault's big-endian, length-prefixed layouts, naming what it reads in its errors.
 struct ByteReader {
     private let bytes: [UInt8]
@@ -37,8 +39,7 @@ struct ByteReader {
     mutating func read<T: FixedWidthInteger>(_: T.Type) throws(VaultError) -> T {
         let size = MemoryLayout<T>.size
         guard size <= remaining else { throw VaultError(.corrupted, "\(context) is truncated at byte \(offset)") }
-        var value: T = 0
-        for i in offset..<offset + size { value = value << 8 | T(bytes[i]) }
+        let value: T = BigEndianBytes.integer(bytes[offset..<offset + size])
         offset += size
         return value
     }

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// Big-endian integer and length-prefixed encoding shared by the header, frames and records.
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
@@ -6,6 +8,6 @@ struct ByteWriter {
 
     mutating func append(_ raw: [UInt8]) { bytes += raw }
     mutating func append<T: FixedWidthInteger>(_ value: T) {
-        bytes += BigEndian.bytes(value)
+        bytes += BigEndianBytes.of(value)
     }
 }

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// A secret sealed under a passphrase alone, to leave the vault (`credential export`): Argon2id
 /// turns the passphrase into a key, XChaCha20-Poly1305 seals the secret under it. Layout:
 ///
@@ -13,7 +15,7 @@ package enum PassphraseEnvelope {
 
     package static func seal(_ secret: SecureBytes, passphrase: SecureBytes, kdf: KDFLevel) throws(VaultError) -> [UInt8] {
         guard passphrase.count > 0 else { throw VaultError(.invalid, "the export passphrase is empty") }
-        let header = magic + BigEndian.bytes(kdf.opslimit) + BigEndian.bytes(kdf.memlimit) + Sodium.randomBytes(16)
+        let header = magic + BigEndianBytes.of(kdf.opslimit) + BigEndianBytes.of(kdf.memlimit) + Sodium.randomBytes(16)
         let key = try Sodium.deriveKey(from: passphrase, salt: Array(header.suffix(16)), opslimit: kdf.opslimit, memlimit: kdf.memlimit)
         return header + secret.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: header) }
     }
@@ -23,7 +25,7 @@ package enum PassphraseEnvelope {
             throw VaultError(.invalid, "not an exported passkey (no AUTHCTL-PASSKEY1 header)")
         }
         let header = Array(envelope.prefix(headerLength))
-        let opslimit: UInt64 = BigEndian.integer(header[16..<24]), memlimit: UInt64 = BigEndian.integer(header[24..<32])
+        let opslimit: UInt64 = BigEndianBytes.integer(header[16..<24]), memlimit: UInt64 = BigEndianBytes.integer(header[24..<32])
         guard (1...maxOpslimit).contains(opslimit), (8192...maxMemlimit).contains(memlimit) else {
             throw VaultError(.invalid, "the exported passkey asks for KDF limits out of range")
         }

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// The vault's header file, `header` (see docs/vault-format.md). Fixed layout, big-endian:
 ///
 ///     magic "AUTHCTLV" (8) ‖ formatVersion u16 ‖ kdfAlgorithm u8 ‖ opslimit u64 ‖ memlimit u64
@@ -64,7 +66,7 @@ struct VaultHeader: Equatable {
         }
         // The version before the size: a newer format's header may be of another size, and is
         // too new, not damaged. Version 0 was never written: that is damage.
-        let version = BigEndian.integer(data[8..<10]) as UInt16
+        let version = BigEndianBytes.integer(data[8..<10]) as UInt16
         guard version <= Self.formatVersion else {
             throw VaultError(.tooNew, "the vault is format version \(version), newer than this authctl reads (version \(Self.formatVersion)): open it with a newer authctl; nothing was changed")
         }

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// One record in the vault: a stable 16-byte id, a kind, a version that grows with every change
 /// of the same id, and typed fields. Devices that sync will merge records by (id, version);
 /// deletions are tombstones so they can travel too.
@@ -67,7 +69,7 @@ package struct VaultRecord: Equatable, Sendable {
         guard bytes.count == MemoryLayout<T>.size else {
             throw VaultError(.corrupted, "field \(tag) of a \(kind) record is \(bytes.count) bytes, not \(MemoryLayout<T>.size)")
         }
-        return BigEndian.integer(bytes)
+        return BigEndianBytes.integer(bytes)
     }
 
     // The widths records use, spelled out: a call from another module then runs code compiled
@@ -82,7 +84,7 @@ package struct VaultRecord: Equatable, Sendable {
         guard bytes.count == MemoryLayout<T>.size else {
             throw VaultError(.corrupted, "field \(tag) of a \(kind) record is \(bytes.count) bytes, not \(MemoryLayout<T>.size)")
         }
-        return BigEndian.integer(bytes)
+        return BigEndianBytes.integer(bytes)
     }
 
     /// Sets field `tag` to `value`; `nil` removes it.
@@ -94,7 +96,7 @@ package struct VaultRecord: Equatable, Sendable {
 
     /// Sets field `tag` to `value`, big-endian; `nil` removes it.
     package mutating func setInteger<T: FixedWidthInteger>(_ tag: UInt8, _ value: T?) {
-        setField(tag, value.map { BigEndian.bytes($0) })
+        setField(tag, value.map { BigEndianBytes.of($0) })
     }
 
     /// The length of ``bytes``, without encoding them.
@@ -150,6 +152,6 @@ package struct VaultRecord: Equatable, Sendable {
     }
 
     private static func uint32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> Int {
-        Int(BigEndian.integer(bytes[offset..<offset + 4]) as UInt32)
+        Int(BigEndianBytes.integer(bytes[offset..<offset + 4]) as UInt32)
     }
 }

@@ -23,14 +23,6 @@ enum POSIXFile {
         (try? Files.listing(path)) ?? []
     }
 
-    /// Refuses a path that is a symbolic link (or missing): for directories the vault makes itself
-    /// inside its own, which are never links.
-    static func requireNoLink(_ path: String) throws(VaultError) {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { throw VaultError(.io, "cannot inspect \(path): \(errorText())") }
-        guard (st.st_mode & S_IFMT) != S_IFLNK else { throw VaultError(.unsafe, "\(path) is a symbolic link, which the vault never follows") }
-    }
-
     static func makeDirectory(_ path: String, durable: Bool = true) throws(VaultError) {
         try named { () throws(FileFailure) in try Files.makeDirectory(path, durable: durable) }
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+@_spi(ByteOrder) import ByteOrder
 
 /// Which records a vault may leave unread until they are asked for: those of `kind` that carry
 /// field `tag`, grouped by that field's value (a *partition*: for passkeys, their RP ID). Every
@@ -84,7 +85,7 @@ package struct VaultPartitioning: Equatable, Sendable {
     static func shardNumber(of value: ArraySlice<UInt8>?, count: UInt16) -> UInt16 {
         guard let value, count > 1 else { return 0 }
         let digest = Sodium.checksum(Array(value))
-        let prefix: UInt64 = BigEndian.integer(digest[0..<8])
+        let prefix: UInt64 = BigEndianBytes.integer(digest[0..<8])
         return UInt16(prefix % UInt64(count))
     }
 }
@@ -118,7 +119,7 @@ struct VaultIndex {
             bytes = []
             bytes.reserveCapacity(buckets.count * Self.entrySize)
             for bucket in buckets {
-                bytes += BigEndian.bytes(bucket.offset) + BigEndian.bytes(bucket.length) + BigEndian.bytes(bucket.records) + bucket.id
+                bytes += BigEndianBytes.of(bucket.offset) + BigEndianBytes.of(bucket.length) + BigEndianBytes.of(bucket.records) + bucket.id
             }
         }
 
@@ -126,19 +127,19 @@ struct VaultIndex {
         var endIndex: Int { bytes.count / Self.entrySize }
 
         /// Bucket `position`'s record count and length, read without decoding the entry.
-        func records(at position: Int) -> UInt32 { BigEndian.integer(bytes[position * Self.entrySize + 12..<position * Self.entrySize + 16]) }
-        func length(at position: Int) -> UInt32 { BigEndian.integer(bytes[position * Self.entrySize + 8..<position * Self.entrySize + 12]) }
+        func records(at position: Int) -> UInt32 { BigEndianBytes.integer(bytes[position * Self.entrySize + 12..<position * Self.entrySize + 16]) }
+        func length(at position: Int) -> UInt32 { BigEndianBytes.integer(bytes[position * Self.entrySize + 8..<position * Self.entrySize + 12]) }
 
         subscript(position: Int) -> Bucket {
             get {
                 let o = position * Self.entrySize
-                return Bucket(offset: BigEndian.integer(bytes[o..<o + 8]), length: BigEndian.integer(bytes[o + 8..<o + 12]),
-                              records: BigEndian.integer(bytes[o + 12..<o + 16]), id: Array(bytes[o + 16..<o + 32]))
+                return Bucket(offset: BigEndianBytes.integer(bytes[o..<o + 8]), length: BigEndianBytes.integer(bytes[o + 8..<o + 12]),
+                              records: BigEndianBytes.integer(bytes[o + 12..<o + 16]), id: Array(bytes[o + 16..<o + 32]))
             }
             set {
                 let o = position * Self.entrySize
                 bytes.replaceSubrange(o..<o + Self.entrySize,
-                                      with: BigEndian.bytes(newValue.offset) + BigEndian.bytes(newValue.length) + BigEndian.bytes(newValue.records) + newValue.id)
+                                      with: BigEndianBytes.of(newValue.offset) + BigEndianBytes.of(newValue.length) + BigEndianBytes.of(newValue.records) + newValue.id)
             }
         }
     }
@@ -169,7 +170,7 @@ struct VaultIndex {
     /// modulo the bucket count.
     static func bucket(of value: ByteKey, count: Int) -> Int {
         let digest = Sodium.checksum(Array(value.bytes))
-        let prefix: UInt64 = BigEndian.integer(digest[0..<8])
+        let prefix: UInt64 = BigEndianBytes.integer(digest[0..<8])
         return Int(prefix % UInt64(max(count, 1)))
     }
 
@@ -360,10 +361,10 @@ struct VaultIndex {
     /// The partitions a lookup bucket's plaintext names for `value`, ascending, checked for layout
     /// and count as it is passed over.
     static func lookupScan(_ plain: [UInt8], for value: ByteKey, number: Int, expected: Int) throws(VaultError) -> [ByteKey] {
-        func u16(_ at: Int) -> Int { Int(plain[at]) << 8 | Int(plain[at + 1]) }
+        func u16(_ at: Int) -> Int { Int(BigEndianBytes.integer(plain[at..<at + 2]) as UInt16) }
         let damaged = VaultError(.corrupted, "index lookup bucket \(number) is damaged")
         guard plain.count >= 4 else { throw damaged }
-        let entries = Int(plain[0]) << 24 | Int(plain[1]) << 16 | Int(plain[2]) << 8 | Int(plain[3])
+        let entries = Int(BigEndianBytes.integer(plain[0..<4]) as UInt32)
         guard entries == expected else { throw VaultError(.corrupted, "index lookup bucket \(number) does not hold the entries its root counts") }
         var found = [ByteKey]()
         var at = 4

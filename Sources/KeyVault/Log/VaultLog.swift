@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+@_spi(ByteOrder) import ByteOrder
 
 /// The log: reading it at open, appending one frame per commit, compacting it into a new
 /// generation. See docs/vault-format.md.
@@ -123,7 +124,7 @@ extension Vault {
     }
 
     private static func frameLength(_ data: [UInt8], at offset: Int) -> Int {
-        Int(BigEndian.integer(data[offset..<offset + 4]) as UInt32)
+        Int(BigEndianBytes.integer(data[offset..<offset + 4]) as UInt32)
     }
 
     private func apply(_ plain: [UInt8], frame: UInt64) throws(VaultError) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 import SyncStore
 import VirtualAuthenticator

@@ -18,7 +18,4 @@ package enum ProcessHardening {
         }
         return failures
     }
-
-    /// Whether the process is currently dumpable (false once ``apply()`` ran).
-    package static var isDumpable: Bool { authctl_is_dumpable() == 1 }
 }

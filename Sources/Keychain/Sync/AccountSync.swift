@@ -26,12 +26,6 @@ extension Account {
 
     // MARK: - Revisions
 
-    /// Every revision in this vault, of every device, in the vault's order (and those downloaded
-    /// from other vaults' devices, kept as replica records).
-    func localRevisions() throws(VaultError) -> [Revision] {
-        try revisions(vault.records(kind: .credential))
-    }
-
     /// `records` read as revisions; each record is read once and kept (``revisionCache``), so a
     /// ceremony that looks at an RP's passkeys twice decodes them once. A replica record (a
     /// revision another vault's device uploaded, as this vault downloaded it) reads as the store's.

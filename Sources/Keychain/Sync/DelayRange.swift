@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// How long an upload or a download takes: a fixed time, or a range from which each transfer's
 /// delay is drawn with the account's seeded generator. Written as people write durations:
 /// `250ms`, `30s`, `2m`, `1h`, `1.5s`, compound `48h5m`, and ranges `1s..5s`.
@@ -74,11 +76,4 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
         guard lower <= upper, upper <= Self.maximum else { return nil }
         self.init(lower: lower, upper: upper)
     }
-}
-
-/// Big-endian integers inside the Keychain's own composite fields (delay ranges, offline
-/// intervals, store objects). Whole integer fields go through `VaultRecord.integer`/`setInteger`.
-enum BigEndianBytes {
-    static func of<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
-    static func integer<T: FixedWidthInteger>(_ bytes: some Collection<UInt8>) -> T { bytes.reduce(T(0)) { $0 << 8 | T($1) } }
 }

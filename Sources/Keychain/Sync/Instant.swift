@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 
 /// A moment in the account's history: milliseconds since the epoch and, to order what happens in

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// A sync setting over time — a delay, or the seed delays are drawn with: each change applies from
 /// its moment on. A transfer takes the setting in force when it started, so changing a delay never
 /// moves a transfer already under way, let alone one done (a passkey a device holds stays held).

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 
 /// An object of the account store: the revisions one upload carried (or one part of a snapshot),

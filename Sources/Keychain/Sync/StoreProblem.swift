@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 
 /// Something a device found the account store doing that it must not — going back in time,

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import VirtualAuthenticator
 
 /// When a change lands in the account store and when it reaches a device: computed from the times

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 
 /// This vault's place in the account store, one record (kind 4, docs/vault-format.md): which

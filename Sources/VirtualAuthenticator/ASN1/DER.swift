@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// DER (ITU-T X.690) encoding of the few ASN.1 types that attestation certificates, their
 /// extensions and Android's KeyDescription are made of. Each function returns one complete
 /// TLV; constructed types take their members already encoded.
@@ -5,7 +7,7 @@ package enum DER {
     // Universal tags (X.680 §8.4).
     package static let booleanTag: UInt8 = 0x01, integerTag: UInt8 = 0x02, bitStringTag: UInt8 = 0x03
     package static let octetStringTag: UInt8 = 0x04, nullTag: UInt8 = 0x05, oidTag: UInt8 = 0x06
-    package static let enumeratedTag: UInt8 = 0x0A, utf8StringTag: UInt8 = 0x0C, printableStringTag: UInt8 = 0x13
+    package static let enumeratedTag: UInt8 = 0x0A, utf8StringTag: UInt8 = 0x0C
     package static let sequenceTag: UInt8 = 0x30, setTag: UInt8 = 0x31
 
     /// Tag, definite length (short form below 128, else long form), content.
@@ -15,7 +17,7 @@ package enum DER {
 
     static func length(_ count: Int) -> [UInt8] {
         guard count >= 0x80 else { return [UInt8(count)] }
-        let bytes = BigEndian.bytes(UInt64(count)).drop(while: { $0 == 0 })
+        let bytes = BigEndianBytes.of(UInt64(count)).drop(while: { $0 == 0 })
         return [0x80 | UInt8(bytes.count)] + bytes
     }
 
@@ -31,7 +33,7 @@ package enum DER {
 
     /// An INTEGER holding `value`, in the fewest two's-complement bytes.
     package static func integer(_ value: Int64) -> [UInt8] {
-        var bytes = BigEndian.bytes(value)
+        var bytes = BigEndianBytes.of(value)
         while bytes.count > 1 && ((bytes[0] == 0x00 && bytes[1] & 0x80 == 0) || (bytes[0] == 0xFF && bytes[1] & 0x80 != 0)) {
             bytes.removeFirst()
         }
@@ -65,7 +67,6 @@ package enum DER {
         return tlv(bitStringTag, [UInt8(7 - highest % 8)] + bytes)
     }
     package static func utf8String(_ text: String) -> [UInt8] { tlv(utf8StringTag, Array(text.utf8)) }
-    package static func printableString(_ text: String) -> [UInt8] { tlv(printableStringTag, Array(text.utf8)) }
 
     /// An OBJECT IDENTIFIER from its dotted form ("1.3.6.1.4.1.45724.1.1.4"); the caller passes a
     /// well-formed one (at least two arcs, the first 0–2).

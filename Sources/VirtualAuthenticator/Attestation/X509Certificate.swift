@@ -86,13 +86,6 @@ package struct X509Certificate: Sendable, Equatable {
         }) ?? []
     }
 
-    /// The DER encoding of the issuer name.
-    package var issuerNameDER: [UInt8] {
-        (try? withX509 { x509 throws(OpenSSLFailure) -> [UInt8] in
-            try Self.encode(X509_get_issuer_name(x509))
-        }) ?? []
-    }
-
     /// The usual key identifier (RFC 5280 §4.2.1.2 method 1): SHA-1 of the subjectPublicKey BIT
     /// STRING's value (no tag, length or unused-bits count) in a DER SubjectPublicKeyInfo.
     package static func keyIdentifier(subjectPublicKeyInfo spki: [UInt8]) throws(OpenSSLFailure) -> [UInt8] {

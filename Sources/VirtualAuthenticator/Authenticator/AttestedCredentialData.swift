@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// Attested credential data (WebAuthn L3 §6.5.2): aaguid (16) ‖ credentialIdLength (2, big-endian)
 /// ‖ credentialId ‖ credentialPublicKey (COSE_Key, CTAP2 canonical CBOR).
 package struct AttestedCredentialData: Equatable, Sendable {
@@ -13,13 +15,13 @@ package struct AttestedCredentialData: Equatable, Sendable {
     }
 
     package var bytes: [UInt8] {
-        aaguid + BigEndian.bytes(UInt16(credentialId.count)) + credentialId
+        aaguid + BigEndianBytes.of(UInt16(credentialId.count)) + credentialId
             + publicKey.cbor.encoded()
     }
 
     static func parsePrefix(_ data: [UInt8]) throws(AuthenticatorData.ParseError) -> (AttestedCredentialData, Int) {
         guard data.count >= 18 else { throw .init(description: "attested credential data truncated") }
-        let idLength = Int(BigEndian.integer(data[16..<18]) as UInt16)
+        let idLength = Int(BigEndianBytes.integer(data[16..<18]) as UInt16)
         guard (1...1023).contains(idLength), data.count >= 18 + idLength else {
             throw .init(description: "bad credential id length \(idLength)")
         }

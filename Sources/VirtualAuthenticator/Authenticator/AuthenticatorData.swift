@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// Authenticator data (WebAuthn L3 §6.1): rpIdHash (32) ‖ flags (1) ‖ signCount (4, big-endian)
 /// ‖ attestedCredentialData (only with AT) ‖ extensions (only with ED).
 package struct AuthenticatorData: Equatable, Sendable {
@@ -24,7 +26,7 @@ package struct AuthenticatorData: Equatable, Sendable {
     package var bytes: [UInt8] {
         var out = rpIdHash
         out.append(flags.rawValue)
-        out += BigEndian.bytes(signCount)
+        out += BigEndianBytes.of(signCount)
         if let attestedCredentialData { out += attestedCredentialData.bytes }
         if let extensions { out += extensions.encoded() }
         return out
@@ -39,7 +41,7 @@ package struct AuthenticatorData: Equatable, Sendable {
         guard data.count >= 37 else { throw ParseError(description: "authenticator data shorter than 37 bytes") }
         rpIdHash = Array(data[0..<32])
         flags = AuthenticatorFlags(rawValue: data[32])
-        signCount = BigEndian.integer(data[33..<37])
+        signCount = BigEndianBytes.integer(data[33..<37])
         var rest = Array(data[37...])
         attestedCredentialData = nil
         extensions = nil

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import CCBOR
 
 extension CBORValue {
@@ -40,7 +41,7 @@ extension CBORValue {
                 let size = 1 << Int(info - 24)
                 guard bytes.count - offset >= size else { throw fail("truncated argument") }
                 defer { offset += size }
-                return BigEndian.integer(bytes[offset..<offset + size])
+                return BigEndianBytes.integer(bytes[offset..<offset + size])
             default: throw fail("indefinite length or reserved value")
             }
         }

@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import COpenSSL
 import Synchronization
 
@@ -16,7 +17,7 @@ public struct RandomSource: Sendable {
         return RandomSource { count in
             state.withLock { s in
                 while s.buffer.count < count {
-                    s.buffer += SHA256.hash(Array("AUTHCTL-SEEDED".utf8) + BigEndian.bytes(seed) + BigEndian.bytes(s.block))
+                    s.buffer += SHA256.hash(Array("AUTHCTL-SEEDED".utf8) + BigEndianBytes.of(seed) + BigEndianBytes.of(s.block))
                     s.block += 1
                 }
                 let out = Array(s.buffer.prefix(count))

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// TPM_ALG_ID (TPM 2.0 Library Part 2 §6.3): the algorithm identifiers a `tpm` statement's
 /// structures carry, as UINT16.
 package enum TPMAlgorithmID: UInt16, Sendable {
@@ -6,5 +8,5 @@ package enum TPMAlgorithmID: UInt16, Sendable {
     case null = 0x0010
     case ecc = 0x0023
 
-    var encoded: [UInt8] { BigEndian.bytes(rawValue) }
+    var encoded: [UInt8] { BigEndianBytes.of(rawValue) }
 }

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// `tpm` (WebAuthn L3 §8.3), as Windows Hello sends it: the credential key's public area
 /// (`pubArea`), the TPM2_Certify result over it (`certInfo`, whose extraData is the hash of
 /// authenticatorData ‖ clientDataHash), signed by the attestation identity key (AIK), whose
@@ -13,7 +15,7 @@ package enum TPMAttestationStatement {
         switch credentialKey {
         case .rsa(let n, let e):
             guard e.count <= 4 else { throw AttestationStatementError("tpm: an RSA exponent wider than 32 bits") }
-            key = .rsa(modulus: n, exponent: e.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            key = .rsa(modulus: n, exponent: BigEndianBytes.integer(e))
         case .ec2(let x, let y):
             key = .ecc(x: x, y: y)
         case .okp:

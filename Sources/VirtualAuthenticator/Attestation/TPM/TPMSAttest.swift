@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// TPMS_ATTEST (TPM 2.0 Library Part 2 §10.12.8) of type TPM_ST_ATTEST_CERTIFY: what a TPM signs
 /// in TPM2_Certify, the `certInfo` of a `tpm` attestation statement (WebAuthn L3 §8.3).
 ///
@@ -53,9 +55,9 @@ package struct TPMSAttest: Equatable, Sendable {
 
     /// The TPM's encoding, the bytes of `certInfo` (and what the AIK signs).
     package func encoded() -> [UInt8] {
-        BigEndian.bytes(Self.generatedValue) + BigEndian.bytes(Self.attestCertify)
+        BigEndianBytes.of(Self.generatedValue) + BigEndianBytes.of(Self.attestCertify)
             + TPM2B.encoded(qualifiedSigner) + TPM2B.encoded(extraData)
-            + clockInfo.encoded() + BigEndian.bytes(firmwareVersion)
+            + clockInfo.encoded() + BigEndianBytes.of(firmwareVersion)
             + attested.encoded()
     }
 }

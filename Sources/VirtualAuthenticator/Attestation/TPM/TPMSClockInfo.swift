@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// TPMS_CLOCK_INFO (TPM 2.0 Library Part 2 §10.11.1): the TPM's clock when it signed.
 ///
 ///     clock (UINT64, ms) ‖ resetCount (UINT32) ‖ restartCount (UINT32) ‖ safe (BYTE, 0 or 1)
@@ -16,6 +18,6 @@ package struct TPMSClockInfo: Equatable, Sendable {
 
     /// 17 bytes.
     package func encoded() -> [UInt8] {
-        BigEndian.bytes(clock) + BigEndian.bytes(resetCount) + BigEndian.bytes(restartCount) + [safe ? 1 : 0]
+        BigEndianBytes.of(clock) + BigEndianBytes.of(resetCount) + BigEndianBytes.of(restartCount) + [safe ? 1 : 0]
     }
 }

@@ -1,3 +1,5 @@
+@_spi(ByteOrder) import ByteOrder
+
 /// TPMT_PUBLIC (TPM 2.0 Library Part 2 §12.2.4): the public area of a TPM object, the `pubArea`
 /// of a `tpm` attestation statement (WebAuthn L3 §8.3). Its name algorithm is SHA-256; symmetric
 /// and scheme are TPM_ALG_NULL (an unrestricted key, any scheme), so each takes only its 2-byte
@@ -56,20 +58,20 @@ package struct TPMTPublic: Equatable, Sendable {
         case .ecc: out += TPMAlgorithmID.ecc.encoded
         }
         out += Self.nameAlg.encoded
-        out += BigEndian.bytes(objectAttributes.rawValue)
+        out += BigEndianBytes.of(objectAttributes.rawValue)
         out += TPM2B.encoded(authPolicy)
         switch key {
         case .rsa(let modulus, let exponent):
             // TPMS_RSA_PARMS: symmetric, scheme, keyBits, exponent (0 stands for 2^16 + 1, and is
             // what a TPM reports for that exponent).
             out += TPMAlgorithmID.null.encoded + TPMAlgorithmID.null.encoded
-            out += BigEndian.bytes(rsaKeyBits)
-            out += BigEndian.bytes(exponent == 65537 ? 0 : exponent)
+            out += BigEndianBytes.of(rsaKeyBits)
+            out += BigEndianBytes.of(exponent == 65537 ? 0 : exponent)
             out += TPM2B.encoded(modulus)  // TPM2B_PUBLIC_KEY_RSA
         case .ecc(let x, let y):
             // TPMS_ECC_PARMS: symmetric, scheme, curveID, kdf.
             out += TPMAlgorithmID.null.encoded + TPMAlgorithmID.null.encoded
-            out += BigEndian.bytes(TPMECCCurve.nistP256.rawValue)
+            out += BigEndianBytes.of(TPMECCCurve.nistP256.rawValue)
             out += TPMAlgorithmID.null.encoded
             out += TPM2B.encoded(x) + TPM2B.encoded(y)  // TPMS_ECC_POINT
         }
