@@ -15,7 +15,7 @@ import pytest
 from webauthn import generate_authentication_options, generate_registration_options, options_to_json
 from webauthn.helpers.structs import AuthenticatorSelectionCriteria, ResidentKeyRequirement, UserVerificationRequirement
 
-from conftest import BIN, PIN, Authctl
+from conftest import BIN, PIN, Authctl, wait_until
 from test_reads import changes, tree
 from test_serve import call, server  # noqa: F401 (the fixture)
 
@@ -120,3 +120,27 @@ def test_the_servers_get_routes_write_nothing_when_a_change_has_landed_since_the
     status, _, _ = call(server, "PUT", base + "/sync", {"upload": "1s"})
     assert status == 200
     assert any("cloud/log/" in c for c in changes(before, tree(root))), "the write uploaded what had landed"
+
+
+def test_looking_at_the_autofill_list_writes_nothing_when_an_upload_has_landed_since(authctl):
+    # A change made with an upload delay lands a second later; a writer opening the vault then
+    # uploads it. Looking at what the autofill list offers is a read: it leaves the vault and its
+    # store as they were, as `list` does.
+    assert authctl.run("device", "add", "laptop", env={"AUTHCTL_NEW_PIN": "9753"}).code == 0
+    assert authctl.run("sync", "set", "--upload-delay", "1s").code == 0
+    made = authctl.register(registration_options(b"alice"), ORIGIN)
+    assert made.code == 0, made.stderr
+
+    def landed():
+        status = authctl.run("--json", "sync", "status").json
+        return not any(d["pendingUploads"] for d in status["devices"] if d.get("vault") == "this")
+    wait_until(landed, "the upload's landing time passed")
+    before = tree(authctl.vault)
+    for command in (["list"], ["sign", "--origin", ORIGIN, "--mediation", "conditional", "--offers"]):
+        looked = authctl.run(*command)
+        assert looked.code == 0, looked.stderr
+        assert changes(before, tree(authctl.vault)) == [], f"`authctl {' '.join(command)}` wrote"
+    assert [o["credentialId"] for o in looked.json] == [made.json["id"]]
+    # A sign-in that picks from the list writes: the landed upload goes with it.
+    assert authctl.run("sign", "--origin", ORIGIN, "--mediation", "conditional", "--pick", made.json["id"]).code == 0
+    assert changes(before, tree(authctl.vault)) != []

@@ -99,7 +99,9 @@ enum SignCommand {
         let vault = try VaultSelection(args)
         let given = try CeremonyOptions.optionsJSON(args)
         let options: OptionsSource<RequestOptionsBuilder> = if let given { .json(given) } else { .built(try builder(args)) }
-        let session = try vault.session(.write)
+        // Looking at the list is a read: it changes nothing in the vault or the store.
+        let looks = if case .offers = person { true } else { false }
+        let session = try vault.session(looks ? .read : .write)
         let pending = try session.beginConditional(SignRequest(device: vault.deviceName, via: args.value(via), caller: caller, options: options,
                                                                person: try CeremonyOptions.person(args), fault: CeremonyOptions.fault(args)))
         switch person {
