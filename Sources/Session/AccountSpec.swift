@@ -44,10 +44,16 @@ public struct AccountSpec {
     public struct SharedStore: Sendable {
         public var address: String
         public var recoverySecret: String
+        /// Shows the recovery secret to the person once the store is claimed for the account and
+        /// before anything is made: a store that cannot be used never has a secret shown for it,
+        /// and a secret that cannot be shown leaves no account behind.
+        public var show: (@Sendable (String) throws(SessionError) -> Void)?
 
-        public init(address: String, recoverySecret: String = RecoverySecret.make()) {
+        public init(address: String, recoverySecret: String = RecoverySecret.make(),
+                    show: (@Sendable (String) throws(SessionError) -> Void)? = nil) {
             self.address = address
             self.recoverySecret = recoverySecret
+            self.show = show
         }
     }
 
@@ -107,8 +113,14 @@ extension Session {
         let random = spec.seed.map { RandomSource.seeded($0) } ?? .live
         let account: Account
         var claim: Account.StoreClaim?
+        if let store = spec.store {
+            do { claim = try Account.claimStore(store.address) } catch { throw SessionError(error) }
+            do { try store.show?(store.recoverySecret) } catch {
+                claim?.release()
+                throw error
+            }
+        }
         do {
-            if let store = spec.store { claim = try Account.claimStore(store.address) }
             let (durability, sharing, inMemory): (Vault.Durability, Vault.Sharing, Bool) = switch spec.keeping {
             case .durable: (.full, .shared, false)
             case .held: (.full, .held, false)

@@ -574,3 +574,17 @@ def test_a_late_revision_of_a_collected_passkey_brings_it_back_in_neither_vault(
         assert cred not in {c["id"] for c in tool.run("--json", "list").json["credentials"]}
         result, _ = sign(tool, registration.credential_public_key, "--credential", cred, pin=pin)
         assert result.code != 0
+
+
+def test_a_store_that_cannot_be_used_never_shows_a_recovery_secret(tmp_path):
+    # The secret is shown once the store is claimed for the new account, before anything is made:
+    # a script that keeps what init prints never keeps a secret of an account that was not made.
+    store = tmp_path / "store"
+    first = Authctl(tmp_path / "first" / "vault").run("init", "--store", str(store), "--kdf", "min")
+    assert first.code == 0 and len(first.stdout.strip()) == 29, first.stderr
+    (tmp_path / "a-file").write_text("")
+    for address, code in (("relative", 65), (str(store), 65), (str(tmp_path / "a-file" / "store"), 74)):
+        tool = Authctl(tmp_path / f"other-{len(address)}" / "vault")
+        refused = tool.run("init", "--store", address, "--kdf", "min")
+        assert refused.code == code and refused.stdout == "", (address, refused.stdout, refused.stderr)
+        assert not tool.vault.exists()

@@ -66,14 +66,13 @@ enum InitCommand {
     /// `init --store`: a new account on a shared store, and its recovery secret.
     private static func createShared(_ address: String, args: ParsedArguments, vault: VaultSelection, passphrase: SecureBytes,
                                      pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32, profile: String?, aaguid: [UInt8]?) throws(CLIError) {
-        let store = AccountSpec.SharedStore(address: address)
-        let secret = store.recoverySecret
         let file = try args.value(recoveryFile).map { path throws(CLIError) in try PrivateFile(creating: path) }
-        // On stdout before anything is made: a secret that cannot be shown leaves no account behind.
-        if file == nil {
-            try Output.requireStdout()
-            try Output.text(secret)
-        }
+        if file == nil { try Output.requireStdout() }
+        // On stdout once the store is claimed, before anything is made: a secret that cannot be
+        // shown leaves no account behind, and a store that cannot be used never shows one.
+        var store = AccountSpec.SharedStore(address: address)
+        if file == nil { store.show = showSecret }
+        let secret = store.recoverySecret
         do {
             _ = try Session.create(AccountSpec(path: vault.path, passphrase: passphrase, kdf: kdf,
                                                devices: [AccountSpec.DeviceSpec(name: vault.deviceName ?? Device.defaultDeviceName, pin: pin,
@@ -87,6 +86,9 @@ enum InitCommand {
         Output.diagnostic("authctl: created vault at \(vault.path) on the account store \(PostgresAddress.redacted(address)) (kdf \(kdf.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled")); "
                           + "the recovery secret is \(file.map { "in \($0.path)" } ?? "above"): keep it, it is not shown again")
     }
+
+    /// The recovery secret, on stdout.
+    @Sendable private static func showSecret(_ secret: String) throws(SessionError) { try Output.text(secret) }
 
     /// `init --join`: a device of an account on a shared store, approved by an enrolled device or
     /// by the recovery secret.
