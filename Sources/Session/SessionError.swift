@@ -23,27 +23,15 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// A device's error, by its code. A port the front end supplied (its PIN reader) that failed
-    /// in the front end's own words comes back as that error, unchanged.
+    /// A device's error, by its code.
     public init(_ error: DeviceError) {
-        if let own = error.underlying as? SessionError {
-            self = own
-            return
-        }
         self.init(Self.name(of: error.code), error.message)
     }
 
-    /// A ceremony's error, as the authenticator and client named it.
+    /// A ceremony's error, as the authenticator and client named it, or a port's failure it
+    /// carries, as the device names it.
     public init(_ error: AuthenticatorError) {
-        if let own = error.underlying as? SessionError {
-            self = own
-            return
-        }
-        if let vault = error.underlying as? VaultError {
-            self.init(vault)
-            return
-        }
-        self.init(Name(error.code), error.message)
+        self.init(DeviceError(error))
     }
 
     /// The vault's error, by its kind.
