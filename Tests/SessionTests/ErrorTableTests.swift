@@ -126,3 +126,21 @@ private final class FailingReader: People {
         #expect(error.name == .unknown && error.name.exitCode == 70 && error.message.contains("read-only"), "\(error)")
     }
 }
+
+/// Approving a joining device through an account opened only to read is the program's own
+/// failure (`unknown`), as a registration through one is: no front end approves without opening
+/// the vault to write, so no caller's input can cause it.
+@Test func approvingAJoinThroughAReadOnlyAccountIsAnInternalFailure() throws {
+    let directory = try ScenarioRunner.makeWorkspace()
+    defer { ScenarioRunner.removeWorkspace(directory) }
+    var passphrase = Array("p".utf8)
+    let secret = SecureBytes(consuming: &passphrase)
+    _ = try Account.create(at: directory + "/vault", passphrase: secret, kdf: .min, biometricPIN: nil)
+    let reader = Session(account: try Account.open(at: directory + "/vault", passphrase: secret, access: .read))
+    do {
+        _ = try reader.approveJoin(code: "2345-6789-ABCD")
+        Issue.record("a read-only account approved a join")
+    } catch {
+        #expect(error.name == .unknown && error.name.exitCode == 70 && error.message.contains("opened for writing"), "\(error)")
+    }
+}

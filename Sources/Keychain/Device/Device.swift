@@ -257,7 +257,7 @@ public final class Device {
                 let length: Int
                 do {
                     length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try key.writePrivateKeyDER(into: buffer) }
-                } catch { throw VaultError(.invalid, "OpenSSL could not encode a private key: \(error)") }
+                } catch { throw VaultError(.inconsistent, "OpenSSL could not encode a private key: \(error)") }  // a key it made
                 let sealed = der.withUnsafeBytes { account.vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: id) }
                 frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
                                                      created: CredentialRecord.creation(of: credential, now: time))])
