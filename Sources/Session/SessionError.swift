@@ -202,7 +202,9 @@ extension SessionError.Name {
         case .failed: 1004
         case .notInteractive: 1005
         case .matchedExcludedCredential: 1006
-        default: nil
+        case .biometryLockout, .timedOut, .securityError, .notSupported, .encodingError, .syntaxError, .badInput, .usage, .vaultLocked,
+             .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed, .passkeysNotSupported, .ioError,
+             .vaultTooNew: nil
         }
     }
 
@@ -216,11 +218,13 @@ extension SessionError.Name {
 
     /// The CTAP 2.1 status an authenticator would return; `nil` where the protocol has none.
     public var ctapStatus: UInt8? {
-        if let authenticatorCode { return authenticatorCode.ctapStatus }
         switch self {
-        case .invalidResponse: return 0x12  // CTAP2_ERR_INVALID_CBOR
-        case .usage, .scenarioFailed, .encodingError, .syntaxError, .passkeysNotSupported: return nil
-        default: return 0x7F  // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business
+        case .canceled, .failed, .notHandled, .notInteractive, .matchedExcludedCredential, .biometryLockout, .timedOut, .securityError,
+             .notSupported, .badInput, .encodingError, .syntaxError, .unknown: authenticatorCode?.ctapStatus
+        case .invalidResponse: 0x12  // CTAP2_ERR_INVALID_CBOR
+        case .usage, .scenarioFailed, .passkeysNotSupported: nil
+        // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business.
+        case .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .ioError, .vaultTooNew: 0x7F
         }
     }
 }
