@@ -1,6 +1,6 @@
 /// What can go wrong with a vault. The device library maps these to its own errors.
 package struct VaultError: Error, Equatable, Sendable, CustomStringConvertible {
-    package enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable, CaseIterable {
         /// No vault at the path (no header file).
         case notFound
         /// A vault already exists where one is being created.

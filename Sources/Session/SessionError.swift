@@ -23,27 +23,15 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// A device's error, by its code. A port the front end supplied (its PIN reader) that failed
-    /// in the front end's own words comes back as that error, unchanged.
+    /// A device's error, by its code.
     public init(_ error: DeviceError) {
-        if let own = error.underlying as? SessionError {
-            self = own
-            return
-        }
         self.init(Self.name(of: error.code), error.message)
     }
 
-    /// A ceremony's error, as the authenticator and client named it.
+    /// A ceremony's error, as the authenticator and client named it, or a port's failure it
+    /// carries, as the device names it.
     public init(_ error: AuthenticatorError) {
-        if let own = error.underlying as? SessionError {
-            self = own
-            return
-        }
-        if let vault = error.underlying as? VaultError {
-            self.init(vault)
-            return
-        }
-        self.init(Name(error.code), error.message)
+        self.init(DeviceError(error))
     }
 
     /// The vault's error, by its kind.
@@ -214,7 +202,9 @@ extension SessionError.Name {
         case .failed: 1004
         case .notInteractive: 1005
         case .matchedExcludedCredential: 1006
-        default: nil
+        case .biometryLockout, .timedOut, .securityError, .notSupported, .encodingError, .syntaxError, .badInput, .usage, .vaultLocked,
+             .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed, .passkeysNotSupported, .ioError,
+             .vaultTooNew: nil
         }
     }
 
@@ -228,11 +218,13 @@ extension SessionError.Name {
 
     /// The CTAP 2.1 status an authenticator would return; `nil` where the protocol has none.
     public var ctapStatus: UInt8? {
-        if let authenticatorCode { return authenticatorCode.ctapStatus }
         switch self {
-        case .invalidResponse: return 0x12  // CTAP2_ERR_INVALID_CBOR
-        case .usage, .scenarioFailed, .encodingError, .syntaxError, .passkeysNotSupported: return nil
-        default: return 0x7F  // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business
+        case .canceled, .failed, .notHandled, .notInteractive, .matchedExcludedCredential, .biometryLockout, .timedOut, .securityError,
+             .notSupported, .badInput, .encodingError, .syntaxError, .unknown: authenticatorCode?.ctapStatus
+        case .invalidResponse: 0x12  // CTAP2_ERR_INVALID_CBOR
+        case .usage, .scenarioFailed, .passkeysNotSupported: nil
+        // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business.
+        case .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .ioError, .vaultTooNew: 0x7F
         }
     }
 }

@@ -45,15 +45,29 @@ public struct AuthenticatorError: Error, Equatable, Sendable, CustomStringConver
     }
 
     public let code: Code
-    public let message: String
-    /// The port's own error behind an `unknown` (the vault's, say), so the layer that supplied the
-    /// port can map it back; the authenticator never looks inside.
-    public let underlying: (any Error & Sendable)?
+    public private(set) var message: String
+    /// Why a port failed behind an `unknown`, typed, so the layer that supplied the port can name
+    /// it; the authenticator never looks inside.
+    public let port: PortFailure?
 
-    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+    public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
-        self.underlying = underlying
+        self.port = nil
+    }
+
+    /// A port's failure for a reason of its storage: `unknown`, carrying `port`.
+    public init(_ port: PortFailure, _ message: String) {
+        self.code = .unknown
+        self.message = message
+        self.port = port
+    }
+
+    /// This error with `message` in place of its own (the same code and port failure).
+    public func saying(_ message: String) -> AuthenticatorError {
+        var said = self
+        said.message = message
+        return said
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -98,6 +112,6 @@ extension AuthenticatorError.Code {
 extension AuthenticatorError {
     /// An OpenSSL failure inside a ceremony: nothing the caller did, so `unknown`.
     init(_ failure: OpenSSLFailure) {
-        self.init(.unknown, "OpenSSL: \(failure)", underlying: failure)
+        self.init(.unknown, "OpenSSL: \(failure)")
     }
 }

@@ -455,16 +455,15 @@ public final class Account {
         if let cachedCA { return cachedCA }
         let first = try deviceRecords()[0].record
         if let sealed = first.field(AccountSettings.Tag.attestationCA) {
-            do {
-                let bytes = try vault.openSecret(Array(sealed), recordId: first.id)
-                let ca = try AttestationCA(serialized: bytes.withUnsafeBytes { Array($0) })
-                cachedCA = ca
-                return ca
-            } catch let error as VaultError {
-                throw DeviceError(error)
-            } catch {
+            let bytes: SecureBytes
+            do { bytes = try vault.openSecret(Array(sealed), recordId: first.id) } catch { throw DeviceError(error) }
+            let ca: AttestationCA
+            do { ca = try AttestationCA(serialized: bytes.withUnsafeBytes { Array($0) }) } catch {
+                // Bytes the vault authenticated that are no CA: data on disk, written or edited wrong.
                 throw DeviceError(.vaultCorrupted, "the vault's attestation CA cannot be read: \(error)")
             }
+            cachedCA = ca
+            return ca
         }
         guard vault.access == .write else {
             throw DeviceError(.invalidArgument, "this vault has no attestation CA yet; a command that writes (a registration) makes it")

@@ -71,7 +71,7 @@ struct AccountSettings {
     static func sealedNewCA(in vault: Vault, recordId: [UInt8], ca: AttestationCA? = nil) throws(VaultError) -> [UInt8] {
         var serialized: [UInt8]
         do { serialized = try (ca ?? AttestationCA.generate()).serialized() } catch {
-            throw VaultError(.invalid, "OpenSSL could not make the attestation CA: \(error)")
+            throw VaultError(.inconsistent, "OpenSSL could not make the attestation CA: \(error)")  // nothing of the caller's in it
         }
         defer { for i in serialized.indices { serialized[i] = 0 } }
         return serialized.withUnsafeBytes { vault.sealSecret($0, recordId: recordId) }

@@ -196,7 +196,10 @@ extension Account {
     public func approveJoin(code text: String, approvedBy approverName: String? = nil,
                             approver: UserPolicy = UserPolicy()) throws(DeviceError) -> String {
         let code = try JoinCode.normalized(text)
-        guard vault.access == .write else { throw DeviceError(.invalidArgument, "approving a device needs the vault opened for writing") }
+        guard vault.access == .write else {
+            // Every front end opens the vault to write before it approves: a bug, not the caller's input.
+            throw DeviceError(.authenticator(.unknown), "approving a device needs the vault opened for writing")
+        }
         useStore()
         guard let state = storeState else {
             throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used")

@@ -104,13 +104,12 @@ extension Account {
             for (i, b) in bound.enumerated() { out[1 + i] = b }
             inner.withUnsafeBytes { k in for i in 0..<k.count { out[1 + bound.count + i] = k[i] } }
         }
+        let envelope: [UInt8]
+        do { envelope = try PassphraseEnvelope.seal(payload, passphrase: secret, kdf: .interactive) } catch { throw DeviceError(error) }
         do {
-            let envelope = try PassphraseEnvelope.seal(payload, passphrase: secret, kdf: .interactive)
             let current = try state.store.metadata([RecoverySecret.metadataKey])[RecoverySecret.metadataKey]?.version ?? 0
             try state.store.setMetadata(RecoverySecret.metadataKey, envelope, expecting: current)
-        } catch let error as VaultError { throw DeviceError(error) } catch let error as StoreError { throw DeviceError(error) } catch {
-            throw DeviceError(.storage, "\(error)")
-        }
+        } catch { throw DeviceError(error) }
     }
 
     /// Creates an account whose store is `storePath` — a `postgresql://` address or a directory

@@ -28,7 +28,8 @@ final class BiometricSensor {
     /// The device's record as the vault holds it now.
     private func record() throws(AuthenticatorError) -> DeviceRecord {
         do { return try account.deviceRecord(id: deviceId) } catch {
-            throw AuthenticatorError(.unknown, error.message, underlying: error)
+            // The device's own error, met inside a ceremony: the program's failure (`unknown`).
+            throw AuthenticatorError(.unknown, error.message)
         }
     }
 

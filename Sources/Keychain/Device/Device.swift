@@ -257,7 +257,7 @@ public final class Device {
                 let length: Int
                 do {
                     length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try key.writePrivateKeyDER(into: buffer) }
-                } catch { throw VaultError(.invalid, "OpenSSL could not encode a private key: \(error)") }
+                } catch { throw VaultError(.inconsistent, "OpenSSL could not encode a private key: \(error)") }  // a key it made
                 let sealed = der.withUnsafeBytes { account.vault.sealSecret(UnsafeRawBufferPointer(rebasing: $0.prefix(length)), recordId: id) }
                 frames.append([CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
                                                      created: CredentialRecord.creation(of: credential, now: time))])
@@ -325,26 +325,19 @@ public final class Device {
             do { try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN, keeping: unlock.biometryKey).0) } catch { throw DeviceError(error) }
             return 0
         }
-        do {
-            // One frame: the new enrollment and the passkeys it orphans go together.
-            let store = try store()
-            let items = reset ? try store.allItems() : []
-            let dropped = items.map(\.credential).filter(\.requiresUserVerification)
-            let time = account.eventTime
-            let device = try record()
-            var removals = [VaultRecord]()
-            for item in items where dropped.contains(where: { $0.id == item.credential.id }) {
-                removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: item.credential, itemId: item.itemId, device: device, changedAt: time))
-            }
-            try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN).0, committing: removals)
-            return dropped.count
-        } catch let error as VaultError {
-            throw DeviceError(error)
-        } catch let error as DeviceError {
-            throw error
-        } catch {
-            throw DeviceError(.storage, "\(error)")
+        // One frame: the new enrollment and the passkeys it orphans go together.
+        let store = try store()
+        let items: [DeviceView.Item]
+        do { items = reset ? try store.allItems() : [] } catch { throw DeviceError(error) }
+        let dropped = items.map(\.credential).filter(\.requiresUserVerification)
+        let time = account.eventTime
+        let device = try record()
+        var removals = [VaultRecord]()
+        for item in items where dropped.contains(where: { $0.id == item.credential.id }) {
+            removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: item.credential, itemId: item.itemId, device: device, changedAt: time))
         }
+        do { try sensor.enroll(try account.vault.enrollBiometry(pin: newPIN).0, committing: removals) } catch { throw DeviceError(error) }
+        return dropped.count
     }
 
     static func checkNewPIN(_ pin: SecureBytes) throws(DeviceError) {

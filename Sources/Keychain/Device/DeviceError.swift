@@ -39,14 +39,10 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
-    /// The error a caller-supplied port (a PIN source, say) threw in its own words, carried back to
-    /// that caller unchanged.
-    public let underlying: (any Error & Sendable)?
 
-    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+    public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
-        self.underlying = underlying
     }
 
     public var description: String { message }
@@ -94,7 +90,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         self.init(error)
         let cut = EchoedInput.path(path)
         guard cut != path else { return }
-        self = DeviceError(code, message.replacing(path, with: cut), underlying: underlying)
+        self = DeviceError(code, message.replacing(path, with: cut))
     }
 
     /// A ceremony's error; a store or sensor failure inside it is the vault's error it carries.
@@ -108,19 +104,51 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A ceremony's error: its outcome as the authenticator named it, or, where a port failed for
+    /// its storage (the vault behind the credential store and the sensor, a front end's PIN
+    /// file), that failure as the device names it.
     package init(_ error: AuthenticatorError) {
-        if let vault = error.underlying as? VaultError {
-            self.init(vault)
-        } else {
-            self.init(.authenticator(error.code), error.message, underlying: error.underlying)
+        guard let port = error.port else {
+            self.init(.authenticator(error.code), error.message)
+            return
+        }
+        self.init(Self.code(of: port), error.message)
+    }
+
+    /// The device's code for a port's failure: the vault's row of the same meaning.
+    package static func code(of port: PortFailure) -> Code {
+        switch port {
+        case .notFound: .vaultNotFound
+        case .exists: .vaultExists
+        case .locked: .vaultLocked
+        case .corrupted: .vaultCorrupted
+        case .tooNew: .vaultTooNew
+        case .io: .storage
+        case .busy: .vaultBusy
+        case .unsafe: .vaultInsecure
+        case .invalid: .invalidArgument
         }
     }
 }
 
 extension AuthenticatorError {
-    /// A vault failure inside a port, carried through the authenticator to the device unchanged.
+    /// A vault failure inside a port (the credential store, the sensor), as the port failure it
+    /// is; a broken invariant of the vault is the program's own, a plain `unknown`. The device
+    /// maps it back by ``DeviceError/code(of:)``, so it ends as ``DeviceError/init(_:)-VaultError``
+    /// would have named it.
     init(_ error: VaultError) {
-        self.init(.unknown, error.message, underlying: error)
+        switch error.kind {
+        case .notFound: self.init(.notFound, error.message)
+        case .exists: self.init(.exists, error.message)
+        case .locked: self.init(.locked, error.message)
+        case .corrupted: self.init(.corrupted, error.message)
+        case .tooNew: self.init(.tooNew, error.message)
+        case .io: self.init(.io, error.message)
+        case .busy: self.init(.busy, error.message)
+        case .unsafe: self.init(.unsafe, error.message)
+        case .invalid: self.init(.invalid, error.message)
+        case .inconsistent: self.init(.unknown, error.message)  // a bug of this program: not the vault's storage
+        }
     }
 }
 

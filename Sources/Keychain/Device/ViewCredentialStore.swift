@@ -125,7 +125,7 @@ final class ViewCredentialStore: CredentialStore {
             do {
                 length = try der.withUnsafeMutableBytes { buffer throws(OpenSSLFailure) in try privateKey.writePrivateKeyDER(into: buffer) }
             } catch {
-                throw VaultError(.invalid, "OpenSSL could not encode the new private key: \(error)")
+                throw VaultError(.inconsistent, "OpenSSL could not encode the new private key: \(error)")  // a key it just made
             }
             let id = account.newRevisionId()  // the registration's reserved id, when it reserved one
             guard nextRevisionId == nil || id == nextRevisionId! else {
@@ -237,8 +237,8 @@ final class ViewCredentialStore: CredentialStore {
         guard credential.requiresUserVerification else { return nil }
         guard let verification else {
             // The authenticator verifies before it asks for such a key; reaching here without the
-            // proof is a caller's mistake, refused rather than worked around.
-            throw VaultError(.invalid, "passkey \(Base64URL.encode(credential.id)) needs user verification to be used")
+            // proof is a bug of this program (no request can cause it), refused rather than worked around.
+            throw VaultError(.inconsistent, "passkey \(Base64URL.encode(credential.id)) needs user verification to be used")
         }
         return verification.biometryKey
     }

@@ -177,7 +177,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
     /// saying why it was pending.
     func pending(_ prompt: UserPrompt, because reason: String) -> AuthenticatorError {
         let waited = authenticator.user.outwait(prompt)
-        return AuthenticatorError(waited.code, "\(waited.message): \(reason)", underlying: waited.underlying)
+        return waited.saying("\(waited.message): \(reason)")
     }
 
     /// The transports a descriptor may name, as Chromium 156 reads them (`cable` is hybrid's old

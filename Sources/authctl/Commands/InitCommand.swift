@@ -125,14 +125,11 @@ enum InitCommand {
             // notices within a second) and the command ends as canceled.
             Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the join request was withdrawn") {}
             defer { Interruption.parkIfUnderway() }
-            do {
-                let request = try JoinRequest(storePath: address, deviceName: name, timeout: timeout)
-                try Output.text(request.code)
-                Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
-                keys = try request.waitForApproval(stop: { Interruption.isUnderway })
-            } catch let error as DeviceError { throw CLIError(error) } catch let error as CLIError { throw error } catch {
-                throw CLIError(.unknown, "\(error)")
-            }
+            let request: JoinRequest
+            do { request = try JoinRequest(storePath: address, deviceName: name, timeout: timeout) } catch { throw CLIError(error) }
+            try Output.text(request.code)
+            Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
+            do { keys = try request.waitForApproval(stop: { Interruption.isUnderway }) } catch { throw CLIError(error) }
         }
         do {
             _ = try Account.join(at: vault.path, passphrase: passphrase, kdf: kdf, storePath: address, name: name, keys: keys, pin: pin,

@@ -48,19 +48,13 @@ struct VaultSelection {
     }
 
     /// The biometric PIN, read only when the sensor asks for it. Its failures travel through the
-    /// device: as the ceremony outcome they are (`notInteractive`, `canceled` at an interrupted
-    /// prompt), or in the command line's own words.
+    /// device as the ceremony outcome of the same name (`notInteractive`, `canceled` at an
+    /// interrupted prompt, `badInput` for an unreadable file), and come out as they went in.
     func pin(_ prompt: UserPrompt) throws(AuthenticatorError) -> SecureBytes {
         do {
             return try SecretSource.read(.pin(rpId: prompt.rpId, userName: prompt.userName), file: pinFile,
                                          fileOption: GlobalOptions.pinFile.name)
-        } catch {
-            switch error.name {
-            case .notInteractive: throw AuthenticatorError(.notInteractive, error.message)
-            case .canceled: throw AuthenticatorError(.canceled, error.message)
-            default: throw AuthenticatorError(.unknown, error.message, underlying: error)
-            }
-        }
+        } catch { throw AuthenticatorError(error) }
     }
 
     /// Opens the account, asking for the passphrase only once there is a vault to open. With
