@@ -7,7 +7,7 @@ extension Session {
         public var limit: Duration
         public var notice: () -> Void
 
-        public init(limit: Duration = .seconds(180), notice: @escaping () -> Void = {}) {
+        public init(limit: Duration = Vault.Waiting.defaultLimit, notice: @escaping () -> Void = {}) {
             self.limit = limit
             self.notice = notice
         }
