@@ -25,6 +25,8 @@ public final class Session {
     public let builtOptions: BuiltOptionsRandomness
     /// How many blocks a seeded ``builtOptions`` stream has given.
     private var drawn: UInt64 = 0
+    /// The warnings ``takeWarnings()`` has given (``warnings``).
+    private var taken = Set<String>()
     /// The conditional sign-in pending on each device, as long as its front end holds it.
     var conditionals = [String: Pending]()
 
@@ -39,15 +41,23 @@ public final class Session {
         self.people = people
     }
 
-    /// Opens the account of the vault at `path` (``Account/open(at:passphrase:access:waiting:clock:random:)``):
-    /// `verifyingFirst` reads and authenticates the whole vault before the sync opening does.
-    public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write, verifyingFirst: Bool = false,
-                            people: any People = Nobody()) throws(SessionError) -> Session {
-        do {
-            let account = verifyingFirst ? try Account.openVerified(at: path, passphrase: passphrase)
-                : try Account.open(at: path, passphrase: passphrase, access: access)
-            return Session(account: account, people: people)
-        } catch { throw SessionError(error) }
+    /// What the store checks found, as plain strings, each once: the store problem (the store set
+    /// aside, and why), then each thing found wrong with the store, in the order it was found.
+    /// Every front end shows them: the command line on stderr, the server as a `warnings` member
+    /// of its JSON, a scenario in its report.
+    public var warnings: [String] {
+        var found = [String]()
+        if let problem = account.storeProblem { found.append(problem) }
+        for warning in account.storeWarnings.map({ "the account store: " + $0 }) where !found.contains(warning) { found.append(warning) }
+        return found
+    }
+
+    /// The ``warnings`` not taken before: what the requests since the last call (or the opening)
+    /// found, for a front end that shows each once, with the answer that found it.
+    public func takeWarnings() -> [String] {
+        let fresh = warnings.filter { !taken.contains($0) }
+        taken.formUnion(fresh)
+        return fresh
     }
 
     /// The person at `device` for one request.

@@ -49,4 +49,18 @@ import Testing
         #expect(AccountEvents.Kind.allCases.map(\.rawValue) == ["credentialAdded", "credentialAsserted", "credentialUpdated", "credentialDeleted",
                                                                "syncLanded", "syncArrived"])
     }
+
+    @Test func warningsAreAMemberOfAJSONObjectAnswerAndOfNoOtherAnswer() throws {
+        func body(_ answer: HTTPResponse) -> String { String(decoding: answer.body, as: UTF8.self) }
+        let status = HTTPResponse(status: 200, contentType: .json, body: Array(#"{"devices":[]}"#.utf8))
+        #expect(body(status.warning(["the account store at \"x\" is not used"])) == #"{"devices":[],"warnings":["the account store at \"x\" is not used"]}"#)
+        #expect(body(HTTPResponse(status: 200, contentType: .json, body: Array("{ }\n".utf8)).warning(["a", "b"])) == "{ \"warnings\":[\"a\",\"b\"]}\n")
+        #expect(body(status.warning([])) == #"{"devices":[]}"#)
+        // A problem, a list, no content: as they are.
+        let problem = Problem(409, .vaultBusy, "busy").response
+        #expect(problem.warning(["a"]).body == problem.body)
+        let list = HTTPResponse(status: 200, contentType: .json, body: Array("[1]".utf8))
+        #expect(list.warning(["a"]).body == list.body)
+        #expect(HTTPResponse.noContent.warning(["a"]).body.isEmpty)
+    }
 }

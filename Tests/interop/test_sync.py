@@ -318,6 +318,34 @@ def test_an_unusable_store_is_set_aside_with_a_warning(account):
     assert len(account.run("--json", "list").json["credentials"]) == 2
 
 
+def test_a_store_problem_is_the_same_warning_on_the_command_lines_stderr_and_in_the_servers_json(account, tmp_path):
+    from test_serve_hostile import vault_server
+    _, registration = register(account)
+    assert registration is not None
+    (account.vault / "cloud").chmod(0o777)
+    try:
+        listed = account.run("list")
+        assert listed.code == 0, listed.stderr
+        said = [line for line in listed.stderr.splitlines() if line.startswith("authctl: warning: ")]
+        assert len(said) == 1 and "not used" in said[0], listed.stderr
+        warning = said[0][len("authctl: warning: "):]
+        # Served, the same store problem is a `warnings` member of the first answer that found it, once.
+        server = vault_server(account, tmp_path)
+        try:
+            status = server.call("GET", "/accounts/vault/sync")
+            assert status.status == 200 and status.json["warnings"] == [warning], status.body[:500]
+            assert status.json["storeProblem"] == warning
+            again = server.call("GET", "/accounts/vault/sync")
+            assert again.status == 200 and "warnings" not in again.json
+            code, _ = server.terminate()
+            assert code == 0, server.stderr()
+            assert "warning" not in server.stderr()
+        finally:
+            server.kill()
+    finally:
+        (account.vault / "cloud").chmod(0o700)
+
+
 def test_removed_device_leaves_what_it_uploaded(account):
     _, made = register(account, device="laptop", pin=LAPTOP_PIN)
     assert account.run("device", "remove", "laptop").code == 0

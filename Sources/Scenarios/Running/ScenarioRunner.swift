@@ -140,6 +140,14 @@ public final class ScenarioRunner {
             guard let step = line.step else { continue }
             let time = clock.now - Self.epoch
             var outcome = try perform(step, line: line)
+            // What the store checks found while the step ran, with the browser's warnings.
+            if let found = session?.takeWarnings(), !found.isEmpty {
+                if let i = outcome.details.firstIndex(where: { $0.key == "warnings" }) {
+                    outcome.details[i].value += "; " + found.joined(separator: "; ")
+                } else {
+                    outcome.details.append(("warnings", found.joined(separator: "; ")))
+                }
+            }
             // The same file gives the same report: the temporary vault's path is not part of it.
             outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
             try requireDevices(named: line.expectation, line: line)

@@ -48,13 +48,15 @@ public final class AccountService: @unchecked Sendable {
         Dictionary(router.routes.map { ("\($0.method) \($0.pattern)", $0.body) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// Serves a vault (opened by the caller) as one more account, `id`, on the real clock; never
-    /// removed. `pin` is what the person at each of its devices types (else each request's `pin`).
-    public func host(_ account: Account, id: String, pin: String?) {
-        let pins = Dictionary(account.deviceNames.compactMap { name in pin.map { (name, $0) } }, uniquingKeysWith: { a, _ in a })
-        let persons = HostedPeople(pins: pins, clock: nil)
-        let hosted = HostedAccount(id: id, session: Session(account: account, people: persons), persons: persons, directory: nil,
-                                   storage: "vault")
+    /// Serves a vault as one more account, `id`, on the real clock; never removed. `opening` opens
+    /// its session with the people the server gives it (``Session/open(at:passphrase:access:verifyingFirst:waiting:people:)``);
+    /// `pin` is what the person at each of its devices types (else each request's `pin`). What
+    /// the store checks found at opening is answered with the first request (docs/server.md).
+    public func host(id: String, pin: String?, opening: (any People) throws(SessionError) -> Session) throws(SessionError) {
+        let persons = HostedPeople(pins: [:], clock: nil)
+        let session = try opening(persons)
+        for name in session.deviceNames { persons.setPIN(pin, device: name) }
+        let hosted = HostedAccount(id: id, session: session, persons: persons, directory: nil, storage: "vault")
         accounts.withLock { $0[id] = hosted }
     }
 

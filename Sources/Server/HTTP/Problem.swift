@@ -113,4 +113,18 @@ extension HTTPResponse {
     }
 
     static let noContent = HTTPResponse(status: 204, contentType: .none, body: [])
+
+    /// This answer with `warnings` (what the store checks found while it was made: ``Session/takeWarnings()``)
+    /// as a `warnings` member, when it is a JSON object; any other answer as it is, its warnings
+    /// left to no one (a problem says what failed, a 204 has no body to carry them).
+    func warning(_ warnings: [String]) -> HTTPResponse {
+        guard !warnings.isEmpty, contentType == .json, let close = body.lastIndex(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }),
+              body[close] == UInt8(ascii: "}"), let open = body.firstIndex(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }),
+              body[open] == UInt8(ascii: "{") else { return self }
+        let empty = !body[(open + 1)..<close].contains { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }
+        let member = (empty ? "" : ",") + "\"warnings\":[" + warnings.map(JSONText.quoted).joined(separator: ",") + "]"
+        var answer = self
+        answer.body.insert(contentsOf: Array(member.utf8), at: close)
+        return answer
+    }
 }

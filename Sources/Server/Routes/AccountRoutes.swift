@@ -10,7 +10,7 @@ extension AccountService {
         router.add("POST", "/accounts", body: Body.NewAccount.self) { s, _, body throws(Problem) in try s.createAccount(body) }
         router.add("GET", "/accounts/{account}") { s, call throws(Problem) in
             let hosted = try s.hosted(call.parameter("account"))
-            return try hosted.serve { () throws(Problem) in .encoded(200, try AccountReport(hosted)) }
+            return try hosted.serve { () throws(Problem) in .encoded(200, try AccountReport(hosted)).warning(hosted.session.takeWarnings()) }
         }
         router.add("DELETE", "/accounts/{account}") { s, call throws(Problem) in
             guard let hosted = s.remove(call.parameter("account")) else { throw Problem.notFound("no account \(JSONText.shown(call.parameter("account")))") }
@@ -94,7 +94,7 @@ extension AccountService {
             try add(hosted)
             var report = try hosted.serve { () throws(Problem) in try AccountReport(hosted) }
             report.recoverySecret = spec.store?.recoverySecret
-            var answer = HTTPResponse.encoded(201, report)
+            var answer = HTTPResponse.encoded(201, report).warning(hosted.session.takeWarnings())
             answer.headers = [("Location", "/accounts/\(id)")]
             return answer
         } catch {

@@ -101,7 +101,7 @@ extension AccountService {
     /// Runs `body` on the account the path names, alone.
     func onAccount(_ call: Router<AccountService>.Call, _ body: (HostedAccount) throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
         let hosted = try hosted(call.parameter("account"))
-        return try hosted.serve { () throws(Problem) in try body(hosted) }
+        return try hosted.serve { () throws(Problem) in try body(hosted).warning(hosted.session.takeWarnings()) }
     }
 
     /// Runs `body` on the account and device the path names (`404` when the device is not one of

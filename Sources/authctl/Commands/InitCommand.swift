@@ -96,13 +96,12 @@ enum InitCommand {
                                     pin: SecureBytes?, kdf: KDFLevel, attempts: UInt32) throws(CLIError) {
         guard args.value(store) == nil else { throw CLIError(.usage, "--store and --join are two ways to start: give one") }
         guard let name = vault.deviceName else { throw CLIError(.usage, "init --join needs --device NAME: the joining device's name in the account") }
-        do { try Account.checkNewVault(at: vault.path, pin: pin) } catch { throw CLIError(error) }
-        let keys: JoinedKeys
+        let approval: Session.JoinApproval
         if args.flag(recovery) {
             guard args.value(wait) == nil else { throw CLIError(.usage, "--approval-timeout is for joining by approval, not --recovery") }
-            let secret = try SecretSource.read(.recoverySecret, file: args.value(recoveryFile), fileOption: recoveryFile.name)
-            do { keys = try RecoverySecret.keys(storePath: address, secret: secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }, name: name) } catch {
-                throw CLIError(error)
+            approval = .recoverySecret { () throws(SessionError) in
+                let secret = try SecretSource.read(.recoverySecret, file: args.value(recoveryFile), fileOption: recoveryFile.name)
+                return secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             }
         } else {
             guard args.value(recoveryFile) == nil else { throw CLIError(.usage, "--recovery-file with --join needs --recovery") }
@@ -113,6 +112,10 @@ enum InitCommand {
                 }
                 timeout = .milliseconds(Int64(range.lower))
             }
+            approval = .approval(timeout: timeout, shown: { code throws(SessionError) in
+                try Output.text(code)
+                Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(code)")
+            }, stop: { Interruption.isUnderway })
             try Output.requireStdout()
             // The address stays in this process's arguments, which every user of the machine can
             // read, for as long as it waits.
@@ -124,17 +127,11 @@ enum InitCommand {
             // Ctrl-C, SIGTERM or a hang-up while it waits: the request is withdrawn (the wait
             // notices within a second) and the command ends as canceled.
             Interruption.onSignal(json: args.flag(GlobalOptions.json), done: "the join request was withdrawn") {}
-            defer { Interruption.parkIfUnderway() }
-            let request: JoinRequest
-            do { request = try JoinRequest(storePath: address, deviceName: name, timeout: timeout) } catch { throw CLIError(error) }
-            try Output.text(request.code)
-            Output.diagnostic("authctl: to add \(name) to the account, run on an enrolled device: authctl device approve \(request.code)")
-            do { keys = try request.waitForApproval(stop: { Interruption.isUnderway }) } catch { throw CLIError(error) }
         }
-        do {
-            _ = try Account.join(at: vault.path, passphrase: passphrase, kdf: kdf, storePath: address, name: name, keys: keys, pin: pin,
-                                 maxPINAttempts: attempts)
-        } catch { throw CLIError(error) }
+        defer { Interruption.parkIfUnderway() }
+        let session = try Session.join(at: vault.path, passphrase: passphrase, kdf: kdf, store: address, name: name, pin: pin,
+                                       maxPINAttempts: attempts, approval: approval)
+        VaultSelection.warn(session)
         Output.diagnostic("authctl: created vault at \(vault.path) for device \(name), joined to the account on \(PostgresAddress.redacted(address))")
     }
 }

@@ -70,7 +70,7 @@ enum ServeCommand {
                 guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError(.ioError, "cannot read the PIN file \(EchoedInput.path(file))") }
                 return String(text.prefix { $0 != "\n" })
             }
-            service.host(try vault.openAccount(.write), id: "vault", pin: pin)
+            try service.host(id: "vault", pin: pin) { people throws(CLIError) in try vault.session(.write, people: people) }
         }
         var signals = sigset_t()
         sigemptyset(&signals)

@@ -36,8 +36,8 @@ struct VaultSelection {
     }
 
     /// While another process holds the vault: say so once, and wait up to `--wait`.
-    var waiting: Vault.Waiting {
-        Vault.Waiting(limit: .seconds(waitSeconds)) { [path, waitSeconds] in
+    var waiting: Session.Waiting {
+        Session.Waiting(limit: .seconds(waitSeconds)) { [path, waitSeconds] in
             Output.diagnostic("authctl: waiting for the vault at \(EchoedInput.path(path)): another authctl process is using it "
                 + "(waiting up to \(waitSeconds) s; see --wait)")
         }
@@ -57,34 +57,39 @@ struct VaultSelection {
         } catch { throw AuthenticatorError(error) }
     }
 
-    /// Opens the account, asking for the passphrase only once there is a vault to open. With
-    /// `verifyingFirst` (a writer that reads the whole vault: `vault compact`, `vault passwd`,
-    /// `sync rebuild`), every frame is read and authenticated before opening syncs with the store,
-    /// so a damaged vault fails having written nothing (`Account.openVerified`).
-    func openAccount(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Account {
+    /// Opens the account (``Session/open(at:passphrase:access:verifyingFirst:waiting:people:)``),
+    /// asking for the passphrase only once there is a vault to open; its people are the person at
+    /// the terminal. With `verifyingFirst` (a writer that reads the whole vault: `vault compact`,
+    /// `vault passwd`, `sync rebuild`), a damaged vault fails having written nothing. What the
+    /// store checks found on the way is said on stderr, each once.
+    func session(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Session {
+        let session = try session(access, verifyingFirst: verifyingFirst, people: TerminalPeople(self))
+        Self.warn(session)
+        return session
+    }
+
+    /// The same with other `people` (`serve --vault`'s), the warnings left for that front end.
+    func session(_ access: Vault.Access, verifyingFirst: Bool = false, people: any People) throws(CLIError) -> Session {
         do { try Device.requireVault(at: path) } catch where error.code == .vaultNotFound {
             throw CLIError(.vaultNotFound, "no vault at \(EchoedInput.path(path)); create one with 'authctl init' (or choose one with --vault)")
         } catch { throw CLIError(error) }
-        let secret = try passphrase()
-        let account: Account
-        do {
-            account = verifyingFirst && access == .write
-                ? try Account.openVerified(at: path, passphrase: secret, waiting: waiting)
-                : try Account.open(at: path, passphrase: secret, access: access, waiting: waiting)
-        } catch { throw CLIError(error) }
-        if let problem = account.storeProblem { Output.diagnostic("authctl: warning: \(problem)") }
-        for found in account.storeWarnings { Output.diagnostic("authctl: warning: the account store: \(TerminalText.escaped(found))") }
-        return account
+        return try Session.open(at: path, passphrase: try passphrase(), access: access, verifyingFirst: verifyingFirst,
+                                waiting: waiting, people: people)
+    }
+
+    /// The warnings `session` has not said yet, on stderr.
+    static func warn(_ session: Session) {
+        for warning in session.takeWarnings() { Output.diagnostic("authctl: warning: \(TerminalText.escaped(warning))") }
+    }
+
+    /// The opened account, for the vault upkeep commands no other front end offers.
+    func openAccount(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Account {
+        try session(access, verifyingFirst: verifyingFirst).account
     }
 
     /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first).
     func open(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Device {
         let account = try openAccount(access, verifyingFirst: verifyingFirst)
         do { return try account.device(deviceName) } catch { throw CLIError(error) }
-    }
-
-    /// The request layer over the opened account: its people are the person at the terminal.
-    func session(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Session {
-        Session(account: try openAccount(access, verifyingFirst: verifyingFirst), people: TerminalPeople(self))
     }
 }
