@@ -69,19 +69,8 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
     }
 
     init(_ error: VaultError) {
-        let code: Code = switch error.kind {
-        case .notFound: .vaultNotFound
-        case .exists: .vaultExists
-        case .locked: .vaultLocked
-        case .corrupted: .vaultCorrupted
-        case .tooNew: .vaultTooNew
-        case .io: .storage
-        case .busy: .vaultBusy
-        case .unsafe: .vaultInsecure
-        case .invalid: .invalidArgument
-        case .inconsistent: .authenticator(.unknown)  // a bug of this program: not the caller's input
-        }
-        self.init(code, error.message)
+        // A broken invariant of the vault is a bug of this program, not the caller's input.
+        self.init(PortFailure(error.kind).map(Self.code(of:)) ?? .authenticator(.unknown), error.message)
     }
 
     /// A vault error at `path`, the caller's (`--vault`, `--vault-dir`): the vault names its path
@@ -137,17 +126,25 @@ extension AuthenticatorError {
     /// maps it back by ``DeviceError/code(of:)``, so it ends as ``DeviceError/init(_:)-VaultError``
     /// would have named it.
     init(_ error: VaultError) {
-        switch error.kind {
-        case .notFound: self.init(.notFound, error.message)
-        case .exists: self.init(.exists, error.message)
-        case .locked: self.init(.locked, error.message)
-        case .corrupted: self.init(.corrupted, error.message)
-        case .tooNew: self.init(.tooNew, error.message)
-        case .io: self.init(.io, error.message)
-        case .busy: self.init(.busy, error.message)
-        case .unsafe: self.init(.unsafe, error.message)
-        case .invalid: self.init(.invalid, error.message)
-        case .inconsistent: self.init(.unknown, error.message)  // a bug of this program: not the vault's storage
+        if let port = PortFailure(error.kind) { self.init(port, error.message) } else { self.init(.unknown, error.message) }
+    }
+}
+
+extension PortFailure {
+    /// The port failure a vault error is, by its kind; `nil` for a broken invariant of the vault,
+    /// which is the program's own failure, not its storage's.
+    init?(_ kind: VaultError.Kind) {
+        switch kind {
+        case .notFound: self = .notFound
+        case .exists: self = .exists
+        case .locked: self = .locked
+        case .corrupted: self = .corrupted
+        case .tooNew: self = .tooNew
+        case .io: self = .io
+        case .busy: self = .busy
+        case .unsafe: self = .unsafe
+        case .invalid: self = .invalid
+        case .inconsistent: return nil
         }
     }
 }
