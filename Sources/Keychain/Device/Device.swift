@@ -144,14 +144,9 @@ public final class Device {
     /// person's pick: the RP ID it would use.
     public func checkSign(optionsJSON: [UInt8], caller: CallerContext, fault: Fault? = nil,
                           attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> String {
-        let device = try record()
-        try Self.requireSupport(device)
-        let (profile, aaguid) = try account.profile(of: device)
-        let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
-        let client = try client(device, UserPolicy(), configuration, revisionId: nil)
-        do {
-            return try client.check(try RequestOptions(json: optionsJSON, strict: caller.strict), caller: caller, fault: fault)
-        } catch { throw DeviceError(error) }
+        try beforePicking(optionsJSON, caller, attachment) { client, options throws(AuthenticatorError) in
+            try client.check(options, caller: caller, fault: fault)
+        }
     }
 
     /// What a sign-in's account picker offers on this device — a conditional sign-in's autofill
@@ -159,14 +154,21 @@ public final class Device {
     /// first. Refuses what ``checkSign(optionsJSON:caller:fault:attachment:)`` refuses.
     public func offers(optionsJSON: [UInt8], caller: CallerContext, fault: Fault? = nil,
                        attachment: AuthenticatorAttachment? = nil) throws(DeviceError) -> [Credential] {
+        try beforePicking(optionsJSON, caller, attachment) { client, options throws(AuthenticatorError) in
+            try client.offers(options, caller: caller, fault: fault)
+        }
+    }
+
+    /// `body` on this device's client and a sign-in's options, before anyone picks a passkey.
+    private func beforePicking<T>(_ optionsJSON: [UInt8], _ caller: CallerContext, _ attachment: AuthenticatorAttachment?,
+                                  _ body: (WebAuthnClient<ViewCredentialStore, SimulatedUser>, RequestOptions) throws(AuthenticatorError) -> T)
+        throws(DeviceError) -> T {
         let device = try record()
         try Self.requireSupport(device)
         let (profile, aaguid) = try account.profile(of: device)
         let configuration = AuthenticatorConfiguration(profile: profile, aaguid: aaguid, attachment: attachment)
         let client = try client(device, UserPolicy(), configuration, revisionId: nil)
-        do {
-            return try client.offers(try RequestOptions(json: optionsJSON, strict: caller.strict), caller: caller, fault: fault)
-        } catch { throw DeviceError(error) }
+        do { return try body(client, try RequestOptions(json: optionsJSON, strict: caller.strict)) } catch { throw DeviceError(error) }
     }
 
     private func client(_ device: DeviceRecord, _ policy: UserPolicy, _ configuration: AuthenticatorConfiguration,
