@@ -538,3 +538,43 @@ private func compacted(_ fleet: Fleet, _ store: HostileStore, count: Int) throws
 private extension Data {
     var base64URL: String { base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") }
 }
+
+@Test func aGapInAVaultsUploadsFoundAgainAfterItWasGivenBackHealsWithoutAnUpload() throws {
+    // The phone gave back what the store kept empty (a later upload restates it), but the gap stays
+    // in the store's log until a compaction replaces it — and none does while a device that has
+    // not synced since (the tablet) has yet to answer the repair request. Reading the store from
+    // the start again, to answer another vault's request, the phone finds its gap where it was:
+    // nothing of its own is lacking then, so nothing is uploaded, and the problem heals all the
+    // same rather than staying open for good.
+    let store = HostileStore()
+    try store.serving {
+        try withTemporaryDirectory { dir in
+            let fleet = try Fleet(dir)
+            try fleet.join("tablet")
+            let u1 = try register(fleet.phone, "AQID")
+            #expect(try held(fleet.laptop) == [u1])
+            store.spoilNextAppend()
+            let u2 = try register(fleet.phone, "BAUG")
+            let u3 = try register(fleet.phone, "BwgJ")
+            for _ in 0..<2 {
+                try fleet.laptop.sync()
+                try fleet.phone.sync()
+            }
+            #expect(try held(fleet.laptop) == [u1, u2, u3])
+            #expect(try problems(fleet.phone, .missing).allSatisfy { !$0.isOpen })
+            // Another gap, in the laptop's uploads: its repair request has the phone read the store
+            // from the start again.
+            store.spoilNextAppend()
+            let u4 = try register(fleet.laptop, "CgsM")
+            let u5 = try register(fleet.laptop, "DQ4P")
+            for _ in 0..<3 {
+                try fleet.phone.sync()
+                try fleet.laptop.sync()
+            }
+            #expect(try held(fleet.phone) == [u1, u2, u3, u4, u5])
+            let phone = try problems(fleet.phone, .missing)
+            #expect(phone.contains { $0.message.hasPrefix("This vault's uploads numbered 2 to 2") })
+            #expect(phone.allSatisfy { $0.remedy == .repair || !$0.isOpen }, "\(phone.filter(\.isOpen).map(\.message))")
+        }
+    }
+}

@@ -232,16 +232,20 @@ extension Account {
         }
         guard var state = storeState else { return }
         var queue = saved.queue
+        // Read from the start, the store was found to lack nothing of this vault's.
+        var lacksNothing = false
         if state.rebuilding {
             // Everything of this vault's the store lacks: found by a scan, once per store (and
             // each time the store is read again from the start).
             let queued = Set(queue.map(\.revisionId))
-            queue += try vault.unorderedRecords(kind: .credential).compactMap { record -> SyncState.Upload? in
+            let lacking = try vault.unorderedRecords(kind: .credential).compactMap { record -> SyncState.Upload? in
                 guard StoreReplica.revisionRecord(record) == nil, state.landed[record.id] == nil, !queued.contains(record.id),
                       let rp = record.field(CredentialRecord.Tag.rpId) else { return nil }
                 return SyncState.Upload(revisionId: record.id, rpId: Array(rp), landsAt: nil,
                                         userHandle: record.field(CredentialRecord.Tag.userHandle).map(Array.init))
             }
+            queue += lacking
+            lacksNothing = lacking.isEmpty
             state.rebuilding = false
         }
         let (due, waiting) = try dueUploads(queue, landed: state.landed, beforeLanding: !devicesElsewhere.isEmpty)
@@ -289,6 +293,11 @@ extension Account {
                 // Another writer of the store appended meanwhile: read what it did.
                 if !contiguous { note(try download()) }
                 // What the store had lost of this vault's is in it again.
+                heal { $0.remedy == .reupload }
+            } else if lacksNothing {
+                // A gap in this vault's chain whose uploads were given again since (a later one
+                // restates them; the gap stays in the log until a compaction replaces it), found
+                // again reading from the start: nothing of this vault's is lost.
                 heal { $0.remedy == .reupload }
             }
         } catch {
