@@ -13,7 +13,7 @@ import VirtualAuthenticator
 /// kept, so a stream opened later still gets what happened before it (`?after=ID` skips those up
 /// to ID). Sync is watched from then on too: after each of the account's requests, what is in
 /// flight is compared with what was.
-final class AccountEvents: @unchecked Sendable {
+final class AccountEvents: Sendable {
     /// What happened, as the stream's `event` line names it.
     enum Kind: String, CaseIterable, Sendable {
         case credentialAdded, credentialAsserted, credentialUpdated, credentialDeleted
