@@ -270,7 +270,7 @@ def invalid_options(op):
     return {"rpId": RP_ID, "challenge": op.args["challenge"], "userVerification": "required"}
 
 
-def signal_options(op, ids):
+def signal_json(op, ids):
     user = b64url(op.args["user"].encode())
     return {"unknown": {"rpId": RP_ID, "credentialId": ids.get(op.args["label"], "")},
             "accepted": {"rpId": RP_ID, "userId": user, "allAcceptedCredentialIds": [ids[l] for l in op.args["accepted"]]},
@@ -323,7 +323,7 @@ FIRST_STEP = 4  # the line of the first generated step (after the seed and two d
 def run_scenario(tmp_path, seed, ops):
     path = tmp_path / f"parity-{seed}.scn"
     path.write_text(scenario_text(seed, ops))
-    run = subprocess.run([BIN, "--json", "scenario", "run", "--keep-going", str(path)], env=own_environment(tmp_path),
+    run = subprocess.run([BIN, "--json", "scenario", "run", "--keep-going", "--answers", str(path)], env=own_environment(tmp_path),
                          capture_output=True, text=True, timeout=120)
     report = json.loads(run.stdout)
     by_line = {s["line"]: s for s in report["steps"]}
@@ -389,7 +389,7 @@ class CommandLine:
             return self.run(None, "device", "add", d, new_pin=a["pin"])
         if op.kind == "signal":
             command = {"unknown": "unknown-credential", "accepted": "accepted-credentials", "details": "current-user-details"}[a["which"]]
-            return self.run(d, "signal", command, "--origin", ORIGIN, "--options", "-", stdin=json.dumps(signal_options(op, self.ids)))
+            return self.run(d, "signal", command, "--origin", ORIGIN, "--options", "-", stdin=json.dumps(signal_json(op, self.ids)))
         raise AssertionError(op.kind)
 
 
@@ -451,7 +451,7 @@ class Server:
             return self.call("POST", f"{self.base}/devices", {"name": d, "pin": a["pin"]})
         if op.kind == "signal":
             route = {"unknown": "unknownCredential", "accepted": "allAcceptedCredentials", "details": "currentUserDetails"}[a["which"]]
-            return self.call("POST", f"{dev}/signals/{route}", {"options": signal_options(op, self.ids), "origin": ORIGIN})
+            return self.call("POST", f"{dev}/signals/{route}", {"options": signal_json(op, self.ids), "origin": ORIGIN})
         raise AssertionError(op.kind)
 
 

@@ -13,6 +13,10 @@ public final class ScenarioRunner {
     public struct Options {
         /// Report every unmet expectation, not only the first.
         public var keepGoing = false
+        /// Each step's report carries its request's answer (``StepReport/answer``). Off by
+        /// default: an answer holds what no seed fixes (a new key pair, a signature), and a file
+        /// gives the same report bytes without it.
+        public var answers = false
         /// Where `${NAME}` in the scenario is looked up.
         public var environment: [String: String] = ProcessInfo.processInfo.environment
         /// An empty directory, the caller's, for the throw-away vault (removed after the run, the
@@ -152,7 +156,9 @@ public final class ScenarioRunner {
             outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
             try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
-            report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            if !options.answers { outcome.answer = nil }
+            report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome, answered: options.answers),
+                          failures: failures)
             noteDropped(into: &report)
             watchSync(into: &report)
             if !failures.isEmpty && !options.keepGoing { break }
