@@ -160,3 +160,416 @@ def test_a_scenario_step_and_its_command_come_to_the_same_outcome(tmp_path):
     # The scenario reported exactly the steps whose commands failed (no expectations were written).
     assert {f["line"] for f in report["failures"]} == failed
     assert len(failed) >= 6 and run.returncode == 26
+
+
+# --- Three front ends, one answer ------------------------------------------------------------
+#
+# For each seed a random sequence of requests runs through the command line (one process per
+# request, on a vault), a scenario (`authctl --json scenario run`, each step's `answer`) and
+# `authctl serve` (one server for every seed, an account per seed). Each answer is the report of
+# docs/reports.md, so the three must give the same JSON once what legitimately differs is taken
+# out (`normal` says each, and why), and a failed request the same error name.
+
+import random
+import signal as signals
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from webauthn import verify_authentication_response, verify_registration_response
+from fido2.webauthn import AuthenticatorData
+
+SEEDS = range(20)
+PINS = {"phone": "4242", "laptop": "9753"}
+
+
+class Op:
+    """One request, as each front end words it. `label` names a passkey a registration makes
+    (only one every front end is sure to make); `refs` are labels it names."""
+
+    def __init__(self, kind, device=None, **args):
+        self.kind, self.device, self.args = kind, device, args
+
+
+def generate(rng: random.Random):
+    """A random sequence of requests over the devices phone and laptop (and any added), the
+    passkeys labelled as they are made. A model of the account keeps every labelled registration
+    one that succeeds everywhere (a device with passkey support, no exclusion), so later steps
+    can name it; whether anything else succeeds is what the front ends must agree on."""
+    devices, supported, labels, users, ops = ["phone", "laptop"], {"phone": True, "laptop": True}, [], [], []
+    challenge = lambda: b64url(rng.randbytes(16))
+    for n in range(rng.randint(12, 16)):
+        kinds = ["register"] * 4 + ["sign"] * 4 + ["list", "show", "delete", "capabilities", "status", "devices", "offline", "online",
+                                                   "unsupported", "signal", "add", "invalid"]
+        kind = rng.choice(kinds if labels else ["register"])
+        device = rng.choice(devices)
+        if kind == "register":
+            user = rng.choice(users + ["alice", "bob", "carol", "dave"]) if users else rng.choice(["alice", "bob"])
+            exclude = [rng.choice(labels)] if labels and rng.random() < 0.25 else []
+            uv = rng.choice(["preferred", "required", "discouraged"])
+            label = f"p{n}" if supported[device] and not exclude else None
+            ops.append(Op("register", device, user=user, uv=uv, alg=-7, challenge=challenge(),
+                          exclude=exclude, label=label or f"x{n}", sure=bool(label)))
+            if label:
+                labels.append(label)
+                users.append(user)
+        elif kind == "sign":
+            allow = rng.sample(labels, k=min(len(labels), rng.randint(1, 2))) if rng.random() < 0.5 else []
+            ops.append(Op("sign", device, allow=allow, uv=rng.choice(["preferred", "required", "discouraged"]), challenge=challenge()))
+        elif kind in ("show", "delete"):
+            ops.append(Op(kind, device, label=rng.choice(labels)))
+        elif kind in ("offline", "online"):
+            ops.append(Op(kind, rng.choice(devices[1:])))
+        elif kind == "unsupported":
+            target = rng.choice(devices[1:])
+            supported[target] = not supported[target]
+            ops.append(Op("unsupported" if not supported[target] else "supported", target))
+        elif kind == "signal":
+            which = rng.choice(["unknown", "accepted", "details"])
+            user = rng.choice(users)
+            ops.append(Op("signal", device, which=which, label=rng.choice(labels), user=user,
+                          accepted=rng.sample(labels, k=rng.randint(0, min(2, len(labels)))), name=f"{user}-{n}"))
+        elif kind == "add":
+            name = f"tablet{n}"
+            ops.append(Op("add", name, pin=str(1000 + n)))
+            devices.append(name)
+            supported[name] = True
+        elif kind == "invalid":
+            # Requests that must fail, with the same name everywhere: a wrong PIN, an RP ID that
+            # is not the origin's, options without a challenge.
+            which = rng.choice(["wrong-pin", "rp-id", "no-challenge"])
+            ops.append(Op("invalid", device, which=which, challenge=challenge(), user=rng.choice(users)))
+        else:
+            ops.append(Op(kind, device))
+    return ops
+
+
+def creation(op, ids):
+    options = {"rp": {"id": RP_ID, "name": "Parity RP"}, "challenge": op.args["challenge"],
+               "user": {"id": b64url(op.args["user"].encode()), "name": op.args["user"], "displayName": op.args["user"]},
+               "pubKeyCredParams": [{"type": "public-key", "alg": op.args["alg"]}],
+               "authenticatorSelection": {"residentKey": "required", "userVerification": op.args["uv"]}, "attestation": "none"}
+    if op.args["exclude"]:
+        options["excludeCredentials"] = [{"type": "public-key", "id": ids[label]} for label in op.args["exclude"]]
+    return options
+
+
+def request(op, ids):
+    options = {"rpId": RP_ID, "challenge": op.args["challenge"], "userVerification": op.args["uv"]}
+    if op.args.get("allow"):
+        options["allowCredentials"] = [{"type": "public-key", "id": ids[label]} for label in op.args["allow"] if label in ids]
+    return options
+
+
+def invalid_options(op):
+    if op.args["which"] == "rp-id":
+        return {"rpId": "other.example", "challenge": op.args["challenge"]}
+    if op.args["which"] == "no-challenge":
+        return {"rpId": RP_ID}
+    return {"rpId": RP_ID, "challenge": op.args["challenge"], "userVerification": "required"}
+
+
+def signal_json(op, ids):
+    user = b64url(op.args["user"].encode())
+    return {"unknown": {"rpId": RP_ID, "credentialId": ids.get(op.args["label"], "")},
+            "accepted": {"rpId": RP_ID, "userId": user, "allAcceptedCredentialIds": [ids[l] for l in op.args["accepted"]]},
+            "details": {"rpId": RP_ID, "userId": user, "name": op.args["name"], "displayName": op.args["name"]}}[op.args["which"]]
+
+
+def scenario_text(seed, ops):
+    """The sequence as a scenario. Where a step names passkeys (allow, exclude) the scenario
+    builds the options from its labels, since the file is written before any id exists: its
+    challenge is then the scenario's own (the exclusion in `normal`)."""
+    lines = [f"seed {seed}", "device add phone pin 4242", "device add laptop pin 9753"]
+    for op in ops:
+        d, a = op.device, op.args
+        if op.kind == "register":
+            if a["exclude"]:
+                lines.append(f"{d} register user {a['user']} as {a['label']} uv {a['uv']} alg {'es256' if a['alg'] == -7 else 'eddsa'} "
+                             f"exclude {','.join(a['exclude'])}")
+            else:
+                lines.append(f"{d} register as {a['label']} options {json.dumps(creation(op, {}))}")
+        elif op.kind == "sign":
+            lines.append(f"{d} sign uv {a['uv']} allow {','.join(a['allow'])}" if a["allow"] else f"{d} sign options {json.dumps(request(op, {}))}")
+        elif op.kind == "list":
+            lines.append(f"{d} holds")
+        elif op.kind in ("show", "delete"):
+            lines.append(f"{d} {op.kind} {a['label']}")
+        elif op.kind == "capabilities":
+            lines.append(f"{d} capabilities")
+        elif op.kind == "status":
+            lines.append("sync status")
+        elif op.kind == "devices":
+            lines.append("wait 0s")  # a scenario has no device list: compared between the other two
+        elif op.kind in ("offline", "online", "unsupported", "supported"):
+            lines.append(f"device {d} {op.kind}")
+        elif op.kind == "add":
+            lines.append(f"device add {d} pin {a['pin']}")
+        elif op.kind == "signal":
+            words = {"unknown": f"unknown {a['label']}",
+                     "accepted": f"accepted user {a['user']} {','.join(a['accepted']) or 'none'}",
+                     "details": f"details user {a['user']} name {a['name']} display {a['name']}"}[a["which"]]
+            lines.append(f"{d} signal {words}")
+        elif op.kind == "invalid":
+            pin = " pin 0000" if a["which"] == "wrong-pin" else ""
+            lines.append(f"{d} sign options {json.dumps(invalid_options(op))}{pin}")
+    return "\n".join(lines) + "\n"
+
+
+FIRST_STEP = 4  # the line of the first generated step (after the seed and two devices)
+
+
+def run_scenario(tmp_path, seed, ops):
+    path = tmp_path / f"parity-{seed}.scn"
+    path.write_text(scenario_text(seed, ops))
+    run = subprocess.run([BIN, "--json", "scenario", "run", "--keep-going", "--answers", str(path)], env=own_environment(tmp_path),
+                         capture_output=True, text=True, timeout=120)
+    report = json.loads(run.stdout)
+    by_line = {s["line"]: s for s in report["steps"]}
+    answers = []
+    for i, op in enumerate(ops):
+        step = by_line[FIRST_STEP + i]
+        answers.append(("ok", step["answer"]) if step["outcome"] == "ok" or op.kind in ("list",) else (step["outcome"], None))
+    return answers
+
+
+class CommandLine:
+    def __init__(self, tmp_path, seed):
+        self.env = own_environment(tmp_path)
+        self.env.update(AUTHCTL_VAULT=str(tmp_path / f"vault-{seed}"), AUTHCTL_PASSPHRASE="p")
+        self.pins = dict(PINS)
+        self.ids = {}
+        assert self.run("phone", "init", "--kdf", "min")[0] == "ok"
+        assert self.run(None, "device", "add", "laptop", new_pin=PINS["laptop"])[0] == "ok"
+        assert self.run(None, "sync", "set", "--seed", str(seed))[0] == "ok"
+
+    def run(self, device, *args, stdin=None, pin=None, new_pin=None):
+        env = dict(self.env, AUTHCTL_PIN=pin or self.pins.get(device or "phone", "0000"))
+        if new_pin:
+            env["AUTHCTL_NEW_PIN"] = new_pin
+        proc = subprocess.run([BIN, "--json", *(["--device", device] if device else []), *args], input=stdin, env=env,
+                              capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            error = json.loads(proc.stderr.strip().splitlines()[-1])
+            assert error["exitCode"] == proc.returncode, proc.stderr
+            return error["error"], None
+        return "ok", json.loads(proc.stdout) if proc.stdout.strip() else None
+
+    def answer(self, op):
+        d, a = op.device, op.args
+        if op.kind == "register":
+            out = self.run(d, "register", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(creation(op, self.ids)))
+            if out[0] == "ok":
+                self.ids[a["label"]] = out[1]["id"]
+            return out
+        if op.kind == "sign":
+            return self.run(d, "sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(request(op, self.ids)))
+        if op.kind == "invalid":
+            return self.run(d, "sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(invalid_options(op)),
+                            pin="0000" if a["which"] == "wrong-pin" else None)
+        if op.kind == "list":
+            return self.run(d, "list")
+        if op.kind == "show":
+            return self.run(d, "credential", "show", "--", self.ids[a["label"]])
+        if op.kind == "delete":
+            return self.run(d, "delete", "--", self.ids[a["label"]])
+        if op.kind == "capabilities":
+            return self.run(d, "capabilities")
+        if op.kind == "status":
+            return self.run(None, "sync", "status")
+        if op.kind == "devices":
+            return self.run(None, "device", "list")
+        if op.kind in ("offline", "online", "reset"):
+            return self.run(None, "device", op.kind, d)
+        if op.kind in ("unsupported", "supported"):
+            return self.run(None, "device", "unsupported", d, "on" if op.kind == "unsupported" else "off")
+        if op.kind == "add":
+            self.pins[d] = a["pin"]
+            return self.run(None, "device", "add", d, new_pin=a["pin"])
+        if op.kind == "signal":
+            command = {"unknown": "unknown-credential", "accepted": "accepted-credentials", "details": "current-user-details"}[a["which"]]
+            return self.run(d, "signal", command, "--origin", ORIGIN, "--options", "-", stdin=json.dumps(signal_json(op, self.ids)))
+        raise AssertionError(op.kind)
+
+
+class Server:
+    def __init__(self, url, token, seed):
+        self.url, self.token, self.ids = url, token, {}
+        status, account = self.call("POST", "/accounts", {"devices": [{"name": n, "pin": p} for n, p in PINS.items()], "sync": {"seed": seed}})
+        assert status == 201, account
+        self.base = f"/accounts/{account['id']}"
+
+    def call(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers={"Authorization": f"Bearer {self.token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as response:
+                text = response.read()
+                return response.status, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def answer(self, op):
+        status, body = self._answer(op)
+        assert status < 500, body
+        if status >= 400:
+            return body["name"], None
+        if isinstance(body, dict):
+            body.pop("warnings", None)  # the server's wrapper (docs/server.md, "Warnings"): the CLI says them on stderr
+        if op.kind == "register":
+            self.ids[op.args["label"]] = body["id"]
+        return "ok", body
+
+    def _answer(self, op):
+        d, a = op.device, op.args
+        dev = f"{self.base}/devices/{d}"
+        if op.kind == "register":
+            return self.call("POST", f"{dev}/register", {"options": creation(op, self.ids), "origin": ORIGIN})
+        if op.kind == "sign":
+            return self.call("POST", f"{dev}/sign", {"options": request(op, self.ids), "origin": ORIGIN})
+        if op.kind == "invalid":
+            body = {"options": invalid_options(op), "origin": ORIGIN}
+            if a["which"] == "wrong-pin":
+                body["pin"] = "0000"
+            return self.call("POST", f"{dev}/sign", body)
+        if op.kind == "list":
+            return self.call("GET", f"{dev}/passkeys")
+        if op.kind == "show":
+            return self.call("GET", f"{dev}/passkeys/{self.ids[a['label']]}")
+        if op.kind == "delete":
+            return self.call("DELETE", f"{dev}/passkeys/{self.ids[a['label']]}")
+        if op.kind == "capabilities":
+            return self.call("GET", f"{dev}/capabilities")
+        if op.kind == "status":
+            return self.call("GET", f"{self.base}/sync")
+        if op.kind == "devices":
+            return self.call("GET", f"{self.base}/devices")
+        if op.kind in ("offline", "online", "reset", "unsupported", "supported"):
+            return self.call("POST", f"{dev}/{op.kind}", {})
+        if op.kind == "add":
+            return self.call("POST", f"{self.base}/devices", {"name": d, "pin": a["pin"]})
+        if op.kind == "signal":
+            route = {"unknown": "unknownCredential", "accepted": "allAcceptedCredentials", "details": "currentUserDetails"}[a["which"]]
+            return self.call("POST", f"{dev}/signals/{route}", {"options": signal_json(op, self.ids), "origin": ORIGIN})
+        raise AssertionError(op.kind)
+
+
+def normal(value, labels, built_challenge=False):
+    """A report with only what legitimately differs between the front ends taken out:
+    - ids (credential ids, rawId): drawn by each front end's own randomness (the command line's
+      is the system's) — replaced by the passkey's label, so which passkey it is still counts;
+    - public keys and signatures: OpenSSL's own randomness in every front end;
+    - times (`createdAt`, `now`, `syncedFrom`, a transfer's `changedAt` and `at`): the command
+      line and the server run on the real clock, a scenario on its virtual one;
+    - a challenge the scenario built from labels (`built_challenge`): see `scenario_text`.
+    Authenticator data and attestation objects are compared as their parsed parts (flags,
+    counter, AAGUID, RP ID hash, format)."""
+    drop = {"publicKey", "signature", "createdAt", "now", "syncedFrom", "changedAt", "at"}
+
+    def walk(v, key=None):
+        if isinstance(v, dict):
+            out = {}
+            for k, item in v.items():
+                if k in drop:
+                    continue
+                if k in ("id", "rawId", "credentialId") and isinstance(item, str):
+                    out[k] = labels.get(item, "?")
+                elif k == "clientDataJSON":
+                    client = json.loads(unb64url(item))
+                    if built_challenge:
+                        client.pop("challenge")
+                    out[k] = client
+                elif k == "authenticatorData":
+                    data = AuthenticatorData(unb64url(item))
+                    out[k] = (data.rp_id_hash.hex(), int(data.flags), data.counter,
+                              data.credential_data and (str(data.credential_data.aaguid), labels.get(b64url(data.credential_data.credential_id), "?")))
+                elif k == "attestationObject":
+                    att = AttestationObject(unb64url(item))
+                    out[k] = att.fmt
+                else:
+                    out[k] = walk(item, k)
+            return out
+        if isinstance(v, list):
+            items = [walk(i, key) for i in v]
+            return sorted(items, key=json.dumps) if key in ("removed", "hidden", "restored", "updated") else items
+        if key in ("removed", "hidden", "restored", "updated") and isinstance(v, str):
+            return labels.get(v, "?")
+        return v
+
+    return walk(value)
+
+
+def verified(op, answer, ids_to_keys):
+    """py_webauthn's word on a ceremony the command line or the server answered (their challenge
+    is the test's own)."""
+    if op.kind == "register":
+        reg = verify_registration_response(credential=answer, expected_challenge=unb64url(op.args["challenge"]), expected_rp_id=RP_ID,
+                                           expected_origin=ORIGIN, require_user_verification=op.args["uv"] == "required")
+        ids_to_keys[answer["id"]] = reg.credential_public_key
+    elif op.kind == "sign" and answer["id"] in ids_to_keys:
+        verify_authentication_response(credential=answer, expected_challenge=unb64url(op.args["challenge"]), expected_rp_id=RP_ID,
+                                       expected_origin=ORIGIN, credential_public_key=ids_to_keys[answer["id"]],
+                                       credential_current_sign_count=0, require_user_verification=op.args["uv"] == "required")
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("serve")
+    proc = subprocess.Popen([BIN, "serve"], env=own_environment(scratch), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = proc.stdout.readline().split()[-1]
+    token = proc.stdout.readline().split()[-1]
+    yield url, token
+    proc.send_signal(signals.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_command_line_a_scenario_and_the_server_give_one_answer(tmp_path, seed, shared_server):
+    rng = random.Random(seed)
+    ops = generate(rng)
+    scenario = run_scenario(tmp_path, seed, ops)
+    cli, server = CommandLine(tmp_path, seed), Server(*shared_server, seed)
+    keys = {}
+    scenario_ids = {}
+    for i, op in enumerate(ops):
+        mine, theirs = cli.answer(op), server.answer(op)
+        ours = scenario[i]
+        if op.kind == "register" and ours[0] == "ok":
+            scenario_ids[op.args["label"]] = ours[1]["id"]
+        where = f"seed {seed}, step {i + 1} ({scenario_text(seed, ops).splitlines()[FIRST_STEP - 1 + i]})"
+        assert mine[0] == theirs[0], f"{where}: command line {mine[0]}, server {theirs[0]}"
+        if op.kind != "devices":
+            assert mine[0] == ours[0], f"{where}: command line {mine[0]}, scenario {ours[0]}"
+        if mine[0] != "ok" or mine[1] is None:
+            continue
+        for answer in (mine[1], theirs[1]):
+            if op.kind in ("register", "sign"):
+                verified(op, answer, keys)
+        built = op.kind in ("register", "sign") and bool(op.args.get("exclude") or op.args.get("allow"))
+        a = normal(mine[1], {v: k for k, v in cli.ids.items()})
+        b = normal(theirs[1], {v: k for k, v in server.ids.items()})
+        assert a == b, f"{where}: the command line and the server answer differently:\n{a}\n{b}"
+        if op.kind != "devices":
+            c = normal(ours[1], {v: k for k, v in scenario_ids.items()}, built_challenge=built)
+            a = normal(mine[1], {v: k for k, v in cli.ids.items()}, built_challenge=built)
+            assert a == c, f"{where}: the command line and the scenario answer differently:\n{a}\n{c}"
+
+
+def test_what_the_browser_accepts_with_a_warning_every_front_end_says(tmp_path, shared_server):
+    """An empty challenge is accepted as Chromium accepts it, with a warning: on the command
+    line's stderr, in the server's `warnings` (first, before the store's), in the scenario step's."""
+    op = Op("register", "phone", user="alice", uv="preferred", alg=-7, challenge="", exclude=[], label="a")
+    cli = CommandLine(tmp_path, 1)
+    env = dict(cli.env, AUTHCTL_PIN=PINS["phone"])
+    proc = subprocess.run([BIN, "--device", "phone", "register", "--origin", ORIGIN, "--options", "-"], input=json.dumps(creation(op, {})),
+                          env=env, capture_output=True, text=True, timeout=60)
+    said = [line.removeprefix("authctl: warning: ") for line in proc.stderr.splitlines() if line.startswith("authctl: warning: ")]
+    assert proc.returncode == 0 and said and any("challenge" in w for w in said), proc.stderr
+    server = Server(*shared_server, 1)
+    status, body = server.call("POST", f"{server.base}/devices/phone/register", {"options": creation(op, {}), "origin": ORIGIN})
+    assert status == 200 and body.get("warnings") == said, body
+    (tmp_path / "w.scn").write_text(f"device add phone pin 4242\nphone register options {json.dumps(creation(op, {}))}\n")
+    run = subprocess.run([BIN, "--json", "scenario", "run", str(tmp_path / "w.scn")], env=own_environment(tmp_path),
+                         capture_output=True, text=True, timeout=60)
+    assert json.loads(run.stdout)["steps"][1]["result"]["warnings"] == "; ".join(said)

@@ -13,6 +13,19 @@ public struct SyncStatus: Encodable, Sendable {
         public let changedAt: UInt64
         /// When it lands (an upload) or arrives (a download); `nil` while the device is offline.
         public let at: UInt64?
+
+        enum CodingKeys: String, CodingKey { case credentialId, rpId, userName, removal, changedAt, at }
+
+        /// `at` is always there, `null` while the device is offline (docs/reports.md, "Sync status").
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(credentialId, forKey: .credentialId)
+            try c.encode(rpId, forKey: .rpId)
+            try c.encode(userName, forKey: .userName)
+            try c.encode(removal, forKey: .removal)
+            try c.encode(changedAt, forKey: .changedAt)
+            if let at { try c.encode(at, forKey: .at) } else { try c.encodeNil(forKey: .at) }
+        }
     }
 
     /// A device of the account: of this vault (`vault` is `"this"`), with what it holds and what is

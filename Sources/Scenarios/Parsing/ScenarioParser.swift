@@ -337,7 +337,8 @@ struct ScenarioParser {
         "uv": "userVerification", "allow": "allowCredentials", "timeout": "timeout",
     ]
 
-    /// `NAME register …`, `NAME sign …`, `NAME delete LABEL`, `NAME holds`.
+    /// `NAME register …`, `NAME sign …`, `NAME delete LABEL`, `NAME holds`, `NAME show LABEL`,
+    /// `NAME capabilities`.
     private func deviceStep(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
         guard t.count >= 2 else { throw fail(number, t[0], "unknown step '\(EchoedInput.text(t[0].text))' (see docs/scenarios.md)") }
         let device = t[0].text
@@ -348,6 +349,12 @@ struct ScenarioParser {
         case "delete":
             guard t.count == 3 else { throw fail(number, t.count > 3 ? t[3] : t[1], "delete takes a passkey's label") }
             return .delete(device, label: t[2].text)
+        case "show":
+            guard t.count == 3 else { throw fail(number, t.count > 3 ? t[3] : t[1], "show takes a passkey's label") }
+            return .show(device, label: t[2].text)
+        case "capabilities":
+            guard t.count == 2 else { throw fail(number, t[2], "capabilities takes no words") }
+            return .capabilities(device)
         case "signal":
             return .signal(device, try signal(t, number: number))
         case "autofill":
@@ -445,7 +452,7 @@ struct ScenarioParser {
             }
             return kind == "register" ? .register(device, c) : .sign(device, c)
         default:
-            throw fail(number, t[1], "unknown step '\(EchoedInput.text(t[0].text)) \(EchoedInput.text(t[1].text))': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|signal|autofill (see docs/scenarios.md)")
+            throw fail(number, t[1], "unknown step '\(EchoedInput.text(t[0].text)) \(EchoedInput.text(t[1].text))': a line is seed, origin, rp-id, device, sync, wait, http, or DEVICE register|sign|delete|holds|show|capabilities|signal|autofill (see docs/scenarios.md)")
         }
     }
 

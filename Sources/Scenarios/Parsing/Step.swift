@@ -61,6 +61,10 @@ enum Step {
     case sign(String, Ceremony)
     case delete(String, label: String)
     case holds(String)
+    /// One passkey a device holds, everything known of it (`authctl credential show`).
+    case show(String, label: String)
+    /// What `getClientCapabilities()` gives a page on a device.
+    case capabilities(String)
     /// The RP's signal on a device (WebAuthn L3 §5.1.10).
     case signal(String, SignalStep)
     /// `body` is JSON text, in which `$response` stands for the last ceremony's response.

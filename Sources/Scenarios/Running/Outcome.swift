@@ -11,6 +11,9 @@ struct Outcome {
     var fields: [(key: String, value: String)] = []
     /// Facts only the JSON report carries (a credential's id): the timeline stays short.
     var details: [(key: String, value: String)] = []
+    /// The request's answer as every front end reports it (docs/reports.md): the JSON report's
+    /// `answer`; `nil` for a step that answers nothing (a wait, a failure, a deletion).
+    var answer: JSONValue?
 
     static let ok = Outcome(name: "ok")
 
@@ -27,10 +30,17 @@ struct Outcome {
     /// A registration's or sign-in's facts, from the typed values the request layer returned.
     init(ceremony response: CeremonyResponse, credential: String) {
         self.init(name: "ok")
+        answer = JSONValue(parsing: response.json)
         details = [("id", Base64URL.encode(response.credential.id))]
         fields = [("credential", credential), ("user", response.credential.userName), ("flags", response.flags.joined(separator: ",")),
                   ("count", String(response.signCount)), ("attachment", response.attachment.rawValue)]
         if let format = response.format { fields.append(("fmt", format)) }
+    }
+
+    /// `ok`, answered with `report`.
+    init(answer report: some Encodable) {
+        self.init(name: "ok")
+        answer = JSONValue(report)
     }
 
     init(status: Int) {

@@ -10,22 +10,31 @@ public struct StepReport: Encodable, Sendable {
     public let outcome: String
     public let error: String?
     public let result: [String: String]
+    /// The request's answer, the JSON the command line prints and the server answers for it
+    /// (docs/reports.md); `null` for a step that answers nothing. Only in a run with answers
+    /// (`--answers`).
+    public let answer: JSONValue?
 
-    init(line: Int, time: UInt64, step: String, outcome: Outcome) {
+    init(line: Int, time: UInt64, step: String, outcome: Outcome, answered: Bool = false) {
+        self.answered = answered
         self.line = line
         self.time = time
         self.step = step
         self.outcome = outcome.name
         self.error = outcome.error
         self.result = Dictionary((outcome.fields + outcome.details).map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        self.answer = outcome.answer
         self.resultText = outcome.resultText
     }
 
     let resultText: String
-    enum CodingKeys: String, CodingKey { case line, time, step, outcome, error, result }
+    /// Whether the run asked for answers (`--answers`): only then is `answer` a member.
+    let answered: Bool
+    enum CodingKeys: String, CodingKey { case line, time, step, outcome, error, result, answer }
 
-    /// Every member always: `"error": null` for a step that came to `ok`, so a consumer reads
-    /// `step["error"]` without asking first whether it is there.
+    /// Every member always: `"error": null` for a step that came to `ok` (and, in a run with
+    /// answers, `"answer": null` for one that answers nothing), so a consumer reads `step["error"]`
+    /// without asking first whether it is there.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(line, forKey: .line)
@@ -34,6 +43,7 @@ public struct StepReport: Encodable, Sendable {
         try c.encode(outcome, forKey: .outcome)
         if let error { try c.encode(error, forKey: .error) } else { try c.encodeNil(forKey: .error) }
         try c.encode(result, forKey: .result)
+        if answered { if let answer { try c.encode(answer, forKey: .answer) } else { try c.encodeNil(forKey: .answer) } }
     }
 
     /// `at 2.5s  laptop sign => ok credential=alice …`: a line that reads back as a step with its

@@ -13,6 +13,10 @@ public final class ScenarioRunner {
     public struct Options {
         /// Report every unmet expectation, not only the first.
         public var keepGoing = false
+        /// Each step's report carries its request's answer (``StepReport/answer``). Off by
+        /// default: an answer holds what no seed fixes (a new key pair, a signature), and a file
+        /// gives the same report bytes without it.
+        public var answers = false
         /// Where `${NAME}` in the scenario is looked up.
         public var environment: [String: String] = ProcessInfo.processInfo.environment
         /// An empty directory, the caller's, for the throw-away vault (removed after the run, the
@@ -152,7 +156,9 @@ public final class ScenarioRunner {
             outcome.error = outcome.error?.replacingOccurrences(directory, "<scenario vault>")
             try requireDevices(named: line.expectation, line: line)
             let failures = judge(outcome, against: line.expectation, line: line)
-            report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome), failures: failures)
+            if !options.answers { outcome.answer = nil }
+            report.record(StepReport(line: line.number, time: time, step: line.text, outcome: outcome, answered: options.answers),
+                          failures: failures)
             noteDropped(into: &report)
             watchSync(into: &report)
             if !failures.isEmpty && !options.keepGoing { break }
@@ -287,9 +293,19 @@ public final class ScenarioRunner {
             let session = try session(for: name, line: line)
             do {
                 // What the device offers: a passkey the RP's signal hid is not.
-                let held = try session.passkeys(device: name).filter { !$0.hidden }.map { label(of: $0.id) }
-                return Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
+                let all = try session.passkeys(device: name)
+                let held = all.filter { !$0.hidden }.map { label(of: $0.id) }
+                var outcome = Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
+                outcome.answer = JSONValue(PasskeyListReport(all))  // as `list` shows them, hidden ones too
+                return outcome
             } catch { return Outcome(error) }
+        case .show(let name, let label):
+            guard let id = labels[label] else { throw fail(line, "no passkey labelled '\(EchoedInput.text(label))' was registered") }
+            let session = try session(for: name, line: line)
+            do { return Outcome(answer: PasskeyReport(try session.passkey(device: name, id: id))) } catch { return Outcome(error) }
+        case .capabilities(let name):
+            let session = try session(for: name, line: line)
+            do { return Outcome(answer: CapabilitiesReport(try session.capabilities(device: name))) } catch { return Outcome(error) }
         case .http(let method, let url, let body):
             return try send(method, url, body, line: line)
         case .signal(let name, let signal):
@@ -364,7 +380,7 @@ public final class ScenarioRunner {
         }
         do {
             let effect = try session.signal(device: name, kind, optionsJSON: JSONText.bytes(options), origin: origin)
-            var outcome = Outcome.ok
+            var outcome = Outcome(answer: SignalReport(effect))
             for (key, list) in [("removed", effect.removed), ("hidden", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)]
             where !list.isEmpty {
                 outcome.fields.append((key, list.map { label(of: $0.id) }.joined(separator: ",")))
@@ -382,7 +398,7 @@ public final class ScenarioRunner {
         if let only { try requireDevice(only, line: line) }
         let status: SyncStatus
         do { status = try session.syncStatus() } catch { return Outcome(error) }
-        var outcome = Outcome.ok
+        var outcome = Outcome(answer: status)
         func list(_ transfers: [SyncStatus.Transfer]) -> String {
             guard !transfers.isEmpty else { return "none" }
             return transfers.map { t in
@@ -443,14 +459,14 @@ public final class ScenarioRunner {
                 let session = try Session.create(spec, people: people)
                 self.session = session
                 people[name] = pin
-                return .ok
+                return Outcome(answer: try session.deviceReport(name))
             } catch { return Outcome(error) }
         }
         do {
             try session.addDevice(name, pin: pin.map(secret), maxPINAttempts: attempts ?? Device.defaultMaxPINAttempts,
                                   approvedBy: approver, profile: profile)
             people[name] = pin
-            return .ok
+            return Outcome(answer: try session.deviceReport(name))
         } catch { return Outcome(error) }
     }
 
@@ -490,7 +506,9 @@ public final class ScenarioRunner {
                 people[name] = pin
                 formerPins[name] = nil
             }
-            return .ok
+            // The device as it is after the change (a removed one has nothing to show).
+            if case .remove = change { return .ok }
+            return Outcome(answer: try session.deviceReport(name))
         } catch { return Outcome(error) }
     }
 

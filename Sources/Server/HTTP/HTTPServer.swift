@@ -47,6 +47,9 @@ public struct HTTPResponse: Sendable {
     public var stream: HTTPStream?
     /// The answer comes later, through this (the rest of this response is not sent).
     public var deferred: HTTPDeferred?
+    /// Warnings the answer was made with (a ceremony's: what the browser accepts but the RP should
+    /// fix), the first of its `warnings` member when the account's are added.
+    public var warnings: [String] = []
 
     public init(status: Int, contentType: ContentType, body: [UInt8], headers: [(String, String)] = [], stream: HTTPStream? = nil,
                 deferred: HTTPDeferred? = nil) {

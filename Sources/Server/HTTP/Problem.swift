@@ -114,10 +114,21 @@ extension HTTPResponse {
 
     static let noContent = HTTPResponse(status: 204, contentType: .none, body: [])
 
-    /// This answer with `warnings` (what the store checks found while it was made: ``Session/takeWarnings()``)
-    /// as a `warnings` member, when it is a JSON object; any other answer as it is, its warnings
-    /// left to no one (a problem says what failed, a 204 has no body to carry them).
-    func warning(_ warnings: [String]) -> HTTPResponse {
+    /// A ceremony's answer: its response JSON, and what the browser accepted but the RP should fix
+    /// (an empty challenge, …) as its first warnings, which the command line says on stderr and a
+    /// scenario in its step's `warnings`.
+    static func ceremony(_ response: CeremonyResponse) -> HTTPResponse {
+        var answer = HTTPResponse.json(200, response.json)
+        answer.warnings = response.warnings
+        return answer
+    }
+
+    /// This answer with its own ``warnings`` and then `found` (what the store checks found while it
+    /// was made: ``Session/takeWarnings()``) as a `warnings` member, when it is a JSON object; any
+    /// other answer as it is, its warnings left to no one (a problem says what failed, a 204 has
+    /// no body to carry them).
+    func warning(_ found: [String]) -> HTTPResponse {
+        let warnings = self.warnings + found.filter { !self.warnings.contains($0) }
         guard !warnings.isEmpty, contentType == .json, let close = body.lastIndex(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }),
               body[close] == UInt8(ascii: "}"), let open = body.firstIndex(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }),
               body[open] == UInt8(ascii: "{") else { return self }

@@ -176,8 +176,7 @@ struct AccountReport: Encodable {
     init(_ hosted: HostedAccount) throws(Problem) {
         id = hosted.id
         storage = hosted.storage
-        let status = try session { () throws(SessionError) in try hosted.session.syncStatus() }
-        devices = try status.devices.filter { $0.vault == "this" }.map { d throws(Problem) in try DeviceReport(d, in: hosted) }
+        devices = try session { () throws(SessionError) in try hosted.session.deviceReports() }.filter { $0.vault == "this" }
         clock = ClockReport(hosted)
     }
 }

@@ -26,7 +26,7 @@ extension AccountService {
                                                                 passkey: passkey, fault: fault))
                 }
                 hosted.events.emit(.credentialAdded, CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
-                return .json(200, response.json)
+                return .ceremony(response)
             }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/sign", body: Body.Ceremony.self) { s, call, body throws(Problem) in
@@ -41,7 +41,7 @@ extension AccountService {
                         try ceremony(hosted, device, given ?? queued ?? PersonRequest())
                     }
                     hosted.events.emit(.credentialAsserted, CredentialEventData(device: via ?? device, response.credential, time: hosted.now))
-                    return .json(200, response.json)
+                    return .ceremony(response)
                 }
             }
             guard caller.mediation == .conditional else {

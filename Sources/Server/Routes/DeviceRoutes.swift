@@ -8,7 +8,7 @@ import VirtualAuthenticator
 extension AccountService {
     func addDeviceRoutes(to router: inout Router<AccountService>) {
         router.add("GET", "/accounts/{account}/devices") { s, call throws(Problem) in
-            try s.onAccount(call) { hosted throws(Problem) in .encoded(200, ["devices": try AccountReport(hosted).devices]) }
+            try s.onAccount(call) { hosted throws(Problem) in .encoded(200, DeviceListReport(try AccountReport(hosted).devices)) }
         }
         router.add("POST", "/accounts/{account}/devices", body: Body.NewDevice.self) { s, call, body throws(Problem) in
             let spec = try DeviceSpec(body)
@@ -21,13 +21,13 @@ extension AccountService {
                                                  profile: spec.profile, aaguid: spec.aaguid)
                 }
                 hosted.setPIN(spec.pin, device: spec.name)
-                var answer = HTTPResponse.encoded(201, try DeviceReport(named: spec.name, in: hosted))
+                var answer = HTTPResponse.encoded(201, try Self.device(spec.name, in: hosted))
                 answer.headers = [("Location", "/accounts/\(hosted.id)/devices/\(spec.name)")]
                 return answer
             }
         }
         router.add("GET", "/accounts/{account}/devices/{device}") { s, call throws(Problem) in
-            try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, try DeviceReport(named: device, in: hosted)) }
+            try s.onDevice(call) { hosted, device throws(Problem) in .encoded(200, try Self.device(device, in: hosted)) }
         }
         router.add("DELETE", "/accounts/{account}/devices/{device}") { s, call throws(Problem) in
             try s.onDevice(call) { hosted, device throws(Problem) in
@@ -46,7 +46,7 @@ extension AccountService {
                 try s.onDevice(call) { hosted, device throws(Problem) in
                     try session { () throws(SessionError) in try hosted.session.change(change, device: device) }
                     if change == .reset { hosted.setPIN(nil, device: device) }
-                    return .encoded(200, try DeviceReport(named: device, in: hosted))
+                    return .encoded(200, try Self.device(device, in: hosted))
                 }
             }
         }
@@ -62,7 +62,7 @@ extension AccountService {
                                                  approvedBy: approver, approverPerson: PersonRequest(pin: approverPin))
                 }
                 hosted.setPIN(pin, device: device)
-                return .encoded(200, PINReport(device: try DeviceReport(named: device, in: hosted), deletedPasskeys: deleted))
+                return .encoded(200, PINReport(device: try Self.device(device, in: hosted), deletedPasskeys: deleted))
             }
         }
         router.add("PUT", "/accounts/{account}/devices/{device}/profile", body: Body.ProfileRequest.self) { s, call, body throws(Problem) in
@@ -70,7 +70,7 @@ extension AccountService {
             let aaguid = try body.aaguid.map { text throws(Problem) in try DeviceSpec.aaguid(text) }
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 try session { () throws(SessionError) in try hosted.session.setProfile(profile, aaguid: aaguid, device: device) }
-                return .encoded(200, try DeviceReport(named: device, in: hosted))
+                return .encoded(200, try Self.device(device, in: hosted))
             }
         }
         router.add("GET", "/accounts/{account}/devices/{device}/capabilities") { s, call throws(Problem) in
@@ -98,6 +98,11 @@ extension AccountService {
         }
     }
 
+    /// Device `name` of `hosted` as every front end reports it.
+    static func device(_ name: String, in hosted: HostedAccount) throws(Problem) -> DeviceReport {
+        try session { () throws(SessionError) in try hosted.session.deviceReport(name) }
+    }
+
     /// Runs `body` on the account the path names, alone.
     func onAccount(_ call: Router<AccountService>.Call, _ body: (HostedAccount) throws(Problem) -> HTTPResponse) throws(Problem) -> HTTPResponse {
         let hosted = try hosted(call.parameter("account"))
@@ -114,39 +119,6 @@ extension AccountService {
             }
             return try body(hosted, device)
         }
-    }
-}
-
-/// A device as the server answers it: its state, biometry, passkey count and what is in flight.
-struct DeviceReport: Encodable {
-    let name: String
-    let online: Bool
-    let passkeysSupported: Bool
-    let biometry: BiometryStatus
-    let passkeys: Int
-    let uploadDelay: String
-    let downloadDelay: String
-    let pendingUploads: [SyncStatus.Transfer]
-    let pendingDownloads: [SyncStatus.Transfer]
-
-    init(_ d: SyncStatus.DeviceStatus, in hosted: HostedAccount) throws(Problem) {
-        name = d.name
-        online = d.online
-        passkeysSupported = try session { () throws(SessionError) in try hosted.session.passkeysSupported(device: d.name) }
-        biometry = try session { () throws(SessionError) in try hosted.session.biometry(device: d.name) }
-        passkeys = d.passkeys ?? 0
-        uploadDelay = d.uploadDelay
-        downloadDelay = d.downloadDelay
-        pendingUploads = d.pendingUploads
-        pendingDownloads = d.pendingDownloads
-    }
-
-    init(named name: String, in hosted: HostedAccount) throws(Problem) {
-        let status = try session { () throws(SessionError) in try hosted.session.syncStatus() }
-        guard let d = status.devices.first(where: { $0.name == name && $0.vault == "this" }) else {
-            throw Problem.notFound("no device \(JSONText.shown(name))")
-        }
-        try self.init(d, in: hosted)
     }
 }
 

@@ -11,7 +11,7 @@ extension AccountService {
             let rpId = call.query["rpId"]
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 let held = try session { () throws(SessionError) in try hosted.session.passkeys(device: device, rpId: rpId) }
-                return .encoded(200, ["credentials": held.map(PasskeyReport.init)])
+                return .encoded(200, PasskeyListReport(held))
             }
         }
         router.add("POST", "/accounts/{account}/devices/{device}/passkeys", body: Body.CredentialParameters.self) { s, call, body throws(Problem) in

@@ -3,7 +3,8 @@ import Keychain
 import VirtualAuthenticator
 
 /// Everything the vault knows of one passkey, without its key: what `authctl credential show
-/// --json` prints and what `authctl serve` answers for a passkey.
+/// --json` prints, each passkey of `authctl list --json`, what `authctl serve` answers for a passkey
+/// and a scenario's `show` step carries (docs/reports.md, "Passkey").
 public struct PasskeyReport: Encodable, Sendable, Equatable {
     public let id, rpId, userHandle, userName, userDisplayName, createdAt: String
     public let algorithm: String
@@ -62,28 +63,10 @@ public struct PasskeyReport: Encodable, Sendable, Equatable {
     }
 }
 
-/// What `getClientCapabilities()` gives a page, and the two older static methods' answers: what
-/// `authctl capabilities --json` prints and `authctl serve` answers.
-public struct CapabilitiesReport: Encodable, Sendable {
-    public let capabilities: [String: Bool]
-    public let isUserVerifyingPlatformAuthenticatorAvailable: Bool
-    public let isConditionalMediationAvailable: Bool
+/// The passkeys a device holds, oldest first: what `authctl list --json` prints, `GET …/passkeys`
+/// answers and a scenario's `holds` step carries.
+public struct PasskeyListReport: Encodable, Sendable, Equatable {
+    public let credentials: [PasskeyReport]
 
-    public init(_ c: ClientCapabilities) {
-        capabilities = Dictionary(c.values.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
-        isUserVerifyingPlatformAuthenticatorAvailable = c.userVerifyingPlatformAuthenticatorAvailable
-        isConditionalMediationAvailable = c.conditionalMediationAvailable
-    }
-}
-
-/// What an RP's signal changed, passkey ids by change: what `authctl serve` answers for a signal.
-public struct SignalReport: Encodable, Sendable {
-    public let removed, hidden, restored, updated: [String]
-
-    public init(_ e: SignalEffect) {
-        removed = e.removed.map { Base64URL.encode($0.id) }
-        hidden = e.hidden.map { Base64URL.encode($0.id) }
-        restored = e.restored.map { Base64URL.encode($0.id) }
-        updated = e.updated.map { Base64URL.encode($0.id) }
-    }
+    public init(_ credentials: [Credential]) { self.credentials = credentials.map(PasskeyReport.init) }
 }

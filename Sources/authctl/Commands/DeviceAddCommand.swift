@@ -37,6 +37,8 @@ enum DeviceAddCommand {
         let aaguid = try ProfileOptions.aaguid(args)
         guard aaguid == nil || args.value(ProfileOptions.profile) != nil else { throw CLIError(.usage, "--aaguid needs --profile on device add") }
         let attempts = try args.integer(InitCommand.maxPINAttempts, in: 1...100).map(UInt32.init) ?? Device.defaultMaxPINAttempts
+        let json = args.flag(GlobalOptions.json)
+        if json { try Output.requireStdout() }
         let vault = try VaultSelection(args)
         let session = try vault.session(.write)
         let pin = args.flag(noBiometry) ? nil : try NewPINOption.read(args)
@@ -47,11 +49,13 @@ enum DeviceAddCommand {
             try session.addDevice(name, inNewVaultAt: directory, passphrase: passphrase, kdf: KDFOption.level(args) ?? .interactive,
                                   pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith))
             Output.diagnostic("authctl: added device \(name) in a new vault at \(directory) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
+            // This vault lists it once it published itself in the store: `device list` then shows it.
             return
         }
         guard args.value(KDFOption.spec) == nil else { throw CLIError(.usage, "--kdf is for --vault-dir on device add") }
         try session.addDevice(name, pin: pin, maxPINAttempts: attempts, approvedBy: args.value(approveWith),
                               profile: args.value(ProfileOptions.profile), aaguid: aaguid)
         Output.diagnostic("authctl: added device \(name) (biometry \(pin == nil ? "not enrolled" : "enrolled"))")
+        if json { try DeviceCommand.report(name, in: session) }
     }
 }

@@ -10,11 +10,20 @@ enum DeviceCommand {
 
     static let name = ArgumentSpec(name: "NAME", help: "the device's name")
 
-    /// Opens the account and runs `change` on it, then says `done` on stderr.
+    /// Opens the account and runs `change` on it, then says `done` on stderr; with `--json`, the
+    /// device as it is after the change on stdout (a removed one has nothing to show).
     static func change(_ args: ParsedArguments, done: String, _ change: DeviceChange) throws(CLIError) {
+        let json = args.flag(GlobalOptions.json) && change != .remove
+        if json { try Output.requireStdout() }
         let session = try VaultSelection(args).session(.write)
         let name = args.argument(0) ?? ""
         try session.change(change, device: name)
         Output.diagnostic("authctl: device \(name) \(done)")
+        if json { try report(name, in: session) }
+    }
+
+    /// Device `name` as every front end reports it (docs/reports.md, "Device"), on stdout.
+    static func report(_ name: String, in session: Session) throws(CLIError) {
+        try Output.data(JSONOutput.string(try session.deviceReport(name)))
     }
 }

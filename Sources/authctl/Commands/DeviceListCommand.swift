@@ -8,11 +8,12 @@ enum DeviceListCommand {
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
-        let status = try VaultSelection(args).session(.read).syncStatus()
+        let session = try VaultSelection(args).session(.read)
         if args.flag(GlobalOptions.json) {
-            try Output.data(JSONOutput.string(["devices": status.devices]))
+            try Output.data(JSONOutput.string(DeviceListReport(try session.deviceReports())))
             return
         }
+        let status = try session.syncStatus()
         // With devices in other vaults (the store's directory), a column says where each lives.
         let several = status.devices.contains { $0.vault != "this" }
         var rows = [["DEVICE", "ONLINE", "BIOMETRY", "PASSKEYS", "PENDING UP/DOWN"] + (several ? ["VAULT"] : [])]

@@ -13,40 +13,12 @@ enum ListCommand {
         discussion: "Listing never decrypts a private key.",
         options: [rpId], examples: ["authctl list", "authctl list --json --rp-id example.com"], run: run)
 
-    /// One passkey as `list --json` shows it.
-    struct Entry: Encodable {
-        let id, rpId, userHandle, userName, userDisplayName, createdAt: String
-        let signCount: UInt32
-        let backupEligible, backupState: Bool
-        let publicKey: String
-        let publicKeyAlgorithm: Int
-        /// Hidden by the RP's `signal accepted-credentials`: kept, offered to no ceremony.
-        let hidden: Bool
-
-        init(_ c: Credential) {
-            id = Base64URL.encode(c.id)
-            rpId = c.rpId
-            userHandle = Base64URL.encode(c.userHandle)
-            userName = c.userName
-            userDisplayName = c.userDisplayName
-            createdAt = PasskeyReport.timestamp(c.createdAt)
-            signCount = c.signCount
-            backupEligible = c.backupEligible
-            backupState = c.backupState
-            publicKey = Base64URL.encode(c.publicKey.subjectPublicKeyInfo)
-            publicKeyAlgorithm = c.publicKey.algorithm.rawValue
-            hidden = c.hidden
-        }
-    }
-
-    struct Listing: Encodable { let credentials: [Entry] }
-
     static func run(_ args: ParsedArguments) throws(CLIError) {
         try Output.requireStdout()
         let vault = try VaultSelection(args)
         let credentials = try vault.session(.read).passkeys(device: vault.deviceName, rpId: args.value(rpId))
         if args.flag(GlobalOptions.json) {
-            try Output.data(JSONOutput.string(Listing(credentials: credentials.map(Entry.init))))
+            try Output.data(JSONOutput.string(PasskeyListReport(credentials)))
             return
         }
         // A table for people: what an RP supplied (the user name) is shown escaped, so it can

@@ -6,6 +6,8 @@ import VirtualAuthenticator
 /// with `scenarioFailed` at the first unmet expectation (every one with `--keep-going`).
 enum ScenarioRunCommand {
     static let keepGoing = OptionSpec.flag("--keep-going", "report every unmet expectation, not only the first")
+    static let answers = OptionSpec.flag(
+        "--answers", "with --json: each step's answer as the command line and the server give it (a new key, a signature: not the same bytes each run)")
 
     static let spec = CommandSpec(
         name: "run", abstract: "run a scenario file and print its timeline",
@@ -14,7 +16,7 @@ enum ScenarioRunCommand {
         randomness seeded by its 'seed' step: the same file gives the same output, byte for byte.
         ${NAME} in the file is taken from the environment. See docs/scenarios.md.
         """,
-        options: [keepGoing],
+        options: [keepGoing, answers],
         arguments: [ArgumentSpec(name: "FILE", help: "the scenario (docs/scenarios/*.scn are examples)")],
         examples: ["authctl scenario run docs/scenarios/factory-reset.scn", "authctl --json scenario run --keep-going my.scn"],
         run: run)
@@ -23,6 +25,7 @@ enum ScenarioRunCommand {
         try Output.requireStdout()
         var options = ScenarioRunner.Options()
         options.keepGoing = args.flag(keepGoing)
+        options.answers = args.flag(answers)
         let file = args.argument(0) ?? ""
         // A closed stdin was reopened on /dev/null: read, it would be an empty scenario that passes.
         if file == "-", Output.closedAtStart.contains(STDIN_FILENO) { throw CLIError(.badInput, "-: stdin is closed") }

@@ -13,7 +13,8 @@ enum SignalCommand {
         discussion: """
         Each reads the options dictionary a page passes to PublicKeyCredential.signal… and changes the
         device's passkeys of that RP as a password manager does; the changes sync. Nothing is printed on
-        stdout (the page learns nothing); what changed is said on stderr. A signal that matches nothing
+        stdout (the page learns nothing); what changed is said on stderr, and with --json printed as
+        {"removed", "hidden", "restored", "updated"} (passkey ids). A signal that matches nothing
         succeeds.
         """,
         subcommands: [SignalUnknownCredentialCommand.spec, SignalAcceptedCredentialsCommand.spec, SignalCurrentUserDetailsCommand.spec])
@@ -25,6 +26,7 @@ enum SignalCommand {
     }
 
     static func run(_ kind: Signal.Kind, _ args: ParsedArguments) throws(CLIError) {
+        if args.flag(GlobalOptions.json) { try Output.requireStdout() }
         let json = try OptionsInput.read(args.value(options) ?? "-")
         let related = try CeremonyOptions.caller(args).relatedOrigins
         let vault = try VaultSelection(args)
@@ -36,5 +38,7 @@ enum SignalCommand {
                     + "(\(TerminalText.escaped(c.rpId)), \(TerminalText.shortened(c.userName)))")
             }
         }
+        // What changed, for a script (the page itself learns nothing): as the server answers it.
+        if args.flag(GlobalOptions.json) { try Output.data(JSONOutput.string(SignalReport(effect))) }
     }
 }

@@ -829,7 +829,7 @@ export class Device {
     return this.account.server;
   }
 
-  /** `GET …/devices/{name}`: `{name, online, passkeysSupported, biometry, passkeys, uploadDelay, downloadDelay, pendingUploads, pendingDownloads}`. */
+  /** `GET …/devices/{name}`: `{name, vault, online, passkeysSupported, biometry, biometryEnrolled, passkeys, syncedFrom, acknowledged, uploadDelay, downloadDelay, pendingUploads, pendingDownloads}` (docs/reports.md, "Device"). */
   get() {
     return this.#server.request('GET', this.path);
   }

@@ -59,8 +59,9 @@ class Device:
     # State
 
     def info(self) -> Dict[str, Any]:
-        """The device as the server reports it: ``online``, ``passkeysSupported``, ``biometry``,
-        ``passkeys`` (a count), the sync delays and the transfers pending."""
+        """The device as the server reports it (docs/reports.md, "Device"): ``online``,
+        ``passkeysSupported``, ``biometry``, ``passkeys`` (a count), the sync delays and the
+        transfers pending, as ``authctl --json device list`` prints each device."""
         return self._call("GET")
 
     def offline(self) -> Dict[str, Any]:
