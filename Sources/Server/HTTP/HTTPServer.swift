@@ -10,7 +10,7 @@ import Synchronization
 public struct HTTPRequest: Sendable {
     public let method: String
     public let path: String
-    /// The query, `name=value&…`, each part percent-encoded (`""` when none).
+    /// The query, `name=value&…`, each part percent-encoded (`""` when none; QueryText).
     public let query: String
     public let authorization: String?
     /// The `Origin` header: a page's cross-origin request (docs/browser.md).
@@ -41,7 +41,7 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var contentType: ContentType
     public var body: [UInt8]
-    /// More headers (`Allow`, `WWW-Authenticate`, `Location`).
+    /// More headers (`Allow`, `WWW-Authenticate`, `Location`), written as ResponseHeaders says.
     public var headers: [(String, String)] = []
     /// A body sent as it comes, instead of `body`.
     public var stream: HTTPStream?
@@ -71,50 +71,101 @@ public struct HTTPServerError: Error, Sendable {
 /// HTTP/1.1 on libmicrohttpd (CMicroHTTPD, loaded when first used): keep-alive, a pool of
 /// threads, a body limit, idle connections timed out, a deadline for each request's line and
 /// headers, a cap on connections past which the one that has waited longest for its request
-/// makes room. Each request is read whole and handed to `handle` on one of the pool's threads.
-public final class HTTPServer: @unchecked Sendable {
-    final class Handler {
+/// makes room (ConnectionWatch). Each request is read whole and handed to `handle` on one of the
+/// pool's threads. The C core only calls libmicrohttpd and is called back by it; each callback
+/// comes here, where the rules are.
+public final class HTTPServer: Sendable {
+    /// What libmicrohttpd's callbacks reach: the handler and the watch over connections.
+    final class Core: Sendable {
         let handle: @Sendable (HTTPRequest) -> HTTPResponse
         let bodyLimit: Int
-        init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, bodyLimit: Int) {
+        let watch: ConnectionWatch
+        init(_ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse, bodyLimit: Int, watch: ConnectionWatch) {
             self.handle = handle
             self.bodyLimit = bodyLimit
+            self.watch = watch
         }
     }
 
-    private var server: OpaquePointer?
-    private let handler: Unmanaged<Handler>
+    /// Each connection's memory for its request line, headers and arguments (libmicrohttpd's
+    /// default is 32 KiB, which a query of some 460 arguments exhausts, and then it answers nothing).
+    static let connectionMemory = 128 * 1024
+
+    /// The C server while it runs; held (and the callbacks' context with it) until ``stop()``.
+    private let running: Mutex<OpaquePointer?>
+    private let core: Core
     /// The port it listens on (the one the system chose, for port 0).
     public let port: UInt16
 
-    /// On IPv4 `address`:`port`, or on a Unix socket when `address` is an absolute path.
+    /// On IPv4 `address`:`port`, or on a Unix socket when `address` is an absolute path (UnixSocket).
     public init(address: String, port: UInt16, threads: Int, bodyLimit: Int, timeoutSeconds: Int, headerTimeoutSeconds: Int,
                 connectionLimit: Int, handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
-        handler = Unmanaged.passRetained(Handler(handle, bodyLimit: bodyLimit))
+        let watch = ConnectionWatch(limit: connectionLimit, headerTimeout: UInt64(max(headerTimeoutSeconds, 1)) * 1000)
+        core = Core(handle, bodyLimit: bodyLimit, watch: watch)
+        guard authctl_http_load() != 0 else { throw HTTPServerError(message: String(cString: authctl_http_load_error())) }
+        let listening = address.hasPrefix("/") ? try UnixSocket.listen(at: address) : -1
+        var callbacks = authctl_http_callbacks(
+            context: Unmanaged.passUnretained(core).toOpaque(), head_check: checkHead, handle: serveRequest,
+            unescape: { text in text.map { QueryText.decode(UnsafeMutableRawPointer($0).assumingMemoryBound(to: UInt8.self)) } ?? 0 },
+            connection_opened: { context, fd in HTTPServer.core(context).watch.opened(fd: fd, now: ConnectionWatch.now()) },
+            connection_progress: { context, token, progress in
+                HTTPServer.core(context).watch.progress(token, ConnectionWatch.Progress(rawValue: progress) ?? .awaiting, now: ConnectionWatch.now())
+            },
+            connection_closed: { context, token in HTTPServer.core(context).watch.closed(token) },
+            stream_pull: { stream, connection, buffer, capacity in
+                guard let stream, let connection, let buffer else { return -1 }
+                return Unmanaged<HTTPStream>.fromOpaque(stream).takeUnretainedValue().pull(into: buffer, capacity: capacity, connection: connection)
+            },
+            stream_release: { stream in
+                guard let stream else { return }
+                let held = Unmanaged<HTTPStream>.fromOpaque(stream)
+                held.takeUnretainedValue().release()
+                held.release()
+            },
+            deferred_answer: { deferred, connection, response in
+                guard let deferred, let connection, let response else { return 0 }
+                return Unmanaged<HTTPDeferred>.fromOpaque(deferred).takeUnretainedValue().answer(into: response, connection: connection) ? 1 : 0
+            },
+            deferred_release: { deferred in
+                guard let deferred else { return }
+                let held = Unmanaged<HTTPDeferred>.fromOpaque(deferred)
+                held.takeUnretainedValue().requestEnded()
+                held.release()
+            })
         var bound: UInt16 = 0
         var error = [CChar](repeating: 0, count: 512)
-        guard let started = authctl_http_start(address, port, UInt32(max(threads, 1)), bodyLimit, UInt32(timeoutSeconds),
-                                               UInt32(headerTimeoutSeconds), UInt32(connectionLimit), checkHead, serveRequest, handler.toOpaque(),
+        guard let started = authctl_http_start(address, port, listening, UInt32(max(threads, 1)), bodyLimit, UInt32(timeoutSeconds),
+                                               UInt32(connectionLimit + ConnectionWatch.reserve), Self.connectionMemory, &callbacks,
                                                &bound, &error, error.count) else {
-            handler.release()
+            if listening >= 0 {
+                unlink(address)
+                close(listening)
+            }
             throw HTTPServerError(message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        server = started
+        watch.startReaping()
+        running = Mutex(started)
         self.port = bound
     }
 
+    fileprivate static func core(_ context: UnsafeMutableRawPointer?) -> Core { Unmanaged<Core>.fromOpaque(context!).takeUnretainedValue() }
+
     /// Stops accepting new connections; those open are still served.
     public func quiesce() {
-        guard let server else { return }
-        authctl_http_quiesce(server)
+        running.withLock { server in
+            if let server { authctl_http_quiesce(server) }
+        }
     }
 
     /// Stops accepting; the requests being handled finish first.
     public func stop() {
-        guard let server else { return }
-        authctl_http_stop(server)
-        self.server = nil
-        handler.release()
+        running.withLock { server in
+            guard let started = server else { return }
+            authctl_http_quiesce(started)
+            core.watch.stopReaping()
+            authctl_http_stop(started)  // each connection's closing notice, each stream's and answer's release
+            server = nil
+        }
     }
 
     deinit { stop() }
@@ -126,7 +177,7 @@ public final class HTTPServer: @unchecked Sendable {
 private func checkHead(_ context: UnsafeMutableRawPointer?, _ head: UnsafePointer<authctl_http_head>?,
                        _ response: UnsafeMutablePointer<authctl_http_response>?) -> Int32 {
     guard let context, let head, let response else { return 0 }
-    let handler = Unmanaged<HTTPServer.Handler>.fromOpaque(context).takeUnretainedValue()
+    let core = Unmanaged<HTTPServer.Core>.fromOpaque(context).takeUnretainedValue()
     let h = head.pointee
     func fields(_ list: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int) -> [String] {
         (0..<count).map { i in list?[i].map { String(cString: $0) } ?? "" }
@@ -134,7 +185,7 @@ private func checkHead(_ context: UnsafeMutableRawPointer?, _ head: UnsafePointe
     guard let problem = RequestFraming.problem(version: h.version.map { String(cString: $0) } ?? "",
                                                contentLengths: fields(h.content_lengths, h.content_length_count),
                                                transferEncodings: fields(h.transfer_encodings, h.transfer_encoding_count),
-                                               bodyLimit: handler.bodyLimit) else { return 0 }
+                                               bodyLimit: core.bodyLimit) else { return 0 }
     var answer = problem.response
     answer.headers = [("Connection", "close")]
     fill(response, with: answer)
@@ -146,15 +197,15 @@ private func checkHead(_ context: UnsafeMutableRawPointer?, _ head: UnsafePointe
 private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: UnsafePointer<authctl_http_request>?,
                           _ response: UnsafeMutablePointer<authctl_http_response>?) {
     guard let context, let request, let response else { return }
-    let handler = Unmanaged<HTTPServer.Handler>.fromOpaque(context).takeUnretainedValue()
+    let core = Unmanaged<HTTPServer.Core>.fromOpaque(context).takeUnretainedValue()
     let r = request.pointee
     let body = r.body.map { Array(UnsafeBufferPointer(start: $0, count: r.body_length)) } ?? []
     let asked = HTTPRequest(method: r.method.map { String(cString: $0) } ?? "", path: r.path.map { String(cString: $0) } ?? "/",
-                              query: r.query.map { String(cString: $0) } ?? "",
-                              authorization: r.authorization.map { String(cString: $0) }, origin: r.origin.map { String(cString: $0) },
-                              host: r.host.map { String(cString: $0) }, body: body, bodyTooLarge: r.body_too_large != 0)
+                            query: query(r), authorization: r.authorization.map { String(cString: $0) },
+                            origin: r.origin.map { String(cString: $0) }, host: r.host.map { String(cString: $0) }, body: body,
+                            bodyTooLarge: r.body_too_large != 0)
     if let preflight = CrossOrigin.preflight(asked) { return fill(response, with: preflight) }
-    var answer = handler.handle(asked)
+    var answer = core.handle(asked)
     if let origin = asked.origin {
         answer.headers += CrossOrigin.headers(origin: origin)
         answer.deferred?.origin = origin
@@ -162,121 +213,38 @@ private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: Unsafe
     fill(response, with: answer)
 }
 
-/// A C response from `answer`: its body and headers in memory the server frees.
-private func fill(_ response: UnsafeMutablePointer<authctl_http_response>, with answer: HTTPResponse) {
+/// The request's query, from its arguments as libmicrohttpd split and decoded them.
+private func query(_ request: authctl_http_request) -> String {
+    guard request.argument_count > 0, let names = request.argument_names, let values = request.argument_values else { return "" }
+    func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+    }
+    return QueryText.encoded((0..<request.argument_count).map { i in
+        QueryText.Argument(name: names[i].map(bytes) ?? [], value: values[i].map(bytes))
+    })
+}
+
+/// A C response from `answer`: its body and headers in memory the server frees; its stream or
+/// deferred answer held for the server (released by its callbacks).
+func fill(_ response: UnsafeMutablePointer<authctl_http_response>, with answer: HTTPResponse) {
     response.pointee.status = UInt32(answer.status)
     response.pointee.content_kind = answer.contentType.rawValue
-    if !answer.headers.isEmpty {
-        // Names and values as the server writes them: no line breaks can reach the wire.
-        let lines = answer.headers.map { "\($0.0): \($0.1)\n" }.joined().filter { $0 != "\r" }
-        response.pointee.headers = strdup(lines)
+    let headers = ResponseHeaders.packed(answer.headers)
+    if headers.count > 0, let memory = malloc(headers.bytes.count) {
+        headers.bytes.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        response.pointee.headers = memory.assumingMemoryBound(to: CChar.self)
+        response.pointee.header_count = headers.count
     }
     if let deferred = answer.deferred {
-        response.pointee.deferred = deferred.handle
+        response.pointee.deferred = Unmanaged.passRetained(deferred).toOpaque()
         return
     }
     if let stream = answer.stream {
-        response.pointee.stream = stream.handle
+        response.pointee.stream = Unmanaged.passRetained(stream).toOpaque()
         return
     }
     guard !answer.body.isEmpty, let memory = malloc(answer.body.count) else { return }
     answer.body.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     response.pointee.body = memory.assumingMemoryBound(to: UInt8.self)
     response.pointee.body_length = answer.body.count
-}
-
-/// A body sent as it comes (Server-Sent Events): ``send(_:)`` queues bytes and wakes the
-/// connection, which waits without a thread while there are none; ``end()`` finishes it. When
-/// the connection is gone — the client left, or the server stops — `released` is called once.
-/// At most ``limit`` bytes wait for a client that does not read: past that the stream ends.
-public final class HTTPStream: @unchecked Sendable {
-    private struct State {
-        var pending = [UInt8]()
-        var ended = false
-        var released = false
-    }
-
-    public static let limit = 1 << 20
-    private let state = Mutex(State())
-    private let released: @Sendable () -> Void
-    /// The C side's stream; one reference is this object's, one the response's.
-    fileprivate private(set) var handle: OpaquePointer?
-
-    public init(released: @escaping @Sendable () -> Void) {
-        self.released = released
-        // The response's reference to this object: dropped when the C side releases the stream.
-        let context = Unmanaged.passRetained(self).toOpaque()
-        handle = authctl_http_stream_new(pullStream, releaseStream, context)
-        if handle == nil { Unmanaged<HTTPStream>.fromOpaque(context).release() }
-    }
-
-    deinit { authctl_http_stream_unref(handle) }
-
-    /// Whether the connection is gone.
-    public var isReleased: Bool { state.withLock { $0.released } }
-
-    public func send(_ bytes: [UInt8]) {
-        state.withLock { s in
-            guard !s.ended else { return }
-            if s.pending.count + bytes.count > Self.limit { s.ended = true } else { s.pending += bytes }
-        }
-        authctl_http_stream_wake(handle)
-    }
-
-    public func end() {
-        state.withLock { $0.ended = true }
-        authctl_http_stream_wake(handle)
-    }
-
-    fileprivate func pull(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
-        state.withLock { s in
-            guard !s.pending.isEmpty else { return s.ended ? -1 : 0 }
-            let count = min(capacity, s.pending.count)
-            s.pending.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: count) }
-            s.pending.removeFirst(count)
-            return count
-        }
-    }
-
-    fileprivate func release() {
-        state.withLock { $0.released = true; $0.ended = true; $0.pending = [] }
-        released()
-    }
-}
-
-private func pullStream(_ context: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int) -> Int {
-    guard let context, let buffer else { return -1 }
-    return Unmanaged<HTTPStream>.fromOpaque(context).takeUnretainedValue().pull(into: buffer, capacity: capacity)
-}
-
-private func releaseStream(_ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    let stream = Unmanaged<HTTPStream>.fromOpaque(context)
-    stream.takeUnretainedValue().release()
-    stream.release()
-}
-
-/// An answer given later, from any thread (a conditional sign-in answered when the person picks a
-/// passkey): the connection waits without holding a thread. ``complete(_:)`` answers once; a
-/// second answer is dropped.
-public final class HTTPDeferred: @unchecked Sendable {
-    fileprivate let handle: OpaquePointer?
-    /// The request's `Origin`: the answer, whenever it comes, carries the cross-origin headers.
-    private let requestOrigin = Mutex<String?>(nil)
-
-    public init() { handle = authctl_http_deferred_new() }
-
-    deinit { authctl_http_deferred_unref(handle) }
-
-    fileprivate var origin: String? {
-        get { requestOrigin.withLock { $0 } }
-        set { requestOrigin.withLock { $0 = newValue } }
-    }
-
-    public func complete(_ answer: HTTPResponse) {
-        var response = authctl_http_response()
-        let cross = origin.map { CrossOrigin.headers(origin: $0) } ?? []
-        fill(&response, with: HTTPResponse(status: answer.status, contentType: answer.contentType, body: answer.body, headers: answer.headers + cross))
-        authctl_http_deferred_complete(handle, &response)
-    }
 }

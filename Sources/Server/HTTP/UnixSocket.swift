@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `serve --socket`: a Unix socket listening at an absolute path, made mode 600 (under the umask,
+/// so never reachable by others even for a moment), over nothing or over a stale socket — never
+/// over anything else: a file, a directory or a link planted at the path is refused and left as it
+/// is, never followed or removed. The directory is locked (flock) from the look to the bind, so two
+/// servers starting on one path cannot each take the other's socket for stale.
+enum UnixSocket {
+    /// What is at the path before the socket is made there.
+    enum Found: Equatable {
+        /// Nothing: the socket can be made.
+        case nothing
+        /// A socket of this user's that nobody listens on (tried with connect), as a SIGKILLed
+        /// server leaves it: it is removed, and the socket made in its place.
+        case staleSocket
+    }
+
+    /// A listening socket's descriptor (the caller's to close), or why there can be none.
+    static func listen(at path: String) throws(HTTPServerError) -> Int32 {
+        let address = try self.address(path)
+        let directory = open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 { flock(directory, LOCK_EX) }
+        defer { if directory >= 0 { close(directory) } }  // and its lock
+        if try look(at: path, address: address) == .staleSocket, unlink(path) != 0, errno != ENOENT {
+            throw HTTPServerError(message: "cannot remove the stale socket \(path): \(reason(errno))")
+        }
+        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listening >= 0 else { throw HTTPServerError(message: "cannot make a socket: \(reason(errno))") }
+        let before = umask(0o177)
+        let bound = withSocketAddress(address) { bind(listening, $0, $1) }
+        let why = errno
+        umask(before)
+        guard bound == 0 else {
+            close(listening)
+            throw HTTPServerError(message: "cannot listen on \(path): \(reason(why))")
+        }
+        guard startListening(listening) == 0 else {
+            let why = errno
+            unlink(path)
+            close(listening)
+            throw HTTPServerError(message: "cannot listen on \(path): \(reason(why))")
+        }
+        return listening
+    }
+
+    /// What is at `path`: nothing, or a stale socket of this user's; anything else is refused with
+    /// its reason — a file, a directory, a link (looked at, not followed), another user's socket,
+    /// or one a server listens on.
+    static func look(at path: String, address: sockaddr_un) throws(HTTPServerError) -> Found {
+        var found = stat()
+        guard lstat(path, &found) == 0 else {
+            if errno == ENOENT { return .nothing }
+            throw HTTPServerError(message: "cannot look at \(path): \(reason(errno))")
+        }
+        guard found.st_mode & S_IFMT == S_IFSOCK else {
+            throw HTTPServerError(message: "cannot listen on \(path): it exists and is not a socket (it is left as it is)")
+        }
+        guard found.st_uid == geteuid() else { throw HTTPServerError(message: "cannot listen on \(path): it is another user's socket") }
+        // Without blocking: a live server whose backlog is full answers EAGAIN, not at all.
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard probe >= 0 else { throw HTTPServerError(message: "cannot make a socket: \(reason(errno))") }
+        let connected = withSocketAddress(address) { connect(probe, $0, $1) }
+        let why = errno
+        close(probe)
+        if connected == 0 || why == EAGAIN || why == EINPROGRESS {
+            throw HTTPServerError(message: "cannot listen on \(path): a server listens there already")
+        }
+        guard why == ECONNREFUSED else {
+            throw HTTPServerError(message: "cannot listen on \(path): it is a socket that cannot be tried (\(reason(why)))")
+        }
+        return .staleSocket
+    }
+
+    /// The socket address of `path`: refused when it has a NUL byte, or is too long for one.
+    static func address(_ path: String) throws(HTTPServerError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8), room = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.contains(0) else { throw HTTPServerError(message: "the socket path has a NUL byte") }
+        guard bytes.count < room else { throw HTTPServerError(message: "the socket path is longer than \(room - 1) bytes") }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return address
+    }
+
+    /// The directory an absolute path is in (`/` for a path at the root).
+    static func parent(of path: String) -> String {
+        let bytes = Array(path.utf8)
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")), slash > 0 else { return "/" }
+        return String(decoding: bytes[..<slash], as: UTF8.self)
+    }
+
+    private static func withSocketAddress(_ address: sockaddr_un, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        withUnsafePointer(to: address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+
+    private static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+}
+
+/// listen(2), where `UnixSocket.listen(at:)` does not hide it.
+private func startListening(_ socket: Int32) -> Int32 { listen(socket, 128) }
