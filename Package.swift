@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "Keychain", dependencies: ["VirtualAuthenticator", "KeyVault", "SyncStore", "CProcess", "ByteOrder"]),
         // The request layer every front end drives: typed requests and responses, the options
         // builders, the hybrid rule, and the user-facing error table.
-        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "ByteOrder"]),
+        .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "Curl"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own. Its contract

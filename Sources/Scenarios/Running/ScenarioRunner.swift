@@ -1,9 +1,6 @@
 import Curl
 import Foundation
-import KeyVault
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// Runs a scenario: a throw-away vault (cheapest KDF) in a temporary directory, an account whose
 /// devices the scenario adds, a virtual clock that only `wait` and `at` move (and a prompt left to

@@ -1,6 +1,5 @@
 import Foundation
 import Session
-import VirtualAuthenticator
 
 /// A failure as the server answers it: `application/problem+json` (RFC 9457) with `type`,
 /// `title` and `name` (the row of docs/errors.md), `status`, `detail`, and, for the rows that
