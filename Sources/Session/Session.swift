@@ -16,7 +16,7 @@ import VirtualAuthenticator
 public final class Session {
     /// The account the session is open on: only the request layer reaches it, front ends go
     /// through the session's requests.
-    package let account: Account
+    let account: Account
     /// The virtual clock a scenario's session runs on (``ClockRequest``); `nil` on the real one.
     public let clock: VirtualClock?
     /// The people at the account's devices, as the front end knows them.

@@ -103,7 +103,7 @@ public final class ScenarioRunner {
 
     deinit {
         session = nil  // releases the vault's lock, so it can be removed
-        if madeVault { try? Device.removeVault(at: directory + "/vault") }
+        if madeVault { try? Session.removeVault(at: directory + "/vault") }
         if ownsDirectory { rmdir(directory) }
     }
 
