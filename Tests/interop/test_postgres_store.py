@@ -242,7 +242,7 @@ def test_what_a_hostile_user_tries_on_a_shared_store(cluster, tmp_path):
     # A short password is hidden where it stands alone, never cut out of libpq's words.
     result = Authctl(tmp_path / "leak").run("init", "--store", "postgresql://authctl:rt@127.0.0.1:1/x?password=ion", "--kdf", "min",
                                             "--no-biometry")
-    assert result.code == 74 and 'connection to server at "127.0.0.1", port 1 failed' in result.stderr, result.stderr
+    assert result.code == 31 and 'connection to server at "127.0.0.1", port 1 failed' in result.stderr, result.stderr
 
     short = Authctl(tmp_path / "short").run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min",
                                             env={"AUTHCTL_PIN": "12"})
