@@ -7,6 +7,9 @@ import PackageDescription
 //   authctl ──▶ Server (`authctl serve`), Benchmarks (what `authctl bench` measures) ──▶ Session
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
+// The front ends (authctl, Server, Scenarios) depend on Session and their own modules alone
+// (scripts/check_door.py holds them to it); Benchmarks measures below the door, on purpose.
+//
 // VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
 // KeyVault and SyncStore share POSIXFiles (file primitives), and all three, Keychain and Session
 // share ByteOrder (big-endian integers): the two import nothing of ours. Each C library is imported
