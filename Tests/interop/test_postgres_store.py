@@ -179,6 +179,10 @@ def test_an_account_a_server_makes_on_a_store_is_joined_from_the_command_line(cl
         assert status == 400 and "already holds an account" in problem["detail"], problem
         status, _, problem = call(server, "POST", "/accounts", {"store": cluster.address("other"), "storage": "memory"})
         assert status == 400, problem
+        # A server nothing listens on: the request's store cannot be used, which is no failure of
+        # the server's (never a 5xx).
+        status, _, problem = call(server, "POST", "/accounts", {"store": "postgresql://authctl@127.0.0.1:1/keys#nobody"})
+        assert status == 422 and problem["name"] == "storeUnavailable" and "Connection refused" in problem["detail"], problem
 
         options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
         status, _, response = call(server, "POST", f"/accounts/{account['id']}/devices/phone/register",
