@@ -162,7 +162,8 @@ def test_a_device_that_cannot_reach_the_server_keeps_working_and_catches_up(clus
 def test_an_account_a_server_makes_on_a_store_is_joined_from_the_command_line(cluster, tmp_path):
     """`POST /accounts` with a `store`: the answer carries the recovery secret; a vault on
     another machine joins with it, and a passkey the served account registers over HTTP signs in
-    there (py_webauthn verifies it). A store that holds an account is refused."""
+    there (py_webauthn verifies it). A store that holds an account is refused, and one that
+    cannot be reached is the request's problem."""
     from test_serve import call
     from webauthn import generate_registration_options, options_to_json, verify_registration_response
 
