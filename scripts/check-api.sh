@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Holds the library products to their public API: regenerates the listing of every Swift library
-# module's public declarations (from the debug build's modules, with swift-symbolgraph-extract)
-# and of the library products, and fails with a diff when they differ from Tests/api/.
+# Holds the front ends to the one door (scripts/check_door.py: they import Session, never the
+# domain below it), and the library products to their public API: regenerates the listing of
+# every Swift library module's public declarations (from the debug build's modules, with
+# swift-symbolgraph-extract) and of the library products, and fails with a diff when they differ
+# from Tests/api/.
 #
 #   scripts/check-api.sh            # check (builds debug first; a no-op when it is current)
 #   scripts/check-api.sh --update   # rewrite Tests/api/ to what the code declares now
@@ -19,6 +21,10 @@ case "${1:-}" in
   --update) update=1 ;;
   *) echo "usage: scripts/check-api.sh [--update]" >&2; exit 64 ;;
 esac
+
+# The front ends reach the domain through Session alone (scripts/check_door.py): checked first,
+# from the sources, without a build.
+python3 scripts/check_door.py .
 
 baseline=Tests/api
 work=$(mktemp -d "${TMPDIR:-/tmp}/authctl-api.XXXXXX")

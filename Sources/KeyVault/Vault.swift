@@ -313,14 +313,33 @@ public final class Vault {
     /// Creates a vault in `path`, which must be absent, or an empty directory of this user's.
     /// `initialRecords` (given the new vault, whose key and id exist by then) are committed as the
     /// first frame *before* the header is written, so a vault never exists without them: a crash
-    /// during creation leaves an unfinished directory that `create` may be run on again.
+    /// during creation leaves an unfinished directory that `create` may be run on again. A create
+    /// that fails (a full disk, a file-size limit, initial records refused) leaves nothing of its
+    /// own: the files it wrote are removed, and the directories it made, the vault's and its
+    /// parents, when nothing else is in them.
     /// `durability` `.none` is for a vault its process deletes when done (see ``Durability``), and
     /// so is `sharing` `.held` (see ``Sharing``).
     package static func create(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting = Waiting(),
                               partitioning: VaultPartitioning? = nil, durability: Durability = .full, sharing: Sharing = .shared,
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         let durable = durability == .full
-        try POSIXFile.makeDirectory(path, durable: durable)
+        let made = POSIXFile.missingDirectories(path)
+        do {
+            try POSIXFile.makeDirectory(path, durable: durable)
+            return try creating(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting, partitioning: partitioning,
+                                durability: durability, sharing: sharing, initialRecords: initialRecords)
+        } catch {
+            // rmdir removes only what is empty by now: never a racing creator's directory, or one
+            // that held anything but what this create wrote (which ``creating`` removed, under the
+            // writer lock, before it let go of it).
+            for directory in made.reversed() { rmdir(directory) }
+            throw error
+        }
+    }
+
+    private static func creating(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting, partitioning: VaultPartitioning?,
+                                 durability: Durability, sharing: Sharing,
+                                 initialRecords: (Vault) throws(VaultError) -> [VaultRecord]) throws(VaultError) -> Vault {
         // Another user's directory, or one holding anything but an unfinished vault, is refused
         // before anything in it changes — its mode included. Then it is made private, and looked
         // at again under the writer lock (for racing creators, and for whatever arrived before the
@@ -342,6 +361,26 @@ public final class Vault {
         try POSIXFile.makePrivate(path)
         let writer = try VaultLock(path: file(path, writerLockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice)
         try refuseExisting()
+        // From here on the directory holds nothing but what an unfinished create leaves, and this
+        // one holds the writer lock: what fails removes it all (the writer lock's file last, still
+        // held, as ``remove(at:)`` does), so a failed create leaves no vault debris behind.
+        do {
+            return try writeNew(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting, writer: writer, partitioning: partitioning,
+                                durability: durability, sharing: sharing, initialRecords: initialRecords)
+        } catch {
+            // A header is this create's too (none was there under the lock): one whose rename
+            // landed but whose directory could not be flushed.
+            for name in unfinishedCreation.union([headerFile]) where name != writerLockFile { unlink(file(path, name)) }
+            unlink(file(path, writerLockFile))
+            withExtendedLifetime(writer) {}
+            throw error
+        }
+    }
+
+    private static func writeNew(at path: String, passphrase: SecureBytes, kdf: KDFLevel, waiting: Waiting, writer: VaultLock,
+                                 partitioning: VaultPartitioning?, durability: Durability, sharing: Sharing,
+                                 initialRecords: (Vault) throws(VaultError) -> [VaultRecord]) throws(VaultError) -> Vault {
+        let durable = durability == .full
         // A held vault takes the state lock now, for its whole life.
         let held = sharing == .held
             ? HeldVaultFiles(state: try VaultLock(path: file(path, lockFile), exclusive: true, wait: waiting.limit, waiting: waiting.notice))

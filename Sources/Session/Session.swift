@@ -16,7 +16,7 @@ import VirtualAuthenticator
 public final class Session {
     /// The account the session is open on: only the request layer reaches it, front ends go
     /// through the session's requests.
-    package let account: Account
+    let account: Account
     /// The virtual clock a scenario's session runs on (``ClockRequest``); `nil` on the real one.
     public let clock: VirtualClock?
     /// The people at the account's devices, as the front end knows them.
@@ -229,12 +229,13 @@ public final class Session {
         }
     }
 
-    /// What `getClientCapabilities()` gives a page on `device`.
-    /// The CA the account's attestations with x5c chain to (docs/profiles.md).
+    /// The CA the account's attestations with x5c chain to (docs/profiles.md): `ca export`. A vault
+    /// from before profiles has none until a writer's session asks (``hasAttestationCA``).
     public func attestationCA() throws(SessionError) -> AttestationCA {
         do { return try account.attestationCA() } catch { throw SessionError(error) }
     }
 
+    /// What `getClientCapabilities()` gives a page on `device`.
     public func capabilities(device: String? = nil) throws(SessionError) -> ClientCapabilities {
         do { return try account.device(device).capabilities() } catch { throw SessionError(error) }
     }

@@ -12,7 +12,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
         case biometryLockout, timedOut, securityError, notSupported, encodingError, syntaxError, badInput, usage
         case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, scenarioFailed, passkeysNotSupported, ioError
-        case vaultTooNew
+        case vaultTooNew, storeUnavailable
     }
 
     public let name: Name
@@ -63,6 +63,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case .vaultBusy: .vaultBusy
         case .vaultInsecure: .vaultInsecure
         case .storage: .ioError
+        case .storeUnavailable: .storeUnavailable
         case .invalidArgument: .badInput
         case .noSuchCredential: .notHandled
         case .noSuchDevice: .usage  // a --device, --via or approver naming no device: the caller's words
@@ -112,7 +113,7 @@ extension SessionError.Name {
         case .syntaxError: .syntaxError
         case .unknown: .unknown
         case .invalidResponse, .usage, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure,
-             .scenarioFailed, .passkeysNotSupported, .ioError, .vaultTooNew: nil
+             .scenarioFailed, .passkeysNotSupported, .ioError, .vaultTooNew, .storeUnavailable: nil
         }
     }
 
@@ -125,7 +126,7 @@ extension SessionError.Name {
         case .canceled, .failed, .timedOut, .biometryLockout, .notInteractive: true
         case .invalidResponse, .notHandled, .unknown, .matchedExcludedCredential, .securityError, .notSupported, .encodingError, .syntaxError,
              .badInput, .usage, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed,
-             .passkeysNotSupported, .ioError, .vaultTooNew: false
+             .passkeysNotSupported, .ioError, .vaultTooNew, .storeUnavailable: false
         }
     }
 
@@ -153,6 +154,7 @@ extension SessionError.Name {
         case .passkeysNotSupported: 28
         case .syntaxError: 29
         case .vaultTooNew: 30
+        case .storeUnavailable: 31
         case .usage: 64  // EX_USAGE
         case .badInput: 65  // EX_DATAERR
         case .unknown: 70  // EX_SOFTWARE
@@ -188,6 +190,7 @@ extension SessionError.Name {
         case .badInput: "input that cannot be used: malformed options JSON, a missing member, an unreadable file, a bad secret"
         case .unknown: "an internal failure, or OpenSSL without a usable provider"
         case .ioError: "the operating system refused a file operation, or the response could not be written"
+        case .storeUnavailable: "the account store cannot be reached or used now (a server that does not answer, a directory that is not private)"
         }
     }
 
@@ -204,7 +207,7 @@ extension SessionError.Name {
         case .matchedExcludedCredential: 1006
         case .biometryLockout, .timedOut, .securityError, .notSupported, .encodingError, .syntaxError, .badInput, .usage, .vaultLocked,
              .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed, .passkeysNotSupported, .ioError,
-             .vaultTooNew: nil
+             .vaultTooNew, .storeUnavailable: nil
         }
     }
 
@@ -224,7 +227,8 @@ extension SessionError.Name {
         case .invalidResponse: 0x12  // CTAP2_ERR_INVALID_CBOR
         case .usage, .scenarioFailed, .passkeysNotSupported: nil
         // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business.
-        case .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .ioError, .vaultTooNew: 0x7F
+        case .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .ioError, .vaultTooNew,
+             .storeUnavailable: 0x7F
         }
     }
 }

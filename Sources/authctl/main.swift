@@ -1,5 +1,5 @@
 import Glibc
-import Keychain
+import Session
 
 // Before anything else: failed writes become errors rather than signals, descriptors 0–2 stay
 // taken, and no core dump or debugger can read a key out of this process.

@@ -48,6 +48,22 @@ final class AccountServiceTests {
         #expect(call("POST", "/accounts/\(id)/devices/phone/sign", "{}").0 == 404)
     }
 
+    @Test func aStoreThatCannotBeUsedIsTheRequestsProblemAndLeavesNothing() throws {
+        // Others can write it; a symbolic link; a file's child; a server nothing listens on.
+        let open = scratch + "/open"
+        #expect(mkdir(open, 0o777) == 0 && chmod(open, 0o777) == 0)
+        #expect(mkdir(scratch + "/empty", 0o700) == 0 && symlink(scratch + "/empty", scratch + "/link") == 0)
+        #expect(FileManager.default.createFile(atPath: scratch + "/file", contents: Data()))
+        let before = try FileManager.default.contentsOfDirectory(atPath: scratch).sorted()
+        for store in [open, scratch + "/link", scratch + "/file/store", "postgresql://authctl@127.0.0.1:1/keys#alice"] {
+            let (status, problem) = call("POST", "/accounts", #"{"store":"\#(store)"}"#)
+            #expect(status == 422 && problem["name"] as? String == "storeUnavailable", "\(store): \(status) \(problem)")
+            #expect(problem["detail"] as? String != nil && problem["ctapStatus"] as? Int == 0x7F, "\(store)")
+        }
+        // No account's directory left in the scratch space.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).sorted() == before)
+    }
+
     @Test func everyRowOfTheTableHasAStatusAndNoCeremonyOutcomeIsA5xx() {
         let outcomes: Set<SessionError.Name> = [.canceled, .failed, .invalidResponse, .notHandled, .notInteractive, .matchedExcludedCredential,
                                                 .biometryLockout, .timedOut, .securityError, .notSupported, .passkeysNotSupported]

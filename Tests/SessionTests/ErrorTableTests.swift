@@ -20,7 +20,7 @@ import Scenarios
         (.vaultNotFound, .vaultNotFound), (.vaultExists, .vaultExists), (.vaultLocked, .vaultLocked),
         (.vaultCorrupted, .vaultCorrupted), (.vaultTooNew, .vaultTooNew), (.vaultBusy, .vaultBusy), (.vaultInsecure, .vaultInsecure), (.storage, .ioError),
         (.invalidArgument, .badInput), (.noSuchCredential, .notHandled), (.noSuchDevice, .usage),
-        (.passkeysNotSupported, .passkeysNotSupported),
+        (.passkeysNotSupported, .passkeysNotSupported), (.storeUnavailable, .storeUnavailable),
     ]
     for (code, name) in expected {
         #expect(SessionError.name(of: code) == name, "\(code)")
@@ -31,9 +31,10 @@ import Scenarios
 
 /// A front end's port (its PIN reader) fails in the table's words, mapped by type into the
 /// ceremony's error and back through the device: every row a port can fail with comes back as
-/// itself, with its message; the rows no port can fail with are the program's own (`unknown`).
+/// itself, with its message; the rows no port can fail with (a store: a PIN reader has none) are
+/// the program's own (`unknown`).
 @Test func aFrontEndsOwnErrorComesBackThroughTheDeviceByType() {
-    let programs: Set<SessionError.Name> = [.usage, .invalidResponse, .scenarioFailed, .passkeysNotSupported]
+    let programs: Set<SessionError.Name> = [.usage, .invalidResponse, .scenarioFailed, .passkeysNotSupported, .storeUnavailable]
     for name in SessionError.Name.allCases {
         let own = SessionError(name, "the reader's own words")
         let back = SessionError(DeviceError(AuthenticatorError(own)))

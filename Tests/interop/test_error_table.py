@@ -50,6 +50,10 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     insecure.chmod(0o777)
     triggers["vaultInsecure"] = (["list"], {"AUTHCTL_VAULT": str(insecure)})
     triggers["ioError"] = (["list"], {})  # with stdout on /dev/full, below
+    open_store = tmp_path / "open-store"  # a store directory others can write
+    open_store.mkdir()
+    open_store.chmod(0o777)
+    triggers["storeUnavailable"] = (["init", "--kdf", "min", "--store", str(open_store)], {"AUTHCTL_VAULT": str(tmp_path / "on-open-store")})
     badly_encoded = tmp_path / "badly-encoded.json"
     badly_encoded.write_text('{"challenge": "a+b="}')
     triggers["encodingError"] = (["sign", "--origin", ORIGIN, "--options", str(badly_encoded)], {})

@@ -162,7 +162,8 @@ def test_a_device_that_cannot_reach_the_server_keeps_working_and_catches_up(clus
 def test_an_account_a_server_makes_on_a_store_is_joined_from_the_command_line(cluster, tmp_path):
     """`POST /accounts` with a `store`: the answer carries the recovery secret; a vault on
     another machine joins with it, and a passkey the served account registers over HTTP signs in
-    there (py_webauthn verifies it). A store that holds an account is refused."""
+    there (py_webauthn verifies it). A store that holds an account is refused, and one that
+    cannot be reached is the request's problem."""
     from test_serve import call
     from webauthn import generate_registration_options, options_to_json, verify_registration_response
 
@@ -179,6 +180,10 @@ def test_an_account_a_server_makes_on_a_store_is_joined_from_the_command_line(cl
         assert status == 400 and "already holds an account" in problem["detail"], problem
         status, _, problem = call(server, "POST", "/accounts", {"store": cluster.address("other"), "storage": "memory"})
         assert status == 400, problem
+        # A server nothing listens on: the request's store cannot be used, which is no failure of
+        # the server's (never a 5xx).
+        status, _, problem = call(server, "POST", "/accounts", {"store": "postgresql://authctl@127.0.0.1:1/keys#nobody"})
+        assert status == 422 and problem["name"] == "storeUnavailable" and "Connection refused" in problem["detail"], problem
 
         options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
         status, _, response = call(server, "POST", f"/accounts/{account['id']}/devices/phone/register",
@@ -242,7 +247,7 @@ def test_what_a_hostile_user_tries_on_a_shared_store(cluster, tmp_path):
     # A short password is hidden where it stands alone, never cut out of libpq's words.
     result = Authctl(tmp_path / "leak").run("init", "--store", "postgresql://authctl:rt@127.0.0.1:1/x?password=ion", "--kdf", "min",
                                             "--no-biometry")
-    assert result.code == 74 and 'connection to server at "127.0.0.1", port 1 failed' in result.stderr, result.stderr
+    assert result.code == 31 and 'connection to server at "127.0.0.1", port 1 failed' in result.stderr, result.stderr
 
     short = Authctl(tmp_path / "short").run("init", "--join", cluster.address("named"), "--device", "pc", "--kdf", "min",
                                             env={"AUTHCTL_PIN": "12"})

@@ -3,6 +3,7 @@ at random instants, many processes at once, and every byte of a small vault flip
 import base64
 import json
 import random
+import resource
 import shutil
 import signal
 import struct
@@ -13,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import vault_reader
-from conftest import BIN, PASSPHRASE, log_file, unb64url
+from conftest import BIN, PASSPHRASE, log_file, own_environment, unb64url
 
 ORIGIN = "https://example.com"
 
@@ -410,3 +411,40 @@ def test_a_command_that_reads_the_whole_vault_writes_nothing_when_a_frame_is_dam
     log.write_bytes(bytes(damaged))
     result = authctl.run(*command, env={"AUTHCTL_NEW_PASSPHRASE": "another passphrase"})
     assert result.code == 0, result.stderr
+
+
+def test_an_init_whose_writes_fail_leaves_no_vault_behind(tmp_path):
+    """`init` on a disk that takes no more: `ioError` (exit 74), and nothing of the vault left —
+    not its files, not the directories it made (the vault's and its parents), so the path is as
+    it was; an empty directory given stays, empty, and `init` then succeeds in it. Here a limit on
+    the size of a file stops the first write, as a full disk would."""
+    env = dict(own_environment(tmp_path), AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN="1234")
+    tiny = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))  # noqa: E731 (log.0's first frame is larger)
+    given = tmp_path / "given"
+    given.mkdir(mode=0o700)
+    for vault in (tmp_path / "made" / "deeper" / "vault", given):
+        failed = subprocess.run([BIN, "--json", "--vault", str(vault), "init", "--kdf", "min"], env=env, preexec_fn=tiny,
+                                capture_output=True, text=True, timeout=120)
+        assert failed.returncode == 74 and json.loads(failed.stderr)["error"] == "ioError", failed.stderr
+        assert "File too large" in failed.stderr, failed.stderr
+    assert not (tmp_path / "made").exists()
+    assert list(given.iterdir()) == []
+    made = subprocess.run([BIN, "--vault", str(given), "init", "--kdf", "min"], env=env, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0 and (given / "header").exists(), made.stderr
+
+
+@pytest.mark.parametrize("size", ["4k", "8k", "12k"])  # full at the log, at its commit pointer, at the header
+def test_an_init_on_a_full_disk_leaves_no_vault_behind(tmp_path, size):
+    """The same on a file system that is full (a tmpfs of `size`, in a mount namespace of the
+    command's own): whichever write meets the full disk, the disk holds nothing after."""
+    if subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespace here (unshare --mount needs CAP_SYS_ADMIN)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    env = dict(own_environment(tmp_path), AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN="1234")
+    # The disk exists only in the namespace: what is left on it is listed there, after the command.
+    script = f'mount -t tmpfs -o size={size} authctl-full "$0" && "$1" --vault "$0/deep/vault" init --kdf min; echo "exit $?"; find "$0" -mindepth 1'
+    run = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(disk), BIN], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.stdout.splitlines() == ["exit 74"], (run.stdout, run.stderr)
+    assert "ioError" in run.stderr and "No space left on device" in run.stderr, run.stderr

@@ -27,6 +27,18 @@ enum POSIXFile {
         try named { () throws(FileFailure) in try Files.makeDirectory(path, durable: durable) }
     }
 
+    /// The directories ``makeDirectory(_:durable:)`` would make for `path`: it and each parent
+    /// that does not exist, outermost first.
+    static func missingDirectories(_ path: String) -> [String] {
+        var missing = [String]()
+        var directory = path
+        while !directory.isEmpty, directory != "/", !Files.exists(directory) {
+            missing.insert(directory, at: 0)
+            directory = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        }
+        return missing
+    }
+
     /// Refuses a vault directory that is not a directory this user owns, or that others can write
     /// to: someone who can add, replace or link files in it could plant what the vault then reads
     /// or overwrites (ssh and gpg refuse their directories for the same reason).

@@ -25,6 +25,10 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case vaultInsecure
         /// The operating system refused a file operation.
         case storage
+        /// The account store cannot be reached or used now: a server that does not answer, a
+        /// directory that is not a private one of this user's. Like a cloud that is down, it may
+        /// work again later; the vault is untouched.
+        case storeUnavailable
         /// The caller asked for something the device cannot do (a PIN too short, a directory that
         /// is not empty).
         case invalidArgument
@@ -61,6 +65,7 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         case .vaultBusy: "vaultBusy"
         case .vaultInsecure: "vaultInsecure"
         case .storage: "ioError"
+        case .storeUnavailable: "storeUnavailable"
         case .invalidArgument: "badInput"
         case .noSuchCredential: "notHandled"
         case .noSuchDevice: "usage"
@@ -89,7 +94,8 @@ public struct DeviceError: Error, Sendable, CustomStringConvertible {
         switch error.kind {
         case .invalid: self.init(.invalidArgument, error.message)
         case .corrupted: self.init(.vaultCorrupted, error.message)
-        case .unavailable, .conflict, .tooLarge, .behindSnapshot: self.init(.storage, error.message)
+        case .unavailable: self.init(.storeUnavailable, error.message)
+        case .conflict, .tooLarge, .behindSnapshot: self.init(.storage, error.message)
         }
     }
 

@@ -1,5 +1,4 @@
-import VirtualAuthenticator
-import Keychain
+import Session
 
 /// Reads a scenario: one step per line, `#` comments, `${NAME}` replaced from the environment,
 /// an optional `at DURATION` before a step and `=> expectation` after it. Every mistake is a

@@ -1,4 +1,4 @@
-import Keychain
+import Session
 
 /// One step of a scenario, as its line says it. See docs/scenarios.md for the grammar.
 enum Step {

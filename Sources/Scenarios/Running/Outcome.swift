@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// What a step came to: `ok`, an error's name (with its message), or — for `holds` — the labels of
 /// the passkeys; and the result's facts, in the order the timeline prints them.

@@ -1,5 +1,4 @@
 import Session
-import Keychain
 
 /// One step as it ran: when, what, and what came of it.
 public struct StepReport: Encodable, Sendable {

@@ -1,9 +1,6 @@
 import Curl
 import Foundation
-import KeyVault
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// Runs a scenario: a throw-away vault (cheapest KDF) in a temporary directory, an account whose
 /// devices the scenario adds, a virtual clock that only `wait` and `at` move (and a prompt left to
@@ -110,7 +107,7 @@ public final class ScenarioRunner {
 
     deinit {
         session = nil  // releases the vault's lock, so it can be removed
-        if madeVault { try? Device.removeVault(at: directory + "/vault") }
+        if madeVault { try? Session.removeVault(at: directory + "/vault") }
         if ownsDirectory { rmdir(directory) }
     }
 

@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 extension SyncEvent {
     /// `# sync at 2s: phone uploaded alice`: a comment, so that the timeline still reads back as

@@ -1,8 +1,6 @@
 import Foundation
-import Keychain
 import Session
 import Synchronization
-import VirtualAuthenticator
 
 /// An account's events, as `GET /accounts/{account}/events` sends them (Server-Sent Events):
 /// what happened to its passkeys — `credentialAdded`, `credentialAsserted`, `credentialUpdated`,

@@ -1,9 +1,6 @@
 import Foundation
-import Keychain
-import KeyVault
 import Session
 import Synchronization
-import VirtualAuthenticator
 
 /// What `authctl serve` answers (docs/server.md): the accounts it hosts — each in memory by
 /// default, a throw-away vault of its own removed when the account ends — and the routes that

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Keychain
 import Session
 
 /// The conditional sign-ins pending on an account's devices, one per device: the autofill list of

@@ -1,9 +1,6 @@
 import Foundation
-import Keychain
-import KeyVault
 import Session
 import Synchronization
-import VirtualAuthenticator
 
 /// One account the server hosts: its request layer, its clock, the PIN the person at each device
 /// types, its events, and its directory. Its requests run one at a time (``serve(_:)``), so

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// What the person at each device will do at the next prompts, queued by a test: the ceremonies

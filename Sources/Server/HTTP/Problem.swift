@@ -1,6 +1,5 @@
 import Foundation
 import Session
-import VirtualAuthenticator
 
 /// A failure as the server answers it: `application/problem+json` (RFC 9457) with `type`,
 /// `title` and `name` (the row of docs/errors.md), `status`, `detail`, and, for the rows that
@@ -78,12 +77,14 @@ struct Problem: Error {
 
     /// The HTTP status of an error of the table: the caller's mistakes 400 (a wrong passphrase is
     /// one: the only passphrases a request carries are its own, an export's or an import's), a
-    /// ceremony's outcome 422 (never 5xx), a busy vault 409, the rest 500.
+    /// ceremony's outcome 422 (never 5xx), a busy vault 409, an account store that cannot be used
+    /// 422 too (the request names it, in `POST /accounts`: it is understood, and cannot be done on
+    /// that store; never 5xx, which would say the server failed), the rest 500.
     static func status(of name: SessionError.Name) -> Int {
         switch name {
         case .badInput, .syntaxError, .encodingError, .usage, .vaultLocked: 400
         case .canceled, .failed, .invalidResponse, .notHandled, .notInteractive, .matchedExcludedCredential, .biometryLockout, .timedOut,
-             .securityError, .notSupported, .passkeysNotSupported: 422
+             .securityError, .notSupported, .passkeysNotSupported, .storeUnavailable: 422
         case .vaultBusy, .vaultExists: 409
         case .unknown, .vaultCorrupted, .vaultNotFound, .vaultInsecure, .scenarioFailed, .ioError, .vaultTooNew: 500
         }

@@ -1,8 +1,5 @@
 import Foundation
-import Keychain
-import KeyVault
 import Session
-import VirtualAuthenticator
 
 /// `/accounts`: making, reading and ending accounts; an account's clock; its event stream.
 extension AccountService {

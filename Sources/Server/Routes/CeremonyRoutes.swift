@@ -1,7 +1,5 @@
 import Foundation
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `…/devices/{device}/register` and `…/sign`: `navigator.credentials.create()` and `.get()` on a
 /// device, answered with the response JSON a browser hands the page; `…/autofill`: the person

@@ -1,7 +1,4 @@
-import Keychain
-import KeyVault
 import Session
-import VirtualAuthenticator
 
 /// `/accounts/{account}/devices`: adding, reading, changing and removing an account's devices;
 /// a device's PIN, profile, capabilities and signals.

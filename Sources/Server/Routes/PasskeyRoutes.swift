@@ -1,7 +1,4 @@
-import Keychain
-import KeyVault
 import Session
-import VirtualAuthenticator
 
 /// `…/devices/{device}/passkeys`: what a device holds — listed, read, added from a private key
 /// (WebDriver's Add Credential), flags set, deleted, exported and imported.

@@ -1,6 +1,5 @@
 import Foundation
-import Keychain
-import VirtualAuthenticator
+import Session
 
 /// The request bodies the routes take, one type per schema of `openapi.json`'s
 /// `components/schemas`, named as it is there: each stored property is a member (optional: it may

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `/accounts/{account}/sync`: what is in flight per device, and the sync settings (delays, their

@@ -1,9 +1,6 @@
 import Foundation
-import Keychain
-import KeyVault
 import Session
 import Synchronization
-import VirtualAuthenticator
 
 /// WebAuthn L3 §11's WebDriver extension commands, at their own paths and with their own
 /// parameter names, so that code written for Selenium's or WebdriverIO's virtual-authenticator

@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// Reads a command line against the declared command tree, the way getopt_long does:
 ///

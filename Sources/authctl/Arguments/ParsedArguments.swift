@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// What the parser read for one command: option values and flags, looked up by their declaration
 /// (so a typo in a name is a compile error, not a silent `nil`), and positional arguments.

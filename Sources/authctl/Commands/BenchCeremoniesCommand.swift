@@ -1,5 +1,5 @@
 import Benchmarks
-import VirtualAuthenticator
+import Session
 
 /// `authctl bench ceremonies`: rates of register and sign, JSON in to JSON out
 /// (`CeremonyBenchmark` measures; this parses and prints).

@@ -1,6 +1,6 @@
 import Benchmarks
 import Glibc
-import VirtualAuthenticator
+import Session
 
 /// `authctl bench command -- ARGS...`: `authctl ARGS` run as a process and timed from outside
 /// (`CommandBenchmark` measures; this parses, catches signals and prints).

@@ -1,6 +1,6 @@
 import Benchmarks
 import Glibc
-import VirtualAuthenticator
+import Session
 
 /// `authctl bench vault`: what the commands cost as the vault grows, with one device or several
 /// (`VaultBenchmark` measures; this parses, catches signals and prints).

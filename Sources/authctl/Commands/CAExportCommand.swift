@@ -1,6 +1,5 @@
 import Glibc
-import KeyVault
-import VirtualAuthenticator
+import Session
 
 /// `authctl ca export`: prints the root certificate of the vault's attestation CA.
 enum CAExportCommand {
@@ -26,10 +25,9 @@ enum CAExportCommand {
         }
         // A look, unless the vault has no CA yet (one from before profiles): a writer makes it.
         let vault = try VaultSelection(args)
-        var account = try vault.openAccount(.read)
-        if !account.hasAttestationCA { account = try vault.openAccount(.write) }
-        let ca: AttestationCA
-        do { ca = try account.attestationCA() } catch { throw CLIError(error) }
+        var session = try vault.session(.read)
+        if !session.hasAttestationCA { session = try vault.session(.write) }
+        let ca = try session.attestationCA()
         if der {
             try Output.bytes(ca.rootDER)
         } else {

@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `authctl capabilities`: what PublicKeyCredential.getClientCapabilities() gives a page on the device.
 enum CapabilitiesCommand {

@@ -1,7 +1,5 @@
 import Glibc
-import Keychain
 import Session
-import KeyVault
 
 /// `authctl credential export ID --out FILE`: one passkey, private key included, sealed under a
 /// passphrase of its own.

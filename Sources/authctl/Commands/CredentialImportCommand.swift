@@ -1,7 +1,5 @@
 import Foundation
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `authctl credential import FILE`: adds an exported passkey to this device.
 enum CredentialImportCommand {

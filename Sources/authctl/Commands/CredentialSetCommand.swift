@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl credential set ID --backup-state 0|1`: a passkey's backup flags, set by hand.

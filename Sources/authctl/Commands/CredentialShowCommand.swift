@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `authctl credential show ID`: everything the vault knows of one passkey, without its key.
 enum CredentialShowCommand {

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl delete ID`: removes one passkey (a tombstone in the vault).

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device add NAME`: a new device of the account, its replica empty until sync brings the

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device approve CODE`: lets a device on another machine join the account.

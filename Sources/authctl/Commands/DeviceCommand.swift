@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device add | approve | list | remove | offline | online | reset`: the account's devices.

@@ -1,5 +1,3 @@
-import VirtualAuthenticator
-import Keychain
 import Session
 
 /// `authctl device list`: the account's devices and their sync state.

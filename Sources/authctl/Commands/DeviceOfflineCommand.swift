@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device offline NAME`: nothing uploads from or downloads to it until it is back online.

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device online NAME`: what waited while it was offline starts now.

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device remove NAME`: what it uploaded stays in the account; what it had not is lost.

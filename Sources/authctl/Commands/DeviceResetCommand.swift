@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device reset NAME`: a factory reset.

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl device unsupported NAME on|off`: a device without passkey support, or with it again.

@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// `authctl faults`: what `--fault NAME` can break, where, and the RP check that must catch it.
 enum FaultsCommand {

@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// `authctl help [COMMAND...]`: the same text as `authctl COMMAND --help`.
 enum HelpCommand {

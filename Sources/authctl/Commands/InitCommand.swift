@@ -1,8 +1,4 @@
-import KeyVault
-import Keychain
 import Session
-import SyncStore
-import VirtualAuthenticator
 
 /// `authctl init`: creates a vault and enrolls the simulated biometric PIN.
 enum InitCommand {
@@ -83,7 +79,7 @@ enum InitCommand {
             throw error
         }
         try file?.finish(Array((secret + "\n").utf8))
-        Output.diagnostic("authctl: created vault at \(vault.path) on the account store \(PostgresAddress.redacted(address)) (kdf \(kdf.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled")); "
+        Output.diagnostic("authctl: created vault at \(vault.path) on the account store \(StoreAddress.shown(address)) (kdf \(kdf.rawValue), biometry \(pin == nil ? "not enrolled" : "enrolled")); "
                           + "the recovery secret is \(file.map { "in \($0.path)" } ?? "above"): keep it, it is not shown again")
     }
 
@@ -119,7 +115,7 @@ enum InitCommand {
             try Output.requireStdout()
             // The address stays in this process's arguments, which every user of the machine can
             // read, for as long as it waits.
-            if PostgresAddress.names(address), PostgresAddress.carriesPassword(address) {
+            if StoreAddress.carriesPassword(address) {
                 Output.diagnostic("authctl: warning: the store's address holds a password, which other users of this machine can read "
                                   + "in the process list while init --join waits: give it in $PGPASSWORD or a password file "
                                   + "(~/.pgpass, $PGPASSFILE) instead")
@@ -132,6 +128,6 @@ enum InitCommand {
         let session = try Session.join(at: vault.path, passphrase: passphrase, kdf: kdf, store: address, name: name, pin: pin,
                                        maxPINAttempts: attempts, approval: approval)
         VaultSelection.warn(session)
-        Output.diagnostic("authctl: created vault at \(vault.path) for device \(name), joined to the account on \(PostgresAddress.redacted(address))")
+        Output.diagnostic("authctl: created vault at \(vault.path) for device \(name), joined to the account on \(StoreAddress.shown(address))")
     }
 }

@@ -1,8 +1,6 @@
-import Glibc
 import Foundation
-import Keychain
+import Glibc
 import Session
-import VirtualAuthenticator
 
 /// `authctl list`: the passkeys in the vault, as a table for people or JSON for scripts.
 enum ListCommand {

@@ -1,5 +1,5 @@
 import Glibc
-import VirtualAuthenticator
+import Session
 
 /// `authctl manpages [--output DIR] [COMMAND...]`: the man pages, made from the command
 /// declarations (``ManPage``).

@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// `authctl profiles`: the authenticator models `--profile NAME` answers as, and what each sets.
 enum ProfilesCommand {

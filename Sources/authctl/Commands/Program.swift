@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// The top level: only the list of commands, each declared in its own file.
 enum Program {

@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `authctl register`: navigator.credentials.create() from the shell.
 enum RegisterCommand {

@@ -1,6 +1,6 @@
 import Glibc
 import Scenarios
-import VirtualAuthenticator
+import Session
 
 /// `authctl scenario run FILE`: prints the timeline (with `--json`, the report as JSON) and fails
 /// with `scenarioFailed` at the first unmet expectation (every one with `--keep-going`).

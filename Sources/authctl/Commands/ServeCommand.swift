@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Server
-import VirtualAuthenticator
+import Session
 
 /// `authctl serve`: the request layer over HTTP for test suites in any language (docs/server.md).
 enum ServeCommand {

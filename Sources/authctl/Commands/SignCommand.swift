@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `authctl sign`: navigator.credentials.get() from the shell.
 enum SignCommand {

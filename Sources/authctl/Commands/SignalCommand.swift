@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// `authctl signal unknown-credential | accepted-credentials | current-user-details`: the RP's
 /// signal methods (WebAuthn L3 §5.1.10) from the shell.

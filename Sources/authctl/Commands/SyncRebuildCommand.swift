@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl sync rebuild`: forget what this vault knows of the account store and read it again.

@@ -1,4 +1,3 @@
-import Keychain
 import Session
 
 /// `authctl sync set`: the account's delays, or one device's with `--device`.

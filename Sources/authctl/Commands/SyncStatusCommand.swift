@@ -1,6 +1,3 @@
-import KeyVault
-import VirtualAuthenticator
-import Keychain
 import Session
 
 /// `authctl sync status`: per device, what is pending and when it lands.

@@ -1,4 +1,4 @@
-import Keychain
+import Session
 
 /// `authctl vault check`: opening authenticates every frame; this also opens every private key that
 /// is not sealed under the biometry key and matches it to its public key.
@@ -10,9 +10,7 @@ enum VaultCheckCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.read)
-        let check: VaultCheck
-        do { check = try device.check() } catch { throw CLIError(error) }
-        try Report.print(try VaultReport(device, check: check), json: args.flag(GlobalOptions.json))
+        let vault = try VaultSelection(args)
+        try Report.print(try vault.session(.read).checkVault(device: vault.deviceName), json: args.flag(GlobalOptions.json))
     }
 }

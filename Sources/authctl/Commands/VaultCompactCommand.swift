@@ -6,13 +6,7 @@ enum VaultCompactCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.write, verifyingFirst: true)
-        let before: Int, after: Int
-        do {
-            before = try device.facts.committedBytes
-            try device.compact()
-            after = try device.facts.committedBytes
-        } catch { throw CLIError(error) }
-        Output.diagnostic("authctl: compacted the log from \(before) to \(after) bytes")
+        let compaction = try VaultSelection(args).session(.write, verifyingFirst: true).compactVault()
+        Output.diagnostic("authctl: compacted the log from \(compaction.bytesBefore) to \(compaction.bytesAfter) bytes")
     }
 }

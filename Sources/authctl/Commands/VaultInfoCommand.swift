@@ -1,5 +1,4 @@
-import KeyVault
-import Keychain
+import Session
 
 /// `authctl vault info`: facts about the vault (with `--json`, as JSON).
 enum VaultInfoCommand {
@@ -9,7 +8,7 @@ enum VaultInfoCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.read)
-        try Report.print(try VaultReport(device, check: nil), json: args.flag(GlobalOptions.json))
+        let vault = try VaultSelection(args)
+        try Report.print(try vault.session(.read).vaultReport(device: vault.deviceName), json: args.flag(GlobalOptions.json))
     }
 }

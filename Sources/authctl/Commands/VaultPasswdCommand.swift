@@ -1,4 +1,4 @@
-import KeyVault
+import Session
 
 /// `authctl vault passwd`: a new passphrase (and KDF level) for the vault.
 enum VaultPasswdCommand {
@@ -13,11 +13,9 @@ enum VaultPasswdCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let device = try VaultSelection(args).open(.write, verifyingFirst: true)
+        let session = try VaultSelection(args).session(.write, verifyingFirst: true)
         let new = try SecretSource.read(.newPassphrase, file: args.value(newPassphraseFile), fileOption: newPassphraseFile.name)
-        do {
-            try device.changePassphrase(to: new, kdf: KDFOption.level(args))
-        } catch { throw CLIError(error) }
+        try session.changePassphrase(to: new, kdf: KDFOption.level(args))
         Output.diagnostic("authctl: the vault passphrase was changed")
     }
 }

@@ -1,5 +1,5 @@
 import CBuildInfo
-import VirtualAuthenticator
+import Session
 
 /// `authctl version` (also `authctl --version`): the version and the commit the binary was built from.
 enum VersionCommand {

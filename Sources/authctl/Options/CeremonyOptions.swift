@@ -1,6 +1,4 @@
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// The options `register` and `sign` share: where the call comes from, the options JSON, and what
 /// the simulated user does.

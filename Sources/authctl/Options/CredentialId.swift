@@ -1,5 +1,4 @@
-import Keychain
-import VirtualAuthenticator
+import Session
 
 /// A credential id as the command line takes it (a positional id, `--credential`, `--exclude`,
 /// `--allow`): unpadded base64url, as `list` prints it and as the response's `id` carries it

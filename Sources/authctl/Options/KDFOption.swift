@@ -1,4 +1,4 @@
-import KeyVault
+import Session
 
 /// `--kdf LEVEL`, for `init` and `vault passwd`.
 enum KDFOption {

@@ -1,4 +1,4 @@
-import KeyVault
+import Session
 
 /// `--new-pin-file FILE`, for `biometry enroll` and `device add`: the PIN being enrolled.
 enum NewPINOption {

@@ -1,5 +1,5 @@
 import Glibc
-import VirtualAuthenticator
+import Session
 
 /// Reads the options JSON of `--options FILE` or `--options -` (stdin), whole, up to ``limit``
 /// (through ``OptionsReader``, which a scenario's `options FILE` shares): every failure — a

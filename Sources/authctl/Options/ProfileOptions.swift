@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// `--profile NAME` and `--aaguid UUID`, declared once for `init`, `device add` and `register`.
 enum ProfileOptions {

@@ -1,8 +1,5 @@
 import Glibc
-import KeyVault
-import Keychain
 import Session
-import VirtualAuthenticator
 
 /// The vault a command works on, and the secrets that open and use it: the global options, with
 /// their environment defaults.
@@ -70,9 +67,9 @@ struct VaultSelection {
 
     /// The same with other `people` (`serve --vault`'s), the warnings left for that front end.
     func session(_ access: Vault.Access, verifyingFirst: Bool = false, people: any People) throws(CLIError) -> Session {
-        do { try Device.requireVault(at: path) } catch where error.code == .vaultNotFound {
+        do { try Session.requireVault(at: path) } catch where error.name == .vaultNotFound {
             throw CLIError(.vaultNotFound, "no vault at \(EchoedInput.path(path)); create one with 'authctl init' (or choose one with --vault)")
-        } catch { throw CLIError(error) }
+        }
         return try Session.open(at: path, passphrase: try passphrase(), access: access, verifyingFirst: verifyingFirst,
                                 waiting: waiting, people: people)
     }
@@ -80,16 +77,5 @@ struct VaultSelection {
     /// The warnings `session` has not said yet, on stderr.
     static func warn(_ session: Session) {
         for warning in session.takeWarnings() { Output.diagnostic("authctl: warning: \(TerminalText.escaped(warning))") }
-    }
-
-    /// The opened account, for the vault upkeep commands no other front end offers.
-    func openAccount(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Account {
-        try session(access, verifyingFirst: verifyingFirst).account
-    }
-
-    /// Opens the account as the selected device (`--device`, `$AUTHCTL_DEVICE`, else the first).
-    func open(_ access: Vault.Access, verifyingFirst: Bool = false) throws(CLIError) -> Device {
-        let account = try openAccount(access, verifyingFirst: verifyingFirst)
-        do { return try account.device(deviceName) } catch { throw CLIError(error) }
     }
 }

@@ -1,4 +1,4 @@
-import VirtualAuthenticator
+import Session
 
 /// Where every failure ends: one line on stderr (`authctl: error: NAME: message`), or with `--json`
 /// one JSON object, and the name's exit code. stdout stays empty.

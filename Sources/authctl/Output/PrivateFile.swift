@@ -1,5 +1,5 @@
 import Glibc
-import VirtualAuthenticator
+import Session
 
 /// A new file only the user can read (0600), made exclusively — never over an existing file or
 /// through a link — for a secret the command hands out (an exported passkey, a recovery secret).

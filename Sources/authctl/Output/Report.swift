@@ -1,5 +1,5 @@
 import Foundation
-import VirtualAuthenticator
+import Session
 
 /// A report printed two ways from one value: JSON with `--json`, else one `key: value` line per
 /// member, keys sorted (a nested object's members as `name=value` pairs, a list joined by `; `).

@@ -1,6 +1,5 @@
 import Glibc
-import KeyVault
-import VirtualAuthenticator
+import Session
 
 /// Reads a ``Secret`` from the first of three places that has it: a file named by a flag, an
 /// environment variable, or a no-echo prompt when stdin is a terminal. Secrets go straight into

@@ -1,5 +1,5 @@
 import Glibc
-import KeyVault
+import Session
 
 /// The signal that interrupted the prompt (0: none). Written by a signal handler, read after the
 /// interrupted `read` returns; a C `sig_atomic_t` in spirit.
