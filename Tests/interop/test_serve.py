@@ -255,7 +255,8 @@ def test_a_conditional_sign_in_is_its_pages_until_another_pages_request_or_its_p
     status, _, problem = answers["r1"]
     assert status == 410 and "superseded: request r2 of page https://example.com/login#B" in problem["detail"], problem
     assert pending_request() == "r2"
-    assert call(server, "POST", base + "/autofill", {"credentialId": credential, "request": "r1", "wait": 0})[0] == 409
+    status, _, problem = call(server, "POST", base + "/autofill", {"credentialId": credential, "request": "r1", "wait": 0})
+    assert status == 409 and problem["detail"].startswith("conditional sign-in r1 is not pending on device"), problem
     assert call(server, "POST", base + "/autofill", {"credentialId": credential, "request": "r2"})[2] == {"picked": True}
     second.join(timeout=60)
     assert answers["r2"][0] == 200 and answers["r2"][2]["id"] == credential

@@ -135,7 +135,7 @@ extension AccountService {
             // meanwhile the request holds no thread (its connection waits, as a pending sign-in's does).
             let device = call.parameter("device"), deferred = HTTPDeferred()
             hosted.autofill.pick(pick, device: device, request: request, wait: UInt64(wait)) { taken in
-                let which = request.map { "conditional sign-in \(JSONText.shown($0)) is" } ?? "no conditional sign-in is"
+                let which = request.map { "conditional sign-in \(JSONText.shown($0)) is not" } ?? "no conditional sign-in is"
                 deferred.complete(taken ? .encoded(200, ["picked": true])
                     : Problem(409, .usage, "\(which) pending on device \(JSONText.shown(device)) (none began within the wait, \(wait) ms)").response)
             }
