@@ -32,8 +32,10 @@ extension RequestBodyType {
 
     /// An object of a body (the body itself when `path` is empty).
     static func decode(_ object: [String: Any], path: String, raw: [UInt8]?) throws(Problem) -> Self {
-        if !takesOtherMembers, let unknown = object.keys.sorted().first(where: { !BodyShape.of(Self.self).names.contains($0) }) {
-            let names = BodyShape.of(Self.self).names.sorted()
+        // The shape once per body (each member looked up in it, not the shape built for each).
+        if !takesOtherMembers, case let known = BodyShape.of(Self.self).names,
+           let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            let names = known.sorted()
             let takes = names.isEmpty ? "none" : names.joined(separator: ", ")
             throw path.isEmpty ? Problem.input("the body has a member '\(JSONText.shown(unknown))' this route does not take (it takes \(takes))")
                 : Problem.input("\(path) has a member '\(JSONText.shown(unknown))' it does not take (it takes \(takes))")
@@ -131,7 +133,7 @@ struct BodyDecoder: Decoder {
     /// `value` at `path` as `T`: a string, a boolean, a whole number, a ``BodyValue``, a list, or
     /// an object of a ``RequestBodyType``.
     static func read<T: Decodable>(_: T.Type, _ value: Any, path: String, raw: [UInt8]?, in owner: (any RequestBodyType.Type)?) throws(Problem) -> T {
-        let member = BodyMember(value: value, path: path, key: String(path.split(separator: ".").last ?? ""), raw: raw)
+        let member = BodyMember(value: value, path: path, key: String(path[(path.lastIndex(of: ".").map(path.index(after:)) ?? path.startIndex)...]), raw: raw)
         if T.self == String.self { return try member.string() as! T }
         if T.self == Bool.self { return try member.bool() as! T }
         if T.self == UInt64.self { return try member.integer(maximum: owner?.maximum(member.key) ?? UInt64(Int64.max)) as! T }
@@ -154,7 +156,12 @@ struct BodyDecoder: Decoder {
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { object.keys.compactMap(Key.init(stringValue:)) }
 
-        func contains(_ key: Key) -> Bool { object[key.stringValue] != nil && !(object[key.stringValue] is NSNull) }
+        /// A member present and not `null`. (By the value's type: `is NSNull` on a member that is
+        /// an object would hand the whole object to Foundation's bridging to ask.)
+        func contains(_ key: Key) -> Bool {
+            guard let value = object[key.stringValue] else { return false }
+            return ObjectIdentifier(Swift.type(of: value) as Any.Type) != ObjectIdentifier(NSNull.self)
+        }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
 
         private func path(_ key: Key) -> String { decoder.path.isEmpty ? key.stringValue : "\(decoder.path).\(key.stringValue)" }

@@ -23,8 +23,13 @@ struct BodyShape: Sendable, Equatable {
     let type: String
     let members: [Member]
     let takesOtherMembers: Bool
+    /// The members' names.
+    let names: Set<String>
 
-    var names: Set<String> { Set(members.map(\.name)) }
+    init(type: String, members: [Member], takesOtherMembers: Bool) {
+        (self.type, self.members, self.takesOtherMembers) = (type, members, takesOtherMembers)
+        names = Set(members.map(\.name))
+    }
 
     private static let known = Mutex([ObjectIdentifier: BodyShape]())
 
