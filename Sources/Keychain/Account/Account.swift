@@ -25,19 +25,6 @@ public final class Account {
     public var random: RandomSource
     /// The Public Suffix List the client checks RP IDs against.
     public var suffixes: @Sendable () -> PublicSuffixList = { .system }
-    /// The store and what it held when last read (its revisions, and when each landed), once it is
-    /// in use; and why it is not used, when it cannot be (AccountSync.swift).
-    var storeState: StoreState? {
-        didSet {
-            if storeState == nil {
-                storeGeneration &+= 1
-                directoryPlain = nil  // another store's versions start again
-            }
-        }
-    }
-    /// Moves each time the store is set aside: what was downloaded from it is forgotten with it
-    /// (``RPHistories``).
-    private(set) var storeGeneration = 0
     /// Credential records already read as revisions, by record id (AccountSync.swift).
     var revisionCache = [[UInt8]: (version: UInt64, revision: Revision)]()
     /// The attestation CA, once read (``attestationCA()``).
@@ -45,37 +32,21 @@ public final class Account {
     /// Private keys of passkeys made without user verification, as OpenSSL holds them once loaded
     /// (Keyring.swift).
     var keyring = Keyring<PrivateKey>(limit: Account.signingKeyLimit)
-    public internal(set) var storeProblem: String?
+    /// The account's link to its store, which only syncing changes (StoreLink.swift).
+    let storeLink: StoreLink
+    /// Why the account store is not used, when it cannot be.
+    public var storeProblem: String? { storeLink.problem }
     /// What this process found wrong with the store, as it found it (StoreRepairs.swift): each
     /// said once, on stderr by the command line.
-    public internal(set) var storeWarnings = [String]()
+    public var storeWarnings: [String] { storeLink.warnings }
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
-    package internal(set) var droppedRevisions = [DroppedRevision]()
-
-    /// The directory's unsealed form (sync state tag 12) as last made, by the directory version
-    /// it was made from: a sync that finds the directory unchanged does not encode it again.
-    var directoryPlain: (version: UInt64, plain: [UInt8])?
-    /// A sync state newer than the vault's record, not written yet: a sync of a held vault leaves
-    /// its cursor and queue for the next commit to carry (``savedSyncState()``).
-    var pendingSyncState: SyncState?
-    /// The vault's sync state record as last decoded, with its version (``savedSyncState()``).
-    var decodedSyncState: (version: UInt64, state: SyncState?)?
-    /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
-    let positionAtOpen: UInt64
-    /// When this account read the store last, for a request that looks at passkeys
-    /// (``readStoreForRequest()``, StoreReads.swift).
-    var storeReads = StoreReads()
-    /// The account store in this process's memory, for a throw-away account (a scenario's, made
-    /// with ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:durability:sharing:storeInMemory:)``);
-    /// `nil`: the directory at ``storePath``.
-    let memoryStore: MemoryStore?
+    package var droppedRevisions: [DroppedRevision] { storeLink.droppedRevisions }
 
     init(vault: Vault, clock: WallClock, random: RandomSource, memoryStore: MemoryStore? = nil) throws(VaultError) {
         self.path = vault.path
         self.vault = vault
-        self.memoryStore = memoryStore
-        positionAtOpen = vault.position
+        storeLink = StoreLink(positionAtOpen: vault.position, memoryStore: memoryStore)
         self.clock = clock
         self.random = random
         try SyncState.requireKnownFormat(in: vault)  // before anything reads the state or writes
@@ -229,7 +200,7 @@ public final class Account {
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
             if account.storeOnServer || DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
-            account.storeReads.readAtOpen(writes: account.storeWritesHere)  // what the command that opened it does next reads no more
+            account.storeLink.reads.readAtOpen(writes: account.storeWritesHere)  // what the command that opened it does next reads no more
             return account
         } catch { throw DeviceError(error, path: path) }
     }
@@ -384,7 +355,7 @@ public final class Account {
         return history.revisions.filter { r in
             guard case .local = r.source, r.originId == device.id, r.changedAt.order >= device.syncedFrom.order else { return false }
             if history.deviceBound.contains(r.itemId) { return true }
-            return storeState?.landed[r.id] == nil && (landedAt(r, in: history).map { $0 > time } ?? true)
+            return storeLink.state?.landed[r.id] == nil && (landedAt(r, in: history).map { $0 > time } ?? true)
         }
     }
 

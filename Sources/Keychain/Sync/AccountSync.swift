@@ -99,7 +99,7 @@ extension Account {
 
     private func histories() throws(VaultError) -> RPHistories {
         let all = try vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) })
-        if all.storeGeneration != storeGeneration { all.reset(generation: storeGeneration) }
+        if all.storeGeneration != storeLink.generation { all.reset(generation: storeLink.generation) }
         return all
     }
 
@@ -152,7 +152,7 @@ extension Account {
             all.rpOfRecord[record.id] = scope.rpId
             if let user = scope.user { all.userOfRecord[record.id] = user }
         }
-        for r in storeState?.downloaded(ofRP: scope.rpId) ?? [] where scope.user.map({ $0 == r.credential.userHandle }) ?? true {
+        for r in storeLink.state?.downloaded(ofRP: scope.rpId) ?? [] where scope.user.map({ $0 == r.credential.userHandle }) ?? true {
             history.add(r, recordId: nil)
         }
         all.keep(history, as: scope)
@@ -162,7 +162,7 @@ extension Account {
     /// A revision downloaded from the store, into the histories of its RP and user if kept.
     func noteDownloaded(_ revision: Revision) {
         guard let all = try? vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) }),
-              all.storeGeneration == storeGeneration else { return }
+              all.storeGeneration == storeLink.generation else { return }
         for scope in all.scopes(rp: revision.credential.rpId, user: revision.credential.userHandle) {
             all.byScope[scope]!.add(revision, recordId: nil)
         }
@@ -190,7 +190,7 @@ extension Account {
         var seen = Set<[UInt8]>()
         var revisions = [Revision]()
         for r in try self.revisions(records) where seen.insert(r.id).inserted { revisions.append(r) }
-        let downloaded = rpIds.map { ids in storeState?.downloaded(ofRPs: ids) ?? [] } ?? storeState?.downloaded ?? []
+        let downloaded = rpIds.map { ids in storeLink.state?.downloaded(ofRPs: ids) ?? [] } ?? storeLink.state?.downloaded ?? []
         for r in downloaded where seen.insert(r.id).inserted {
             revisions.append(r)
         }
@@ -205,7 +205,7 @@ extension Account {
             guard let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }) else { continue }
             out.insert(HistoryScope(rpId: rp, user: record.field(CredentialRecord.Tag.userHandle).map(Array.init)))
         }
-        for r in storeState?.downloaded ?? [] where r.credential.id == id {
+        for r in storeLink.state?.downloaded ?? [] where r.credential.id == id {
             out.insert(HistoryScope(rpId: r.credential.rpId, user: r.credential.userHandle))
         }
         return out
@@ -217,7 +217,7 @@ extension Account {
     /// device's schedule. `nil`: not while its device is offline, or never — made before its
     /// device's reset or removal and not landed by then, it was lost with the device.
     func landedAt(_ revision: Revision, in history: History) -> Instant? {
-        if let landed = revision.storeLandedAt ?? storeState?.landed[revision.id] { return landed }
+        if let landed = revision.storeLandedAt ?? storeLink.state?.landed[revision.id] { return landed }
         guard let origin = history.devices[revision.originId] else { return nil }
         return landing(of: revision.id, from: origin, changedAt: revision.changedAt)
     }
@@ -264,7 +264,7 @@ extension Account {
     func keptView(of device: DeviceRecord, scope: HistoryScope) throws(VaultError) -> DeviceView {
         let history = try rpHistory(scope)
         let every = try DeviceRecord.everyRecord(in: vault)
-        let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeGeneration)
+        let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeLink.generation)
         let all = try vault.derived("Account.deviceViews", { KeptDeviceViews() }, following: { _, _ in true })
         let key = KeptDeviceViews.Key(device: device.id, scope: scope)
         let now = present
