@@ -88,7 +88,7 @@ extension Account {
             }
             if !gone.isEmpty { try vault.commit(gone) }
             storeLink.forget()
-            revisionCache = [:]
+            readModel.forgetRevisions()
             try sync()
         } catch { throw DeviceError(error) }
     }

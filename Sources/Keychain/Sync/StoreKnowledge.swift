@@ -107,7 +107,7 @@ extension Account {
     func droppedIfCollected(_ revision: Revision, in state: StoreState) -> Bool {
         guard let deletion = state.collected[revision.itemId] else { return false }
         if !revision.removed, revision.changedAt.ms >= deletion.deletedAt, !storeLink.droppedRevisions.contains(where: { $0.revisionId == revision.id }) {
-            storeLink.droppedRevisions.append(DroppedRevision(time: revision.changedAt.ms, device: revision.originName, credentialId: revision.credential.id,
+            storeLink.noteDropped(DroppedRevision(time: revision.changedAt.ms, device: revision.originName, credentialId: revision.credential.id,
                                                     revisionId: revision.id, deletedBy: deviceName(id: deletion.deleter),
                                                     deletedAt: deletion.deletedAt))
         }
@@ -217,9 +217,9 @@ extension Account {
                 let records = place.count == 2
                     ? try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0], shard: place[1])
                     : try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0])
-                for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) && !gone.contains(where: { $0.id == record.id }) {
+                for (record, r) in zip(records, try readModel.revisions(records)) where items.contains(r.itemId) && !gone.contains(where: { $0.id == record.id }) {
                     gone.append(VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1))
-                    revisionCache[record.id] = nil
+                    readModel.forgetRevision(ofRecord: record.id)
                 }
             }
             for var deletion in due {

@@ -28,7 +28,7 @@ final class StoreLink {
     var warnings = [String]()
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
-    var droppedRevisions = [DroppedRevision]()
+    private(set) var droppedRevisions = [DroppedRevision]()
 
     /// The directory's unsealed form (sync state tag 12) as last made, by the directory version
     /// it was made from: a sync that finds the directory unchanged does not encode it again.
@@ -77,4 +77,21 @@ final class StoreLink {
         state = nil
         problem = nil
     }
+
+    // MARK: - What the read model and the devices ask of it
+
+    /// When revision `id` landed in the store, as the store said when last read.
+    func landing(of id: [UInt8]) -> Instant? { state?.landed[id] }
+
+    /// The revisions downloaded from the store (none while it is not used), in the order read.
+    var downloaded: [Revision] { state?.downloaded ?? [] }
+
+    /// The downloaded revisions of RP `rpId`, in the order read.
+    func downloaded(ofRP rpId: String) -> [Revision] { state?.downloaded(ofRP: rpId) ?? [] }
+
+    /// The downloaded revisions of the RPs `rpIds`, in the order read.
+    func downloaded(ofRPs rpIds: Set<String>) -> [Revision] { state?.downloaded(ofRPs: rpIds) ?? [] }
+
+    /// A change made to a passkey another device had already deleted, for the timeline.
+    func noteDropped(_ dropped: DroppedRevision) { droppedRevisions.append(dropped) }
 }
