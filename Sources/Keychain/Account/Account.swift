@@ -14,6 +14,11 @@ import VirtualAuthenticator
 /// No daemon moves anything: each device's view is computed, whenever it is asked for, from when
 /// each change was made and the delays then in force (SyncSchedule). Opening an account uploads
 /// every change that has landed by now to the store, so the store always looks as the cloud would.
+///
+/// The account is the composition of three parts, each owning its own state (docs/design.md, "An
+/// account is three parts"): what the devices see (``ReadModel``), the link to the store that
+/// syncing writes (``StoreLink``), and the devices (AccountDevices.swift). It holds what they
+/// share: the vault, the settings, the clock and the random source.
 public final class Account {
     public let path: String
     let vault: Vault
