@@ -55,18 +55,18 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
                                         origin: origin).result.credential.id
         let verified = try device.register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "required"),
                                            origin: origin, user: user).result.credential.id
-        #expect(device.account.keyring.count == 0)
+        #expect(device.account.readModel.keyring.count == 0)
         // The passkey made without user verification: loaded once, kept.
         for _ in 0..<2 {
             _ = try device.sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin,
                                 user: UserPolicy(account: AccountChoice(credentialId: plain)))
         }
-        #expect(device.account.keyring.count == 1)
+        #expect(device.account.readModel.keyring.count == 1)
         // The one made with user verification signs through the PIN each time, and is never kept.
         for _ in 0..<2 {
             _ = try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
                                 user: UserPolicy(account: AccountChoice(credentialId: verified), pin: secret(pin)))
         }
-        #expect(device.account.keyring.count == 1)
+        #expect(device.account.readModel.keyring.count == 1)
     }
 }

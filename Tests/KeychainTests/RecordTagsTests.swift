@@ -78,7 +78,7 @@ private func richAccount(_ dir: String, clock: VirtualClock) throws -> (phone: A
 /// Every record of the vault and the store's metadata as `account` reads them, with its table.
 private func everyRecord(of account: Account) throws -> [(table: RecordTable?, record: VaultRecord)] {
     var out = try account.vault.records.map { (RecordTags.table(of: $0.kind), $0) }
-    let store = try #require(account.storeState?.store)
+    let store = try #require(account.storeLink.state?.store)
     let metadata = try store.metadata([AccountDirectory.key, PublishedSettings.key])
     for (key, table) in [(AccountDirectory.key, RecordTags.publishedDevice), (PublishedSettings.key, RecordTags.publishedSettings)] {
         let value = try #require(metadata[key], "the store has no \(key)")

@@ -138,7 +138,7 @@ private func files(under dir: String) throws -> [String: Data] {
         // The next sync sends it through the store: the store holds the revision, and nothing is on
         // disk for it.
         try account.sync()
-        let store = try #require(account.memoryStore)
+        let store = try #require(account.storeLink.memoryStore)
         #expect(try store.extent().head >= 1)
         #expect(!FileManager.default.fileExists(atPath: dir + "/vault/cloud"))
         #expect(account.storeProblem == nil)
@@ -192,7 +192,7 @@ private func files(under dir: String) throws -> [String: Data] {
     }
 }
 
-/// A held vault's sync leaves its cursor and queue to the next commit (``Account/pendingSyncState``):
+/// A held vault's sync leaves its cursor and queue to the next commit (``StoreLink/pendingSyncState``):
 /// the account works from the newer state meanwhile, and the next commit writes its successor —
 /// nothing uploads twice, nothing queued is lost.
 @Test func aHeldVaultsSyncStateRidesWithTheNextCommit() throws {
@@ -204,15 +204,15 @@ private func files(under dir: String) throws -> [String: Data] {
         try account.addDevice("laptop", pin: secret("2222"), approver: UserPolicy(pin: secret("1111")))
         try account.setDelays(upload: DelayRange(parsing: "1s"), download: DelayRange(parsing: "2s"))
         let first = try account.device("phone").register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
-        let store = try #require(account.memoryStore)
+        let store = try #require(account.storeLink.memoryStore)
         let headBefore = try store.extent().head
         clock.advance(by: 1_000)
         try account.sync()  // the phone's revision uploads
         #expect(try account.device("laptop").credentials().isEmpty)
         #expect(try store.extent().head == headBefore + 1)
-        let pending = try #require(account.pendingSyncState)
+        let pending = try #require(account.storeLink.pendingSyncState)
         #expect(pending.version > (try SyncState.storedVersion(in: account.vault)))
-        #expect(try account.savedSyncState()?.cursor == pending.cursor && pending.queue.isEmpty)
+        #expect(try account.storeLink.savedSyncState(in: account.vault)?.cursor == pending.cursor && pending.queue.isEmpty)
         // The next change commits the successor: the vault's record is the account's state again.
         let second = try account.device("phone").register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"),
                                                           origin: origin).result.credential

@@ -14,6 +14,11 @@ import VirtualAuthenticator
 /// No daemon moves anything: each device's view is computed, whenever it is asked for, from when
 /// each change was made and the delays then in force (SyncSchedule). Opening an account uploads
 /// every change that has landed by now to the store, so the store always looks as the cloud would.
+///
+/// The account is the composition of three parts, each owning its own state (docs/design.md, "An
+/// account is three parts"): what the devices see (``ReadModel``), the link to the store that
+/// syncing writes (``StoreLink``), and the devices (AccountDevices.swift). It holds what they
+/// share: the vault, the settings, the clock and the random source.
 public final class Account {
     public let path: String
     let vault: Vault
@@ -25,57 +30,24 @@ public final class Account {
     public var random: RandomSource
     /// The Public Suffix List the client checks RP IDs against.
     public var suffixes: @Sendable () -> PublicSuffixList = { .system }
-    /// The store and what it held when last read (its revisions, and when each landed), once it is
-    /// in use; and why it is not used, when it cannot be (AccountSync.swift).
-    var storeState: StoreState? {
-        didSet {
-            if storeState == nil {
-                storeGeneration &+= 1
-                directoryPlain = nil  // another store's versions start again
-            }
-        }
-    }
-    /// Moves each time the store is set aside: what was downloaded from it is forgotten with it
-    /// (``RPHistories``).
-    private(set) var storeGeneration = 0
-    /// Credential records already read as revisions, by record id (AccountSync.swift).
-    var revisionCache = [[UInt8]: (version: UInt64, revision: Revision)]()
-    /// The attestation CA, once read (``attestationCA()``).
-    var cachedCA: AttestationCA?
-    /// Private keys of passkeys made without user verification, as OpenSSL holds them once loaded
-    /// (Keyring.swift).
-    var keyring = Keyring<PrivateKey>(limit: Account.signingKeyLimit)
-    public internal(set) var storeProblem: String?
+    /// What the devices see, decoded once and kept: revisions, signing keys, the CA (ReadModel.swift).
+    let readModel: ReadModel
+    /// The account's link to its store, which only syncing changes (StoreLink.swift).
+    let storeLink: StoreLink
+    /// Why the account store is not used, when it cannot be.
+    public var storeProblem: String? { storeLink.problem }
     /// What this process found wrong with the store, as it found it (StoreRepairs.swift): each
     /// said once, on stderr by the command line.
-    public internal(set) var storeWarnings = [String]()
+    public var storeWarnings: [String] { storeLink.warnings }
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
-    package internal(set) var droppedRevisions = [DroppedRevision]()
-
-    /// The directory's unsealed form (sync state tag 12) as last made, by the directory version
-    /// it was made from: a sync that finds the directory unchanged does not encode it again.
-    var directoryPlain: (version: UInt64, plain: [UInt8])?
-    /// A sync state newer than the vault's record, not written yet: a sync of a held vault leaves
-    /// its cursor and queue for the next commit to carry (``savedSyncState()``).
-    var pendingSyncState: SyncState?
-    /// The vault's sync state record as last decoded, with its version (``savedSyncState()``).
-    var decodedSyncState: (version: UInt64, state: SyncState?)?
-    /// The vault position when this account was opened (``Elsewhere``, StoreKnowledge.swift).
-    let positionAtOpen: UInt64
-    /// When this account read the store last, for a request that looks at passkeys
-    /// (``readStoreForRequest()``, StoreReads.swift).
-    var storeReads = StoreReads()
-    /// The account store in this process's memory, for a throw-away account (a scenario's, made
-    /// with ``create(at:passphrase:kdf:deviceName:biometricPIN:maxPINAttempts:waiting:clock:random:durability:sharing:storeInMemory:)``);
-    /// `nil`: the directory at ``storePath``.
-    let memoryStore: MemoryStore?
+    package var droppedRevisions: [DroppedRevision] { storeLink.droppedRevisions }
 
     init(vault: Vault, clock: WallClock, random: RandomSource, memoryStore: MemoryStore? = nil) throws(VaultError) {
         self.path = vault.path
         self.vault = vault
-        self.memoryStore = memoryStore
-        positionAtOpen = vault.position
+        readModel = ReadModel(vault: vault)
+        storeLink = StoreLink(positionAtOpen: vault.position, memoryStore: memoryStore)
         self.clock = clock
         self.random = random
         try SyncState.requireKnownFormat(in: vault)  // before anything reads the state or writes
@@ -190,7 +162,7 @@ public final class Account {
                 return [settings]
             }
             let account = try Account(vault: vault, clock: clock, random: random, memoryStore: storeInMemory ? MemoryStore() : nil)
-            account.cachedCA = attestationCA
+            account.readModel.cachedCA = attestationCA
             if storePath != nil { try account.sync() }  // the store knows the account and its first device from the start
             return account
         } catch { throw DeviceError(error, path: path) }
@@ -229,216 +201,9 @@ public final class Account {
             let account = try Account(vault: vault, clock: clock, random: random)
             try account.sync()
             if account.storeOnServer || DirectoryStore.exists(at: account.storePath) { account.useStore() }  // a reader reads it too
-            account.storeReads.readAtOpen(writes: account.storeWritesHere)  // what the command that opened it does next reads no more
+            account.storeLink.reads.readAtOpen(writes: account.storeWritesHere)  // what the command that opened it does next reads no more
             return account
         } catch { throw DeviceError(error, path: path) }
-    }
-
-    // MARK: - Devices
-
-    /// Every device, the first (the one the vault was created with) first.
-    public var deviceNames: [String] { ((try? DeviceDirectory.of(vault)).map(\.currentNames)) ?? [] }
-
-    /// Device `name`, or the first device when `name` is `nil`.
-    public func device(_ name: String? = nil) throws(DeviceError) -> Device {
-        Device(account: self, record: try deviceRecord(named: name))
-    }
-
-    func deviceRecords() throws(DeviceError) -> [DeviceRecord] {
-        do { return try DeviceRecord.all(in: vault) } catch { throw DeviceError(error) }
-    }
-
-    func deviceRecord(named name: String?) throws(DeviceError) -> DeviceRecord {
-        let directory: DeviceDirectory
-        do { directory = try DeviceDirectory.of(vault) } catch { throw DeviceError(error) }
-        guard let name else { return directory.current[0] }
-        guard let found = directory.currentDevice(named: name) else {
-            if devicesElsewhere.contains(where: { $0.name == name }) {
-                throw DeviceError(.noSuchDevice, "device '\(EchoedInput.text(name))' is in another vault of this account: run the command with that vault")
-            }
-            throw DeviceError(.noSuchDevice, "no device named '\(EchoedInput.text(name))' in this account (it has: \(directory.currentNames.joined(separator: ", ")))")
-        }
-        return found
-    }
-
-    /// The device that approves `device`'s enrollment (a new device's PIN, a reset device's, a
-    /// joining device's) when none is named: the first other device enrolled with a PIN whose
-    /// person `knowing` says can type it — as a new iPhone asks for the passcode of one of the
-    /// account's devices.
-    package func defaultApprover(for device: String, knowing: (String) -> Bool = { _ in true }) -> String? {
-        ((try? deviceRecords()) ?? []).first { $0.name != device && $0.enrollment != nil && $0.removedAt == nil && knowing($0.name) }?.name
-    }
-
-    /// Whether `device` was reset while it had a PIN, and has no new one yet: its former PIN can
-    /// enroll a new one.
-    package func hasFormerPIN(_ device: String) throws(DeviceError) -> Bool {
-        try deviceRecord(named: device).formerEnrollment != nil
-    }
-
-    func deviceRecord(id: [UInt8]) throws(DeviceError) -> DeviceRecord {
-        guard let found = try deviceRecords().first(where: { $0.id == id }) else {
-            throw DeviceError(.noSuchDevice, "the device was removed")
-        }
-        return found
-    }
-
-    /// Refuses `name` when a device of the account has it: of this vault, or of another by the
-    /// store's directory (as last read, when the store cannot be used).
-    func requireFreeName(_ name: String) throws(DeviceError) {
-        guard (try? DeviceDirectory.of(vault).currentDevice(named: name)) == nil else {
-            throw DeviceError(.invalidArgument, "the account already has a device named '\(EchoedInput.text(name))'")
-        }
-        guard !devicesElsewhere.contains(where: { $0.name == name }) else {
-            throw DeviceError(.invalidArgument, "the account already has a device named '\(EchoedInput.text(name))', in another vault")
-        }
-    }
-
-    static func checkDeviceName(_ name: String) throws(DeviceError) {
-        guard (1...64).contains(name.utf8.count),
-              name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0) }),
-              !name.hasPrefix("-"), !name.allSatisfy({ $0 == "." })  // "." and "..": a URL's path would lose them
-        else {
-            throw DeviceError(.invalidArgument, "a device name is 1 to 64 letters, digits, '.', '_' or '-', not starting with '-' and not only dots")
-        }
-    }
-
-    /// Adds device `name`, its replica empty until sync brings the account's passkeys. With `pin`,
-    /// its biometric is enrolled: when the account already has a biometric key (another device is
-    /// enrolled), that device approves the new one — `approver` verifies on it (as an iPhone asks
-    /// for another device's passcode to join the keychain) — so passkeys made with user
-    /// verification work on the new device with its own PIN.
-    @discardableResult
-    public func addDevice(_ name: String, pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts,
-                          approvedBy approverName: String? = nil, approver: UserPolicy = UserPolicy(),
-                          profile profileName: String? = nil, aaguid: [UInt8]? = nil) throws(DeviceError) -> Device {
-        try Self.checkDeviceName(name)
-        let profile = try profileName.map { name throws(DeviceError) in
-            guard let profile = AuthenticatorProfile.named(name) else { throw DeviceError(.invalidArgument, "no profile named '\(EchoedInput.text(name))' (see authctl profiles)") }
-            return profile
-        }
-        guard aaguid == nil || profile != nil else { throw DeviceError(.invalidArgument, "an AAGUID needs a profile") }
-        guard aaguid == nil || aaguid!.count == 16 else { throw DeviceError(.invalidArgument, "an AAGUID is 16 bytes") }
-        try requireFreeName(name)
-        guard (1...100).contains(maxPINAttempts) else {
-            throw DeviceError(.invalidArgument, "the number of PIN attempts before lockout must be from 1 to 100")
-        }
-        if let approverName { _ = try deviceRecord(named: approverName) }
-        let enrollment = try pin.map { pin throws(DeviceError) in try newEnrollment(pin, for: name, approvedBy: approverName, approver: approver) }
-        do {
-            try sync()
-            var record = DeviceRecord.newRecord(kind: .device, name: name, enrollment: enrollment, maxAttempts: maxPINAttempts,
-                                                syncedFrom: eventTime)
-            if let profile { DeviceRecord.setProfile(profile.name, aaguid: aaguid, in: &record) }
-            try vault.commit([record])
-            try sync()  // with a second device the store comes into use: what has landed uploads
-        } catch { throw DeviceError(error) }
-        return try device(name)
-    }
-
-    /// A new enrollment of `pin` for device `name`: a wrap of the account's biometry key (unlocked
-    /// on an enrolled device, which approves), or of a new key when no device is enrolled.
-    func newEnrollment(_ pin: SecureBytes, for name: String, approvedBy approverName: String?,
-                       approver: UserPolicy) throws(DeviceError) -> BiometryEnrollment {
-        try Device.checkNewPIN(pin)
-        let enrolled = try deviceRecords().filter { $0.enrollment != nil && $0.name != name }
-        var unlock: BiometricSensor.Unlock? = nil
-        if !enrolled.isEmpty {
-            let approving = try deviceRecord(named: approverName ?? defaultApprover(for: name) ?? enrolled[0].name)
-            guard approving.enrollment != nil else {
-                throw DeviceError(.invalidArgument, "device '\(approving.name)' has no biometric PIN to approve '\(name)' with")
-            }
-            let prompt = UserPrompt(ceremony: .registration, rpId: "approve device \(name) on \(approving.name)", userName: nil)
-            do {
-                unlock = try SimulatedUser(sensor: BiometricSensor(account: self, deviceId: approving.id), policy: approver).verifyUser(prompt)
-            } catch { throw DeviceError(error) }
-        }
-        do { return try vault.enrollBiometry(pin: pin, keeping: unlock?.biometryKey).0 } catch { throw DeviceError(error) }
-    }
-
-    /// Removes device `name` (not the first): what it had uploaded by now stays part of the
-    /// account; what it had not is lost with it (as are its device-bound passkeys). Its record
-    /// stays, marked removed, so the times of what it uploaded stay known; its name is free again.
-    public func removeDevice(_ name: String) throws(DeviceError) {
-        let record = try deviceRecord(named: name)
-        guard record.record.kind == .device else {
-            throw DeviceError(.invalidArgument, "'\(name)' is the account's first device, which holds the account; it cannot be removed")
-        }
-        do throws(VaultError) {
-            try sync()
-            let time = eventTime
-            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone)) { r throws(VaultError) in
-                r.setField(DeviceRecord.Tag.removedAt, time.bytes)
-                DeviceRecord.setEnrollment(nil, in: &r)
-                DeviceRecord.setFormerEnrollment(nil, in: &r)
-            }
-            try sync()  // the store's directory says so at once
-        } catch { throw DeviceError(error) }
-    }
-
-    /// The revisions `device` made that leave with it at `time` (a reset or its removal): those
-    /// that will not have landed by then and have not been sent (a change sent before it lands,
-    /// to other vaults sharing the store, keeps its landing: StoreSync.swift), and its
-    /// device-bound passkeys.
-    private func lost(from device: DeviceRecord, at time: Instant) throws(VaultError) -> [Revision] {
-        let history = try history()
-        return history.revisions.filter { r in
-            guard case .local = r.source, r.originId == device.id, r.changedAt.order >= device.syncedFrom.order else { return false }
-            if history.deviceBound.contains(r.itemId) { return true }
-            return storeState?.landed[r.id] == nil && (landedAt(r, in: history).map { $0 > time } ?? true)
-        }
-    }
-
-    /// A factory reset of device `name`: its replica and its biometric enrollment are gone, and
-    /// with them every change it had not uploaded; the account's passkeys come back as sync
-    /// delivers them, from now.
-    public func resetDevice(_ name: String) throws(DeviceError) {
-        let record = try deviceRecord(named: name)
-        do throws(VaultError) {
-            useStore()
-            try sync()
-            let time = eventTime
-            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone)) { r throws(VaultError) in
-                // The enrollment is retired, not destroyed: the former PIN can recover the
-                // account's key, as iCloud Keychain asks for the old iPhone's passcode.
-                if let current = record.enrollment { DeviceRecord.setFormerEnrollment(current, in: &r) }
-                DeviceRecord.setEnrollment(nil, in: &r)
-                r.setInteger(DeviceRecord.Tag.failures, UInt32(0))
-                DeviceRecord.setSyncedFrom(time, in: &r)
-            }
-            try sync()
-        } catch { throw DeviceError(error) }
-    }
-
-    /// Takes device `name` offline (nothing uploads or downloads) or back online (what waited
-    /// starts then).
-    public func setOnline(_ online: Bool, device name: String) throws(DeviceError) {
-        let record = try deviceRecord(named: name)
-        guard record.isOnline != online else { return }
-        do {
-            try sync()
-            let time = eventTime
-            var intervals = record.offline
-            if online, let open = intervals.popLast() {
-                intervals.append(OfflineInterval(from: open.from, to: max(time, open.from)))
-            } else {
-                intervals.append(OfflineInterval(from: time, to: nil))
-            }
-            try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in DeviceRecord.setOffline(intervals, in: &r) }
-            try sync()
-        } catch { throw DeviceError(error) }
-    }
-
-    /// Switches passkey support of device `name` off (a browser without WebAuthn, a phone too old
-    /// for passkeys) or back on. Its passkeys stay; while off, it has no capability and every
-    /// ceremony and signal on it fails with `passkeysNotSupported`.
-    public func setPasskeysSupported(_ supported: Bool, device name: String) throws(DeviceError) {
-        let record = try deviceRecord(named: name)
-        guard record.passkeysSupported != supported else { return }
-        do {
-            try DeviceRecord.update(record.id, in: vault) { r throws(VaultError) in
-                r.setField(DeviceRecord.Tag.passkeysUnsupported, supported ? nil : [1])
-            }
-        } catch { throw DeviceError(error) }
     }
 
     // MARK: - Authenticator profiles
@@ -448,11 +213,11 @@ public final class Account {
     /// created (for a vault from before, the first time a writer needs it); its keys are sealed
     /// in the settings record.
     public var hasAttestationCA: Bool {
-        cachedCA != nil || ((try? deviceRecords()[0].record.field(AccountSettings.Tag.attestationCA)) ?? nil) != nil
+        readModel.cachedCA != nil || ((try? deviceRecords()[0].record.field(AccountSettings.Tag.attestationCA)) ?? nil) != nil
     }
 
     public func attestationCA() throws(DeviceError) -> AttestationCA {
-        if let cachedCA { return cachedCA }
+        if let cachedCA = readModel.cachedCA { return cachedCA }
         let first = try deviceRecords()[0].record
         if let sealed = first.field(AccountSettings.Tag.attestationCA) {
             let bytes: SecureBytes
@@ -462,7 +227,7 @@ public final class Account {
                 // Bytes the vault authenticated that are no CA: data on disk, written or edited wrong.
                 throw DeviceError(.vaultCorrupted, "the vault's attestation CA cannot be read: \(error)")
             }
-            cachedCA = ca
+            readModel.cachedCA = ca
             return ca
         }
         guard vault.access == .write else {

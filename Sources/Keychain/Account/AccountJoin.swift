@@ -38,7 +38,7 @@ extension Account {
             useStore()
             try sync()
         } catch { throw DeviceError(error) }
-        guard storeState != nil else {
+        guard storeLink.state != nil else {
             throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used")
         }
         // The account's settings as they are now, for every vault to take up (the new one with them).
@@ -73,7 +73,7 @@ extension Account {
             let replicas = try vault.records(kind: .credential).filter { StoreReplica.revisionRecord($0) != nil }
             var gone = replicas.map { VaultRecord(id: $0.id, kind: .tombstone, version: $0.version + 1) }
             // The passkeys collected stay remembered: a revision of one must not bring it back.
-            if let saved = try savedSyncState() {
+            if let saved = try storeLink.savedSyncState(in: vault) {
                 var fresh = SyncState()
                 fresh.version = saved.version
                 fresh.collected = saved.collected
@@ -87,9 +87,8 @@ extension Account {
                 gone.append(fresh.record())
             }
             if !gone.isEmpty { try vault.commit(gone) }
-            storeState = nil
-            storeProblem = nil
-            revisionCache = [:]
+            storeLink.forget()
+            readModel.forgetRevisions()
             try sync()
         } catch { throw DeviceError(error) }
     }

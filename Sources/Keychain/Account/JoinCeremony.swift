@@ -201,7 +201,7 @@ extension Account {
             throw DeviceError(.authenticator(.unknown), "approving a device needs the vault opened for writing")
         }
         useStore()
-        guard let state = storeState else {
+        guard let state = storeLink.state else {
             throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used")
         }
         let (lookupBytes, codeKey) = try JoinCode.keys(code)
@@ -306,7 +306,7 @@ extension Account {
             let account = try createMember(at: path, passphrase: passphrase, kdf: kdf, name: name, pin: pin, biometryKey: keys.biometryKey,
                                            maxPINAttempts: maxPINAttempts, accountKey: keys.accountKey, accountId: keys.accountId,
                                            storePath: storePath, syncFields: [], clock: clock, random: random)
-            if account.storeState != nil { return account }
+            if account.storeLink.state != nil { return account }
             problem = account.storeProblem ?? "the account store at \(account.storeName) could not be used"
         }
         try? Device.removeVault(at: path)

@@ -95,7 +95,7 @@ extension Account {
         }
         let keys = JoinedKeys(accountKey: settings.accountKey, accountId: settings.accountId, biometryKey: biometryKey)
         useStore()
-        guard let state = storeState else { throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used") }
+        guard let state = storeLink.state else { throw DeviceError(.storage, storeProblem ?? "the account store at \(storeName) cannot be used") }
         let bound = Array(RecoverySecret.accountName(storePath).utf8)
         let inner = keys.sealed
         let payload = SecureBytes(count: 1 + bound.count + inner.count)

@@ -265,7 +265,7 @@ public final class Device {
                                                      created: CredentialRecord.creation(of: credential, now: time))])
             }
             // An account that follows a store queues them for upload, as any commit does.
-            if var state = try account.savedSyncState(), !frames.isEmpty {
+            if var state = try account.storeLink.savedSyncState(in: account.vault), !frames.isEmpty {
                 state.queue += frames.joined().map {
                     SyncState.Upload(revisionId: $0.id, rpId: Array($0.field(CredentialRecord.Tag.rpId) ?? []), landsAt: nil,
                                      userHandle: $0.field(CredentialRecord.Tag.userHandle).map(Array.init))

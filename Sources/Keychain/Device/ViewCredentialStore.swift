@@ -195,7 +195,7 @@ final class ViewCredentialStore: CredentialStore {
                                            created: item.winner.created, sealedInVault: item.winner.sealedInVault)
         try account.commitChange(also + [record])
         if let deletion {
-            account.droppedRevisions.append(DroppedRevision(time: time.ms, device: device.name, credentialId: state.id, revisionId: id,
+            account.storeLink.noteDropped(DroppedRevision(time: time.ms, device: device.name, credentialId: state.id, revisionId: id,
                                                             deletedBy: deletion.originName, deletedAt: deletion.changedAt.ms))
         }
         changed()

@@ -26,30 +26,6 @@ extension Account {
 
     // MARK: - Revisions
 
-    /// `records` read as revisions; each record is read once and kept (``revisionCache``), so a
-    /// ceremony that looks at an RP's passkeys twice decodes them once. A replica record (a
-    /// revision another vault's device uploaded, as this vault downloaded it) reads as the store's.
-    func revisions(_ records: [VaultRecord]) throws(VaultError) -> [Revision] {
-        let first = try DeviceRecord.everyRecord(in: vault)[0]
-        var out = [Revision]()
-        out.reserveCapacity(records.count)
-        for record in records {
-            if let cached = revisionCache[record.id], cached.version == record.version {
-                out.append(cached.revision)
-                continue
-            }
-            let revision: Revision
-            if let replicated = StoreReplica.revisionRecord(record) {
-                revision = try Revision(replicated.record, source: .store(landedAt: replicated.landedAt, record: replicated.record), firstDevice: first)
-            } else {
-                revision = try Revision(record, source: .local(record), firstDevice: first)
-            }
-            revisionCache[record.id] = (record.version, revision)
-            out.append(revision)
-        }
-        return out
-    }
-
     func tombstone(_ revision: Revision) -> VaultRecord {
         guard case .local(let record) = revision.source else { preconditionFailure("only a local revision is tombstoned") }
         return VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1)
@@ -99,7 +75,7 @@ extension Account {
 
     private func histories() throws(VaultError) -> RPHistories {
         let all = try vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) })
-        if all.storeGeneration != storeGeneration { all.reset(generation: storeGeneration) }
+        if all.storeGeneration != storeLink.generation { all.reset(generation: storeLink.generation) }
         return all
     }
 
@@ -128,7 +104,7 @@ extension Account {
                         all.forget(kept)
                         continue
                     }
-                    history.add(try revisions([record])[0], recordId: record.id)
+                    history.add(try readModel.revisions([record])[0], recordId: record.id)
                     all.rpOfRecord[record.id] = rp
                     if kept.user != nil { all.userOfRecord[record.id] = kept.user }
                 }
@@ -147,12 +123,12 @@ extension Account {
             records = try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(scope.rpId.utf8))
         }
         history.reserveCapacity(records.count)
-        for (record, revision) in zip(records, try revisions(records)) {
+        for (record, revision) in zip(records, try readModel.revisions(records)) {
             history.add(revision, recordId: record.id)
             all.rpOfRecord[record.id] = scope.rpId
             if let user = scope.user { all.userOfRecord[record.id] = user }
         }
-        for r in storeState?.downloaded(ofRP: scope.rpId) ?? [] where scope.user.map({ $0 == r.credential.userHandle }) ?? true {
+        for r in storeLink.downloaded(ofRP: scope.rpId) where scope.user.map({ $0 == r.credential.userHandle }) ?? true {
             history.add(r, recordId: nil)
         }
         all.keep(history, as: scope)
@@ -162,7 +138,7 @@ extension Account {
     /// A revision downloaded from the store, into the histories of its RP and user if kept.
     func noteDownloaded(_ revision: Revision) {
         guard let all = try? vault.derived("Account.rpHistories", { RPHistories() }, following: { $0.follow($1) }),
-              all.storeGeneration == storeGeneration else { return }
+              all.storeGeneration == storeLink.generation else { return }
         for scope in all.scopes(rp: revision.credential.rpId, user: revision.credential.userHandle) {
             all.byScope[scope]!.add(revision, recordId: nil)
         }
@@ -189,8 +165,8 @@ extension Account {
         }
         var seen = Set<[UInt8]>()
         var revisions = [Revision]()
-        for r in try self.revisions(records) where seen.insert(r.id).inserted { revisions.append(r) }
-        let downloaded = rpIds.map { ids in storeState?.downloaded(ofRPs: ids) ?? [] } ?? storeState?.downloaded ?? []
+        for r in try readModel.revisions(records) where seen.insert(r.id).inserted { revisions.append(r) }
+        let downloaded = rpIds.map { ids in storeLink.downloaded(ofRPs: ids) } ?? storeLink.downloaded
         for r in downloaded where seen.insert(r.id).inserted {
             revisions.append(r)
         }
@@ -205,7 +181,7 @@ extension Account {
             guard let rp = record.field(CredentialRecord.Tag.rpId).flatMap({ String(validating: Array($0), as: UTF8.self) }) else { continue }
             out.insert(HistoryScope(rpId: rp, user: record.field(CredentialRecord.Tag.userHandle).map(Array.init)))
         }
-        for r in storeState?.downloaded ?? [] where r.credential.id == id {
+        for r in storeLink.downloaded where r.credential.id == id {
             out.insert(HistoryScope(rpId: r.credential.rpId, user: r.credential.userHandle))
         }
         return out
@@ -217,7 +193,7 @@ extension Account {
     /// device's schedule. `nil`: not while its device is offline, or never — made before its
     /// device's reset or removal and not landed by then, it was lost with the device.
     func landedAt(_ revision: Revision, in history: History) -> Instant? {
-        if let landed = revision.storeLandedAt ?? storeState?.landed[revision.id] { return landed }
+        if let landed = revision.storeLandedAt ?? storeLink.landing(of: revision.id) { return landed }
         guard let origin = history.devices[revision.originId] else { return nil }
         return landing(of: revision.id, from: origin, changedAt: revision.changedAt)
     }
@@ -264,7 +240,7 @@ extension Account {
     func keptView(of device: DeviceRecord, scope: HistoryScope) throws(VaultError) -> DeviceView {
         let history = try rpHistory(scope)
         let every = try DeviceRecord.everyRecord(in: vault)
-        let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeGeneration)
+        let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeLink.generation)
         let all = try vault.derived("Account.deviceViews", { KeptDeviceViews() }, following: { _, _ in true })
         let key = KeptDeviceViews.Key(device: device.id, scope: scope)
         let now = present

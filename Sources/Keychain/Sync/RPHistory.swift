@@ -98,7 +98,7 @@ final class RPHistories {
     var userOfRecord = [[UInt8]: [UInt8]]()
     /// Changed records of known RPs, in the order they changed, not applied yet.
     var queued = [VaultRecord]()
-    /// ``Account/storeGeneration`` the histories were made under: downloaded revisions belong to
+    /// ``StoreLink/generation`` the histories were made under: downloaded revisions belong to
     /// the store state they came with.
     var storeGeneration = 0
 

@@ -15,8 +15,8 @@ extension Account {
     /// it was last read (kept in the sync state), so with the store down a vault still knows the
     /// devices of other vaults — their names stay taken, and nothing is collected past them.
     var accountDirectory: AccountDirectory? {
-        if let directory = storeState?.directory, !directory.unreadable { return directory }
-        guard let saved = try? savedSyncState(), !saved.directory.isEmpty else { return nil }
+        if let directory = storeLink.state?.directory, !directory.unreadable { return directory }
+        guard let saved = try? storeLink.savedSyncState(in: vault), !saved.directory.isEmpty else { return nil }
         return AccountDirectory(plain: saved.directory, version: 0)
     }
 
@@ -32,8 +32,7 @@ extension Account {
     }
 
     func setStoreAside(_ error: StoreError) {
-        storeState = nil
-        storeProblem = "the account store at \(storeName) is not used: \(error.message)"
+        storeLink.setAside("the account store at \(storeName) is not used: \(error.message)")
     }
 
     // MARK: - Taking up the account's settings
@@ -77,7 +76,7 @@ extension Account {
         guard storeInUse else { return }
         notingStoreWrite()
         useStore()
-        if let state = storeState {
+        if let state = storeLink.state {
             var version: UInt64?
             do throws(StoreError) {
                 version = try PublishedSettings.publish(change, base: PublishedSettings(settings, at: present), to: state.store,
@@ -87,16 +86,16 @@ extension Account {
             }
             if let version { return try recordSettingsPublished(version: version) }
         }
-        var saved = try savedSyncState() ?? SyncState()
+        var saved = try storeLink.savedSyncState(in: vault) ?? SyncState()
         saved.settingsToPublish = true
         try vault.commit([saved.record()])
     }
 
     func recordSettingsPublished(version: UInt64) throws(VaultError) {
-        var saved = try savedSyncState() ?? SyncState()
+        var saved = try storeLink.savedSyncState(in: vault) ?? SyncState()
         saved.settingsVersion = version
         saved.settingsToPublish = false
-        storeState?.settingsVersion = version
+        storeLink.state?.settingsVersion = version
         try vault.commit([saved.record()])
     }
 
@@ -107,8 +106,8 @@ extension Account {
     /// timeline's `# dropped at …`); one made before it is gone with the rest.
     func droppedIfCollected(_ revision: Revision, in state: StoreState) -> Bool {
         guard let deletion = state.collected[revision.itemId] else { return false }
-        if !revision.removed, revision.changedAt.ms >= deletion.deletedAt, !droppedRevisions.contains(where: { $0.revisionId == revision.id }) {
-            droppedRevisions.append(DroppedRevision(time: revision.changedAt.ms, device: revision.originName, credentialId: revision.credential.id,
+        if !revision.removed, revision.changedAt.ms >= deletion.deletedAt, !storeLink.droppedRevisions.contains(where: { $0.revisionId == revision.id }) {
+            storeLink.noteDropped(DroppedRevision(time: revision.changedAt.ms, device: revision.originName, credentialId: revision.credential.id,
                                                     revisionId: revision.id, deletedBy: deviceName(id: deletion.deleter),
                                                     deletedAt: deletion.deletedAt))
         }
@@ -193,7 +192,7 @@ extension Account {
         // This vault's devices by what it computed now (the store may hold older acknowledgements).
         let account = (directory.elsewhere(than: vault.vaultId) + ours).filter { !$0.removed }
         guard !directory.tooNew, let everyone = account.map(\.acknowledged).min() else { return ([], nil) }
-        next.directory = directory.plain(cache: &directoryPlain)
+        next.directory = directory.plain(cache: &storeLink.directoryPlain)
         // What every device has received, counted by the numbers each vault gives its uploads (a
         // deletion from an object that names none, of authctl 0.3 or earlier: by store sequence).
         func collectable(_ d: SyncState.Deletion) -> Bool {
@@ -218,9 +217,9 @@ extension Account {
                 let records = place.count == 2
                     ? try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0], shard: place[1])
                     : try vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: place[0])
-                for (record, r) in zip(records, try revisions(records)) where items.contains(r.itemId) && !gone.contains(where: { $0.id == record.id }) {
+                for (record, r) in zip(records, try readModel.revisions(records)) where items.contains(r.itemId) && !gone.contains(where: { $0.id == record.id }) {
                     gone.append(VaultRecord(id: record.id, kind: .tombstone, version: record.version + 1))
-                    revisionCache[record.id] = nil
+                    readModel.forgetRevision(ofRecord: record.id)
                 }
             }
             for var deletion in due {
@@ -299,9 +298,9 @@ extension Account {
     }
 
     func knowledgeElsewhere() -> Elsewhere {
-        let saved = (try? savedSyncState()) ?? nil
-        return Elsewhere(others: devicesElsewhere, unknown: accountDirectory?.tooNew == true, vaultId: vault.vaultId, uploadIndex: storeState?.uploadIndex ?? [:],
-                         headAtOpen: (storeState?.saved ?? saved)?.ownHead.index ?? .max, positionAtOpen: positionAtOpen,
+        let saved = (try? storeLink.savedSyncState(in: vault)) ?? nil
+        return Elsewhere(others: devicesElsewhere, unknown: accountDirectory?.tooNew == true, vaultId: vault.vaultId, uploadIndex: storeLink.state?.uploadIndex ?? [:],
+                         headAtOpen: (storeLink.state?.saved ?? saved)?.ownHead.index ?? .max, positionAtOpen: storeLink.positionAtOpen,
                          queued: Set((saved?.queue ?? []).map(\.revisionId)))
     }
 }

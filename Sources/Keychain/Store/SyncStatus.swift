@@ -111,7 +111,7 @@ extension Account {
                               backupState: settings.backupStateImmediate ? "immediate" : "after-upload",
                               uploadDelay: (settings.uploadDelay.value(at: now) ?? .none).description,
                               downloadDelay: (settings.downloadDelay.value(at: now) ?? .none).description,
-                              storeInUse: storeState != nil, storeProblem: storeProblemSummary, storeProblems: storeProblems,
+                              storeInUse: storeLink.state != nil, storeProblem: storeProblemSummary, storeProblems: storeProblems,
                               devices: statuses + devicesElsewhere.map(Self.status))
         } catch { throw DeviceError(error) }
     }

@@ -50,7 +50,7 @@ extension Account {
 
     /// Whether reading the store may write what the reading finds to be due (settings the store
     /// lacks published, settings it holds taken up into the vault): a writer's sync, never a look.
-    var writesAsItReads: Bool { vault.access == .write && !storeReads.looking }
+    var writesAsItReads: Bool { vault.access == .write && !storeLink.reads.looking }
 
     /// The start of a request that looks at passkeys or at sync (a ceremony's lookups, a listing,
     /// `sync status`): what other writers appended to the store since this process last read it
@@ -58,12 +58,12 @@ extension Account {
     /// vault and the store as they were (a writer syncs at open and after its writes). A store
     /// that cannot be read is set aside, as a sync sets it aside.
     func readStoreForRequest() {
-        guard storeReads.requestMustRead(writes: storeWritesHere), storeState != nil, storeInUse else { return }
-        storeReads.looking = true
-        defer { storeReads.looking = false }
+        guard storeLink.reads.requestMustRead(writes: storeWritesHere), storeLink.state != nil, storeInUse else { return }
+        storeLink.reads.looking = true
+        defer { storeLink.reads.looking = false }
         do throws(StoreError) { try readStore() } catch { setStoreAside(error) }
         // A read from the start here is not the one a writer's repair answer counts on (its
         // sync reads again).
-        storeState?.readFromStart = false
+        storeLink.state?.readFromStart = false
     }
 }

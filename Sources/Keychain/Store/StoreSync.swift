@@ -10,11 +10,11 @@ import VirtualAuthenticator
 extension Account {
     /// Where the account store is: the path the account's settings name (tag 26), else
     /// `<vault>/cloud`; for an account whose store is in memory, a name that says so.
-    var storePath: String { memoryStore != nil ? "(in memory)" : settings.storePath ?? path + "/cloud" }
+    var storePath: String { storeLink.memoryStore != nil ? "(in memory)" : settings.storePath ?? path + "/cloud" }
 
     /// Whether the store is on a PostgreSQL server (its path a `postgresql://` address) rather
     /// than a directory.
-    var storeOnServer: Bool { memoryStore == nil && PostgresAddress.names(storePath) }
+    var storeOnServer: Bool { storeLink.memoryStore == nil && PostgresAddress.names(storePath) }
 
     /// The store's path as messages show it: an address's password hidden.
     var storeName: String { storeOnServer ? PostgresAddress.redacted(storePath) : storePath }
@@ -22,13 +22,13 @@ extension Account {
     /// Whether devices sync through the store yet: once there is a second device, a reset, or a
     /// delay setting. A lone device never writes one (its changes upload when one appears).
     var storeInUse: Bool {
-        storeState != nil || ((try? deviceRecords().count) ?? 1) > 1 || storeExists
+        storeLink.state != nil || ((try? deviceRecords().count) ?? 1) > 1 || storeExists
     }
 
     /// Whether the store's directory exists, looked at once per change of the vault: only a
     /// writer of this vault makes it, and this process is the writer while it asks.
     private var storeExists: Bool {
-        if let memoryStore { return memoryStore.holdsAnything }
+        if let memoryStore = storeLink.memoryStore { return memoryStore.holdsAnything }
         if let override = Self.storeHere { return override.exists(storePath) }
         if storeOnServer { return true }  // an account made on a server shares it from the start
         return (try? vault.derived("Account.storeExists") { DirectoryStore.exists(at: storePath) }) ?? true
@@ -50,7 +50,7 @@ extension Account {
 
     /// The account's store, opened (a directory store: made first, by a writer).
     func openStore(writer: Bool) throws(StoreError) -> any AccountStore {
-        if let memoryStore { return memoryStore }
+        if let memoryStore = storeLink.memoryStore { return memoryStore }
         if let override = Self.storeHere, let store = override.open(storePath) { return store }
         if storeOnServer { return try PostgresStore(address: PostgresAddress(storePath), create: writer) }
         if writer, DirectoryStore.hasLegacyObjects(at: storePath) { try DirectoryStore.removeLegacyObjects(at: storePath) }
@@ -65,7 +65,7 @@ extension Account {
     /// read, and the revisions too large to upload. `nil` when nothing is (or the store is set
     /// aside: ``storeProblem`` says why).
     var storeObjectProblem: String? {
-        guard let state = storeState, !state.unreadable.isEmpty || !state.tooLarge.isEmpty else { return nil }
+        guard let state = storeLink.state, !state.unreadable.isEmpty || !state.tooLarge.isEmpty else { return nil }
         var parts = [String]()
         if !state.unreadable.isEmpty {
             parts.append("\(state.unreadable.count) object(s) that cannot be read, passed over: "
@@ -94,7 +94,7 @@ extension Account {
     /// vault answered was asked after it (every vault has uploaded again what it holds); and after
     /// such a repair it compacts at once, so what was wrong is replaced.
     private func compactStore() throws(StoreError) {
-        guard var state = storeState else { return }
+        guard var state = storeLink.state else { return }
         let extent = try state.store.extent()
         let repaired = state.repair.request.flatMap { r in answeredByAll(r.id, in: state, answered: state.answered) ? r : nil }
         let due = extent.head - extent.snapshot > max(UInt64(Self.mergeThreshold), state.snapshotEntries / 4)
@@ -144,7 +144,7 @@ extension Account {
             }
         }
         guard flaws.isEmpty else {
-            storeState = state
+            storeLink.state = state
             note(flaws)
             return
         }
@@ -180,7 +180,7 @@ extension Account {
         state.cursor = max(state.cursor, page.next)
         state.anchor = .none
         state.unreadable.removeAll()
-        storeState = state
+        storeLink.state = state
         note(findings.filter { !$0.rereads })
     }
 
@@ -204,17 +204,17 @@ extension Account {
     /// the store gives its uploads, which are then read — so a sign-in reads the store once.
     func sync(readingFirst: Bool = true) throws(VaultError) {
         guard storeInUse else { return }
-        defer { storeState?.readFromStart = false }
+        defer { storeLink.state?.readFromStart = false }
         // What other writers appended since this process last looked (a long-lived account: a
         // scenario, a server). A reader only reads.
-        if storeState != nil, readingFirst {
+        if storeLink.state != nil, readingFirst {
             do throws(StoreError) { try readStore() } catch { setStoreAside(error) }
         }
         guard vault.access == .write else { return }
         notingStoreWrite()
         useStore()
-        let saved = try savedSyncState() ?? SyncState()
-        guard storeState != nil else {
+        let saved = try storeLink.savedSyncState(in: vault) ?? SyncState()
+        guard storeLink.state != nil else {
             // Set aside: the queue waits for the store to come back.
             if saved.version == 0 { try vault.commit([saved.record()]) }
             return
@@ -222,15 +222,15 @@ extension Account {
         // The store's repair request answered, and one asked for when this vault found a loss only
         // the other vaults can give back (StoreRepairs.swift).
         do throws(StoreError) {
-            if Self.storeChecks, let answered = storeState?.answered {
+            if Self.storeChecks, let answered = storeLink.state?.answered {
                 let now = try answerAndAskRepairs(answered: answered)
-                storeState?.answered = now
+                storeLink.state?.answered = now
             }
         } catch {
             setStoreAside(error)
             return
         }
-        guard var state = storeState else { return }
+        guard var state = storeLink.state else { return }
         var queue = saved.queue
         // Read from the start, the store was found to lack nothing of this vault's.
         var lacksNothing = false
@@ -265,7 +265,7 @@ extension Account {
         queue = waiting + due.filter { tooLarge.contains($0.0.id) }.map { r, landed in
             SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: landed, userHandle: r.credential.userHandle)
         }
-        storeState = state
+        storeLink.state = state
         do throws(StoreError) {
             let uploads = chained(stored.map { (record: $0.record, landedAt: $0.landedAt) }, in: state)
             if !uploads.isEmpty {
@@ -289,7 +289,7 @@ extension Account {
                     state.cursor += UInt64(given.count)
                     state.anchor = ChainAnchor(sequence: state.cursor, digest: last.digest)
                 }
-                storeState = state
+                storeLink.state = state
                 // Another writer of the store appended meanwhile: read what it did.
                 if !contiguous { note(try download()) }
                 // What the store had lost of this vault's is in it again.
@@ -304,7 +304,7 @@ extension Account {
             setStoreAside(error)
             return  // what was not uploaded stays queued for the store's return
         }
-        state = storeState ?? state
+        state = storeLink.state ?? state
         var updated = saved
         updated.storeId = state.saved.storeId
         updated.cursor = state.cursor
@@ -317,14 +317,14 @@ extension Account {
         // What every device has acknowledged, published; what it allows, collected (StoreKnowledge.swift).
         // A store that fails now has still been read and written: what this sync did is committed.
         let (collected, problem) = try settleKnowledge(&state, into: &updated)
-        storeState = state
+        storeLink.state = state
         if let problem {
             setStoreAside(problem)
         } else {
             heal { $0.remedy == .republish && $0.message.contains("device directory") }
             healAnsweredRepairs(answered: state.answered)
             do throws(StoreError) { try compactStore() } catch { setStoreAside(error) }
-            state = storeState ?? state
+            state = storeLink.state ?? state
         }
         updated.snapshotEntries = state.snapshotEntries
         updated.cursor = state.cursor
@@ -334,7 +334,7 @@ extension Account {
         updated.snapshotsListed = saved.snapshotsListed || state.saved.snapshotsListed
         let replicas = try replicaRecords(for: state.downloaded[state.persistedDownloads...])
         state.persistedDownloads = state.downloaded.count
-        if storeState != nil { storeState = state }
+        if storeLink.state != nil { storeLink.state = state }
         guard !replicas.isEmpty || !collected.isEmpty || !restatedHere.isEmpty || saved.version == 0 || updated.cursor != saved.cursor || updated.queue != saved.queue
                 || updated.storeId != saved.storeId || updated.snapshotEntries != saved.snapshotEntries
                 || updated.unreadable.map(\.name) != saved.unreadable.map(\.name) || !updated.sameKnowledge(as: saved)
@@ -343,25 +343,11 @@ extension Account {
             // A held vault is this process's alone and never reopened: its cursor and queue ride
             // along with the next commit rather than costing one of their own.
             updated.version = saved.version + 1
-            pendingSyncState = updated
+            storeLink.pendingSyncState = updated
             return
         }
         try vault.commit(collected + replicas + restatedHere + [updated.record()])
-        pendingSyncState = nil
-    }
-
-    /// The sync state as this account knows it: the vault's record, or the newer one a sync of a
-    /// held vault left to be written with the next commit (``pendingSyncState``). Whatever writes
-    /// the state writes this one's successor, one version on.
-    func savedSyncState() throws(VaultError) -> SyncState? {
-        let stored = try SyncState.storedVersion(in: vault)
-        if let pendingSyncState, pendingSyncState.version > stored { return pendingSyncState }
-        // Decoded once per version of the record (a version is never written twice with other
-        // contents): a sync asks for it several times.
-        if let decoded = decodedSyncState, decoded.version == stored { return decoded.state }
-        let state = try SyncState.read(in: vault)
-        decodedSyncState = (stored, state)
-        return state
+        storeLink.pendingSyncState = nil
     }
 
     /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
@@ -420,7 +406,7 @@ extension Account {
     /// Adds the uploads of `records` (new revisions of this vault's devices) to the queue, when
     /// the vault follows a store: the sync state record to commit with them, or `nil`.
     func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, landsNow: Bool)? {
-        guard var saved = try savedSyncState() else { return nil }
+        guard var saved = try storeLink.savedSyncState(in: vault) else { return nil }
         var landsNow = false
         let beforeLanding = !devicesElsewhere.isEmpty
         for r in made where !history.deviceBound.contains(r.itemId) {
@@ -474,7 +460,7 @@ extension Account {
         // What lands at once uploads at once: the device that made it sends it now, not at its
         // next sync (a device of another vault may be waiting for it); with other vaults sharing
         // the store, so does what lands later (``dueUploads(_:landed:beforeLanding:)``).
-        if queued?.landsNow == true, storeState != nil { try sync(readingFirst: false) }
+        if queued?.landsNow == true, storeLink.state != nil { try sync(readingFirst: false) }
     }
 
     /// Of `groups` (each the local revisions of one device and passkey), the revisions a later one

@@ -31,9 +31,9 @@ extension Account {
     /// with the reason in ``storeProblem``, as a cloud that is down would be: every device keeps
     /// working from this vault, and what has landed uploads once the store is usable again.
     func useStore() {
-        guard storeState == nil, storeProblem == nil else { return }
+        guard storeLink.state == nil, storeLink.problem == nil else { return }
         let writer = vault.access == .write
-        let saved = (try? savedSyncState()) ?? nil
+        let saved = (try? storeLink.savedSyncState(in: vault)) ?? nil
         do throws(StoreError) {
             let store = try openStore(writer: writer)
             var state = StoreState(store: store, saved: saved ?? SyncState())
@@ -58,7 +58,7 @@ extension Account {
                 state.saved.storeId = storeId ?? []
                 state.startOver(rememberingChains: forgotten)
             }
-            storeState = state
+            storeLink.state = state
             try readStore()
         } catch {
             setStoreAside(error)
@@ -73,24 +73,24 @@ extension Account {
         // The metadata first: every upload the directory names was appended before it was
         // published, so it is in the changes read after.
         try readAccountMetadata()
-        let fromStart = storeState?.startedOver == true
+        let fromStart = storeLink.state?.startedOver == true
         var findings = try download()
         guard Self.storeChecks else {
             // Unchecked: only a store whose last change is before the cursor is read again.
             if !fromStart, findings.contains(where: \.rereads) {
-                storeState?.startOver(rememberingChains: false)
+                storeLink.state?.startOver(rememberingChains: false)
                 _ = try download()
             }
-            storeState?.startedOver = false
+            storeLink.state?.startedOver = false
             return
         }
         findings += directoryHeadFindings()
-        let known = storeState?.problems ?? []
+        let known = storeLink.state?.problems ?? []
         let fresh = findings.filter { f in f.rereads && !known.contains { $0.kind == f.kind && $0.message == f.message } }
         if fromStart {
             findings += lostSinceRead()
         } else if !fresh.isEmpty {
-            storeState?.startOver(rememberingChains: true)
+            storeLink.state?.startOver(rememberingChains: true)
             let first = findings.first { $0.rereads }
             findings = try download() + directoryHeadFindings() + lostSinceRead()
             // Read from the start, nothing is missing: the store's numbering moved under this
@@ -99,9 +99,9 @@ extension Account {
                 findings = [StoreFinding(first.kind, first.message + "; read again from the start, nothing is lost", remedy: .noted)]
             }
         }
-        if storeState?.startedOver == true { storeState?.readFromStart = true }
-        storeState?.startedOver = false
-        storeState?.remembered = nil
+        if storeLink.state?.startedOver == true { storeLink.state?.readFromStart = true }
+        storeLink.state?.startedOver = false
+        storeLink.state?.remembered = nil
         note(findings)
     }
 
@@ -112,7 +112,7 @@ extension Account {
     /// that cannot be read back, or does not open under the account key (damaged, another
     /// account's, planted), is passed over — the store is not trusted — and noted for `sync status`.
     func download() throws(StoreError) -> [StoreFinding] {
-        guard var state = storeState else { return [] }
+        guard var state = storeLink.state else { return [] }
         var findings = [StoreFinding]()
         let own = Set(((try? DeviceRecord.everyRecord(in: vault)) ?? []).map(\.id))
         var page: ChangePage
@@ -129,7 +129,7 @@ extension Account {
             if anchored, state.anchor.sequence != 0 {
                 let there = page.changes.first { $0.sequence == state.cursor }
                 guard let there, ChainPosition.digest(of: there.object) == state.anchor.digest else {
-                    storeState = state
+                    storeLink.state = state
                     return [StoreFinding(.rolledBack, "the account store no longer holds change \(state.cursor) as this vault read it (\(there == nil ? "it is gone" : "another change has its number"))",
                                          remedy: .noted, rereads: true)]
                 }
@@ -145,7 +145,7 @@ extension Account {
             case .invalid:
                 let head = try state.store.extent().head
                 guard head < state.cursor else { throw error }
-                storeState = state
+                storeLink.state = state
                 return [StoreFinding(.rolledBack, "the account store's last change is \(head), before change \(state.cursor) this vault read",
                                      remedy: .noted, rereads: true)]
             default:
@@ -170,7 +170,7 @@ extension Account {
         // was stopped between an upload and its commit): numbered on from there.
         let found = state.chains.head(of: vault.vaultId)
         if found.index > state.ownHead.index { state.ownHead = found }
-        storeState = state
+        storeLink.state = state
         return findings
     }
 
@@ -268,7 +268,7 @@ extension Account {
     /// them: a vault that published a later upload than the store gives is a finding. (What a vault
     /// published can only lag behind what it uploaded, never run ahead: it publishes after.)
     func directoryHeadFindings() -> [StoreFinding] {
-        guard let state = storeState, let directory = state.directory, !directory.unreadable, !directory.tooNew else { return [] }
+        guard let state = storeLink.state, let directory = state.directory, !directory.unreadable, !directory.tooNew else { return [] }
         var heads = [[UInt8]: ChainPosition]()
         for d in directory.elsewhere(than: vault.vaultId) where d.head.index > (heads[d.vaultId]?.index ?? 0) { heads[d.vaultId] = d.head }
         return heads.sorted { $0.key.lexicographicallyPrecedes($1.key) }.compactMap { vault, head in
@@ -283,7 +283,7 @@ extension Account {
     /// no longer holds — its own uploads (which it uploads again), or another vault's (which that
     /// vault is asked for).
     private func lostSinceRead() -> [StoreFinding] {
-        guard let state = storeState, let remembered = state.remembered else { return [] }
+        guard let state = storeLink.state, let remembered = state.remembered else { return [] }
         var findings = [StoreFinding]()
         var before = remembered.heads
         if state.ownHead.index > (before[vault.vaultId]?.index ?? 0) { before[vault.vaultId] = state.ownHead }

@@ -36,7 +36,7 @@ extension Account {
     /// the store holds. A value that does not open under the account key is a finding, never read
     /// as empty: the directory as this vault last read it stands in for it until it is published again.
     func readAccountMetadata() throws(StoreError) {
-        guard var state = storeState else { return }
+        guard var state = storeLink.state else { return }
         let keys = [AccountDirectory.key, PublishedSettings.key, RepairRequest.key]
         let values = try state.store.metadata(keys)
         // The directory as last read: this process's, else the vault's (when it follows this store).
@@ -72,14 +72,14 @@ extension Account {
         } else {
             state.settingsUnreadable = nil
         }
-        storeState = state
+        storeLink.state = state
         note(findings)
-        let saved = (try? savedSyncState()) ?? nil
+        let saved = (try? storeLink.savedSyncState(in: vault)) ?? nil
         if vault.access == .write, (saved?.settingsToPublish ?? false) || state.settingsUnreadable != nil {
             guard writesAsItReads else { return }  // a look leaves them to the next sync
             let mine = PublishedSettings(settings, at: present)
             let done = try PublishedSettings.publish({ $0 = mine }, base: mine, to: state.store, settings: settings)
-            storeState?.settingsUnreadable = nil
+            storeLink.state?.settingsUnreadable = nil
             try? recordSettingsPublished(version: done.version)
             heal(where: { $0.remedy == .republish && $0.message.contains("sync settings") })
             return
@@ -100,32 +100,32 @@ extension Account {
         guard let published, published.version > state.settingsVersion, let value = published.value else { return }
         do { try takeUp(value) } catch { return }  // a vault that cannot be written says so at its next commit
         // Taken up in memory only by a writer's look: its next sync takes them up into the vault.
-        if vault.access == .read || writesAsItReads { storeState?.settingsVersion = published.version }
+        if vault.access == .read || writesAsItReads { storeLink.state?.settingsVersion = published.version }
     }
 
     // MARK: - Problems
 
     /// Keeps `findings` as problems of this vault (one already kept, open or lately healed, is not
-    /// kept twice), and says each new one on stderr through ``storeWarnings``.
+    /// kept twice), and says each new one on stderr through ``storeLink.warnings``.
     func note(_ findings: [StoreFinding]) {
-        guard Self.storeChecks, var state = storeState, !findings.isEmpty else { return }
+        guard Self.storeChecks, var state = storeLink.state, !findings.isEmpty else { return }
         let now = self.now
         // Not twice while open; one healed comes back as new, but what was only noted stays noted.
         for f in findings where !state.problems.contains(where: { $0.kind == f.kind && $0.message == f.message && ($0.isOpen || $0.remedy == .noted) }) {
             state.problems.append(StoreProblem(f.kind, f.message, at: now, remedy: f.remedy, location: f.location == 0 ? state.cursor : f.location))
-            storeWarnings.append(f.message)
+            storeLink.warnings.append(f.message)
         }
         state.problems = Self.kept(state.problems)
-        storeWarnings = Array(storeWarnings.suffix(StoreProblem.openKept))
-        storeState = state
+        storeLink.warnings = Array(storeLink.warnings.suffix(StoreProblem.openKept))
+        storeLink.state = state
     }
 
     /// Marks healed the open problems `which` selects.
     func heal(where which: (StoreProblem) -> Bool) {
-        guard var state = storeState else { return }
+        guard var state = storeLink.state else { return }
         let now = self.now
         for i in state.problems.indices where state.problems[i].isOpen && which(state.problems[i]) { state.problems[i].healedAt = now }
-        storeState = state
+        storeLink.state = state
     }
 
     /// The problems kept: the newest open ones and the newest healed ones — a store that keeps
@@ -168,7 +168,7 @@ extension Account {
     /// again), and answers the store's request when it has not yet — reading the store again from
     /// the start, so what the store lacks of its own is uploaded. Returns the request answered.
     func answerAndAskRepairs(answered: [UInt8]) throws(StoreError) -> [UInt8] {
-        guard var state = storeState else { return answered }
+        guard var state = storeLink.state else { return answered }
         let wanted = state.problems.indices.filter {
             state.problems[$0].isOpen && state.problems[$0].remedy == .repair && !covers(state.repair.request, state.problems[$0])
         }
@@ -184,11 +184,11 @@ extension Account {
                 state.repair = RepairRequest.read(try state.store.metadata([RepairRequest.key])[RepairRequest.key], settings: settings)
             }
             if state.repair.request?.id == asked.id { for i in wanted { state.problems[i] = state.problems[i].waiting(for: asked.id) } }
-            storeState = state
+            storeLink.state = state
         }
         guard let request = state.repair.request, request.id != answered else { return answered }
         if !state.readFromStart {
-            storeState?.startOver(rememberingChains: true)
+            storeLink.state?.startOver(rememberingChains: true)
             try readStore()
         }
         return request.id
@@ -196,7 +196,7 @@ extension Account {
 
     /// Heals the problems the store's repair request covers, once every vault has answered it.
     func healAnsweredRepairs(answered: [UInt8]) {
-        guard let state = storeState, let request = state.repair.request, answeredByAll(request.id, in: state, answered: answered) else { return }
+        guard let state = storeLink.state, let request = state.repair.request, answeredByAll(request.id, in: state, answered: answered) else { return }
         heal { $0.remedy == .repair && covers(request, $0) }
     }
 
@@ -205,7 +205,7 @@ extension Account {
     var storeProblemSummary: String? {
         if let storeProblem { return storeProblem }
         var parts = [String]()
-        if let state = storeState {
+        if let state = storeLink.state {
             for p in state.problems where p.isOpen {
                 var line = p.message
                 if p.remedy == .repair, let request = state.repair.request, covers(request, p) {
@@ -223,7 +223,7 @@ extension Account {
 
     /// The store's problems as this vault keeps them, open and lately healed.
     var storeProblems: [StoreProblem] {
-        Self.kept(storeState?.problems ?? ((try? savedSyncState())??.problems ?? []))
+        Self.kept(storeLink.state?.problems ?? ((try? storeLink.savedSyncState(in: vault))??.problems ?? []))
     }
 
     // MARK: - Deletions given back
@@ -248,7 +248,7 @@ extension Account {
             let landed = eventTime
             guard let revision = try? Revision(record, source: .store(landedAt: landed, record: record), firstDevice: first) else { continue }
             out.append((record, landed, revision))
-            storeWarnings.append("the account store holds again a passkey deleted \(DelayRange.text(milliseconds: now - min(now, deletion.deletedAt))) ago: its deletion is uploaded again")
+            storeLink.warnings.append("the account store holds again a passkey deleted \(DelayRange.text(milliseconds: now - min(now, deletion.deletedAt))) ago: its deletion is uploaded again")
         }
         return out
     }

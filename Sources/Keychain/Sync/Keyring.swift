@@ -63,10 +63,10 @@ extension Account {
     }
 
     /// The private key of `revision`, a passkey made without user verification, loaded once and
-    /// kept in ``keyring`` while the account is open. A key sealed under the biometry key is never
+    /// kept in ``ReadModel/keyring`` while the account is open. A key sealed under the biometry key is never
     /// kept: each use needs the PIN's proof.
     func signingKey(of revision: Revision, itemId: [UInt8]) throws(VaultError) -> PrivateKey {
-        try keyring.key(for: revision.id) { () throws(VaultError) -> PrivateKey in
+        try readModel.keyring.key(for: revision.id) { () throws(VaultError) -> PrivateKey in
             try loadedKey(of: revision, itemId: itemId, biometryKey: nil)
         }
     }
