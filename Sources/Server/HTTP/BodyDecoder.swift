@@ -149,6 +149,10 @@ struct BodyDecoder: Decoder {
         throw Problem.input("\(path) is of a type no body member has (\(T.self))")
     }
 
+    /// Whether a member's value is JSON's `null`. (By the value's type: `is NSNull` on a member
+    /// that is an object would hand the whole object to Foundation's bridging to ask.)
+    static func isNull(_ value: Any) -> Bool { ObjectIdentifier(Swift.type(of: value) as Any.Type) == ObjectIdentifier(NSNull.self) }
+
     /// An object's members, by name.
     private struct Members<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let decoder: BodyDecoder
@@ -156,12 +160,8 @@ struct BodyDecoder: Decoder {
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { object.keys.compactMap(Key.init(stringValue:)) }
 
-        /// A member present and not `null`. (By the value's type: `is NSNull` on a member that is
-        /// an object would hand the whole object to Foundation's bridging to ask.)
-        func contains(_ key: Key) -> Bool {
-            guard let value = object[key.stringValue] else { return false }
-            return ObjectIdentifier(Swift.type(of: value) as Any.Type) != ObjectIdentifier(NSNull.self)
-        }
+        /// A member present and not `null`.
+        func contains(_ key: Key) -> Bool { object[key.stringValue].map { !BodyDecoder.isNull($0) } ?? false }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
 
         private func path(_ key: Key) -> String { decoder.path.isEmpty ? key.stringValue : "\(decoder.path).\(key.stringValue)" }
@@ -189,6 +189,18 @@ struct BodyDecoder: Decoder {
         func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decode(type, key) }
 
         private func decode<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T { try decode(type, forKey: key) as T }
+
+        // An optional member looked up once (the protocol's own default asks `contains`, then
+        // `decodeNil`, then `decode`: three lookups of a member present).
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            guard let value = object[key.stringValue], !BodyDecoder.isNull(value) else { return nil }
+            return try BodyDecoder.read(type, value, path: path(key), raw: decoder.path.isEmpty ? decoder.raw : nil, in: decoder.type)
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeIfPresent(type, key) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeIfPresent(type, key) }
+        func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try decodeIfPresent(type, key) }
+
+        private func decodeIfPresent<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? { try decodeIfPresent(type, forKey: key) as T? }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw Problem.input("\(path(key)) is read as a member of its own type only")
