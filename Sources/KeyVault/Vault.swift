@@ -323,15 +323,16 @@ public final class Vault {
                               partitioning: VaultPartitioning? = nil, durability: Durability = .full, sharing: Sharing = .shared,
                               initialRecords: (Vault) throws(VaultError) -> [VaultRecord] = { _ in [] }) throws(VaultError) -> Vault {
         let durable = durability == .full
-        let made = POSIXFile.missingDirectories(path)
+        var made = [String]()
         do {
-            try POSIXFile.makeDirectory(path, durable: durable)
+            try POSIXFile.makeDirectory(path, durable: durable, made: &made)
             return try creating(at: path, passphrase: passphrase, kdf: kdf, waiting: waiting, partitioning: partitioning,
                                 durability: durability, sharing: sharing, initialRecords: initialRecords)
         } catch {
-            // rmdir removes only what is empty by now: never a racing creator's directory, or one
-            // that held anything but what this create wrote (which ``creating`` removed, under the
-            // writer lock, before it let go of it).
+            // Only the directories this create's own mkdir made, never one that was there (given
+            // empty, reached through `..` or a link, or made meanwhile by a racing creator); and
+            // rmdir removes only what is empty by now: never one that held anything but what this
+            // create wrote (which ``creating`` removed, under the writer lock, before it let go of it).
             for directory in made.reversed() { rmdir(directory) }
             throw error
         }

@@ -43,10 +43,20 @@ package enum Files {
     /// Makes directory `path` (0700) when it is missing, with its missing parents; each new entry
     /// is durable once its parent directory is flushed.
     package static func makeDirectory(_ path: String, durable: Bool) throws(FileFailure) {
+        var made = [String]()
+        try makeDirectory(path, durable: durable, made: &made)
+    }
+
+    /// The same, adding to `made` each directory this call's own `mkdir` made (outermost first,
+    /// those made before a failure too): what was there already — given empty, reached through
+    /// `..` or a link, or made meanwhile by another process — is not in it.
+    package static func makeDirectory(_ path: String, durable: Bool, made: inout [String]) throws(FileFailure) {
         if isDirectory(path, followingLink: true) { return }
         let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !parent.isEmpty, !exists(parent) { try makeDirectory(parent, durable: durable) }
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+        if !parent.isEmpty, !exists(parent) { try makeDirectory(parent, durable: durable, made: &made) }
+        if mkdir(path, 0o700) == 0 {
+            made.append(path)
+        } else if errno != EEXIST {
             throw FileFailure(.system, "cannot create directory \(path): \(errorText())")
         }
         try syncDirectory(parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent, durable: durable)

@@ -63,6 +63,10 @@ package final class DirectoryStore: AccountStore {
     /// Whether anything exists at `path` (a store, or something in its place).
     package static func exists(at path: String) -> Bool { StoreFile.exists(path) }
 
+    /// Whether `path` is a directory itself, not a link to one: what else is there (a file, a
+    /// link) is no store, and ``init(path:create:)`` refuses it as unavailable.
+    package static func isDirectory(at path: String) -> Bool { StoreFile.isDirectory(path) }
+
     /// Whether `path` is a directory that is empty or holds only what a store keeps (its state,
     /// lock, log, ids, snapshot and metadata): somewhere a new store may be made.
     package static func isStore(at path: String) -> Bool {

@@ -10,9 +10,9 @@ import TestSupport
 /// whatever else is planted there is refused and left as it is, a link never followed.
 @Suite struct UnixSocketTests {
     /// The refusal's message, or nil when a socket was made (and then closed).
-    func refusal(_ path: String) -> String? {
+    func refusal(_ path: String, lockWait: Duration = UnixSocket.lockWait) -> String? {
         do {
-            close(try UnixSocket.listen(at: path))
+            close(try UnixSocket.listen(at: path, lockWait: lockWait))
             return nil
         } catch {
             return error.message
@@ -107,6 +107,22 @@ import TestSupport
             #expect(chown(theirs, 65534, 65534) == 0)
             #expect(refusal(theirs) == "cannot listen on \(theirs): it is another user's socket")
             #expect(kind(theirs) == S_IFSOCK)
+        }
+    }
+
+    @Test func aDirectoryLockHeldByAnotherProcessIsWaitedForThenRefused() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/s.sock"
+            // Another open file description: flock then holds it against this process too.
+            let held = open(directory, O_RDONLY | O_DIRECTORY)
+            #expect(flock(held, LOCK_EX) == 0)
+            let started = ContinuousClock.now
+            #expect(refusal(path, lockWait: .seconds(1))
+                == "cannot listen on \(path): another process has held the lock on its directory (flock) for 1 s")
+            #expect(ContinuousClock.now - started >= .seconds(1))
+            #expect(kind(path) == nil)
+            close(held)
+            #expect(refusal(path, lockWait: .seconds(1)) == nil)
         }
     }
 

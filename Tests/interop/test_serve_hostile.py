@@ -6,6 +6,7 @@ passkey lost); SIGTERM under load; event streams dropped by their clients; the U
 one a killed server left. The server answers every time — a 4xx problem, or a documented status —
 and never dies of a signal."""
 import base64
+import fcntl
 import http.client
 import json
 import os
@@ -846,6 +847,22 @@ def test_a_token_file_others_can_read_or_too_short_to_be_secret_is_refused(tmp_p
         token.unlink()
 
 
+def test_an_origin_too_long_for_any_page_is_answered_without_cors_headers(served):
+    """An `Origin` of 70-128 KiB fits the request's 128 KiB of headers, but written back it did
+    not fit beside them: libmicrohttpd closed the connection without an answer. Past 2,048 bytes
+    (no origin is that long) the request is answered as one without `Origin`; a page's is echoed."""
+    for size in (70_000, 120_000, 2049):
+        origin = "https://" + "a" * (size - len("https://"))
+        preflight = served.exchange("OPTIONS", "/accounts", token=False,
+                                    headers=[f"Origin: {origin}", "Access-Control-Request-Method: POST"])
+        assert preflight.status < 500 and "access-control-allow-origin" not in preflight.headers, preflight
+        health = served.exchange("GET", "/health", headers=[f"Origin: {origin}"])
+        assert health.status == 200 and "access-control-allow-origin" not in health.headers, health
+    page = "https://" + "a" * (2048 - len("https://"))
+    answer = served.exchange("GET", "/health", headers=[f"Origin: {page}"])
+    assert answer.status == 200 and answer.headers["access-control-allow-origin"] == page, answer
+
+
 # 5. Odd paths and ids.
 
 def test_odd_paths_and_ids_are_4xx_problems_and_touch_no_file_outside_tmpdir(tmp_path):
@@ -1161,6 +1178,22 @@ def test_a_socket_server_refuses_an_existing_file_serves_mode_0600_and_removes_i
     finally:
         server.kill()
     assert not os.path.lexists(path)
+
+
+def test_a_socket_directory_another_process_keeps_locked_is_refused_not_waited_on_for_ever(tmp_path):
+    """The directory's lock is held only from the look to the bind; one that another process
+    keeps (anyone who can open the directory can take it, in /tmp too) ends the start with
+    `ioError` after 5 s — the server takes SIGTERM only once it serves, so it must not wait."""
+    path = tmp_path / "s.sock"
+    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.run([BIN, "serve", "--socket", str(path)], env=own_environment(tmp_path), capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 74 and "another process has held the lock on its directory" in proc.stderr, (proc.returncode, proc.stderr)
+        assert "listening" not in proc.stdout and not os.path.lexists(path)
+    finally:
+        os.close(held)
 
 
 def test_a_socket_left_by_a_killed_server_is_replaced_and_one_listened_on_is_not(tmp_path):

@@ -2,6 +2,7 @@
 `list`, on a second device after sync, and on sign-in; silence when nothing matches; the client's
 checks (TypeError, SecurityError) leaving the vault as it was. py_webauthn judges the sign-ins."""
 import json
+import subprocess
 
 import pytest
 from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
@@ -9,7 +10,7 @@ from webauthn import (generate_authentication_options, generate_registration_opt
 from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, PublicKeyCredentialDescriptor,
                                       ResidentKeyRequirement, UserVerificationRequirement)
 
-from conftest import b64url
+from conftest import BIN, b64url
 
 RP_ID, ORIGIN = "example.com", "https://example.com"
 
@@ -113,6 +114,24 @@ def test_current_user_details_renames_the_users_passkeys(two_users):
     options, result = sign(tool, alice, "laptop")
     verify_authentication_response(credential=result.json, expected_challenge=options.challenge, expected_rp_id=RP_ID,
                                    expected_origin=ORIGIN, credential_public_key=alice_key, credential_current_sign_count=0)
+
+
+def test_a_signal_whose_json_report_cannot_be_written_is_io_error_with_its_effect_made(two_users):
+    """`signal --json` prints its effect once the change is durable: on a full disk that is
+    `ioError` (74, never a signal death), the one JSON object on stderr (what changed is said
+    there only after the report), and the passkey is hidden all the same, as a ceremony's result
+    is stored; a closed stdout is seen before anything is done and changes nothing."""
+    tool, (alice, _), (bob, _) = two_users
+    options = json.dumps({"rpId": RP_ID, "userId": b64url(b"alice-id"), "allAcceptedCredentialIds": []})
+    args = [BIN, "--json", "signal", "accepted-credentials", "--origin", ORIGIN, "--options", "-"]
+    before = state(tool)
+    closed = subprocess.run(["sh", "-c", '"$@" >&-', "sh", *args], input=options, env=tool.env, capture_output=True, text=True, timeout=60)
+    assert closed.returncode == 74 and json.loads(closed.stderr)["error"] == "ioError", closed.stderr
+    assert state(tool) == before
+    with open("/dev/full", "w") as full:
+        failed = subprocess.run(args, input=options, env=tool.env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert failed.returncode == 74 and json.loads(failed.stderr)["error"] == "ioError", failed.stderr
+    assert listing(tool)[alice]["hidden"] is True and listing(tool)[bob]["hidden"] is False
 
 
 def test_a_signal_that_matches_nothing_is_silent(two_users):

@@ -616,3 +616,24 @@ def test_a_store_that_cannot_be_used_never_shows_a_recovery_secret(tmp_path):
         refused = tool.run("init", "--store", address, "--kdf", "min")
         assert refused.code == code and refused.stdout == "", (address, refused.stdout, refused.stderr)
         assert not tool.vault.exists()
+
+
+def test_a_store_path_that_is_not_a_directory_is_store_unavailable_and_left_as_it_is(tmp_path):
+    # docs/errors.md: a store directory that is a symbolic link or not a directory cannot be used
+    # (31), whatever it is or points to; only a real directory holding something else is badInput.
+    (tmp_path / "a-file").write_text("keep")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "notes").write_text("keep")
+    links = {"to-full": full, "to-file": tmp_path / "a-file", "dangling": tmp_path / "nowhere"}
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    for address in ["a-file", *links]:
+        tool = Authctl(tmp_path / f"vault-{address}")
+        refused = tool.run("--json", "init", "--store", str(tmp_path / address), "--kdf", "min")
+        assert refused.code == 31 and json.loads(refused.stderr)["error"] == "storeUnavailable", (address, refused.stderr)
+        assert refused.stdout == "" and not tool.vault.exists()
+    assert (tmp_path / "a-file").read_text() == "keep" and (full / "notes").read_text() == "keep" and len(list(full.iterdir())) == 1
+    assert all((tmp_path / name).is_symlink() for name in links) and not (tmp_path / "nowhere").exists()
+    refused = Authctl(tmp_path / "vault-full").run("init", "--store", str(full), "--kdf", "min")
+    assert refused.code == 65 and "neither empty nor an account store" in refused.stderr, refused.stderr

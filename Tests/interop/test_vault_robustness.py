@@ -448,3 +448,18 @@ def test_an_init_on_a_full_disk_leaves_no_vault_behind(tmp_path, size):
                          capture_output=True, text=True, timeout=120)
     assert run.stdout.splitlines() == ["exit 74"], (run.stdout, run.stderr)
     assert "ioError" in run.stderr and "No space left on device" in run.stderr, run.stderr
+
+
+def test_an_init_whose_writes_fail_leaves_a_directory_reached_through_dot_dot(tmp_path):
+    """A failing `init` takes back only the directories its own mkdir made: given a path through
+    a directory it makes and `..` (`made/../given`), the empty directory `given` that was there
+    already stays; only `made` goes."""
+    env = dict(own_environment(tmp_path), AUTHCTL_PASSPHRASE=PASSPHRASE, AUTHCTL_PIN="1234")
+    tiny = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))  # noqa: E731 (log.0's first frame is larger)
+    given = tmp_path / "given"
+    given.mkdir(mode=0o700)
+    failed = subprocess.run([BIN, "--json", "--vault", str(tmp_path / "made" / ".." / "given"), "init", "--kdf", "min"], env=env,
+                            preexec_fn=tiny, capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 74 and json.loads(failed.stderr)["error"] == "ioError", failed.stderr
+    assert given.is_dir() and list(given.iterdir()) == []
+    assert not (tmp_path / "made").exists()

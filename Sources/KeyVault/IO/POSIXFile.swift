@@ -27,16 +27,10 @@ enum POSIXFile {
         try named { () throws(FileFailure) in try Files.makeDirectory(path, durable: durable) }
     }
 
-    /// The directories ``makeDirectory(_:durable:)`` would make for `path`: it and each parent
-    /// that does not exist, outermost first.
-    static func missingDirectories(_ path: String) -> [String] {
-        var missing = [String]()
-        var directory = path
-        while !directory.isEmpty, directory != "/", !Files.exists(directory) {
-            missing.insert(directory, at: 0)
-            directory = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        }
-        return missing
+    /// The same, adding to `made` the directories this call made itself (see
+    /// ``Files/makeDirectory(_:durable:made:)``): only those are a failed create's to take back.
+    static func makeDirectory(_ path: String, durable: Bool = true, made: inout [String]) throws(VaultError) {
+        try named { () throws(FileFailure) in try Files.makeDirectory(path, durable: durable, made: &made) }
     }
 
     /// Refuses a vault directory that is not a directory this user owns, or that others can write

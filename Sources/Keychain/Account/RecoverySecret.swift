@@ -166,8 +166,9 @@ extension Account {
                 store = try PostgresStore(address: PostgresAddress(storePath), create: true)
             } else {
                 guard storePath.hasPrefix("/") else { throw StoreError(.invalid, "a store directory is given from the root ('\(EchoedInput.path(storePath))' is relative)") }
-                // A directory that holds something else is not made a store among its files.
-                if DirectoryStore.exists(at: storePath), !DirectoryStore.isStore(at: storePath) {
+                // A directory that holds something else is not made a store among its files (a
+                // file or a link there is no directory at all: the store refuses it, unavailable).
+                if DirectoryStore.isDirectory(at: storePath), !DirectoryStore.isStore(at: storePath) {
                     throw StoreError(.invalid, "\(EchoedInput.path(storePath)) is neither empty nor an account store: name a new directory")
                 }
                 store = try DirectoryStore(path: storePath, create: true)

@@ -206,7 +206,7 @@ private func serveRequest(_ context: UnsafeMutableRawPointer?, _ request: Unsafe
                             bodyTooLarge: r.body_too_large != 0)
     if let preflight = CrossOrigin.preflight(asked) { return fill(response, with: preflight) }
     var answer = core.handle(asked)
-    if let origin = asked.origin {
+    if let origin = CrossOrigin.answered(asked.origin) {
         answer.headers += CrossOrigin.headers(origin: origin)
         answer.deferred?.origin = origin
     }

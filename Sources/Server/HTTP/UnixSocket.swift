@@ -19,12 +19,18 @@ enum UnixSocket {
         case staleSocket
     }
 
+    /// How long ``listen(at:lockWait:)`` waits for the directory's lock. Another server holds it
+    /// only from its look to its bind; but any process that can open the directory (anyone, in
+    /// `/tmp`) can take it and keep it, and the server, which takes SIGTERM only once it serves,
+    /// would wait for ever.
+    static let lockWait = Duration.seconds(5)
+
     /// A listening socket's descriptor (the caller's to close), or why there can be none.
-    static func listen(at path: String) throws(HTTPServerError) -> Int32 {
+    static func listen(at path: String, lockWait: Duration = lockWait) throws(HTTPServerError) -> Int32 {
         let address = try self.address(path)
         let directory = open(parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 { flock(directory, LOCK_EX) }
         defer { if directory >= 0 { close(directory) } }  // and its lock
+        if directory >= 0 { try lock(directory, of: path, waiting: lockWait) }
         if try look(at: path, address: address) == .staleSocket, unlink(path) != 0, errno != ENOENT {
             throw HTTPServerError(message: "cannot remove the stale socket \(path): \(reason(errno))")
         }
@@ -45,6 +51,19 @@ enum UnixSocket {
             throw HTTPServerError(message: "cannot listen on \(path): \(reason(why))")
         }
         return listening
+    }
+
+    /// Takes the directory's lock, waiting up to `waiting` while another process holds it. A lock
+    /// the system cannot give (no flock on this file system) is gone without, as before the look.
+    private static func lock(_ directory: Int32, of path: String, waiting: Duration) throws(HTTPServerError) {
+        let clock = ContinuousClock(), deadline = clock.now + waiting
+        while flock(directory, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK || errno == EINTR {
+            guard clock.now < deadline else {
+                throw HTTPServerError(message: "cannot listen on \(path): another process has held the lock on its directory "
+                    + "(flock) for \(waiting.components.seconds) s")
+            }
+            usleep(10_000)
+        }
     }
 
     /// What is at `path`: nothing, or a stale socket of this user's; anything else is refused with

@@ -30,13 +30,15 @@ enum SignalCommand {
         let vault = try VaultSelection(args)
         let effect = try vault.session(.write).signal(device: vault.deviceName, kind, optionsJSON: json,
                                                       origin: args.value(CeremonyOptions.origin) ?? "", relatedOrigins: related)
+        // What changed, for a script (the page itself learns nothing): as the server answers it.
+        // Written first, as a ceremony's response is before its warnings: when it cannot be, its
+        // `ioError` is the one line (or JSON object) on stderr.
+        if args.flag(GlobalOptions.json) { try Output.data(JSONOutput.string(SignalReport(effect))) }
         for (what, credentials) in [("removed", effect.removed), ("hid", effect.hidden), ("restored", effect.restored), ("updated", effect.updated)] {
             for c in credentials {
                 Output.diagnostic("authctl: \(kind.rawValue): \(what) passkey \(Base64URL.encode(c.id)) "
                     + "(\(TerminalText.escaped(c.rpId)), \(TerminalText.shortened(c.userName)))")
             }
         }
-        // What changed, for a script (the page itself learns nothing): as the server answers it.
-        if args.flag(GlobalOptions.json) { try Output.data(JSONOutput.string(SignalReport(effect))) }
     }
 }
