@@ -197,28 +197,67 @@ class Op:
 def generate(rng: random.Random):
     """A random sequence of requests over the devices phone and laptop (and any added), the
     passkeys labelled as they are made. A model of the account keeps every labelled registration
-    one that succeeds everywhere (a device with passkey support, no exclusion), so later steps
-    can name it; whether anything else succeeds is what the front ends must agree on."""
+    one that succeeds everywhere (a device with passkey support and its PIN, no exclusion), so
+    later steps can name it; whether anything else succeeds is what the front ends must agree on.
+    The model also keeps each device's PIN and whether it was reset, so that a PIN step is one a
+    scenario can run at all (`former` only on a device reset while it had a PIN, `approve-with`
+    only on one without a PIN: otherwise `badInput`, which stops the scenario)."""
     devices, supported, labels, users, ops = ["phone", "laptop"], {"phone": True, "laptop": True}, [], [], []
+    pins, reset = dict(PINS), {"phone": False, "laptop": False}
     challenge = lambda: b64url(rng.randbytes(16))
     for n in range(rng.randint(12, 16)):
         kinds = ["register"] * 4 + ["sign"] * 4 + ["list", "show", "delete", "capabilities", "status", "devices", "offline", "online",
-                                                   "unsupported", "signal", "add", "invalid"]
+                                                   "unsupported", "signal", "add", "invalid", "sync-now", "reset", "pin", "pin"]
         kind = rng.choice(kinds if labels else ["register"])
+        if any(reset.values()) and rng.random() < 0.3:
+            kind = "pin"  # a reset device is recovered soon, with ceremonies on it before
         device = rng.choice(devices)
+        # Hybrid: another device makes the passkey or signs for this one's page, with its own PIN.
+        via = rng.choice([d for d in devices if d != device]) if kind in ("register", "sign") and rng.random() < 0.25 else None
         if kind == "register":
             user = rng.choice(users + ["alice", "bob", "carol", "dave"]) if users else rng.choice(["alice", "bob"])
             exclude = [rng.choice(labels)] if labels and rng.random() < 0.25 else []
             uv = rng.choice(["preferred", "required", "discouraged"])
-            label = f"p{n}" if supported[device] and not exclude else None
+            able = all(supported[d] and not reset[d] for d in (device, via) if d)
+            label = f"p{n}" if able and not exclude else None
             ops.append(Op("register", device, user=user, uv=uv, alg=-7, challenge=challenge(),
-                          exclude=exclude, label=label or f"x{n}", sure=bool(label)))
+                          exclude=exclude, label=label or f"x{n}", sure=bool(label), via=via))
             if label:
                 labels.append(label)
                 users.append(user)
         elif kind == "sign":
             allow = rng.sample(labels, k=min(len(labels), rng.randint(1, 2))) if rng.random() < 0.5 else []
-            ops.append(Op("sign", device, allow=allow, uv=rng.choice(["preferred", "required", "discouraged"]), challenge=challenge()))
+            ops.append(Op("sign", device, allow=allow, uv=rng.choice(["preferred", "required", "discouraged"]), challenge=challenge(),
+                          via=via))
+        elif kind == "sync-now":
+            # A writer's sync (the command line's `sync now`), then what a reader sees after it.
+            ops.append(Op("sync-now"))
+            ops.append(Op("status"))
+        elif kind == "reset":
+            # Not the first device (the default approver of every later one); not one reset and
+            # not yet enrolled again, which has no PIN to be its former one.
+            target = rng.choice([d for d in devices[1:] if not reset[d]] or [None])
+            if target:
+                reset[target] = True
+                ops.append(Op("reset", target))
+            else:
+                ops.append(Op("status"))
+        elif kind == "pin":
+            new = str(2000 + n)
+            recovering = [d for d in devices if reset[d]]
+            device = rng.choice(recovering) if recovering else device
+            if not reset[device]:
+                ops.append(Op("pin", device, pin=new, current=pins[device]))
+                pins[device] = new
+            else:
+                # Recovery of a reset device: its former PIN, a wrong one (`failed`, counted), or
+                # an enrolled device's approval.
+                which = rng.choice(["former", "wrong-former", "approve"])
+                approver = "phone"
+                ops.append(Op("recover", device, which=which, pin=new, former=pins[device] if which == "former" else "0000",
+                              approver=approver, approver_pin=pins[approver]))
+                if which != "wrong-former":
+                    pins[device], reset[device] = new, False
         elif kind in ("show", "delete"):
             ops.append(Op(kind, device, label=rng.choice(labels)))
         elif kind in ("offline", "online"):
@@ -234,9 +273,10 @@ def generate(rng: random.Random):
                           accepted=rng.sample(labels, k=rng.randint(0, min(2, len(labels)))), name=f"{user}-{n}"))
         elif kind == "add":
             name = f"tablet{n}"
-            ops.append(Op("add", name, pin=str(1000 + n)))
+            pin = str(1000 + n)
+            ops.append(Op("add", name, pin=pin))
             devices.append(name)
-            supported[name] = True
+            supported[name], reset[name], pins[name] = True, False, pin
         elif kind == "invalid":
             # Requests that must fail, with the same name everywhere: a wrong PIN, an RP ID that
             # is not the origin's, options without a challenge.
@@ -287,25 +327,32 @@ def scenario_text(seed, ops):
     for op in ops:
         d, a = op.device, op.args
         if op.kind == "register":
+            via = f" via {a['via']}" if a["via"] else ""
             if a["exclude"]:
                 lines.append(f"{d} register user {a['user']} as {a['label']} uv {a['uv']} alg {'es256' if a['alg'] == -7 else 'eddsa'} "
-                             f"exclude {','.join(a['exclude'])}")
+                             f"exclude {','.join(a['exclude'])}{via}")
             else:
-                lines.append(f"{d} register as {a['label']} options {json.dumps(creation(op, {}))}")
+                lines.append(f"{d} register as {a['label']} options {json.dumps(creation(op, {}))}{via}")
         elif op.kind == "sign":
-            lines.append(f"{d} sign uv {a['uv']} allow {','.join(a['allow'])}" if a["allow"] else f"{d} sign options {json.dumps(request(op, {}))}")
+            via = f" via {a['via']}" if a["via"] else ""
+            lines.append((f"{d} sign uv {a['uv']} allow {','.join(a['allow'])}" if a["allow"] else
+                          f"{d} sign options {json.dumps(request(op, {}))}") + via)
         elif op.kind == "list":
             lines.append(f"{d} holds")
         elif op.kind in ("show", "delete"):
             lines.append(f"{d} {op.kind} {a['label']}")
         elif op.kind == "capabilities":
             lines.append(f"{d} capabilities")
-        elif op.kind == "status":
-            lines.append("sync status")
+        elif op.kind in ("status", "sync-now"):
+            lines.append("sync status")  # a scenario's devices sync as its clock moves: its status is a writer's
         elif op.kind == "devices":
             lines.append("wait 0s")  # a scenario has no device list: compared between the other two
-        elif op.kind in ("offline", "online", "unsupported", "supported"):
+        elif op.kind in ("offline", "online", "unsupported", "supported", "reset"):
             lines.append(f"device {d} {op.kind}")
+        elif op.kind == "pin":
+            lines.append(f"device {d} pin {a['pin']}")
+        elif op.kind == "recover":
+            lines.append(f"device {d} pin {a['pin']} " + (f"approve-with {a['approver']}" if a["which"] == "approve" else f"former {a['former']}"))
         elif op.kind == "add":
             lines.append(f"device add {d} pin {a['pin']}")
         elif op.kind == "signal":
@@ -360,13 +407,31 @@ class CommandLine:
 
     def answer(self, op):
         d, a = op.device, op.args
+        # Hybrid: the device reached makes or signs with its own PIN.
+        via = ["--via", a["via"]] if a.get("via") else []
+        pin = self.pins.get(a["via"]) if via else None
         if op.kind == "register":
-            out = self.run(d, "register", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(creation(op, self.ids)))
+            out = self.run(d, "register", "--origin", ORIGIN, "--options", "-", *via, stdin=json.dumps(creation(op, self.ids)), pin=pin)
             if out[0] == "ok":
                 self.ids[a["label"]] = out[1]["id"]
             return out
         if op.kind == "sign":
-            return self.run(d, "sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(request(op, self.ids)))
+            return self.run(d, "sign", "--origin", ORIGIN, "--options", "-", *via, stdin=json.dumps(request(op, self.ids)), pin=pin)
+        if op.kind == "sync-now":
+            return self.run(None, "sync", "now")
+        if op.kind in ("pin", "recover"):
+            if op.kind == "pin":
+                out = self.run(d, "biometry", "enroll", pin=self.pins[d], new_pin=a["pin"])
+            elif a["which"] == "approve":
+                out = self.run(d, "biometry", "enroll", "--approve-with", a["approver"], pin=self.pins[a["approver"]], new_pin=a["pin"])
+            else:
+                out = self.run(d, "biometry", "enroll", pin=a["former"], new_pin=a["pin"])
+            if out[0] != "ok":
+                return out
+            self.pins[d] = a["pin"]
+            # `biometry enroll` prints no report: the device's, as `device list` prints it.
+            status, listing = self.run(None, "device", "list")
+            return status, next(device for device in listing["devices"] if device["name"] == d)
         if op.kind == "invalid":
             return self.run(d, "sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(invalid_options(op)),
                             pin="0000" if a["which"] == "wrong-pin" else None)
@@ -421,15 +486,27 @@ class Server:
             body.pop("warnings", None)  # the server's wrapper (docs/server.md, "Warnings"): the CLI says them on stderr
         if op.kind == "register":
             self.ids[op.args["label"]] = body["id"]
+        if op.kind in ("pin", "recover"):  # `{"device", "deletedPasskeys"}`: none without `reset`
+            assert body["deletedPasskeys"] == 0, body
+            body = body["device"]
         return "ok", body
 
     def _answer(self, op):
         d, a = op.device, op.args
         dev = f"{self.base}/devices/{d}"
+        via = {"via": a["via"]} if a.get("via") else {}
         if op.kind == "register":
-            return self.call("POST", f"{dev}/register", {"options": creation(op, self.ids), "origin": ORIGIN})
+            return self.call("POST", f"{dev}/register", {"options": creation(op, self.ids), "origin": ORIGIN, **via})
         if op.kind == "sign":
-            return self.call("POST", f"{dev}/sign", {"options": request(op, self.ids), "origin": ORIGIN})
+            return self.call("POST", f"{dev}/sign", {"options": request(op, self.ids), "origin": ORIGIN, **via})
+        if op.kind == "sync-now":  # the server's devices sync at every request: its status is a writer's
+            return self.call("PUT", f"{self.base}/sync", {})
+        if op.kind == "pin":
+            return self.call("POST", f"{dev}/pin", {"pin": a["pin"], "currentPin": a["current"]})
+        if op.kind == "recover":
+            if a["which"] == "approve":
+                return self.call("POST", f"{dev}/pin", {"pin": a["pin"], "approvedBy": a["approver"], "approverPin": a["approver_pin"]})
+            return self.call("POST", f"{dev}/pin", {"pin": a["pin"], "currentPin": a["former"]})
         if op.kind == "invalid":
             body = {"options": invalid_options(op), "origin": ORIGIN}
             if a["which"] == "wrong-pin":
