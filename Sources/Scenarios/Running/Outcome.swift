@@ -10,8 +10,24 @@ struct Outcome {
     /// Facts only the JSON report carries (a credential's id): the timeline stays short.
     var details: [(key: String, value: String)] = []
     /// The request's answer as every front end reports it (docs/reports.md): the JSON report's
-    /// `answer`; `nil` for a step that answers nothing (a wait, a failure, a deletion).
-    var answer: JSONValue?
+    /// `answer`; `nil` for a step that answers nothing (a wait, a failure, a deletion). Kept as
+    /// the report and written only when the run asks for answers (``answerValue``): a step of a
+    /// run without them encodes nothing it does not show.
+    var answer: Answer?
+
+    enum Answer: Sendable {
+        case report(any Encodable & Sendable)
+        case json(String)
+    }
+
+    /// ``answer`` as JSON.
+    var answerValue: JSONValue? {
+        switch answer {
+        case .report(let report): JSONValue(report)
+        case .json(let text): JSONValue(parsing: text)
+        case nil: nil
+        }
+    }
 
     static let ok = Outcome(name: "ok")
 
@@ -28,7 +44,7 @@ struct Outcome {
     /// A registration's or sign-in's facts, from the typed values the request layer returned.
     init(ceremony response: CeremonyResponse, credential: String) {
         self.init(name: "ok")
-        answer = JSONValue(parsing: response.json)
+        answer = .json(response.json)
         details = [("id", Base64URL.encode(response.credential.id))]
         fields = [("credential", credential), ("user", response.credential.userName), ("flags", response.flags.joined(separator: ",")),
                   ("count", String(response.signCount)), ("attachment", response.attachment.rawValue)]
@@ -36,9 +52,9 @@ struct Outcome {
     }
 
     /// `ok`, answered with `report`.
-    init(answer report: some Encodable) {
+    init(answer report: some Encodable & Sendable) {
         self.init(name: "ok")
-        answer = JSONValue(report)
+        answer = .report(report)
     }
 
     init(status: Int) {

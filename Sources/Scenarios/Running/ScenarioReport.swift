@@ -22,7 +22,7 @@ public struct StepReport: Encodable, Sendable {
         self.outcome = outcome.name
         self.error = outcome.error
         self.result = Dictionary((outcome.fields + outcome.details).map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-        self.answer = outcome.answer
+        self.answer = answered ? outcome.answerValue : nil
         self.resultText = outcome.resultText
     }
 

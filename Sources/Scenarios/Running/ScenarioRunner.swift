@@ -293,7 +293,7 @@ public final class ScenarioRunner {
                 let all = try session.passkeys(device: name)
                 let held = all.filter { !$0.hidden }.map { label(of: $0.id) }
                 var outcome = Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
-                outcome.answer = JSONValue(PasskeyListReport(all))  // as `list` shows them, hidden ones too
+                outcome.answer = .report(PasskeyListReport(all))  // as `list` shows them, hidden ones too
                 return outcome
             } catch { return Outcome(error) }
         case .show(let name, let label):
