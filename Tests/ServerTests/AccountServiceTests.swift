@@ -92,37 +92,181 @@ final class AccountServiceTests {
     }
 }
 
-/// A member's value found in the body as sent: strings with braces and escaped quotes skipped,
-/// the last of a repeated name kept (as JSONSerialization keeps it), an escaped name declined.
-@Suite struct RawJSONTests {
-    func member(_ key: String, _ text: String) -> String? {
-        let bytes = Array(text.utf8)
-        return RawJSON.lastMember(key, in: bytes).map { String(decoding: bytes[$0], as: UTF8.self) }
+/// A body read once: JSON as RFC 8259 has it (and as Foundation's reader took it), a name
+/// repeated found with the way to it, a member's value as sent.
+@Suite struct RequestBodyReaderTests {
+    func refusal(_ text: String) -> String? { refusal(Array(text.utf8)) }
+    func refusal(_ bytes: [UInt8]) -> String? {
+        do { _ = try RequestBody(bytes) } catch { return "\(error.name.text): \(error.detail)" }
+        return nil
     }
 
-    @Test func findsTheValueAsSent() {
-        let body = #" { "origin" : "https://x/{" , "options": {"a": ["}", {"b": "\"]"}], "n": -1.5e3, "t": true}, "pin": null } "#
-        #expect(member("options", body) == #"{"a": ["}", {"b": "\"]"}], "n": -1.5e3, "t": true}"#)
-        #expect(member("origin", body) == #""https://x/{""#)
-        #expect(member("pin", body) == "null")
-        #expect(member("absent", body) == nil)
-        #expect(member("options", #"{"options": {"a": 1}, "options": {"b": 2}}"#) == #"{"b": 2}"#)
-        #expect(member("options", #"{"opt\u0069ons": {"a": 1}}"#) == nil)
-        #expect(member("options", "[1, 2]") == nil)
+    @Test func findsTheValueAsSent() throws {
+        let body = try RequestBody(Array(#" { "origin" : "https://x/{" , "options": {"a": ["}", {"b": "\"]"}], "n": -1.5e3, "t": true}, "pin": null } "#.utf8))
+        #expect(body.root.member("options").map { String(decoding: $0.text, as: UTF8.self) } == #"{"a": ["}", {"b": "\"]"}], "n": -1.5e3, "t": true}"#)
+        #expect(body.root.member("origin")?.string == "https://x/{")
+        #expect(body.root.member("pin")?.isNull == true)
+        #expect(body.root.member("absent") == nil)
+        #expect(body.root.names == ["origin", "options", "pin"])
+        let escaped = try RequestBody(Array(#"{"opt\u0069ons": {"a": "\u00e9\ud83d\ude00\n\/"}}"#.utf8))
+        #expect(escaped.root.names == ["options"])
+        #expect(escaped.root.member("options")?.member("a")?.string == "é😀\n/")
+        #expect(try RequestBody(Array("\u{FEFF}{\"a\": [1, 2.5e1, -0, 1.0, true, false]}".utf8)).root.member("a")?.elements.map { $0.wholeNumber(maximum: 100) }
+                == [1, 25, 0, 1, nil, nil])
+        #expect(try RequestBody(Array(#"{"a": 18446744073709551615, "b": 18446744073709551616, "c": 0.5}"#.utf8)).root.names.count == 3)
+    }
+
+    @Test func whatIsNotJSONOrNotAnObjectIsRefusedAsFoundationRefusedIt() {
+        for text in ["{not json", "{\"a\":01}", "{\"a\":1.}", "{\"a\":-}", "{\"a\":+1}", "{\"a\":1e400}", "{\"a\":\"\t\"}", "{\"a\":\"\\x\"}",
+                     "{\"a\":\"\\U0041\"}", "{\"a\":\"\\ude00\"}", "{\"a\":\"\\ud800x\"}", "{\"a\":truex}", "{\"a\":1} x", "{\"a\":1}\u{0B}",
+                     "{\"a\" 1}", "{\"a\":1,,}", "{\"a\":[,]}", "{,}", "{\"a\":1}\u{0}",
+                     String(repeating: "[", count: 513) + String(repeating: "]", count: 513)] {
+            #expect(refusal(text) == "syntaxError: the body is not JSON", "\(text.prefix(40))")
+        }
+        #expect(refusal([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x7D]) == "syntaxError: the body is not JSON")
+        #expect(refusal([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]) == "syntaxError: the body is not JSON")
+        for text in ["[]", "42", "\"text\"", "null", "[{\"a\": 1, \"a\": 2}]", String(repeating: "[", count: 512) + String(repeating: "]", count: 512)] {
+            #expect(refusal(text) == "badInput: the body is not a JSON object", "\(text.prefix(40))")
+        }
+        #expect(refusal("{\"a\": \"\u{7F}\\u0000\", \"b\": 1E+2}") == nil)
+        #expect(refusal("{\"a\": [1 , ], \"b\": {\"c\": 1,},\n}") == nil)  // Foundation's trailing commas
+        #expect(refusal("  ") == nil)
+        // A name repeated in a body that is not JSON after all: not JSON.
+        #expect(refusal(#"{"a": 1, "a": 2"#) == "syntaxError: the body is not JSON")
     }
 
     @Test func aRepeatedNameIsFoundWithTheWayToIt() {
-        func repeated(_ text: String) -> String? { RawJSON.repeatedMember(in: Array(text.utf8)) }
+        func repeated(_ text: String) -> String? {
+            guard let refused = refusal(text) else { return nil }
+            return refused.firstMatch(of: /the member '(.*)' more than once/).map { String($0.1) } ?? refused
+        }
         #expect(repeated(#"{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}]}"#) == nil)
         #expect(repeated(#"{"a": 1, "a": 1}"#) == "a")
         #expect(repeated(#"{"a": "\"a\"", "b": [[], [{"x": {}, "y": [1, {"z": 0, "z": 0}]}]]}"#) == "b[1][0].y[1].z")
         #expect(repeated(#"{"\u0061": 1, "a": 2}"#) == "a")
         #expect(repeated(#"{"a": {"b": 1}, "c": {"b": 2}, "a": 3}"#) == "a")
         #expect(repeated(#"{"é": 1, "e\u0301": 2}"#) == nil)  // other code points: other names
+        // Past 16 members the names are held in a set: the same answers.
+        let many = (0..<40).map { "\"m\($0)\": \($0)" }.joined(separator: ", ")
+        #expect(repeated("{\(many)}") == nil)
+        #expect(repeated("{\(many), \"m\\u0033\": 1}") == "m3")
+        #expect(repeated("{\"x\": {\(many), \"m39\": 1}}") == "x.m39")
     }
 
     @Test func aCeremonyReadsTheOptionsAsSent() throws {
         let body = try Body.Ceremony.decode(Array(#"{"options": {"challenge": "Y2g", "rpId": "example.com"}, "origin": "https://example.com"}"#.utf8))
         #expect(String(decoding: body.options.bytes, as: UTF8.self) == #"{"challenge": "Y2g", "rpId": "example.com"}"#)
+    }
+}
+
+/// The body reader against Foundation's, which the server read bodies with before: over random
+/// JSON documents written with random spacing and escapes, then cut, spliced and sprinkled with
+/// bytes JSON treats specially, both accept the same bodies and read the same values; the reader
+/// refuses a repeated name where Foundation kept the last one silently.
+@Suite struct RequestBodyDifferentialTests {
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    static let names = ["a", "b", "options", "origin", "é", "😀", ""]  // (no two canonically equivalent: Swift's strings would be one key)
+    static let strings = ["", "x", "https://example.com", "quote\"back\\slash", "tab\tnew\nline", "\u{7F}\u{0}", "é😀", "/", "{[]}"]
+
+    func value(_ r: inout Random, depth: Int) -> String {
+        func space() -> String { ["", " ", "\n", "\t ", "\r\n"][r.below(5)] }
+        func string(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch (scalar, r.below(3)) {
+                case ("\"", _): out += "\\\""
+                case ("\\", _): out += "\\\\"
+                case (_, 0) where scalar.value < 0x10000: out += String(format: "\\u%04x", scalar.value)
+                case (_, 0): let v = scalar.value - 0x10000; out += String(format: "\\u%04X\\u%04X", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+                case (_, _) where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+                case ("/", 1): out += "\\/"
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        switch depth > 3 ? r.below(4) : r.below(6) {
+        case 0: return string(Self.strings[r.below(Self.strings.count)])
+        case 1: return ["0", "-0", "12", "1.5", "-2e3", "1E+2", "9007199254740993", "0.000001", "1e-400"][r.below(9)]
+        case 2: return ["true", "false", "null"][r.below(3)]
+        case 3: return string(String(r.below(1000)))
+        case 4:
+            let count = r.below(4)
+            return "[" + (0..<count).map { _ in space() + value(&r, depth: depth + 1) + space() }.joined(separator: ",") + "]"
+        default:
+            let count = r.below(20) == 0 ? 18 + r.below(4) : r.below(4)
+            let members = (0..<count).map { i in
+                space() + string(r.below(4) == 0 ? Self.names[r.below(Self.names.count)] : "m\(i)") + space() + ":" + space() + value(&r, depth: depth + 1)
+            }
+            return "{" + members.joined(separator: ",") + space() + "}"
+        }
+    }
+
+    func document(_ r: inout Random) -> [UInt8] {
+        var bytes = Array(("{" + "\"o\": " + value(&r, depth: 0) + "}").utf8)
+        if r.below(3) == 0 {
+            let bad: [UInt8] = [0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x00, 0x09, 0x0B, 0xFF, 0xC3, 0x80, 0x2D, 0x2E, 0x30, 0x65, 0x75]
+            for _ in 0...r.below(3) {
+                switch r.below(3) {
+                case 0 where !bytes.isEmpty: bytes.remove(at: r.below(bytes.count))
+                case 1: bytes.insert(bad[r.below(bad.count)], at: r.below(bytes.count + 1))
+                default: bytes = Array(bytes.prefix(r.below(bytes.count + 1)))
+                }
+            }
+        }
+        return bytes
+    }
+
+    /// A value as Foundation's objects, for comparison.
+    func foundation(_ node: BodyNode) -> NSObject {
+        switch node.kind {
+        case .object: NSDictionary(dictionary: Dictionary(uniqueKeysWithValues: zip(node.names, node.names.map { foundation(node.member($0)!) })))
+        case .array: NSArray(array: node.elements.map(foundation))
+        case .string: NSString(string: node.string!)
+        case .number: NSNumber(value: Double(String(decoding: node.text, as: UTF8.self))!)
+        case .true: NSNumber(value: true)
+        case .false: NSNumber(value: false)
+        case .null: NSNull()
+        }
+    }
+
+    @Test func acceptsAndReadsWhatFoundationDidAndRefusesWhatItRefused() throws {
+        var r = Random(state: 20261207)
+        var (accepted, repeated, refused) = (0, 0, 0)
+        for _ in 0..<20000 {
+            let bytes = document(&r)
+            // As the server read bodies before: white space alone is `{}`; UTF-8 only, no NUL.
+            let theirs = bytes.allSatisfy({ [0x20, 0x0A, 0x0D, 0x09].contains($0) }) ? NSDictionary()
+                : bytes.contains(0) || String(validating: bytes, as: UTF8.self) == nil ? nil
+                : (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) as? NSDictionary
+            do {
+                let body = try RequestBody(bytes)
+                accepted += 1
+                guard let theirs else {
+                    Issue.record("accepted what Foundation refused: \(String(decoding: bytes, as: UTF8.self))")
+                    continue
+                }
+                #expect(foundation(body.root) == theirs, "\(String(decoding: bytes, as: UTF8.self))")
+            } catch where error.detail.hasSuffix("more than once") {
+                repeated += 1
+                #expect(theirs != nil, "a repeated name in what Foundation refused: \(String(decoding: bytes, as: UTF8.self))")
+            } catch {
+                refused += 1
+                #expect(theirs == nil, "refused what Foundation read (\(error.detail)): \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            }
+        }
+        // Each kind of answer is met many times.
+        #expect(accepted > 5000 && repeated > 200 && refused > 2000, "\(accepted) \(repeated) \(refused)")
     }
 }

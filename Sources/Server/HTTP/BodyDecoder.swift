@@ -26,21 +26,20 @@ extension RequestBodyType {
 
     /// The body a request carries, as this type; an empty body is `{}`.
     static func decode(_ bytes: [UInt8]) throws(Problem) -> Self {
-        let body = try RequestBody(bytes)
-        return try decode(body.object, path: "", raw: bytes)
+        try decode(RequestBody(bytes).root, path: "")
     }
 
     /// An object of a body (the body itself when `path` is empty).
-    static func decode(_ object: [String: Any], path: String, raw: [UInt8]?) throws(Problem) -> Self {
+    static func decode(_ object: BodyNode, path: String) throws(Problem) -> Self {
         // The shape once per body (each member looked up in it, not the shape built for each).
         if !takesOtherMembers, case let known = BodyShape.of(Self.self).names,
-           let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+           let unknown = object.names.filter({ !known.contains($0) }).min() {
             let names = known.sorted()
             let takes = names.isEmpty ? "none" : names.joined(separator: ", ")
             throw path.isEmpty ? Problem.input("the body has a member '\(JSONText.shown(unknown))' this route does not take (it takes \(takes))")
                 : Problem.input("\(path) has a member '\(JSONText.shown(unknown))' it does not take (it takes \(takes))")
         }
-        do { return try Self(from: BodyDecoder(object: object, path: path, raw: raw, type: Self.self)) } catch let problem as Problem {
+        do { return try Self(from: BodyDecoder(node: object, path: path, type: Self.self)) } catch let problem as Problem {
             throw problem
         } catch {
             throw Problem.input("the body is not what \(path.isEmpty ? "this route" : path) takes: \(error)")
@@ -65,66 +64,60 @@ extension BodyValue {
 
     init(from decoder: any Decoder) throws {
         guard let decoder = decoder as? BodyDecoder else { throw Problem.input("\(Self.self) is read from a request body only") }
-        try self.init(BodyMember(value: decoder.object, path: decoder.path, key: decoder.path, raw: nil))
+        try self.init(BodyMember(node: decoder.node, path: decoder.path, key: decoder.path))
     }
 }
 
-/// One member as a ``BodyValue`` reads it: its value, the way to it (`request.id`), its name, and
-/// the whole body's bytes when it is a member of the body itself.
+/// One member as a ``BodyValue`` reads it: its value, the way to it (`request.id`), its name.
 struct BodyMember {
-    let value: Any
+    let node: BodyNode
     let path: String
     let key: String
-    let raw: [UInt8]?
 
     func string() throws(Problem) -> String {
-        guard let text = value as? String else { throw Problem.input("\(path) must be a string") }
+        guard let text = node.string else { throw Problem.input("\(path) must be a string") }
         return text
     }
 
     /// A whole number from 0 to `maximum`.
     func integer(maximum: UInt64 = UInt64(Int64.max)) throws(Problem) -> UInt64 {
-        guard let n = value as? NSNumber, String(cString: n.objCType) != "c", let d = Optional(n.doubleValue),
-              d >= 0, d.rounded() == d, d <= Double(maximum) else {
-            throw Problem.input("\(path) must be a whole number from 0 to \(maximum)")
-        }
-        return n.uint64Value
+        guard let n = node.wholeNumber(maximum: maximum) else { throw Problem.input("\(path) must be a whole number from 0 to \(maximum)") }
+        return n
     }
 
     func bool() throws(Problem) -> Bool {
-        guard let n = value as? NSNumber, String(cString: n.objCType) == "c" else { throw Problem.input("\(path) must be true or false") }
-        return n.boolValue
+        guard let value = node.bool else { throw Problem.input("\(path) must be true or false") }
+        return value
     }
 }
 
 /// A list member: each element read as its type, at `path[i]`.
 protocol BodyList {
     static var element: any Decodable.Type { get }
-    static func read(_ elements: [Any], path: String) throws(Problem) -> Self
+    static func read(_ elements: [BodyNode], path: String) throws(Problem) -> Self
 }
 
 extension Array: BodyList where Element: Decodable {
     static var element: any Decodable.Type { Element.self }
 
-    static func read(_ elements: [Any], path: String) throws(Problem) -> Self {
+    static func read(_ elements: [BodyNode], path: String) throws(Problem) -> Self {
         var out = Self()
-        for (i, value) in elements.enumerated() { out.append(try BodyDecoder.read(Element.self, value, path: "\(path)[\(i)]", raw: nil, in: nil)) }
+        for (i, value) in elements.enumerated() { out.append(try BodyDecoder.read(Element.self, value, path: "\(path)[\(i)]", key: "", in: nil)) }
         return out
     }
 }
 
 /// Reads a body's object into a ``RequestBodyType`` through its `Decodable` conformance.
 struct BodyDecoder: Decoder {
-    let object: Any
+    let node: BodyNode
     let path: String
-    let raw: [UInt8]?
     let type: (any RequestBodyType.Type)?
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard let object = object as? [String: Any] else { throw Problem.input("\(path) must be a JSON object") }
-        return KeyedDecodingContainer(Members<Key>(decoder: self, object: object))
+        guard node.kind == .object else { throw Problem.input("\(path) must be a JSON object") }
+        return KeyedDecodingContainer(Members<Key>(decoder: self))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Problem.input("\(path) is read as a list of its own type only") }
@@ -132,45 +125,41 @@ struct BodyDecoder: Decoder {
 
     /// `value` at `path` as `T`: a string, a boolean, a whole number, a ``BodyValue``, a list, or
     /// an object of a ``RequestBodyType``.
-    static func read<T: Decodable>(_: T.Type, _ value: Any, path: String, raw: [UInt8]?, in owner: (any RequestBodyType.Type)?) throws(Problem) -> T {
-        let member = BodyMember(value: value, path: path, key: String(path[(path.lastIndex(of: ".").map(path.index(after:)) ?? path.startIndex)...]), raw: raw)
+    static func read<T: Decodable>(_: T.Type, _ value: BodyNode, path: String, key: String, in owner: (any RequestBodyType.Type)?) throws(Problem) -> T {
+        let member = BodyMember(node: value, path: path, key: key)
         if T.self == String.self { return try member.string() as! T }
         if T.self == Bool.self { return try member.bool() as! T }
         if T.self == UInt64.self { return try member.integer(maximum: owner?.maximum(member.key) ?? UInt64(Int64.max)) as! T }
         if let value = T.self as? any BodyValue.Type { return try value.init(member) as! T }
         if let list = T.self as? any BodyList.Type {
-            guard let elements = value as? [Any] else { throw Problem.input("\(path) must be a list") }
-            return try list.read(elements, path: path) as! T
+            guard value.kind == .array else { throw Problem.input("\(path) must be a list") }
+            return try list.read(value.elements, path: path) as! T
         }
         if let body = T.self as? any RequestBodyType.Type {
-            guard let object = value as? [String: Any] else { throw Problem.input("\(path) must be a JSON object") }
-            return try body.decode(object, path: path, raw: nil) as! T
+            guard value.kind == .object else { throw Problem.input("\(path) must be a JSON object") }
+            return try body.decode(value, path: path) as! T
         }
         throw Problem.input("\(path) is of a type no body member has (\(T.self))")
     }
 
-    /// Whether a member's value is JSON's `null`. (By the value's type: `is NSNull` on a member
-    /// that is an object would hand the whole object to Foundation's bridging to ask.)
-    static func isNull(_ value: Any) -> Bool { ObjectIdentifier(Swift.type(of: value) as Any.Type) == ObjectIdentifier(NSNull.self) }
-
     /// An object's members, by name.
     private struct Members<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let decoder: BodyDecoder
-        let object: [String: Any]
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { object.keys.compactMap(Key.init(stringValue:)) }
+        var allKeys: [Key] { decoder.node.names.compactMap(Key.init(stringValue:)) }
 
         /// A member present and not `null`.
-        func contains(_ key: Key) -> Bool { object[key.stringValue].map { !BodyDecoder.isNull($0) } ?? false }
+        private func value(_ key: Key) -> BodyNode? { decoder.node.member(key.stringValue).flatMap { $0.isNull ? nil : $0 } }
+        func contains(_ key: Key) -> Bool { value(key) != nil }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
 
         private func path(_ key: Key) -> String { decoder.path.isEmpty ? key.stringValue : "\(decoder.path).\(key.stringValue)" }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            guard contains(key) else {
+            guard let value = value(key) else {
                 throw Problem.input(decoder.type?.missing(key.stringValue) ?? "\(path(key)) is required")
             }
-            return try BodyDecoder.read(type, object[key.stringValue]!, path: path(key), raw: decoder.path.isEmpty ? decoder.raw : nil, in: decoder.type)
+            return try BodyDecoder.read(type, value, path: path(key), key: key.stringValue, in: decoder.type)
         }
 
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try decode(type, key) }
@@ -193,8 +182,8 @@ struct BodyDecoder: Decoder {
         // An optional member looked up once (the protocol's own default asks `contains`, then
         // `decodeNil`, then `decode`: three lookups of a member present).
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let value = object[key.stringValue], !BodyDecoder.isNull(value) else { return nil }
-            return try BodyDecoder.read(type, value, path: path(key), raw: decoder.path.isEmpty ? decoder.raw : nil, in: decoder.type)
+            guard let value = value(key) else { return nil }
+            return try BodyDecoder.read(type, value, path: path(key), key: key.stringValue, in: decoder.type)
         }
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeIfPresent(type, key) }
         func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeIfPresent(type, key) }

@@ -269,7 +269,7 @@ extension Body {
         init(milliseconds: UInt64) { self.milliseconds = milliseconds }
 
         init(_ member: BodyMember) throws(Problem) {
-            if let text = member.value as? String {
+            if let text = member.node.string {
                 guard let ms = DelayRange.milliseconds(text) else { throw Problem.input("\(member.path) must be a duration such as \"90s\", or milliseconds") }
                 milliseconds = ms
             } else {
@@ -288,7 +288,7 @@ extension Body {
         init(range: DelayRange) { self.range = range }
 
         init(_ member: BodyMember) throws(Problem) {
-            if let text = member.value as? String {
+            if let text = member.node.string {
                 guard let range = DelayRange(parsing: text) else {
                     throw Problem.input("\(member.path) must be a delay such as \"2s\" or \"1s..5s\", or milliseconds")
                 }
@@ -311,7 +311,7 @@ extension Body {
         init(milliseconds: UInt64) { self.milliseconds = milliseconds }
 
         init(_ member: BodyMember) throws(Problem) {
-            guard let text = member.value as? String else {
+            guard let text = member.node.string else {
                 milliseconds = try member.integer(maximum: VirtualClock.end)
                 return
             }
@@ -330,7 +330,8 @@ extension Body {
 }
 
 /// A member that is itself a JSON object — the options an RP sends — as JSON text: its bytes as
-/// sent when the body shows them plainly, so they are read once more, not written and read.
+/// sent (the body was read whole, no name repeated), so they are read once more, not written and
+/// read.
 struct OptionsJSON: BodyValue {
     let bytes: [UInt8]
 
@@ -340,12 +341,7 @@ struct OptionsJSON: BodyValue {
     init(bytes: [UInt8]) { self.bytes = bytes }
 
     init(_ member: BodyMember) throws(Problem) {
-        guard let inner = member.value as? [String: Any] else { throw Problem.input("\(member.path) must be a JSON object") }
-        if let raw = member.raw, let span = RawJSON.lastMember(member.key, in: raw), raw[span.lowerBound] == UInt8(ascii: "{") {
-            bytes = Array(raw[span])
-            return
-        }
-        guard let data = try? JSONSerialization.data(withJSONObject: inner) else { throw Problem.input("\(member.path) must be a JSON object") }
-        bytes = Array(data)
+        guard member.node.kind == .object else { throw Problem.input("\(member.path) must be a JSON object") }
+        bytes = Array(member.node.text)
     }
 }
