@@ -165,3 +165,20 @@ private func records(of id: [UInt8], in account: Account) throws -> Int {
         #expect(after.through == .max)
     }
 }
+
+@Test func aDeviceRecoveredByApprovalIsEnrolledInTheDirectoryAtOnce() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let phone = try Account.create(at: dir + "/phone", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                       biometricPIN: secret("1111"), clock: clock.wallClock, random: .seeded(3))
+        try phone.addDevice("laptop", pin: secret("2222"), approver: UserPolicy(pin: secret("1111")))
+        let desk = try phone.addDevice("desk", inNewVaultAt: dir + "/desk", passphrase: secret(passphrase), kdf: .min, pin: nil)
+        func laptopEnrolled() throws -> Bool? { try desk.syncStatus().devices.first { $0.name == "laptop" }?.biometryEnrolled }
+        #expect(try laptopEnrolled() == true)
+        try phone.resetDevice("laptop")
+        #expect(try laptopEnrolled() == false)
+        // Every way a PIN is enrolled is a change of the device, published as the others are.
+        try phone.device("laptop").enrollBiometricPIN(secret("3333"), approvedBy: "phone", approver: UserPolicy(pin: secret("1111")))
+        #expect(try laptopEnrolled() == true)
+    }
+}

@@ -298,9 +298,18 @@ public final class Device {
     /// - no device enrolled, or `reset` (a forgotten PIN) with no other device enrolled: a new key.
     ///   Passkeys made with user verification were sealed under the old one and are deleted, as a
     ///   phone drops biometry-bound keychain items when the enrollment changes. Returns how many.
+    ///
+    /// Synced after, as every change of a device is: the store's directory says at once whether
+    /// the device is enrolled.
     @discardableResult
     public func enrollBiometricPIN(_ newPIN: SecureBytes, user: UserPolicy = UserPolicy(), reset: Bool = false,
                                    approvedBy: String? = nil, approver: UserPolicy = UserPolicy()) throws(DeviceError) -> Int {
+        let dropped = try enroll(newPIN, user: user, reset: reset, approvedBy: approvedBy, approver: approver)
+        do { try account.sync() } catch { throw DeviceError(error) }
+        return dropped
+    }
+
+    private func enroll(_ newPIN: SecureBytes, user: UserPolicy, reset: Bool, approvedBy: String?, approver: UserPolicy) throws(DeviceError) -> Int {
         try Self.checkNewPIN(newPIN)
         if let approvedBy { _ = try account.deviceRecord(named: approvedBy) }
         let sensor = BiometricSensor(account: account, deviceId: id)
