@@ -206,6 +206,14 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
     #expect(failure("device phone pin 1234 former 5678") == nil)
     #expect(failure("phone register mediation conditional recent-password-sign-in") == nil)
     #expect(failure("sync status => ok phone.uploads!=a store=ok json.a.b!=1") == nil)
+    #expect(failure("device list => ok phone.passkeys=2 laptop.passkeys!=0") == nil)
+    #expect(failure("device list => ok .passkeys=2")?.message.contains("no step reports '.passkeys'") == true)
+}
+
+@Test func deviceListIsAStepAndADeviceNamedListIsStillADevice() throws {
+    let lines = try parse("device add list pin 1234\ndevice list\ndevice list offline")
+    guard case .deviceList? = lines[1].step else { Issue.record("not a device list"); return }
+    guard case .changeDevice("list", .offline)? = lines[2].step else { Issue.record("not the device named list"); return }
 }
 
 @Test func durationsMayBeCompoundEverywhereOneIsRead() throws {

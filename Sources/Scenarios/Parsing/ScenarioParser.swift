@@ -109,8 +109,9 @@ struct ScenarioParser {
                 guard !key.isEmpty else { throw fail(number, token, "a check is key=value, or key!=value") }
                 // A misspelt fact would never be there: `key!=value` would always hold.
                 // `json.` names no member, `.uploads` no device.
-                guard Self.facts.contains(key) || (key.hasPrefix("json.") && key.count > 5) || (Outcome.isTimed(key) && !key.hasPrefix(".")) else {
-                    throw fail(number, token, "no step reports '\(EchoedInput.text(key))': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads")
+                guard Self.facts.contains(key) || (key.hasPrefix("json.") && key.count > 5) || (Outcome.isTimed(key) && !key.hasPrefix("."))
+                        || (key.hasSuffix(".passkeys") && !key.hasPrefix(".")) else {
+                    throw fail(number, token, "no step reports '\(EchoedInput.text(key))': a check names \(Self.facts.sorted().joined(separator: ", ")), json.MEMBER, or NAME.uploads|downloads|passkeys")
                 }
                 checks.append(Expectation.Check(key: key, value: value, column: token.column, absent: absent))
             } else if i == 0 {
@@ -182,7 +183,10 @@ struct ScenarioParser {
     }
 
     private func device(_ t: [Token], number: Int) throws(ScenarioError) -> Step {
-        guard t.count >= 3 else { throw fail(number, t.last, "device add NAME …, or device NAME offline|online|reset|remove|unlock|unsupported|supported|pin PIN") }
+        if t.count == 2, t[1].text == "list" { return .deviceList }
+        guard t.count >= 3 else {
+            throw fail(number, t.last, "device add NAME …, device list, or device NAME offline|online|reset|remove|unlock|unsupported|supported|pin PIN")
+        }
         if t[1].text == "add" {
             let name = t[2].text
             var pin: String? = nil, attempts: UInt32? = nil, approver: String? = nil, profile: String? = nil

@@ -54,6 +54,8 @@ enum Step {
     case backupState(immediate: Bool)
     /// What is in flight: each device's (or one device's) pending uploads and downloads.
     case syncStatus(device: String?)
+    /// The account's devices, as `authctl device list` reports them.
+    case deviceList
     /// Whether the timeline shows each transfer when it happens.
     case syncEvents(on: Bool)
     case wait(UInt64)

@@ -275,6 +275,8 @@ public final class ScenarioRunner {
             return outcome { () throws(SessionError) in try requireSession().setSyncOptions(backupStateImmediate: immediate) }
         case .syncStatus(let device):
             return try syncStatus(device, line: line)
+        case .deviceList:
+            return try deviceList(line: line)
         case .syncEvents(let on):
             syncWatch = on ? SyncWatch() : nil
             return .ok
@@ -410,6 +412,17 @@ public final class ScenarioRunner {
         }
         outcome.fields.append(("store", status.storeProblem == nil ? "ok" : "problem"))
         if let problem = status.storeProblem { outcome.details.append(("storeProblem", problem)) }
+        return outcome
+    }
+
+    /// `device list`: how many passkeys each device holds (`NAME.passkeys`); the JSON report is
+    /// `authctl device list --json`'s.
+    private func deviceList(line: ScenarioLine) throws(ScenarioError) -> Outcome {
+        let session = try requireAccount(line)
+        let devices: [DeviceReport]
+        do { devices = try session.deviceReports() } catch { return Outcome(error) }
+        var outcome = Outcome(answer: DeviceListReport(devices))
+        outcome.fields = devices.map { ($0.name + ".passkeys", $0.passkeys.map(String.init) ?? "-") }
         return outcome
     }
 
