@@ -153,6 +153,18 @@ final class AccountServiceTests {
         #expect(repeated("{\"x\": {\(many), \"m39\": 1}}") == "x.m39")
     }
 
+    @Test func aBodyOfManyMembersIsReadInTimeInProportionToIt() throws {
+        // Each name is checked against the object's others by a set past 16: a copy of the
+        // reader's state taken for each name once made every insert copy the set.
+        let members = (0..<60_000).map { "\"m\($0)\":0" }.joined(separator: ",")
+        let escaped = (0..<30_000).map { "\"\\u006d\($0)\":0" }.joined(separator: ",")
+        for text in ["{\(members)}", "{\"a\": {\(escaped)}}"] {
+            let start = ContinuousClock.now
+            _ = try RequestBody(Array(text.utf8))
+            #expect(ContinuousClock.now - start < .seconds(5), "\(text.prefix(30))")
+        }
+    }
+
     @Test func aCeremonyReadsTheOptionsAsSent() throws {
         let body = try Body.Ceremony.decode(Array(#"{"options": {"challenge": "Y2g", "rpId": "example.com"}, "origin": "https://example.com"}"#.utf8))
         #expect(String(decoding: body.options.bytes, as: UTF8.self) == #"{"challenge": "Y2g", "rpId": "example.com"}"#)

@@ -245,27 +245,32 @@ final class RequestBody: Sendable {
             try string()
             let top = open.count - 1
             open[top].count += 1
-            let body = self
-            func same(_ a: Int, _ b: Int) -> Bool {
-                let (x, y) = (body.nodes[a], body.nodes[b])
-                if !x.escaped, !y.escaped {
-                    return x.end - x.start == y.end - y.start
-                        && memcmp(body.bytes.baseAddress! + Int(x.start), body.bytes.baseAddress! + Int(y.start), Int(x.end - x.start)) == 0
-                }
-                return body.unescaped(a) == body.unescaped(b)
-            }
             if repeated == nil, topIsObject {
+                let first = open[top].firstName
                 if open[top].seen == nil, open[top].count > 16 {
-                    open[top].seen = Set(names[open[top].firstName...].map { unescaped($0) })
+                    open[top].seen = Set(names[first...].map { unescaped($0) })
                 }
+                // The set is changed where it is, and the names compared where they are: a copy of
+                // the reader held across either would copy the set or the names for each name,
+                // and an object of many members would take time as their count squared.
                 let again = open[top].seen != nil ? !open[top].seen!.insert(unescaped(index)).inserted
-                    : names[open[top].firstName...].contains(where: { same($0, index) })
+                    : names[first...].contains(where: { same($0, index) })
                 if again { repeated = path(to: index) }
             }
             names.append(index)
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw .syntax }
             i += 1
+        }
+
+        /// Whether the names at `a` and `b` are one name.
+        func same(_ a: Int, _ b: Int) -> Bool {
+            let (x, y) = (nodes[a], nodes[b])
+            if !x.escaped, !y.escaped {
+                return x.end - x.start == y.end - y.start
+                    && memcmp(bytes.baseAddress! + Int(x.start), bytes.baseAddress! + Int(y.start), Int(x.end - x.start)) == 0
+            }
+            return unescaped(a) == unescaped(b)
         }
 
         /// `devices[1].name`: the way from the top to the name at `index`.
