@@ -153,6 +153,11 @@ final class AccountServiceTests {
         #expect(repeated("{\"x\": {\(many), \"m39\": 1}}") == "x.m39")
     }
 
+    @Test func aWholeNumberPastEveryMaximumIsNone() throws {
+        let body = try RequestBody(Array(#"{"a": [18446744073709551616.0, 1.8446744073709552e19, 18446744073709551615, 1e19]}"#.utf8))
+        #expect(body.root.member("a")?.elements.map { $0.wholeNumber(maximum: .max) } == [nil, nil, .max, 10_000_000_000_000_000_000])
+    }
+
     @Test func aBodyOfManyMembersIsReadInTimeInProportionToIt() throws {
         // Each name is checked against the object's others by a set past 16: a copy of the
         // reader's state taken for each name once made every insert copy the set.

@@ -438,7 +438,8 @@ struct BodyNode {
             }
             return value <= maximum ? value : nil
         }
-        guard let d = Double(String(decoding: text, as: UTF8.self)), d >= 0, d.rounded() == d, d <= Double(maximum),
+        // `Double(maximum)` may round up to 2^64, which no `UInt64` holds.
+        guard let d = Double(String(decoding: text, as: UTF8.self)), d >= 0, d.rounded() == d, d <= Double(maximum), d < 0x1p64,
               case let value = UInt64(d), value <= maximum else { return nil }
         return value
     }
