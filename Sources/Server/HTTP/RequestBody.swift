@@ -15,7 +15,8 @@ final class RequestBody: Sendable {
 
     struct Node: Sendable {
         var kind: Kind
-        /// A string's text has an escape (`\n`, `\u0061`): read by ``unescaped(_:)``.
+        /// A string's text has an escape (`\n`, `\u0061`), or a U+FEFF that Foundation's reader
+        /// drops (see ``unescape(_:_:)``): read by ``unescaped(_:)``.
         var escaped = false
         /// Where its text starts: a string's after its quote, a container's at its bracket.
         var start: Int32
@@ -85,7 +86,10 @@ final class RequestBody: Sendable {
         bytes.withUnsafeBufferPointer { Self.unescape($0, nodes[index]) }
     }
 
-    /// A string's text with its escapes read (the reader has checked them).
+    /// A string's text with its escapes read (the reader has checked them), and a U+FEFF sent as
+    /// such (not as `\ufeff`) that begins the text or follows an escape dropped, once: Foundation's
+    /// reader, which the server read bodies with before and the authenticator reads the options
+    /// with, drops it there (`"\u{FEFF}a"` is the name `a`).
     static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ node: Node) -> [UInt8] {
         var i = Int(node.start)
         let end = Int(node.end)
@@ -97,6 +101,7 @@ final class RequestBody: Sendable {
             for k in at..<(at + 4) { value = value << 4 | UInt32(Reader.hexValue(bytes[k])!) }
             return value
         }
+        if Reader.byteOrderMark(bytes, at: i, before: end) { i += 3 }
         while i < end {
             let c = bytes[i]
             guard c == UInt8(ascii: "\\") else {
@@ -122,6 +127,7 @@ final class RequestBody: Sendable {
                 out.append(contentsOf: UTF8.encode(Unicode.Scalar(scalar)!)!)
             default: out.append(e)  // " \\ /
             }
+            if Reader.byteOrderMark(bytes, at: i, before: end) { i += 3 }
         }
         return out
     }
@@ -154,6 +160,11 @@ final class RequestBody: Sendable {
         var repeated: String?
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        /// Whether U+FEFF's UTF-8 (EF BB BF) is at `at`, before `end`.
+        static func byteOrderMark(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int, before end: Int) -> Bool {
+            end - i >= 3 && bytes[i] == 0xEF && bytes[i + 1] == 0xBB && bytes[i + 2] == 0xBF
+        }
 
         static func hexValue(_ c: UInt8) -> UInt8? {
             switch c {
@@ -347,6 +358,8 @@ final class RequestBody: Sendable {
             i += 1
             let start = i
             var escaped = false
+            /// Where the text after the opening quote or the last escape starts.
+            var segment = i
             func hex4() throws(Failure) -> UInt32 {
                 guard bytes.count - i >= 4 else { throw .syntax }
                 var value: UInt32 = 0
@@ -362,13 +375,18 @@ final class RequestBody: Sendable {
                 let c = bytes[i]
                 if c == UInt8(ascii: "\"") { break }
                 if c < 0x20 { throw .syntax }
-                if c >= 0x80 { nonASCII = true }
+                if c >= 0x80 {
+                    nonASCII = true
+                    // A U+FEFF that Foundation drops: the string is read as an escaped one is.
+                    if i == segment, Reader.byteOrderMark(bytes, at: i, before: bytes.count) { escaped = true }
+                }
                 i += 1
                 guard c == UInt8(ascii: "\\") else { continue }
                 escaped = true
                 guard i < bytes.count else { throw .syntax }
                 let e = bytes[i]
                 i += 1
+                defer { segment = i }
                 switch e {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                      UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
