@@ -18,6 +18,9 @@ final class RequestBody: Sendable {
         /// A string's text has an escape (`\n`, `\u0061`), or a U+FEFF that Foundation's reader
         /// drops (see ``unescape(_:_:)``): read by ``unescaped(_:)``.
         var escaped = false
+        /// A string's text is ASCII with no escape: its bytes are its name, which no other bytes
+        /// spell (a name with other characters may be spelt more ways: ``name(_:_:)``).
+        var plain = false
         /// Where its text starts: a string's after its quote, a container's at its bracket.
         var start: Int32
         /// Where its text ends: a string's before its quote, a container's after its bracket.
@@ -63,15 +66,15 @@ final class RequestBody: Sendable {
 
     /// The text of the string at `index`, its escapes read.
     func string(_ index: Int) -> String {
-        let node = nodes[index]
-        if node.escaped { return String(decoding: unescaped(index), as: UTF8.self) }
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[Int(node.start)..<Int(node.end)]), as: UTF8.self) }
+        bytes.withUnsafeBufferPointer { Self.name($0, nodes[index]) }
     }
 
-    /// Whether the string at `index` is `name`.
-    func string(_ index: Int, is name: String) -> Bool {
+    /// Whether the string at `index` is `name` as Swift's strings compare, by canonical
+    /// equivalence, as the dictionaries Foundation read a body into found a member (`ascii`:
+    /// whether `name` is ASCII, when its bytes are compared only with a plain string's).
+    func string(_ index: Int, is name: String, ascii: Bool) -> Bool {
         let node = nodes[index]
-        if node.escaped { return unescaped(index).elementsEqual(name.utf8) }
+        guard node.plain, ascii else { return string(index) == name }
         var name = name
         return name.withUTF8 { wanted in
             bytes.withUnsafeBufferPointer { all in
@@ -79,6 +82,14 @@ final class RequestBody: Sendable {
                     && (wanted.isEmpty || memcmp(wanted.baseAddress!, all.baseAddress! + Int(node.start), wanted.count) == 0)
             }
         }
+    }
+
+    /// A string's text as a name: a Swift string, which is another name's when the two are
+    /// canonically equivalent (`"e\u0301"` is `"é"`, the Kelvin sign `K`), as in the dictionaries
+    /// the authenticator reads the options into, and Foundation read bodies into before.
+    static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ node: Node) -> String {
+        if node.escaped { return String(decoding: unescape(bytes, node), as: UTF8.self) }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
     }
 
     /// The UTF-8 of the string at `index` with its escapes read.
@@ -138,13 +149,13 @@ final class RequestBody: Sendable {
         enum Failure: Error { case syntax, notAnObject, repeated(String) }
 
         /// An object or array being read: its node, where its names start in `names`, and, past
-        /// 16 members, the set of its names (fewer are compared one by one).
+        /// 16 members, the set of its names (fewer are compared one by one) as ``name(_:_:)``.
         struct Open {
             let node: Int
             let isObject: Bool
             let firstName: Int
             var count: Int32 = 0
-            var seen: Set<[UInt8]>?
+            var seen: Set<String>?
         }
 
         let bytes: UnsafeBufferPointer<UInt8>
@@ -259,12 +270,12 @@ final class RequestBody: Sendable {
             if repeated == nil, topIsObject {
                 let first = open[top].firstName
                 if open[top].seen == nil, open[top].count > 16 {
-                    open[top].seen = Set(names[first...].map { unescaped($0) })
+                    open[top].seen = Set(names[first...].map { RequestBody.name(bytes, nodes[$0]) })
                 }
                 // The set is changed where it is, and the names compared where they are: a copy of
                 // the reader held across either would copy the set or the names for each name,
                 // and an object of many members would take time as their count squared.
-                let again = open[top].seen != nil ? !open[top].seen!.insert(unescaped(index)).inserted
+                let again = open[top].seen != nil ? !open[top].seen!.insert(RequestBody.name(bytes, nodes[index])).inserted
                     : names[first...].contains(where: { same($0, index) })
                 if again { repeated = path(to: index) }
             }
@@ -274,14 +285,14 @@ final class RequestBody: Sendable {
             i += 1
         }
 
-        /// Whether the names at `a` and `b` are one name.
+        /// Whether the names at `a` and `b` are one name (``name(_:_:)``).
         func same(_ a: Int, _ b: Int) -> Bool {
             let (x, y) = (nodes[a], nodes[b])
-            if !x.escaped, !y.escaped {
+            if x.plain, y.plain {
                 return x.end - x.start == y.end - y.start
                     && memcmp(bytes.baseAddress! + Int(x.start), bytes.baseAddress! + Int(y.start), Int(x.end - x.start)) == 0
             }
-            return unescaped(a) == unescaped(b)
+            return RequestBody.name(bytes, x) == RequestBody.name(bytes, y)
         }
 
         /// `devices[1].name`: the way from the top to the name at `index`.
@@ -358,6 +369,7 @@ final class RequestBody: Sendable {
             i += 1
             let start = i
             var escaped = false
+            var ascii = true
             /// Where the text after the opening quote or the last escape starts.
             var segment = i
             func hex4() throws(Failure) -> UInt32 {
@@ -377,6 +389,7 @@ final class RequestBody: Sendable {
                 if c < 0x20 { throw .syntax }
                 if c >= 0x80 {
                     nonASCII = true
+                    ascii = false
                     // A U+FEFF that Foundation drops: the string is read as an escaped one is.
                     if i == segment, Reader.byteOrderMark(bytes, at: i, before: bytes.count) { escaped = true }
                 }
@@ -402,7 +415,7 @@ final class RequestBody: Sendable {
                 default: throw .syntax
                 }
             }
-            nodes.append(Node(kind: .string, escaped: escaped, start: Int32(start), end: Int32(i), next: Int32(nodes.count + 1)))
+            nodes.append(Node(kind: .string, escaped: escaped, plain: ascii && !escaped, start: Int32(start), end: Int32(i), next: Int32(nodes.count + 1)))
             i += 1
         }
     }
@@ -462,12 +475,13 @@ struct BodyNode {
         return value
     }
 
-    /// An object's member named `name`.
+    /// An object's member named `name` (or a canonically equivalent name: ``RequestBody/name(_:_:)``).
     func member(_ name: String) -> BodyNode? {
         guard node.kind == .object else { return nil }
+        let ascii = name.utf8.allSatisfy { $0 < 0x80 }
         var k = index + 1
         for _ in 0..<node.count {
-            if body.string(k, is: name) { return BodyNode(body: body, index: k + 1) }
+            if body.string(k, is: name, ascii: ascii) { return BodyNode(body: body, index: k + 1) }
             k = Int(body.nodes[k + 1].next)
         }
         return nil
