@@ -190,6 +190,19 @@ final class AccountServiceTests {
         #expect(body.root.member("a")?.elements.map { $0.wholeNumber(maximum: .max) } == [nil, nil, .max, 10_000_000_000_000_000_000])
     }
 
+    @Test func aWholeNumberIsReadExactlyAsWritten() throws {
+        // Its exact value from its digits: a double would round one past 2^53 to another
+        // (`9007199254740993.0` to …992), and make a fraction too small for it whole (`1e-400`).
+        let texts = ["9007199254740993.0", "0.9007199254740993e16", "90071992547409930e-1", "9223372036854775807.0", "12345678901234567.0",
+                     "1e-400", "0.99999999999999999999", "1.00000000000000000001", "0e-400", "-0.0", "-0e9", "-1e-400", "0.0e99999999999999999999",
+                     "100000000000000000000e-1", "1e20", "25e-1", "2500e-2", "1E+2"]
+        let body = try RequestBody(Array("{\"a\": [\(texts.joined(separator: ", "))]}".utf8))
+        #expect(body.root.member("a")?.elements.map { $0.wholeNumber(maximum: .max) }
+                == [9007199254740993, 9007199254740993, 9007199254740993, 9223372036854775807, 12345678901234567,
+                    nil, nil, nil, 0, 0, 0, nil, 0, 10_000_000_000_000_000_000, nil, nil, 25, 100])
+        #expect(body.root.member("a")?.elements[3].wholeNumber(maximum: UInt64(Int64.max)) == 9223372036854775807)
+    }
+
     @Test func aBodyOfManyMembersIsReadInTimeInProportionToIt() throws {
         // Each name is checked against the object's others by a set past 16: a copy of the
         // reader's state taken for each name once made every insert copy the set.

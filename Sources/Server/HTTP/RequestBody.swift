@@ -454,25 +454,62 @@ struct BodyNode {
         }
     }
 
-    /// A number as a whole number from 0 to `maximum` (`1.0`, `1e2` and `-0` are whole); `nil`
-    /// for any other number or value.
+    /// A number as a whole number from 0 to `maximum` (`1.0`, `25e-1`, `1e2` and `-0` are whole);
+    /// `nil` for any other number or value. Read exactly from its digits (a double would round
+    /// `9007199254740993.0` to another number, and take `1e-400` for 0).
     func wholeNumber(maximum: UInt64) -> UInt64? {
         guard node.kind == .number else { return nil }
         let text = self.text
-        if text.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            var value: UInt64 = 0
-            for digit in text {
-                let (times, over) = value.multipliedReportingOverflow(by: 10)
-                let (sum, over2) = times.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
-                if over || over2 { return nil }
-                value = sum
-            }
-            return value <= maximum ? value : nil
+        let zero = UInt8(ascii: "0")
+        // `-? int (. fraction)? ([eE] [+-]? exponent)?`, as the reader checked it.
+        var i = text.startIndex
+        let negative = text[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let integer = i
+        while i < text.endIndex, text[i] >= zero, text[i] <= zero + 9 { i += 1 }
+        let integerCount = i - integer
+        var fraction = i, fractionCount = 0
+        if i < text.endIndex, text[i] == UInt8(ascii: ".") {
+            i += 1
+            fraction = i
+            while i < text.endIndex, text[i] >= zero, text[i] <= zero + 9 { i += 1 }
+            fractionCount = i - fraction
         }
-        // `Double(maximum)` may round up to 2^64, which no `UInt64` holds.
-        guard let d = Double(String(decoding: text, as: UTF8.self)), d >= 0, d.rounded() == d, d <= Double(maximum), d < 0x1p64,
-              case let value = UInt64(d), value <= maximum else { return nil }
-        return value
+        var exponent = 0
+        if i < text.endIndex {
+            i += 1  // e or E
+            let sign = text[i] == UInt8(ascii: "-") ? -1 : 1
+            if text[i] == UInt8(ascii: "-") || text[i] == UInt8(ascii: "+") { i += 1 }
+            // Held below 10^7: a body has fewer digits than that, so a larger exponent makes a
+            // number too large, or a fraction, all the same.
+            while i < text.endIndex { exponent = min(exponent * 10 + Int(text[i] - zero), 10_000_000); i += 1 }
+            exponent *= sign
+        }
+        // The digits, as one number, times 10^scale: those past the point once scaled must be 0.
+        let count = integerCount + fractionCount
+        let scale = exponent - fractionCount
+        let kept = count + min(scale, 0)
+        var value: UInt64 = 0
+        for k in 0..<count {
+            let digit = UInt64((k < integerCount ? text[integer + k] : text[fraction + k - integerCount]) - zero)
+            guard k < kept else {
+                if digit != 0 { return nil }
+                continue
+            }
+            let (times, over) = value.multipliedReportingOverflow(by: 10)
+            let (sum, over2) = times.addingReportingOverflow(digit)
+            if over || over2 { return nil }
+            value = sum
+        }
+        if value != 0 {
+            for _ in 0..<max(scale, 0) {
+                let (times, over) = value.multipliedReportingOverflow(by: 10)
+                if over { return nil }
+                value = times
+            }
+        }
+        if negative, value != 0 { return nil }
+        return value <= maximum ? value : nil
     }
 
     /// An object's member named `name` (or a canonically equivalent name: ``RequestBody/name(_:_:)``).
