@@ -18,9 +18,9 @@ final class RequestBody: Sendable {
         /// A string's text has an escape (`\n`, `\u0061`), or a U+FEFF that Foundation's reader
         /// drops (see ``unescape(_:_:)``): read by ``unescaped(_:)``.
         var escaped = false
-        /// A string's text is ASCII with no escape: its bytes are its name, which no other bytes
-        /// spell (a name with other characters may be spelt more ways: ``name(_:_:)``).
-        var plain = false
+        /// A string is ASCII, its escapes read: as a name, no other text spells it (a name with
+        /// other characters may be spelt more ways: ``name(_:_:)``).
+        var ascii = false
         /// Where its text starts: a string's after its quote, a container's at its bracket.
         var start: Int32
         /// Where its text ends: a string's before its quote, a container's after its bracket.
@@ -71,10 +71,11 @@ final class RequestBody: Sendable {
 
     /// Whether the string at `index` is `name` as Swift's strings compare, by canonical
     /// equivalence, as the dictionaries Foundation read a body into found a member (`ascii`:
-    /// whether `name` is ASCII, when its bytes are compared only with a plain string's).
+    /// whether `name` is ASCII, when two ASCII strings are compared by their bytes).
     func string(_ index: Int, is name: String, ascii: Bool) -> Bool {
         let node = nodes[index]
-        guard node.plain, ascii else { return string(index) == name }
+        guard node.ascii, ascii else { return string(index) == name }
+        if node.escaped { return unescaped(index).elementsEqual(name.utf8) }
         var name = name
         return name.withUTF8 { wanted in
             bytes.withUnsafeBufferPointer { all in
@@ -288,11 +289,12 @@ final class RequestBody: Sendable {
         /// Whether the names at `a` and `b` are one name (``name(_:_:)``).
         func same(_ a: Int, _ b: Int) -> Bool {
             let (x, y) = (nodes[a], nodes[b])
-            if x.plain, y.plain {
+            guard x.ascii, y.ascii else { return RequestBody.name(bytes, x) == RequestBody.name(bytes, y) }
+            if !x.escaped, !y.escaped {
                 return x.end - x.start == y.end - y.start
                     && memcmp(bytes.baseAddress! + Int(x.start), bytes.baseAddress! + Int(y.start), Int(x.end - x.start)) == 0
             }
-            return RequestBody.name(bytes, x) == RequestBody.name(bytes, y)
+            return unescaped(a) == unescaped(b)
         }
 
         /// `devices[1].name`: the way from the top to the name at `index`.
@@ -406,6 +408,7 @@ final class RequestBody: Sendable {
                     continue
                 case UInt8(ascii: "u"):
                     let unit = try hex4()
+                    if unit >= 0x80 { ascii = false }
                     if (0xDC00..<0xE000).contains(unit) { throw .syntax }
                     if (0xD800..<0xDC00).contains(unit) {
                         guard bytes.count - i >= 2, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else { throw .syntax }
@@ -415,7 +418,7 @@ final class RequestBody: Sendable {
                 default: throw .syntax
                 }
             }
-            nodes.append(Node(kind: .string, escaped: escaped, plain: ascii && !escaped, start: Int32(start), end: Int32(i), next: Int32(nodes.count + 1)))
+            nodes.append(Node(kind: .string, escaped: escaped, ascii: ascii, start: Int32(start), end: Int32(i), next: Int32(nodes.count + 1)))
             i += 1
         }
     }
