@@ -2,10 +2,11 @@ import Foundation
 
 /// A request's JSON body, read once (RFC 8259): UTF-8 (§8.1; a leading byte order mark passed
 /// over, as §8.1 allows), an object at the top, at most 512 levels deep, numbers a `Double` can
-/// hold — with Foundation's one leniency, a comma before a closing bracket, which the server and
-/// the command line's options took before — and no name given twice in one object at any depth (whichever one a server read, a proxy
-/// or a log that checked the body may have read the other). What a route takes of it is its body
-/// type's (``RequestBodyType``), read through ``BodyNode``.
+/// hold — with Foundation's leniencies, which the server and the command line's options took
+/// before: a comma before a closing bracket, and a U+FEFF that begins a string dropped — and no
+/// name given twice in one object at any depth, canonically equivalent spellings included
+/// (whichever one a server read, a proxy or a log that checked the body may have read the other).
+/// What a route takes of it is its body type's (``RequestBodyType``), read through ``BodyNode``.
 ///
 /// The text is kept as sent, with one node per value (a name is a node before its value): a
 /// member's string is made when a route asks for it, and an object's text — the RP's options —
