@@ -391,6 +391,14 @@ def test_a_member_named_twice_is_refused_on_every_route_and_changes_nothing(serv
         ("POST", f"/accounts/{account}/clock", b'{"advance": "1s", "advance": "1h"}', "advance"),
         ("POST", f"/accounts/{account}/devices", b'{"name": "tablet", "pin": "1234", "pin": "5678"}', "pin"),
         ("POST", "/session/s/webauthn/authenticator", b'{"protocol": "ctap2", "transport": "usb", "transport": "internal"}', "transport"),
+        # Spelt otherwise, yet one name to the authenticator, which reads the options with
+        # Foundation into Swift's dictionaries: a U+FEFF sent before it (Foundation drops it), a
+        # Kelvin sign for K (canonically equivalent).
+        ("POST", f"/accounts/{account}/devices/phone/register",
+         b'{"options": ' + options[:-1].encode() + b', "\xef\xbb\xbfchallenge": "AAAA"}, "origin": "https://example.com"}', "options.challenge"),
+        ("POST", f"/accounts/{account}/devices/phone/register",
+         b'{"options": ' + options[:-1].encode() + b', "pub\xe2\x84\xaaeyCredParams": [{"type": "public-key", "alg": -257}]},'
+         b' "origin": "https://example.com"}', "options.pub\u212aeyCredParams"),
     ]:
         problem = served.exchange(method, path, body).problem(400, "badInput")
         assert problem["detail"] == f"the body has the member '{member}' more than once", (path, problem)
@@ -400,6 +408,25 @@ def test_a_member_named_twice_is_refused_on_every_route_and_changes_nothing(serv
     assert served.call("GET", f"/accounts/{account}/devices/phone/passkeys").json == {"credentials": []}
     # The same names apart, or in different objects, are read as ever.
     assert served.exchange("POST", "/accounts", b'{"devices": [{"name": "a"}, {"name": "b"}], "storage": "memory"}').status == 201
+
+
+def test_a_body_of_ninety_thousand_members_is_answered_at_once(served):
+    # Each name is checked against the object's others as it is read: a mebibyte of members
+    # costs as much as a mebibyte of anything else, not as their count squared.
+    account = served.account()
+    members = b",".join(b'"m%d":0' % i for i in range(90_000))
+    for body, detail in [
+        (b'{"storage": "memory", ' + members + b"}", "the body has a member 'm0' this route does not take"),
+        (b'{"devices": [{' + members + b', "m89999": 1}]}', "the body has the member 'devices[0].m89999' more than once"),
+        (b'{"options": {' + members + b'}, "origin": "https://example.com"}', None),
+    ]:
+        assert len(body) <= 1 << 20
+        start = time.monotonic()
+        answer = served.exchange("POST", "/accounts" if detail else f"/accounts/{account}/devices/phone/register", body, timeout=120)
+        assert time.monotonic() - start < 20, answer
+        problem = answer.problem(400, "badInput")
+        assert detail is None or problem["detail"].startswith(detail), problem
+    assert served.exchange("GET", "/health").json == {"status": "ok"}
 
 
 @pytest.mark.xfail(strict=True, reason="libmicrohttpd 0.9.75 writes its own 400/413 for a bad Content-Length twice: "

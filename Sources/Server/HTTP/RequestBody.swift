@@ -2,10 +2,11 @@ import Foundation
 
 /// A request's JSON body, read once (RFC 8259): UTF-8 (§8.1; a leading byte order mark passed
 /// over, as §8.1 allows), an object at the top, at most 512 levels deep, numbers a `Double` can
-/// hold — with Foundation's one leniency, a comma before a closing bracket, which the server and
-/// the command line's options took before — and no name given twice in one object at any depth (whichever one a server read, a proxy
-/// or a log that checked the body may have read the other). What a route takes of it is its body
-/// type's (``RequestBodyType``), read through ``BodyNode``.
+/// hold — with Foundation's leniencies, which the server and the command line's options took
+/// before: a comma before a closing bracket, and a U+FEFF that begins a string dropped — and no
+/// name given twice in one object at any depth, canonically equivalent spellings included
+/// (whichever one a server read, a proxy or a log that checked the body may have read the other).
+/// What a route takes of it is its body type's (``RequestBodyType``), read through ``BodyNode``.
 ///
 /// The text is kept as sent, with one node per value (a name is a node before its value): a
 /// member's string is made when a route asks for it, and an object's text — the RP's options —
@@ -15,8 +16,12 @@ final class RequestBody: Sendable {
 
     struct Node: Sendable {
         var kind: Kind
-        /// A string's text has an escape (`\n`, `\u0061`): read by ``unescaped(_:)``.
+        /// A string's text has an escape (`\n`, `\u0061`), or a U+FEFF that Foundation's reader
+        /// drops (see ``unescape(_:_:)``): read by ``unescaped(_:)``.
         var escaped = false
+        /// A string is ASCII, its escapes read: as a name, no other text spells it (a name with
+        /// other characters may be spelt more ways: ``name(_:_:)``).
+        var ascii = false
         /// Where its text starts: a string's after its quote, a container's at its bracket.
         var start: Int32
         /// Where its text ends: a string's before its quote, a container's after its bracket.
@@ -62,14 +67,15 @@ final class RequestBody: Sendable {
 
     /// The text of the string at `index`, its escapes read.
     func string(_ index: Int) -> String {
-        let node = nodes[index]
-        if node.escaped { return String(decoding: unescaped(index), as: UTF8.self) }
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[Int(node.start)..<Int(node.end)]), as: UTF8.self) }
+        bytes.withUnsafeBufferPointer { Self.name($0, nodes[index]) }
     }
 
-    /// Whether the string at `index` is `name`.
-    func string(_ index: Int, is name: String) -> Bool {
+    /// Whether the string at `index` is `name` as Swift's strings compare, by canonical
+    /// equivalence, as the dictionaries Foundation read a body into found a member (`ascii`:
+    /// whether `name` is ASCII, when two ASCII strings are compared by their bytes).
+    func string(_ index: Int, is name: String, ascii: Bool) -> Bool {
         let node = nodes[index]
+        guard node.ascii, ascii else { return string(index) == name }
         if node.escaped { return unescaped(index).elementsEqual(name.utf8) }
         var name = name
         return name.withUTF8 { wanted in
@@ -80,12 +86,23 @@ final class RequestBody: Sendable {
         }
     }
 
+    /// A string's text as a name: a Swift string, which is another name's when the two are
+    /// canonically equivalent (`"e\u0301"` is `"é"`, the Kelvin sign `K`), as in the dictionaries
+    /// the authenticator reads the options into, and Foundation read bodies into before.
+    static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ node: Node) -> String {
+        if node.escaped { return String(decoding: unescape(bytes, node), as: UTF8.self) }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
+    }
+
     /// The UTF-8 of the string at `index` with its escapes read.
     func unescaped(_ index: Int) -> [UInt8] {
         bytes.withUnsafeBufferPointer { Self.unescape($0, nodes[index]) }
     }
 
-    /// A string's text with its escapes read (the reader has checked them).
+    /// A string's text with its escapes read (the reader has checked them), and a U+FEFF sent as
+    /// such (not as `\ufeff`) that begins the text or follows an escape dropped, once: Foundation's
+    /// reader, which the server read bodies with before and the authenticator reads the options
+    /// with, drops it there (`"\u{FEFF}a"` is the name `a`).
     static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ node: Node) -> [UInt8] {
         var i = Int(node.start)
         let end = Int(node.end)
@@ -97,6 +114,7 @@ final class RequestBody: Sendable {
             for k in at..<(at + 4) { value = value << 4 | UInt32(Reader.hexValue(bytes[k])!) }
             return value
         }
+        if Reader.byteOrderMark(bytes, at: i, before: end) { i += 3 }
         while i < end {
             let c = bytes[i]
             guard c == UInt8(ascii: "\\") else {
@@ -122,6 +140,7 @@ final class RequestBody: Sendable {
                 out.append(contentsOf: UTF8.encode(Unicode.Scalar(scalar)!)!)
             default: out.append(e)  // " \\ /
             }
+            if Reader.byteOrderMark(bytes, at: i, before: end) { i += 3 }
         }
         return out
     }
@@ -132,13 +151,13 @@ final class RequestBody: Sendable {
         enum Failure: Error { case syntax, notAnObject, repeated(String) }
 
         /// An object or array being read: its node, where its names start in `names`, and, past
-        /// 16 members, the set of its names (fewer are compared one by one).
+        /// 16 members, the set of its names (fewer are compared one by one) as ``name(_:_:)``.
         struct Open {
             let node: Int
             let isObject: Bool
             let firstName: Int
             var count: Int32 = 0
-            var seen: Set<[UInt8]>?
+            var seen: Set<String>?
         }
 
         let bytes: UnsafeBufferPointer<UInt8>
@@ -154,6 +173,11 @@ final class RequestBody: Sendable {
         var repeated: String?
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        /// Whether U+FEFF's UTF-8 (EF BB BF) is at `at`, before `end`.
+        static func byteOrderMark(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int, before end: Int) -> Bool {
+            end - i >= 3 && bytes[i] == 0xEF && bytes[i + 1] == 0xBB && bytes[i + 2] == 0xBF
+        }
 
         static func hexValue(_ c: UInt8) -> UInt8? {
             switch c {
@@ -245,27 +269,33 @@ final class RequestBody: Sendable {
             try string()
             let top = open.count - 1
             open[top].count += 1
-            let body = self
-            func same(_ a: Int, _ b: Int) -> Bool {
-                let (x, y) = (body.nodes[a], body.nodes[b])
-                if !x.escaped, !y.escaped {
-                    return x.end - x.start == y.end - y.start
-                        && memcmp(body.bytes.baseAddress! + Int(x.start), body.bytes.baseAddress! + Int(y.start), Int(x.end - x.start)) == 0
-                }
-                return body.unescaped(a) == body.unescaped(b)
-            }
             if repeated == nil, topIsObject {
+                let first = open[top].firstName
                 if open[top].seen == nil, open[top].count > 16 {
-                    open[top].seen = Set(names[open[top].firstName...].map { unescaped($0) })
+                    open[top].seen = Set(names[first...].map { RequestBody.name(bytes, nodes[$0]) })
                 }
-                let again = open[top].seen != nil ? !open[top].seen!.insert(unescaped(index)).inserted
-                    : names[open[top].firstName...].contains(where: { same($0, index) })
+                // The set is changed where it is, and the names compared where they are: a copy of
+                // the reader held across either would copy the set or the names for each name,
+                // and an object of many members would take time as their count squared.
+                let again = open[top].seen != nil ? !open[top].seen!.insert(RequestBody.name(bytes, nodes[index])).inserted
+                    : names[first...].contains(where: { same($0, index) })
                 if again { repeated = path(to: index) }
             }
             names.append(index)
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw .syntax }
             i += 1
+        }
+
+        /// Whether the names at `a` and `b` are one name (``name(_:_:)``).
+        func same(_ a: Int, _ b: Int) -> Bool {
+            let (x, y) = (nodes[a], nodes[b])
+            guard x.ascii, y.ascii else { return RequestBody.name(bytes, x) == RequestBody.name(bytes, y) }
+            if !x.escaped, !y.escaped {
+                return x.end - x.start == y.end - y.start
+                    && memcmp(bytes.baseAddress! + Int(x.start), bytes.baseAddress! + Int(y.start), Int(x.end - x.start)) == 0
+            }
+            return unescaped(a) == unescaped(b)
         }
 
         /// `devices[1].name`: the way from the top to the name at `index`.
@@ -342,6 +372,9 @@ final class RequestBody: Sendable {
             i += 1
             let start = i
             var escaped = false
+            var ascii = true
+            /// Where the text after the opening quote or the last escape starts.
+            var segment = i
             func hex4() throws(Failure) -> UInt32 {
                 guard bytes.count - i >= 4 else { throw .syntax }
                 var value: UInt32 = 0
@@ -357,19 +390,26 @@ final class RequestBody: Sendable {
                 let c = bytes[i]
                 if c == UInt8(ascii: "\"") { break }
                 if c < 0x20 { throw .syntax }
-                if c >= 0x80 { nonASCII = true }
+                if c >= 0x80 {
+                    nonASCII = true
+                    ascii = false
+                    // A U+FEFF that Foundation drops: the string is read as an escaped one is.
+                    if i == segment, Reader.byteOrderMark(bytes, at: i, before: bytes.count) { escaped = true }
+                }
                 i += 1
                 guard c == UInt8(ascii: "\\") else { continue }
                 escaped = true
                 guard i < bytes.count else { throw .syntax }
                 let e = bytes[i]
                 i += 1
+                defer { segment = i }
                 switch e {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                      UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     continue
                 case UInt8(ascii: "u"):
                     let unit = try hex4()
+                    if unit >= 0x80 { ascii = false }
                     if (0xDC00..<0xE000).contains(unit) { throw .syntax }
                     if (0xD800..<0xDC00).contains(unit) {
                         guard bytes.count - i >= 2, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else { throw .syntax }
@@ -379,7 +419,7 @@ final class RequestBody: Sendable {
                 default: throw .syntax
                 }
             }
-            nodes.append(Node(kind: .string, escaped: escaped, start: Int32(start), end: Int32(i), next: Int32(nodes.count + 1)))
+            nodes.append(Node(kind: .string, escaped: escaped, ascii: ascii, start: Int32(start), end: Int32(i), next: Int32(nodes.count + 1)))
             i += 1
         }
     }
@@ -418,32 +458,71 @@ struct BodyNode {
         }
     }
 
-    /// A number as a whole number from 0 to `maximum` (`1.0`, `1e2` and `-0` are whole); `nil`
-    /// for any other number or value.
+    /// A number as a whole number from 0 to `maximum` (`1.0`, `25e-1`, `1e2` and `-0` are whole);
+    /// `nil` for any other number or value. Read exactly from its digits (a double would round
+    /// `9007199254740993.0` to another number, and take `1e-400` for 0).
     func wholeNumber(maximum: UInt64) -> UInt64? {
         guard node.kind == .number else { return nil }
         let text = self.text
-        if text.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            var value: UInt64 = 0
-            for digit in text {
-                let (times, over) = value.multipliedReportingOverflow(by: 10)
-                let (sum, over2) = times.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
-                if over || over2 { return nil }
-                value = sum
-            }
-            return value <= maximum ? value : nil
+        let zero = UInt8(ascii: "0")
+        // `-? int (. fraction)? ([eE] [+-]? exponent)?`, as the reader checked it.
+        var i = text.startIndex
+        let negative = text[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let integer = i
+        while i < text.endIndex, text[i] >= zero, text[i] <= zero + 9 { i += 1 }
+        let integerCount = i - integer
+        var fraction = i, fractionCount = 0
+        if i < text.endIndex, text[i] == UInt8(ascii: ".") {
+            i += 1
+            fraction = i
+            while i < text.endIndex, text[i] >= zero, text[i] <= zero + 9 { i += 1 }
+            fractionCount = i - fraction
         }
-        guard let d = Double(String(decoding: text, as: UTF8.self)), d >= 0, d.rounded() == d, d <= Double(maximum),
-              case let value = UInt64(d), value <= maximum else { return nil }
-        return value
+        var exponent = 0
+        if i < text.endIndex {
+            i += 1  // e or E
+            let sign = text[i] == UInt8(ascii: "-") ? -1 : 1
+            if text[i] == UInt8(ascii: "-") || text[i] == UInt8(ascii: "+") { i += 1 }
+            // Held below 10^7: a body has fewer digits than that, so a larger exponent makes a
+            // number too large, or a fraction, all the same.
+            while i < text.endIndex { exponent = min(exponent * 10 + Int(text[i] - zero), 10_000_000); i += 1 }
+            exponent *= sign
+        }
+        // The digits, as one number, times 10^scale: those past the point once scaled must be 0.
+        let count = integerCount + fractionCount
+        let scale = exponent - fractionCount
+        let kept = count + min(scale, 0)
+        var value: UInt64 = 0
+        for k in 0..<count {
+            let digit = UInt64((k < integerCount ? text[integer + k] : text[fraction + k - integerCount]) - zero)
+            guard k < kept else {
+                if digit != 0 { return nil }
+                continue
+            }
+            let (times, over) = value.multipliedReportingOverflow(by: 10)
+            let (sum, over2) = times.addingReportingOverflow(digit)
+            if over || over2 { return nil }
+            value = sum
+        }
+        if value != 0 {
+            for _ in 0..<max(scale, 0) {
+                let (times, over) = value.multipliedReportingOverflow(by: 10)
+                if over { return nil }
+                value = times
+            }
+        }
+        if negative, value != 0 { return nil }
+        return value <= maximum ? value : nil
     }
 
-    /// An object's member named `name`.
+    /// An object's member named `name` (or a canonically equivalent name: ``RequestBody/name(_:_:)``).
     func member(_ name: String) -> BodyNode? {
         guard node.kind == .object else { return nil }
+        let ascii = name.utf8.allSatisfy { $0 < 0x80 }
         var k = index + 1
         for _ in 0..<node.count {
-            if body.string(k, is: name) { return BodyNode(body: body, index: k + 1) }
+            if body.string(k, is: name, ascii: ascii) { return BodyNode(body: body, index: k + 1) }
             k = Int(body.nodes[k + 1].next)
         }
         return nil
