@@ -205,13 +205,15 @@ final class AccountServiceTests {
 
     @Test func aBodyOfManyMembersIsReadInTimeInProportionToIt() throws {
         // Each name is checked against the object's others by a set past 16: a copy of the
-        // reader's state taken for each name once made every insert copy the set.
+        // reader's state taken for each name once made every insert copy the set (23 s here in a
+        // debug build; 0.3 s now). A deadline for a hang, not a measure of speed: benchmarks are
+        // for that, and the deadline holds some fifty times over on a loaded machine.
         let members = (0..<60_000).map { "\"m\($0)\":0" }.joined(separator: ",")
         let escaped = (0..<30_000).map { "\"\\u006d\($0)\":0" }.joined(separator: ",")
         for text in ["{\(members)}", "{\"a\": {\(escaped)}}"] {
             let start = ContinuousClock.now
             _ = try RequestBody(Array(text.utf8))
-            #expect(ContinuousClock.now - start < .seconds(5), "\(text.prefix(30))")
+            #expect(ContinuousClock.now - start < .seconds(15), "\(text.prefix(30))")
         }
     }
 
