@@ -80,6 +80,9 @@ let package = Package(
         .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Curl"]),
+        // `authctl audit`: an RP's own endpoints driven with forged, replayed and downgraded
+        // responses, and what it wrongly accepts.
+        .target(name: "Audit", dependencies: ["Session", "Curl"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own. Its contract
         // (openapi.json) and the page bridge (bridge.js) are files of their own, linted as such,
         // embedded in the code when it is built: an installed binary is one file, with no resource
@@ -89,7 +92,7 @@ let package = Package(
         // What `authctl bench` measures, apart from the command line that parses and prints it.
         .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore"]),
         // The command line: parse, request, print.
-        .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Server", "Benchmarks", "CBuildInfo"]),
+        .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Audit", "Server", "Benchmarks", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
@@ -97,6 +100,7 @@ let package = Package(
         // What the test targets share: a fresh temporary directory per test.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CurlTests", dependencies: ["Curl"]),
+        .testTarget(name: "AuditTests", dependencies: ["Audit", "Session"]),
         // libcbor itself too: the encoder's output is checked against libcbor's own serializer.
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator", "CCBOR", "TestSupport"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault", "TestSupport"]),

@@ -18,9 +18,10 @@ import sys
 
 # What each front end may import besides the system's modules: Session, and its own.
 ALLOWED = {
-    "Sources/authctl": {"Session", "Scenarios", "Server", "Benchmarks", "CBuildInfo"},
+    "Sources/authctl": {"Session", "Scenarios", "Audit", "Server", "Benchmarks", "CBuildInfo"},
     "Sources/Server": {"Session", "CMicroHTTPD"},
     "Sources/Scenarios": {"Session", "Curl"},
+    "Sources/Audit": {"Session", "Curl"},
 }
 SYSTEM = {"Glibc", "Darwin", "Foundation", "FoundationEssentials", "Dispatch", "Synchronization"}
 IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?(\w+)")

@@ -30,7 +30,7 @@ extension AuthenticatorError {
         case .vaultBusy: self.init(PortFailure.busy, message)
         case .vaultInsecure: self.init(PortFailure.unsafe, message)
         case .ioError: self.init(PortFailure.io, message)
-        case .usage, .invalidResponse, .scenarioFailed, .passkeysNotSupported, .storeUnavailable: self.init(Code.unknown, message)
+        case .usage, .invalidResponse, .scenarioFailed, .passkeysNotSupported, .storeUnavailable, .auditFindings, .rpUnusable: self.init(Code.unknown, message)
         }
     }
 }

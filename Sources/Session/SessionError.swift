@@ -12,7 +12,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case canceled, failed, invalidResponse, notHandled, unknown, notInteractive, matchedExcludedCredential
         case biometryLockout, timedOut, securityError, notSupported, encodingError, syntaxError, badInput, usage
         case vaultLocked, vaultCorrupted, vaultNotFound, vaultExists, vaultBusy, vaultInsecure, scenarioFailed, passkeysNotSupported, ioError
-        case vaultTooNew, storeUnavailable
+        case vaultTooNew, storeUnavailable, auditFindings, rpUnusable
     }
 
     public let name: Name
@@ -113,7 +113,7 @@ extension SessionError.Name {
         case .syntaxError: .syntaxError
         case .unknown: .unknown
         case .invalidResponse, .usage, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure,
-             .scenarioFailed, .passkeysNotSupported, .ioError, .vaultTooNew, .storeUnavailable: nil
+             .scenarioFailed, .passkeysNotSupported, .ioError, .vaultTooNew, .storeUnavailable, .auditFindings, .rpUnusable: nil
         }
     }
 
@@ -126,7 +126,7 @@ extension SessionError.Name {
         case .canceled, .failed, .timedOut, .biometryLockout, .notInteractive: true
         case .invalidResponse, .notHandled, .unknown, .matchedExcludedCredential, .securityError, .notSupported, .encodingError, .syntaxError,
              .badInput, .usage, .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed,
-             .passkeysNotSupported, .ioError, .vaultTooNew, .storeUnavailable: false
+             .passkeysNotSupported, .ioError, .vaultTooNew, .storeUnavailable, .auditFindings, .rpUnusable: false
         }
     }
 
@@ -155,6 +155,8 @@ extension SessionError.Name {
         case .syntaxError: 29
         case .vaultTooNew: 30
         case .storeUnavailable: 31
+        case .auditFindings: 32
+        case .rpUnusable: 33
         case .usage: 64  // EX_USAGE
         case .badInput: 65  // EX_DATAERR
         case .unknown: 70  // EX_SOFTWARE
@@ -191,6 +193,8 @@ extension SessionError.Name {
         case .unknown: "an internal failure, or OpenSSL without a usable provider"
         case .ioError: "the operating system refused a file operation, or the response could not be written"
         case .storeUnavailable: "the account store cannot be reached or used now (a server that does not answer, a directory that is not private)"
+        case .auditFindings: "audit: the RP accepted a response it must refuse (or, with --fail-on, answered a case with a server error)"
+        case .rpUnusable: "audit: the RP could not be audited (unreachable, an answer too large, slow or not as the profile says, a baseline ceremony refused)"
         }
     }
 
@@ -207,7 +211,7 @@ extension SessionError.Name {
         case .matchedExcludedCredential: 1006
         case .biometryLockout, .timedOut, .securityError, .notSupported, .encodingError, .syntaxError, .badInput, .usage, .vaultLocked,
              .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .scenarioFailed, .passkeysNotSupported, .ioError,
-             .vaultTooNew, .storeUnavailable: nil
+             .vaultTooNew, .storeUnavailable, .auditFindings, .rpUnusable: nil
         }
     }
 
@@ -225,7 +229,7 @@ extension SessionError.Name {
         case .canceled, .failed, .notHandled, .notInteractive, .matchedExcludedCredential, .biometryLockout, .timedOut, .securityError,
              .notSupported, .badInput, .encodingError, .syntaxError, .unknown: authenticatorCode?.ctapStatus
         case .invalidResponse: 0x12  // CTAP2_ERR_INVALID_CBOR
-        case .usage, .scenarioFailed, .passkeysNotSupported: nil
+        case .usage, .scenarioFailed, .passkeysNotSupported, .auditFindings, .rpUnusable: nil
         // CTAP1_ERR_OTHER: the vault and the system are not the protocol's business.
         case .vaultLocked, .vaultCorrupted, .vaultNotFound, .vaultExists, .vaultBusy, .vaultInsecure, .ioError, .vaultTooNew,
              .storeUnavailable: 0x7F

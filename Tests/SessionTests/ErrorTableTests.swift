@@ -34,7 +34,7 @@ import Scenarios
 /// itself, with its message; the rows no port can fail with (a store: a PIN reader has none) are
 /// the program's own (`unknown`).
 @Test func aFrontEndsOwnErrorComesBackThroughTheDeviceByType() {
-    let programs: Set<SessionError.Name> = [.usage, .invalidResponse, .scenarioFailed, .passkeysNotSupported, .storeUnavailable]
+    let programs: Set<SessionError.Name> = [.auditFindings, .rpUnusable, .usage, .invalidResponse, .scenarioFailed, .passkeysNotSupported, .storeUnavailable]
     for name in SessionError.Name.allCases {
         let own = SessionError(name, "the reader's own words")
         let back = SessionError(DeviceError(AuthenticatorError(own)))

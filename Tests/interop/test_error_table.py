@@ -1,8 +1,10 @@
 """docs/errors.md is the truth: each error triggered from the CLI carries, in its --json form,
 exactly the exit code, DOMException, Apple code and CTAP2 status its row of the table gives."""
 import hashlib
+import importlib.util
 import json
 import re
+import threading
 
 import subprocess
 
@@ -83,6 +85,15 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
     header[131:] = hashlib.blake2b(bytes(header[:131]), digest_size=32).digest()
     (too_new / "header").write_bytes(bytes(header))
     triggers["vaultTooNew"] = (["list"], {"AUTHCTL_VAULT": str(too_new)})
+    # An RP that accepts a replayed response (docs/examples/rp_server.py with that flaw), and one
+    # that does not answer.
+    spec = importlib.util.spec_from_file_location("rp_server_errors", ROOT / "docs" / "examples" / "rp_server.py")
+    rp_server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rp_server)
+    flawed = rp_server.serve(0, flaws=frozenset(["challenge-not-consumed"]))
+    threading.Thread(target=flawed.serve_forever, daemon=True).start()
+    triggers["auditFindings"] = (["audit", "--preset", "rp-server", "--only", "sign-replay", f"http://127.0.0.1:{flawed.server_address[1]}"], {})
+    triggers["rpUnusable"] = (["audit", "--preset", "rp-server", "http://127.0.0.1:9"], {})
     rows = table()
     assert set(rows) - set(triggers) == {"invalidResponse", "vaultCorrupted"}
     for name, (args, env) in triggers.items():
@@ -106,6 +117,8 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
             holder.wait(timeout=60)
         if name == "scenarioFailed":  # the report of the run is on stdout, by design
             assert json.loads(result.stdout)["passed"] is False
+        elif name == "auditFindings":  # so is the audit's
+            assert json.loads(result.stdout)["counts"] == {"ACCEPTED": 1}
         else:
             assert result.stdout == "", name
         error = json.loads(result.stderr)
@@ -113,3 +126,5 @@ def test_every_triggerable_error_matches_its_row(authctl, tmp_path):
         assert result.code == rows[name]["exitCode"] == error["exitCode"], name
         assert {k: error[k] for k in ("domException", "appleCode", "ctapStatus")} == \
             {k: rows[name][k] for k in ("domException", "appleCode", "ctapStatus")}, name
+    flawed.shutdown()
+    flawed.server_close()

@@ -87,6 +87,8 @@ struct Problem: Error {
              .securityError, .notSupported, .passkeysNotSupported, .storeUnavailable: 422
         case .vaultBusy, .vaultExists: 409
         case .unknown, .vaultCorrupted, .vaultNotFound, .vaultInsecure, .scenarioFailed, .ioError, .vaultTooNew: 500
+        // What an audit over HTTP ends in (it answers its report; these never end a request).
+        case .auditFindings, .rpUnusable: 422
         }
     }
 }

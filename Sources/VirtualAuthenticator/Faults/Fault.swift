@@ -6,6 +6,7 @@ public enum Fault: String, CaseIterable, Sendable {
     case wrongRpIdHash = "wrong-rp-id-hash"
     case wrongChallenge = "wrong-challenge"
     case wrongOrigin = "wrong-origin"
+    case lookAlikeOrigin = "look-alike-origin"
     case wrongType = "wrong-type"
     case upCleared = "up-cleared"
     case uvCleared = "uv-cleared"
@@ -20,6 +21,7 @@ public enum Fault: String, CaseIterable, Sendable {
         case .wrongRpIdHash: "authenticator data carries the hash of another RP ID, correctly signed — the rpIdHash check fails"
         case .wrongChallenge: "clientDataJSON carries another challenge, correctly signed — the challenge check fails"
         case .wrongOrigin: "clientDataJSON names https://attacker.example as origin, correctly signed — the origin check fails"
+        case .lookAlikeOrigin: "clientDataJSON names the origin with evil- before its host (https://evil-example.com for https://example.com), correctly signed — an origin check that matches the RP ID as a suffix passes it, an exact one fails"
         case .wrongType: "clientDataJSON type is the other ceremony's, correctly signed — the type check fails"
         case .upCleared: "the UP flag is cleared, correctly signed — the user-presence check fails"
         case .uvCleared: "the user is verified (PIN checked) but the UV flag is cleared, correctly signed — the user-verification check of an RP that requires it fails (needs a request that verifies the user)"
@@ -38,7 +40,7 @@ public enum Fault: String, CaseIterable, Sendable {
         case .badSignature: ceremony == .authentication || attestation.hasSignature
         case .uvClaimedWithoutCheck, .counterRegress: ceremony == .authentication
         case .badCBOR: ceremony == .registration
-        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .wrongType, .upCleared, .uvCleared: true
+        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .wrongType, .upCleared, .uvCleared: true
         }
     }
 
@@ -69,6 +71,10 @@ public enum Fault: String, CaseIterable, Sendable {
         switch self {
         case .wrongChallenge: clientData.challenge = SHA256.hash(clientData.challenge)
         case .wrongOrigin: clientData.origin = "https://" + Fault.attackerRpId
+        case .lookAlikeOrigin:
+            if let scheme = clientData.origin.range(of: "://") {
+                clientData.origin.replaceSubrange(scheme, with: "://evil-")
+            }
         case .wrongType: clientData.type = clientData.type == .create ? .get : .create
         default: break
         }

@@ -1,0 +1,118 @@
+import Session
+
+/// One case of the battery: exactly one thing a correct RP refuses, the spec step that says so
+/// (WebAuthn L3 §7.1 for registration, §7.2 for a sign-in), and the real-world failure it stands
+/// for (docs/audit.md, "The cases").
+package struct AuditCase: Sendable, Encodable {
+    package enum Family: String, Sendable, CaseIterable, Codable {
+        case registration, signIn = "sign-in", binding, replay, envelope, state
+    }
+
+    /// A change to a valid response's JSON envelope (WebAuthn L3 §5.1: `id`, `rawId`, `type`).
+    enum Envelope: Sendable {
+        case idNotRawId, wrongType, idMissing, idNotBase64URL
+    }
+
+    enum Action: Sendable {
+        /// A registration (or sign-in) whose response carries `Fault`, re-signed with the real
+        /// key wherever a signature would otherwise stop the RP first.
+        case registerFault(Fault)
+        case signFault(Fault)
+        case registerEnvelope(Envelope)
+        case signEnvelope(Envelope)
+        /// A response the RP accepted, sent to its finish once more.
+        case registerReplay, signReplay
+        /// A response made for one browser's begin, finished by another that never began.
+        case registerWithoutBegin, signWithoutBegin
+        /// The attacker's own passkey answering the victim's username-first sign-in.
+        case otherUsersCredential
+        /// A counting passkey whose count goes back.
+        case counterRegress
+        /// A refused sign-in carrying the next count, then an honest one with that count.
+        case refusedSignInThenHonest
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, family, spec, check, reference }
+
+    package let id: String
+    package let family: Family
+    package let spec: String
+    /// What the RP must check, in a line.
+    package let check: String
+    /// The real-world failure the case stands for.
+    package let reference: String
+    let action: Action
+
+    /// The battery, in the order it runs.
+    package static let battery: [AuditCase] = [
+        // Registration (WebAuthn L3 §7.1).
+        AuditCase(id: "reg-wrong-type", family: .registration, spec: "§7.1 step 7", check: "clientDataJSON.type is webauthn.create",
+                  reference: "a sign-in's client data taken for a registration", action: .registerFault(.wrongType)),
+        AuditCase(id: "reg-wrong-challenge", family: .registration, spec: "§7.1 step 8", check: "clientDataJSON.challenge is the one this begin issued",
+                  reference: "OneUptime CVE-2026-28787 (challenge read from the request)", action: .registerFault(.wrongChallenge)),
+        AuditCase(id: "reg-wrong-origin", family: .registration, spec: "§7.1 step 9", check: "clientDataJSON.origin is the RP's",
+                  reference: "web-auth CVE-2026-30964 (origin not compared)", action: .registerFault(.wrongOrigin)),
+        AuditCase(id: "reg-look-alike-origin", family: .registration, spec: "§7.1 step 9", check: "the origin is the RP's exactly, not one whose host ends with the RP ID",
+                  reference: "lbuchs/WebAuthn 2.2.0 (RP ID matched as a suffix: evil-example.com passed)", action: .registerFault(.lookAlikeOrigin)),
+        AuditCase(id: "reg-bad-cbor", family: .registration, spec: "§7.1 step 11", check: "the attestation object decodes (and a failure is a 4xx, never a 5xx)",
+                  reference: "parsers that crash on malformed CBOR", action: .registerFault(.badCBOR)),
+        AuditCase(id: "reg-wrong-rp-id-hash", family: .registration, spec: "§7.1 step 13", check: "rpIdHash is SHA-256 of the RP ID",
+                  reference: "a credential made for another site registered here", action: .registerFault(.wrongRpIdHash)),
+        AuditCase(id: "reg-up-cleared", family: .registration, spec: "§7.1 step 14", check: "the UP flag is set",
+                  reference: "CVE-2021-38299 (user presence not checked)", action: .registerFault(.upCleared)),
+        AuditCase(id: "reg-uv-cleared", family: .registration, spec: "§7.1 step 15", check: "the UV flag is set when the RP required user verification",
+                  reference: "Spring Security CVE-2026-47841 (userVerification required lost)", action: .registerFault(.uvCleared)),
+        // Sign-in (WebAuthn L3 §7.2).
+        AuditCase(id: "sign-wrong-type", family: .signIn, spec: "§7.2 step 11", check: "clientDataJSON.type is webauthn.get",
+                  reference: "a registration's client data taken for a sign-in", action: .signFault(.wrongType)),
+        AuditCase(id: "sign-wrong-challenge", family: .signIn, spec: "§7.2 step 12", check: "clientDataJSON.challenge is the one this begin issued",
+                  reference: "OneUptime CVE-2026-28787", action: .signFault(.wrongChallenge)),
+        AuditCase(id: "sign-wrong-origin", family: .signIn, spec: "§7.2 step 13", check: "clientDataJSON.origin is the RP's",
+                  reference: "web-auth CVE-2026-30964", action: .signFault(.wrongOrigin)),
+        AuditCase(id: "sign-look-alike-origin", family: .signIn, spec: "§7.2 step 13", check: "the origin is the RP's exactly, not one whose host ends with the RP ID",
+                  reference: "lbuchs/WebAuthn 2.2.0", action: .signFault(.lookAlikeOrigin)),
+        AuditCase(id: "sign-wrong-rp-id-hash", family: .signIn, spec: "§7.2 step 15", check: "rpIdHash is SHA-256 of the RP ID",
+                  reference: "an assertion for another site accepted", action: .signFault(.wrongRpIdHash)),
+        AuditCase(id: "sign-up-cleared", family: .signIn, spec: "§7.2 step 16", check: "the UP flag is set",
+                  reference: "CVE-2021-38299", action: .signFault(.upCleared)),
+        AuditCase(id: "sign-uv-cleared", family: .signIn, spec: "§7.2 step 17", check: "the UV flag is set when the RP required user verification",
+                  reference: "Spring Security CVE-2026-47841", action: .signFault(.uvCleared)),
+        AuditCase(id: "sign-bad-signature", family: .signIn, spec: "§7.2 step 21", check: "the signature verifies with the stored key",
+                  reference: "idenplane #429 (a signature present taken for a valid one)", action: .signFault(.badSignature)),
+        AuditCase(id: "sign-uv-claimed", family: .signIn, spec: "§7.2 step 21", check: "the signature covers the flags (UV set after signing)",
+                  reference: "flags read without the signature checked", action: .signFault(.uvClaimedWithoutCheck)),
+        AuditCase(id: "sign-counter-regress", family: .signIn, spec: "§7.2 step 22", check: "a counting passkey's count goes up",
+                  reference: "a cloned authenticator not noticed", action: .counterRegress),
+        // Binding: the credential belongs to the user signing in (§7.2 step 6).
+        AuditCase(id: "sign-other-users-credential", family: .binding, spec: "§7.2 step 6",
+                  check: "in a username-first sign-in, the credential is one of that user's",
+                  reference: "StrongKey CVE-2025-26788, java-webauthn-server CVE-2026-46419, Flask-Security GHSA-f66q-9rf6-8795",
+                  action: .otherUsersCredential),
+        // Replay and the challenge's life (§13.4.3: a challenge is used once).
+        AuditCase(id: "reg-replay", family: .replay, spec: "§7.1 step 8, §13.4.3", check: "a registration's challenge is used once",
+                  reference: "django-mfa2 CVE-2022-42731 (a replayed registration accepted)", action: .registerReplay),
+        AuditCase(id: "sign-replay", family: .replay, spec: "§7.2 step 12, §13.4.3", check: "a sign-in's challenge is used once",
+                  reference: "Discourse CVE-2025-53102 (challenge not consumed)", action: .signReplay),
+        AuditCase(id: "reg-without-begin", family: .replay, spec: "§7.1 step 8", check: "a finish answers a begin of the same session",
+                  reference: "a challenge taken from another session", action: .registerWithoutBegin),
+        AuditCase(id: "sign-without-begin", family: .replay, spec: "§7.2 step 12", check: "a finish answers a begin of the same session",
+                  reference: "a challenge taken from another session", action: .signWithoutBegin),
+        // What a refused response leaves behind (§7.2 step 22: the count is stored once verified).
+        AuditCase(id: "state-refused-sign-in-moves-count", family: .state, spec: "§7.2 steps 21–22",
+                  check: "a refused assertion changes nothing stored: the honest sign-in after it is accepted",
+                  reference: "state written before verification (a failed assertion locks the passkey out)", action: .refusedSignInThenHonest),
+        // The JSON envelope (§5.1, §5.8.1 of the JSON encoding).
+        AuditCase(id: "reg-id-not-raw-id", family: .envelope, spec: "§5.1 (id is rawId's base64url)", check: "id and rawId agree",
+                  reference: "a lookup by id and a verification by rawId", action: .registerEnvelope(.idNotRawId)),
+        AuditCase(id: "reg-wrong-credential-type", family: .envelope, spec: "§7.1 step 3 (type public-key)", check: "the credential's type is public-key",
+                  reference: "type not checked", action: .registerEnvelope(.wrongType)),
+        AuditCase(id: "reg-id-missing", family: .envelope, spec: "§5.1", check: "a response without id is refused with a 4xx",
+                  reference: "a 5xx on a missing member", action: .registerEnvelope(.idMissing)),
+        AuditCase(id: "sign-id-not-raw-id", family: .envelope, spec: "§5.1 (id is rawId's base64url)", check: "id and rawId agree",
+                  reference: "a lookup by id and a verification by rawId", action: .signEnvelope(.idNotRawId)),
+        AuditCase(id: "sign-wrong-credential-type", family: .envelope, spec: "§7.2 step 3 (type public-key)", check: "the credential's type is public-key",
+                  reference: "type not checked", action: .signEnvelope(.wrongType)),
+        AuditCase(id: "sign-id-not-base64url", family: .envelope, spec: "§5.1", check: "an id that is not base64url is refused with a 4xx",
+                  reference: "a 5xx on a malformed member", action: .signEnvelope(.idNotBase64URL)),
+    ]
+}

@@ -1,0 +1,103 @@
+/// What an audit found (docs/audit.md, "Reading the report"): each case's verdict, with one line
+/// of evidence, and for each finding the requests and answers that show it.
+package struct AuditReport: Encodable, Sendable {
+    package enum Verdict: String, Encodable, Sendable {
+        /// The RP refused it (a 4xx, or a 2xx that is not its yes), and the probe after found
+        /// nothing of it kept.
+        case rejected
+        /// A finding: the RP said yes, or a probe found what it refused kept.
+        case accepted = "ACCEPTED"
+        /// A finding of its own: the RP answered with a 5xx, or not at all.
+        case serverError = "server error"
+        /// Not judged, with the reason (the RP does not ask for what the case needs).
+        case inconclusive
+    }
+
+    package struct Result: Encodable, Sendable {
+        package let id: String
+        package let family: AuditCase.Family
+        package let spec: String
+        package let check: String
+        package let reference: String
+        package let verdict: Verdict
+        package let evidence: String
+        /// A finding's requests and answers (none for the others).
+        let exchanges: [RPSession.Exchange]
+
+        private enum CodingKeys: String, CodingKey { case id, family, spec, check, reference, verdict, evidence, exchanges }
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(family, forKey: .family)
+            try c.encode(spec, forKey: .spec)
+            try c.encode(check, forKey: .check)
+            try c.encode(reference, forKey: .reference)
+            try c.encode(verdict, forKey: .verdict)
+            try c.encode(evidence, forKey: .evidence)
+            if !exchanges.isEmpty { try c.encode(exchanges, forKey: .exchanges) }
+        }
+    }
+
+    /// The RP's base URL and the origin its responses claim.
+    package let target: String
+    package let origin: String
+    package let results: [Result]
+
+    package var findings: [Result] { results.filter { $0.verdict == .accepted || $0.verdict == .serverError } }
+
+    /// How many cases came to each verdict.
+    package var counts: [String: Int] {
+        Dictionary(grouping: results, by: \.verdict.rawValue).mapValues(\.count)
+    }
+
+    private enum CodingKeys: String, CodingKey { case target, origin, results, counts }
+
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(target, forKey: .target)
+        try c.encode(origin, forKey: .origin)
+        try c.encode(results, forKey: .results)
+        try c.encode(counts, forKey: .counts)
+    }
+}
+
+extension AuditReport {
+    /// The report as JUnit XML, for CI: one test case per case (its family the class), a finding
+    /// a `failure` (ACCEPTED) or an `error` (server error), an inconclusive case `skipped`.
+    package var junitXML: String {
+        func escaped(_ text: String) -> String {
+            var out = ""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "&": out += "&amp;"
+                case "<": out += "&lt;"
+                case ">": out += "&gt;"
+                case "\"": out += "&quot;"
+                case "\n", "\t": out += "&#\(scalar.value);"
+                // XML 1.0 has no other control characters, escaped or not.
+                case _ where scalar.value < 0x20 || (0xFFFE...0xFFFF).contains(scalar.value): out += "?"
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out
+        }
+        let failures = results.filter { $0.verdict == .accepted }.count
+        let errors = results.filter { $0.verdict == .serverError }.count
+        let skipped = results.filter { $0.verdict == .inconclusive }.count
+        var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+                     "<testsuite name=\"authctl audit \(escaped(target))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\">"]
+        for r in results {
+            let head = "  <testcase classname=\"\(escaped(r.family.rawValue))\" name=\"\(escaped(r.id))\""
+            let what = "\(r.spec): \(r.check) — \(r.evidence)"
+            switch r.verdict {
+            case .rejected: lines.append(head + "/>")
+            case .accepted: lines += [head + ">", "    <failure message=\"\(escaped(what))\" type=\"ACCEPTED\">\(escaped(r.reference))</failure>", "  </testcase>"]
+            case .serverError: lines += [head + ">", "    <error message=\"\(escaped(what))\" type=\"server error\"/>", "  </testcase>"]
+            case .inconclusive: lines += [head + ">", "    <skipped message=\"\(escaped(r.evidence))\"/>", "  </testcase>"]
+            }
+        }
+        lines.append("</testsuite>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
