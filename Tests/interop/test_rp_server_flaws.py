@@ -333,7 +333,8 @@ def test_sign_up_refuses_a_taken_name_and_a_bad_body(start_bank):
     assert Browser(url).post("/password/login", {"username": "budi", "password": "rahasia"})[0] == 200
     for bad in ({}, {"username": "eve"}, {"password": "x"}, {"username": "", "password": "x"},
                 {"username": "eve", "password": ""}, {"username": 7, "password": "x"},
-                {"username": "eve", "password": ["x"]}, {"username": "e" * 65, "password": "x"}):
+                {"username": "eve", "password": ["x"]}, {"username": "e" * 65, "password": "x"},
+                {"username": "e\u0000ve", "password": "x"}, {"username": "e\nve", "password": "x"}):
         status, body = Browser(url).post("/signup", bad)
         assert status == 400 and "error" in body, bad
     for raw in (b"[1, 2]", b"{not json", b"\xff\xfe", b'"eve"'):

@@ -263,8 +263,9 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"reset": True}, None
         if self.path == "/signup":
             name, password = body.get("username"), body.get("password")
-            if not isinstance(name, str) or not name or len(name) > 64 or not isinstance(password, str) or not password:
-                raise Refusal(400, "a sign-up takes a username (1 to 64 characters) and a password")
+            if not isinstance(name, str) or not 1 <= len(name) <= 64 or not name.isprintable() \
+                    or not isinstance(password, str) or not password:
+                raise Refusal(400, "a sign-up takes a username (1 to 64 printable characters) and a password")
             with bank.lock:
                 if name in bank.users:
                     raise Refusal(409, f"the username {name} is taken")
