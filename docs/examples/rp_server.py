@@ -365,7 +365,7 @@ class Handler(BaseHTTPRequestHandler):
             pass  # the passkey found among every user's, and the sign-in is the named user's all the same
         elif named is not None and owner != named:
             raise Refusal(400, f"this passkey is not {named}'s", code="notThisUsersPasskey")
-        elif handle is not None and handle != self.bank.users[owner]["id"] or name != owner:
+        elif (handle is not None and handle != self.bank.users[owner]["id"]) or name != owner:
             raise Refusal(400, "the userHandle is not the passkey's user's", code="userHandleMismatch")
         passkey = self.bank.users[owner]["passkeys"][credential["id"]]
         count = passkey["count"]  # the stored count, the response's is checked against
