@@ -4,13 +4,15 @@ findings), with each flaw alone exactly that flaw's cases are found; and against
 import http.server
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import threading
 from xml.etree import ElementTree
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, wait_until
 
 
 def load_rp_server():
@@ -183,3 +185,32 @@ def test_an_rp_that_does_not_answer_is_rp_unusable():
 def test_the_rp_is_an_http_url_with_no_path(url):
     proc = audit(url)
     assert proc.returncode == 65, proc.stderr
+
+
+def test_a_profile_that_is_not_one_is_bad_input_and_a_fifo_is_not_waited_on(tmp_path):
+    fifo = tmp_path / "profile.fifo"
+    os.mkfifo(fifo)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"origin": 1}')
+    for profile in (fifo, wrong, tmp_path / "absent.json"):
+        proc = subprocess.run([BIN, "audit", "--profile", str(profile), "http://127.0.0.1:9"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 65, (profile, proc.stderr)
+    proc = subprocess.run([BIN, "audit", "--preset", "rp-server", "--profile", str(wrong), "http://127.0.0.1:9"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 64
+
+
+def test_an_interrupted_audit_stops_and_removes_its_vault(tmp_path):
+    rp = Running(RP.serve(0))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    try:
+        proc = subprocess.Popen([BIN, "--json", "audit", "--preset", "rp-server", "--rate", "5", rp.url], env=dict(os.environ, TMPDIR=str(scratch)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: any(scratch.iterdir()), "the audit's vault is made")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        rp.close()
+    assert proc.returncode == 10, err
+    assert json.loads(err.strip().splitlines()[-1])["error"] == "canceled"
+    assert list(scratch.iterdir()) == []

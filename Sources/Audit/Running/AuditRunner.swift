@@ -15,6 +15,9 @@ package final class AuditRunner {
         package var skip: Set<String> = []
         /// Told of each case as it ends (a terminal's progress line).
         package var progress: (@Sendable (AuditReport.Result, Int, Int) -> Void)?
+        /// Asked between cases: a run told to stop ends at the next one (`rpUnusable` is not it:
+        /// the caller that stopped it says why).
+        package var isCanceled: @Sendable () -> Bool = { false }
 
         package init() {}
     }
@@ -24,7 +27,9 @@ package final class AuditRunner {
     let options: Options
     let pacer: Pacer
     let authenticator: Session
-    let workspace: String
+    /// The throw-away vault's directory, removed when the runner ends (or by whoever stops the
+    /// process first).
+    package let workspace: String
     private var userCount = 0
     private let runId = String(UInt32.random(in: 0...UInt32.max), radix: 36)
     static let pin = "246810"
@@ -78,6 +83,7 @@ package final class AuditRunner {
         try baseline()
         var results = [AuditReport.Result]()
         for (i, c) in cases.enumerated() {
+            if options.isCanceled() { throw AuditError(.canceled, "the audit was interrupted after \(i) of \(cases.count) cases") }
             let result = run(c)
             results.append(result)
             options.progress?(result, i + 1, cases.count)

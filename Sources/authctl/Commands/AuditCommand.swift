@@ -43,7 +43,12 @@ enum AuditCommand {
         switch (args.value(preset), args.value(profile)) {
         case (let name?, nil): shape = AuditProfile.presets.first { $0.key == name }!.value
         case (nil, let file?):
-            guard let data = FileManager.default.contents(atPath: file) else { throw CLIError(.badInput, "--profile: cannot read \(EchoedInput.path(file))") }
+            // A regular file of at most 1 MiB: a FIFO or a device would be read for ever.
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 1 << 20,
+                  let data = FileManager.default.contents(atPath: file) else {
+                throw CLIError(.badInput, "--profile: \(EchoedInput.path(file)) is not a readable file of at most 1 MiB")
+            }
             do { shape = try JSONDecoder().decode(AuditProfile.self, from: data) } catch {
                 throw CLIError(.badInput, "--profile \(EchoedInput.path(file)) is not a profile: \(EchoedInput.words(String(describing: error)))")
             }
@@ -65,8 +70,24 @@ enum AuditCommand {
             }
         }
         try Output.requireStdout()
+        options.isCanceled = { Interruption.isUnderway }
         let report: AuditReport
-        do { report = try AuditRunner(base: url, profile: shape, options: options).run() } catch { throw error.sessionError }
+        do throws(AuditError) {
+            Interruption.holdSignals()
+            let runner: AuditRunner
+            do { runner = try AuditRunner(base: url, profile: shape, options: options) } catch {
+                Interruption.resumeSignals()
+                throw error
+            }
+            // Interrupted, the run stops at its next case and its throw-away vault goes with it.
+            let workspace = runner.workspace
+            Interruption.onSignal(json: json, done: "the audit's temporary vault was removed") {
+                try? FileManager.default.removeItem(atPath: workspace)
+            }
+            Interruption.resumeSignals()
+            defer { Interruption.parkIfUnderway() }
+            report = try runner.run()
+        } catch { throw error.sessionError }
         if let file = args.value(junit) {
             let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw CLIError(.ioError, "--junit \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
