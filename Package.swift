@@ -4,10 +4,10 @@ import PackageDescription
 // The module map, every arrow pointing one way (docs/design.md):
 //
 //   authctl (CLI: parse, request, print) ──▶ Scenarios ──▶ Session (requests) ──▶ Keychain (the device) ──▶ VirtualAuthenticator, KeyVault, SyncStore
-//   authctl ──▶ Server (`authctl serve`), Benchmarks (what `authctl bench` measures) ──▶ Session
+//   authctl ──▶ Server (`authctl serve`), Audit (`authctl audit`), Benchmarks (what `authctl bench` measures) ──▶ Session
 //                                                                               VirtualAuthenticator ──▶ Curl
 //
-// The front ends (authctl, Server, Scenarios) depend on Session and their own modules alone
+// The front ends (authctl, Server, Scenarios, Audit) depend on Session and their own modules alone
 // (scripts/check_door.py holds them to it); Benchmarks measures below the door, on purpose.
 //
 // VirtualAuthenticator, KeyVault and SyncStore (the account store port) never import each other;
