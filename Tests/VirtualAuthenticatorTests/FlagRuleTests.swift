@@ -276,7 +276,8 @@ import Testing
 
     /// The faults that break one part of a UV-required response: only that part, the rest as an
     /// honest response (UP and UV set, the PIN checked, the signature good where it should be).
-    @Test(arguments: [Fault.wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .wrongType, .badSignature])
+    @Test(arguments: [Fault.wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .subdomainOrigin, .httpOrigin, .otherPortOrigin,
+                      .wrongType, .badSignature])
     func aFaultUnderAUVRequiredSignInBreaksOnlyWhatItNames(_ fault: Fault) throws {
         let harness = Harness()
         let made = try harness.register(.required)
@@ -287,20 +288,21 @@ import Testing
         #expect(Self.verifies(signed, spki: made.result.publicKeySPKI) == (fault != .badSignature))
         #expect((Array(signed.result.authenticatorData.prefix(32)) == SHA256.hash(Array("example.com".utf8))) == (fault != .wrongRpIdHash))
         #expect(clientData.contains(#""challenge":"BAUG""#) == (fault != .wrongChallenge))
-        #expect(clientData.contains(#""origin":"https://login.example.com""#) == (fault != .wrongOrigin && fault != .lookAlikeOrigin))
-        #expect(clientData.contains(#""origin":"https://evil-login.example.com""#) == (fault == .lookAlikeOrigin))
+        #expect(clientData.contains(#""origin":"https://login.example.com""#) == !Self.originFaults.contains(fault))
+        #expect(clientData.contains(#""origin":"\#(Self.faultedOrigin[fault] ?? "-")""#) == Self.faultedOrigin.keys.contains(fault))
         #expect(clientData.contains(#""type":"webauthn.get""#) == (fault != .wrongType))
     }
 
-    @Test(arguments: [Fault.wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .wrongType, .badSignature, .badCBOR])
+    @Test(arguments: [Fault.wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .subdomainOrigin, .httpOrigin, .otherPortOrigin,
+                      .wrongType, .badSignature, .badCBOR])
     func aFaultUnderAUVRequiredRegistrationBreaksOnlyWhatItNames(_ fault: Fault) throws {
         let harness = Harness(.init(profile: .authctl))
         let made = try harness.register(.required, fault: fault) { $0["attestation"] = "direct" }
         #expect(harness.user.verifications == 1 && harness.store.stored.isEmpty)
         let clientData = String(decoding: made.clientDataJSON, as: UTF8.self)
         #expect(clientData.contains(#""challenge":"AAEC""#) == (fault != .wrongChallenge))
-        #expect(clientData.contains(#""origin":"https://login.example.com""#) == (fault != .wrongOrigin && fault != .lookAlikeOrigin))
-        #expect(clientData.contains(#""origin":"https://evil-login.example.com""#) == (fault == .lookAlikeOrigin))
+        #expect(clientData.contains(#""origin":"https://login.example.com""#) == !Self.originFaults.contains(fault))
+        #expect(clientData.contains(#""origin":"\#(Self.faultedOrigin[fault] ?? "-")""#) == Self.faultedOrigin.keys.contains(fault))
         #expect(clientData.contains(#""type":"webauthn.create""#) == (fault != .wrongType))
         guard fault != .badCBOR else {
             #expect(throws: (any Error).self) { try CBORValue.decode(made.result.attestationObject.bytes) }
@@ -326,9 +328,15 @@ import Testing
         #expect(Self.verifies(regressed, spki: made.result.publicKeySPKI))
     }
 
+    /// The faults that change the origin, and the origin each writes for https://login.example.com.
+    static let originFaults: Set<Fault> = [.wrongOrigin, .lookAlikeOrigin, .subdomainOrigin, .httpOrigin, .otherPortOrigin]
+    static let faultedOrigin: [Fault: String] = [.lookAlikeOrigin: "https://evil-login.example.com", .subdomainOrigin: "https://login.login.example.com",
+                                                 .httpOrigin: "http://login.example.com", .otherPortOrigin: "https://login.example.com:8443"]
+
     /// Every fault has a test above; a new one must get its own.
     @Test func everyFaultIsCoveredHere() {
-        #expect(Set(Fault.allCases) == [.badSignature, .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .wrongType,
+        #expect(Set(Fault.allCases) == [.badSignature, .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .subdomainOrigin, .httpOrigin,
+                                        .otherPortOrigin, .wrongType,
                                         .upCleared, .uvCleared, .uvClaimedWithoutCheck, .counterRegress, .badCBOR])
     }
 }

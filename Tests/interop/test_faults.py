@@ -13,9 +13,9 @@ from webauthn import verify_authentication_response, verify_registration_respons
 from conftest import unb64url
 
 RP_ID, ORIGIN = "yourbank.example", "https://yourbank.example"
-REGISTRATION_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "look-alike-origin", "wrong-type",
+REGISTRATION_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "look-alike-origin", "subdomain-origin", "http-origin", "other-port-origin", "wrong-type",
                        "up-cleared", "uv-cleared", "bad-cbor"]
-SIGN_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "look-alike-origin", "wrong-type", "up-cleared",
+SIGN_FAULTS = ["bad-signature", "wrong-rp-id-hash", "wrong-challenge", "wrong-origin", "look-alike-origin", "subdomain-origin", "http-origin", "other-port-origin", "wrong-type", "up-cleared",
                "uv-cleared", "uv-claimed-without-check", "counter-regress"]
 
 

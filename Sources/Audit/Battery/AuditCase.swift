@@ -5,12 +5,16 @@ import Session
 /// for (docs/audit.md, "The cases").
 package struct AuditCase: Sendable, Encodable {
     package enum Family: String, Sendable, CaseIterable, Codable {
-        case registration, signIn = "sign-in", binding, replay, envelope, state
+        case options, registration, signIn = "sign-in", binding, replay, envelope, state
     }
 
     /// A change to a valid response's JSON envelope (WebAuthn L3 §5.1: `id`, `rawId`, `type`).
     enum Envelope: Sendable {
-        case idNotRawId, wrongType, idMissing, idNotBase64URL
+        case idNotRawId, wrongType, idMissing, idNotBase64URL, rawIdNotBase64URL
+        /// The signature emptied.
+        case emptySignature
+        /// A member added to clientDataJSON after it was signed.
+        case clientDataChanged
     }
 
     enum Action: Sendable {
@@ -24,12 +28,21 @@ package struct AuditCase: Sendable, Encodable {
         case registerReplay, signReplay
         /// A response made for one browser's begin, finished by another that never began.
         case registerWithoutBegin, signWithoutBegin
+        /// A response made for one user's begin, finished in another user's session that began.
+        case registerInAnotherUsersSession
         /// The attacker's own passkey answering the victim's username-first sign-in.
         case otherUsersCredential
         /// A counting passkey whose count goes back.
         case counterRegress
         /// A refused sign-in carrying the next count, then an honest one with that count.
         case refusedSignInThenHonest
+        /// The user's own passkey, with another user's handle as `userHandle` (which no
+        /// signature covers).
+        case otherUsersHandle
+        /// Two begins: two challenges, each at least 16 bytes.
+        case distinctChallenges
+        /// A user's registration begin lists the passkeys it has in `excludeCredentials`.
+        case excludesExisting
     }
 
     private enum CodingKeys: String, CodingKey { case id, family, spec, check, reference }
@@ -45,6 +58,11 @@ package struct AuditCase: Sendable, Encodable {
 
     /// The battery, in the order it runs.
     package static let battery: [AuditCase] = [
+        // The options (§5.4.3 and §13.4.3: a challenge of at least 16 random bytes; §5.4.3's excludeCredentials).
+        AuditCase(id: "opt-distinct-challenges", family: .options, spec: "§13.4.3", check: "each begin gives a new challenge of at least 16 bytes",
+                  reference: "a fixed or short challenge makes every response replayable", action: .distinctChallenges),
+        AuditCase(id: "opt-exclude-credentials", family: .options, spec: "§5.4.3 (excludeCredentials)", check: "a registration begin lists the user's passkeys to exclude",
+                  reference: "a second passkey made on the same authenticator (the seeds' matchedExcludedCredential never happens)", action: .excludesExisting),
         // Registration (WebAuthn L3 §7.1).
         AuditCase(id: "reg-wrong-type", family: .registration, spec: "§7.1 step 7", check: "clientDataJSON.type is webauthn.create",
                   reference: "a sign-in's client data taken for a registration", action: .registerFault(.wrongType)),
@@ -54,6 +72,12 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "web-auth CVE-2026-30964 (origin not compared)", action: .registerFault(.wrongOrigin)),
         AuditCase(id: "reg-look-alike-origin", family: .registration, spec: "§7.1 step 9", check: "the origin is the RP's exactly, not one whose host ends with the RP ID",
                   reference: "lbuchs/WebAuthn 2.2.0 (RP ID matched as a suffix: evil-example.com passed)", action: .registerFault(.lookAlikeOrigin)),
+        AuditCase(id: "reg-subdomain-origin", family: .registration, spec: "§7.1 step 9", check: "the origin is one of the RP's, not any host under the RP ID",
+                  reference: "an origin check that takes any subdomain (a subdomain an attacker can host content on)", action: .registerFault(.subdomainOrigin)),
+        AuditCase(id: "reg-http-origin", family: .registration, spec: "§7.1 step 9", check: "the origin's scheme is the RP's",
+                  reference: "web-auth CVE-2026-30964 (scheme and port ignored)", action: .registerFault(.httpOrigin)),
+        AuditCase(id: "reg-other-port-origin", family: .registration, spec: "§7.1 step 9", check: "the origin's port is the RP's",
+                  reference: "web-auth CVE-2026-30964 (scheme and port ignored)", action: .registerFault(.otherPortOrigin)),
         AuditCase(id: "reg-bad-cbor", family: .registration, spec: "§7.1 step 11", check: "the attestation object decodes (and a failure is a 4xx, never a 5xx)",
                   reference: "parsers that crash on malformed CBOR", action: .registerFault(.badCBOR)),
         AuditCase(id: "reg-wrong-rp-id-hash", family: .registration, spec: "§7.1 step 13", check: "rpIdHash is SHA-256 of the RP ID",
@@ -71,6 +95,12 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "web-auth CVE-2026-30964", action: .signFault(.wrongOrigin)),
         AuditCase(id: "sign-look-alike-origin", family: .signIn, spec: "§7.2 step 13", check: "the origin is the RP's exactly, not one whose host ends with the RP ID",
                   reference: "lbuchs/WebAuthn 2.2.0", action: .signFault(.lookAlikeOrigin)),
+        AuditCase(id: "sign-subdomain-origin", family: .signIn, spec: "§7.2 step 13", check: "the origin is one of the RP's, not any host under the RP ID",
+                  reference: "an origin check that takes any subdomain", action: .signFault(.subdomainOrigin)),
+        AuditCase(id: "sign-http-origin", family: .signIn, spec: "§7.2 step 13", check: "the origin's scheme is the RP's",
+                  reference: "web-auth CVE-2026-30964", action: .signFault(.httpOrigin)),
+        AuditCase(id: "sign-other-port-origin", family: .signIn, spec: "§7.2 step 13", check: "the origin's port is the RP's",
+                  reference: "web-auth CVE-2026-30964", action: .signFault(.otherPortOrigin)),
         AuditCase(id: "sign-wrong-rp-id-hash", family: .signIn, spec: "§7.2 step 15", check: "rpIdHash is SHA-256 of the RP ID",
                   reference: "an assertion for another site accepted", action: .signFault(.wrongRpIdHash)),
         AuditCase(id: "sign-up-cleared", family: .signIn, spec: "§7.2 step 16", check: "the UP flag is set",
@@ -88,6 +118,9 @@ package struct AuditCase: Sendable, Encodable {
                   check: "in a username-first sign-in, the credential is one of that user's",
                   reference: "StrongKey CVE-2025-26788, java-webauthn-server CVE-2026-46419, Flask-Security GHSA-f66q-9rf6-8795",
                   action: .otherUsersCredential),
+        AuditCase(id: "sign-other-users-handle", family: .binding, spec: "§7.2 step 6",
+                  check: "a userHandle, when given, is the one of the passkey's owner (no signature covers it)",
+                  reference: "an account chosen by userHandle alone", action: .otherUsersHandle),
         // Replay and the challenge's life (§13.4.3: a challenge is used once).
         AuditCase(id: "reg-replay", family: .replay, spec: "§7.1 step 8, §13.4.3", check: "a registration's challenge is used once",
                   reference: "django-mfa2 CVE-2022-42731 (a replayed registration accepted)", action: .registerReplay),
@@ -95,6 +128,8 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "Discourse CVE-2025-53102 (challenge not consumed)", action: .signReplay),
         AuditCase(id: "reg-without-begin", family: .replay, spec: "§7.1 step 8", check: "a finish answers a begin of the same session",
                   reference: "a challenge taken from another session", action: .registerWithoutBegin),
+        AuditCase(id: "reg-in-another-users-session", family: .replay, spec: "§7.1 step 8", check: "a finish answers this session's own begin, not another user's",
+                  reference: "a challenge looked up globally instead of in the session", action: .registerInAnotherUsersSession),
         AuditCase(id: "sign-without-begin", family: .replay, spec: "§7.2 step 12", check: "a finish answers a begin of the same session",
                   reference: "a challenge taken from another session", action: .signWithoutBegin),
         // What a refused response leaves behind (§7.2 step 22: the count is stored once verified).
@@ -112,6 +147,16 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "a lookup by id and a verification by rawId", action: .signEnvelope(.idNotRawId)),
         AuditCase(id: "sign-wrong-credential-type", family: .envelope, spec: "§7.2 step 3 (type public-key)", check: "the credential's type is public-key",
                   reference: "type not checked", action: .signEnvelope(.wrongType)),
+        AuditCase(id: "reg-raw-id-not-base64url", family: .envelope, spec: "§5.1", check: "a rawId that is not base64url is refused with a 4xx",
+                  reference: "a 5xx on a malformed member", action: .registerEnvelope(.rawIdNotBase64URL)),
+        AuditCase(id: "sign-id-missing", family: .envelope, spec: "§5.1", check: "a response without id is refused with a 4xx",
+                  reference: "a 5xx on a missing member", action: .signEnvelope(.idMissing)),
+        AuditCase(id: "sign-raw-id-not-base64url", family: .envelope, spec: "§5.1", check: "a rawId that is not base64url is refused with a 4xx",
+                  reference: "a 5xx on a malformed member", action: .signEnvelope(.rawIdNotBase64URL)),
+        AuditCase(id: "sign-empty-signature", family: .envelope, spec: "§7.2 step 21", check: "an empty signature is refused (and with a 4xx)",
+                  reference: "idenplane #429 (a signature's presence taken for its validity)", action: .signEnvelope(.emptySignature)),
+        AuditCase(id: "sign-client-data-changed", family: .envelope, spec: "§7.2 steps 19–21", check: "the signature covers the clientDataJSON sent (its hash)",
+                  reference: "client data read but not hashed into the verification", action: .signEnvelope(.clientDataChanged)),
         AuditCase(id: "sign-id-not-base64url", family: .envelope, spec: "§5.1", check: "an id that is not base64url is refused with a 4xx",
                   reference: "a 5xx on a malformed member", action: .signEnvelope(.idNotBase64URL)),
     ]

@@ -183,6 +183,15 @@ package final class AuditRunner {
             let answer = try finish(profile.register, made.json, in: other)
             if let judged = verdict(of: answer, "a finish in a session that never began") { return judged }
             return try probeRegistration(user, credential: made.credentialId, refusal: answer)
+        case .registerInAnotherUsersSession:
+            let victim = try newUser(), attacker = try newUser()
+            defer { exchanges += victim.browser.exchanges + attacker.browser.exchanges }
+            let options = try beginRegistration(victim, in: victim.browser)
+            let made = try respond(toRegistration: options, fault: nil)
+            _ = try beginRegistration(attacker, in: attacker.browser)
+            let answer = try finish(profile.register, made.json, in: attacker.browser)
+            if let judged = verdict(of: answer, "\(victim.name)'s registration finished in \(attacker.name)'s session") { return judged }
+            return try probeRegistration(attacker, credential: made.credentialId, refusal: answer)
         case .signFault(let fault):
             let user = try userWithPasskey()
             let browser = try RPSession(base: base, pacer: pacer)
@@ -240,6 +249,44 @@ package final class AuditRunner {
                 return (.accepted, "after a refused sign-in (\(answer.shown)) carrying the next count, the honest sign-in with that count was refused (\(honest.answer.shown)): the refused response moved what the RP stored")
             }
             return (.rejected, answer.shown)
+        case .otherUsersHandle:
+            let owner = try userWithPasskey(), other = try userWithPasskey()
+            guard let handle = other.handle else { throw Stop("the RP's registration options name no user.id") }
+            let browser = try RPSession(base: base, pacer: pacer)
+            defer { exchanges += browser.exchanges }
+            let options = try beginSignIn(owner, in: browser)
+            let made = try respond(toSignIn: options, credential: owner.credential, fault: nil)
+            var json = made.json
+            if case .object(var members) = json, case .object(var response)? = members["response"] {
+                response["userHandle"] = .string(handle)
+                members["response"] = .object(response)
+                json = .object(members)
+            }
+            let answer = try finish(profile.signIn, json, in: browser)
+            return try verdict(of: answer, "\(owner.name)'s passkey with \(other.name)'s userHandle") ?? probeSignIn(browser, other, refusal: answer)
+        case .distinctChallenges:
+            let user = try userWithPasskey()
+            let first = try RPSession(base: base, pacer: pacer), second = try RPSession(base: base, pacer: pacer)
+            defer { exchanges += first.exchanges + second.exchanges }
+            let challenges = try [first, second].map { browser throws -> [UInt8] in
+                let options = try beginSignIn(user, in: browser)
+                guard case .string(let text)? = options.json.member("challenge"), let bytes = Base64URL.decode(text) else {
+                    throw Stop("the sign-in options have no base64url challenge")
+                }
+                return bytes
+            }
+            if challenges[0] == challenges[1] { return (.accepted, "two begins gave the same challenge (\(Base64URL.encode(challenges[0])))") }
+            if let short = challenges.first(where: { $0.count < 16 }) { return (.accepted, "a challenge of \(short.count) bytes (at least 16: §13.4.3)") }
+            return (.rejected, "two challenges of \(challenges[0].count) and \(challenges[1].count) bytes, distinct")
+        case .excludesExisting:
+            let user = try userWithPasskey()
+            defer { exchanges += user.browser.exchanges }
+            let options = try beginRegistration(user, in: user.browser)
+            guard case .array(let excluded)? = options.json.member("excludeCredentials"),
+                  excluded.contains(where: { $0.member("id") == .string(user.credential) }) else {
+                return (.accepted, "the user's registration options do not exclude its passkey \(user.credential)")
+            }
+            return (.rejected, "excludeCredentials lists the user's passkey")
         case .counterRegress:
             let user = try userWithPasskey(counting: true)
             let first = try RPSession(base: base, pacer: pacer)
@@ -257,7 +304,11 @@ package final class AuditRunner {
     /// After a refused registration: the credential must not sign in.
     private func probeRegistration(_ user: User, credential: String, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
         let browser = try RPSession(base: base, pacer: pacer)
-        let options = try beginSignIn(user, in: browser)
+        let options: Options2
+        do { options = try beginSignIn(user, in: browser) } catch let stop as Stop {
+            // An RP that will not begin a sign-in for the user kept no passkey it can use.
+            return (.rejected, "\(refusal.shown) (and no sign-in begins for the user: \(stop.reason))")
+        }
         let made = try respond(toSignIn: options, credential: credential, fault: nil)
         let answer = try finish(profile.signIn, made.json, in: browser)
         if isYes(answer, profile.success) {
@@ -281,6 +332,8 @@ package final class AuditRunner {
         let password: String
         let browser: RPSession
         var credential = ""
+        /// `user.id` of its registration options.
+        var handle: String?
     }
 
     /// A new user, signed up (its browser signed in).
@@ -298,6 +351,7 @@ package final class AuditRunner {
         let made = try register(user, in: user.browser, counting: counting)
         guard made.answerIsYes else { throw Stop("the honest registration was refused: \(made.answer.shown)") }
         user.credential = made.response.credentialId
+        if case .string(let id)? = made.options.member("user.id") { user.handle = id }
         return user
     }
 
@@ -373,6 +427,7 @@ package final class AuditRunner {
     }
 
     struct Ceremony {
+        let options: JSONValue
         let response: Made
         let answer: RPSession.Answer
         let answerIsYes: Bool
@@ -382,14 +437,14 @@ package final class AuditRunner {
         let options = try beginRegistration(user, in: browser)
         let made = try respond(toRegistration: options, fault: nil, counting: counting)
         let answer = try finish(profile.register, made.json, in: browser)
-        return Ceremony(response: made, answer: answer, answerIsYes: isYes(answer, profile.success))
+        return Ceremony(options: options.json, response: made, answer: answer, answerIsYes: isYes(answer, profile.success))
     }
 
     private func signIn(_ user: User, in browser: RPSession, credential: String) throws -> Ceremony {
         let options = try beginSignIn(user, in: browser)
         let made = try respond(toSignIn: options, credential: credential, fault: nil)
         let answer = try finish(profile.signIn, made.json, in: browser)
-        return Ceremony(response: made, answer: answer, answerIsYes: isYes(answer, profile.success))
+        return Ceremony(options: options.json, response: made, answer: answer, answerIsYes: isYes(answer, profile.success))
     }
 
     private func finish(_ ceremony: AuditProfile.Ceremony, _ response: JSONValue, in browser: RPSession) throws -> RPSession.Answer {
@@ -414,6 +469,17 @@ package final class AuditRunner {
         case .wrongType: members["type"] = .string("public-key-x")
         case .idMissing: members["id"] = nil
         case .idNotBase64URL: members["id"] = .string("!!not+base64/url==")
+        case .rawIdNotBase64URL: members["rawId"] = .string("!!not+base64/url==")
+        case .emptySignature, .clientDataChanged:
+            guard case .object(var response)? = members["response"] else { break }
+            if change == .emptySignature {
+                response["signature"] = .string("")
+            } else if case .string(let text)? = response["clientDataJSON"], let bytes = Base64URL.decode(text),
+                      case .object(var clientData)? = JSONValue(parsing: String(decoding: bytes, as: UTF8.self)) {
+                clientData["extra"] = .string("not signed")
+                response["clientDataJSON"] = .string(Base64URL.encode(Array(JSONOutput.string(JSONValue.object(clientData)).utf8)))
+            }
+            members["response"] = .object(response)
         }
         return .object(members)
     }

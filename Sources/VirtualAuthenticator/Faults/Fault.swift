@@ -7,6 +7,9 @@ public enum Fault: String, CaseIterable, Sendable {
     case wrongChallenge = "wrong-challenge"
     case wrongOrigin = "wrong-origin"
     case lookAlikeOrigin = "look-alike-origin"
+    case subdomainOrigin = "subdomain-origin"
+    case httpOrigin = "http-origin"
+    case otherPortOrigin = "other-port-origin"
     case wrongType = "wrong-type"
     case upCleared = "up-cleared"
     case uvCleared = "uv-cleared"
@@ -22,6 +25,9 @@ public enum Fault: String, CaseIterable, Sendable {
         case .wrongChallenge: "clientDataJSON carries another challenge, correctly signed — the challenge check fails"
         case .wrongOrigin: "clientDataJSON names https://attacker.example as origin, correctly signed — the origin check fails"
         case .lookAlikeOrigin: "clientDataJSON names the origin with evil- before its host (https://evil-example.com for https://example.com), correctly signed — an origin check that matches the RP ID as a suffix passes it, an exact one fails"
+        case .subdomainOrigin: "clientDataJSON names a subdomain of the origin (https://login.example.com for https://example.com), correctly signed — an origin check that takes any host under the RP ID passes it, one that lists the RP's origins fails"
+        case .httpOrigin: "clientDataJSON names the origin with the other scheme (http:// for https://), correctly signed — an origin check that ignores the scheme passes it"
+        case .otherPortOrigin: "clientDataJSON names the origin on another port (:8443, or the port plus one), correctly signed — an origin check that ignores the port passes it"
         case .wrongType: "clientDataJSON type is the other ceremony's, correctly signed — the type check fails"
         case .upCleared: "the UP flag is cleared, correctly signed — the user-presence check fails"
         case .uvCleared: "the user is verified (PIN checked) but the UV flag is cleared, correctly signed — the user-verification check of an RP that requires it fails (needs a request that verifies the user)"
@@ -40,7 +46,8 @@ public enum Fault: String, CaseIterable, Sendable {
         case .badSignature: ceremony == .authentication || attestation.hasSignature
         case .uvClaimedWithoutCheck, .counterRegress: ceremony == .authentication
         case .badCBOR: ceremony == .registration
-        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .wrongType, .upCleared, .uvCleared: true
+        case .wrongRpIdHash, .wrongChallenge, .wrongOrigin, .lookAlikeOrigin, .subdomainOrigin, .httpOrigin, .otherPortOrigin, .wrongType,
+             .upCleared, .uvCleared: true
         }
     }
 
@@ -72,8 +79,20 @@ public enum Fault: String, CaseIterable, Sendable {
         case .wrongChallenge: clientData.challenge = SHA256.hash(clientData.challenge)
         case .wrongOrigin: clientData.origin = "https://" + Fault.attackerRpId
         case .lookAlikeOrigin:
-            if let scheme = clientData.origin.range(of: "://") {
-                clientData.origin.replaceSubrange(scheme, with: "://evil-")
+            if let scheme = clientData.origin.range(of: "://") { clientData.origin.replaceSubrange(scheme, with: "://evil-") }
+        case .subdomainOrigin:
+            if let scheme = clientData.origin.range(of: "://") { clientData.origin.replaceSubrange(scheme, with: "://login.") }
+        case .httpOrigin:
+            clientData.origin = clientData.origin.hasPrefix("https://") ? "http://" + clientData.origin.dropFirst(8)
+                : "https://" + clientData.origin.drop { $0 != "/" }.drop { $0 == "/" }
+        case .otherPortOrigin:
+            // The origin's port is after the last colon past the scheme's (an IPv6 host is bracketed).
+            let afterScheme = clientData.origin.range(of: "://").map(\.upperBound) ?? clientData.origin.startIndex
+            if let colon = clientData.origin[afterScheme...].lastIndex(of: ":"), !clientData.origin[colon...].contains("]"),
+               let port = UInt32(clientData.origin[clientData.origin.index(after: colon)...]) {
+                clientData.origin = clientData.origin[..<colon] + ":\(port == 65535 ? 8443 : port + 1)"
+            } else {
+                clientData.origin += ":8443"
             }
         case .wrongType: clientData.type = clientData.type == .create ? .get : .create
         default: break
