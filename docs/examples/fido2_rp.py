@@ -23,8 +23,10 @@ name taken) with {"status": "failed", "error"}.
 
 What Fido2Server leaves to its caller, this RP does: it keeps the state register_begin and
 authenticate_begin return server-side and uses it once; it gives authenticate_complete only the
-named user's credentials; it checks and stores the signature counter (authenticate_complete does
-not look at it); it refuses a credential another user has registered.
+named user's credentials; it checks a response's userHandle is that user's, and checks and stores
+the signature counter (authenticate_complete looks at neither); it refuses a credential another
+user has registered; and it takes its own origin only, where Fido2Server's default takes any
+subdomain of the RP ID and any port.
 """
 import argparse
 import hashlib
@@ -206,8 +208,8 @@ class Handler(BaseHTTPRequestHandler):
         user = self.accounts.users.get(name) if isinstance(name, str) else None
         if user is None:
             raise Failed(400, "no such user")
-        if not user["credentials"]:
-            raise Failed(400, f"{name} has no passkey")
+        # A user without a passkey gets options too (an empty allow list): whether one has a passkey
+        # is not told here, and the verify takes none but the user's.
         options, state = self.server_.authenticate_begin(
             [c["data"] for c in user["credentials"].values()], user_verification=UserVerificationRequirement.PREFERRED)
         if session is None:  # a browser not signed in keeps its ceremony in a session of its own
@@ -224,6 +226,11 @@ class Handler(BaseHTTPRequestHandler):
         # Only the named user's credentials: another user's passkey is an "Unknown credential ID".
         credential = library(self.server_.authenticate_complete, pending["state"], [c["data"] for c in stored.values()],
                              response)
+        # §7.2 step 6: a userHandle, when there is one, is the user's (authenticate_complete does not
+        # look at it).
+        handle = response.response.user_handle
+        if handle is not None and handle != self.accounts.users[name]["id"]:
+            raise Failed(400, f"the userHandle is not {name}'s")
         # §7.2 step 22: a count that does not go up (when either is non-zero) is a cloned authenticator's.
         entry = stored[credential.credential_id]
         count = response.response.authenticator_data.counter
@@ -257,7 +264,9 @@ ROUTES = {
 def serve(port: int = 0, origin: str = ORIGIN) -> ThreadingHTTPServer:
     """The RP on 127.0.0.1:`port`, for pages at `origin` (its host the RP ID)."""
     rp_id = urllib.parse.urlsplit(origin).hostname
-    fido2 = Fido2Server(PublicKeyCredentialRpEntity(name="fido2 example", id=rp_id))
+    # Fido2Server's own origin check (fido2.rpid.verify_rp_id) takes any https origin on the RP ID
+    # or a subdomain of it, on any port: this RP's pages have one origin, and only it is taken.
+    fido2 = Fido2Server(PublicKeyCredentialRpEntity(name="fido2 example", id=rp_id), verify_origin=lambda o: o == origin)
     handler = type("Fido2Handler", (Handler,), {"accounts": Accounts(), "server_": fido2})
     return ThreadingHTTPServer(("127.0.0.1", port), handler)
 
