@@ -3,10 +3,12 @@
 AUTHCTL_BIN names the binary (default: .build/debug/authctl under the package root).
 """
 import base64
+import importlib.util
 import json
 import os
 import pathlib
 import subprocess
+import threading
 import time
 
 import pytest
@@ -143,3 +145,25 @@ def wait_until_prompting(vault: pathlib.Path, proc: subprocess.Popen, timeout: f
         assert proc.poll() is None, f"the ceremony ended ({proc.returncode}) before it held the vault"
         return holds_writer_lock(vault, proc.pid)
     wait_until(holding, "the ceremony holds the vault", timeout)
+
+
+class Running:
+    """An http.server on a thread of its own (an example RP started in-process), at `url`
+    until `close()`."""
+
+    def __init__(self, server):
+        self.server = server
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def load_example(name: str):
+    """A Python file of docs/examples/ as a module (an example RP: `serve()` starts it)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "docs" / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

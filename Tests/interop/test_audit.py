@@ -2,7 +2,6 @@
 findings), with each flaw alone exactly that flaw's cases are found; and against hostile RPs
 (no answer, a huge or slow one, not JSON, a redirect elsewhere) a named error, never a hang."""
 import http.server
-import importlib.util
 import json
 import os
 import signal
@@ -12,28 +11,10 @@ from xml.etree import ElementTree
 
 import pytest
 
-from conftest import BIN, ROOT, wait_until
+from conftest import BIN, Running, load_example, wait_until
 
 
-def load_rp_server():
-    spec = importlib.util.spec_from_file_location("rp_server_audit", ROOT / "docs" / "examples" / "rp_server.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-RP = load_rp_server()
-
-
-class Running:
-    def __init__(self, server):
-        self.server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+RP = load_example("rp_server")
 
 
 def audit(url, *args):

@@ -2,10 +2,8 @@
 the profile docs/examples/fido2_rp.audit.json: the baseline passes, every case comes to a verdict,
 none a server error, and each case's verdict is the one python-fido2 (and the RP around it) earns.
 """
-import importlib.util
 import json
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 
@@ -13,19 +11,12 @@ import pytest
 from fido2 import cbor
 from fido2.rpid import verify_rp_id
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, Running, load_example
 
 PROFILE = ROOT / "docs" / "examples" / "fido2_rp.audit.json"
 
 
-def load_fido2_rp():
-    spec = importlib.util.spec_from_file_location("fido2_rp_audit", ROOT / "docs" / "examples" / "fido2_rp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-RP = load_fido2_rp()
+RP = load_example("fido2_rp")
 
 # What python-fido2 2.2.1 itself lets through, each found by the audit as it should be: the RP
 # hands the response to Fido2Server as a real app on the library does.
@@ -63,17 +54,6 @@ THE_RP_DOES = {
     # verify_rp_id takes any subdomain of the RP ID and any port; the RP takes its own origin only
     "reg-subdomain-origin", "sign-subdomain-origin", "reg-other-port-origin", "sign-other-port-origin",
 }
-
-
-class Running:
-    def __init__(self, server):
-        self.server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="module")

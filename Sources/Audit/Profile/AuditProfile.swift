@@ -1,3 +1,4 @@
+import Foundation
 import Session
 
 /// How to drive one relying party (docs/audit.md, "A profile for your RP"): where its ceremonies
@@ -82,6 +83,21 @@ package struct AuditProfile: Codable, Sendable, Equatable {
                          finish: Request(path: "/login/finish", body: .object(["credential": .string("${response}")]))),
         signedIn: Request(method: "GET", path: "/account"),
         success: Success(member: "verified", equals: .bool(true)))
+}
+
+extension AuditProfile {
+    /// The profile in `file`: a regular file of at most 1 MiB (a FIFO or a device would be read
+    /// for ever), JSON of this shape.
+    package init(file: String) throws(AuditError) {
+        var info = stat()
+        guard stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 1 << 20,
+              let data = FileManager.default.contents(atPath: file) else {
+            throw AuditError(.badInput, "--profile: \(EchoedInput.path(file)) is not a readable file of at most 1 MiB")
+        }
+        do { self = try JSONDecoder().decode(AuditProfile.self, from: data) } catch {
+            throw AuditError(.badInput, "--profile \(EchoedInput.path(file)) is not a profile: \(EchoedInput.words(String(describing: error)))")
+        }
+    }
 }
 
 extension JSONValue {

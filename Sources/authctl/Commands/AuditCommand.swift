@@ -43,15 +43,7 @@ enum AuditCommand {
         switch (args.value(preset), args.value(profile)) {
         case (let name?, nil): shape = AuditProfile.presets.first { $0.key == name }!.value
         case (nil, let file?):
-            // A regular file of at most 1 MiB: a FIFO or a device would be read for ever.
-            var info = stat()
-            guard stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 1 << 20,
-                  let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError(.badInput, "--profile: \(EchoedInput.path(file)) is not a readable file of at most 1 MiB")
-            }
-            do { shape = try JSONDecoder().decode(AuditProfile.self, from: data) } catch {
-                throw CLIError(.badInput, "--profile \(EchoedInput.path(file)) is not a profile: \(EchoedInput.words(String(describing: error)))")
-            }
+            do { shape = try AuditProfile(file: file) } catch { throw error.sessionError }
         default: throw CLIError(.usage, "audit takes one of --preset NAME and --profile FILE")
         }
         if let origin = args.value(origin) { shape.origin = origin }
