@@ -198,3 +198,29 @@ def test_an_interrupted_audit_stops_and_removes_its_vault(tmp_path):
     assert proc.returncode == 10, err
     assert json.loads(err.strip().splitlines()[-1])["error"] == "canceled"
     assert list(scratch.iterdir()) == []
+
+
+def test_on_a_terminal_each_case_shows_as_it_ends_and_the_line_is_cleared():
+    import pty
+    rp = Running(RP.serve(0))
+    main, side = pty.openpty()
+    try:
+        proc = subprocess.run([BIN, "audit", "--preset", "rp-server", "--only", "replay", rp.url], stderr=side, stdout=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        rp.close()
+        os.close(side)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert proc.returncode == 0
+    assert b"[1/5] reg-replay: rejected" in shown and b"[5/5] sign-without-begin: rejected" in shown, shown
+    assert shown.endswith(b"\r\x1b[K"), shown[-40:]
+    assert "5 cases against" in proc.stdout
