@@ -224,3 +224,32 @@ def test_on_a_terminal_each_case_shows_as_it_ends_and_the_line_is_cleared():
     assert b"[1/5] reg-replay: rejected" in shown and b"[5/5] sign-without-begin: rejected" in shown, shown
     assert shown.endswith(b"\r\x1b[K"), shown[-40:]
     assert "5 cases against" in proc.stdout
+
+
+def test_an_rp_that_fails_with_a_5xx_after_the_baseline_gets_server_errors_not_verdicts():
+    # The bank, but every sign-in begin after the baseline's answers 500: the sign-in cases are
+    # server errors (a finding with --fail-on server-error), the registrations judged as ever.
+    server = RP.serve(0)
+    handler = server.RequestHandlerClass
+    begun = []
+
+    class Crashing(handler):
+        def do_POST(self):
+            if self.path == "/login/begin":
+                begun.append(1)
+                if len(begun) > 1:
+                    self.reply(500, {"error": "internal"})
+                    return
+            super().do_POST()
+
+    server.RequestHandlerClass = Crashing
+    rp = Running(server)
+    try:
+        proc = audit(rp.url, "--fail-on", "server-error")
+    finally:
+        rp.close()
+    found, _ = verdicts(proc)
+    assert found["sign-wrong-origin"] == "server error" and found["sign-replay"] == "server error", found
+    assert found["reg-wrong-origin"] == "rejected"
+    assert "ACCEPTED" not in found.values()
+    assert proc.returncode == 32, proc.stderr

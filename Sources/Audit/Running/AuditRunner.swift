@@ -378,9 +378,12 @@ package final class AuditRunner {
     }
 
     private func options(of answer: RPSession.Answer, _ ceremony: AuditProfile.Ceremony) throws -> Options2 {
+        // A 5xx is a server error wherever it comes; an answer the profile does not describe
+        // leaves the case unjudged (and fails the baseline).
+        if answer.status >= 500 { throw AuditError(.rpUnusable, "\(ceremony.begin.path): \(answer.shown)") }
         guard (200..<300).contains(answer.status) else { throw Stop("\(ceremony.begin.path): \(answer.shown)") }
         guard let json = answer.json, let options = json.member(ceremony.options), case .object = options else {
-            throw AuditError(.rpUnusable, "\(ceremony.begin.path) answered no options at '\(ceremony.options)': \(answer.shown)")
+            throw Stop("\(ceremony.begin.path) answered no options at '\(ceremony.options)': \(answer.shown)")
         }
         return Options2(json: options)
     }
