@@ -304,7 +304,7 @@ package final class AuditRunner {
     /// After a refused registration: the credential must not sign in.
     private func probeRegistration(_ user: User, credential: String, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
         let browser = try RPSession(base: base, pacer: pacer)
-        let options: Options2
+        let options: BeginOptions
         do { options = try beginSignIn(user, in: browser) } catch let stop as Stop {
             // An RP that will not begin a sign-in for the user kept no passkey it can use.
             return (.rejected, "\(refusal.shown) (and no sign-in begins for the user: \(stop.reason))")
@@ -369,7 +369,8 @@ package final class AuditRunner {
         return out
     }
 
-    struct Options2 {
+    /// The options a begin answered, as the RP wrote them.
+    struct BeginOptions {
         let json: JSONValue
         var userVerification: String? {
             if case .string(let v)? = json.member("userVerification") ?? json.member("authenticatorSelection.userVerification") { return v }
@@ -377,7 +378,7 @@ package final class AuditRunner {
         }
     }
 
-    private func options(of answer: RPSession.Answer, _ ceremony: AuditProfile.Ceremony) throws -> Options2 {
+    private func options(of answer: RPSession.Answer, _ ceremony: AuditProfile.Ceremony) throws -> BeginOptions {
         // A 5xx is a server error wherever it comes; an answer the profile does not describe
         // leaves the case unjudged (and fails the baseline).
         if answer.status >= 500 { throw AuditError(.rpUnusable, "\(ceremony.begin.path): \(answer.shown)") }
@@ -385,14 +386,14 @@ package final class AuditRunner {
         guard let json = answer.json, let options = json.member(ceremony.options), case .object = options else {
             throw Stop("\(ceremony.begin.path) answered no options at '\(ceremony.options)': \(answer.shown)")
         }
-        return Options2(json: options)
+        return BeginOptions(json: options)
     }
 
-    private func beginRegistration(_ user: User, in browser: RPSession) throws -> Options2 {
+    private func beginRegistration(_ user: User, in browser: RPSession) throws -> BeginOptions {
         try options(of: try browser.send(profile.register.begin, values(user)), profile.register)
     }
 
-    private func beginSignIn(_ user: User, in browser: RPSession) throws -> Options2 {
+    private func beginSignIn(_ user: User, in browser: RPSession) throws -> BeginOptions {
         try options(of: try browser.send(profile.signIn.begin, values(user)), profile.signIn)
     }
 
@@ -401,7 +402,7 @@ package final class AuditRunner {
         let credentialId: String
     }
 
-    private func respond(toRegistration options: Options2, fault: Fault?, counting: Bool = false) throws -> Made {
+    private func respond(toRegistration options: BeginOptions, fault: Fault?, counting: Bool = false) throws -> Made {
         let response = try authenticator.register(RegisterRequest(
             caller: CallerContext(origin: profile.origin), options: .json(Array(JSONOutput.string(options.json).utf8)),
             person: PersonRequest(pin: Self.pin), passkey: PasskeySettings(signatureCounter: counting), fault: fault))
@@ -410,7 +411,7 @@ package final class AuditRunner {
 
     /// A sign-in with `credential` (the RP's allow list replaced by it: the attacker's own
     /// authenticator answers as it likes).
-    private func respond(toSignIn options: Options2, credential: String, fault: Fault?) throws -> Made {
+    private func respond(toSignIn options: BeginOptions, credential: String, fault: Fault?) throws -> Made {
         var json = options.json
         if case .object(var members) = json {
             members["allowCredentials"] = .array([.object(["type": .string("public-key"), "id": .string(credential)])])
