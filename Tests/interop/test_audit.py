@@ -171,6 +171,13 @@ def test_the_rp_is_an_http_url_with_no_path(url):
     assert proc.returncode == 65, proc.stderr
 
 
+@pytest.mark.parametrize("origin", ["not a url", "https://rp.example/login", "ftp://rp.example"])
+def test_the_origin_is_a_scheme_and_host_and_nothing_is_sent_for_another(origin):
+    proc = audit("http://127.0.0.1:9", "--origin", origin)
+    assert proc.returncode == 65, proc.stderr
+    assert "origin" in json.loads(proc.stderr.strip().splitlines()[-1])["message"]
+
+
 def test_a_profile_that_is_not_one_is_bad_input_and_a_fifo_is_not_waited_on(tmp_path):
     fifo = tmp_path / "profile.fifo"
     os.mkfifo(fifo)

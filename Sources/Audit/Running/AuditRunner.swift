@@ -42,6 +42,10 @@ package final class AuditRunner {
               parts.path.isEmpty, parts.query == nil, parts.fragment == nil, parts.user == nil else {
             throw AuditError(.badInput, "the RP is an http(s) URL with a host and no path, such as http://127.0.0.1:8765: '\(base)'")
         }
+        guard let origin = URLComponents(string: profile.origin), ["http", "https"].contains(origin.scheme ?? ""), origin.host?.isEmpty == false,
+              origin.path.isEmpty, origin.query == nil, origin.fragment == nil, origin.user == nil else {
+            throw AuditError(.badInput, "the RP's origin is scheme://host[:port], such as https://rp.example: '\(profile.origin)'")
+        }
         self.base = text
         self.profile = profile
         self.options = options
