@@ -36,7 +36,7 @@ struct AuditProfileTests {
 
     @Test func aJUnitReportEscapesWhatAnRPWroteAndCountsEachVerdict() {
         let result = { (id: String, verdict: AuditReport.Verdict, evidence: String) in
-            AuditReport.Result(id: id, family: .replay, spec: "§7.2", check: "c", reference: "r", verdict: verdict, evidence: evidence, exchanges: [])
+            AuditReport.Result(id: id, family: .replay, spec: "§7.2", check: "c", reference: "r", verdict: verdict, evidence: evidence, exchanges: nil)
         }
         let report = AuditReport(target: "http://127.0.0.1:1", origin: "https://rp.example", results: [
             result("a", .rejected, "400"), result("b", .accepted, "200 <b>\"yes\" & \u{1}\u{7}"), result("c", .inconclusive, "why"),

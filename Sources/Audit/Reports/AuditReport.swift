@@ -21,22 +21,8 @@ package struct AuditReport: Encodable, Sendable {
         package let reference: String
         package let verdict: Verdict
         package let evidence: String
-        /// A finding's requests and answers (none for the others).
-        let exchanges: [RPSession.Exchange]
-
-        private enum CodingKeys: String, CodingKey { case id, family, spec, check, reference, verdict, evidence, exchanges }
-
-        package func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(family, forKey: .family)
-            try c.encode(spec, forKey: .spec)
-            try c.encode(check, forKey: .check)
-            try c.encode(reference, forKey: .reference)
-            try c.encode(verdict, forKey: .verdict)
-            try c.encode(evidence, forKey: .evidence)
-            if !exchanges.isEmpty { try c.encode(exchanges, forKey: .exchanges) }
-        }
+        /// A finding's requests and answers (`nil`, and absent from the JSON, for the others).
+        let exchanges: [RPSession.Exchange]?
     }
 
     /// The RP's base URL and the origin its responses claim.
@@ -47,18 +33,11 @@ package struct AuditReport: Encodable, Sendable {
     package var findings: [Result] { results.filter { $0.verdict == .accepted || $0.verdict == .serverError } }
 
     /// How many cases came to each verdict.
-    package var counts: [String: Int] {
-        Dictionary(grouping: results, by: \.verdict.rawValue).mapValues(\.count)
-    }
+    package let counts: [String: Int]
 
-    private enum CodingKeys: String, CodingKey { case target, origin, results, counts }
-
-    package func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(target, forKey: .target)
-        try c.encode(origin, forKey: .origin)
-        try c.encode(results, forKey: .results)
-        try c.encode(counts, forKey: .counts)
+    package init(target: String, origin: String, results: [Result]) {
+        (self.target, self.origin, self.results) = (target, origin, results)
+        counts = Dictionary(grouping: results, by: \.verdict.rawValue).mapValues(\.count)
     }
 }
 

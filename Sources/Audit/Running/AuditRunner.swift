@@ -124,7 +124,7 @@ package final class AuditRunner {
         var exchanges = [RPSession.Exchange]()
         func result(_ verdict: AuditReport.Verdict, _ evidence: String) -> AuditReport.Result {
             AuditReport.Result(id: c.id, family: c.family, spec: c.spec, check: c.check, reference: c.reference, verdict: verdict,
-                               evidence: evidence, exchanges: verdict == .accepted || verdict == .serverError ? exchanges : [])
+                               evidence: evidence, exchanges: verdict == .accepted || verdict == .serverError ? exchanges : nil)
         }
         do {
             let (verdict, evidence) = try judge(c, exchanges: &exchanges)
