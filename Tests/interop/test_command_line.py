@@ -71,6 +71,21 @@ def test_double_dash_ends_options_so_ids_may_start_with_a_dash(authctl):
     assert result.code == 13 and "notHandled" in result.stderr
 
 
+def test_an_id_that_starts_with_two_dashes_is_an_id_where_one_is_taken(authctl):
+    # 1 id in 4,096 starts with '--'; as `list` prints it, it must work without '--' before it.
+    made = authctl.run("register", "--origin", ORIGIN, "--user-verification", "discouraged").json["id"]
+    ghost = "--" + made[2:]  # a well-formed 16-byte id no passkey has
+    for args in (["delete", ghost], ["credential", "show", ghost], ["sign", "--origin", ORIGIN, ghost]):
+        result = authctl.run(*args)
+        assert result.code == 13 and "notHandled" in result.stderr, (args, result.stderr)
+    # Not an id: a mistyped option (near a name), a short word, a word with '=', or where no id is taken.
+    expect_usage(authctl.run("delete", "--vaultt", "x"), "did you mean '--vault'?")
+    expect_usage(authctl.run("delete", "--abcdef"), "unknown option")
+    expect_usage(authctl.run("delete", "--" + made[2:] + "=x"), "unknown option")
+    expect_usage(authctl.run("list", ghost), "unknown option")
+    assert authctl.run("credential", "show", made).code == 0
+
+
 @pytest.mark.parametrize("path", [["sign"], ["register"], ["init"], ["list"], ["delete"], ["vault"], ["vault", "passwd"],
                                   ["biometry", "enroll"], ["bench", "vault"], ["completion"], ["faults"]])
 def test_every_command_has_help_and_help_command_says_the_same(authctl, path):

@@ -7,7 +7,9 @@ import Session
 ///   it looks like, so `--credential -AbC` works; flags take no value;
 /// - global options (``GlobalOptions``) are accepted before and after the command;
 /// - `--` ends options: every later word is a positional argument (a credential id may start
-///   with `-`); a word with a single leading dash is an argument where the command takes one;
+///   with `-`); a word with a single leading dash is an argument where the command takes one, and
+///   a word with two is a credential id where the command takes one and the word is plainly an id
+///   (``ArgumentSpec/credentialId``);
 /// - `-h`/`--help` anywhere asks for the chosen command's help, `--version` for the version.
 ///
 /// Anything unknown is a usage error that names the nearest known spelling.
@@ -46,6 +48,10 @@ struct ArgumentParser {
                 // credential id may start with one, so it is an argument where the command takes one.
                 if !word.hasPrefix("--") && !command.arguments.isEmpty
                     && !(globals + command.options).contains(where: { $0.name == "-" + word }) {
+                    positionals.append(word)
+                    continue
+                }
+                if takesCredentialId(command, after: positionals.count), Self.isCredentialIdNotOption(word, options: globals + command.options) {
                     positionals.append(word)
                     continue
                 }
@@ -125,6 +131,22 @@ struct ArgumentParser {
                 throw CLIError(.usage, "\(spec.name) must be one of \(choices.joined(separator: ", ")), not '\(EchoedInput.text(value))'")
             }
         }
+    }
+
+    /// Whether the command's next positional argument is a credential id.
+    private func takesCredentialId(_ command: CommandSpec, after count: Int) -> Bool {
+        guard let last = command.arguments.last else { return false }
+        let spec = count < command.arguments.count ? command.arguments[count] : (last.variadic ? last : nil)
+        return spec?.credentialId == true
+    }
+
+    /// A `--word` that is an id and not a mistyped option: no option has its name or a name near it,
+    /// and it decodes as unpadded base64url to 16 bytes or more.
+    private static func isCredentialIdNotOption(_ word: String, options: [OptionSpec]) -> Bool {
+        let names = options.map(\.name) + ["--help", "--version"]
+        guard word.hasPrefix("--"), !word.contains("="), !names.contains(word) else { return false }
+        guard let raw = Base64URL.decodeStrict(word), raw.count >= 16 else { return false }
+        return NearestName.to(word, among: names) == nil
     }
 
     private static func split(_ word: String) -> (String, String?) {

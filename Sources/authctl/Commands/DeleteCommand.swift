@@ -4,7 +4,7 @@ import Session
 enum DeleteCommand {
     static let spec = CommandSpec(
         name: "delete", abstract: "delete a passkey",
-        arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey's base64url credential id (after '--' when it starts with '-')")],
+        arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey's base64url credential id (after '--' when it starts with '-')", credentialId: true)],
         examples: ["authctl delete AbCdEfGhIjKlMnOpQrStUw", "authctl delete -- -bCdEfGhIjKlMnOpQrStUw"],
         run: run)
 

@@ -32,7 +32,7 @@ enum SignCommand {
         options: CeremonyOptions.all + [CeremonyOptions.uiMode, noUserActivation, via, credential, user, pick, dismiss, offers, rpId, challenge,
                                         allow, CeremonyOptions.userVerification],
         arguments: [ArgumentSpec(name: "CREDENTIAL_ID", help: "the passkey to use, as --credential (after '--' when it starts with '-')",
-                                 optional: true)],
+                                 optional: true, credentialId: true)],
         examples: [
             "authctl sign --origin https://example.com --user alice",
             "authctl sign --origin https://example.com -- -AbCdEfGhIjKlMnOpQrStUw",
