@@ -19,7 +19,7 @@ import sys
 # What each front end may import besides the system's modules: Session, and its own.
 ALLOWED = {
     "Sources/authctl": {"Session", "Scenarios", "Audit", "Server", "Benchmarks", "CBuildInfo"},
-    "Sources/Server": {"Session", "CMicroHTTPD"},
+    "Sources/Server": {"Session", "Audit", "CMicroHTTPD"},
     "Sources/Scenarios": {"Session", "Curl"},
     "Sources/Audit": {"Session", "Curl"},
 }

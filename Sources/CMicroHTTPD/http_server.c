@@ -238,8 +238,9 @@ static enum MHD_Result send_answer(struct authctl_http_server *server, struct MH
         return MHD_NO;
     }
     static const char *const kinds[] = { NULL, "application/json", "application/problem+json", "text/plain; charset=utf-8",
-                                         "text/event-stream", "text/javascript; charset=utf-8" };
-    if (response->content_kind > 0 && response->content_kind < 6) p_add_header(answer, "Content-Type", kinds[response->content_kind]);
+                                         "text/event-stream", "text/javascript; charset=utf-8",
+                                         "application/xml; charset=utf-8", "text/html; charset=utf-8" };
+    if (response->content_kind > 0 && response->content_kind < sizeof kinds / sizeof kinds[0]) p_add_header(answer, "Content-Type", kinds[response->content_kind]);
     p_add_header(answer, "Cache-Control", "no-store");
     const char *field = response->headers;
     for (size_t i = 0; field && i < response->header_count; i++) {

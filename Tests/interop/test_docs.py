@@ -115,3 +115,33 @@ def test_browser_guide_examples_run(tmp_path):
         result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.startswith(says), result.stdout
+
+
+def test_audit_guide_ci_examples_run(tmp_path):
+    """docs/audit.md's "In CI" examples as written, from the repository's root: the shell one with
+    this authctl first on PATH, the pytest one with the client's plugin (its authctl_audit fixture)."""
+    text = (ROOT / "docs" / "audit.md").read_text()
+    section = text.split("## In CI", 1)[1].split("\n## ", 1)[0]
+    shell, = re.findall(r"```sh\n(.*?)```", section, re.S)
+    test, = re.findall(r"```python\n(.*?)```", section, re.S)
+    env = own_environment(tmp_path)
+    env["PATH"] = str(pathlib.Path(BIN).parent) + os.pathsep + env["PATH"]
+    port = free_port()
+    script = "set -eu\n" + shell.replace("python3 ", f"{sys.executable} ").replace("8765", str(port)).replace("rp.log", str(tmp_path / "rp.log")) \
+        .replace("audit.xml", str(tmp_path / "audit.xml"))
+    result = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 ACCEPTED" not in result.stdout and "rejected" in result.stdout
+    assert (tmp_path / "audit.xml").read_text().startswith("<?xml")
+    (tmp_path / "test_audit_example.py").write_text(test)
+    env["AUTHCTL_BIN"] = BIN
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_audit_example.py")],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

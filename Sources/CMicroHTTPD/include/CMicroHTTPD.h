@@ -35,7 +35,7 @@ typedef struct authctl_http_request {
 typedef struct authctl_http_response {
     unsigned int status;
     unsigned int content_kind; /* 0: none, 1: application/json, 2: application/problem+json, 3: text/plain,
-                                  4: text/event-stream, 5: text/javascript */
+                                  4: text/event-stream, 5: text/javascript, 6: application/xml, 7: text/html */
     unsigned char *body;       /* malloc'd by the handler, freed by the server (NULL: none) */
     size_t body_length;
     char *headers;             /* more headers, `header_count` of them, each its name and its value as two

@@ -20,6 +20,8 @@ public final class AccountService: @unchecked Sendable {
     /// all its devices): one trust anchor for a test suite, and no CA to make per account. `nil`
     /// when OpenSSL could not make it; each account then makes its own, or fails as it would.
     let attestationCA = try? AttestationCA.generate()
+    /// The audits it runs (`/audits`).
+    let audits = AuditJobs()
 
     /// - Parameters:
     ///   - token: what every request but `GET /health` carries as `Authorization: Bearer TOKEN`.
@@ -37,6 +39,7 @@ public final class AccountService: @unchecked Sendable {
         addSyncRoutes(to: &router)
         addWebDriverRoutes(to: &router)
         addBridgeRoutes(to: &router)
+        addAuditRoutes(to: &router)
     }
 
     /// Each route's body type, by `METHOD /pattern` (for the contract's test): `nil` for a route
@@ -62,6 +65,7 @@ public final class AccountService: @unchecked Sendable {
     /// server waits for (libmicrohttpd stops only once no connection waits).
     public func beginStop() -> [HTTPStream] {
         closing.withLock { $0 = true }
+        audits.cancelAll()
         return accounts.withLock { Array($0.values) }.flatMap { hosted in
             hosted.autofill.close()
             return hosted.events.close()
@@ -73,6 +77,7 @@ public final class AccountService: @unchecked Sendable {
         closing.withLock { $0 = true }
         let all = accounts.withLock { held in defer { held = [:] }; return Array(held.values) }
         for hosted in all { _ = hosted.end() }
+        audits.removeWorkspaces()
     }
 
     /// A comment on every event stream (the server does this every few seconds), so that a

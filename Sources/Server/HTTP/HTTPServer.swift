@@ -36,7 +36,7 @@ public struct HTTPRequest: Sendable {
 
 /// What a handler answers.
 public struct HTTPResponse: Sendable {
-    public enum ContentType: UInt32, Sendable { case none = 0, json = 1, problem = 2, text = 3, eventStream = 4, javascript = 5 }
+    public enum ContentType: UInt32, Sendable { case none = 0, json = 1, problem = 2, text = 3, eventStream = 4, javascript = 5, xml = 6, html = 7 }
 
     public var status: Int
     public var contentType: ContentType

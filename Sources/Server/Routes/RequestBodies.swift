@@ -1,3 +1,4 @@
+import Audit
 import Foundation
 import Session
 
@@ -326,6 +327,41 @@ extension Body {
             }
             milliseconds = UInt64((date.timeIntervalSince1970 * 1000).rounded())
         }
+    }
+}
+
+extension Body {
+    /// `POST /audits`: `authctl audit`'s options (docs/audit.md).
+    struct NewAudit: RequestBodyType {
+        /// One of the presets `authctl audit --preset` names.
+        struct Preset: BodyValue {
+            let profile: AuditProfile
+
+            static var jsonTypes: Set<String> { ["string"] }
+            static var names: [String]? { AuditProfile.presets.map(\.key) }
+            static var placeholder: Self { Self(profile: AuditProfile.presets.first!.value) }
+
+            init(profile: AuditProfile) { self.profile = profile }
+
+            init(_ member: BodyMember) throws(Problem) {
+                let name = try member.string()
+                guard let profile = AuditProfile.presets.first(where: { $0.key == name })?.value else {
+                    throw Problem.input("\(member.path) must be one of \(Self.names!.joined(separator: ", ")), not '\(JSONText.shown(name))'")
+                }
+                self.profile = profile
+            }
+        }
+
+        let url: String
+        let preset: Preset?
+        /// A profile (docs/audit.md, "A profile for your RP"), as JSON.
+        let profile: OptionsJSON?
+        let origin: String?
+        let only: [String]?
+        let skip: [String]?
+        let rate: UInt64?
+
+        static func maximum(_ member: String) -> UInt64? { member == "rate" ? 1000 : nil }
     }
 }
 

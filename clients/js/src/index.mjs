@@ -422,6 +422,41 @@ export class AuthctlServer {
   }
 
   /**
+   * `POST /audits`: starts `authctl audit` against the RP at `url` (docs/audit.md) and resolves at
+   * once with an {@link Audit} to follow, wait for or cancel. At most four run at once on a server
+   * (a fifth is refused with HTTP 429).
+   *
+   * @param {string} url the RP, as `http(s)://host[:port]`
+   * @param {object} settings one of `preset` and `profile`
+   * @param {string} [settings.preset] a built-in shape (`rp-server`, …: `authctl audit --help`)
+   * @param {object} [settings.profile] the RP's shape (docs/audit.md, "A profile for your RP")
+   * @param {string} [settings.origin] the origin the RP's pages have, in place of the profile's
+   * @param {string[]} [settings.only] cases or families to run
+   * @param {string[]} [settings.skip] cases or families to leave out
+   * @param {number} [settings.rate] requests a second at most (default 50)
+   * @returns {Promise<Audit>}
+   */
+  async startAudit(url, { preset, profile, origin, only, skip, rate } = {}) {
+    const status = await this.request('POST', '/audits', defined({ url, preset, profile, origin, only, skip, rate }));
+    return new Audit(this, status);
+  }
+
+  /**
+   * Runs an audit (as {@link AuthctlServer#startAudit}) and resolves with its report; rejects
+   * with an {@link AuditFailedError} when the RP could not be audited (`rpUnusable`) or after
+   * `timeout` milliseconds (the audit is then stopped). `assertNoFindings(report)` fails a test
+   * on what it found.
+   *
+   * @param {string} url
+   * @param {object} settings those of `startAudit`, and `timeout` (default 600,000 ms)
+   * @returns {Promise<object>} the report: `{target, origin, counts, results: [{id, family, spec, check, reference, verdict, evidence, exchanges?}]}`
+   */
+  async audit(url, { timeout = 600_000, ...settings } = {}) {
+    const running = await this.startAudit(url, settings);
+    return running.wait({ timeout });
+  }
+
+  /**
    * A handle on an account that exists already (made by another client, or the `vault` account
    * of `authctl --vault DIR serve`). Makes no request.
    *
@@ -430,6 +465,81 @@ export class AuthctlServer {
    */
   account(id) {
     return new Account(this, id);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Audits
+
+/** An audit that ended without a report: `name` is `rpUnusable` or `canceled`, `detail` why. */
+export class AuditFailedError extends Error {
+  constructor(id, name, detail) {
+    super(`audit ${id}: ${name}: ${detail}`);
+    this.name = name;
+    this.auditId = id;
+    this.detail = detail;
+  }
+}
+
+/** The cases of a report the RP wrongly accepted or answered with a server error. */
+export function auditFindings(report, failOn = 'any') {
+  const wanted = { accepted: ['ACCEPTED'], 'server-error': ['server error'], any: ['ACCEPTED', 'server error'] }[failOn];
+  if (!wanted) throw new TypeError(`failOn is accepted, server-error or any, not ${failOn}`);
+  return report.results.filter((r) => wanted.includes(r.verdict));
+}
+
+/** Throws an `AssertionError`-like `Error` listing each finding (see {@link auditFindings}). */
+export function assertNoFindings(report, failOn = 'any') {
+  const found = auditFindings(report, failOn);
+  if (found.length === 0) return;
+  const lines = found.map((r) => `  ${r.id}: ${r.verdict} (${r.spec}) — ${r.evidence}`);
+  const error = new Error(`${found.length} finding${found.length === 1 ? '' : 's'} against ${report.target}:\n${lines.join('\n')}`);
+  error.findings = found;
+  throw error;
+}
+
+/** One audit the server runs (`/audits/{id}`). */
+export class Audit {
+  constructor(server, status) {
+    this.server = server;
+    /** @type {string} */
+    this.id = status.id;
+    /** The last status read: `{id, state: running|done|failed|canceled, target, done, total, report?, error?}`. */
+    this.last = status;
+  }
+
+  /** `GET /audits/{id}`. */
+  async status() {
+    this.last = await this.server.request('GET', `/audits/${encodeURIComponent(this.id)}`);
+    return this.last;
+  }
+
+  /** Waits for it to end: its report, or an {@link AuditFailedError}; after `timeout` ms it is stopped. */
+  async wait({ timeout = 600_000, poll = 100 } = {}) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const status = await this.status();
+      if (status.state === 'done') return status.report;
+      if (status.state !== 'running') throw new AuditFailedError(this.id, status.error?.name ?? status.state, status.error?.detail ?? '');
+      if (Date.now() >= deadline) {
+        await this.cancel();
+        throw new AuditFailedError(this.id, 'timedOut', `still running after ${timeout} ms (${status.done}/${status.total} cases): stopped`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, poll));
+    }
+  }
+
+  /** The report as JUnit XML text (once done). */
+  async junit() {
+    const path = `/audits/${encodeURIComponent(this.id)}/junit`;
+    const response = await fetch(this.server.url + path, { headers: { authorization: `Bearer ${this.server.token}` } });
+    if (!response.ok) throw await AuthctlError.fromResponse(response, 'GET', path);
+    return response.text();
+  }
+
+  /** Stops it at its next case (or forgets it, once ended). */
+  async cancel() {
+    await this.server.request('DELETE', `/audits/${encodeURIComponent(this.id)}`);
   }
 }
 

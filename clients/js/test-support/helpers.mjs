@@ -316,3 +316,39 @@ export function requestOptions({ rpId = RP_ID, challenge = randomId(), allow = [
     userVerification: uv,
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The example bank (docs/examples/rp_server.py), for the audit
+
+/**
+ * Starts the example bank on a free port with each of `flaws` ($PYTHON, else the repository's
+ * .venv, else python3); resolves with `{url, stop}`.
+ */
+export async function startBank({ flaws = [] } = {}) {
+  const { spawn } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const { createInterface } = await import('node:readline');
+  const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..', '..');
+  const venv = join(root, '.venv', 'bin', 'python');
+  const python = process.env.PYTHON || (existsSync(venv) ? venv : 'python3');
+  const args = [join(root, 'docs', 'examples', 'rp_server.py'), '--port', '0', ...flaws.flatMap((f) => ['--flaw', f])];
+  const child = spawn(python, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the bank did not listen within ${DEADLINE} ms:\n${stderr}`)), DEADLINE);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /^listening on (\S+)$/.exec(line);
+      if (match) { clearTimeout(timer); resolve(match[1]); }
+    });
+    child.once('error', (error) => { clearTimeout(timer); reject(error); });
+    exited.then((code) => { clearTimeout(timer); reject(new Error(`the bank exited (${code}) before it listened:\n${stderr}`)); });
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  return { url, stop };
+}

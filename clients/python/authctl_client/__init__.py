@@ -10,10 +10,11 @@ test suites that need a user with a phone and a laptop.
         response = phone.register(creation_options, "https://example.com")   # RegistrationResponseJSON
 
 See the README for the whole API and the pytest fixtures (``authctl_server``, ``authctl_account``,
-``passkey_device``).
+``passkey_device``, ``authctl_audit``).
 """
 from ._convert import b64url, camel, unb64url
 from .account import Account, Clock
+from .audit import Audit, AuditFailed, AuditFindings, AuditReport
 from .device import Device, PendingSignIn
 from .errors import (AuthctlError, BadRequest, CeremonyFailed, Conflict, EventStreamClosed, MethodNotAllowed, NotFound,
                      PayloadTooLarge, ServerFailure, ServerProcessError, Unauthorized)
@@ -23,7 +24,7 @@ from .server import Server, find_binary
 __version__ = "0.1.0"
 
 __all__ = [
-    "Account", "AuthctlError", "BadRequest", "CeremonyFailed", "Clock", "Conflict", "Device", "Event", "EventStream",
+    "Account", "Audit", "AuditFailed", "AuditFindings", "AuditReport", "AuthctlError", "BadRequest", "CeremonyFailed", "Clock", "Conflict", "Device", "Event", "EventStream",
     "EventStreamClosed", "MethodNotAllowed", "NotFound", "PayloadTooLarge", "PendingSignIn", "Server", "ServerFailure",
     "ServerProcessError", "Unauthorized", "b64url", "camel", "find_binary", "unb64url",
 ]

@@ -7,6 +7,10 @@ is installed).
 - ``authctl_account``: a fresh account with one device, ``phone``, PIN ``1234``; deleted after
   the test.
 - ``passkey_device``: that account's ``phone``.
+- ``authctl_audit``: runs ``authctl audit`` against an RP through the server and fails the test
+  on a finding: ``authctl_audit("http://127.0.0.1:8000", profile=PROFILE)`` returns the report
+  (``fail_on=None`` to only return it; ``"accepted"``, ``"server-error"`` or ``"any"``, the
+  default, to fail on those).
 
 The binary is ``--authctl-bin PATH``, else ``$AUTHCTL_BIN``, else ``authctl`` on ``PATH``.
 """
@@ -14,11 +18,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
 from .account import Account
+from .audit import AuditReport
 from .device import Device
 from .server import ENVIRONMENT_VARIABLE, Server
 
@@ -64,3 +69,19 @@ def authctl_account(authctl_server: Server) -> Iterator[Account]:
 def passkey_device(authctl_account: Account) -> Device:
     """The ``phone`` of ``authctl_account``."""
     return authctl_account.device("phone")
+
+
+@pytest.fixture
+def authctl_audit(authctl_server: Server) -> Callable[..., AuditReport]:
+    """A function that audits the RP at a URL (the arguments of
+    :meth:`~authctl_client.Server.audit`) and fails the test on its findings (``fail_on``:
+    ``"any"`` by default, ``"accepted"``, ``"server-error"``, or ``None``); the report either way."""
+
+    def run(url: str, *, fail_on: Optional[str] = "any", **options: Any) -> AuditReport:
+        report = authctl_server.audit(url, **options)
+        if fail_on is not None:
+            __tracebackhide__ = True
+            report.assert_no_findings(fail_on)
+        return report
+
+    return run

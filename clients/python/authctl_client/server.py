@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _convert
+from . import audit as _audit
 from ._http import DEFAULT_TIMEOUT, Transport
 from .account import Account
+from .audit import Audit, AuditReport
 from .errors import ServerProcessError
 
 ENVIRONMENT_VARIABLE = "AUTHCTL_BIN"
@@ -253,6 +255,30 @@ class Server:
         body.update(_convert.body(profile=profile, storage=storage))
         report = self.transport.request("POST", "/accounts", body)
         return Account(self, report["id"], report)
+
+    def start_audit(self, url: str, *, preset: Optional[str] = None, profile: Optional[Mapping[str, Any]] = None,
+                    origin: Optional[str] = None, only: Optional[Iterable[str]] = None, skip: Optional[Iterable[str]] = None,
+                    rate: Optional[int] = None) -> Audit:
+        """Starts an audit of the RP at `url` (``POST /audits``; docs/audit.md) and answers at once:
+        an :class:`~authctl_client.Audit` to follow, wait for or cancel. One of `preset` (e.g.
+        ``"rp-server"``) and `profile` (the profile as a dict); `origin` in place of the profile's;
+        `only`/`skip`: case or family names; `rate`: requests a second at most (default 50). At most
+        four run at once on a server (a fifth is refused: HTTP 429)."""
+        return _audit.start(self, url, preset=preset, profile=profile, origin=origin, only=only, skip=skip, rate=rate)
+
+    def audit(self, url: str, *, preset: Optional[str] = None, profile: Optional[Mapping[str, Any]] = None,
+              origin: Optional[str] = None, only: Optional[Iterable[str]] = None, skip: Optional[Iterable[str]] = None,
+              rate: Optional[int] = None, timeout: float = 600.0) -> AuditReport:
+        """Runs an audit (as :meth:`start_audit`) and waits for its report; raises
+        :class:`~authctl_client.AuditFailed` when the RP could not be audited (``rpUnusable``) and
+        ``TimeoutError`` after `timeout` seconds (the audit is then stopped). Findings are in the
+        report: ``report.assert_no_findings()`` fails a test on them."""
+        running = self.start_audit(url, preset=preset, profile=profile, origin=origin, only=only, skip=skip, rate=rate)
+        try:
+            return running.wait(timeout=timeout)
+        except TimeoutError:
+            running.cancel()
+            raise
 
     def account(self, account_id: str) -> Account:
         """A handle on an account that exists already (e.g. ``"vault"``, served with ``--vault``)."""

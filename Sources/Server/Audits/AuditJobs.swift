@@ -1,0 +1,148 @@
+import Audit
+import Foundation
+import Session
+import Synchronization
+
+/// The audits `authctl serve` runs (`/audits`, docs/server.md): each on a thread of its own, as
+/// `authctl audit` runs one, its progress and then its report kept until it is deleted. At most
+/// ``running`` run at once, and ``kept`` are kept (the oldest finished go first).
+final class AuditJobs: Sendable {
+    enum State: String, Encodable, Sendable {
+        case running, done, failed, canceled
+    }
+
+    /// What `GET /audits/{audit}` answers.
+    struct Status: Encodable, Sendable {
+        let id: String
+        let state: State
+        let target: String
+        /// Cases ended, of how many.
+        let done: Int
+        let total: Int
+        /// The report, once done.
+        let report: AuditReport?
+        /// Why it failed or stopped (the error table's name, and what happened).
+        let error: Failure?
+    }
+
+    struct Failure: Encodable, Sendable {
+        let name: String
+        let detail: String
+    }
+
+    private struct Job {
+        var status: Status
+        let order: Int
+        var cancel = false
+        /// The runner's throw-away vault, while it runs.
+        var workspace: String?
+    }
+
+    static let running = 4
+    static let kept = 64
+
+    private let jobs = Mutex([String: Job]())
+    private let counter = Atomic(0)
+
+    /// Starts an audit of `base`; its first status. Refused (`nil`) past ``running``.
+    func start(base: String, profile: AuditProfile, options: AuditRunner.Options) throws(AuditError) -> Status? {
+        var options = options
+        let total = try AuditRunner.selected(options).count
+        let n = counter.add(1, ordering: .relaxed).newValue
+        let id = "audit-\(n)"
+        let first = Status(id: id, state: .running, target: base, done: 0, total: total, report: nil, error: nil)
+        let admitted = jobs.withLock { all -> Bool in
+            guard all.values.filter({ $0.status.state == .running }).count < Self.running else { return false }
+            all[id] = Job(status: first, order: n)
+            Self.trim(&all)
+            return true
+        }
+        guard admitted else { return nil }
+        options.progress = { [weak self] _, done, total in self?.update(id) { $0.status = $0.status.with(done: done, total: total) } }
+        options.isCanceled = { [weak self] in self?.jobs.withLock { $0[id]?.cancel ?? true } ?? true }
+        let runner: AuditRunner
+        do { runner = try AuditRunner(base: base, profile: profile, options: options) } catch {
+            jobs.withLock { _ = $0.removeValue(forKey: id) }
+            throw error
+        }
+        update(id) { $0.workspace = runner.workspace }
+        let handoff = Handoff(runner)
+        let thread = Thread { [weak self] in
+            let ended: Status
+            do throws(AuditError) {
+                let report = try handoff.runner.run()
+                ended = Status(id: id, state: .done, target: base, done: report.results.count, total: total, report: report, error: nil)
+            } catch {
+                let state: State = error.name == .canceled ? .canceled : .failed
+                ended = Status(id: id, state: state, target: base, done: 0, total: total, report: nil,
+                               error: Failure(name: error.name.rawValue, detail: error.message))
+            }
+            self?.update(id) { job in
+                job.workspace = nil
+                job.status = Status(id: id, state: ended.state, target: base, done: ended.state == .done ? ended.done : job.status.done,
+                                    total: total, report: ended.report, error: ended.error)
+            }
+        }
+        thread.name = id
+        thread.start()
+        return first
+    }
+
+    func status(_ id: String) -> Status? { jobs.withLock { $0[id]?.status } }
+
+    /// Every audit's status, oldest first, without their reports.
+    func all() -> [Status] {
+        jobs.withLock { all in
+            all.values.sorted { $0.order < $1.order }.map { $0.status.with(report: nil) }
+        }
+    }
+
+    /// Stops a running audit at its next case (its status then says `canceled`), or forgets one
+    /// that has ended. `false` for an id there is not.
+    func delete(_ id: String) -> Bool {
+        jobs.withLock { all in
+            guard let job = all[id] else { return false }
+            if job.status.state == .running { all[id]!.cancel = true } else { all[id] = nil }
+            return true
+        }
+    }
+
+    /// The server stops: every running audit stops at its next case.
+    func cancelAll() {
+        jobs.withLock { all in for id in all.keys where all[id]!.status.state == .running { all[id]!.cancel = true } }
+    }
+
+    /// The server ends: the throw-away vaults of audits still running go (the process ends before
+    /// their runners do).
+    func removeWorkspaces() {
+        let left = jobs.withLock { all in all.values.compactMap(\.workspace) }
+        for workspace in left { try? FileManager.default.removeItem(atPath: workspace) }
+    }
+
+    private func update(_ id: String, _ change: (inout Job) -> Void) {
+        jobs.withLock { all in if all[id] != nil { change(&all[id]!) } }
+    }
+
+    /// Past ``kept``, the oldest that have ended go.
+    private static func trim(_ all: inout [String: Job]) {
+        let ended = all.filter { $0.value.status.state != .running }.sorted { $0.value.order < $1.value.order }
+        for (id, _) in ended.prefix(max(0, all.count - kept)) { all[id] = nil }
+    }
+}
+
+extension AuditJobs.Status {
+    func with(done: Int, total: Int) -> Self {
+        Self(id: id, state: state, target: target, done: done, total: total, report: report, error: error)
+    }
+
+    func with(report: AuditReport?) -> Self {
+        Self(id: id, state: state, target: target, done: done, total: total, report: report, error: error)
+    }
+}
+
+/// A runner made on the request's thread (so that a bad URL or origin is the request's answer) and
+/// run on the audit's own: from then on only that thread touches it.
+private final class Handoff: @unchecked Sendable {
+    let runner: AuditRunner
+    init(_ runner: AuditRunner) { self.runner = runner }
+}
