@@ -260,3 +260,93 @@ def test_an_rp_that_fails_with_a_5xx_after_the_baseline_gets_server_errors_not_v
     assert found["reg-wrong-origin"] == "rejected"
     assert "ACCEPTED" not in found.values()
     assert proc.returncode == 32, proc.stderr
+
+
+class Injecting(http.server.BaseHTTPRequestHandler):
+    """A proxy before the example RP that adds markup to every JSON answer: what an HTML report
+    must show as text."""
+    upstream = ""
+    MARK = "</pre><script>alert(1)</script><img src=x onerror=alert(2)>"
+
+    def log_message(self, *args):
+        pass
+
+    def forward(self):
+        import urllib.error
+        import urllib.request
+        length = int(self.headers.get("Content-Length") or 0)
+        request = urllib.request.Request(self.upstream + self.path, data=self.rfile.read(length) if length else None, method=self.command)
+        for name in ("Content-Type", "Cookie"):
+            if self.headers.get(name):
+                request.add_header(name, self.headers[name])
+        try:
+            answer = urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:
+            answer = error
+        body, cookies = answer.read(), answer.headers.get_all("Set-Cookie") or []
+        try:
+            value = json.loads(body)
+            if isinstance(value, dict):
+                value["note"] = self.MARK
+            body = json.dumps(value).encode()
+        except ValueError:
+            pass
+        self.send_response(answer.status if hasattr(answer, "status") else answer.code)
+        self.send_header("Content-Type", "application/json")
+        for cookie in cookies:
+            self.send_header("Set-Cookie", cookie)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = forward
+
+
+def test_the_html_report_is_one_page_with_every_case_and_each_findings_exchanges_shown_as_text(tmp_path):
+    from html.parser import HTMLParser
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.tags, self.text, self.rows, self.sections, self.verdicts = [], [], 0, [], []
+            self._in_verdict = False
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            self.tags.append((tag, attrs))
+            self.rows += tag == "tr"
+            if tag == "section":
+                self.sections.append(attrs["id"])
+            self._in_verdict = tag == "span" and "v" in attrs.get("class", "").split()
+
+        def handle_data(self, data):
+            self.text.append(data)
+            if self._in_verdict:
+                self.verdicts.append(data)
+                self._in_verdict = False
+
+    rp = Running(RP.serve(0, flaws=frozenset(["challenge-not-consumed"])))
+    proxy = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("P", (Injecting,), {"upstream": rp.url})))
+    try:
+        proc = audit(proxy.url, "--only", "replay", "--html", str(tmp_path / "report.html"))
+    finally:
+        proxy.close()
+        rp.close()
+    found, _ = verdicts(proc)
+    assert {k for k, v in found.items() if v == "ACCEPTED"} == {"reg-replay", "sign-replay"}, found
+    page = Page()
+    page.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
+    page.close()
+    tags = [t for t, _ in page.tags]
+    # Nothing the RP sent became markup: no script, no image, no handler; it is there as text.
+    assert "script" not in tags and "img" not in tags and not any(k.startswith("on") for _, a in page.tags for k in a)
+    text = "".join(page.text)
+    assert "</pre><script>alert(1)</script><img src=x onerror=alert(2)>" in text
+    # Self-contained: no script or outside resource may load.
+    csp = next(a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    assert "default-src 'none'" in csp and not any(t in ("link", "script", "iframe") for t in tags)
+    # One row per case (and the header's), each finding a section with its requests and answers.
+    assert page.rows == len(found) + 1
+    assert sorted(page.sections) == ["reg-replay", "sign-replay"]
+    assert tags.count("pre") >= 4
+    assert page.verdicts.count("ACCEPTED") >= 4  # the summary, two rows, two sections

@@ -27,6 +27,11 @@ extension AccountService {
             guard let report = status.report else { throw Problem(409, .usage, "audit \(JSONText.shown(status.id)) is \(status.state.rawValue): its report comes when it is done") }
             return HTTPResponse(status: 200, contentType: .xml, body: Array(report.junitXML.utf8))
         }
+        router.add("GET", "/audits/{audit}/html") { s, call throws(Problem) in
+            let status = try s.audit(call)
+            guard let report = status.report else { throw Problem(409, .usage, "audit \(JSONText.shown(status.id)) is \(status.state.rawValue): its report comes when it is done") }
+            return HTTPResponse(status: 200, contentType: .html, body: Array(report.html.utf8))
+        }
         router.add("DELETE", "/audits/{audit}") { s, call throws(Problem) in
             guard s.audits.delete(call.parameter("audit")) else { throw Self.noAudit(call) }
             return .noContent

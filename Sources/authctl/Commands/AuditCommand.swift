@@ -15,6 +15,7 @@ enum AuditCommand {
     static let failOn = OptionSpec.value("--fail-on", "WHAT", "what makes the exit status auditFindings (default accepted)",
                                          choices: ["accepted", "server-error", "any"])
     static let junit = OptionSpec.value("--junit", "FILE", "also write the report as JUnit XML to FILE (replaced; never through a symbolic link)")
+    static let html = OptionSpec.value("--html", "FILE", "also write the report as one self-contained HTML page to FILE (replaced; never through a symbolic link)")
     static let list = OptionSpec.flag("--list", "list the cases, their families and spec steps, and run nothing")
 
     static let spec = CommandSpec(
@@ -26,7 +27,7 @@ enum AuditCommand {
         (a finding), or inconclusive (with why). Only URL is reached, no redirect is followed, and
         requests are paced. See docs/audit.md.
         """,
-        options: [preset, profile, origin, only, skip, rate, failOn, junit, list],
+        options: [preset, profile, origin, only, skip, rate, failOn, junit, html, list],
         arguments: [ArgumentSpec(name: "URL", help: "the RP, as http(s)://host:port", optional: true)],
         examples: ["authctl audit --preset rp-server http://127.0.0.1:8765", "authctl --json audit --profile my-rp.json --only replay https://rp.test"],
         run: run)
@@ -80,19 +81,8 @@ enum AuditCommand {
             defer { Interruption.parkIfUnderway() }
             report = try runner.run()
         } catch { throw error.sessionError }
-        if let file = args.value(junit) {
-            let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw CLIError(.ioError, "--junit \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            let bytes = Array(report.junitXML.utf8)
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { throw CLIError(.ioError, "--junit \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
-                done += n
-            }
-        }
+        if let file = args.value(junit) { try save(report.junitXML, to: file, for: junit) }
+        if let file = args.value(html) { try save(report.html, to: file, for: html) }
         if json {
             try Output.data(JSONOutput.string(report))
         } else {
@@ -108,6 +98,21 @@ enum AuditCommand {
         }
         if let first = failing.first {
             throw CLIError(.auditFindings, "\(failing.count) case\(failing.count == 1 ? "" : "s") found: \(first.id) \(first.verdict.rawValue) — \(first.evidence)")
+        }
+    }
+
+    /// A report's other form into `file`: replaced, never through a symbolic link.
+    private static func save(_ text: String, to file: String, for option: OptionSpec) throws(CLIError) {
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CLIError(.ioError, "\(option.name) \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw CLIError(.ioError, "\(option.name) \(EchoedInput.path(file)): \(String(cString: strerror(errno)))") }
+            done += n
         }
     }
 }

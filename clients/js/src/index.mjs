@@ -530,8 +530,17 @@ export class Audit {
   }
 
   /** The report as JUnit XML text (once done). */
-  async junit() {
-    const path = `/audits/${encodeURIComponent(this.id)}/junit`;
+  junit() {
+    return this.#text('junit');
+  }
+
+  /** The report as one self-contained HTML page (once done). */
+  html() {
+    return this.#text('html');
+  }
+
+  async #text(form) {
+    const path = `/audits/${encodeURIComponent(this.id)}/${form}`;
     const response = await fetch(this.server.url + path, { headers: { authorization: `Bearer ${this.server.token}` } });
     if (!response.ok) throw await AuthctlError.fromResponse(response, 'GET', path);
     return response.text();

@@ -35,6 +35,9 @@ describe('audits', () => {
     assert.doesNotThrow(() => assertNoFindings(report, 'server-error'));
     const xml = await running.junit();
     assert.match(xml, /<testsuite [^>]*tests="5"[^>]*failures="2"/);
+    const page = await running.html();
+    assert.match(page, /^<!DOCTYPE html>/);
+    assert.match(page, /<section id="sign-replay">/);
   });
 
   test('a running audit stops when canceled; a bad request is a 400', async () => {

@@ -104,6 +104,10 @@ class Audit:
         """The report as JUnit XML (once done)."""
         return self.server.transport.request("GET", path("audits", self.id, "junit"))
 
+    def html(self) -> str:
+        """The report as one self-contained HTML page (once done)."""
+        return self.server.transport.request("GET", path("audits", self.id, "html"))
+
     def cancel(self) -> None:
         """Stops it at its next case (or forgets it, once ended)."""
         self.server.transport.request("DELETE", path("audits", self.id))

@@ -86,6 +86,7 @@ def test_a_profile_as_a_dict_drives_the_rp_and_the_junit_report_parses(authctl_s
     running = authctl_server.start_audit(bank.url, profile=profile, only=["binding"], rate=1000)
     report = running.wait(timeout=120)
     assert report.verdicts == {"sign-other-users-credential": "rejected", "sign-other-users-handle": "rejected"}
+    assert running.html().startswith("<!DOCTYPE html>") and "sign-other-users-handle" in running.html()
     suite = ElementTree.fromstring(running.junit())
     assert suite.tag == "testsuite" and int(suite.get("tests")) == 2 and int(suite.get("failures")) == 0
     # Ended, it is listed; deleted, it is gone.
