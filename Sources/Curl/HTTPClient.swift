@@ -10,6 +10,9 @@ package final class HTTPClient {
     package struct Response: Sendable {
         package let status: Int
         package let body: [UInt8]
+        /// The values of the reply's `Set-Cookie` headers, as sent (the cookie engine keeps them
+        /// besides): what a caller asks of "did this reply set a cookie".
+        package var setCookies: [String] = []
     }
 
     package struct Failure: Error, Sendable {
@@ -72,6 +75,22 @@ package final class HTTPClient {
                 return length
             }),
             authctl_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(reply).toOpaque()),
+            authctl_curl_setopt_header(handle, { data, size, count, context in
+                guard let data, let context else { return 0 }
+                let buffer = Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue()
+                let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+                // A new status line (after a 1xx) starts the final reply's headers afresh.
+                if line.hasPrefix("HTTP/") { buffer.setCookies = [] }
+                if let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "set-cookie", buffer.setCookies.count < 100 {
+                    let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
+                    var value = line[line.index(after: colon)...]
+                    while let first = value.first, blank.contains(first) { value.removeFirst() }
+                    while let last = value.last, blank.contains(last) { value.removeLast() }
+                    buffer.setCookies.append(String(value))
+                }
+                return size * count
+            }),
+            authctl_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, Unmanaged.passUnretained(reply).toOpaque()),
         ]
         if let failed = codes.first(where: { $0 != CURLE_OK }) { throw Failure(message: String(cString: authctl_curl_easy_strerror(failed))) }
         // A method that carries a body gets one, empty when none is given (Content-Length: 0).
@@ -91,10 +110,11 @@ package final class HTTPClient {
         }
         var status = 0
         _ = authctl_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return Response(status: status, body: reply.bytes)
+        return Response(status: status, body: reply.bytes, setCookies: reply.setCookies)
     }
 
     private final class ReplyBuffer {
         var bytes: [UInt8] = []
+        var setCookies: [String] = []
     }
 }

@@ -20,6 +20,8 @@ final class RPSession {
         let status: Int
         let json: JSONValue?
         let text: String
+        /// Its `Set-Cookie` headers' values.
+        var setCookies: [String] = []
     }
 
     let base: String
@@ -51,7 +53,7 @@ final class RPSession {
         let text = String(decoding: response.body, as: UTF8.self)
         exchanges.append(Exchange(method: request.method, path: request.path, body: body, status: response.status,
                                   answer: String(text.prefix(2000))))
-        return Answer(status: response.status, json: JSONValue(parsing: text), text: text)
+        return Answer(status: response.status, json: JSONValue(parsing: text), text: text, setCookies: response.setCookies)
     }
 }
 

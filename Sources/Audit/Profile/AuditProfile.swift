@@ -4,7 +4,10 @@ import Session
 /// How to drive one relying party (docs/audit.md, "A profile for your RP"): where its ceremonies
 /// begin and finish, how a user comes to exist and to be signed in, where the options sit in a
 /// begin's answer and where the response goes in a finish, and what success looks like. Read from
-/// a JSON file (`authctl audit --profile FILE`) or a preset (`--preset rp-server`).
+/// a JSON file (`authctl audit --profile FILE`) or a preset (`--preset rp-server`). An RP with no
+/// password sign-up, login or signed-in page (the FIDO conformance API) leaves `signUp`, `logIn`
+/// and `signedIn` out: its users come into being at the registration's begin, and the cases that
+/// need what it lacks are inconclusive, saying so.
 package struct AuditProfile: Codable, Sendable, Equatable {
     /// One HTTP request: its method, a path on the audited RP (never another host), and its JSON
     /// body, in which the strings `${user}`, `${password}` and `${response}` stand for the user's
@@ -31,31 +34,39 @@ package struct AuditProfile: Codable, Sendable, Equatable {
         }
     }
 
-    /// What an answer must be to count as the RP's yes: a status in 200–299, and, when
-    /// `member` is given, that member (dotted) equal to `equals`.
+    /// What an answer must be to count as the RP's yes: a status in 200–299, and each of these
+    /// that is given: `member` (dotted) equal to `equals` (`true` when left out), a cookie named
+    /// `cookie` set by the answer, `contains` in its body (an HTML page only a signed-in user sees).
     package struct Success: Codable, Sendable, Equatable {
         package var member: String?
         package var equals: JSONValue?
+        package var cookie: String?
+        package var contains: String?
 
-        package init(member: String? = nil, equals: JSONValue? = nil) { (self.member, self.equals) = (member, equals) }
+        package init(member: String? = nil, equals: JSONValue? = nil, cookie: String? = nil, contains: String? = nil) {
+            (self.member, self.equals, self.cookie, self.contains) = (member, equals, cookie, contains)
+        }
     }
 
     /// The origin the RP's pages have: what an honest browser puts in clientDataJSON.
     package var origin: String
-    /// Makes a new user and leaves its session signed in (a sign-up form, an admin call).
-    package var signUp: Request
-    /// Signs a user in with its password (for a fresh session of a user that exists).
-    package var logIn: Request
+    /// Makes a new user and leaves its session signed in (a sign-up form, an admin call); `nil`
+    /// where a user comes into being at the registration's begin (whose body names `${user}`).
+    package var signUp: Request?
+    /// Signs a user in with its password (for a fresh session of a user that exists); `nil` for
+    /// an RP without one.
+    package var logIn: Request?
     package var register: Ceremony
     /// A username-first sign-in: its begin names the user (`${user}`).
     package var signIn: Ceremony
-    /// A request only a signed-in user gets a yes to, and what that yes is.
-    package var signedIn: Request
+    /// A request only a signed-in user gets a yes to, and what that yes is; `nil` for an RP
+    /// without one (a refused sign-in is then not probed).
+    package var signedIn: Request?
     package var signedInSuccess: Success
     /// What a finish answers when the RP accepts a response.
     package var success: Success
 
-    package init(origin: String, signUp: Request, logIn: Request, register: Ceremony, signIn: Ceremony, signedIn: Request,
+    package init(origin: String, signUp: Request?, logIn: Request?, register: Ceremony, signIn: Ceremony, signedIn: Request?,
                 signedInSuccess: Success = Success(), success: Success = Success()) {
         self.origin = origin
         self.signUp = signUp
@@ -68,7 +79,7 @@ package struct AuditProfile: Codable, Sendable, Equatable {
     }
 
     /// The presets `--preset` names.
-    package static let presets: KeyValuePairs<String, AuditProfile> = ["rp-server": rpServer]
+    package static let presets: KeyValuePairs<String, AuditProfile> = ["rp-server": rpServer, "fido-conformance": fidoConformance]
 
     /// docs/examples/rp_server.py: sign-up and password login, `{"publicKey": options}` from each
     /// begin, `{"credential": response}` to each finish, `{"verified": true}` for a yes, and
@@ -83,6 +94,49 @@ package struct AuditProfile: Codable, Sendable, Equatable {
                          finish: Request(path: "/login/finish", body: .object(["credential": .string("${response}")]))),
         signedIn: Request(method: "GET", path: "/account"),
         success: Success(member: "verified", equals: .bool(true)))
+
+    /// The FIDO Alliance's FIDO2 server conformance test API (docs/examples/conformance_rp.py):
+    /// `POST /attestation/options` with a ServerPublicKeyCredentialCreationOptionsRequest makes the
+    /// user it names and answers the options at the top level beside `status` and `errorMessage`;
+    /// `/attestation/result` and `/assertion/result` take the ServerPublicKeyCredential as the whole
+    /// body and answer a ServerResponse, `{"status": "ok", "errorMessage": ""}` for a yes. It has no
+    /// sign-up, login or signed-in page. User verification is asked for as required in both
+    /// ceremonies, so that the UV cases are judged; attestation `none`, as every case registers.
+    package static let fidoConformance = AuditProfile(
+        origin: "https://localhost",
+        signUp: nil, logIn: nil,
+        register: Ceremony(begin: Request(path: "/attestation/options", body: .object([
+                               "username": .string("${user}"), "displayName": .string("${user}"),
+                               "authenticatorSelection": .object(["userVerification": .string("required")]),
+                               "attestation": .string("none")])),
+                           options: "",
+                           finish: Request(path: "/attestation/result", body: .string("${response}"))),
+        signIn: Ceremony(begin: Request(path: "/assertion/options",
+                                        body: .object(["username": .string("${user}"), "userVerification": .string("required")])),
+                         options: "",
+                         finish: Request(path: "/assertion/result", body: .string("${response}"))),
+        signedIn: nil,
+        success: Success(member: "status", equals: .string("ok")))
+}
+
+extension AuditProfile {
+    private enum CodingKeys: String, CodingKey {
+        case origin, signUp, logIn, register, signIn, signedIn, signedInSuccess, success
+    }
+
+    /// `signUp`, `logIn` and `signedIn` may be left out (or `null`); `signedInSuccess` left out is
+    /// any 2xx.
+    package init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        origin = try c.decode(String.self, forKey: .origin)
+        signUp = try c.decodeIfPresent(Request.self, forKey: .signUp)
+        logIn = try c.decodeIfPresent(Request.self, forKey: .logIn)
+        register = try c.decode(Ceremony.self, forKey: .register)
+        signIn = try c.decode(Ceremony.self, forKey: .signIn)
+        signedIn = try c.decodeIfPresent(Request.self, forKey: .signedIn)
+        signedInSuccess = try c.decodeIfPresent(Success.self, forKey: .signedInSuccess) ?? Success()
+        success = try c.decode(Success.self, forKey: .success)
+    }
 }
 
 extension AuditProfile {

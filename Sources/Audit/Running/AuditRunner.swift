@@ -47,7 +47,7 @@ package final class AuditRunner {
             throw AuditError(.badInput, "the RP's origin is scheme://host[:port], such as https://rp.example: '\(profile.origin)'")
         }
         self.base = text
-        self.profile = profile
+        self.profile = try profile.checked()
         self.options = options
         pacer = Pacer(perSecond: options.rate)
         var template = Array((NSTemporaryDirectory() + "/authctl-audit-XXXXXX").utf8CString)
@@ -105,7 +105,9 @@ package final class AuditRunner {
             let browser = try RPSession(base: base, pacer: pacer)
             let signed = try signIn(user, in: browser, credential: made.response.credentialId)
             guard signed.answerIsYes else { throw Stop("the RP refused an honest sign-in: \(signed.answer.shown)") }
-            guard try isSignedIn(browser, as: user) else { throw Stop("after an honest sign-in, \(profile.signedIn.path) does not say the user is signed in") }
+            if let signedIn = profile.signedIn, try !isSignedIn(browser, as: user) {
+                throw Stop("after an honest sign-in, \(signedIn.path) does not say the user is signed in")
+            }
         } catch let stop as Stop {
             throw AuditError(.rpUnusable, "the baseline failed: \(stop.reason)")
         } catch let error as AuditError {
@@ -323,8 +325,9 @@ package final class AuditRunner {
 
     /// After a refused sign-in: the browser must not be signed in.
     private func probeSignIn(_ browser: RPSession, _ user: User, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
+        guard let signedIn = profile.signedIn else { return (.inconclusive, "refused (\(refusal.shown)), not probed: \(AuditProfile.Lack.signedIn.reason)") }
         if try isSignedIn(browser, as: user) {
-            return (.accepted, "the RP refused the sign-in (\(refusal.shown)) but the session is signed in (\(profile.signedIn.path))")
+            return (.accepted, "the RP refused the sign-in (\(refusal.shown)) but the session is signed in (\(signedIn.path))")
         }
         return (.rejected, refusal.shown)
     }
@@ -344,8 +347,10 @@ package final class AuditRunner {
     private func newUser() throws -> User {
         userCount += 1
         let user = User(name: "audit-\(runId)-\(userCount)", password: "pw-\(runId)-\(userCount)-A9!", browser: try RPSession(base: base, pacer: pacer))
-        let answer = try user.browser.send(profile.signUp, values(user))
-        guard (200..<300).contains(answer.status) else { throw Stop("\(profile.signUp.path) did not make a user: \(answer.shown)") }
+        // Without a sign-up, the user comes into being at the registration's begin.
+        guard let signUp = profile.signUp else { return user }
+        let answer = try user.browser.send(signUp, values(user))
+        guard (200..<300).contains(answer.status) else { throw Stop("\(signUp.path) did not make a user: \(answer.shown)") }
         return user
     }
 
@@ -361,9 +366,10 @@ package final class AuditRunner {
 
     /// The user's password sign-in in a new browser.
     private func logIn(_ user: User) throws -> RPSession {
+        guard let logIn = profile.logIn else { throw Stop(AuditProfile.Lack.logIn.reason) }
         let browser = try RPSession(base: base, pacer: pacer)
-        let answer = try browser.send(profile.logIn, values(user))
-        guard (200..<300).contains(answer.status) else { throw Stop("\(profile.logIn.path) did not sign the user in: \(answer.shown)") }
+        let answer = try browser.send(logIn, values(user))
+        guard (200..<300).contains(answer.status) else { throw Stop("\(logIn.path) did not sign the user in: \(answer.shown)") }
         return browser
     }
 
@@ -460,13 +466,12 @@ package final class AuditRunner {
     }
 
     private func isSignedIn(_ browser: RPSession, as user: User) throws -> Bool {
-        isYes(try browser.send(profile.signedIn, values(user)), profile.signedInSuccess)
+        guard let signedIn = profile.signedIn else { throw Stop(AuditProfile.Lack.signedIn.reason) }
+        return isYes(try browser.send(signedIn, values(user)), profile.signedInSuccess)
     }
 
     private func isYes(_ answer: RPSession.Answer, _ success: AuditProfile.Success) -> Bool {
-        guard (200..<300).contains(answer.status) else { return false }
-        guard let member = success.member else { return true }
-        return answer.json?.member(member) == (success.equals ?? .bool(true))
+        success.holds(status: answer.status, json: answer.json, text: answer.text, setCookies: answer.setCookies)
     }
 
     /// A valid response's JSON envelope with one thing changed.

@@ -35,5 +35,7 @@ CURLcode authctl_curl_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode authctl_curl_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode authctl_curl_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode authctl_curl_setopt_write(CURL *handle, authctl_curl_write_callback callback);
+/* CURLOPT_HEADERFUNCTION: each header line of a reply, as a write callback gets the body. */
+CURLcode authctl_curl_setopt_header(CURL *handle, authctl_curl_write_callback callback);
 CURLcode authctl_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 #endif
