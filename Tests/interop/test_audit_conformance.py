@@ -1,7 +1,8 @@
 """`authctl audit --preset fido-conformance` against docs/examples/conformance_rp.py, an RP on
 py_webauthn in the shape of the FIDO2 server conformance test API (no sign-up, login or signed-in
 page): the baseline passes, each case comes to the verdict glue written the way py_webauthn's
-examples show earns, and what the shape lacks makes a case inconclusive, saying what. Profiles
+examples show earns, and what the shape lacks is said: a case that needs it is inconclusive, a
+refused sign-in that cannot be probed is rejected "not probed". Profiles
 without signUp, logIn or signedIn run; hostile profiles are badInput before anything is sent."""
 import http.server
 import inspect
@@ -31,8 +32,8 @@ EXPECTED = {
     "sign-wrong-credential-type": "server error",
     # No logIn in the shape: no second session of the same user.
     "reg-without-begin": "inconclusive",
-    # No signedIn in the shape: a refused sign-in cannot be probed for a session it left.
-    **{case: "inconclusive" for case in [
+    # No signedIn in the shape: a refused sign-in is judged on the refusal alone ("not probed").
+    **{case: "rejected" for case in [
         "sign-wrong-type", "sign-wrong-challenge", "sign-wrong-origin", "sign-look-alike-origin", "sign-subdomain-origin",
         "sign-http-origin", "sign-other-port-origin", "sign-wrong-rp-id-hash", "sign-up-cleared", "sign-uv-cleared",
         "sign-bad-signature", "sign-uv-claimed", "sign-counter-regress", "sign-other-users-credential", "sign-without-begin",
@@ -77,7 +78,7 @@ def test_each_case_comes_to_the_verdict_py_webauthn_glue_earns(report):
         assert ("exchanges" in result) == (result["verdict"] in ("ACCEPTED", "server error")), result["id"]
 
 
-def test_an_inconclusive_case_names_what_the_profile_lacks(report):
+def test_what_the_profile_lacks_is_named_in_the_evidence(report):
     evidence = {r["id"]: r["evidence"] for r in report["results"]}
     assert evidence["reg-without-begin"] == "the profile has no logIn: a second session of the same user cannot be had"
     reason = evidence["sign-bad-signature"]
@@ -158,15 +159,15 @@ def test_the_preset_written_as_a_file_without_the_optional_members_runs_the_same
         rp.close()
     assert proc.returncode == 0, proc.stderr
     found = {r["id"]: r["verdict"] for r in json.loads(proc.stdout)["results"]}
-    assert found == {"reg-without-begin": "inconclusive", "sign-bad-signature": "inconclusive", "reg-replay": "rejected",
+    assert found == {"reg-without-begin": "inconclusive", "sign-bad-signature": "rejected", "reg-replay": "rejected",
                      "reg-uv-cleared": "rejected"}
 
 
-@pytest.mark.parametrize("left_out, case, reason", [
-    ("logIn", "reg-without-begin", "the profile has no logIn"),
-    ("signedIn", "sign-bad-signature", "the profile has no signedIn"),
+@pytest.mark.parametrize("left_out, case, verdict, reason", [
+    ("logIn", "reg-without-begin", "inconclusive", "the profile has no logIn"),
+    ("signedIn", "sign-bad-signature", "rejected", "not probed: the profile has no signedIn"),
 ])
-def test_a_member_left_out_makes_only_the_cases_that_need_it_inconclusive(tmp_path, left_out, case, reason):
+def test_a_member_left_out_changes_only_the_cases_that_need_it_and_says_so(tmp_path, left_out, case, verdict, reason):
     rp = Running(RP_SERVER.serve(0))
     try:
         proc = audit(rp.url, "--only", f"{case},reg-replay", preset=("--profile", write(tmp_path, rp_server_profile(**{left_out: None}))))
@@ -174,7 +175,7 @@ def test_a_member_left_out_makes_only_the_cases_that_need_it_inconclusive(tmp_pa
         rp.close()
     assert proc.returncode == 0, proc.stderr
     results = {r["id"]: r for r in json.loads(proc.stdout)["results"]}
-    assert results[case]["verdict"] == "inconclusive" and reason in results[case]["evidence"], results[case]
+    assert results[case]["verdict"] == verdict and reason in results[case]["evidence"], results[case]
     assert results["reg-replay"]["verdict"] == "rejected"
 
 

@@ -325,7 +325,9 @@ package final class AuditRunner {
 
     /// After a refused sign-in: the browser must not be signed in.
     private func probeSignIn(_ browser: RPSession, _ user: User, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
-        guard let signedIn = profile.signedIn else { return (.inconclusive, "refused (\(refusal.shown)), not probed: \(AuditProfile.Lack.signedIn.reason)") }
+        // Without a signed-in page the refusal is all there is to judge (the conformance API's shape):
+        // rejected, and the evidence says it was not probed.
+        guard let signedIn = profile.signedIn else { return (.rejected, "refused (\(refusal.shown)), not probed: \(AuditProfile.Lack.signedIn.reason)") }
         if try isSignedIn(browser, as: user) {
             return (.accepted, "the RP refused the sign-in (\(refusal.shown)) but the session is signed in (\(signedIn.path))")
         }
