@@ -52,8 +52,10 @@ package final class HTTPClient {
 
     deinit { authctl_curl_easy_cleanup(handle) }
 
-    /// Sends `method` to `url` with `body` (as JSON when given) and returns the status and reply.
-    package func send(method: String, url: String, body: [UInt8]?, timeoutSeconds: Int = 30) throws(Failure) -> Response {
+    /// Sends `method` to `url` with `body` (of `contentType`, JSON by default) and `extraHeaders`
+    /// (names and values the caller checked: no line breaks), and returns the status and reply.
+    package func send(method: String, url: String, body: [UInt8]?, contentType: String = "application/json",
+                      extraHeaders: [(String, String)] = [], timeoutSeconds: Int = 30) throws(Failure) -> Response {
         authctl_curl_easy_reset(handle)  // options only: the cookie jar stays
         let reply = ReplyBuffer()
         var headers: UnsafeMutablePointer<curl_slist>? = nil
@@ -95,8 +97,10 @@ package final class HTTPClient {
         if let failed = codes.first(where: { $0 != CURLE_OK }) { throw Failure(message: String(cString: authctl_curl_easy_strerror(failed))) }
         // A method that carries a body gets one, empty when none is given (Content-Length: 0).
         let sent = body ?? (["POST", "PUT", "PATCH"].contains(method) ? [] : nil)
+        for (name, value) in extraHeaders { headers = authctl_curl_slist_append(headers, "\(name): \(value)") }
+        if sent == nil, headers != nil { _ = authctl_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)) }
         if let body = sent {
-            headers = authctl_curl_slist_append(headers, "Content-Type: application/json")
+            headers = authctl_curl_slist_append(headers, "Content-Type: \(contentType)")
             headers = authctl_curl_slist_append(headers, "Accept: application/json")
             _ = authctl_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers))
             _ = authctl_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count)

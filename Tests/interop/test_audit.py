@@ -350,3 +350,97 @@ def test_the_html_report_is_one_page_with_every_case_and_each_findings_exchanges
     assert sorted(page.sections) == ["reg-replay", "sign-replay"]
     assert tags.count("pre") >= 4
     assert page.verdicts.count("ACCEPTED") >= 4  # the summary, two rows, two sections
+
+
+class FormFront(http.server.BaseHTTPRequestHandler):
+    """The example RP behind a front that takes forms and queries, as many web RPs do: sign-up,
+    login and finishes as `application/x-www-form-urlencoded` (the response a field of JSON
+    text), the sign-in's user in the begin's query, and an API key header on every request —
+    each translated to the example RP's JSON, or refused with a 400 when not as said."""
+    upstream = ""
+    seen: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def handle_one(self):
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+        if self.headers.get("X-API-Key") != "k-123":
+            return self.reply(400, b'{"error": "no API key"}', [])
+        target = urllib.parse.urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = None
+        if target.path in ("/signup", "/password/login", "/register/finish", "/login/finish"):
+            if self.headers.get("Content-Type") != "application/x-www-form-urlencoded":
+                return self.reply(400, b'{"error": "a form, please"}', [])
+            fields = dict(urllib.parse.parse_qsl(raw.decode(), strict_parsing=True))
+            body = {"credential": json.loads(fields["credential"])} if "finish" in target.path else fields
+        elif target.path == "/login/begin":
+            body = {"username": dict(urllib.parse.parse_qsl(target.query))["username"]}
+        elif raw:
+            body = json.loads(raw)
+        self.seen.append((self.command, self.path))
+        method = "POST" if target.path == "/login/begin" else self.command
+        request = urllib.request.Request(self.upstream + target.path, method=method,
+                                         data=json.dumps(body).encode() if body is not None else (b"{}" if method == "POST" else None))
+        request.add_header("Content-Type", "application/json")
+        if self.headers.get("Cookie"):
+            request.add_header("Cookie", self.headers["Cookie"])
+        try:
+            answer = urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:
+            answer = error
+        self.reply(answer.status if hasattr(answer, "status") else answer.code, answer.read(), answer.headers.get_all("Set-Cookie") or [])
+
+    def reply(self, status, body, cookies):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        for cookie in cookies:
+            self.send_header("Set-Cookie", cookie)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = handle_one
+
+
+def test_a_profile_sends_forms_queries_and_headers_and_judges_as_through_json(tmp_path):
+    key = {"X-API-Key": "k-123"}
+    credentials = {"username": "${user}", "password": "${password}"}
+    profile = {
+        "origin": "https://yourbank.example",
+        "signUp": {"method": "POST", "path": "/signup", "body": credentials, "encoding": "form", "headers": key},
+        "logIn": {"method": "POST", "path": "/password/login", "body": credentials, "encoding": "form", "headers": key},
+        "register": {"begin": {"method": "POST", "path": "/register/begin", "body": {}, "headers": key}, "options": "publicKey",
+                     "finish": {"method": "POST", "path": "/register/finish", "body": {"credential": "${response}"}, "encoding": "form",
+                                "headers": key}},
+        "signIn": {"begin": {"method": "GET", "path": "/login/begin?username=${user}", "headers": key}, "options": "publicKey",
+                   "finish": {"method": "POST", "path": "/login/finish", "body": {"credential": "${response}"}, "encoding": "form",
+                              "headers": key}},
+        "signedIn": {"method": "GET", "path": "/account", "headers": key},
+        "success": {"member": "verified", "equals": True},
+    }
+    (tmp_path / "form.json").write_text(json.dumps(profile))
+    rp = Running(RP.serve(0, flaws=frozenset(["not-bound-to-user"])))
+    front = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("F", (FormFront,), {"upstream": rp.url, "seen": []})))
+    try:
+        through_form = subprocess.run([BIN, "--json", "audit", "--profile", str(tmp_path / "form.json"), "--only", "binding,replay",
+                                       front.url], capture_output=True, text=True, timeout=300)
+        direct = audit(rp.url, "--only", "binding,replay")
+        seen = front.server.RequestHandlerClass.seen
+    finally:
+        front.close()
+        rp.close()
+    assert through_form.returncode == 32, through_form.stderr  # the flaw is found through the form front too
+    assert verdicts(through_form)[0] == verdicts(direct)[0]
+    assert ("GET", "/login/begin?username=audit-") in [(m, p[:len("/login/begin?username=audit-")]) for m, p in seen]
+    # A header that would break the request, a form body that is not an object: refused before anything is sent.
+    for change in ({"headers": {"X-Evil": "a\r\nHost: elsewhere"}}, {"headers": {"Host": "elsewhere"}}, {"body": "${response}", "encoding": "form"}):
+        bad = json.loads(json.dumps(profile))
+        bad["signIn"]["finish"].update(change)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        proc = subprocess.run([BIN, "audit", "--profile", str(tmp_path / "bad.json"), "http://127.0.0.1:9"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 65 and "signIn.finish" in proc.stderr, (change, proc.stderr)

@@ -41,20 +41,71 @@ final class RPSession {
         guard request.path.hasPrefix("/"), !request.path.hasPrefix("//") else {
             throw AuditError(.badInput, "a profile's path must start with one '/' (a path on the audited RP): '\(request.path)'")
         }
-        let body = request.body.map { JSONOutput.string($0.filled(values)) }
+        let path = Self.filled(request.path, values, encoded: true)
+        let filled = request.body.map { $0.filled(values) }
+        let body: String?, contentType: String
+        switch request.encoding ?? .json {
+        case .json: (body, contentType) = (filled.map { JSONOutput.string($0) }, "application/json")
+        case .form: (body, contentType) = (filled.map(Self.form), "application/x-www-form-urlencoded")
+        }
+        let headers = (request.headers ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, Self.filled($0.value, values, encoded: false)) }
         pacer.wait()
         let response: HTTPClient.Response
         do {
-            response = try client.send(method: request.method, url: base + request.path, body: body.map { Array($0.utf8) },
-                                       timeoutSeconds: Self.timeoutSeconds)
+            response = try client.send(method: request.method, url: base + path, body: body.map { Array($0.utf8) }, contentType: contentType,
+                                       extraHeaders: headers, timeoutSeconds: Self.timeoutSeconds)
         } catch {
-            throw AuditError(.rpUnusable, "\(request.method) \(request.path): \(error.reason)")
+            throw AuditError(.rpUnusable, "\(request.method) \(path): \(error.reason)")
         }
         let text = String(decoding: response.body, as: UTF8.self)
-        exchanges.append(Exchange(method: request.method, path: request.path, body: body, status: response.status,
+        exchanges.append(Exchange(method: request.method, path: path, body: body, status: response.status,
                                   answer: String(text.prefix(2000))))
         return Answer(status: response.status, json: JSONValue(parsing: text), text: text, setCookies: response.setCookies)
     }
+}
+
+extension RPSession {
+    /// `text` with each `${name}` whose value is a string replaced by it — percent-encoded for a
+    /// path or query (RFC 3986's unreserved characters kept), as it is for a header (whose
+    /// values the audit makes: names and passwords of letters, digits and dashes).
+    static func filled(_ text: String, _ values: [String: JSONValue], encoded: Bool) -> String {
+        var out = text
+        for (name, value) in values {
+            guard case .string(let string) = value, out.contains("${\(name)}") else { continue }
+            out = out.replacingOccurrences(of: "${\(name)}", with: encoded ? percentEncoded(string) : string)
+        }
+        return out
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: out.unicodeScalars.append(Unicode.Scalar(byte))
+            default: out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+
+    /// An object as `application/x-www-form-urlencoded` (WHATWG URL §5.2): its members in name
+    /// order, a string as it is, any other value as its JSON text.
+    static func form(_ value: JSONValue) -> String {
+        guard case .object(let members) = value else { return "" }
+        return members.sorted { $0.key < $1.key }.map { name, member in
+            let text: String
+            if case .string(let string) = member { text = string } else { text = JSONOutput.string(member) }
+            return formEncoded(name) + "=" + formEncoded(text)
+        }.joined(separator: "&")
+    }
+
+    private static func formEncoded(_ text: String) -> String {
+        percentEncoded(text).replacingOccurrences(of: "%20", with: "+")
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
 
 /// At most `perSecond` requests a second, for every session of one audit.

@@ -19,6 +19,16 @@ extension AuditProfile {
             guard Self.isToken(request.method), request.method.utf8.count <= 32 else {
                 throw AuditError(.badInput, "the profile's \(name).method is an HTTP method such as GET or POST, not '\(EchoedInput.words(request.method))'")
             }
+            for (header, value) in request.headers ?? [:] {
+                // RFC 9110 §5.5: a field value is visible ASCII, spaces and tabs — never a line break.
+                guard Self.isToken(header), !Self.reservedHeaders.contains(header.lowercased()),
+                      value.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }), value.utf8.count <= 4096 else {
+                    throw AuditError(.badInput, "the profile's \(name).headers has '\(EchoedInput.words(header))': a header's name is an HTTP token other than Host, Content-Type, Content-Length, Cookie or Transfer-Encoding, and its value visible ASCII (at most 4096 bytes)")
+                }
+            }
+            if request.encoding == .form, let body = request.body, !body.isObject {
+                throw AuditError(.badInput, "the profile's \(name).body is sent as a form: it is an object, each member a field")
+            }
         }
         for (name, success) in [("success", success), ("signedInSuccess", signedInSuccess)] {
             if let cookie = success.cookie, !Self.isToken(cookie) {
@@ -28,11 +38,14 @@ extension AuditProfile {
         }
         // Without a sign-up, a user comes into being where the registration begins: its body
         // must name the user, or every user would be one and the same nobody.
-        if signUp == nil, !(register.begin.body?.names("user") ?? false) {
-            throw AuditError(.badInput, "the profile has no signUp, so register.begin's body names the user (\"${user}\"), who comes into being there")
+        if signUp == nil, !(register.begin.body?.names("user") ?? false), !register.begin.path.contains("${user}") {
+            throw AuditError(.badInput, "the profile has no signUp, so register.begin's body or path names the user (\"${user}\"), who comes into being there")
         }
         return self
     }
+
+    /// Headers the audit writes itself: the RP's host, the body's type and length, the cookie jar.
+    static let reservedHeaders: Set<String> = ["host", "content-type", "content-length", "cookie", "transfer-encoding"]
 
     /// RFC 9110 §5.6.2: a token is one or more tchar.
     static func isToken(_ text: String) -> Bool {
@@ -95,6 +108,11 @@ extension AuditProfile.Success {
 }
 
 extension JSONValue {
+    var isObject: Bool {
+        if case .object = self { return true }
+        return false
+    }
+
     /// Whether `${name}` stands somewhere in the value (at any depth, or as the value itself).
     func names(_ name: String) -> Bool {
         switch self {

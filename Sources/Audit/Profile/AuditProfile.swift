@@ -13,12 +13,23 @@ package struct AuditProfile: Codable, Sendable, Equatable {
     /// body, in which the strings `${user}`, `${password}` and `${response}` stand for the user's
     /// name, its password and the authenticator's response (inserted as JSON, not as text).
     package struct Request: Codable, Sendable, Equatable {
+        /// How the body is sent: JSON, or a form (`application/x-www-form-urlencoded`: each member
+        /// of the body's object a field, a string as it is, anything else — the response — as
+        /// its JSON text).
+        package enum Encoding: String, Codable, Sendable {
+            case json, form
+        }
+
         package var method: String
+        /// The path and query; `${user}` and `${password}` in it are filled, percent-encoded.
         package var path: String
         package var body: JSONValue?
+        package var encoding: Encoding?
+        /// More request headers (an API key, a CSRF header), `${…}` in a value filled as text.
+        package var headers: [String: String]?
 
-        package init(method: String = "POST", path: String, body: JSONValue? = nil) {
-            (self.method, self.path, self.body) = (method, path, body)
+        package init(method: String = "POST", path: String, body: JSONValue? = nil, encoding: Encoding? = nil, headers: [String: String]? = nil) {
+            (self.method, self.path, self.body, self.encoding, self.headers) = (method, path, body, encoding, headers)
         }
     }
 
