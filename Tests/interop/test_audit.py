@@ -51,12 +51,18 @@ FLAWS = {
     "uv-not-enforced": {"reg-uv-cleared"},
     "state-before-verify": {"state-refused-sign-in-moves-count"},
     "up-not-checked": {"reg-up-cleared"},  # py_webauthn checks UP at a sign-in with no switch to turn it off
+    "cross-origin-allowed": {"reg-cross-origin", "sign-cross-origin"},
+    "alg-not-checked": {"reg-alg-not-offered"},
+    "backup-eligibility-not-compared": {"sign-backup-eligibility-changed"},
+    "user-enumeration": {"opt-user-enumeration"},
     # A session given before verification stays on every sign-in refused in verification; one
     # refused before (no such passkey, another user's) never had it.
     "session-on-failed-verify": {"sign-bad-signature", "sign-counter-regress", "sign-up-cleared", "sign-uv-claimed", "sign-wrong-challenge",
                                  "sign-wrong-credential-type", "sign-wrong-origin", "sign-look-alike-origin", "sign-subdomain-origin",
                                  "sign-http-origin", "sign-other-port-origin", "sign-wrong-rp-id-hash", "sign-wrong-type",
-                                 "sign-empty-signature", "sign-client-data-changed", "sign-raw-id-not-base64url"},
+                                 "sign-empty-signature", "sign-client-data-changed", "sign-raw-id-not-base64url",
+                                 "sign-cross-origin", "sign-backup-state-without-eligibility", "sign-backup-eligibility-changed",
+                                 "sign-zero-signature", "sign-other-key-signature"},
 }
 
 
@@ -72,13 +78,15 @@ def test_an_rp_without_flaws_refuses_every_case_and_the_audit_exits_0():
         rp.close()
     assert proc.returncode == 0, proc.stderr
     found, report = verdicts(proc)
-    assert len(found) >= 45
-    assert {v for v in found.values()} <= {"rejected", "inconclusive"}, found
+    assert len(found) >= 61
+    assert {v for v in found.values()} <= {"rejected", "inconclusive", "taken"}, found
+    # The one valid response of the battery (an extension output not asked for) is taken.
+    assert [k for k, v in found.items() if v == "taken"] == ["reg-unsolicited-extension"]
     # Inconclusive only where the RP does not ask for what the case needs, with why.
     assert [k for k, v in found.items() if v == "inconclusive"] == ["sign-uv-cleared"]
     reason = next(r for r in report["results"] if r["id"] == "sign-uv-cleared")["evidence"]
     assert "does not require user verification" in reason
-    assert report["counts"] == {"rejected": len(found) - 1, "inconclusive": 1}
+    assert report["counts"] == {"rejected": len(found) - 2, "inconclusive": 1, "taken": 1}
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
@@ -100,6 +108,45 @@ def test_each_flaw_alone_is_found_by_exactly_its_cases(flaw, tmp_path):
     assert error["error"] == "auditFindings" and error["exitCode"] == 32
     for result in report["results"]:
         assert ("exchanges" in result) == (result["verdict"] == "ACCEPTED"), result["id"]
+
+
+def test_an_rp_that_refuses_an_unsolicited_extension_output_is_reported_refused_and_fails_only_fail_on_any(tmp_path):
+    # The bank, refusing every registration whose authenticator data has the ED flag (extension
+    # outputs): WebAuthn L3 §7.1 lets it, and it locks out the authenticators that send one.
+    import base64
+    import cbor2
+    server = RP.serve(0)
+    handler = server.RequestHandlerClass
+
+    class NoExtensions(handler):
+        def do_POST(self):
+            if self.path == "/register/finish":
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                text = body["credential"]["response"]["attestationObject"]
+                auth_data = cbor2.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))["authData"]
+                if auth_data[32] & 0x80:
+                    self.reply(400, {"error": "extension outputs not accepted"})
+                    return
+                raw = json.dumps(body).encode()
+                self.headers.replace_header("Content-Length", str(len(raw)))
+                self.rfile = __import__("io").BytesIO(raw)
+            super().do_POST()
+
+    server.RequestHandlerClass = NoExtensions
+    rp = Running(server)
+    try:
+        default = audit(rp.url, "--only", "reg-unsolicited-extension", "--junit", str(tmp_path / "junit.xml"))
+        strict = audit(rp.url, "--only", "reg-unsolicited-extension", "--fail-on", "any")
+    finally:
+        rp.close()
+    found, report = verdicts(default)
+    assert found == {"reg-unsolicited-extension": "REFUSED"}, found
+    assert "extension outputs not accepted" in report["results"][0]["evidence"]
+    assert "exchanges" in report["results"][0]
+    assert default.returncode == 0, default.stderr  # not a security finding: --fail-on accepted passes
+    assert strict.returncode == 32, strict.stderr
+    suite = ElementTree.parse(tmp_path / "junit.xml").getroot()
+    assert suite.find("testcase/failure").get("type") == "REFUSED"
 
 
 def test_only_and_skip_pick_cases_and_families_and_an_unknown_one_is_a_usage_error():

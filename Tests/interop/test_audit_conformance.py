@@ -30,6 +30,21 @@ EXPECTED = {
     "reg-wrong-credential-type": "server error",
     "reg-id-missing": "server error",
     "sign-wrong-credential-type": "server error",
+    # py_webauthn 3.0.1 leaves these to its caller, and its examples do not do them: crossOrigin
+    # (and topOrigin) unread, a credential id's length and what follows the attestation object
+    # unchecked, BE not stored to compare, a credential id already another user's not looked up;
+    # and the conformance API answers a name no user has with "User does not exist!".
+    **{case: "ACCEPTED" for case in [
+        "opt-user-enumeration", "reg-cross-origin", "sign-cross-origin", "reg-trailing-bytes", "reg-long-credential-id",
+        "sign-backup-eligibility-changed", "reg-credential-id-in-use"]},
+    # BS without BE raises InvalidBackupFlags, which the docstrings do not name: a 500.
+    "reg-backup-state-without-eligibility": "server error",
+    "sign-backup-state-without-eligibility": "server error",
+    # The conformance API lets the caller ask for any algorithm py_webauthn knows.
+    "reg-alg-not-offered": "inconclusive",
+    "reg-unsolicited-extension": "taken",
+    **{case: "rejected" for case in ["reg-format-miscased", "reg-none-with-statement", "reg-at-flag-cleared",
+                                     "sign-zero-signature", "sign-other-key-signature"]},
     # No logIn in the shape: no second session of the same user.
     "reg-without-begin": "inconclusive",
     # No signedIn in the shape: a refused sign-in is judged on the refusal alone ("not probed").
@@ -71,8 +86,8 @@ def report():
 def test_each_case_comes_to_the_verdict_py_webauthn_glue_earns(report):
     found = {r["id"]: r["verdict"] for r in report["results"]}
     assert {case: found.get(case) for case in EXPECTED} == EXPECTED
-    # A case added to the battery later comes to a verdict too (its own, judged where it is added).
-    assert set(found) >= set(EXPECTED)
+    # Every case of the battery is pinned here.
+    assert set(found) == set(EXPECTED)
     assert report["counts"] == {v: list(found.values()).count(v) for v in set(found.values())}
     for result in report["results"]:
         assert ("exchanges" in result) == (result["verdict"] in ("ACCEPTED", "server error")), result["id"]

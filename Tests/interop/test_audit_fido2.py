@@ -35,11 +35,26 @@ LIBRARY_ACCEPTS = {
     # rawId, so a response lacking the required id (§5.1) registers.
     "reg-id-missing",
     "sign-id-missing",
+    # Neither register_complete nor authenticate_complete looks at clientDataJSON's crossOrigin or
+    # topOrigin (§7.1 step 10, §7.2 step 14), nor at BS set with BE clear (§7.1 step 16, §7.2 step 18).
+    "reg-cross-origin", "sign-cross-origin",
+    "reg-backup-state-without-eligibility", "sign-backup-state-without-eligibility",
+    # With attestation "none" asked for (the RP's and Fido2Server's default), register_complete
+    # skips the attestation statement altogether: a miscased fmt and a none with a statement pass.
+    "reg-format-miscased", "reg-none-with-statement",
+    # No length limit on the credential id (§7.1 step 24).
+    "reg-long-credential-id",
 }
+
+# What this RP leaves undone around Fido2Server, found by the audit: a name no user has is a 400
+# at the sign-in's begin (§14.6.2), and the passkey's BE is not kept to be compared (§7.2 step 19).
+THE_RP_LEAVES = {"opt-user-enumeration", "sign-backup-eligibility-changed"}
 
 # Not judged, and rightly: the RP does not ask for what the case needs (the sign-in's options
 # prefer user verification; UV=0 is allowed).
-INCONCLUSIVE = {"sign-uv-cleared"}
+INCONCLUSIVE = {"sign-uv-cleared",
+                # register_begin offers every algorithm python-fido2 knows: none is left to forge with
+                "reg-alg-not-offered"}
 
 # What Fido2Server leaves to its caller (or does otherwise than one origin's RP wants), this RP
 # does, and the audit finds it done.
@@ -82,7 +97,8 @@ def battery():
 def test_the_baseline_passes_and_every_case_comes_to_a_verdict_none_a_server_error(report, battery):
     found = verdicts(report)
     assert set(found) == battery
-    assert set(found.values()) <= {"rejected", "ACCEPTED", "inconclusive"}, found
+    assert set(found.values()) <= {"rejected", "ACCEPTED", "inconclusive", "taken"}, found
+    assert found["reg-unsolicited-extension"] == "taken"  # an extension output not asked for, ignored
     assert report[0] == (32 if "ACCEPTED" in found.values() else 0)
 
 
@@ -90,7 +106,7 @@ def test_python_fido2_refuses_every_case_but_what_the_library_itself_lets_throug
     found = verdicts(report)
     accepted = {case for case, verdict in found.items() if verdict == "ACCEPTED"}
     inconclusive = {case for case, verdict in found.items() if verdict == "inconclusive"}
-    assert accepted == LIBRARY_ACCEPTS & battery
+    assert accepted == (LIBRARY_ACCEPTS | THE_RP_LEAVES) & battery
     assert inconclusive == INCONCLUSIVE & battery
     assert {case: found[case] for case in THE_RP_DOES & battery} == {case: "rejected" for case in THE_RP_DOES & battery}
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import ROOT, Authctl, b64url, unb64url
+from conftest import BIN, ROOT, Authctl, b64url, unb64url
 
 ORIGIN = "https://yourbank.example"
 
@@ -249,6 +249,55 @@ def sign_in_without_up(url, vault):
     return not refused(browser.post("/login/finish", sign(vault, options, credential_id, "--fault", "up-cleared")))
 
 
+def sign_in_in_another_sites_frame(url, vault):
+    """A sign-in made in a frame https://attacker.example embeds (crossOrigin, topOrigin)."""
+    _, _, credential_id = customer(url, vault)
+    browser, options = begin_sign_in(url)
+    return not refused(browser.post("/login/finish", sign(vault, options, credential_id, "--top-origin", "https://attacker.example")))
+
+
+def registration_in_another_sites_frame(url, vault):
+    browser, _ = sign_up(url)
+    return not refused(register(browser, vault, "--top-origin", "https://attacker.example")[0])
+
+
+def audited(url, case):
+    """Whether the RP said yes to `case` of `authctl audit`: the cases that need a key the audit holds
+    (an algorithm the vault's profiles make none of, an assertion's BE cleared and re-signed)."""
+    proc = subprocess.run([BIN, "--json", "audit", "--preset", "rp-server", "--only", case, url], capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 32), proc.stderr
+    result = json.loads(proc.stdout)["results"][0]
+    # The RP's own yes (a session kept after a refusal is session-on-failed-verify's attack).
+    return result["verdict"] == "ACCEPTED" and "the RP said yes" in result["evidence"]
+
+
+def registration_of_an_algorithm_not_offered(url, vault):
+    """The bank offers ES256 and RS256; the attacker's authenticator makes an EdDSA key."""
+    _, options = sign_up(url)[0].post("/register/begin")
+    assert [p["alg"] for p in options["publicKey"]["pubKeyCredParams"]] == [-7, -257]
+    return audited(url, "reg-alg-not-offered")
+
+
+def sign_in_of_a_synced_passkey_claiming_to_be_device_bound(url, vault):
+    """BE cleared in a synced passkey's assertion, re-signed."""
+    return audited(url, "sign-backup-eligibility-changed")
+
+
+def unknown_name_told_apart(url, vault):
+    """A sign-in begun for a name no user has answers as one for a user with no passkey: one
+    imaginary credential id, the same each time (WebAuthn L3 §14.6.2)."""
+    status, body = Browser(url).post("/login/begin", {"username": "nobody"})
+    if status != 200:
+        assert (status, body.get("code")) == (400, "unknownUser")
+        return True
+    again = Browser(url).post("/login/begin", {"username": "nobody"})[1]
+    listed = [c["id"] for c in body["publicKey"]["allowCredentials"]]
+    assert len(listed) == 1 and listed == [c["id"] for c in again["publicKey"]["allowCredentials"]]
+    _, name = sign_up(url)  # a user with no passkey: the same form
+    assert len(begin_sign_in(url, name)[1]["publicKey"]["allowCredentials"]) == 1
+    return False
+
+
 # attack -> the flaw that lets it through (None: no flaw does)
 ATTACKS = {
     passkey_of_another_user_signs_in_by_username: "not-bound-to-user",
@@ -264,6 +313,11 @@ ATTACKS = {
     counter_pushed_by_a_forged_sign_in: "state-before-verify",
     registration_without_up: "up-not-checked",
     sign_in_without_up: None,
+    sign_in_in_another_sites_frame: "cross-origin-allowed",
+    registration_in_another_sites_frame: "cross-origin-allowed",
+    registration_of_an_algorithm_not_offered: "alg-not-checked",
+    sign_in_of_a_synced_passkey_claiming_to_be_device_bound: "backup-eligibility-not-compared",
+    unknown_name_told_apart: "user-enumeration",
 }
 
 
@@ -365,8 +419,10 @@ def test_sign_in_by_username_lists_that_users_passkeys_and_signs_in_as_them(vaul
         (200, {"verified": True, "user": name})
     assert browser.get("/account")[1]["user"] == name
 
-    status, body = Browser(url).post("/login/begin", {"username": "nobody"})
-    assert (status, body.get("code")) == (400, "unknownUser")
+    browser, body = begin_sign_in(url, "nobody")  # answered as a user with no passkey, and no passkey signs in as it
+    assert len(body["publicKey"]["allowCredentials"]) == 1
+    del body["publicKey"]["allowCredentials"]  # the imaginary id dropped: a real passkey answers
+    assert refused(browser.post("/login/finish", sign(vault, body, credential_id)), "notThisUsersPasskey")
     assert Browser(url).post("/login/begin", {"username": 42})[0] == 400
     assert begin_sign_in(url)[1]["publicKey"]["allowCredentials"] == []  # the discoverable form, as it was
 

@@ -30,8 +30,8 @@ such as the one a browser test's page has, port included; the RP ID is its host)
 A finish endpoint also takes the response itself as the body, unwrapped. Each begin leaves one
 challenge in the session, for its own finish only; a finish uses it up, refused or not.
 
-Sign-in names its user in one of two ways. With {"username": U} at begin (a user the bank does not
-know is 400, "code": "unknownUser") the options list U's passkeys and only a passkey of U signs in:
+Sign-in names its user in one of two ways. With {"username": U} at begin the options list U's
+passkeys (a name with none, known or not, gets one imaginary id) and only a passkey of U signs in:
 another user's is refused with "code": "notThisUsersPasskey". Without, the sign-in is
 discoverable and the response's userHandle names the user: a response without one is refused
 ("code": "noUserHandle"), as is one whose userHandle is not the passkey's user's
@@ -40,7 +40,8 @@ discoverable and the response's userHandle names the user: a response without on
 A refusal is HTTP 400 (401 when not signed in, 409 for a name taken at sign-up) with
 {"error": message}; a sign-in with a passkey the bank does not know adds "code": "unknownCredential"
 and its "credentialId" (the page then signals it). A registration of a passkey another user has is
-refused ("code": "credentialInUse").
+refused ("code": "credentialInUse"), a response made in another site's frame ("code": "crossOrigin"),
+and a sign-in whose BE is not the one its passkey registered with ("code": "backupEligibilityChanged").
 
 --flaw NAME (repeatable; serve(flaws=...) in Python) re-creates one flaw found in a real RP, and
 changes nothing else, for tools that look for such flaws (each is in FLAWS below):
@@ -51,11 +52,26 @@ changes nothing else, for tools that look for such flaws (each is in FLAWS below
     session-on-failed-verify  sign-in sets the session's user before verifying, and keeps it when verifying fails
     state-before-verify       sign-in stores the response's sign count before verifying it
     up-not-checked            registration does not check the UP flag (py_webauthn has no such switch for sign-in)
+    cross-origin-allowed      a response made in a frame another site embeds (crossOrigin, topOrigin) is taken
+    alg-not-checked           registration offers ES256 and RS256 but verifies a key of any algorithm py_webauthn knows
+    backup-eligibility-not-compared  sign-in does not compare BE with the one the passkey registered with
+    user-enumeration          a sign-in begun for a name no user has is 400 "unknownUser": who has an account is told
+
+What py_webauthn 3.0.1 leaves to its caller, the bank does: it refuses a response made in a cross-origin
+frame (WebAuthn L3 §7.1 step 10, §7.2 step 14: the bank is never embedded), verifies the credential key
+against the algorithms its options offered (§7.1 step 19), refuses a credential id of more than 1,023
+bytes (§7.1 step 24) and an attestation object with anything after its one CBOR item (cbor2 ignores
+it), keeps each passkey's BE and refuses a sign-in whose BE differs (§7.2 step 19), and answers a
+sign-in begun for a name with no passkey, known or not, with options that list one imaginary
+credential id derived from the name (§14.6.2), so that a name tells nothing.
 """
 import argparse
 import base64
 import binascii
 import datetime
+import hashlib
+import hmac
+import io
 import json
 import pathlib
 import secrets
@@ -65,14 +81,19 @@ import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import cbor2
 from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
                       verify_authentication_response, verify_registration_response)
+from webauthn.helpers.cose import COSEAlgorithmIdentifier
 from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, PublicKeyCredentialDescriptor,
                                       ResidentKeyRequirement, UserVerificationRequirement)
 
 RP_ID, ORIGIN = "yourbank.example", "https://yourbank.example"
 MAX_OFFERS = 3  # the guide's AuthUpgradeManager: offer a passkey at most three times
 MAX_BODY = 1 << 20
+# The algorithms the bank offers, and the only ones it verifies (WebAuthn L3 §7.1 step 19).
+ALGORITHMS = [COSEAlgorithmIdentifier.ECDSA_SHA_256, COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256]
+MAX_CREDENTIAL_ID = 1023  # §7.1 step 24
 FRONT_END = pathlib.Path(__file__).resolve().parent / "bank"
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/bank.js": ("bank.js", "text/javascript; charset=utf-8"),
           "/style.css": ("style.css", "text/css; charset=utf-8")}
@@ -97,6 +118,17 @@ FLAWS = {
     # checks UP in every assertion with no switch (verify_authentication_response); only
     # verify_registration_response has require_user_presence, so only registration can have it.
     "up-not-checked": "registration does not check the UP flag (py_webauthn has no such switch for sign-in)",
+    # lbuchs/WebAuthn #124, SimpleWebAuthn #815: clientDataJSON's crossOrigin and topOrigin not
+    # looked at (py_webauthn reads crossOrigin and never compares it): the bank embedded in an
+    # attacker's page signs its user in there.
+    "cross-origin-allowed": "a response made in a frame another site embeds (crossOrigin, topOrigin) is taken",
+    # The options narrowed (generate_registration_options' supported_pub_key_algs), the verification
+    # not: verify_registration_response takes every algorithm py_webauthn knows unless told.
+    "alg-not-checked": "registration offers ES256 and RS256 but verifies a key of any algorithm py_webauthn knows",
+    # BE not kept at registration: a synced passkey's sign-in claims to be device-bound.
+    "backup-eligibility-not-compared": "sign-in does not compare BE with the one the passkey registered with",
+    # WebAuthn L3 §14.6.2: an unknown name answered with an error tells which names have accounts.
+    "user-enumeration": "a sign-in begun for a name no user has is 400 \"unknownUser\": who has an account is told",
 }
 
 
@@ -118,6 +150,7 @@ class Refusal(Exception):
 
 class Bank:
     def __init__(self):
+        self.secret = secrets.token_bytes(32)  # derives the imaginary credential ids (§14.6.2)
         self.users = {"budi": {"id": b"customer-0042", "password": "rahasia", "passkeys": {}, "declined": 0}}
         # session id -> {"user", "pending": {"ceremony", "challenge", "uv", "user", "amount"}}
         self.sessions = {}
@@ -152,6 +185,38 @@ def user_handle_of(credential: dict):
         return unb64(handle)
     except (binascii.Error, ValueError):
         raise Refusal(400, "userHandle is not base64url")
+
+
+def client_data_of(credential: dict) -> dict:
+    """The response's clientDataJSON, parsed (py_webauthn parses it again and refuses what is not JSON)."""
+    try:
+        data = json.loads(unb64(credential["response"]["clientDataJSON"]))
+    except Exception:
+        raise Refusal(400, "clientDataJSON is not base64url JSON")
+    if not isinstance(data, dict):
+        raise Refusal(400, "clientDataJSON is not a JSON object")
+    return data
+
+
+def check_not_framed(credential: dict):
+    """WebAuthn L3 §7.1 step 10, §7.2 step 14: the bank's pages are never embedded in another
+    site's frame, so a response made in one (crossOrigin true, or a topOrigin) is refused."""
+    data = client_data_of(credential)
+    if data.get("crossOrigin") not in (None, False) or "topOrigin" in data:
+        raise Refusal(400, f"the response was made in a frame of {data.get('topOrigin', 'another site')}", code="crossOrigin")
+
+
+def check_one_cbor_item(credential: dict):
+    """§7.1 step 12: the attestation object is one CBOR item; cbor2.loads, which py_webauthn uses,
+    ignores whatever follows it."""
+    try:
+        data = unb64(credential["response"]["attestationObject"])
+        stream = io.BytesIO(data)
+        cbor2.CBORDecoder(stream).decode()
+    except Exception:
+        return  # py_webauthn refuses it as it is
+    if stream.tell() != len(data):
+        raise Refusal(400, f"{len(data) - stream.tell()} bytes after the attestation object")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -281,9 +346,15 @@ class Handler(BaseHTTPRequestHandler):
             name = body.get("username")
             if name is not None and not isinstance(name, str):
                 raise Refusal(400, "username is not a string")
-            if name is not None and name not in bank.users:
+            if name is not None and name not in bank.users and "user-enumeration" in self.flaws:
                 raise Refusal(400, f"no user {name}", code="unknownUser")
-            allow = [PublicKeyCredentialDescriptor(id=unb64(c)) for c in bank.users[name]["passkeys"]] if name else None
+            allow = None
+            if name is not None:
+                passkeys = bank.users[name]["passkeys"] if name in bank.users else {}
+                # A name with no passkey, known or not, gets one imaginary id derived from it: the
+                # same on every begin, and like a real one (§14.6.2).
+                allow = [PublicKeyCredentialDescriptor(id=unb64(c)) for c in passkeys] or \
+                    [PublicKeyCredentialDescriptor(id=hmac.new(bank.secret, name.encode(), hashlib.sha256).digest()[:16])]
             options = generate_authentication_options(rp_id=self.rp_id, user_verification=UserVerificationRequirement.PREFERRED,
                                                       allow_credentials=allow)
             sid = sid or secrets.token_urlsafe(16)
@@ -307,7 +378,7 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"declined": user["declined"]}, None
         if self.path == "/register/begin":
             options = generate_registration_options(
-                rp_id=self.rp_id, rp_name="Your Bank", user_name=session["user"], user_id=user["id"],
+                rp_id=self.rp_id, rp_name="Your Bank", user_name=session["user"], user_id=user["id"], supported_pub_key_algs=ALGORITHMS,
                 exclude_credentials=[PublicKeyCredentialDescriptor(id=unb64(c)) for c in user["passkeys"]],
                 authenticator_selection=AuthenticatorSelectionCriteria(
                     resident_key=ResidentKeyRequirement.REQUIRED, user_verification=UserVerificationRequirement.REQUIRED))
@@ -331,17 +402,23 @@ class Handler(BaseHTTPRequestHandler):
         if pending["user"] != session["user"]:
             raise Refusal(400, "the registration was begun by another user")
         credential = credential_of(body)
+        if "cross-origin-allowed" not in self.flaws:
+            check_not_framed(credential)
+        check_one_cbor_item(credential)
         verified = verify_registration_response(
             credential=credential, expected_challenge=pending["challenge"], expected_rp_id=self.rp_id,
             expected_origin=self.expected_origin(credential),
             require_user_verification=pending["uv"] and "uv-not-enforced" not in self.flaws,
-            require_user_presence="up-not-checked" not in self.flaws)
+            require_user_presence="up-not-checked" not in self.flaws,
+            **({} if "alg-not-checked" in self.flaws else {"supported_pub_key_algs": ALGORITHMS}))
+        if len(verified.credential_id) > MAX_CREDENTIAL_ID:
+            raise Refusal(400, f"a credential id of {len(verified.credential_id)} bytes (at most {MAX_CREDENTIAL_ID})")
         credential_id = b64(verified.credential_id)
         if self.bank.owner_of(credential_id) not in (None, session["user"]):
             raise Refusal(400, "another user has this passkey", code="credentialInUse")
         passkeys = self.bank.users[session["user"]]["passkeys"]
         passkeys[credential_id] = {
-            "key": verified.credential_public_key, "count": verified.sign_count,
+            "key": verified.credential_public_key, "count": verified.sign_count, "deviceType": verified.credential_device_type,
             "createdAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
         return 200, {"verified": True, "passkeys": len(passkeys)}, None
 
@@ -361,6 +438,8 @@ class Handler(BaseHTTPRequestHandler):
             name = named
         if owner is None:
             raise Refusal(400, "unknown passkey", code="unknownCredential", credentialId=credential["id"])
+        if named is not None and named not in self.bank.users:  # a name no user has: refused as another's passkey is
+            raise Refusal(400, f"this passkey is not {named}'s", code="notThisUsersPasskey")
         if login and named is not None and "not-bound-to-user" in self.flaws:
             pass  # the passkey found among every user's, and the sign-in is the named user's all the same
         elif named is not None and owner != named:
@@ -375,11 +454,16 @@ class Handler(BaseHTTPRequestHandler):
                 passkey["count"] = int.from_bytes(data[33:37], "big")
         if login and "session-on-failed-verify" in self.flaws:
             session["user"] = name
+        if "cross-origin-allowed" not in self.flaws:
+            check_not_framed(credential)
         verified = verify_authentication_response(
             credential=credential, expected_challenge=pending["challenge"], expected_rp_id=self.rp_id,
             expected_origin=self.expected_origin(credential), credential_public_key=passkey["key"],
             credential_current_sign_count=count,
             require_user_verification=pending["uv"] and "uv-not-enforced" not in self.flaws)
+        if verified.credential_device_type != passkey["deviceType"] and "backup-eligibility-not-compared" not in self.flaws:
+            raise Refusal(400, f"the passkey registered as {passkey['deviceType']} signs in as {verified.credential_device_type}",
+                          code="backupEligibilityChanged")
         passkey["count"] = verified.new_sign_count
         if login:
             session["user"] = name

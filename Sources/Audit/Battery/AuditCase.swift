@@ -17,6 +17,46 @@ package struct AuditCase: Sendable, Encodable {
         case clientDataChanged
     }
 
+    /// A change to an honest registration's attestation object (`attestation: none`: no
+    /// signature covers it).
+    enum RegistrationEdit: Sendable {
+        /// BS set with BE clear.
+        case backupStateWithoutEligibility
+        /// `fmt` "None" for "none" (matched case-sensitively).
+        case formatMiscased
+        /// `fmt` none with a statement (a packed self statement's `alg` and `sig`).
+        case noneWithStatement
+        /// The AT flag cleared, the attested credential data still there.
+        case attestedDataFlagCleared
+        /// One more CBOR item after the attestation object.
+        case trailingBytes
+        /// An extension output the RP did not ask for (credProtect), with the ED flag: the RP
+        /// must take the response (ignoring it) or refuse it with a 4xx.
+        case unsolicitedExtension
+    }
+
+    /// A registration of a key the audit holds (OwnPasskey), wrong in one way.
+    enum OwnRegistration: Sendable {
+        /// A key whose algorithm the options' pubKeyCredParams do not offer.
+        case algorithmNotOffered
+        /// A credential id of 1,024 bytes.
+        case longCredentialId
+        /// Another user's credential id, with the attacker's key.
+        case credentialIdInUse
+    }
+
+    /// A sign-in with a key the audit holds, one thing changed.
+    enum OwnSignIn: Sendable {
+        /// A device-bound passkey's assertion with BS set (BE clear).
+        case backupStateWithoutEligibility
+        /// A backup-eligible passkey's assertion with BE (and BS) clear.
+        case backupEligibilityChanged
+        /// ECDSA's r = s = 0, as DER.
+        case zeroSignature
+        /// A valid DER signature over the same bytes, by another key.
+        case otherKeySignature
+    }
+
     enum Action: Sendable {
         /// A registration (or sign-in) whose response carries `Fault`, re-signed with the real
         /// key wherever a signature would otherwise stop the RP first.
@@ -43,6 +83,20 @@ package struct AuditCase: Sendable, Encodable {
         case distinctChallenges
         /// A user's registration begin lists the passkeys it has in `excludeCredentials`.
         case excludesExisting
+        case registerEdit(RegistrationEdit)
+        case registerOwn(OwnRegistration)
+        case signOwn(OwnSignIn)
+        /// An honest response made in a frame another site embeds (crossOrigin, topOrigin).
+        case registerCrossOrigin, signCrossOrigin
+        /// A sign-in begun for a user with a passkey and for a name no user has: the same answer.
+        case userEnumeration
+    }
+
+    /// Whether the case's response is valid and the RP must take it (a refusal is the finding):
+    /// otherwise the RP must refuse it.
+    package var mustTake: Bool {
+        if case .registerEdit(.unsolicitedExtension) = action { return true }
+        return false
     }
 
     private enum CodingKeys: String, CodingKey { case id, family, spec, check, reference }
@@ -63,6 +117,8 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "a fixed or short challenge makes every response replayable", action: .distinctChallenges),
         AuditCase(id: "opt-exclude-credentials", family: .options, spec: "§5.4.3 (excludeCredentials)", check: "a registration begin lists the user's passkeys to exclude",
                   reference: "a second passkey made on the same authenticator (the seeds' matchedExcludedCredential never happens)", action: .excludesExisting),
+        AuditCase(id: "opt-user-enumeration", family: .options, spec: "§14.6.2", check: "a sign-in begun for a user with a passkey and for a name no user has answer alike (status and shape)",
+                  reference: "an unknown username answered with an error: accounts told apart before any passkey is used", action: .userEnumeration),
         // Registration (WebAuthn L3 §7.1).
         AuditCase(id: "reg-wrong-type", family: .registration, spec: "§7.1 step 7", check: "clientDataJSON.type is webauthn.create",
                   reference: "a sign-in's client data taken for a registration", action: .registerFault(.wrongType)),
@@ -86,6 +142,24 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "CVE-2021-38299 (user presence not checked)", action: .registerFault(.upCleared)),
         AuditCase(id: "reg-uv-cleared", family: .registration, spec: "§7.1 step 15", check: "the UV flag is set when the RP required user verification",
                   reference: "Spring Security CVE-2026-47841 (userVerification required lost)", action: .registerFault(.uvCleared)),
+        AuditCase(id: "reg-cross-origin", family: .registration, spec: "§7.1 step 10", check: "a response made in a frame another site embeds (crossOrigin, topOrigin) is refused when the RP expects no frame",
+                  reference: "lbuchs/WebAuthn #124, SimpleWebAuthn #815 (crossOrigin not checked at registration)", action: .registerCrossOrigin),
+        AuditCase(id: "reg-backup-state-without-eligibility", family: .registration, spec: "§7.1 step 16", check: "BS is not set when BE is not",
+                  reference: "flags taken as sent (py_webauthn refuses it: InvalidBackupFlags)", action: .registerEdit(.backupStateWithoutEligibility)),
+        AuditCase(id: "reg-alg-not-offered", family: .registration, spec: "§7.1 step 19", check: "the credential key's alg is one pubKeyCredParams offered",
+                  reference: "py_webauthn verifies against every algorithm it knows unless given supported_pub_key_algs: options narrowed, the check not", action: .registerOwn(.algorithmNotOffered)),
+        AuditCase(id: "reg-format-miscased", family: .registration, spec: "§7.1 step 20", check: "fmt is matched case-sensitively against the formats the RP supports (\"None\" is none of them)",
+                  reference: "a format looked up case-insensitively, or an unknown one taken as none", action: .registerEdit(.formatMiscased)),
+        AuditCase(id: "reg-none-with-statement", family: .registration, spec: "§7.1 step 21, §8.7", check: "a none attestation's attStmt is empty",
+                  reference: "a signed statement relabelled none so that nothing verifies it", action: .registerEdit(.noneWithStatement)),
+        AuditCase(id: "reg-at-flag-cleared", family: .registration, spec: "§7.1 step 11, §6.1", check: "authenticator data parses by its flags: attested credential data with AT clear is refused",
+                  reference: "a parser that reads attested credential data whatever AT says", action: .registerEdit(.attestedDataFlagCleared)),
+        AuditCase(id: "reg-trailing-bytes", family: .registration, spec: "§7.1 step 11", check: "the attestation object is one CBOR item, nothing after it",
+                  reference: "cbor2.loads ignores what follows the first item (py_webauthn 3.0.1 takes it)", action: .registerEdit(.trailingBytes)),
+        AuditCase(id: "reg-long-credential-id", family: .registration, spec: "§7.1 step 24", check: "a credential id longer than 1,023 bytes is refused",
+                  reference: "py_webauthn 3.0.1 takes any length the 16-bit field holds", action: .registerOwn(.longCredentialId)),
+        AuditCase(id: "reg-unsolicited-extension", family: .registration, spec: "§7.1 step 27", check: "an extension output the RP did not ask for is ignored (or refused with a 4xx, never a 5xx): the RP must take this valid response",
+                  reference: "security keys answer credProtect when a platform asks for it unprompted (CTAP 2.1 §12.1); an RP that refuses the ED flag locks their users out", action: .registerEdit(.unsolicitedExtension)),
         // Sign-in (WebAuthn L3 §7.2).
         AuditCase(id: "sign-wrong-type", family: .signIn, spec: "§7.2 step 11", check: "clientDataJSON.type is webauthn.get",
                   reference: "a registration's client data taken for a sign-in", action: .signFault(.wrongType)),
@@ -113,6 +187,16 @@ package struct AuditCase: Sendable, Encodable {
                   reference: "flags read without the signature checked", action: .signFault(.uvClaimedWithoutCheck)),
         AuditCase(id: "sign-counter-regress", family: .signIn, spec: "§7.2 step 22", check: "a counting passkey's count goes up",
                   reference: "a cloned authenticator not noticed", action: .counterRegress),
+        AuditCase(id: "sign-cross-origin", family: .signIn, spec: "§7.2 step 14", check: "an assertion made in a frame another site embeds (crossOrigin, topOrigin) is refused when the RP expects no frame",
+                  reference: "lbuchs/WebAuthn #124 (crossOrigin not checked)", action: .signCrossOrigin),
+        AuditCase(id: "sign-backup-state-without-eligibility", family: .signIn, spec: "§7.2 step 18", check: "BS is not set when BE is not",
+                  reference: "flags taken as sent (py_webauthn refuses it: InvalidBackupFlags)", action: .signOwn(.backupStateWithoutEligibility)),
+        AuditCase(id: "sign-backup-eligibility-changed", family: .signIn, spec: "§7.2 step 19", check: "BE is what the passkey registered with (a synced passkey does not become device-bound)",
+                  reference: "BE not stored at registration: a device-bound policy met by a synced passkey's claim", action: .signOwn(.backupEligibilityChanged)),
+        AuditCase(id: "sign-zero-signature", family: .signIn, spec: "§7.2 step 21", check: "an ECDSA signature with r = s = 0 is refused",
+                  reference: "Java 15–18's ECDSA verified r = s = 0 against any key (the \"psychic signatures\")", action: .signOwn(.zeroSignature)),
+        AuditCase(id: "sign-other-key-signature", family: .signIn, spec: "§7.2 step 21", check: "the signature is the stored key's, not a valid one by another key",
+                  reference: "a key taken from the response (a credential public key read from the assertion) rather than the stored one", action: .signOwn(.otherKeySignature)),
         // Binding: the credential belongs to the user signing in (§7.2 step 6).
         AuditCase(id: "sign-other-users-credential", family: .binding, spec: "§7.2 step 6",
                   check: "in a username-first sign-in, the credential is one of that user's",
@@ -121,6 +205,8 @@ package struct AuditCase: Sendable, Encodable {
         AuditCase(id: "sign-other-users-handle", family: .binding, spec: "§7.2 step 6",
                   check: "a userHandle, when given, is the one of the passkey's owner (no signature covers it)",
                   reference: "an account chosen by userHandle alone", action: .otherUsersHandle),
+        AuditCase(id: "reg-credential-id-in-use", family: .binding, spec: "§7.1 step 25", check: "a credential id another user registered is refused, and that user's key stays",
+                  reference: "a registration that overwrites the record of the same credential id (the attacker's key on the victim's passkey)", action: .registerOwn(.credentialIdInUse)),
         // Replay and the challenge's life (§13.4.3: a challenge is used once).
         AuditCase(id: "reg-replay", family: .replay, spec: "§7.1 step 8, §13.4.3", check: "a registration's challenge is used once",
                   reference: "django-mfa2 CVE-2022-42731 (a replayed registration accepted)", action: .registerReplay),

@@ -24,7 +24,7 @@ extension AuditReport {
             }
             return out
         }
-        let order: [Verdict] = [.accepted, .serverError, .inconclusive, .rejected]
+        let order: [Verdict] = [.accepted, .serverError, .refused, .inconclusive, .rejected, .taken]
         let summary = order.compactMap { v in counts[v.rawValue].map { "<span class=\"v \(v.cssClass)\">\($0) \(text(v.rawValue))</span>" } }
         var page = """
         <!DOCTYPE html>
@@ -39,7 +39,8 @@ extension AuditReport {
         th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
         .v { font-weight: bold; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }
         .accepted { background: #fdd; color: #900; } .server-error { background: #fec; color: #850; }
-        .inconclusive { background: #eee; color: #555; } .rejected { background: #dfd; color: #060; }
+        .refused { background: #fec; color: #850; } .inconclusive { background: #eee; color: #555; }
+        .rejected, .taken { background: #dfd; color: #060; }
         pre { background: #f6f6f6; padding: 6px; white-space: pre-wrap; word-break: break-all; max-height: 30em; overflow: auto; }
         </style>
         </head>
@@ -80,6 +81,8 @@ extension AuditReport.Verdict {
         case .serverError: "server-error"
         case .inconclusive: "inconclusive"
         case .rejected: "rejected"
+        case .taken: "taken"
+        case .refused: "refused"
         }
     }
 }

@@ -11,6 +11,11 @@ package struct AuditReport: Encodable, Sendable {
         case serverError = "server error"
         /// Not judged, with the reason (the RP does not ask for what the case needs).
         case inconclusive
+        /// A valid response the RP must take (`AuditCase.mustTake`), taken.
+        case taken
+        /// A finding of a case whose response is valid: the RP refused it (docs/audit.md, "The
+        /// cases": an interoperability finding, failed on by `--fail-on any`).
+        case refused = "REFUSED"
     }
 
     package struct Result: Encodable, Sendable {
@@ -30,7 +35,7 @@ package struct AuditReport: Encodable, Sendable {
     package let origin: String
     package let results: [Result]
 
-    package var findings: [Result] { results.filter { $0.verdict == .accepted || $0.verdict == .serverError } }
+    package var findings: [Result] { results.filter { [.accepted, .serverError, .refused].contains($0.verdict) } }
 
     /// How many cases came to each verdict.
     package let counts: [String: Int]
@@ -61,7 +66,7 @@ extension AuditReport {
             }
             return out
         }
-        let failures = results.filter { $0.verdict == .accepted }.count
+        let failures = results.filter { $0.verdict == .accepted || $0.verdict == .refused }.count
         let errors = results.filter { $0.verdict == .serverError }.count
         let skipped = results.filter { $0.verdict == .inconclusive }.count
         var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
@@ -70,8 +75,9 @@ extension AuditReport {
             let head = "  <testcase classname=\"\(escaped(r.family.rawValue))\" name=\"\(escaped(r.id))\""
             let what = "\(r.spec): \(r.check) — \(r.evidence)"
             switch r.verdict {
-            case .rejected: lines.append(head + "/>")
-            case .accepted: lines += [head + ">", "    <failure message=\"\(escaped(what))\" type=\"ACCEPTED\">\(escaped(r.reference))</failure>", "  </testcase>"]
+            case .rejected, .taken: lines.append(head + "/>")
+            case .accepted, .refused:
+                lines += [head + ">", "    <failure message=\"\(escaped(what))\" type=\"\(r.verdict.rawValue)\">\(escaped(r.reference))</failure>", "  </testcase>"]
             case .serverError: lines += [head + ">", "    <error message=\"\(escaped(what))\" type=\"server error\"/>", "  </testcase>"]
             case .inconclusive: lines += [head + ">", "    <skipped message=\"\(escaped(r.evidence))\"/>", "  </testcase>"]
             }

@@ -31,7 +31,7 @@ package final class AuditRunner {
     /// process first).
     package let workspace: String
     private var userCount = 0
-    private let runId = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    let runId = String(UInt32.random(in: 0...UInt32.max), radix: 36)
     static let pin = "246810"
 
     /// An audit of the RP at `base` (`http(s)://host[:port]`, no path).
@@ -126,7 +126,7 @@ package final class AuditRunner {
         var exchanges = [RPSession.Exchange]()
         func result(_ verdict: AuditReport.Verdict, _ evidence: String) -> AuditReport.Result {
             AuditReport.Result(id: c.id, family: c.family, spec: c.spec, check: c.check, reference: c.reference, verdict: verdict,
-                               evidence: evidence, exchanges: verdict == .accepted || verdict == .serverError ? exchanges : nil)
+                               evidence: evidence, exchanges: [.accepted, .serverError, .refused].contains(verdict) ? exchanges : nil)
         }
         do {
             let (verdict, evidence) = try judge(c, exchanges: &exchanges)
@@ -144,7 +144,7 @@ package final class AuditRunner {
 
     /// A finish's answer judged: a 5xx is a server error, the RP's yes a finding, anything else a
     /// refusal (which the probe may still overturn).
-    private func verdict(of answer: RPSession.Answer, _ what: String) -> (AuditReport.Verdict, String)? {
+    func verdict(of answer: RPSession.Answer, _ what: String) -> (AuditReport.Verdict, String)? {
         if answer.status >= 500 { return (.serverError, "\(what): \(answer.shown)") }
         if isYes(answer, profile.success) { return (.accepted, "\(what): the RP said yes (\(answer.shown))") }
         return nil
@@ -293,6 +293,8 @@ package final class AuditRunner {
                 return (.accepted, "the user's registration options do not exclude its passkey \(user.credential)")
             }
             return (.rejected, "excludeCredentials lists the user's passkey")
+        case .registerEdit, .registerOwn, .signOwn, .registerCrossOrigin, .signCrossOrigin, .userEnumeration:
+            return try judgeForgery(c, exchanges: &exchanges)
         case .counterRegress:
             let user = try userWithPasskey(counting: true)
             let first = try RPSession(base: base, pacer: pacer)
@@ -308,7 +310,7 @@ package final class AuditRunner {
     }
 
     /// After a refused registration: the credential must not sign in.
-    private func probeRegistration(_ user: User, credential: String, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
+    func probeRegistration(_ user: User, credential: String, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
         let browser = try RPSession(base: base, pacer: pacer)
         let options: BeginOptions
         do { options = try beginSignIn(user, in: browser) } catch let stop as Stop {
@@ -324,7 +326,7 @@ package final class AuditRunner {
     }
 
     /// After a refused sign-in: the browser must not be signed in.
-    private func probeSignIn(_ browser: RPSession, _ user: User, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
+    func probeSignIn(_ browser: RPSession, _ user: User, refusal: RPSession.Answer) throws -> (AuditReport.Verdict, String) {
         // Without a signed-in page the refusal is all there is to judge (the conformance API's shape):
         // rejected, and the evidence says it was not probed.
         guard let signedIn = profile.signedIn else { return (.rejected, "refused (\(refusal.shown)), not probed: \(AuditProfile.Lack.signedIn.reason)") }
@@ -346,7 +348,7 @@ package final class AuditRunner {
     }
 
     /// A new user, signed up (its browser signed in).
-    private func newUser() throws -> User {
+    func newUser() throws -> User {
         userCount += 1
         let user = User(name: "audit-\(runId)-\(userCount)", password: "pw-\(runId)-\(userCount)-A9!", browser: try RPSession(base: base, pacer: pacer))
         // Without a sign-up, the user comes into being at the registration's begin.
@@ -357,7 +359,7 @@ package final class AuditRunner {
     }
 
     /// A new user with a passkey the RP accepted.
-    private func userWithPasskey(counting: Bool = false) throws -> User {
+    func userWithPasskey(counting: Bool = false) throws -> User {
         var user = try newUser()
         let made = try register(user, in: user.browser, counting: counting)
         guard made.answerIsYes else { throw Stop("the honest registration was refused: \(made.answer.shown)") }
@@ -375,7 +377,7 @@ package final class AuditRunner {
         return browser
     }
 
-    private func values(_ user: User, response: JSONValue? = nil) -> [String: JSONValue] {
+    func values(_ user: User, response: JSONValue? = nil) -> [String: JSONValue] {
         var out: [String: JSONValue] = ["user": .string(user.name), "password": .string(user.password)]
         if let response { out["response"] = response }
         return out
@@ -390,7 +392,7 @@ package final class AuditRunner {
         }
     }
 
-    private func options(of answer: RPSession.Answer, _ ceremony: AuditProfile.Ceremony) throws -> BeginOptions {
+    func options(of answer: RPSession.Answer, _ ceremony: AuditProfile.Ceremony) throws -> BeginOptions {
         // A 5xx is a server error wherever it comes; an answer the profile does not describe
         // leaves the case unjudged (and fails the baseline).
         if answer.status >= 500 { throw AuditError(.rpUnusable, "\(ceremony.begin.path): \(answer.shown)") }
@@ -401,11 +403,11 @@ package final class AuditRunner {
         return BeginOptions(json: options)
     }
 
-    private func beginRegistration(_ user: User, in browser: RPSession) throws -> BeginOptions {
+    func beginRegistration(_ user: User, in browser: RPSession) throws -> BeginOptions {
         try options(of: try browser.send(profile.register.begin, values(user)), profile.register)
     }
 
-    private func beginSignIn(_ user: User, in browser: RPSession) throws -> BeginOptions {
+    func beginSignIn(_ user: User, in browser: RPSession) throws -> BeginOptions {
         try options(of: try browser.send(profile.signIn.begin, values(user)), profile.signIn)
     }
 
@@ -414,28 +416,29 @@ package final class AuditRunner {
         let credentialId: String
     }
 
-    private func respond(toRegistration options: BeginOptions, fault: Fault?, counting: Bool = false) throws -> Made {
+    /// A registration answering `options` (from a frame on `topOrigin`, when given: crossOrigin).
+    func respond(toRegistration options: BeginOptions, fault: Fault?, counting: Bool = false, topOrigin: String? = nil) throws -> Made {
         let response = try authenticator.register(RegisterRequest(
-            caller: CallerContext(origin: profile.origin), options: .json(Array(JSONOutput.string(options.json).utf8)),
+            caller: CallerContext(origin: profile.origin, topOrigin: topOrigin), options: .json(Array(JSONOutput.string(options.json).utf8)),
             person: PersonRequest(pin: Self.pin), passkey: PasskeySettings(signatureCounter: counting), fault: fault))
         return try made(response)
     }
 
     /// A sign-in with `credential` (the RP's allow list replaced by it: the attacker's own
     /// authenticator answers as it likes).
-    private func respond(toSignIn options: BeginOptions, credential: String, fault: Fault?) throws -> Made {
+    func respond(toSignIn options: BeginOptions, credential: String, fault: Fault?, topOrigin: String? = nil) throws -> Made {
         var json = options.json
         if case .object(var members) = json {
             members["allowCredentials"] = .array([.object(["type": .string("public-key"), "id": .string(credential)])])
             json = .object(members)
         }
-        let response = try authenticator.sign(SignRequest(caller: CallerContext(origin: profile.origin),
+        let response = try authenticator.sign(SignRequest(caller: CallerContext(origin: profile.origin, topOrigin: topOrigin),
                                                           options: .json(Array(JSONOutput.string(json).utf8)),
                                                           person: PersonRequest(pin: Self.pin), fault: fault))
         return try made(response)
     }
 
-    private func made(_ response: CeremonyResponse) throws -> Made {
+    func made(_ response: CeremonyResponse) throws -> Made {
         guard let json = JSONValue(parsing: response.json), case .string(let id)? = json.member("id") else {
             throw Stop("the authenticator's response is not JSON with an id")
         }
@@ -449,30 +452,30 @@ package final class AuditRunner {
         let answerIsYes: Bool
     }
 
-    private func register(_ user: User, in browser: RPSession, counting: Bool = false) throws -> Ceremony {
+    func register(_ user: User, in browser: RPSession, counting: Bool = false) throws -> Ceremony {
         let options = try beginRegistration(user, in: browser)
         let made = try respond(toRegistration: options, fault: nil, counting: counting)
         let answer = try finish(profile.register, made.json, in: browser)
         return Ceremony(options: options.json, response: made, answer: answer, answerIsYes: isYes(answer, profile.success))
     }
 
-    private func signIn(_ user: User, in browser: RPSession, credential: String) throws -> Ceremony {
+    func signIn(_ user: User, in browser: RPSession, credential: String) throws -> Ceremony {
         let options = try beginSignIn(user, in: browser)
         let made = try respond(toSignIn: options, credential: credential, fault: nil)
         let answer = try finish(profile.signIn, made.json, in: browser)
         return Ceremony(options: options.json, response: made, answer: answer, answerIsYes: isYes(answer, profile.success))
     }
 
-    private func finish(_ ceremony: AuditProfile.Ceremony, _ response: JSONValue, in browser: RPSession) throws -> RPSession.Answer {
+    func finish(_ ceremony: AuditProfile.Ceremony, _ response: JSONValue, in browser: RPSession) throws -> RPSession.Answer {
         try browser.send(ceremony.finish, ["response": response])
     }
 
-    private func isSignedIn(_ browser: RPSession, as user: User) throws -> Bool {
+    func isSignedIn(_ browser: RPSession, as user: User) throws -> Bool {
         guard let signedIn = profile.signedIn else { throw Stop(AuditProfile.Lack.signedIn.reason) }
         return isYes(try browser.send(signedIn, values(user)), profile.signedInSuccess)
     }
 
-    private func isYes(_ answer: RPSession.Answer, _ success: AuditProfile.Success) -> Bool {
+    func isYes(_ answer: RPSession.Answer, _ success: AuditProfile.Success) -> Bool {
         success.holds(status: answer.status, json: answer.json, text: answer.text, setCookies: answer.setCookies)
     }
 

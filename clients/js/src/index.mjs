@@ -481,9 +481,9 @@ export class AuditFailedError extends Error {
   }
 }
 
-/** The cases of a report the RP wrongly accepted or answered with a server error. */
+/** The findings of a report: cases ACCEPTED, answered with a server error, or (a valid response) REFUSED; `failOn` as `authctl audit --fail-on`. */
 export function auditFindings(report, failOn = 'any') {
-  const wanted = { accepted: ['ACCEPTED'], 'server-error': ['server error'], any: ['ACCEPTED', 'server error'] }[failOn];
+  const wanted = { accepted: ['ACCEPTED'], 'server-error': ['server error'], any: ['ACCEPTED', 'server error', 'REFUSED'] }[failOn];
   if (!wanted) throw new TypeError(`failOn is accepted, server-error or any, not ${failOn}`);
   return report.results.filter((r) => wanted.includes(r.verdict));
 }

@@ -11,7 +11,7 @@ from ._http import path
 if TYPE_CHECKING:
     from .server import Server
 
-FINDINGS = ("ACCEPTED", "server error")
+FINDINGS = ("ACCEPTED", "server error", "REFUSED")
 
 
 class AuditFailed(Exception):
@@ -27,8 +27,8 @@ class AuditFailed(Exception):
 
 
 class AuditFindings(AssertionError):
-    """What :meth:`AuditReport.assert_no_findings` raises: the cases the RP wrongly accepted (or
-    answered with a server error), each with its evidence."""
+    """What :meth:`AuditReport.assert_no_findings` raises: the cases the RP wrongly accepted,
+    answered with a server error, or (a valid response) refused, each with its evidence."""
 
     def __init__(self, report: "AuditReport", findings: List[Dict[str, Any]]):
         self.report = report
@@ -57,12 +57,14 @@ class AuditReport:
 
     @property
     def findings(self) -> List[Dict[str, Any]]:
-        """The cases ACCEPTED or answered with a server error."""
+        """The findings: cases ACCEPTED, answered with a server error, or REFUSED (a valid response
+        the RP must take, refused)."""
         return [r for r in self.results if r["verdict"] in FINDINGS]
 
     def assert_no_findings(self, fail_on: str = "any") -> None:
         """Raises :class:`AuditFindings` when a case was ACCEPTED (``fail_on="accepted"``), a
-        server error (``"server-error"``), or either (``"any"``, the default)."""
+        server error (``"server-error"``), or any finding, REFUSED too (``"any"``, the default) —
+        as ``authctl audit --fail-on`` says."""
         wanted = {"accepted": ("ACCEPTED",), "server-error": ("server error",), "any": FINDINGS}[fail_on]
         found = [r for r in self.results if r["verdict"] in wanted]
         if found:
