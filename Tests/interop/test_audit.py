@@ -491,3 +491,75 @@ def test_a_profile_sends_forms_queries_and_headers_and_judges_as_through_json(tm
         (tmp_path / "bad.json").write_text(json.dumps(bad))
         proc = subprocess.run([BIN, "audit", "--profile", str(tmp_path / "bad.json"), "http://127.0.0.1:9"], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 65 and "signIn.finish" in proc.stderr, (change, proc.stderr)
+
+
+class Recording(http.server.BaseHTTPRequestHandler):
+    """A proxy before the example RP that records each request's method and path."""
+    upstream = ""
+    seen: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def forward(self):
+        import urllib.error
+        import urllib.request
+        self.seen.append((self.command, self.path))
+        length = int(self.headers.get("Content-Length") or 0)
+        request = urllib.request.Request(self.upstream + self.path, data=self.rfile.read(length) if length else None, method=self.command)
+        for name in ("Content-Type", "Cookie"):
+            if self.headers.get(name):
+                request.add_header(name, self.headers[name])
+        try:
+            answer = urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:
+            answer = error
+        body = answer.read()
+        self.send_response(answer.status if hasattr(answer, "status") else answer.code)
+        for name, value in answer.headers.items():
+            if name.lower() in ("content-type", "set-cookie"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = forward
+
+
+def test_a_dry_run_sends_nothing_and_lists_the_requests_the_run_then_sends_in_that_order():
+    seen = []
+    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (Recording,), {"upstream": "http://127.0.0.1:9", "seen": seen})))
+    try:
+        plan = subprocess.run([BIN, "--json", "audit", "--preset", "rp-server", "--dry-run", "--skip", "sign-uv-cleared", recorder.url],
+                              capture_output=True, text=True, timeout=60)
+        text = subprocess.run([BIN, "audit", "--preset", "rp-server", "--dry-run", recorder.url], capture_output=True, text=True, timeout=60)
+    finally:
+        recorder.close()
+    assert plan.returncode == 0 and text.returncode == 0, plan.stderr + text.stderr
+    assert seen == []  # nothing sent
+    listed = json.loads(subprocess.run([BIN, "--json", "audit", "--list"], capture_output=True, text=True, timeout=60).stdout)
+    assert text.stdout.count("\n  ") >= len(listed) and f"{len(listed)} cases" in text.stdout
+    plan = json.loads(plan.stdout)
+    assert [c["id"] for c in plan["cases"]] == [c["id"] for c in listed if c["id"] != "sign-uv-cleared"]
+
+    # The real run against a bank that refuses everything (so each probe is sent) sends exactly
+    # those requests, in that order.
+    rp = Running(RP.serve(0))
+    seen = []
+    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (Recording,), {"upstream": rp.url, "seen": seen})))
+    try:
+        run = audit(recorder.url, "--skip", "sign-uv-cleared", "--rate", "1000")
+    finally:
+        recorder.close()
+        rp.close()
+    assert run.returncode == 0, run.stderr
+    where = {r["name"]: (r["method"], r["url"].removeprefix(plan["target"])) for r in plan["requests"]}
+    expected = [where[step.split(" ")[0].rstrip("*")] for step in plan["baseline"] + [s for c in plan["cases"] for s in c["requests"]]]
+    assert seen == expected
+
+
+def test_a_dry_run_checks_what_a_run_checks():
+    for args, code in ((["ftp://rp.example"], 65), (["--only", "no-such-case", "http://127.0.0.1:9"], 64),
+                       (["--origin", "https://rp.example/path", "http://127.0.0.1:9"], 65)):
+        proc = subprocess.run([BIN, "audit", "--preset", "rp-server", "--dry-run", *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == code, (args, proc.stderr)

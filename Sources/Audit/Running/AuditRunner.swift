@@ -36,18 +36,7 @@ package final class AuditRunner {
 
     /// An audit of the RP at `base` (`http(s)://host[:port]`, no path).
     package init(base: String, profile: AuditProfile, options: Options = Options()) throws(AuditError) {
-        var text = base
-        while text.hasSuffix("/") { text.removeLast() }
-        guard let parts = URLComponents(string: text), ["http", "https"].contains(parts.scheme ?? ""), parts.host?.isEmpty == false,
-              parts.path.isEmpty, parts.query == nil, parts.fragment == nil, parts.user == nil else {
-            throw AuditError(.badInput, "the RP is an http(s) URL with a host and no path, such as http://127.0.0.1:8765: '\(base)'")
-        }
-        guard let origin = URLComponents(string: profile.origin), ["http", "https"].contains(origin.scheme ?? ""), origin.host?.isEmpty == false,
-              origin.path.isEmpty, origin.query == nil, origin.fragment == nil, origin.user == nil else {
-            throw AuditError(.badInput, "the RP's origin is scheme://host[:port], such as https://rp.example: '\(profile.origin)'")
-        }
-        self.base = text
-        self.profile = try profile.checked()
+        (self.base, self.profile) = try Self.checked(base: base, profile: profile)
         self.options = options
         pacer = Pacer(perSecond: options.rate)
         var template = Array((NSTemporaryDirectory() + "/authctl-audit-XXXXXX").utf8CString)
@@ -68,6 +57,22 @@ package final class AuditRunner {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: workspace) }
+
+    /// The RP's base URL without a trailing `/`, and the profile, or `badInput` for either: what
+    /// is checked before anything is sent (and all a dry run checks).
+    package static func checked(base: String, profile: AuditProfile) throws(AuditError) -> (String, AuditProfile) {
+        var text = base
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let parts = URLComponents(string: text), ["http", "https"].contains(parts.scheme ?? ""), parts.host?.isEmpty == false,
+              parts.path.isEmpty, parts.query == nil, parts.fragment == nil, parts.user == nil else {
+            throw AuditError(.badInput, "the RP is an http(s) URL with a host and no path, such as http://127.0.0.1:8765: '\(base)'")
+        }
+        guard let origin = URLComponents(string: profile.origin), ["http", "https"].contains(origin.scheme ?? ""), origin.host?.isEmpty == false,
+              origin.path.isEmpty, origin.query == nil, origin.fragment == nil, origin.user == nil else {
+            throw AuditError(.badInput, "the RP's origin is scheme://host[:port], such as https://rp.example: '\(profile.origin)'")
+        }
+        return (text, try profile.checked())
+    }
 
     /// The cases `options` selects, in the battery's order.
     package static func selected(_ options: Options) throws(AuditError) -> [AuditCase] {

@@ -16,6 +16,7 @@ enum AuditCommand {
                                          choices: ["accepted", "server-error", "any"])
     static let junit = OptionSpec.value("--junit", "FILE", "also write the report as JUnit XML to FILE (replaced; never through a symbolic link)")
     static let html = OptionSpec.value("--html", "FILE", "also write the report as one self-contained HTML page to FILE (replaced; never through a symbolic link)")
+    static let dryRun = OptionSpec.flag("--dry-run", "check the URL and profile and print every request the audit would send, in order, sending nothing")
     static let list = OptionSpec.flag("--list", "list the cases, their families and spec steps, and run nothing")
 
     static let spec = CommandSpec(
@@ -27,7 +28,7 @@ enum AuditCommand {
         (a finding), or inconclusive (with why). Only URL is reached, no redirect is followed, and
         requests are paced. See docs/audit.md.
         """,
-        options: [preset, profile, origin, only, skip, rate, failOn, junit, html, list],
+        options: [preset, profile, origin, only, skip, rate, failOn, junit, html, dryRun, list],
         arguments: [ArgumentSpec(name: "URL", help: "the RP, as http(s)://host:port", optional: true)],
         examples: ["authctl audit --preset rp-server http://127.0.0.1:8765", "authctl --json audit --profile my-rp.json --only replay https://rp.test"],
         run: run)
@@ -56,6 +57,13 @@ enum AuditCommand {
             options.rate = n
         }
         let json = args.flag(GlobalOptions.json)
+        if args.flag(dryRun) {
+            let plan: AuditPlan
+            do { plan = try AuditPlan(base: url, profile: shape, options: options) } catch { throw error.sessionError }
+            if json { return try Output.data(JSONOutput.string(plan)) }
+            for line in plan.lines { try Output.data(TerminalText.escaped(line)) }
+            return
+        }
         if !json, isatty(STDERR_FILENO) == 1 {
             options.progress = { result, done, total in
                 FileHandle.standardError.write(Data("\r\u{1B}[K[\(done)/\(total)] \(result.id): \(result.verdict.rawValue)".utf8))
