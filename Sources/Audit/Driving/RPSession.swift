@@ -49,6 +49,7 @@ final class RPSession {
         case .form: (body, contentType) = (filled.map(Self.form), "application/x-www-form-urlencoded")
         }
         let headers = (request.headers ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, Self.filled($0.value, values, encoded: false)) }
+        if pacer.isCanceled() { throw AuditError(.canceled, "the audit was stopped") }
         pacer.wait()
         let response: HTTPClient.Response
         do {
@@ -109,11 +110,17 @@ private extension String {
 }
 
 /// At most `perSecond` requests a second, for every session of one audit.
+/// Asked before each request too: an audit told to stop sends nothing more (it ends within one
+/// request's timeout, not a case's).
 final class Pacer: @unchecked Sendable {
     private let interval: Double
     private var next = 0.0
+    let isCanceled: @Sendable () -> Bool
 
-    init(perSecond: Int) { interval = perSecond > 0 ? 1 / Double(perSecond) : 0 }
+    init(perSecond: Int, isCanceled: @escaping @Sendable () -> Bool = { false }) {
+        interval = perSecond > 0 ? 1 / Double(perSecond) : 0
+        self.isCanceled = isCanceled
+    }
 
     private static func now() -> Double {
         var t = timespec()

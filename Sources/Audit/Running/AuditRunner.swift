@@ -38,7 +38,7 @@ package final class AuditRunner {
     package init(base: String, profile: AuditProfile, options: Options = Options()) throws(AuditError) {
         (self.base, self.profile) = try Self.checked(base: base, profile: profile)
         self.options = options
-        pacer = Pacer(perSecond: options.rate)
+        pacer = Pacer(perSecond: options.rate, isCanceled: options.isCanceled)
         var template = Array((NSTemporaryDirectory() + "/authctl-audit-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw AuditError(.ioError, "cannot make a temporary directory ($TMPDIR)") }
         workspace = String(cString: made)
@@ -94,6 +94,8 @@ package final class AuditRunner {
         for (i, c) in cases.enumerated() {
             if options.isCanceled() { throw AuditError(.canceled, "the audit was interrupted after \(i) of \(cases.count) cases") }
             let result = run(c)
+            // Stopped during the case: its verdict is not one.
+            if options.isCanceled() { throw AuditError(.canceled, "the audit was interrupted after \(i) of \(cases.count) cases") }
             results.append(result)
             options.progress?(result, i + 1, cases.count)
         }
@@ -115,6 +117,8 @@ package final class AuditRunner {
             }
         } catch let stop as Stop {
             throw AuditError(.rpUnusable, "the baseline failed: \(stop.reason)")
+        } catch let error as AuditError where error.name == .canceled {
+            throw error
         } catch let error as AuditError {
             throw AuditError(.rpUnusable, "the baseline failed: \(error.message)")
         } catch {

@@ -1,4 +1,5 @@
 import Audit
+import Dispatch
 import Foundation
 import Session
 import Synchronization
@@ -43,6 +44,9 @@ final class AuditJobs: Sendable {
 
     private let jobs = Mutex([String: Job]())
     private let counter = Atomic(0)
+    /// Threads running an audit: the server waits for them before it ends (a thread still in
+    /// the middle of a request when the process exits would be torn down under it).
+    private let threads = DispatchGroup()
 
     /// Starts an audit of `base`; its first status. Refused (`nil`) past ``running``.
     func start(base: String, profile: AuditProfile, options: AuditRunner.Options) throws(AuditError) -> Status? {
@@ -67,7 +71,9 @@ final class AuditJobs: Sendable {
         }
         update(id) { $0.workspace = runner.workspace }
         let handoff = Handoff(runner)
-        let thread = Thread { [weak self] in
+        threads.enter()
+        let thread = Thread { [weak self, threads] in
+            defer { threads.leave() }
             let ended: Status
             do throws(AuditError) {
                 let report = try handoff.runner.run()
@@ -77,6 +83,9 @@ final class AuditJobs: Sendable {
                 ended = Status(id: id, state: state, target: base, done: 0, total: total, report: nil,
                                error: Failure(name: error.name.rawValue, detail: error.message))
             }
+            // Its throw-away vault goes now, not when the runner is freed (which a server that
+            // ends may not wait for).
+            try? FileManager.default.removeItem(atPath: handoff.runner.workspace)
             self?.update(id) { job in
                 job.workspace = nil
                 job.status = Status(id: id, state: ended.state, target: base, done: ended.state == .done ? ended.done : job.status.done,
@@ -112,8 +121,14 @@ final class AuditJobs: Sendable {
         jobs.withLock { all in for id in all.keys where all[id]!.status.state == .running { all[id]!.cancel = true } }
     }
 
-    /// The server ends: the throw-away vaults of audits still running go (the process ends before
-    /// their runners do).
+    /// The server ends: every audit told to stop, then waited for — each stops before its next
+    /// request, so within one request's timeout (10 s) — up to `seconds`.
+    func stopAll(waiting seconds: Int) {
+        cancelAll()
+        _ = threads.wait(timeout: .now() + .seconds(seconds))
+    }
+
+    /// The throw-away vaults of audits still running go (the process ends before their runners do).
     func removeWorkspaces() {
         let left = jobs.withLock { all in all.values.compactMap(\.workspace) }
         for workspace in left { try? FileManager.default.removeItem(atPath: workspace) }
