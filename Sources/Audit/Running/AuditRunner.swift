@@ -15,8 +15,8 @@ package final class AuditRunner {
         package var skip: Set<String> = []
         /// Told of each case as it ends (a terminal's progress line).
         package var progress: (@Sendable (AuditReport.Result, Int, Int) -> Void)?
-        /// Asked between cases: a run told to stop ends at the next one (`rpUnusable` is not it:
-        /// the caller that stopped it says why).
+        /// Asked before each request and between cases: a run told to stop sends nothing more and
+        /// ends with `canceled` (the caller that stopped it says why).
         package var isCanceled: @Sendable () -> Bool = { false }
 
         package init() {}
