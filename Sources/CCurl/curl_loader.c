@@ -111,6 +111,9 @@ CURLcode authctl_curl_setopt_write(CURL *handle, authctl_curl_write_callback cal
 CURLcode authctl_curl_setopt_header(CURL *handle, authctl_curl_write_callback callback) {
     return authctl_curl_load() ? curl.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback) : CURLE_FAILED_INIT;
 }
+CURLcode authctl_curl_setopt_xferinfo(CURL *handle, authctl_curl_xferinfo_callback callback) {
+    return authctl_curl_load() ? curl.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback) : CURLE_FAILED_INIT;
+}
 CURLcode authctl_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return authctl_curl_load() ? curl.easy_getinfo(handle, info, value) : CURLE_FAILED_INIT;
 }

@@ -31,6 +31,15 @@ package final class HTTPClient {
     /// The most a reply may hold; anything longer is refused.
     package static let replyLimit = 4 << 20
 
+    /// Whether the requests sent inside `HTTPClient.$isCanceled.withValue(…)` are to stop: asked
+    /// before each, and about once a second while one waits for its answer, which then fails as
+    /// ``stopped`` — so that a caller told to stop (an audit deleted, a server ending) does not
+    /// wait for an answer that may take the whole timeout.
+    @TaskLocal package static var isCanceled: (@Sendable () -> Bool)?
+
+    /// A request's ``Failure/reason`` when ``isCanceled`` stopped it.
+    package static let stopped = "stopped before the answer came"
+
     /// libcurl's global set-up, once per process (it is not safe to repeat alongside other threads).
     private static let globalInit: CURLcode = authctl_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
@@ -56,8 +65,11 @@ package final class HTTPClient {
     /// (names and values the caller checked: no line breaks), and returns the status and reply.
     package func send(method: String, url: String, body: [UInt8]?, contentType: String = "application/json",
                       extraHeaders: [(String, String)] = [], timeoutSeconds: Int = 30) throws(Failure) -> Response {
+        let isCanceled = Self.isCanceled
+        if isCanceled?() == true { throw Failure(message: "\(method) \(url): \(Self.stopped)", reason: Self.stopped) }
         authctl_curl_easy_reset(handle)  // options only: the cookie jar stays
         let reply = ReplyBuffer()
+        reply.isCanceled = isCanceled
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         defer { authctl_curl_slist_free_all(headers) }
         let codes: [CURLcode] = [
@@ -93,6 +105,13 @@ package final class HTTPClient {
                 return size * count
             }),
             authctl_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, Unmanaged.passUnretained(reply).toOpaque()),
+            // Asked while the transfer runs, even while nothing comes: a nonzero answer ends it.
+            authctl_curl_setopt_long(handle, CURLOPT_NOPROGRESS, isCanceled == nil ? 1 : 0),
+            authctl_curl_setopt_xferinfo(handle, { context, _, _, _, _ in
+                guard let context else { return 0 }
+                return Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue().isCanceled?() == true ? 1 : 0
+            }),
+            authctl_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, Unmanaged.passUnretained(reply).toOpaque()),
         ]
         if let failed = codes.first(where: { $0 != CURLE_OK }) { throw Failure(message: String(cString: authctl_curl_easy_strerror(failed))) }
         // A method that carries a body gets one, empty when none is given (Content-Length: 0).
@@ -109,7 +128,7 @@ package final class HTTPClient {
         }
         let rc = withExtendedLifetime(reply) { authctl_curl_easy_perform(handle) }
         guard rc == CURLE_OK else {
-            let reason = String(cString: authctl_curl_easy_strerror(rc))
+            let reason = rc == CURLE_ABORTED_BY_CALLBACK ? Self.stopped : String(cString: authctl_curl_easy_strerror(rc))
             throw Failure(message: "\(method) \(url): \(reason)", reason: reason)
         }
         var status = 0
@@ -120,5 +139,6 @@ package final class HTTPClient {
     private final class ReplyBuffer {
         var bytes: [UInt8] = []
         var setCookies: [String] = []
+        var isCanceled: (@Sendable () -> Bool)?
     }
 }

@@ -563,3 +563,39 @@ def test_a_dry_run_checks_what_a_run_checks():
                        (["--origin", "https://rp.example/path", "http://127.0.0.1:9"], 65)):
         proc = subprocess.run([BIN, "audit", "--preset", "rp-server", "--dry-run", *args], capture_output=True, text=True, timeout=60)
         assert proc.returncode == code, (args, proc.stderr)
+
+
+def test_a_finish_fills_the_user_its_browser_began_the_ceremony_for(tmp_path):
+    seen = []
+
+    class Headers(Recording):
+        def forward(self):
+            if "finish" in self.path:
+                seen.append(self.headers.get("X-User"))
+            super().forward()
+
+        do_GET = do_POST = forward
+
+    # The rp-server preset as a file, its finishes with a header that names the user.
+    preset = {
+        "origin": "https://yourbank.example",
+        "signUp": {"method": "POST", "path": "/signup", "body": {"username": "${user}", "password": "${password}"}},
+        "logIn": {"method": "POST", "path": "/password/login", "body": {"username": "${user}", "password": "${password}"}},
+        "register": {"begin": {"method": "POST", "path": "/register/begin", "body": {}}, "options": "publicKey",
+                     "finish": {"method": "POST", "path": "/register/finish", "body": {"credential": "${response}"}, "headers": {"X-User": "${user}"}}},
+        "signIn": {"begin": {"method": "POST", "path": "/login/begin", "body": {"username": "${user}"}}, "options": "publicKey",
+                   "finish": {"method": "POST", "path": "/login/finish", "body": {"credential": "${response}"}, "headers": {"X-User": "${user}"}}},
+        "signedIn": {"method": "GET", "path": "/account"},
+        "success": {"member": "verified", "equals": True},
+    }
+    (tmp_path / "p.json").write_text(json.dumps(preset))
+    rp = Running(RP.serve(0))
+    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Headers,), {"upstream": rp.url, "seen": []})))
+    try:
+        proc = subprocess.run([BIN, "--json", "audit", "--profile", str(tmp_path / "p.json"), "--only", "sign-replay", recorder.url],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        recorder.close()
+        rp.close()
+    assert proc.returncode == 0, proc.stderr
+    assert len(seen) >= 3 and all(v and v.startswith("audit-") for v in seen), seen

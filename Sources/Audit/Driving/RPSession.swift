@@ -36,8 +36,19 @@ final class RPSession {
         do { client = try HTTPClient() } catch { throw AuditError(.rpUnusable, error.message) }
     }
 
-    /// Sends `request` with its `${…}` filled from `values`.
+    /// The user this browser last spoke for (`${user}`, `${password}`): a finish, which is sent
+    /// with the response only, fills them from here — the user whose ceremony the browser began.
+    private var speaksFor = [String: JSONValue]()
+
+    /// Sends `request` with its `${…}` filled from `values` (and the user this browser last spoke
+    /// for, where `values` names none).
     func send(_ request: AuditProfile.Request, _ values: [String: JSONValue]) throws(AuditError) -> Answer {
+        var values = values
+        if values["user"] != nil {
+            speaksFor = values.filter { $0.key == "user" || $0.key == "password" }
+        } else {
+            values.merge(speaksFor) { given, _ in given }
+        }
         guard request.path.hasPrefix("/"), !request.path.hasPrefix("//") else {
             throw AuditError(.badInput, "a profile's path must start with one '/' (a path on the audited RP): '\(request.path)'")
         }

@@ -11,10 +11,13 @@ extension AuditProfile {
                                               ("register.finish", register.finish), ("signIn.begin", signIn.begin),
                                               ("signIn.finish", signIn.finish), ("signedIn", signedIn)]
         for case let (name, request?) in requests {
-            // RFC 3986: a path and query are visible ASCII; `//` would start an authority.
+            // RFC 3986: a path and query are visible ASCII; `//` would start an authority, `#` a
+            // fragment (never sent: libcurl would drop what follows it), and `%` is followed by
+            // two hex digits (RFC 9112 §3.2's request-target holds nothing else).
             guard request.path.hasPrefix("/"), !request.path.hasPrefix("//"),
-                  request.path.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), request.path.utf8.count <= 2048 else {
-                throw AuditError(.badInput, "the profile's \(name).path is a path on the audited RP (one '/' first, visible ASCII, at most 2048 bytes), not '\(EchoedInput.words(request.path))'")
+                  request.path.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "#") }), Self.isPercentEncoded(request.path),
+                  request.path.utf8.count <= 2048 else {
+                throw AuditError(.badInput, "the profile's \(name).path is a path on the audited RP (one '/' first, visible ASCII without '#', each '%' two hex digits, at most 2048 bytes), not '\(EchoedInput.words(request.path))'")
             }
             guard Self.isToken(request.method), request.method.utf8.count <= 32 else {
                 throw AuditError(.badInput, "the profile's \(name).method is an HTTP method such as GET or POST, not '\(EchoedInput.words(request.method))'")
@@ -46,6 +49,13 @@ extension AuditProfile {
 
     /// Headers the audit writes itself: the RP's host, the body's type and length, the cookie jar.
     static let reservedHeaders: Set<String> = ["host", "content-type", "content-length", "cookie", "transfer-encoding"]
+
+    /// Whether each `%` in `text` starts a percent-encoded octet (RFC 3986 §2.1: two hex digits).
+    static func isPercentEncoded(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        let hex = { (c: UInt8) in (0x30...0x39).contains(c) || (0x41...0x46).contains(c) || (0x61...0x66).contains(c) }
+        return bytes.indices.allSatisfy { i in bytes[i] != UInt8(ascii: "%") || (i + 2 < bytes.count && hex(bytes[i + 1]) && hex(bytes[i + 2])) }
+    }
 
     /// RFC 9110 §5.6.2: a token is one or more tchar.
     static func isToken(_ text: String) -> Bool {

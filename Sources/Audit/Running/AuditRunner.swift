@@ -86,8 +86,8 @@ package final class AuditRunner {
         }
     }
 
-    /// The baseline, then every selected case.
-    package func run() throws(AuditError) -> AuditReport {
+    /// The baseline, then every selected case (``run()`` runs it, stoppable).
+    func runBattery() throws(AuditError) -> AuditReport {
         let cases = try Self.selected(options)
         try baseline()
         var results = [AuditReport.Result]()

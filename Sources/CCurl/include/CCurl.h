@@ -37,5 +37,10 @@ CURLcode authctl_curl_setopt_pointer(CURL *handle, CURLoption option, void *valu
 CURLcode authctl_curl_setopt_write(CURL *handle, authctl_curl_write_callback callback);
 /* CURLOPT_HEADERFUNCTION: each header line of a reply, as a write callback gets the body. */
 CURLcode authctl_curl_setopt_header(CURL *handle, authctl_curl_write_callback callback);
+/* CURLOPT_XFERINFOFUNCTION: called during a transfer (about once a second when nothing moves);
+   a nonzero return ends it (CURLE_ABORTED_BY_CALLBACK). */
+typedef int (*authctl_curl_xferinfo_callback)(void *context, curl_off_t downloadTotal, curl_off_t downloaded,
+                                              curl_off_t uploadTotal, curl_off_t uploaded);
+CURLcode authctl_curl_setopt_xferinfo(CURL *handle, authctl_curl_xferinfo_callback callback);
 CURLcode authctl_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 #endif

@@ -77,8 +77,7 @@ public final class AccountService: @unchecked Sendable {
         closing.withLock { $0 = true }
         let all = accounts.withLock { held in defer { held = [:] }; return Array(held.values) }
         for hosted in all { _ = hosted.end() }
-        audits.stopAll(waiting: 20)
-        audits.removeWorkspaces()
+        audits.end(waitingAtMost: 10)
     }
 
     /// A comment on every event stream (the server does this every few seconds), so that a

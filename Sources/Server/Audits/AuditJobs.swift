@@ -44,9 +44,9 @@ final class AuditJobs: Sendable {
 
     private let jobs = Mutex([String: Job]())
     private let counter = Atomic(0)
-    /// Threads running an audit: the server waits for them before it ends (a thread still in
-    /// the middle of a request when the process exits would be torn down under it).
-    private let threads = DispatchGroup()
+    /// Audits whose thread has not ended: the server waits for them before it exits (a thread at
+    /// work in libcurl or OpenSSL while the process tears them down crashes it).
+    private let live = Atomic(0)
 
     /// Starts an audit of `base`; its first status. Refused (`nil`) past ``running``.
     func start(base: String, profile: AuditProfile, options: AuditRunner.Options) throws(AuditError) -> Status? {
@@ -71,26 +71,24 @@ final class AuditJobs: Sendable {
         }
         update(id) { $0.workspace = runner.workspace }
         let handoff = Handoff(runner)
-        threads.enter()
-        let thread = Thread { [weak self, threads] in
-            defer { threads.leave() }
+        live.add(1, ordering: .sequentiallyConsistent)
+        let thread = Thread { [weak self] in
             let ended: Status
             do throws(AuditError) {
-                let report = try handoff.runner.run()
+                let report = try handoff.runner!.run()
                 ended = Status(id: id, state: .done, target: base, done: report.results.count, total: total, report: report, error: nil)
             } catch {
                 let state: State = error.name == .canceled ? .canceled : .failed
                 ended = Status(id: id, state: state, target: base, done: 0, total: total, report: nil,
                                error: Failure(name: error.name.rawValue, detail: error.message))
             }
-            // Its throw-away vault goes now, not when the runner is freed (which a server that
-            // ends may not wait for).
-            try? FileManager.default.removeItem(atPath: handoff.runner.workspace)
+            handoff.runner = nil  // its vault goes now, before the status says it ended
             self?.update(id) { job in
                 job.workspace = nil
                 job.status = Status(id: id, state: ended.state, target: base, done: ended.state == .done ? ended.done : job.status.done,
                                     total: total, report: ended.report, error: ended.error)
             }
+            self?.live.subtract(1, ordering: .sequentiallyConsistent)
         }
         thread.name = id
         thread.start()
@@ -121,15 +119,13 @@ final class AuditJobs: Sendable {
         jobs.withLock { all in for id in all.keys where all[id]!.status.state == .running { all[id]!.cancel = true } }
     }
 
-    /// The server ends: every audit told to stop, then waited for — each stops before its next
-    /// request, so within one request's timeout (10 s) — up to `seconds`.
-    func stopAll(waiting seconds: Int) {
+    /// The server ends: every running audit is stopped — the request under way too — and waited
+    /// for, at most `seconds`; the throw-away vaults of any still running go (the process ends
+    /// before their runners do).
+    func end(waitingAtMost seconds: Double) {
         cancelAll()
-        _ = threads.wait(timeout: .now() + .seconds(seconds))
-    }
-
-    /// The throw-away vaults of audits still running go (the process ends before their runners do).
-    func removeWorkspaces() {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while live.load(ordering: .sequentiallyConsistent) > 0 && Date() < deadline { usleep(10_000) }
         let left = jobs.withLock { all in all.values.compactMap(\.workspace) }
         for workspace in left { try? FileManager.default.removeItem(atPath: workspace) }
     }
@@ -156,8 +152,8 @@ extension AuditJobs.Status {
 }
 
 /// A runner made on the request's thread (so that a bad URL or origin is the request's answer) and
-/// run on the audit's own: from then on only that thread touches it.
+/// run on the audit's own: from then on only that thread touches it, and lets it go when it ends.
 private final class Handoff: @unchecked Sendable {
-    let runner: AuditRunner
+    var runner: AuditRunner?
     init(_ runner: AuditRunner) { self.runner = runner }
 }

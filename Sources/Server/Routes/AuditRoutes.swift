@@ -62,10 +62,7 @@ extension AccountService {
         var options = AuditRunner.Options()
         options.only = Set(body.only ?? [])
         options.skip = Set(body.skip ?? [])
-        if let rate = body.rate {
-            guard rate >= 1 else { throw Problem.input("rate must be a whole number from 1 to 1000") }
-            options.rate = Int(rate)
-        }
+        if let rate = body.rate { options.rate = rate.perSecond }
         return (body.url, profile, options)
     }
 }

@@ -352,6 +352,23 @@ extension Body {
             }
         }
 
+        /// Requests a second: a whole number from 1 to 1000 (0 would never send one).
+        struct Rate: BodyValue {
+            let perSecond: Int
+
+            static var jsonTypes: Set<String> { ["integer"] }
+            static var placeholder: Self { Self(perSecond: 50) }
+
+            init(perSecond: Int) { self.perSecond = perSecond }
+
+            init(_ member: BodyMember) throws(Problem) {
+                guard let n = member.node.wholeNumber(maximum: 1000), n >= 1 else {
+                    throw Problem.input("\(member.path) must be a whole number from 1 to 1000")
+                }
+                perSecond = Int(n)
+            }
+        }
+
         let url: String
         let preset: Preset?
         /// A profile (docs/audit.md, "A profile for your RP"), as JSON.
@@ -359,9 +376,7 @@ extension Body {
         let origin: String?
         let only: [String]?
         let skip: [String]?
-        let rate: UInt64?
-
-        static func maximum(_ member: String) -> UInt64? { member == "rate" ? 1000 : nil }
+        let rate: Rate?
     }
 }
 

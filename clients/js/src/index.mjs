@@ -546,7 +546,7 @@ export class Audit {
     return response.text();
   }
 
-  /** Stops it at its next case (or forgets it, once ended). */
+  /** Stops it — the request under way within about a second — or forgets it, once ended. */
   async cancel() {
     await this.server.request('DELETE', `/audits/${encodeURIComponent(this.id)}`);
   }

@@ -111,7 +111,7 @@ class Audit:
         return self.server.transport.request("GET", path("audits", self.id, "html"))
 
     def cancel(self) -> None:
-        """Stops it at its next case (or forgets it, once ended)."""
+        """Stops it — the request under way within about a second — or forgets it, once ended."""
         self.server.transport.request("DELETE", path("audits", self.id))
 
     def __repr__(self) -> str:
