@@ -212,7 +212,7 @@ def test_an_rp_that_does_not_answer_is_rp_unusable():
     assert json.loads(proc.stderr.strip().splitlines()[-1])["error"] == "rpUnusable"
 
 
-@pytest.mark.parametrize("url", ["ftp://127.0.0.1:1", "http://127.0.0.1:1/path", "not a url"])
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:1", "http://127.0.0.1:1/path", "not a url", "http://exämple.test"])
 def test_the_rp_is_an_http_url_with_no_path(url):
     proc = audit(url)
     assert proc.returncode == 65, proc.stderr

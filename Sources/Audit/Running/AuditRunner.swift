@@ -65,7 +65,11 @@ package final class AuditRunner {
         while text.hasSuffix("/") { text.removeLast() }
         guard let parts = URLComponents(string: text), ["http", "https"].contains(parts.scheme ?? ""), parts.host?.isEmpty == false,
               parts.path.isEmpty, parts.query == nil, parts.fragment == nil, parts.user == nil else {
-            throw AuditError(.badInput, "the RP is an http(s) URL with a host and no path, such as http://127.0.0.1:8765: '\(base)'")
+            throw AuditError(.badInput, "the RP is an http(s) URL with a host and no path, such as http://127.0.0.1:8765: '\(EchoedInput.words(base))'")
+        }
+        // libcurl takes a host as written: a name outside ASCII is written in its A-label form.
+        guard text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw AuditError(.badInput, "the RP's URL is ASCII (a host name outside it in its xn-- form): '\(EchoedInput.words(base))'")
         }
         guard let origin = URLComponents(string: profile.origin), ["http", "https"].contains(origin.scheme ?? ""), origin.host?.isEmpty == false,
               origin.path.isEmpty, origin.query == nil, origin.fragment == nil, origin.user == nil else {
