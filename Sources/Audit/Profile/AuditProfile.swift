@@ -90,7 +90,9 @@ package struct AuditProfile: Codable, Sendable, Equatable {
     }
 
     /// The presets `--preset` names.
-    package static let presets: KeyValuePairs<String, AuditProfile> = ["rp-server": rpServer, "fido-conformance": fidoConformance]
+    package static let presets: KeyValuePairs<String, AuditProfile> = [
+        "rp-server": rpServer, "fido-conformance": fidoConformance, "simplewebauthn-example": simpleWebAuthnExample,
+    ]
 
     /// docs/examples/rp_server.py: sign-up and password login, `{"publicKey": options}` from each
     /// begin, `{"credential": response}` to each finish, `{"verified": true}` for a yes, and
@@ -128,6 +130,27 @@ package struct AuditProfile: Codable, Sendable, Equatable {
                          finish: Request(path: "/assertion/result", body: .string("${response}"))),
         signedIn: nil,
         success: Success(member: "status", equals: .string("ok")))
+
+    /// SimpleWebAuthn's example server (MasterKale/SimpleWebAuthn, example/index.ts;
+    /// docs/examples/simplewebauthn_example_rp.py): `GET /generate-registration-options` and
+    /// `GET /generate-authentication-options` answer the options at the top level,
+    /// `/verify-registration` and `/verify-authentication` take the response as the whole body and
+    /// answer `{"verified": true}`; an express-session cookie; the origin `http://localhost:8000`.
+    /// The example has one user, taken as signed in; an app built from it names the user, and this
+    /// preset as the usual adaptation does: `?username=` on both begins (no sign-up: the user comes
+    /// into being at the registration's begin). No login and no signed-in page: the example's
+    /// sign-in makes no session.
+    package static let simpleWebAuthnExample = AuditProfile(
+        origin: "http://localhost:8000",
+        signUp: nil, logIn: nil,
+        register: Ceremony(begin: Request(method: "GET", path: "/generate-registration-options?username=${user}"),
+                           options: "",
+                           finish: Request(path: "/verify-registration", body: .string("${response}"))),
+        signIn: Ceremony(begin: Request(method: "GET", path: "/generate-authentication-options?username=${user}"),
+                         options: "",
+                         finish: Request(path: "/verify-authentication", body: .string("${response}"))),
+        signedIn: nil,
+        success: Success(member: "verified", equals: .bool(true)))
 }
 
 extension AuditProfile {

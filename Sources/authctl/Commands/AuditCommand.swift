@@ -5,7 +5,7 @@ import Session
 /// `authctl audit URL`: drives the RP at URL through its own registration and sign-in with every
 /// case of the battery and reports what it wrongly accepts (docs/audit.md).
 enum AuditCommand {
-    static let preset = OptionSpec.value("--preset", "NAME", "the RP's shape, built in (rp-server: docs/examples/rp_server.py; fido-conformance: the FIDO2 conformance test API)",
+    static let preset = OptionSpec.value("--preset", "NAME", "the RP's shape, built in (rp-server: docs/examples/rp_server.py; fido-conformance: the FIDO2 conformance test API; simplewebauthn-example: SimpleWebAuthn's example server, users named by ?username=)",
                                          choices: AuditProfile.presets.map(\.key))
     static let profile = OptionSpec.value("--profile", "FILE", "the RP's shape as a JSON profile (docs/audit.md, \"A profile for your RP\")")
     static let origin = OptionSpec.value("--origin", "URL", "the origin the RP's pages have, in place of the profile's")
