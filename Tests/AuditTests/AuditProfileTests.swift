@@ -138,6 +138,40 @@ struct AuditProfileTests {
         #expect(failure { $0.signUp = nil; $0.register.begin.body = .object(["who": .array([.string("${user}")])]) } == nil)
     }
 
+    @Test func aDiscoverableSignInMayBeLeftOutAndItsBeginNamesNoUser() throws {
+        // Left out (the conformance API has none), it is nil, and stays out when written back.
+        let conformance = try JSONEncoder().encode(AuditProfile.fidoConformance)
+        let members = try #require(try JSONSerialization.jsonObject(with: conformance) as? [String: Any])
+        #expect(members["discoverableSignIn"] == nil && AuditProfile.fidoConformance.discoverableSignIn == nil)
+        #expect(try JSONDecoder().decode(AuditProfile.self, from: conformance).discoverableSignIn == nil)
+        // The bank's: a begin with no username, the username-first sign-in's finish.
+        let bank = try #require(AuditProfile.rpServer.discoverableSignIn)
+        #expect(bank.begin.path == "/login/begin" && bank.begin.body == .object([:]) && bank.finish == AuditProfile.rpServer.signIn.finish)
+
+        // Its requests are checked as every other, and a begin that names the user anywhere is
+        // not a discoverable sign-in.
+        let cases: [(String, (inout AuditProfile.Ceremony) -> Void)] = [
+            ("discoverableSignIn.begin.path", { $0.begin.path = "//evil.example/login/begin" }),
+            ("discoverableSignIn.finish.path", { $0.finish.path = "/login/finish\r\nHost: evil.example" }),
+            ("discoverableSignIn.finish.method", { $0.finish.method = "POST /x HTTP/1.1\r\n" }),
+            ("discoverableSignIn.begin.headers", { $0.begin.headers = ["X-Evil": "a\r\nHost: elsewhere"] }),
+            ("discoverableSignIn.begin names no user", { $0.begin.body = .object(["username": .string("${user}")]) }),
+            ("discoverableSignIn.begin names no user", { $0.begin.body = .object(["who": .array([.string("${user}")])]) }),
+            ("discoverableSignIn.begin names no user", { $0.begin.path = "/login/begin?username=${user}" }),
+            ("discoverableSignIn.begin names no user", { $0.begin.headers = ["X-User": "${user}"] }),
+        ]
+        for (what, change) in cases {
+            var profile = AuditProfile.rpServer
+            change(&profile.discoverableSignIn!)
+            do {
+                _ = try profile.checked()
+                Issue.record("\(what): no error")
+            } catch {
+                #expect(error.name == .badInput && error.message.contains(what), "\(what): \(error.message)")
+            }
+        }
+    }
+
     @Test func aProfileFileOfWrongTypesIsBadInputThatNamesTheMember() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("audit-profile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

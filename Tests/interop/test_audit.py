@@ -55,6 +55,9 @@ FLAWS = {
     "alg-not-checked": {"reg-alg-not-offered"},
     "backup-eligibility-not-compared": {"sign-backup-eligibility-changed"},
     "user-enumeration": {"opt-user-enumeration"},
+    # A discoverable sign-in's user taken from userHandle, the passkey's owner not compared; a
+    # response without one is still refused.
+    "user-handle-trusted": {"sign-discoverable-other-users-credential", "sign-discoverable-other-users-handle"},
     # A session given before verification stays on every sign-in refused in verification; one
     # refused before (no such passkey, another user's) never had it.
     "session-on-failed-verify": {"sign-bad-signature", "sign-counter-regress", "sign-up-cleared", "sign-uv-claimed", "sign-wrong-challenge",
@@ -78,7 +81,7 @@ def test_an_rp_without_flaws_refuses_every_case_and_the_audit_exits_0():
         rp.close()
     assert proc.returncode == 0, proc.stderr
     found, report = verdicts(proc)
-    assert len(found) >= 61
+    assert len(found) >= 64
     assert {v for v in found.values()} <= {"rejected", "inconclusive", "taken"}, found
     # The one valid response of the battery (an extension output not asked for) is taken.
     assert [k for k, v in found.items() if v == "taken"] == ["reg-unsolicited-extension"]
@@ -281,8 +284,9 @@ def test_on_a_terminal_each_case_shows_as_it_ends_and_the_line_is_cleared():
 
 
 def test_an_rp_that_fails_with_a_5xx_after_the_baseline_gets_server_errors_not_verdicts():
-    # The bank, but every sign-in begin after the baseline's answers 500: the sign-in cases are
-    # server errors (a finding with --fail-on server-error), the registrations judged as ever.
+    # The bank, but every sign-in begin after the baseline's two (username-first, discoverable)
+    # answers 500: the sign-in cases are server errors (a finding with --fail-on server-error), the
+    # registrations judged as ever.
     server = RP.serve(0)
     handler = server.RequestHandlerClass
     begun = []
@@ -291,7 +295,7 @@ def test_an_rp_that_fails_with_a_5xx_after_the_baseline_gets_server_errors_not_v
         def do_POST(self):
             if self.path == "/login/begin":
                 begun.append(1)
-                if len(begun) > 1:
+                if len(begun) > 2:
                     self.reply(500, {"error": "internal"})
                     return
             super().do_POST()
@@ -304,6 +308,7 @@ def test_an_rp_that_fails_with_a_5xx_after_the_baseline_gets_server_errors_not_v
         rp.close()
     found, _ = verdicts(proc)
     assert found["sign-wrong-origin"] == "server error" and found["sign-replay"] == "server error", found
+    assert found["sign-discoverable-other-users-handle"] == "server error", found
     assert found["reg-wrong-origin"] == "rejected"
     assert "ACCEPTED" not in found.values()
     assert proc.returncode == 32, proc.stderr
@@ -425,8 +430,9 @@ class FormFront(http.server.BaseHTTPRequestHandler):
                 return self.reply(400, b'{"error": "a form, please"}', [])
             fields = dict(urllib.parse.parse_qsl(raw.decode(), strict_parsing=True))
             body = {"credential": json.loads(fields["credential"])} if "finish" in target.path else fields
-        elif target.path == "/login/begin":
-            body = {"username": dict(urllib.parse.parse_qsl(target.query))["username"]}
+        elif target.path == "/login/begin":  # with ?username=: username-first; without: discoverable
+            query = dict(urllib.parse.parse_qsl(target.query))
+            body = {"username": query["username"]} if "username" in query else {}
         elif raw:
             body = json.loads(raw)
         self.seen.append((self.command, self.path))
@@ -467,11 +473,14 @@ def test_a_profile_sends_forms_queries_and_headers_and_judges_as_through_json(tm
         "signIn": {"begin": {"method": "GET", "path": "/login/begin?username=${user}", "headers": key}, "options": "publicKey",
                    "finish": {"method": "POST", "path": "/login/finish", "body": {"credential": "${response}"}, "encoding": "form",
                               "headers": key}},
+        "discoverableSignIn": {"begin": {"method": "GET", "path": "/login/begin", "headers": key}, "options": "publicKey",
+                               "finish": {"method": "POST", "path": "/login/finish", "body": {"credential": "${response}"},
+                                          "encoding": "form", "headers": key}},
         "signedIn": {"method": "GET", "path": "/account", "headers": key},
         "success": {"member": "verified", "equals": True},
     }
     (tmp_path / "form.json").write_text(json.dumps(profile))
-    rp = Running(RP.serve(0, flaws=frozenset(["not-bound-to-user"])))
+    rp = Running(RP.serve(0, flaws=frozenset(["not-bound-to-user", "user-handle-trusted"])))
     front = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("F", (FormFront,), {"upstream": rp.url, "seen": []})))
     try:
         through_form = subprocess.run([BIN, "--json", "audit", "--profile", str(tmp_path / "form.json"), "--only", "binding,replay",
@@ -484,6 +493,9 @@ def test_a_profile_sends_forms_queries_and_headers_and_judges_as_through_json(tm
     assert through_form.returncode == 32, through_form.stderr  # the flaw is found through the form front too
     assert verdicts(through_form)[0] == verdicts(direct)[0]
     assert ("GET", "/login/begin?username=audit-") in [(m, p[:len("/login/begin?username=audit-")]) for m, p in seen]
+    assert ("GET", "/login/begin") in seen  # the discoverable sign-in's begin, no user named
+    assert {k for k, v in verdicts(through_form)[0].items() if v == "ACCEPTED"} == \
+        FLAWS["not-bound-to-user"] | FLAWS["user-handle-trusted"]
     # A header that would break the request, a form body that is not an object: refused before anything is sent.
     for change in ({"headers": {"X-Evil": "a\r\nHost: elsewhere"}}, {"headers": {"Host": "elsewhere"}}, {"body": "${response}", "encoding": "form"}):
         bad = json.loads(json.dumps(profile))

@@ -47,6 +47,9 @@ EXPECTED = {
                                      "sign-zero-signature", "sign-other-key-signature"]},
     # No logIn in the shape: no second session of the same user.
     "reg-without-begin": "inconclusive",
+    # No discoverable sign-in in the API: /assertion/options names its username.
+    **{case: "inconclusive" for case in [
+        "sign-discoverable-no-user-handle", "sign-discoverable-other-users-credential", "sign-discoverable-other-users-handle"]},
     # No signedIn in the shape: a refused sign-in is judged on the refusal alone ("not probed").
     **{case: "rejected" for case in [
         "sign-wrong-type", "sign-wrong-challenge", "sign-wrong-origin", "sign-look-alike-origin", "sign-subdomain-origin",
@@ -96,6 +99,8 @@ def test_each_case_comes_to_the_verdict_py_webauthn_glue_earns(report):
 def test_what_the_profile_lacks_is_named_in_the_evidence(report):
     evidence = {r["id"]: r["evidence"] for r in report["results"]}
     assert evidence["reg-without-begin"] == "the profile has no logIn: a second session of the same user cannot be had"
+    for case in ("sign-discoverable-no-user-handle", "sign-discoverable-other-users-credential", "sign-discoverable-other-users-handle"):
+        assert evidence[case] == "the profile has no discoverableSignIn: a sign-in whose begin names no user cannot be had", case
     reason = evidence["sign-bad-signature"]
     assert reason.startswith("refused (400 ") and "Could not verify authentication signature" in reason, reason
     assert reason.endswith("not probed: the profile has no signedIn: whether the browser is signed in cannot be asked"), reason
@@ -144,6 +149,8 @@ def rp_server_profile(**changes):
                      "finish": {"method": "POST", "path": "/register/finish", "body": {"credential": "${response}"}}},
         "signIn": {"begin": {"method": "POST", "path": "/login/begin", "body": {"username": "${user}"}}, "options": "publicKey",
                    "finish": {"method": "POST", "path": "/login/finish", "body": {"credential": "${response}"}}},
+        "discoverableSignIn": {"begin": {"method": "POST", "path": "/login/begin", "body": {}}, "options": "publicKey",
+                               "finish": {"method": "POST", "path": "/login/finish", "body": {"credential": "${response}"}}},
         "signedIn": {"method": "GET", "path": "/account"},
         "success": {"member": "verified", "equals": True},
     }
@@ -181,6 +188,7 @@ def test_the_preset_written_as_a_file_without_the_optional_members_runs_the_same
 @pytest.mark.parametrize("left_out, case, verdict, reason", [
     ("logIn", "reg-without-begin", "inconclusive", "the profile has no logIn"),
     ("signedIn", "sign-bad-signature", "rejected", "not probed: the profile has no signedIn"),
+    ("discoverableSignIn", "sign-discoverable-other-users-handle", "inconclusive", "the profile has no discoverableSignIn"),
 ])
 def test_a_member_left_out_changes_only_the_cases_that_need_it_and_says_so(tmp_path, left_out, case, verdict, reason):
     rp = Running(RP_SERVER.serve(0))
@@ -257,6 +265,11 @@ class Recording(http.server.BaseHTTPRequestHandler):
     ({"signUp": {"method": "POST", "path": 7}}, "signUp"),
     ({"success": {"member": ["verified"]}}, "success"),
     ({"register": None}, "register"),
+    ({"discoverableSignIn": {"begin": {"method": "POST", "path": "//198.51.100.7/login/begin", "body": {}}, "options": "publicKey",
+                             "finish": {"method": "POST", "path": "/login/finish", "body": "${response}"}}}, "discoverableSignIn.begin.path"),
+    ({"discoverableSignIn": {"begin": {"method": "POST", "path": "/login/begin", "body": {"username": "${user}"}}, "options": "publicKey",
+                             "finish": {"method": "POST", "path": "/login/finish", "body": "${response}"}}}, "discoverableSignIn.begin names no user"),
+    ({"discoverableSignIn": {"begin": {"method": "POST", "path": "/login/begin"}}}, "discoverableSignIn"),
 ])
 def test_a_hostile_profile_is_bad_input_naming_what_and_nothing_is_sent(tmp_path, changes, named):
     handler = type("R", (Recording,), {"seen": []})

@@ -54,7 +54,9 @@ THE_RP_LEAVES = {"opt-user-enumeration", "sign-backup-eligibility-changed"}
 # prefer user verification; UV=0 is allowed).
 INCONCLUSIVE = {"sign-uv-cleared",
                 # register_begin offers every algorithm python-fido2 knows: none is left to forge with
-                "reg-alg-not-offered"}
+                "reg-alg-not-offered",
+                # the RP has no discoverable sign-in (its login options name a user), so the profile none
+                "sign-discoverable-no-user-handle", "sign-discoverable-other-users-credential", "sign-discoverable-other-users-handle"}
 
 # What Fido2Server leaves to its caller (or does otherwise than one origin's RP wants), this RP
 # does, and the audit finds it done.
@@ -145,3 +147,17 @@ def test_a_malformed_request_is_a_400_with_an_error_never_a_5xx(path, body):
         rp.close()
     assert status in (400, 401), (status, answer)
     assert answer["status"] == "failed" and answer["error"]
+
+
+def test_the_rp_has_no_discoverable_sign_in_so_its_profile_gives_none_and_those_cases_say_so(report):
+    """Login options name a user, or are refused: there is no sign-in whose begin names none."""
+    rp = Running(RP.serve(0))
+    try:
+        status, answer = post(rp.url + "/api/webauthn/login/options", b"{}")
+    finally:
+        rp.close()
+    assert (status, answer["error"]) == (400, "no such user")
+    assert "discoverableSignIn" not in json.loads(PROFILE.read_text())
+    evidence = {r["id"]: r["evidence"] for r in report[1]["results"]}
+    for case in ("sign-discoverable-no-user-handle", "sign-discoverable-other-users-credential", "sign-discoverable-other-users-handle"):
+        assert evidence[case] == "the profile has no discoverableSignIn: a sign-in whose begin names no user cannot be had", case

@@ -147,6 +147,29 @@ def passkey_of_another_user_signs_in_by_username(url, vault):
     return True
 
 
+def passkey_of_another_user_signs_in_by_their_user_handle(url, vault):
+    """Mallory signs in as alice in a discoverable sign-in (no username) with mallory's own passkey,
+    its response carrying alice's user handle (which no signature covers; anyone who once saw
+    alice's registration options knows it). Without a userHandle it is refused, flaw or not."""
+    alices_browser, alice, _ = customer(url, vault)
+    alices_handle = alices_browser.post("/register/begin")[1]["publicKey"]["user"]["id"]
+    _, _, mallorys = customer(url, vault)
+    browser, options = begin_sign_in(url)
+    response = sign(vault, options, mallorys)
+    del response["response"]["userHandle"]
+    assert refused(browser.post("/login/finish", response), "noUserHandle")
+    browser, options = begin_sign_in(url)
+    response = sign(vault, options, mallorys)
+    response["response"]["userHandle"] = alices_handle
+    answer = browser.post("/login/finish", response)
+    if refused(answer, "userHandleMismatch"):
+        assert browser.get("/account")[0] == 401
+        return False
+    assert answer == (200, {"verified": True, "user": alice}), answer
+    assert browser.get("/account")[1]["user"] == alice
+    return True
+
+
 def sign_in_replayed(url, vault):
     """A sign-in's response posted a second time, in the same session."""
     _, name, credential_id = customer(url, vault)
@@ -301,6 +324,7 @@ def unknown_name_told_apart(url, vault):
 # attack -> the flaw that lets it through (None: no flaw does)
 ATTACKS = {
     passkey_of_another_user_signs_in_by_username: "not-bound-to-user",
+    passkey_of_another_user_signs_in_by_their_user_handle: "user-handle-trusted",
     sign_in_replayed: "challenge-not-consumed",
     registration_replayed: "challenge-not-consumed",
     transfer_replayed: "challenge-not-consumed",

@@ -56,6 +56,7 @@ changes nothing else, for tools that look for such flaws (each is in FLAWS below
     alg-not-checked           registration offers ES256 and RS256 but verifies a key of any algorithm py_webauthn knows
     backup-eligibility-not-compared  sign-in does not compare BE with the one the passkey registered with
     user-enumeration          a sign-in begun for a name no user has is 400 "unknownUser": who has an account is told
+    user-handle-trusted       a discoverable sign-in signs in the user its userHandle names, the passkey's owner not compared
 
 What py_webauthn 3.0.1 leaves to its caller, the bank does: it refuses a response made in a cross-origin
 frame (WebAuthn L3 §7.1 step 10, §7.2 step 14: the bank is never embedded), verifies the credential key
@@ -129,6 +130,11 @@ FLAWS = {
     "backup-eligibility-not-compared": "sign-in does not compare BE with the one the passkey registered with",
     # WebAuthn L3 §14.6.2: an unknown name answered with an error tells which names have accounts.
     "user-enumeration": "a sign-in begun for a name no user has is 400 \"unknownUser\": who has an account is told",
+    # w3c/webauthn #753, the first-factor scenario WebAuthn L3 §7.2 step 6 answers: the user taken
+    # from the response's userHandle (which no signature covers) and the signature verified with
+    # the stored key of the credential the response names, whoever owns it — anyone with a passkey
+    # of their own signs in as any user whose handle they know.
+    "user-handle-trusted": "a discoverable sign-in signs in the user its userHandle names, the passkey's owner not compared",
 }
 
 
@@ -444,6 +450,8 @@ class Handler(BaseHTTPRequestHandler):
             pass  # the passkey found among every user's, and the sign-in is the named user's all the same
         elif named is not None and owner != named:
             raise Refusal(400, f"this passkey is not {named}'s", code="notThisUsersPasskey")
+        elif named is None and name is not None and "user-handle-trusted" in self.flaws:
+            pass  # the userHandle's user signs in; the passkey's key verifies, whoever owns it
         elif (handle is not None and handle != self.bank.users[owner]["id"]) or name != owner:
             raise Refusal(400, "the userHandle is not the passkey's user's", code="userHandleMismatch")
         passkey = self.bank.users[owner]["passkeys"][credential["id"]]

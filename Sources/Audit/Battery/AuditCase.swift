@@ -57,6 +57,17 @@ package struct AuditCase: Sendable, Encodable {
         case otherKeySignature
     }
 
+    /// A discoverable sign-in (its begin names no user: the response's userHandle does), answered
+    /// with a passkey the RP knows and the userHandle changed.
+    enum Discoverable: Sendable {
+        /// The user's own passkey, userHandle left out.
+        case userHandleAbsent
+        /// The attacker's own passkey, the victim's userHandle.
+        case otherUsersCredential
+        /// The user's own passkey, another user's userHandle.
+        case otherUsersHandle
+    }
+
     enum Action: Sendable {
         /// A registration (or sign-in) whose response carries `Fault`, re-signed with the real
         /// key wherever a signature would otherwise stop the RP first.
@@ -79,6 +90,7 @@ package struct AuditCase: Sendable, Encodable {
         /// The user's own passkey, with another user's handle as `userHandle` (which no
         /// signature covers).
         case otherUsersHandle
+        case discoverable(Discoverable)
         /// Two begins: two challenges, each at least 16 bytes.
         case distinctChallenges
         /// A user's registration begin lists the passkeys it has in `excludeCredentials`.
@@ -205,6 +217,17 @@ package struct AuditCase: Sendable, Encodable {
         AuditCase(id: "sign-other-users-handle", family: .binding, spec: "§7.2 step 6",
                   check: "a userHandle, when given, is the one of the passkey's owner (no signature covers it)",
                   reference: "an account chosen by userHandle alone", action: .otherUsersHandle),
+        AuditCase(id: "sign-discoverable-no-user-handle", family: .binding, spec: "§7.2 step 6",
+                  check: "in a discoverable sign-in, a response without userHandle is refused: nothing names the user",
+                  reference: "a userHandle compared only when present: a response without one skips the check", action: .discoverable(.userHandleAbsent)),
+        AuditCase(id: "sign-discoverable-other-users-credential", family: .binding, spec: "§7.2 step 6",
+                  check: "in a discoverable sign-in, the credential is one of the user its userHandle names: the attacker's passkey with the victim's handle is refused",
+                  reference: "w3c/webauthn #753 (first factor: Eve's credential, Bob's user handle, Eve signed in as Bob)",
+                  action: .discoverable(.otherUsersCredential)),
+        AuditCase(id: "sign-discoverable-other-users-handle", family: .binding, spec: "§7.2 step 6",
+                  check: "in a discoverable sign-in, a userHandle that is not the passkey's owner's is refused (no signature covers it)",
+                  reference: "the user taken from userHandle, the signature verified with the credential's stored key whoever owns it",
+                  action: .discoverable(.otherUsersHandle)),
         AuditCase(id: "reg-credential-id-in-use", family: .binding, spec: "§7.1 step 25", check: "a credential id another user registered is refused, and that user's key stays",
                   reference: "a registration that overwrites the record of the same credential id (the attacker's key on the victim's passkey)", action: .registerOwn(.credentialIdInUse)),
         // Replay and the challenge's life (§13.4.3: a challenge is used once).

@@ -9,7 +9,8 @@ extension AuditProfile {
     package func checked() throws(AuditError) -> AuditProfile {
         let requests: [(String, Request?)] = [("signUp", signUp), ("logIn", logIn), ("register.begin", register.begin),
                                               ("register.finish", register.finish), ("signIn.begin", signIn.begin),
-                                              ("signIn.finish", signIn.finish), ("signedIn", signedIn)]
+                                              ("signIn.finish", signIn.finish), ("discoverableSignIn.begin", discoverableSignIn?.begin),
+                                              ("discoverableSignIn.finish", discoverableSignIn?.finish), ("signedIn", signedIn)]
         for case let (name, request?) in requests {
             // RFC 3986: a path and query are visible ASCII; `//` would start an authority, `#` a
             // fragment (never sent: libcurl would drop what follows it), and `%` is followed by
@@ -44,6 +45,12 @@ extension AuditProfile {
         if signUp == nil, !(register.begin.body?.names("user") ?? false), !register.begin.path.contains("${user}") {
             throw AuditError(.badInput, "the profile has no signUp, so register.begin's body or path names the user (\"${user}\"), who comes into being there")
         }
+        // A discoverable sign-in's user is the one its response's userHandle names: a begin that
+        // names one is a username-first sign-in, and its cases would prove nothing.
+        if let begin = discoverableSignIn?.begin,
+           (begin.body?.names("user") ?? false) || begin.path.contains("${user}") || (begin.headers ?? [:]).values.contains(where: { $0.contains("${user}") }) {
+            throw AuditError(.badInput, "the profile's discoverableSignIn.begin names no user (\"${user}\"): the response's userHandle says who signs in")
+        }
         return self
     }
 
@@ -64,15 +71,17 @@ extension AuditProfile {
         }
     }
 
-    /// What the profile has not that a case needs: a second session of a user (`logIn`), or a look
-    /// at whether a browser is signed in (`signedIn`).
+    /// What the profile has not that a case needs: a second session of a user (`logIn`), a look
+    /// at whether a browser is signed in (`signedIn`), or a sign-in whose begin names no user
+    /// (`discoverableSignIn`).
     enum Lack {
-        case logIn, signedIn
+        case logIn, signedIn, discoverableSignIn
 
         var reason: String {
             switch self {
             case .logIn: "the profile has no logIn: a second session of the same user cannot be had"
             case .signedIn: "the profile has no signedIn: whether the browser is signed in cannot be asked"
+            case .discoverableSignIn: "the profile has no discoverableSignIn: a sign-in whose begin names no user cannot be had"
             }
         }
     }

@@ -70,6 +70,9 @@ package struct AuditProfile: Codable, Sendable, Equatable {
     package var register: Ceremony
     /// A username-first sign-in: its begin names the user (`${user}`).
     package var signIn: Ceremony
+    /// A discoverable sign-in: its begin names no user, and the response's `userHandle` says who
+    /// signs in (WebAuthn L3 §7.2 step 6); `nil` for an RP without one (its cases are then not run).
+    package var discoverableSignIn: Ceremony?
     /// A request only a signed-in user gets a yes to, and what that yes is; `nil` for an RP
     /// without one (a refused sign-in is then not probed).
     package var signedIn: Request?
@@ -77,13 +80,14 @@ package struct AuditProfile: Codable, Sendable, Equatable {
     /// What a finish answers when the RP accepts a response.
     package var success: Success
 
-    package init(origin: String, signUp: Request?, logIn: Request?, register: Ceremony, signIn: Ceremony, signedIn: Request?,
-                signedInSuccess: Success = Success(), success: Success = Success()) {
+    package init(origin: String, signUp: Request?, logIn: Request?, register: Ceremony, signIn: Ceremony,
+                discoverableSignIn: Ceremony? = nil, signedIn: Request?, signedInSuccess: Success = Success(), success: Success = Success()) {
         self.origin = origin
         self.signUp = signUp
         self.logIn = logIn
         self.register = register
         self.signIn = signIn
+        self.discoverableSignIn = discoverableSignIn
         self.signedIn = signedIn
         self.signedInSuccess = signedInSuccess
         self.success = success
@@ -96,7 +100,8 @@ package struct AuditProfile: Codable, Sendable, Equatable {
 
     /// docs/examples/rp_server.py: sign-up and password login, `{"publicKey": options}` from each
     /// begin, `{"credential": response}` to each finish, `{"verified": true}` for a yes, and
-    /// `GET /account` only for a signed-in user.
+    /// `GET /account` only for a signed-in user. Its sign-in begin without a username is the
+    /// discoverable one.
     package static let rpServer = AuditProfile(
         origin: "https://yourbank.example",
         signUp: Request(path: "/signup", body: .object(["username": .string("${user}"), "password": .string("${password}")])),
@@ -105,6 +110,8 @@ package struct AuditProfile: Codable, Sendable, Equatable {
                            finish: Request(path: "/register/finish", body: .object(["credential": .string("${response}")]))),
         signIn: Ceremony(begin: Request(path: "/login/begin", body: .object(["username": .string("${user}")])),
                          finish: Request(path: "/login/finish", body: .object(["credential": .string("${response}")]))),
+        discoverableSignIn: Ceremony(begin: Request(path: "/login/begin", body: .object([:])),
+                                     finish: Request(path: "/login/finish", body: .object(["credential": .string("${response}")]))),
         signedIn: Request(method: "GET", path: "/account"),
         success: Success(member: "verified", equals: .bool(true)))
 
@@ -155,11 +162,11 @@ package struct AuditProfile: Codable, Sendable, Equatable {
 
 extension AuditProfile {
     private enum CodingKeys: String, CodingKey {
-        case origin, signUp, logIn, register, signIn, signedIn, signedInSuccess, success
+        case origin, signUp, logIn, register, signIn, discoverableSignIn, signedIn, signedInSuccess, success
     }
 
-    /// `signUp`, `logIn` and `signedIn` may be left out (or `null`); `signedInSuccess` left out is
-    /// any 2xx.
+    /// `signUp`, `logIn`, `discoverableSignIn` and `signedIn` may be left out (or `null`);
+    /// `signedInSuccess` left out is any 2xx.
     package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         origin = try c.decode(String.self, forKey: .origin)
@@ -167,6 +174,7 @@ extension AuditProfile {
         logIn = try c.decodeIfPresent(Request.self, forKey: .logIn)
         register = try c.decode(Ceremony.self, forKey: .register)
         signIn = try c.decode(Ceremony.self, forKey: .signIn)
+        discoverableSignIn = try c.decodeIfPresent(Ceremony.self, forKey: .discoverableSignIn)
         signedIn = try c.decodeIfPresent(Request.self, forKey: .signedIn)
         signedInSuccess = try c.decodeIfPresent(Success.self, forKey: .signedInSuccess) ?? Success()
         success = try c.decode(Success.self, forKey: .success)

@@ -36,6 +36,8 @@ package struct AuditPlan: Encodable, Sendable {
         let named: [(String, AuditProfile.Request?)] = [("signUp", profile.signUp), ("logIn", profile.logIn),
                                                         ("register.begin", profile.register.begin), ("register.finish", profile.register.finish),
                                                         ("signIn.begin", profile.signIn.begin), ("signIn.finish", profile.signIn.finish),
+                                                        ("discoverableSignIn.begin", profile.discoverableSignIn?.begin),
+                                                        ("discoverableSignIn.finish", profile.discoverableSignIn?.finish),
                                                         ("signedIn", profile.signedIn)]
         requests = named.compactMap { name, request in
             request.map {
@@ -44,7 +46,9 @@ package struct AuditPlan: Encodable, Sendable {
             }
         }
         let steps = Steps(profile: profile)
-        baseline = steps.user + steps.passkey + steps.signIn + steps.probeSignIn.map { $0.replacingOccurrences(of: " (probe)", with: "") }
+        let signedIn = steps.probeSignIn.map { $0.replacingOccurrences(of: " (probe)", with: "") }
+        baseline = steps.user + steps.passkey + steps.signIn + signedIn
+            + (profile.discoverableSignIn == nil ? [] : steps.discoverableSignIn + signedIn)
         cases = try AuditRunner.selected(options).map { Case(id: $0.id, requests: steps.plan($0.action)) }
     }
 
@@ -77,6 +81,7 @@ package struct AuditPlan: Encodable, Sendable {
         var changedSignIn: [String] { ["signIn.begin", "signIn.finish*"] }
         var probeSignIn: [String] { profile.signedIn == nil ? [] : ["signedIn (probe)"] }
         var probeRegistration: [String] { ["signIn.begin (probe)", "signIn.finish (probe)"] }
+        var discoverableSignIn: [String] { ["discoverableSignIn.begin", "discoverableSignIn.finish"] }
 
         func plan(_ action: AuditCase.Action) -> [String] {
             switch action {
@@ -105,6 +110,15 @@ package struct AuditPlan: Encodable, Sendable {
             case .distinctChallenges: userWithPasskey + ["signIn.begin*", "signIn.begin*"]
             case .excludesExisting: userWithPasskey + ["register.begin*"]
             case .userEnumeration: userWithPasskey + ["signIn.begin* (the user)", "signIn.begin* (a name no user has)"]
+            case .discoverable where profile.discoverableSignIn == nil: ["(nothing: the profile has no discoverableSignIn)"]
+            case .discoverable(.userHandleAbsent):
+                userWithPasskey + ["discoverableSignIn.begin", "discoverableSignIn.finish* (no userHandle)"] + probeSignIn
+            case .discoverable(.otherUsersCredential):
+                userWithPasskey + userWithPasskey
+                    + ["discoverableSignIn.begin", "discoverableSignIn.finish* (the first user's passkey, the second's handle)"] + probeSignIn
+            case .discoverable(.otherUsersHandle):
+                userWithPasskey + userWithPasskey
+                    + ["discoverableSignIn.begin", "discoverableSignIn.finish* (the first user's own passkey, the second's handle)"] + probeSignIn
             }
         }
     }

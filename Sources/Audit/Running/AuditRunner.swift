@@ -119,6 +119,16 @@ package final class AuditRunner {
             if let signedIn = profile.signedIn, try !isSignedIn(browser, as: user) {
                 throw Stop("after an honest sign-in, \(signedIn.path) does not say the user is signed in")
             }
+            // The discoverable sign-in, when the profile has one, is honest-tested as well: its
+            // cases' refusals mean nothing from an RP that refuses every response there.
+            if profile.discoverableSignIn != nil {
+                let browser = try RPSession(base: base, pacer: pacer)
+                let signed = try signInDiscoverably(credential: made.response.credentialId, in: browser)
+                guard signed.answerIsYes else { throw Stop("the RP refused an honest discoverable sign-in: \(signed.answer.shown)") }
+                if let signedIn = profile.signedIn, try !isSignedIn(browser, as: user) {
+                    throw Stop("after an honest discoverable sign-in, \(signedIn.path) does not say the user is signed in")
+                }
+            }
         } catch let stop as Stop {
             throw AuditError(.rpUnusable, "the baseline failed: \(stop.reason)")
         } catch let error as AuditError where error.name == .canceled {
@@ -308,6 +318,8 @@ package final class AuditRunner {
             return (.rejected, "excludeCredentials lists the user's passkey")
         case .registerEdit, .registerOwn, .signOwn, .registerCrossOrigin, .signCrossOrigin, .userEnumeration:
             return try judgeForgery(c, exchanges: &exchanges)
+        case .discoverable(let kind):
+            return try judgeDiscoverable(kind, exchanges: &exchanges)
         case .counterRegress:
             let user = try userWithPasskey(counting: true)
             let first = try RPSession(base: base, pacer: pacer)
