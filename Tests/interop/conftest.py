@@ -3,6 +3,7 @@
 AUTHCTL_BIN names the binary (default: .build/debug/authctl under the package root).
 """
 import base64
+import http.server
 import importlib.util
 import json
 import os
@@ -10,6 +11,8 @@ import pathlib
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -167,3 +170,42 @@ def load_example(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class Forwarding(http.server.BaseHTTPRequestHandler):
+    """A proxy before an RP at `upstream` (an example RP on a Running): each request passed on with
+    its body, Content-Type and Cookie; each answer passed back with its status, Content-Type and
+    Set-Cookie, its body through `edit`. Subclasses see each request in `seen` and change answers
+    in `edit`."""
+    upstream = ""
+
+    def log_message(self, *args):
+        pass
+
+    def seen(self):
+        pass
+
+    def edit(self, body: bytes) -> bytes:
+        return body
+
+    def forward(self):
+        self.seen()
+        length = int(self.headers.get("Content-Length") or 0)
+        request = urllib.request.Request(self.upstream + self.path, data=self.rfile.read(length) if length else None, method=self.command)
+        for name in ("Content-Type", "Cookie"):
+            if self.headers.get(name):
+                request.add_header(name, self.headers[name])
+        try:
+            answer = urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:
+            answer = error
+        body = self.edit(answer.read())
+        self.send_response(answer.status if hasattr(answer, "status") else answer.code)
+        self.send_header("Content-Type", answer.headers.get("Content-Type") or "application/json")
+        for cookie in answer.headers.get_all("Set-Cookie") or []:
+            self.send_header("Set-Cookie", cookie)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = forward

@@ -11,7 +11,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from conftest import BIN, Running, load_example, wait_until
+from conftest import BIN, Forwarding, Running, load_example, wait_until
 
 
 RP = load_example("rp_server")
@@ -314,44 +314,19 @@ def test_an_rp_that_fails_with_a_5xx_after_the_baseline_gets_server_errors_not_v
     assert proc.returncode == 32, proc.stderr
 
 
-class Injecting(http.server.BaseHTTPRequestHandler):
+class Injecting(Forwarding):
     """A proxy before the example RP that adds markup to every JSON answer: what an HTML report
     must show as text."""
-    upstream = ""
     MARK = "</pre><script>alert(1)</script><img src=x onerror=alert(2)>"
 
-    def log_message(self, *args):
-        pass
-
-    def forward(self):
-        import urllib.error
-        import urllib.request
-        length = int(self.headers.get("Content-Length") or 0)
-        request = urllib.request.Request(self.upstream + self.path, data=self.rfile.read(length) if length else None, method=self.command)
-        for name in ("Content-Type", "Cookie"):
-            if self.headers.get(name):
-                request.add_header(name, self.headers[name])
-        try:
-            answer = urllib.request.urlopen(request, timeout=30)
-        except urllib.error.HTTPError as error:
-            answer = error
-        body, cookies = answer.read(), answer.headers.get_all("Set-Cookie") or []
+    def edit(self, body):
         try:
             value = json.loads(body)
-            if isinstance(value, dict):
-                value["note"] = self.MARK
-            body = json.dumps(value).encode()
         except ValueError:
-            pass
-        self.send_response(answer.status if hasattr(answer, "status") else answer.code)
-        self.send_header("Content-Type", "application/json")
-        for cookie in cookies:
-            self.send_header("Set-Cookie", cookie)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = forward
+            return body
+        if isinstance(value, dict):
+            value["note"] = self.MARK
+        return json.dumps(value).encode()
 
 
 def test_the_html_report_is_one_page_with_every_case_and_each_findings_exchanges_shown_as_text(tmp_path):
@@ -505,42 +480,17 @@ def test_a_profile_sends_forms_queries_and_headers_and_judges_as_through_json(tm
         assert proc.returncode == 65 and "signIn.finish" in proc.stderr, (change, proc.stderr)
 
 
-class Recording(http.server.BaseHTTPRequestHandler):
+class Recording(Forwarding):
     """A proxy before the example RP that records each request's method and path."""
-    upstream = ""
-    seen: list = []
+    seen_requests: list = []
 
-    def log_message(self, *args):
-        pass
-
-    def forward(self):
-        import urllib.error
-        import urllib.request
-        self.seen.append((self.command, self.path))
-        length = int(self.headers.get("Content-Length") or 0)
-        request = urllib.request.Request(self.upstream + self.path, data=self.rfile.read(length) if length else None, method=self.command)
-        for name in ("Content-Type", "Cookie"):
-            if self.headers.get(name):
-                request.add_header(name, self.headers[name])
-        try:
-            answer = urllib.request.urlopen(request, timeout=30)
-        except urllib.error.HTTPError as error:
-            answer = error
-        body = answer.read()
-        self.send_response(answer.status if hasattr(answer, "status") else answer.code)
-        for name, value in answer.headers.items():
-            if name.lower() in ("content-type", "set-cookie"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = forward
+    def seen(self):
+        self.seen_requests.append((self.command, self.path))
 
 
 def test_a_dry_run_sends_nothing_and_lists_the_requests_the_run_then_sends_in_that_order():
     seen = []
-    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (Recording,), {"upstream": "http://127.0.0.1:9", "seen": seen})))
+    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (Recording,), {"upstream": "http://127.0.0.1:9", "seen_requests": seen})))
     try:
         plan = subprocess.run([BIN, "--json", "audit", "--preset", "rp-server", "--dry-run", "--skip", "sign-uv-cleared", recorder.url],
                               capture_output=True, text=True, timeout=60)
@@ -558,7 +508,7 @@ def test_a_dry_run_sends_nothing_and_lists_the_requests_the_run_then_sends_in_th
     # those requests, in that order.
     rp = Running(RP.serve(0))
     seen = []
-    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (Recording,), {"upstream": rp.url, "seen": seen})))
+    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (Recording,), {"upstream": rp.url, "seen_requests": seen})))
     try:
         run = audit(recorder.url, "--skip", "sign-uv-cleared", "--rate", "1000")
     finally:
@@ -580,13 +530,10 @@ def test_a_dry_run_checks_what_a_run_checks():
 def test_a_finish_fills_the_user_its_browser_began_the_ceremony_for(tmp_path):
     seen = []
 
-    class Headers(Recording):
-        def forward(self):
+    class Headers(Forwarding):
+        def seen(self):
             if "finish" in self.path:
                 seen.append(self.headers.get("X-User"))
-            super().forward()
-
-        do_GET = do_POST = forward
 
     # The rp-server preset as a file, its finishes with a header that names the user.
     preset = {
@@ -602,7 +549,7 @@ def test_a_finish_fills_the_user_its_browser_began_the_ceremony_for(tmp_path):
     }
     (tmp_path / "p.json").write_text(json.dumps(preset))
     rp = Running(RP.serve(0))
-    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Headers,), {"upstream": rp.url, "seen": []})))
+    recorder = Running(http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Headers,), {"upstream": rp.url})))
     try:
         proc = subprocess.run([BIN, "--json", "audit", "--profile", str(tmp_path / "p.json"), "--only", "sign-replay", recorder.url],
                               capture_output=True, text=True, timeout=120)

@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 import pytest
 from authctl_client import AuthctlError, Server
 
-from conftest import BIN, Running, load_example, wait_until
+from conftest import BIN, Forwarding, Running, load_example, wait_until
 
 RP = load_example("rp_server")
 
@@ -130,36 +130,13 @@ EVIL = ("</pre><script>alert(1)</script><img src=x onerror=alert(2)>]]>--><!--\u
         + b"\x00\x01\x7f\xc2\x85\xff\xfe\xc0\x80\xed\xa0\x80")
 
 
-class Poisoning(http.server.BaseHTTPRequestHandler):
+class Poisoning(Forwarding):
     """A proxy before the example bank that answers the sign-up and the signed-in page with
     markup, NUL, C1 controls, noncharacters, line separators and bytes that are not UTF-8 (the
     profile asks of those only a 2xx), all else as the bank answers."""
-    upstream = ""
 
-    def log_message(self, *args):
-        pass
-
-    def forward(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        request = urllib.request.Request(self.upstream + self.path, data=self.rfile.read(length) if length else None, method=self.command)
-        for name in ("Content-Type", "Cookie"):
-            if self.headers.get(name):
-                request.add_header(name, self.headers[name])
-        try:
-            answer = urllib.request.urlopen(request, timeout=30)
-        except urllib.error.HTTPError as error:
-            answer = error
-        body, cookies = answer.read(), answer.headers.get_all("Set-Cookie") or []
-        if self.path in ("/signup", "/account"):
-            body = EVIL
-        self.send_response(answer.status if hasattr(answer, "status") else answer.code)
-        for cookie in cookies:
-            self.send_header("Set-Cookie", cookie)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = forward
+    def edit(self, body):
+        return EVIL if self.path in ("/signup", "/account") else body
 
 
 class Page(HTMLParser):
