@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "VirtualAuthenticator", targets: ["VirtualAuthenticator"]),
         .library(name: "Scenarios", targets: ["Scenarios"]),
         .library(name: "Session", targets: ["Session"]),
+        .library(name: "AuthenticationServices", targets: ["AuthenticationServices"]),
     ],
     targets: [
         // C behind a wall: each system library is imported only by the module that owns it.
@@ -78,6 +79,9 @@ let package = Package(
         // The request layer every front end drives: typed requests and responses, the options
         // builders, the hybrid rule, and the user-facing error table.
         .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder"]),
+        // Apple's passkey API (ASAuthorizationController and its requests) for Linux, answered by a
+        // device of an account through Session: an iOS app's passkey code compiles and runs here.
+        .target(name: "AuthenticationServices", dependencies: ["Session"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Curl"]),
         // `authctl audit`: an RP's own endpoints driven with forged, replayed and downgraded
@@ -109,6 +113,8 @@ let package = Package(
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain", "TestSupport"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.
         .testTarget(name: "SessionTests", dependencies: ["Session", "Scenarios", "Keychain", "VirtualAuthenticator"]),
+        // The passkey API of iOS on a device of an account: ceremonies, bytes and errors.
+        .testTarget(name: "AuthenticationServicesTests", dependencies: ["AuthenticationServices", "Session", "VirtualAuthenticator", "TestSupport"]),
         // `authctl serve`'s routes in-process.
         .testTarget(name: "ServerTests", dependencies: ["Server", "Session", "TestSupport"]),
         // The command line's own parts: the man page writer and its roff escaping.

@@ -22,6 +22,7 @@ ALLOWED = {
     "Sources/Server": {"Session", "Audit", "CMicroHTTPD"},
     "Sources/Scenarios": {"Session", "Curl"},
     "Sources/Audit": {"Session", "Curl"},
+    "Sources/AuthenticationServices": {"Session"},
 }
 SYSTEM = {"Glibc", "Darwin", "Foundation", "FoundationEssentials", "Dispatch", "Synchronization"}
 IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?(\w+)")

@@ -1,0 +1,122 @@
+import Foundation
+
+/// Receives a controller's outcome, on the main actor. Both methods are optional, as in Apple's
+/// Objective-C protocol: the extension below answers for those a delegate leaves out.
+@MainActor
+public protocol ASAuthorizationControllerDelegate: NSObjectProtocol {
+    func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization)
+    func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error)
+}
+
+extension ASAuthorizationControllerDelegate {
+    public func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {}
+    public func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {}
+}
+
+/// Where the system would show its sheet. Nothing is shown here: the person at the prompt is the
+/// host's ``AuthenticationServicesHost/person``.
+@MainActor
+public protocol ASAuthorizationControllerPresentationContextProviding: NSObjectProtocol {
+    func presentationAnchor(for controller: ASAuthorizationController) -> ASPresentationAnchor
+}
+
+/// A stand-in for the window a sheet is anchored to (`UIWindow` on iOS, `NSWindow` on macOS).
+open class ASPresentationAnchor: NSObject {}
+
+/// Performs a provider's requests and tells its delegate, on the main actor, how they ended.
+/// `performRequests()` returns at once; the ceremony runs on the main actor afterwards, on the
+/// host's device, and the delegate hears of it once.
+public final class ASAuthorizationController: NSObject, @unchecked Sendable {
+    /// Options for `performRequests(options:)`.
+    public struct RequestOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+
+        /// Sign in only with a passkey already on this device; with none, end `.canceled` without
+        /// showing anything (no offer of another device).
+        public static let preferImmediatelyAvailableCredentials = RequestOptions(rawValue: 1 << 0)
+    }
+
+    public let authorizationRequests: [ASAuthorizationRequest]
+    public weak var delegate: (any ASAuthorizationControllerDelegate)?
+    public weak var presentationContextProvider: (any ASAuthorizationControllerPresentationContextProviding)?
+
+    /// This controller's flow: between `performRequests` and the delegate's call.
+    private let lock = NSLock()
+    private var flowPending = false
+    private var canceled = false
+
+    public init(authorizationRequests: [ASAuthorizationRequest]) {
+        self.authorizationRequests = authorizationRequests
+    }
+
+    public func performRequests() {
+        performRequests(options: [])
+    }
+
+    public func performRequests(options: RequestOptions = []) {
+        // One request at a time on the device: another one while this is pending fails, as on iOS.
+        let admitted = PendingRequest.begin()
+        lock.withLock {
+            flowPending = true
+            canceled = false
+        }
+        Task { @MainActor in
+            let outcome: Result<ASAuthorization, ASAuthorizationError>
+            if !admitted {
+                outcome = .failure(ASAuthorizationError(.failed, failureReason: "Another authorization request is already in progress."))
+            } else {
+                defer { PendingRequest.end() }
+                outcome = self.lock.withLock({ self.canceled }) ? .failure(ASAuthorizationError(.canceled)) : self.perform(options: options)
+            }
+            self.lock.withLock { self.flowPending = false }
+            switch outcome {
+            case .success(let authorization):
+                self.delegate?.authorizationController(controller: self, didCompleteWithAuthorization: authorization)
+            case .failure(let error):
+                self.delegate?.authorizationController(controller: self, didCompleteWithError: error)
+            }
+        }
+    }
+
+    /// Ends a flow not yet answered with ``ASAuthorizationError/Code/canceled``.
+    public func cancel() {
+        lock.withLock { if flowPending { canceled = true } }
+    }
+
+    @MainActor
+    private func perform(options: RequestOptions) -> Result<ASAuthorization, ASAuthorizationError> {
+        guard let host = AuthenticationServicesHost.current else {
+            return .failure(ASAuthorizationError(.failed, failureReason: "No device: set AuthenticationServicesHost.current first."))
+        }
+        guard let request = authorizationRequests.first else {
+            return .failure(ASAuthorizationError(.failed, failureReason: "No authorization requests."))
+        }
+        switch request {
+        case let registration as ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest:
+            return host.register(registration)
+        case let assertion as ASAuthorizationPlatformPublicKeyCredentialAssertionRequest:
+            return host.assert(assertion, immediatelyAvailableOnly: options.contains(.preferImmediatelyAvailableCredentials))
+        default:
+            return .failure(ASAuthorizationError(.failed, failureReason: "Only platform passkey requests are supported."))
+        }
+    }
+}
+
+/// Whether a request is pending on the device, from `performRequests` until its delegate call.
+private enum PendingRequest {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var pending = false
+
+    static func begin() -> Bool {
+        lock.withLock {
+            if pending { return false }
+            pending = true
+            return true
+        }
+    }
+
+    static func end() {
+        lock.withLock { pending = false }
+    }
+}

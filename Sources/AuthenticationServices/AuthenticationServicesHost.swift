@@ -1,0 +1,91 @@
+import Foundation
+import Session
+
+/// What stands for the iPhone an app runs on: a device of an authctl account (its passkeys, its
+/// biometric PIN), the app's identity and the domains its Associated Domains entitlement names
+/// (`webcredentials:`), and the person at its prompt. Not Apple API: set `current` before the app's
+/// code performs requests.
+@MainActor
+public final class AuthenticationServicesHost {
+    public static var current: AuthenticationServicesHost?
+
+    public let session: Session
+    /// The account's device that is this phone (`nil`: the first).
+    public var device: String?
+    /// `TEAMID.bundle.identifier`, as iOS names the app in its failure reasons.
+    public var applicationIdentifier: String
+    /// The RP IDs the app is associated with; a request for another one fails, as on iOS.
+    public var associatedDomains: Set<String>
+    /// What the person does at the next prompts (approve, cancel, a wrong PIN, …).
+    public var person: PersonRequest
+
+    public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: Set<String>,
+                person: PersonRequest = PersonRequest()) {
+        self.session = session
+        self.device = device
+        self.applicationIdentifier = applicationIdentifier
+        self.associatedDomains = associatedDomains
+        self.person = person
+    }
+
+    func register(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
+        let rpID = request.relyingPartyIdentifier
+        if let refusal = association(rpID) { return .failure(refusal) }
+        do {
+            let made = try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID),
+                                                            options: .json(PlatformOptions.creation(request)), person: person))
+            let json = try ResponseJSON(made.json)
+            let credential = ASAuthorizationPlatformPublicKeyCredentialRegistration(
+                rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
+                rawAttestationObject: try json.bytes("response", "attestationObject"), attachment: made.attachment.asAttachment)
+            return .success(ASAuthorization(provider: request.provider, credential: credential))
+        } catch {
+            return .failure(Self.authorizationError(error, immediatelyAvailableOnly: false))
+        }
+    }
+
+    func assert(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest,
+                immediatelyAvailableOnly: Bool) -> Result<ASAuthorization, ASAuthorizationError> {
+        let rpID = request.relyingPartyIdentifier
+        if let refusal = association(rpID) { return .failure(refusal) }
+        do {
+            let signed = try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID),
+                                                      options: .json(PlatformOptions.request(request)), person: person))
+            let json = try ResponseJSON(signed.json)
+            let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
+                rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
+                rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: try? json.bytes("response", "userHandle"),
+                signature: try json.bytes("response", "signature"), attachment: signed.attachment.asAttachment)
+            return .success(ASAuthorization(provider: request.provider, credential: credential))
+        } catch {
+            return .failure(Self.authorizationError(error, immediatelyAvailableOnly: immediatelyAvailableOnly))
+        }
+    }
+
+    /// iOS refuses a request for an RP ID the app's entitlement does not name, before any UI.
+    private func association(_ rpID: String) -> ASAuthorizationError? {
+        associatedDomains.contains(rpID) ? nil : ASAuthorizationError(
+            .failed, failureReason: "Application with identifier \(applicationIdentifier) is not associated with domain \(rpID)")
+    }
+
+    /// A request's failure as iOS reports it to a passkey request: canceled, matchedExcludedCredential,
+    /// or failed with the reason (Apple: those three are all a passkey request sees).
+    static func authorizationError(_ error: any Error, immediatelyAvailableOnly: Bool) -> ASAuthorizationError {
+        guard let error = error as? SessionError else {
+            return ASAuthorizationError(.failed, failureReason: "\(error)")
+        }
+        switch error.name {
+        case .canceled: return ASAuthorizationError(.canceled)
+        case .matchedExcludedCredential: return ASAuthorizationError(.matchedExcludedCredential)
+        // Without a passkey here, a request that prefers immediately available ones shows nothing.
+        case .notHandled where immediatelyAvailableOnly: return ASAuthorizationError(.canceled)
+        default: return ASAuthorizationError(.failed, failureReason: error.message)
+        }
+    }
+}
+
+extension AuthenticatorAttachment {
+    var asAttachment: ASAuthorizationPublicKeyCredentialAttachment {
+        self == .platform ? .platform : .crossPlatform
+    }
+}

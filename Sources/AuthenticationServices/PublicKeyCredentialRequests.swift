@@ -1,0 +1,68 @@
+import Foundation
+
+/// What every public-key registration request has (Apple's protocol of that name).
+public protocol ASAuthorizationPublicKeyCredentialRegistrationRequest: NSObjectProtocol {
+    var relyingPartyIdentifier: String { get }
+    var userID: Data { get set }
+    var name: String { get set }
+    var displayName: String? { get set }
+    var challenge: Data { get set }
+    var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference { get set }
+    var attestationPreference: ASAuthorizationPublicKeyCredentialAttestationKind { get set }
+}
+
+/// What every public-key assertion request has (Apple's protocol of that name).
+public protocol ASAuthorizationPublicKeyCredentialAssertionRequest: NSObjectProtocol {
+    var challenge: Data { get set }
+    var relyingPartyIdentifier: String { get set }
+    var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference { get set }
+}
+
+/// A request to register a passkey on this platform.
+public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest: ASAuthorizationRequest,
+    ASAuthorizationPublicKeyCredentialRegistrationRequest {
+    /// How the request is presented (iOS 18).
+    public enum RequestStyle: Int, Sendable, Hashable {
+        /// The standard sheet; the default.
+        case standard = 0
+        /// After a password sign-in, without UI, at the credential manager's discretion.
+        case conditional = 1
+    }
+
+    public let relyingPartyIdentifier: String
+    public var userID: Data
+    public var name: String
+    /// `user.displayName`; `nil` sends the name.
+    public var displayName: String?
+    public var challenge: Data
+    public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred
+    public var attestationPreference: ASAuthorizationPublicKeyCredentialAttestationKind = .none
+    /// Passkeys the account already has: one of them on this device makes the request fail with
+    /// ``ASAuthorizationError/Code/matchedExcludedCredential`` (iOS 17.4).
+    public var excludedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor] = []
+    public var requestStyle: RequestStyle = .standard
+
+    init(provider: ASAuthorizationPlatformPublicKeyCredentialProvider, challenge: Data, name: String, userID: Data) {
+        self.relyingPartyIdentifier = provider.relyingPartyIdentifier
+        self.challenge = challenge
+        self.name = name
+        self.userID = userID
+        super.init(provider: provider)
+    }
+}
+
+/// A request to sign in with a passkey of this platform.
+public final class ASAuthorizationPlatformPublicKeyCredentialAssertionRequest: ASAuthorizationRequest,
+    ASAuthorizationPublicKeyCredentialAssertionRequest {
+    public var challenge: Data
+    public var relyingPartyIdentifier: String
+    public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred
+    /// When non-empty, only these passkeys may sign.
+    public var allowedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor] = []
+
+    init(provider: ASAuthorizationPlatformPublicKeyCredentialProvider, challenge: Data) {
+        self.challenge = challenge
+        self.relyingPartyIdentifier = provider.relyingPartyIdentifier
+        super.init(provider: provider)
+    }
+}
