@@ -104,8 +104,9 @@ final class AuditJobs: Sendable {
         }
     }
 
-    /// Stops a running audit at its next case (its status then says `canceled`), or forgets one
-    /// that has ended. `false` for an id there is not.
+    /// Stops a running audit — the request under way ends within about a second, and none is sent
+    /// after it (its status then says `canceled`) — or forgets one that has ended. `false` for an
+    /// id there is not.
     func delete(_ id: String) -> Bool {
         jobs.withLock { all in
             guard let job = all[id] else { return false }
@@ -114,7 +115,7 @@ final class AuditJobs: Sendable {
         }
     }
 
-    /// The server stops: every running audit stops at its next case.
+    /// The server stops: every running audit is stopped, as ``delete(_:)`` stops one.
     func cancelAll() {
         jobs.withLock { all in for id in all.keys where all[id]!.status.state == .running { all[id]!.cancel = true } }
     }
