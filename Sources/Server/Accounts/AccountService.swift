@@ -1,3 +1,4 @@
+import Audit
 import Foundation
 import Session
 import Synchronization

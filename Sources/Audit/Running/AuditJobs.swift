@@ -1,34 +1,33 @@
-import Audit
 import Dispatch
 import Foundation
 import Session
 import Synchronization
 
-/// The audits `authctl serve` runs (`/audits`, docs/server.md): each on a thread of its own, as
-/// `authctl audit` runs one, its progress and then its report kept until it is deleted. At most
+/// Audits run side by side, each on a thread of its own — what `authctl serve` runs for
+/// `/audits` (docs/server.md) — their progress and then their reports kept until deleted. At most
 /// ``running`` run at once, and ``kept`` are kept (the oldest finished go first).
-final class AuditJobs: Sendable {
-    enum State: String, Encodable, Sendable {
+package final class AuditJobs: Sendable {
+    package enum State: String, Encodable, Sendable {
         case running, done, failed, canceled
     }
 
     /// What `GET /audits/{audit}` answers.
-    struct Status: Encodable, Sendable {
-        let id: String
-        let state: State
-        let target: String
+    package struct Status: Encodable, Sendable {
+        package let id: String
+        package let state: State
+        package let target: String
         /// Cases ended, of how many.
-        let done: Int
-        let total: Int
+        package let done: Int
+        package let total: Int
         /// The report, once done.
-        let report: AuditReport?
+        package let report: AuditReport?
         /// Why it failed or stopped (the error table's name, and what happened).
-        let error: Failure?
+        package let error: Failure?
     }
 
-    struct Failure: Encodable, Sendable {
-        let name: String
-        let detail: String
+    package struct Failure: Encodable, Sendable {
+        package let name: String
+        package let detail: String
     }
 
     private struct Job {
@@ -39,8 +38,10 @@ final class AuditJobs: Sendable {
         var workspace: String?
     }
 
-    static let running = 4
-    static let kept = 64
+    package static let running = 4
+    package static let kept = 64
+
+    package init() {}
 
     private let jobs = Mutex([String: Job]())
     private let counter = Atomic(0)
@@ -49,7 +50,7 @@ final class AuditJobs: Sendable {
     private let live = Atomic(0)
 
     /// Starts an audit of `base`; its first status. Refused (`nil`) past ``running``.
-    func start(base: String, profile: AuditProfile, options: AuditRunner.Options) throws(AuditError) -> Status? {
+    package func start(base: String, profile: AuditProfile, options: AuditRunner.Options) throws(AuditError) -> Status? {
         var options = options
         let total = try AuditRunner.selected(options).count
         let n = counter.add(1, ordering: .relaxed).newValue
@@ -95,18 +96,19 @@ final class AuditJobs: Sendable {
         return first
     }
 
-    func status(_ id: String) -> Status? { jobs.withLock { $0[id]?.status } }
+    package func status(_ id: String) -> Status? { jobs.withLock { $0[id]?.status } }
 
     /// Every audit's status, oldest first, without their reports.
-    func all() -> [Status] {
+    package func all() -> [Status] {
         jobs.withLock { all in
             all.values.sorted { $0.order < $1.order }.map { $0.status.with(report: nil) }
         }
     }
 
-    /// Stops a running audit at its next case (its status then says `canceled`), or forgets one
-    /// that has ended. `false` for an id there is not.
-    func delete(_ id: String) -> Bool {
+    /// Stops a running audit — the request under way ends within about a second, and none is sent
+    /// after it (its status then says `canceled`) — or forgets one that has ended. `false` for an
+    /// id there is not.
+    package func delete(_ id: String) -> Bool {
         jobs.withLock { all in
             guard let job = all[id] else { return false }
             if job.status.state == .running { all[id]!.cancel = true } else { all[id] = nil }
@@ -114,15 +116,15 @@ final class AuditJobs: Sendable {
         }
     }
 
-    /// The server stops: every running audit stops at its next case.
-    func cancelAll() {
+    /// The server stops: every running audit is stopped, as ``delete(_:)`` stops one.
+    package func cancelAll() {
         jobs.withLock { all in for id in all.keys where all[id]!.status.state == .running { all[id]!.cancel = true } }
     }
 
     /// The server ends: every running audit is stopped — the request under way too — and waited
     /// for, at most `seconds`; the throw-away vaults of any still running go (the process ends
     /// before their runners do).
-    func end(waitingAtMost seconds: Double) {
+    package func end(waitingAtMost seconds: Double) {
         cancelAll()
         let deadline = Date(timeIntervalSinceNow: seconds)
         while live.load(ordering: .sequentiallyConsistent) > 0 && Date() < deadline { usleep(10_000) }
