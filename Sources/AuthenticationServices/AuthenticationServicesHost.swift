@@ -32,7 +32,7 @@ public final class AuthenticationServicesHost {
         let rpID = request.relyingPartyIdentifier
         if let refusal = association(rpID) { return .failure(refusal) }
         do {
-            let made = try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID),
+            let made = try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
                                                             options: .json(PlatformOptions.creation(request)), person: person))
             let json = try ResponseJSON(made.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialRegistration(
@@ -49,7 +49,7 @@ public final class AuthenticationServicesHost {
         let rpID = request.relyingPartyIdentifier
         if let refusal = association(rpID) { return .failure(refusal) }
         do {
-            let signed = try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID),
+            let signed = try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
                                                       options: .json(PlatformOptions.request(request)), person: person))
             let json = try ResponseJSON(signed.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(

@@ -57,9 +57,9 @@ private func phone(in directory: String) throws -> AuthenticationServicesHost {
 /// clientDataJSON's string members, and whether it has only the three iOS sends.
 private func clientData(_ bytes: Data) throws -> [String: String] {
     let object = try #require(JSONSerialization.jsonObject(with: bytes) as? [String: Any])
-    withKnownIssue("the client data is Chromium's: it carries crossOrigin, which iOS's does not (Session has no app caller yet)") {
-        #expect(Set(object.keys) == ["type", "challenge", "origin"])
-    }
+    // iOS writes type, challenge and origin, in that order, and no crossOrigin.
+    #expect(Set(object.keys) == ["type", "challenge", "origin"])
+    #expect(String(decoding: bytes, as: UTF8.self).hasPrefix(#"{"type":""#))
     return object.compactMapValues { $0 as? String }
 }
 

@@ -54,6 +54,12 @@ private func validateRP(_ rpId: String?, origin: String) throws -> String {
     #expect(String(decoding: data.json, as: UTF8.self) == expected)
 }
 
+@Test func aNativeAppsClientDataJSONHasTypeChallengeAndOriginOnly() {
+    var data = CollectedClientData(type: .create, challenge: [0, 1, 2], origin: "https://example.com")
+    data.omitsCrossOrigin = true
+    #expect(String(decoding: data.json, as: UTF8.self) == #"{"type":"webauthn.create","challenge":"AAEC","origin":"https://example.com"}"#)
+}
+
 @Test func clientDataJSONEscapesQuotesBackslashesAndControlCharacters() {
     let data = CollectedClientData(type: .create, challenge: [0], origin: "a\"b\\c\nd\u{1}e\u{1f}é")
     let expected = #"{"type":"webauthn.create","challenge":"AA","origin":"a\"b\\c\u000ad\u0001e\u001fé","crossOrigin":false}"#

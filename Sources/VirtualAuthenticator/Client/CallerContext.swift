@@ -25,10 +25,14 @@ public struct CallerContext: Sendable {
     /// Refuse what Chromium accepts but an RP should not send (an empty challenge or `user.id`,
     /// base64url with non-zero trailing bits) instead of accepting it with a warning.
     public var strict: Bool
+    /// The caller is a native app through its platform's passkey API (AuthenticationServices),
+    /// not a page: its clientDataJSON has no crossOrigin member, as iOS writes it.
+    public var nativeApp: Bool
 
     public init(origin: String, topOrigin: String? = nil, framePermission: Bool = true, userActivation: Bool = true,
                 mediation: Mediation = .optional, uiMode: UIMode? = nil, relatedOrigins: RelatedOrigins.Source? = nil,
-                recentPasswordSignIn: Bool = false, strict: Bool = false) {
+                recentPasswordSignIn: Bool = false, strict: Bool = false, nativeApp: Bool = false) {
+        self.nativeApp = nativeApp
         self.uiMode = uiMode
         self.strict = strict
         self.origin = origin

@@ -1,6 +1,7 @@
 /// CollectedClientData (WebAuthn L3 §5.8.1) and its JSON-compatible serialization
 /// (§5.8.1.2): members in the fixed order type, challenge, origin, crossOrigin[, topOrigin], so an
-/// RP can verify it with a plain byte comparison as well as with a JSON parser.
+/// RP can verify it with a plain byte comparison as well as with a JSON parser. A native app's
+/// platform API (Apple's AuthenticationServices) writes type, challenge and origin only.
 package struct CollectedClientData: Equatable, Sendable {
     package enum CeremonyType: String, Sendable {
         case create = "webauthn.create"
@@ -12,6 +13,8 @@ package struct CollectedClientData: Equatable, Sendable {
     package var origin: String
     package var crossOrigin: Bool
     package var topOrigin: String?
+    /// Written as a native app's platform API writes it: no crossOrigin (nor topOrigin).
+    package var omitsCrossOrigin = false
 
     package init(type: CeremonyType, challenge: [UInt8], origin: String, crossOrigin: Bool = false, topOrigin: String? = nil) {
         self.type = type
@@ -30,8 +33,8 @@ package struct CollectedClientData: Equatable, Sendable {
         Base64URL.append(challenge, to: &out)  // nothing in base64url needs escaping
         out += #"","origin":"#.utf8
         Self.appendCCDString(origin, to: &out)
-        out += (crossOrigin ? #","crossOrigin":true"# : #","crossOrigin":false"#).utf8
-        if crossOrigin, let topOrigin {
+        if !omitsCrossOrigin { out += (crossOrigin ? #","crossOrigin":true"# : #","crossOrigin":false"#).utf8 }
+        if crossOrigin, !omitsCrossOrigin, let topOrigin {
             out += #","topOrigin":"#.utf8
             Self.appendCCDString(topOrigin, to: &out)
         }

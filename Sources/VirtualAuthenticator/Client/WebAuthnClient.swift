@@ -55,6 +55,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         let extensions = try Self.registrationExtensions(options.extensions, userVerification: options.userVerification)
         var clientData = CollectedClientData(type: .create, challenge: options.challenge, origin: origin.serialized,
                                              crossOrigin: top != nil, topOrigin: top?.serialized)
+        clientData.omitsCrossOrigin = caller.nativeApp
         fault?.apply(to: &clientData)
         let clientDataJSON = clientData.json
         var request = MakeCredentialRequest(
@@ -92,6 +93,7 @@ public struct WebAuthnClient<Store: CredentialStore, User: UserInteraction> wher
         }
         var clientData = CollectedClientData(type: .get, challenge: options.challenge, origin: origin.serialized,
                                              crossOrigin: top != nil, topOrigin: top?.serialized)
+        clientData.omitsCrossOrigin = caller.nativeApp
         fault?.apply(to: &clientData)
         let clientDataJSON = clientData.json
         let result: GetAssertionResponse
