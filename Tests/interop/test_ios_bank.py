@@ -3,7 +3,8 @@ depends on this one by path and imports AuthenticationServices (on Linux, this r
 up at the example bank (docs/examples/rp_server.py, py_webauthn) with a password, adds a passkey
 through ASAuthorizationController when the bank offers it, and signs in with it; the bank verifies
 both. The package is built once per run, into the run's own scratch directory: a cold debug build of
-the example and what it needs (Session and below) took 50-70 s on two cores."""
+the example and what it needs (Session and below) took 31-43 s on two cores (measured;
+the higher figure with other builds running)."""
 import json
 import subprocess
 import time
