@@ -37,7 +37,9 @@ public final class AuthenticationServicesHost {
             let json = try ResponseJSON(made.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialRegistration(
                 rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
-                rawAttestationObject: try json.bytes("response", "attestationObject"), attachment: made.attachment.asAttachment)
+                rawAttestationObject: try json.bytes("response", "attestationObject"), attachment: made.attachment.asAttachment,
+                largeBlob: request.largeBlob == nil ? nil : ASAuthorizationPublicKeyCredentialLargeBlobRegistrationOutput(json.clientExtensionResults),
+                prf: request.prf == nil ? nil : ASAuthorizationPublicKeyCredentialPRFRegistrationOutput(json.clientExtensionResults))
             return .success(ASAuthorization(provider: request.provider, credential: credential))
         } catch {
             return .failure(Self.authorizationError(error, immediatelyAvailableOnly: false))
@@ -55,7 +57,9 @@ public final class AuthenticationServicesHost {
             let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
                 rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
                 rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: try? json.bytes("response", "userHandle"),
-                signature: try json.bytes("response", "signature"), attachment: signed.attachment.asAttachment)
+                signature: try json.bytes("response", "signature"), attachment: signed.attachment.asAttachment,
+                largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionOutput(json.clientExtensionResults, operation: request.largeBlob?.operation),
+                prf: request.prf == nil ? nil : ASAuthorizationPublicKeyCredentialPRFAssertionOutput(json.clientExtensionResults))
             return .success(ASAuthorization(provider: request.provider, credential: credential))
         } catch {
             return .failure(Self.authorizationError(error, immediatelyAvailableOnly: immediatelyAvailableOnly))

@@ -28,12 +28,20 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistration: NSObj
     public let credentialID: Data
     public let rawAttestationObject: Data?
     public let attachment: ASAuthorizationPublicKeyCredentialAttachment
+    /// Whether the passkey can keep a large blob, when the request asked (iOS 17).
+    public let largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobRegistrationOutput?
+    /// Whether the passkey supports PRF, and the outputs for the request's inputs (iOS 18).
+    public let prf: ASAuthorizationPublicKeyCredentialPRFRegistrationOutput?
 
-    init(rawClientDataJSON: Data, credentialID: Data, rawAttestationObject: Data?, attachment: ASAuthorizationPublicKeyCredentialAttachment) {
+    init(rawClientDataJSON: Data, credentialID: Data, rawAttestationObject: Data?, attachment: ASAuthorizationPublicKeyCredentialAttachment,
+         largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobRegistrationOutput? = nil,
+         prf: ASAuthorizationPublicKeyCredentialPRFRegistrationOutput? = nil) {
         self.rawClientDataJSON = rawClientDataJSON
         self.credentialID = credentialID
         self.rawAttestationObject = rawAttestationObject
         self.attachment = attachment
+        self.largeBlob = largeBlob
+        self.prf = prf
     }
 }
 
@@ -45,15 +53,23 @@ public final class ASAuthorizationPlatformPublicKeyCredentialAssertion: NSObject
     public let userID: Data!
     public let signature: Data!
     public let attachment: ASAuthorizationPublicKeyCredentialAttachment
+    /// The blob read, or whether the write was stored, when the request asked (iOS 17).
+    public let largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionOutput?
+    /// The PRF outputs, when the request gave inputs for the passkey that signed (iOS 18).
+    public let prf: ASAuthorizationPublicKeyCredentialPRFAssertionOutput?
 
     init(rawClientDataJSON: Data, credentialID: Data, rawAuthenticatorData: Data, userID: Data?, signature: Data,
-         attachment: ASAuthorizationPublicKeyCredentialAttachment) {
+         attachment: ASAuthorizationPublicKeyCredentialAttachment,
+         largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionOutput? = nil,
+         prf: ASAuthorizationPublicKeyCredentialPRFAssertionOutput? = nil) {
         self.rawClientDataJSON = rawClientDataJSON
         self.credentialID = credentialID
         self.rawAuthenticatorData = rawAuthenticatorData
         self.userID = userID
         self.signature = signature
         self.attachment = attachment
+        self.largeBlob = largeBlob
+        self.prf = prf
     }
 }
 

@@ -17,6 +17,7 @@ enum PlatformOptions {
         if !request.excludedCredentials.isEmpty {
             options["excludeCredentials"] = request.excludedCredentials.map { ["type": "public-key", "id": Base64URL.encode($0.credentialID)] }
         }
+        if let extensions = extensions(request) { options["extensions"] = extensions }
         return serialized(options)
     }
 
@@ -29,6 +30,7 @@ enum PlatformOptions {
         if !request.allowedCredentials.isEmpty {
             options["allowCredentials"] = request.allowedCredentials.map { ["type": "public-key", "id": Base64URL.encode($0.credentialID)] }
         }
+        if let extensions = extensions(request) { options["extensions"] = extensions }
         return serialized(options)
     }
 

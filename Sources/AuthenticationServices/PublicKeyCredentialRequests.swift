@@ -41,6 +41,10 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest
     /// ``ASAuthorizationError/Code/matchedExcludedCredential`` (iOS 17.4).
     public var excludedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor] = []
     public var requestStyle: RequestStyle = .standard
+    /// The largeBlob extension's input (iOS 17): `.supportRequired` or `.supportPreferred`.
+    public var largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobRegistrationInput?
+    /// The prf extension's input (iOS 18): `.checkForSupport`, or inputs to evaluate.
+    public var prf: ASAuthorizationPublicKeyCredentialPRFRegistrationInput?
 
     init(provider: ASAuthorizationPlatformPublicKeyCredentialProvider, challenge: Data, name: String, userID: Data) {
         self.relyingPartyIdentifier = provider.relyingPartyIdentifier
@@ -59,6 +63,15 @@ public final class ASAuthorizationPlatformPublicKeyCredentialAssertionRequest: A
     public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred
     /// When non-empty, only these passkeys may sign.
     public var allowedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor] = []
+    /// The largeBlob extension's input (iOS 17): `.read` or `.write(_:)`.
+    public var largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionInput?
+    /// The prf extension's input (iOS 18).
+    public var prf: ASAuthorizationPublicKeyCredentialPRFAssertionInput?
+    /// Whether the sheet may offer a passkey on another device over hybrid (a QR code). Apple
+    /// declares it for macOS 13.5 and Mac Catalyst 16.6 only; this device offers no other device,
+    /// so it changes nothing (docs/ios.md).
+    @available(iOS, unavailable)
+    public var shouldShowHybridTransport = true
 
     init(provider: ASAuthorizationPlatformPublicKeyCredentialProvider, challenge: Data) {
         self.challenge = challenge
