@@ -67,7 +67,7 @@ public final class AuthenticationServicesHost {
     }
 
     /// iOS refuses a request for an RP ID the app's entitlement does not name, before any UI.
-    private func association(_ rpID: String) -> ASAuthorizationError? {
+    func association(_ rpID: String) -> ASAuthorizationError? {
         associatedDomains.contains(rpID) ? nil : ASAuthorizationError(
             .failed, failureReason: "Application with identifier \(applicationIdentifier) is not associated with domain \(rpID)")
     }
