@@ -7,7 +7,7 @@ transfer's re-verification, the iPad before and after the sync delay, exclusion,
 associated with the domain, a dismissed sheet. python-fido2 and py_webauthn judge a registration
 and a sign-in made through the module, and refuse them tampered. The package (the example and
 SeedShapes, the guide's code in its own shapes) is built once per run, into the run's own scratch
-directory: a cold debug build took 31-43 s on two cores (measured; the higher figure with other
+directory: a cold debug build of both targets took 28 s on two cores (measured; up to 43 s with other
 builds running)."""
 import json
 import os
