@@ -23,6 +23,7 @@ such as the one a browser test's page has, port included; the RP ID is its host)
     POST /transfer/finish  {"credential": response}  -> {"approved", "amount"}
     GET  /account                                    -> {"user", "password", "passkeys"}
     GET  /passkeys                                   -> {"passkeys": [{"id", "createdAt"}]}  (signed in)
+    GET  /transfers                                  -> {"transfers": [{"amount", "credentialId", "approvedAt"}]}  (signed in)
     POST /passkeys/remove  {"id"}                    -> {"removed", "passkeys"}     (the bank forgets it)
     POST /logout                                     -> {"signedOut"}
     POST /reset                                      -> {"reset"}   (forgets every sign-up, passkey and session)
@@ -157,7 +158,7 @@ class Refusal(Exception):
 class Bank:
     def __init__(self):
         self.secret = secrets.token_bytes(32)  # derives the imaginary credential ids (§14.6.2)
-        self.users = {"budi": {"id": b"customer-0042", "password": "rahasia", "passkeys": {}, "declined": 0}}
+        self.users = {"budi": {"id": b"customer-0042", "password": "rahasia", "passkeys": {}, "declined": 0, "transfers": []}}
         # session id -> {"user", "pending": {"ceremony", "challenge", "uv", "user", "amount"}}
         self.sessions = {}
         self.lock = threading.Lock()  # a name is taken once, whatever signs up at the same time
@@ -262,13 +263,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             return self.wfile.write(data)
-        if path in ("/account", "/passkeys") and session and session.get("user"):
+        if path in ("/account", "/passkeys", "/transfers") and session and session.get("user"):
             user = self.bank.users[session["user"]]
+            if path == "/transfers":
+                return self.reply(200, {"transfers": user.get("transfers", [])})
             if path == "/passkeys":
                 return self.reply(200, {"passkeys": [{"id": id, "createdAt": p["createdAt"]} for id, p in user["passkeys"].items()]})
             return self.reply(200, {"user": session["user"], "password": user["password"] is not None,
                                     "passkeys": len(user["passkeys"])})
-        if path in ("/account", "/passkeys"):
+        if path in ("/account", "/passkeys", "/transfers"):
             return self.reply(401, {"error": "not signed in"})
         return self.reply(404, {"error": f"no page {path}"})
 
@@ -340,7 +343,7 @@ class Handler(BaseHTTPRequestHandler):
             with bank.lock:
                 if name in bank.users:
                     raise Refusal(409, f"the username {name} is taken")
-                bank.users[name] = {"id": secrets.token_bytes(16), "password": password, "passkeys": {}, "declined": 0}
+                bank.users[name] = {"id": secrets.token_bytes(16), "password": password, "passkeys": {}, "declined": 0, "transfers": []}
             return 200, {"user": name}, self.new_session(name)
         if self.path == "/password/login":
             user = bank.users.get(body.get("username"))
@@ -476,6 +479,10 @@ class Handler(BaseHTTPRequestHandler):
         if login:
             session["user"] = name
             return 200, {"verified": True, "user": name}, sid
+        # The history keeps what was approved, and with which passkey it was verified again.
+        self.bank.users[owner].setdefault("transfers", []).append({
+            "amount": pending.get("amount"), "credentialId": credential["id"],
+            "approvedAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
         return 200, {"approved": True, "amount": pending.get("amount")}, None
 
 

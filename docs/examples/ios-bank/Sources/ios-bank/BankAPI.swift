@@ -10,6 +10,12 @@ struct BankRefusal: Error, Sendable, CustomStringConvertible {
     var description: String { "\(status) \(body)" }
 }
 
+/// An answer of the bank the app cannot read (not the JSON it expects).
+struct UnreadableAnswer: Error, Sendable, CustomStringConvertible {
+    let what: String
+    var description: String { what }
+}
+
 /// The bank's JSON endpoints (docs/examples/rp_server.py) over one URLSession, whose cookie store
 /// carries the bank's session cookie from one call to the next.
 @MainActor
@@ -29,15 +35,24 @@ final class BankAPI {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONEncoder().encode(body)
+        return try await send(request)
+    }
+
+    func post(_ path: String) async throws -> Data {
+        try await post(path, [String: String]())
+    }
+
+    /// GETs `path`; the answer's bytes when it is 2xx, else a `BankRefusal`.
+    func get(_ path: String) async throws -> Data {
+        try await send(URLRequest(url: base.appendingPathComponent(path)))
+    }
+
+    private func send(_ request: URLRequest) async throws -> Data {
         let (data, response) = try await session.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             throw BankRefusal(status: status, body: String(decoding: data, as: UTF8.self))
         }
         return data
-    }
-
-    func post(_ path: String) async throws -> Data {
-        try await post(path, [String: String]())
     }
 }

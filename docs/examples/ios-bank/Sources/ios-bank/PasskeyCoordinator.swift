@@ -19,26 +19,26 @@ struct PasskeySignature: Sendable {
     let attachment: String
 }
 
-/// How a passkey request ended when it did not succeed, in the app's terms.
-enum PasskeyError: Error, Sendable, CustomStringConvertible {
-    /// The person dismissed the sheet: not an error to show.
-    case userCanceled
-    /// This device already holds one of the account's passkeys.
-    case alreadyRegistered
-    /// No passkey for this account here: fall back to the password.
-    case noPasskey
-    /// The request was refused; iOS says why in the failure reason.
-    case failed(reason: String)
-    case unexpected(code: Int, reason: String)
+/// A passkey request that did not succeed: the branch of the app's error switch it took, and the
+/// error as the delegate was handed it (its code, domain and `NSLocalizedFailureReason`).
+struct PasskeyFailure: Error, Sendable, CustomStringConvertible {
+    /// The app's handlers, one per branch of the switch, as the guide's coordinator has them.
+    enum Handling: String, Sendable {
+        case userCanceled, authenticationFailed, invalidResponse, noPasskeyFound, unknownError, nonInteractive, duplicateCredential
+    }
 
+    let handling: Handling
+    let code: Int
+    let domain: String
+    let reason: String?
+
+    /// One JSON object: `{"code", "domain", "handling", "reason"?}`.
     var description: String {
-        switch self {
-        case .userCanceled: "canceled"
-        case .alreadyRegistered: "this device already has a passkey for this account"
-        case .noPasskey: "no passkey on this device"
-        case .failed(let reason): "failed: \(reason)"
-        case .unexpected(let code, let reason): "error \(code): \(reason)"
-        }
+        struct Fields: Encodable { let code: Int; let domain: String; let handling: String; let reason: String? }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = try? encoder.encode(Fields(code: code, domain: domain, handling: handling.rawValue, reason: reason))
+        return json.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
 
@@ -54,22 +54,26 @@ final class PasskeyCoordinator: NSObject, ASAuthorizationControllerDelegate, ASA
     private var continuation: CheckedContinuation<Outcome, any Error>?
 
     func register(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) async throws -> CreatedPasskey {
-        guard case .created(let passkey) = try await perform(request) else { throw PasskeyError.unexpected(code: 0, reason: "not a registration") }
+        guard case .created(let passkey) = try await perform(request, options: []) else { throw Self.notExpected }
         return passkey
     }
 
-    func signIn(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest) async throws -> PasskeySignature {
-        guard case .signed(let signature) = try await perform(request) else { throw PasskeyError.unexpected(code: 0, reason: "not an assertion") }
+    /// `immediatelyAvailableOnly`: only a passkey already on this device, and no sheet without one
+    /// (`.preferImmediatelyAvailableCredentials`).
+    func signIn(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest,
+                immediatelyAvailableOnly: Bool = false) async throws -> PasskeySignature {
+        guard case .signed(let signature) = try await perform(request, options: immediatelyAvailableOnly ? .preferImmediatelyAvailableCredentials : [])
+        else { throw Self.notExpected }
         return signature
     }
 
-    private func perform(_ request: ASAuthorizationRequest) async throws -> Outcome {
+    private func perform(_ request: ASAuthorizationRequest, options: ASAuthorizationController.RequestOptions) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
             self.continuation = continuation
             let controller = ASAuthorizationController(authorizationRequests: [request])
             controller.delegate = self
             controller.presentationContextProvider = self
-            controller.performRequests()
+            controller.performRequests(options: options)
         }
     }
 
@@ -80,9 +84,7 @@ final class PasskeyCoordinator: NSObject, ASAuthorizationControllerDelegate, ASA
     func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
         switch authorization.credential {
         case let registration as ASAuthorizationPlatformPublicKeyCredentialRegistration:
-            guard let attestationObject = registration.rawAttestationObject else {
-                return finish(.failure(PasskeyError.unexpected(code: 0, reason: "no attestation object")))
-            }
+            guard let attestationObject = registration.rawAttestationObject else { return finish(.failure(Self.notExpected)) }
             finish(.success(.created(CreatedPasskey(credentialID: registration.credentialID, rawClientDataJSON: registration.rawClientDataJSON,
                                                     rawAttestationObject: attestationObject, attachment: Self.name(registration.attachment)))))
         case let assertion as ASAuthorizationPlatformPublicKeyCredentialAssertion:
@@ -90,28 +92,39 @@ final class PasskeyCoordinator: NSObject, ASAuthorizationControllerDelegate, ASA
                                                      rawAuthenticatorData: assertion.rawAuthenticatorData, signature: assertion.signature,
                                                      userID: assertion.userID, attachment: Self.name(assertion.attachment)))))
         default:
-            finish(.failure(PasskeyError.unexpected(code: 0, reason: "an unexpected credential")))
+            finish(.failure(Self.notExpected))
         }
     }
 
-    /// The error switch: what each of Apple's codes means for this app.
+    /// The error switch of the guide's coordinator, a branch for every code it names. For a
+    /// passkey request iOS only ever answers canceled, failed and matchedExcludedCredential (no
+    /// passkey here with .preferImmediatelyAvailableCredentials is canceled too): the
+    /// invalidResponse, notHandled, unknown and notInteractive branches are never taken.
     func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
-        let reason = (error as NSError).userInfo[NSLocalizedFailureReasonErrorKey] as? String ?? error.localizedDescription
-        let passkeyError: PasskeyError
-        switch (error as? ASAuthorizationError)?.code {
-        case .canceled: passkeyError = .userCanceled
-        case .matchedExcludedCredential: passkeyError = .alreadyRegistered
-        case .notHandled: passkeyError = .noPasskey
-        case .failed: passkeyError = .failed(reason: reason)
-        default: passkeyError = .unexpected(code: (error as NSError).code, reason: reason)
+        let authError = error as? ASAuthorizationError
+        let handling: PasskeyFailure.Handling
+        switch authError?.code {
+        case .canceled: handling = .userCanceled
+        case .failed: handling = .authenticationFailed
+        case .invalidResponse: handling = .invalidResponse
+        case .notHandled: handling = .noPasskeyFound
+        case .unknown: handling = .unknownError
+        case .notInteractive: handling = .nonInteractive
+        case .matchedExcludedCredential: handling = .duplicateCredential
+        default: handling = .unknownError
         }
-        finish(.failure(passkeyError))
+        let nsError = error as NSError
+        finish(.failure(PasskeyFailure(handling: handling, code: nsError.code, domain: nsError.domain,
+                                       reason: nsError.userInfo[NSLocalizedFailureReasonErrorKey] as? String)))
     }
 
-    private func finish(_ outcome: Result<Outcome, PasskeyError>) {
+    private func finish(_ outcome: Result<Outcome, PasskeyFailure>) {
         continuation?.resume(with: outcome.mapError { $0 as any Error })
         continuation = nil
     }
+
+    /// A credential of a kind the app did not ask for (never, for the requests it makes).
+    private static let notExpected = PasskeyFailure(handling: .invalidResponse, code: 0, domain: "ios-bank", reason: "an unexpected credential")
 
     /// WebAuthn's name of the attachment (`authenticatorAttachment`).
     private static func name(_ attachment: ASAuthorizationPublicKeyCredentialAttachment) -> String {

@@ -53,6 +53,14 @@ struct RegistrationResponseJSON: Encodable, Sendable {
     let type = "public-key"
     let authenticatorAttachment: String
     let clientExtensionResults: [String: String] = [:]
+
+    init(_ passkey: CreatedPasskey) {
+        id = passkey.credentialID.base64URLEncodedString()
+        rawId = id
+        response = Response(clientDataJSON: passkey.rawClientDataJSON.base64URLEncodedString(),
+                            attestationObject: passkey.rawAttestationObject.base64URLEncodedString(), transports: ["internal", "hybrid"])
+        authenticatorAttachment = passkey.attachment
+    }
 }
 
 /// AuthenticationResponseJSON (§5.1.9).
@@ -66,6 +74,15 @@ struct AuthenticationResponseJSON: Encodable, Sendable {
     let type = "public-key"
     let authenticatorAttachment: String
     let clientExtensionResults: [String: String] = [:]
+
+    init(_ signed: PasskeySignature) {
+        id = signed.credentialID.base64URLEncodedString()
+        rawId = id
+        response = Response(clientDataJSON: signed.rawClientDataJSON.base64URLEncodedString(),
+                            authenticatorData: signed.rawAuthenticatorData.base64URLEncodedString(),
+                            signature: signed.signature.base64URLEncodedString(), userHandle: signed.userID?.base64URLEncodedString())
+        authenticatorAttachment = signed.attachment
+    }
 }
 
 /// A finish endpoint's body: the response under "credential".

@@ -2,82 +2,149 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if os(Linux)
-import Session
-#endif
 
-// ios-bank BANK_URL USERNAME [--password PASSWORD] [--cancel-sheet] [--tamper-signature]
+// ios-bank FLOW BANK_URL USERNAME [--password PASSWORD] [FLOW'S OPTIONS]
+// ios-bank raw USERNAME --user-id B64URL --registration-challenge B64URL --assertion-challenge B64URL
 //
-// Signs USERNAME up at the bank with a password (or signs in with it if the name is taken), adds
-// a passkey if the bank offers it, signs out and signs in with the passkey; one line a step:
-// the step's name, then what the bank answered. --cancel-sheet dismisses the passkey sheet (the
-// offer is declined); --tamper-signature flips a byte of the sign-in's signature before it is sent.
-// Exit 0: every step done; 1: the bank refused a step ("refused STATUS BODY"); 2: bad usage;
-// 3: the passkey request failed on the phone ("passkey-error ..."); 4: the bank could not be
-// reached ("unreachable ...").
+// Runs one story of the app against the bank, on an iPhone and an iPad of one iCloud account; one
+// line a step: the step's name, then what the bank answered (or what the phone, the person or the
+// app did). The flows (docs/ios.md, "An app against a bank"):
+//   upgrade [--decline N] [--tamper-signature]   sign up with a password, add the passkey offered
+//                      (the first N offers declined by dismissing the sheet), sign in with it by name
+//   discoverable       ... and sign in with no name: the passkey's userID is the bank's userHandle
+//   transfer [--amount N]   ... and a transfer verified again: Face ID fails, then matches
+//   second-device      ... and sign in on the iPad: no passkey before the sync delay, then it signs in
+//   exclude            ... and add a passkey again: the bank excludes the iPhone's (matchedExcludedCredential)
+//   not-associated     the app's entitlement names www.yourbank.example: failed, iOS's reason
+//   cancel             ... and the sign-in's sheet dismissed (canceled)
+//   raw                a registration and a sign-in with the given challenges, as JSON, no bank
+// Exit 0: the flow ran to its end; 1: the bank refused a step ("refused STATUS BODY") or answered
+// what the app cannot read ("unreadable ..."); 2: bad usage; 3: a passkey request failed and the
+// flow ends there ("passkey-error {code, domain, handling, reason}", then "app ..." what the app
+// does); 4: the bank could not be reached ("unreachable ..."); 5: the phone did otherwise than the
+// person was scripted to ("unexpected ...", or no phone could be made).
 
 @MainActor func report(_ step: String, _ detail: String) {
     print("\(step) \(detail)")
 }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
-@MainActor func flag(_ name: String) -> Bool {
-    guard let index = arguments.firstIndex(of: name) else { return false }
-    arguments.remove(at: index)
-    return true
-}
-@MainActor func option(_ name: String) -> String? {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
-    defer { arguments.removeSubrange(index...index + 1) }
-    return arguments[index + 1]
-}
-let cancelSheet = flag("--cancel-sheet"), tamperSignature = flag("--tamper-signature")
-let password = option("--password") ?? "correct horse battery staple"
-guard arguments.count == 2, let bank = URL(string: arguments[0]), bank.scheme == "http" || bank.scheme == "https",
-      !arguments[1].isEmpty, !arguments[1].hasPrefix("--") else {
-    FileHandle.standardError.write(Data("usage: ios-bank BANK_URL USERNAME [--password PASSWORD] [--cancel-sheet] [--tamper-signature]\n".utf8))
+let usage = """
+    usage: ios-bank FLOW BANK_URL USERNAME [--password PASSWORD]
+             FLOW: upgrade [--decline N] [--tamper-signature] | discoverable | transfer [--amount N] | second-device
+                   | exclude | not-associated | cancel
+           ios-bank raw USERNAME --user-id B64URL --registration-challenge B64URL --assertion-challenge B64URL
+
+    """
+let flows = ["upgrade", "discoverable", "transfer", "second-device", "exclude", "not-associated", "cancel"]
+/// The options each flow takes, beyond --password (every flow with a bank takes it).
+let flowOptions = ["upgrade": ["--decline", "--tamper-signature"], "transfer": ["--amount"],
+                   "raw": ["--user-id", "--registration-challenge", "--assertion-challenge"]]
+let valued: Set = ["--password", "--decline", "--amount", "--user-id", "--registration-challenge", "--assertion-challenge"]
+
+func refuse(_ why: String) -> Never {
+    FileHandle.standardError.write(Data("ios-bank: \(why)\n\(usage)".utf8))
     exit(2)
 }
-let username = arguments[1]
+
+var positional: [String] = [], options: [String: String] = [:]
+var rest = Array(CommandLine.arguments.dropFirst())[...]
+while let argument = rest.popFirst() {
+    guard argument.hasPrefix("--") else { positional.append(argument); continue }
+    guard valued.contains(argument) || argument == "--tamper-signature" else { refuse("no option \(argument)") }
+    guard options[argument] == nil else { refuse("\(argument) given twice") }
+    if valued.contains(argument) {
+        guard let value = rest.popFirst() else { refuse("\(argument) needs a value") }
+        options[argument] = value
+    } else {
+        options[argument] = ""
+    }
+}
+guard let flow = positional.first, flows.contains(flow) || flow == "raw" else { refuse("the first argument names a flow") }
+let allowed = Set(flowOptions[flow] ?? []).union(flow == "raw" ? [] : ["--password"])
+if let stray = options.keys.sorted().first(where: { !allowed.contains($0) }) { refuse("\(flow) takes no \(stray)") }
+
+/// A non-negative whole number option, at most `limit`.
+@MainActor func count(_ name: String, default value: Int, limit: Int) -> Int {
+    guard let text = options[name] else { return value }
+    guard let number = Int(text), (0...limit).contains(number) else { refuse("\(name) takes a whole number from 0 to \(limit)") }
+    return number
+}
+
+/// A base64url option that must be there.
+@MainActor func bytes(_ name: String) -> Data {
+    guard let text = options[name] else { refuse("raw needs \(name)") }
+    guard let data = Data(base64URLEncoded: text), !data.isEmpty else { refuse("\(name) is not base64url") }
+    return data
+}
+
+// Everything checked before the phone is made: a usage error leaves nothing behind.
+let bank: URL?, username = positional.count > 1 ? positional[1] : ""
+if flow == "raw" {
+    guard positional.count == 2, !username.isEmpty else { refuse("raw takes a user name") }
+    bank = nil
+} else {
+    guard positional.count == 3, let url = URL(string: positional[1]), url.scheme == "http" || url.scheme == "https", url.host != nil,
+          !positional[2].isEmpty else { refuse("\(flow) takes a bank's URL and a user name") }
+    bank = url
+}
+let declines = count("--decline", default: 0, limit: 10), amount = count("--amount", default: 250_000, limit: 1_000_000_000)
+let raw = flow == "raw" ? (userID: bytes("--user-id"), registration: bytes("--registration-challenge"),
+                          assertion: bytes("--assertion-challenge")) : nil
 
 #if os(Linux)
 let phone: LinuxPhone
 do {
-    phone = try LinuxPhone(person: PersonRequest(action: cancelSheet ? .cancel : .approve))
+    // Associated Domains: the bank's domain, except for the app whose entitlement names www. only.
+    phone = try LinuxPhone(associatedDomains: [flow == "not-associated" ? "www." + BankAuthService.relyingPartyIdentifier
+                                                                        : BankAuthService.relyingPartyIdentifier])
 } catch {
     FileHandle.standardError.write(Data("ios-bank: no phone: \(error)\n".utf8))
-    exit(3)
+    exit(5)
 }
-defer { phone.close() }
-#endif
 
-let service = BankAuthService(api: BankAPI(base: bank), report: report)
 var status: Int32 = 0
 do {
-    if try await service.signUpOrSignIn(username: username, password: password) {
-        if try await service.upgradeToPasskey() != nil {
-            try await service.signOut()
-            try await service.signInWithPasskey(username: username) { signed in
-                if tamperSignature { signed.signature[signed.signature.index(before: signed.signature.endIndex)] ^= 0x01 }
-            }
+    if let raw {
+        try await rawCeremonies(name: username, userID: raw.userID, registrationChallenge: raw.registration,
+                                assertionChallenge: raw.assertion, report: report)
+    } else if let bank {
+        let run = Flows(service: BankAuthService(api: BankAPI(base: bank), report: report), phone: phone, username: positional[2],
+                        password: options["--password"] ?? "correct horse battery staple", report: report)
+        switch flow {
+        case "upgrade": try await run.upgrade(declines: declines, tamper: options["--tamper-signature"] != nil)
+        case "discoverable": try await run.discoverable()
+        case "transfer": try await run.transfer(amount: amount)
+        case "second-device": try await run.secondDevice()
+        case "exclude": try await run.exclude()
+        case "not-associated": try await run.notAssociated()
+        default: try await run.cancel()
         }
-    } else {
-        report("upgrade", "not offered")
     }
 } catch let refusal as BankRefusal {
     report("refused", refusal.description)
     status = 1
-} catch let error as PasskeyError {
-    report("passkey-error", error.description)
+} catch let answer as UnreadableAnswer {
+    report("unreadable", answer.description)
+    status = 1
+} catch let answer as DecodingError {
+    report("unreadable", "\(answer)")
+    status = 1
+} catch let failure as PasskeyFailure {
+    report("passkey-error", failure.description)
+    report("app", Flows.handling(failure))
     status = 3
 } catch let error as URLError {
-    report("unreachable", "\(bank.absoluteString): URLError \(error.code.rawValue)")
+    report("unreachable", "\(bank?.absoluteString ?? "-"): URLError \(error.code.rawValue)")
     status = 4
+} catch let unexpected as Unexpected {
+    report("unexpected", unexpected.description)
+    status = 5
 } catch {
-    report("error", "\(error)")
-    status = 1
+    report("unexpected", "\(error)")
+    status = 5
 }
-#if os(Linux)
 phone.close()
-#endif
 exit(status)
+#else
+refuse("the flows script a person at an authctl phone: they run on Linux")
+#endif
