@@ -19,6 +19,8 @@ public final class AuthenticationServicesHost {
     public var associatedDomains: AssociatedDomains
     /// What the person does at the next prompts (approve, cancel, a wrong PIN, …).
     public var person: PersonRequest
+    /// What a setup made for this phone and removes with it (a throw-away account's directory).
+    var setup: HostSetup?
 
     public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: AssociatedDomains,
                 person: PersonRequest = PersonRequest()) {
