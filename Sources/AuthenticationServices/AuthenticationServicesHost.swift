@@ -19,6 +19,9 @@ public final class AuthenticationServicesHost {
     public var associatedDomains: AssociatedDomains
     /// What the person does at the next prompts (approve, cancel, a wrong PIN, …).
     public var person: PersonRequest
+    /// What the person does when the phone falls back to its passcode (Face ID did not match, or
+    /// is locked out).
+    public var passcodeFallback: PasscodeFallback = .dismiss
     /// What a setup made for this phone and removes with it (a throw-away account's directory).
     var setup: HostSetup?
 
@@ -41,10 +44,12 @@ public final class AuthenticationServicesHost {
 
     func register(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
-        if let refusal = association(rpID) { return .failure(refusal) }
+        if let refusal = association(rpID) ?? creationRefusal() { return .failure(refusal) }
         do {
-            let made = try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
-                                                            options: .json(PlatformOptions.creation(request)), person: person))
+            let made = try verifyingOwner { person throws(SessionError) in
+                try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
+                                                     options: .json(PlatformOptions.creation(request)), person: person))
+            }
             let json = try ResponseJSON(made.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialRegistration(
                 rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
@@ -58,10 +63,12 @@ public final class AuthenticationServicesHost {
     func assert(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest,
                 immediatelyAvailableOnly: Bool) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
-        if let refusal = association(rpID) { return .failure(refusal) }
+        if let refusal = association(rpID) ?? signInRefusal() { return .failure(refusal) }
         do {
-            let signed = try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
-                                                      options: .json(PlatformOptions.request(request)), person: person))
+            let signed = try verifyingOwner { person throws(SessionError) in
+                try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
+                                             options: .json(PlatformOptions.request(request)), person: person))
+            }
             let json = try ResponseJSON(signed.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
                 rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
