@@ -81,7 +81,8 @@ let package = Package(
         .target(name: "Session", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder"]),
         // Apple's passkey API (ASAuthorizationController and its requests) for Linux, answered by a
         // device of an account through Session: an iOS app's passkey code compiles and runs here.
-        .target(name: "AuthenticationServices", dependencies: ["Session"]),
+        // Curl fetches the app's associated domains' apple-app-site-association files.
+        .target(name: "AuthenticationServices", dependencies: ["Session", "Curl"]),
         // Scenarios: scripted timelines of devices, sync and an RP, on a virtual clock.
         .target(name: "Scenarios", dependencies: ["Session", "Curl"]),
         // `authctl audit`: an RP's own endpoints driven with forged, replayed and downgraded

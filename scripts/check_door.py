@@ -22,7 +22,7 @@ ALLOWED = {
     "Sources/Server": {"Session", "Audit", "CMicroHTTPD"},
     "Sources/Scenarios": {"Session", "Curl"},
     "Sources/Audit": {"Session", "Curl"},
-    "Sources/AuthenticationServices": {"Session"},
+    "Sources/AuthenticationServices": {"Session", "Curl"},
 }
 SYSTEM = {"Glibc", "Darwin", "Foundation", "FoundationEssentials", "Dispatch", "Synchronization"}
 IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?(\w+)")

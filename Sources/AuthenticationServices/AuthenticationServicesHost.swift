@@ -2,9 +2,9 @@ import Foundation
 import Session
 
 /// What stands for the iPhone an app runs on: a device of an authctl account (its passkeys, its
-/// biometric PIN), the app's identity and the domains its Associated Domains entitlement names
-/// (`webcredentials:`), and the person at its prompt. Not Apple API: set `current` before the app's
-/// code performs requests.
+/// biometric PIN), the app's identity and its Associated Domains (the `webcredentials:` entries of
+/// its entitlement and the domains' association files), and the person at its prompt. Not Apple
+/// API: set `current` before the app's code performs requests (docs/ios.md, "Which phone").
 @MainActor
 public final class AuthenticationServicesHost {
     public static var current: AuthenticationServicesHost?
@@ -14,12 +14,18 @@ public final class AuthenticationServicesHost {
     public var device: String?
     /// `TEAMID.bundle.identifier`, as iOS names the app in its failure reasons.
     public var applicationIdentifier: String
-    /// The RP IDs the app is associated with; a request for another one fails, as on iOS.
-    public var associatedDomains: Set<String>
+    /// The app's entitlement, the domains' files and the verdicts kept: a request for an RP ID
+    /// they do not associate with the app fails, as on iOS.
+    public var associatedDomains: AssociatedDomains
     /// What the person does at the next prompts (approve, cancel, a wrong PIN, …).
     public var person: PersonRequest
+    /// What the person does when the phone falls back to its passcode (Face ID did not match, or
+    /// is locked out).
+    public var passcodeFallback: PasscodeFallback = .dismiss
+    /// What a setup made for this phone and removes with it (a throw-away account's directory).
+    var setup: HostSetup?
 
-    public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: Set<String>,
+    public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: AssociatedDomains,
                 person: PersonRequest = PersonRequest()) {
         self.session = session
         self.device = device
@@ -28,12 +34,22 @@ public final class AuthenticationServicesHost {
         self.person = person
     }
 
+    /// The app associated with each of `domains` without fetching anything: a `webcredentials`
+    /// entry for each, taken as listing the app (``AssociatedDomains/init(presuming:)``).
+    public convenience init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: Set<String>,
+                            person: PersonRequest = PersonRequest()) {
+        self.init(session: session, device: device, applicationIdentifier: applicationIdentifier,
+                  associatedDomains: AssociatedDomains(presuming: associatedDomains), person: person)
+    }
+
     func register(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
-        if let refusal = association(rpID) { return .failure(refusal) }
+        if let refusal = association(rpID) ?? creationRefusal() { return .failure(refusal) }
         do {
-            let made = try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
-                                                            options: .json(PlatformOptions.creation(request)), person: person))
+            let made = try verifyingOwner { person throws(SessionError) in
+                try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
+                                                     options: .json(PlatformOptions.creation(request)), person: person))
+            }
             let json = try ResponseJSON(made.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialRegistration(
                 rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
@@ -49,10 +65,12 @@ public final class AuthenticationServicesHost {
     func assert(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest,
                 immediatelyAvailableOnly: Bool) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
-        if let refusal = association(rpID) { return .failure(refusal) }
+        if let refusal = association(rpID) ?? signInRefusal() { return .failure(refusal) }
         do {
-            let signed = try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
-                                                      options: .json(PlatformOptions.request(request)), person: person))
+            let signed = try verifyingOwner { person throws(SessionError) in
+                try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
+                                             options: .json(PlatformOptions.request(request)), person: person))
+            }
             let json = try ResponseJSON(signed.json)
             let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
                 rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
@@ -66,10 +84,9 @@ public final class AuthenticationServicesHost {
         }
     }
 
-    /// iOS refuses a request for an RP ID the app's entitlement does not name, before any UI.
+    /// iOS refuses a request for an RP ID the app is not associated with, before any UI.
     func association(_ rpID: String) -> ASAuthorizationError? {
-        associatedDomains.contains(rpID) ? nil : ASAuthorizationError(
-            .failed, failureReason: "Application with identifier \(applicationIdentifier) is not associated with domain \(rpID)")
+        associationRefusal(rpID)
     }
 
     /// A request's failure as iOS reports it to a passkey request: canceled, matchedExcludedCredential,

@@ -40,8 +40,9 @@ package final class HTTPClient {
     /// A request's ``Failure/reason`` when ``isCanceled`` stopped it.
     package static let stopped = "stopped before the answer came"
 
-    /// libcurl's global set-up, once per process (it is not safe to repeat alongside other threads).
-    private static let globalInit: CURLcode = authctl_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    /// libcurl's global set-up, once per process (it is not safe to repeat alongside other threads):
+    /// ``HTTPSFetch`` shares it.
+    static let globalInit: CURLcode = authctl_curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     /// Hosts never reached through a proxy: loopback, where a test RP runs; plus `$NO_PROXY`.
     static var noProxy: String {

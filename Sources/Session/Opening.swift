@@ -21,13 +21,15 @@ extension Session {
     /// rebuild`) opens `verifyingFirst`: every frame is read and authenticated before opening
     /// syncs with the store, so a damaged vault fails having written nothing (a reader writes
     /// nothing, and opens as usual). What the store checks found on the way is in ``warnings``.
+    /// On `clock` (a virtual one) the account's time is the clock's, as a scenario's is.
     public static func open(at path: String, passphrase: SecureBytes, access: Vault.Access = .write, verifyingFirst: Bool = false,
-                            waiting: Waiting = Waiting(), people: any People = Nobody()) throws(SessionError) -> Session {
+                            waiting: Waiting = Waiting(), people: any People = Nobody(), clock: VirtualClock? = nil) throws(SessionError) -> Session {
+        let wallClock = clock?.wallClock ?? .live
         do {
             let account = verifyingFirst && access == .write
-                ? try Account.openVerified(at: path, passphrase: passphrase, waiting: waiting.vault)
-                : try Account.open(at: path, passphrase: passphrase, access: access, waiting: waiting.vault)
-            return Session(account: account, people: people)
+                ? try Account.openVerified(at: path, passphrase: passphrase, waiting: waiting.vault, clock: wallClock)
+                : try Account.open(at: path, passphrase: passphrase, access: access, waiting: waiting.vault, clock: wallClock)
+            return Session(account: account, clock: clock, people: people)
         } catch { throw SessionError(error) }
     }
 
@@ -45,10 +47,11 @@ extension Session {
     /// Makes the vault of device `name` at `path`, joined to the account on the store at `store`
     /// as `approval` says, and opens a session on it with `people`. What joining would refuse
     /// after the approval (a vault there, a directory not empty, a PIN too short) is refused
-    /// before anything is asked or posted; a join that fails leaves no vault.
+    /// before anything is asked or posted; a join that fails leaves no vault. On `clock` (a
+    /// virtual one) the new device's time is the clock's.
     public static func join(at path: String, passphrase: SecureBytes, kdf: KDFLevel = .interactive, store: String, name: String,
                             pin: SecureBytes?, maxPINAttempts: UInt32 = Device.defaultMaxPINAttempts, approval: JoinApproval,
-                            people: any People = Nobody()) throws(SessionError) -> Session {
+                            people: any People = Nobody(), clock: VirtualClock? = nil) throws(SessionError) -> Session {
         do { try Account.checkNewVault(at: path, pin: pin) } catch { throw SessionError(error) }
         let keys: JoinedKeys
         switch approval {
@@ -63,8 +66,8 @@ extension Session {
         }
         do {
             let account = try Account.join(at: path, passphrase: passphrase, kdf: kdf, storePath: store, name: name, keys: keys, pin: pin,
-                                           maxPINAttempts: maxPINAttempts)
-            return Session(account: account, people: people)
+                                           maxPINAttempts: maxPINAttempts, clock: clock?.wallClock ?? .live)
+            return Session(account: account, clock: clock, people: people)
         } catch { throw SessionError(error) }
     }
 }

@@ -50,7 +50,7 @@ public final class AccountService: @unchecked Sendable {
     }
 
     /// Serves a vault as one more account, `id`, on the real clock; never removed. `opening` opens
-    /// its session with the people the server gives it (``Session/open(at:passphrase:access:verifyingFirst:waiting:people:)``);
+    /// its session with the people the server gives it (``Session/open(at:passphrase:access:verifyingFirst:waiting:people:clock:)``);
     /// `pin` is what the person at each of its devices types (else each request's `pin`). What
     /// the store checks found at opening is answered with the first request (docs/server.md).
     public func host(id: String, pin: String?, opening: (any People) throws(SessionError) -> Session) throws(SessionError) {

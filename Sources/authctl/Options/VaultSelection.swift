@@ -54,7 +54,7 @@ struct VaultSelection {
         } catch { throw AuthenticatorError(error) }
     }
 
-    /// Opens the account (``Session/open(at:passphrase:access:verifyingFirst:waiting:people:)``),
+    /// Opens the account (``Session/open(at:passphrase:access:verifyingFirst:waiting:people:clock:)``),
     /// asking for the passphrase only once there is a vault to open; its people are the person at
     /// the terminal. With `verifyingFirst` (a writer that reads the whole vault: `vault compact`,
     /// `vault passwd`, `sync rebuild`), a damaged vault fails having written nothing. What the
