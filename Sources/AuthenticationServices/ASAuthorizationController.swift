@@ -79,9 +79,11 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Ends a flow not yet answered with ``ASAuthorizationError/Code/canceled``.
+    /// Ends a flow not yet answered with ``ASAuthorizationError/Code/canceled``: a modal one not yet
+    /// performed, or an AutoFill-assisted one that waits.
     public func cancel() {
         lock.withLock { if flowPending { canceled = true } }
+        Task { @MainActor in Self.cancelAutoFill(of: self) }
     }
 
     @MainActor
@@ -92,6 +94,8 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         guard let request = authorizationRequests.first else {
             return .failure(ASAuthorizationError(.failed, failureReason: "No authorization requests."))
         }
+        // A modal request takes the place of the AutoFill-assisted one waiting on the phone.
+        host.endAutoFillForModal()
         switch request {
         case let registration as ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest:
             return host.register(registration)

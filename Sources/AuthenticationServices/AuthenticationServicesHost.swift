@@ -18,6 +18,9 @@ public final class AuthenticationServicesHost {
     public var associatedDomains: Set<String>
     /// What the person does at the next prompts (approve, cancel, a wrong PIN, …).
     public var person: PersonRequest
+    /// What else the phone holds and remembers: the AutoFill request waiting on the QuickType bar
+    /// (AuthenticationServicesHost+State).
+    let state = HostState()
 
     public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: Set<String>,
                 person: PersonRequest = PersonRequest()) {
@@ -63,7 +66,7 @@ public final class AuthenticationServicesHost {
     }
 
     /// iOS refuses a request for an RP ID the app's entitlement does not name, before any UI.
-    private func association(_ rpID: String) -> ASAuthorizationError? {
+    func association(_ rpID: String) -> ASAuthorizationError? {
         associatedDomains.contains(rpID) ? nil : ASAuthorizationError(
             .failed, failureReason: "Application with identifier \(applicationIdentifier) is not associated with domain \(rpID)")
     }
