@@ -28,7 +28,7 @@ extension ASAuthorizationController {
             return complete(.failure(ASAuthorizationError(.failed, failureReason: "No authorization requests.")))
         }
         guard authorizationRequests.count == 1 else {
-            return complete(.failure(ASAuthorizationError(.failed, failureReason: "Found duplicate requests. Only one of each type of request is currently supported.")))
+            return complete(.failure(ASAuthorizationError(.failed, failureReason: RequestKinds.duplicates)))
         }
         host.beginAutoFill(request, for: self)
     }

@@ -91,19 +91,7 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         guard let host = AuthenticationServicesHost.current else {
             return .failure(ASAuthorizationError(.failed, failureReason: "No device: set AuthenticationServicesHost.current first."))
         }
-        guard let request = authorizationRequests.first else {
-            return .failure(ASAuthorizationError(.failed, failureReason: "No authorization requests."))
-        }
-        // A modal request takes the place of the AutoFill-assisted one waiting on the phone.
-        host.endAutoFillForModal()
-        switch request {
-        case let registration as ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest:
-            return host.register(registration)
-        case let assertion as ASAuthorizationPlatformPublicKeyCredentialAssertionRequest:
-            return host.assert(assertion, immediatelyAvailableOnly: options.contains(.preferImmediatelyAvailableCredentials))
-        default:
-            return .failure(ASAuthorizationError(.failed, failureReason: "Only platform passkey requests are supported."))
-        }
+        return host.perform(authorizationRequests, options: options)
     }
 }
 

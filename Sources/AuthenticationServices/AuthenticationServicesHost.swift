@@ -18,8 +18,8 @@ public final class AuthenticationServicesHost {
     public var associatedDomains: Set<String>
     /// What the person does at the next prompts (approve, cancel, a wrong PIN, …).
     public var person: PersonRequest
-    /// What else the phone holds and remembers: the AutoFill request waiting on the QuickType bar
-    /// (AuthenticationServicesHost+State).
+    /// What else the phone holds and remembers: saved passwords, password sign-ins, the AutoFill
+    /// request waiting on the QuickType bar (AuthenticationServicesHost+State).
     let state = HostState()
 
     public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: Set<String>,

@@ -161,8 +161,8 @@ extension PlatformPasskeyTests {
         #expect(try await waiting.next().authorization.credential is ASAuthorizationPlatformPublicKeyCredentialAssertion)
     }
 
-    /// Only platform assertion requests support AutoFill assistance: a registration fails it with
-    /// iOS's reason; a domain the app is not associated with fails it
+    /// Only platform assertion requests support AutoFill assistance: a password request (or a
+    /// registration) fails it with iOS's reason; a domain the app is not associated with fails it
     /// before anything waits.
     @Test(.timeLimit(.minutes(1)))
     func onlyAssertionRequestsSupportAutoFill() async throws {
@@ -171,11 +171,15 @@ extension PlatformPasskeyTests {
         defer { AuthenticationServicesHost.current = nil }
         let log = DelegateLog()
 
+        ASAuthorizationController.with([signInRequest(), ASAuthorizationPasswordProvider().createRequest()], log).performAutoFillAssistedRequests()
+        var failed = try #require(await log.next().error)
+        #expect(failed.code == .failed)
+        #expect((failed as NSError).userInfo[NSLocalizedFailureReasonErrorKey] as? String == "ASAuthorizationPasswordRequest does not support AutoFill assistance.")
+
         let registration = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: "example.com")
             .createCredentialRegistrationRequest(challenge: Data("c".utf8), name: "a", userID: Data("a".utf8))
         ASAuthorizationController.with([registration], log).performAutoFillAssistedRequests()
-        var failed = try #require(await log.next().error)
-        #expect(failed.code == .failed)
+        failed = try #require(await log.next().error)
         #expect((failed as NSError).userInfo[NSLocalizedFailureReasonErrorKey] as? String
             == "ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest does not support AutoFill assistance.")
 
