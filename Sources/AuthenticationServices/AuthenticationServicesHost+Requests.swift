@@ -37,10 +37,16 @@ struct RequestKinds {
 }
 
 extension AuthenticationServicesHost {
-    /// `performRequests(options:)` of a controller on this phone: the sheet is modal, it takes the
-    /// place of the AutoFill-assisted request waiting here, and offers what the requests ask for
-    /// together — a passkey or a saved password, whichever the person picks.
+    /// `performRequests(options:)` of a controller on this phone. The first platform registration
+    /// request in the conditional style is performed alone, without UI (iOS drops the others:
+    /// ASAuthorizationController's `performRequestsWithOptions:`). Otherwise the sheet is modal:
+    /// it takes the place of the AutoFill-assisted request waiting here, and offers what the
+    /// requests ask for together — a passkey or a saved password, whichever the person picks.
     func perform(_ requests: [ASAuthorizationRequest], options: ASAuthorizationController.RequestOptions) -> Result<ASAuthorization, ASAuthorizationError> {
+        if let first = requests.lazy.compactMap({ $0 as? ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest }).first,
+           first.requestStyle == .conditional {
+            return registerConditionally(first)
+        }
         guard !requests.isEmpty else { return .failure(ASAuthorizationError(.failed, failureReason: "No authorization requests.")) }
         let kinds: RequestKinds
         do { kinds = try RequestKinds(requests) } catch { return .failure(error) }
@@ -78,6 +84,7 @@ extension AuthenticationServicesHost {
             return .failure(ASAuthorizationError(.canceled, failureReason: "No credentials available for login."))
         }
         guard person.action != .cancel else { return .failure(ASAuthorizationError(.canceled)) }
+        signedIn(picked.credential, at: picked.domain)
         return .success(ASAuthorization(provider: request.provider, credential: picked.credential))
     }
 
@@ -87,5 +94,44 @@ extension AuthenticationServicesHost {
         let allowed = Set(request.allowedCredentials.map { Array($0.credentialID) })
         let held = (try? session.passkeys(device: device, rpId: request.relyingPartyIdentifier)) ?? []
         return held.contains { !$0.hidden && (allowed.isEmpty || allowed.contains($0.id)) }
+    }
+
+    /// The automatic passkey upgrade (iOS 18, `requestStyle: .conditional`): a passkey made
+    /// without UI, without asking the person (UP and UV 0), only when the app saw a password
+    /// sign-in of the request's `name` within ``conditionalRegistrationWindow``, a password is
+    /// saved for that name at the RP ID, and the phone holds no passkey of that name there.
+    /// Otherwise it ends `.canceled` without UI, the error iOS's credential manager answers when
+    /// its conditions are not met (docs/ios.md).
+    private func registerConditionally(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
+        let rpID = request.relyingPartyIdentifier
+        if let refusal = association(rpID) { return .failure(refusal) }
+        let held = (try? session.passkeys(device: device, rpId: rpID)) ?? []
+        guard signedInRecently(request.name), savedPasswords(domain: rpID).contains(where: { $0.user == request.name }),
+              !held.contains(where: { $0.userName == request.name }) else {
+            return .failure(ASAuthorizationError(.canceled))
+        }
+        do {
+            let made = try session.register(RegisterRequest(
+                device: device, caller: CallerContext(origin: "https://" + rpID, mediation: .conditional, recentPasswordSignIn: true, nativeApp: true),
+                options: .json(Self.withoutRequiredVerification(PlatformOptions.creation(request))), person: person))
+            let json = try ResponseJSON(made.json)
+            let credential = ASAuthorizationPlatformPublicKeyCredentialRegistration(
+                rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
+                rawAttestationObject: try json.bytes("response", "attestationObject"), attachment: made.attachment.asAttachment)
+            return .success(ASAuthorization(provider: request.provider, credential: credential))
+        } catch {
+            return .failure(Self.authorizationError(error, immediatelyAvailableOnly: false))
+        }
+    }
+
+    /// Creation options whose `userVerification: required` is `preferred`: iOS does not refuse a
+    /// conditional registration that requires user verification, it makes the passkey with UV 0.
+    private static func withoutRequiredVerification(_ options: [UInt8]) -> [UInt8] {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(options))) as? [String: Any],
+              var selection = object["authenticatorSelection"] as? [String: Any],
+              selection["userVerification"] as? String == "required" else { return options }
+        selection["userVerification"] = "preferred"
+        object["authenticatorSelection"] = selection
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map(Array.init) ?? options
     }
 }
