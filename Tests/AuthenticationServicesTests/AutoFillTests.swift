@@ -51,8 +51,8 @@ extension PlatformPasskeyTests {
         #expect(log.calls == 1)
     }
 
-    /// `cancel()` ends a waiting AutoFill-assisted request `.canceled`; a modal request on the
-    /// phone takes its place (the AutoFill one ends `.canceled`, the modal one is answered); a
+    /// `cancel()` ends a waiting AutoFill-assisted request `.canceled`, and so does a newer one,
+    /// which takes the QuickType bar; a modal request on the phone takes its place (the AutoFill one ends `.canceled`, the modal one is answered); a
     /// Face ID the person dismisses after picking signs nothing, and the request waits on.
     @Test(.timeLimit(.minutes(1)))
     func anAutoFillRequestEndsCanceledByCancelOrByAModalRequest() async throws {
@@ -70,8 +70,12 @@ extension PlatformPasskeyTests {
         #expect(canceled.controller === first && canceled.error?.code == .canceled)
         #expect(await !phones.phone.isAutoFillWaiting())
 
+        let older = ASAuthorizationController.with([signInRequest()], log)
+        older.performAutoFillAssistedRequests()
         let autoFill = ASAuthorizationController.with([signInRequest()], log)
         autoFill.performAutoFillAssistedRequests()
+        let taken = await log.next()
+        #expect(taken.controller === older && taken.error?.code == .canceled)
         #expect(await phones.phone.isAutoFillWaiting())
         let modal = ASAuthorizationController.with([signInRequest("modal")], log)
         modal.performRequests()
@@ -88,13 +92,13 @@ extension PlatformPasskeyTests {
             try await phones.phone.pick(credentialID: alice.id)
             Issue.record("a dismissed Face ID signed")
         } catch { #expect(error.name == .timedOut, "\(error)") }
-        #expect(await phones.phone.isAutoFillWaiting() && log.calls == 3)
+        #expect(await phones.phone.isAutoFillWaiting() && log.calls == 4)
         phones.phone.person = PersonRequest()
         try await phones.phone.pick(credentialID: alice.id)
         let signed = await log.next()
         #expect(signed.controller === third)
         #expect(try (signed.authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion)?.credentialID == alice.id)
-        #expect(log.calls == 4)
+        #expect(log.calls == 5)
     }
 
     /// The seeds' pattern: the delegate that hears `.canceled` (the modal sheet dismissed) performs

@@ -20,7 +20,8 @@ extension PlatformPasskeyTests {
     /// password request — `performRequests()` of a conditional registration makes the passkey
     /// without asking the person (whose every answer would fail it): UP and UV 0, BE BS AT,
     /// attestation `none`, clientDataJSON of a create; even with user verification required. A
-    /// request beside it is dropped, as iOS drops it.
+    /// request beside it is dropped, as iOS drops it, and an AutoFill-assisted request waiting on
+    /// the phone waits on.
     @Test(.timeLimit(.minutes(1)))
     func aConditionalRegistrationRightAfterAPasswordSignInMakesAPasskeyWithoutUI() async throws {
         let directory = try TemporaryDirectory()
@@ -33,6 +34,8 @@ extension PlatformPasskeyTests {
         ASAuthorizationController.with([ASAuthorizationPasswordProvider().createRequest()], log).performRequests()
         #expect(try (await log.next().authorization.credential as? ASPasswordCredential)?.user == "alice")
 
+        let autoFill = DelegateLog()
+        ASAuthorizationController.with([signInRequest()], autoFill).performAutoFillAssistedRequests()
         host.person = PersonRequest(action: .wrongPIN)
         let request = upgradeRequest("alice", userVerification: .required)
         ASAuthorizationController.with([request, ASAuthorizationPasswordProvider().createRequest()], log).performRequests()
@@ -48,6 +51,8 @@ extension PlatformPasskeyTests {
         #expect(clientData == ["type": "webauthn.create", "challenge": Base64URL.encode(Data("upgrade alice".utf8)), "origin": "https://example.com"])
         let held = try phones.session.passkeys(device: "phone", rpId: "example.com")
         #expect(held.map(\.id) == [Array(registration.credentialID)] && held.first?.userName == "alice")
+        // It shows no UI: the AutoFill-assisted request waiting on the phone waits on.
+        #expect(await host.isAutoFillWaiting() && autoFill.calls == 0)
     }
 
     /// Without a recent password sign-in of that name on the phone — none, another user's, one
