@@ -79,9 +79,11 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Ends a flow not yet answered with ``ASAuthorizationError/Code/canceled``.
+    /// Ends a flow not yet answered with ``ASAuthorizationError/Code/canceled``: a modal one not yet
+    /// performed, or an AutoFill-assisted one that waits.
     public func cancel() {
         lock.withLock { if flowPending { canceled = true } }
+        Task { @MainActor in Self.cancelAutoFill(of: self) }
     }
 
     @MainActor
@@ -89,17 +91,7 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         guard let host = AuthenticationServicesHost.current else {
             return .failure(ASAuthorizationError(.failed, failureReason: "No device: set AuthenticationServicesHost.current first."))
         }
-        guard let request = authorizationRequests.first else {
-            return .failure(ASAuthorizationError(.failed, failureReason: "No authorization requests."))
-        }
-        switch request {
-        case let registration as ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest:
-            return host.register(registration)
-        case let assertion as ASAuthorizationPlatformPublicKeyCredentialAssertionRequest:
-            return host.assert(assertion, immediatelyAvailableOnly: options.contains(.preferImmediatelyAvailableCredentials))
-        default:
-            return .failure(ASAuthorizationError(.failed, failureReason: "Only platform passkey requests are supported."))
-        }
+        return host.perform(authorizationRequests, options: options)
     }
 }
 

@@ -24,6 +24,9 @@ public final class AuthenticationServicesHost {
     public var passcodeFallback: PasscodeFallback = .dismiss
     /// What a setup made for this phone and removes with it (a throw-away account's directory).
     var setup: HostSetup?
+    /// What else the phone holds and remembers: saved passwords, password sign-ins, the AutoFill
+    /// request waiting on the QuickType bar (AuthenticationServicesHost+State).
+    let state = HostState()
 
     public init(session: Session, device: String? = nil, applicationIdentifier: String, associatedDomains: AssociatedDomains,
                 person: PersonRequest = PersonRequest()) {
@@ -71,14 +74,7 @@ public final class AuthenticationServicesHost {
                 try session.sign(SignRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
                                              options: .json(PlatformOptions.request(request)), person: person))
             }
-            let json = try ResponseJSON(signed.json)
-            let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
-                rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
-                rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: try? json.bytes("response", "userHandle"),
-                signature: try json.bytes("response", "signature"), attachment: signed.attachment.asAttachment,
-                largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionOutput(json.clientExtensionResults, operation: request.largeBlob?.operation),
-                prf: request.prf == nil ? nil : ASAuthorizationPublicKeyCredentialPRFAssertionOutput(json.clientExtensionResults))
-            return .success(ASAuthorization(provider: request.provider, credential: credential))
+            return .success(try Self.assertion(signed, for: request))
         } catch {
             return .failure(Self.authorizationError(error, immediatelyAvailableOnly: immediatelyAvailableOnly))
         }
