@@ -132,14 +132,15 @@ def test_a_sign_in_with_no_name_is_the_user_the_passkeys_user_id_names(example, 
     assert signed_in(bank, "dewi")
 
 
-def test_a_transfer_is_sent_only_once_face_id_matches(example, bank):
+def test_a_transfer_is_sent_only_once_the_person_is_verified(example, bank):
     code, steps, stderr = flow(example, bank, "transfer", "budi2", "--amount", "750000")
     assert code == 0, (steps, stderr)
     assert details(steps, "transfer-begin") == ["amount=750000 userVerification=required"] * 2
-    # Face ID not matching fails the request (1004); the app sends nothing and shows the reason.
+    # Face ID does not match and the passcode is dismissed: canceled (1001), nothing sent; then
+    # Face ID does not match again and the passcode is typed: the transfer is approved.
     mismatch, = errors(steps)
-    assert (mismatch["code"], mismatch["handling"]) == (1004, "authenticationFailed")
-    assert mismatch["reason"].startswith("the biometric PIN did not match")
+    assert (mismatch["code"], mismatch["handling"]) == (1001, "userCanceled") and "reason" not in mismatch
+    assert [d for d in details(steps, "person") if "passcode" in d] == ["dismisses the passcode", "types the passcode"]
     assert answers(steps, "transfer-finish") == [{"approved": True, "amount": 750000}]
     # One transfer in the bank's history, verified again with the account's passkey.
     created, = passkey_id(steps, "created")

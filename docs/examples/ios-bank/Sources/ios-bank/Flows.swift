@@ -54,19 +54,23 @@ struct Flows {
     }
 
     /// A password account with a passkey, then a transfer of `amount` the bank approves only with
-    /// the passkey verified again. Face ID does not match at the first try: the app shows what it
-    /// was told and sends nothing; at the second it matches and the bank approves the transfer.
+    /// the passkey verified again. Face ID does not match, and iOS offers the passcode: at the
+    /// first try the person dismisses it, the request ends `.canceled` and the app sends nothing
+    /// (its dismissed branch shows nothing); at the second they type it, and the bank approves.
     func transfer(amount: Int) async throws {
         try await enrol()
         act(.wrongPIN)
+        phone.passcodeFallback = .dismiss
+        report("person", "dismisses the passcode")
         do {
             try await service.transfer(amount: amount)
-            throw Unexpected(what: "the transfer was approved though Face ID did not match")
-        } catch let failure as PasskeyFailure where failure.handling == .authenticationFailed {
+            throw Unexpected(what: "the transfer was approved though Face ID did not match and the passcode was dismissed")
+        } catch let failure as PasskeyFailure where failure.handling == .userCanceled {
             report("passkey-error", failure.description)
-            report("app", "the transfer is not sent; it shows: \(failure.reason ?? "the request failed")")
+            report("app", "the transfer is not sent; \(Self.handling(failure))")
         }
-        act(.approve)
+        phone.passcodeFallback = .enterPasscode
+        report("person", "types the passcode")
         try await service.transfer(amount: amount)
         try await service.transfers()
     }

@@ -53,6 +53,12 @@ final class LinuxPhone {
         set { host.person = newValue }
     }
 
+    /// What the person does when Face ID does not match and iOS offers the passcode.
+    var passcodeFallback: PasscodeFallback {
+        get { host.passcodeFallback }
+        set { host.passcodeFallback = newValue }
+    }
+
     /// Lets `milliseconds` pass on the account's clock: what sync has delivered by then is there.
     func wait(milliseconds: UInt64) throws {
         try session.clock(.advance(milliseconds: milliseconds))
