@@ -75,6 +75,10 @@ public final class AuthenticationServicesHost {
                                              options: .json(PlatformOptions.request(request)), person: person))
             }
             return .success(try Self.assertion(signed, for: request))
+        } catch let error as SessionError where error.name == .notHandled && !immediatelyAvailableOnly && person.action == .cancel {
+            // No passkey here: iOS's sheet still shows, offering a passkey from a nearby device,
+            // and the person dismisses it.
+            return .failure(ASAuthorizationError(.canceled))
         } catch {
             return .failure(Self.authorizationError(error, immediatelyAvailableOnly: immediatelyAvailableOnly))
         }

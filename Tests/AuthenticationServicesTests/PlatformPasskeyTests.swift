@@ -170,3 +170,30 @@ private func clientData(_ bytes: Data) throws -> [String: String] {
     #expect(ASAuthorizationError.Code.deviceNotConfiguredForPasskeyCreation.rawValue == 1010)
     #expect(ASAuthorizationError.errorDomain == "com.apple.AuthenticationServices.AuthorizationError")
 }
+
+extension PlatformPasskeyTests {
+    /// A modal sign-in that finds no passkey on the phone still shows iOS's sheet (it offers a
+    /// passkey from a nearby device): dismissed, the request ends `.canceled`, as every dismissed
+    /// sheet does; with `.preferImmediatelyAvailableCredentials` nothing is shown and it ends
+    /// `.canceled` too; a person who does not dismiss it gets `.failed` with the reason.
+    @Test func aSignInWithNoPasskeyHereIsCanceledWhenThePersonDismissesTheSheet() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try phone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: "example.com")
+        let request = provider.createCredentialAssertionRequest(challenge: Data(repeating: 1, count: 32))
+
+        host.person = PersonRequest(action: .cancel)
+        await #expect(throws: ASAuthorizationError(.canceled)) { _ = try await PasskeyCoordinator().perform(request) }
+        host.person = PersonRequest()
+        await #expect(throws: ASAuthorizationError(.canceled)) {
+            _ = try await PasskeyCoordinator().perform(request, options: .preferImmediatelyAvailableCredentials)
+        }
+        do {
+            _ = try await PasskeyCoordinator().perform(request)
+            Issue.record("a sign-in with no passkey signed")
+        } catch let error as ASAuthorizationError {
+            #expect(error.code == .failed && error.userInfo[NSLocalizedFailureReasonErrorKey] != nil)
+        }
+    }
+}

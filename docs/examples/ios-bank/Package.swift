@@ -17,6 +17,12 @@ let package = Package(
             .product(name: "AuthenticationServices", package: "authctl", condition: .when(platforms: [.linux])),
             .product(name: "Session", package: "authctl", condition: .when(platforms: [.linux])),
         ]),
+        // The app's own tests: its PasskeyCoordinator on a throw-away phone (docs/ios.md, "Quick start").
+        .testTarget(name: "ios-bankTests", dependencies: [
+            .target(name: "ios-bank"),
+            .product(name: "AuthenticationServices", package: "authctl", condition: .when(platforms: [.linux])),
+            .product(name: "Session", package: "authctl", condition: .when(platforms: [.linux])),
+        ]),
         // Swift 5 language mode, as the guide's code is written: some of it is a data-race error in
         // Swift 6 mode on any platform (docs/ios.md).
         .target(name: "SeedShapes", dependencies: [
