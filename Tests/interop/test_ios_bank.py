@@ -59,6 +59,12 @@ def test_the_apps_own_tests_pass_in_swift_test(example):
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert "Test run with 3 tests in 1 suite passed" in out, out
+    # docs/ios.md's quick start shows this file as it is.
+    test_file = (ROOT / "docs" / "examples" / "ios-bank" / "Tests" / "ios-bankTests" / "PasskeyCoordinatorTests.swift").read_text()
+    page = (ROOT / "docs" / "ios.md").read_text()
+    start = page.index("   ```swift\n   #if os(Linux)") + len("   ```swift\n")
+    shown = page[start:page.index("   ```\n", start)]
+    assert "".join(line[3:] if line.strip() else line for line in shown.splitlines(True)) == test_file
 
 
 def run(example, *args):
