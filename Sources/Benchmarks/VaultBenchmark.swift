@@ -282,8 +282,9 @@ package enum VaultBenchmark {
         return Commands(sign: figures[0], register: figures[1], show: figures[2], delete: figures[3], list: figures[4])
     }
 
-    /// `size` real passkeys, the last of target.example (signed with and shown); the others spread
-    /// over 1,000 RPs, or with `bigRP` all of target.example too.
+    /// `size` real passkeys with the default profile's credential id length, the last of
+    /// target.example (signed with and shown); the others spread over 1,000 RPs, or with `bigRP`
+    /// all of target.example too.
     package static func makePasskeys(_ size: Int, bigRP: Bool, safePoints: SafePoints) throws(SessionError) -> [(Credential, PrivateKey)] {
         var out = [(Credential, PrivateKey)]()
         out.reserveCapacity(size)
@@ -292,7 +293,7 @@ package enum VaultBenchmark {
             let key: PrivateKey
             do { key = try PrivateKey.generate() } catch { throw SessionError(.unknown, "OpenSSL: \(error)") }
             out.append((Credential(
-                id: RandomSource.live.bytes(16), rpId: i == size - 1 || bigRP ? targetRP : "rp\(i % 1000).example",
+                id: RandomSource.live.bytes(AuthenticatorProfile.default.credentialIdLength), rpId: i == size - 1 || bigRP ? targetRP : "rp\(i % 1000).example",
                 userHandle: RandomSource.live.bytes(16), userName: "user\(i)@example.com", userDisplayName: "User \(i)",
                 createdAt: 1_700_000_000, signCount: 0, backupEligible: true, backupState: true, publicKey: key.publicKey), key))
         }

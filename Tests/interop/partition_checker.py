@@ -725,6 +725,18 @@ def check(history: list[Op], final: dict) -> list[str]:
     return anomalies
 
 
+def operations_behind(anomalies: list[str], history: list[Op]) -> list[Op]:
+    """The operations on the passkeys the anomalies name, and the nemesis's, in order: a word of an
+    anomaly is a passkey's id when some registration in the history made it (whatever the id's
+    length: each profile makes its own). None without an anomaly."""
+    if not anomalies:
+        return []
+    made = {o.result["id"] for o in history if o.kind == "register" and isinstance(o.result, dict) and "id" in o.result}
+    named = {w for line in anomalies for w in line.replace("'", " ").replace(",", " ").split()} & made
+    return [o for o in history if o.args.get("id") in named or o.kind == "nemesis"
+            or (o.kind == "register" and isinstance(o.result, dict) and o.result.get("id") in named)]
+
+
 def summary(history: list[Op]) -> str:
     counts = {}
     for o in history:
@@ -789,9 +801,6 @@ if __name__ == "__main__":
             if is_open or (device, kind, message, True) not in checker.problems:
                 print(f"  d{device} {'healed' if (device, kind, message, False) in checker.problems else 'seen open'} {kind}: {message}")
         print("\n".join(found) if found else "no anomaly")
-        if found:
-            ids = {w for line in found for w in line.replace("'", " ").replace(",", " ").split() if len(w) == 22}
-            for o in checker.history:
-                if o.args.get("id") in ids or (o.kind == "register" and o.result and o.result["id"] in ids) or o.kind == "nemesis":
-                    print(f"  {o.start:.3f}-{o.end:.3f} d{o.device} {o.kind} {o.args} {o.outcome} {o.result} {o.detail[-160:]!r}")
+        for o in operations_behind(found, checker.history):
+            print(f"  {o.start:.3f}-{o.end:.3f} d{o.device} {o.kind} {o.args} {o.outcome} {o.result} {o.detail[-160:]!r}")
     raise SystemExit(1 if found else 0)

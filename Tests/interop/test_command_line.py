@@ -74,7 +74,7 @@ def test_double_dash_ends_options_so_ids_may_start_with_a_dash(authctl):
 def test_an_id_that_starts_with_two_dashes_is_an_id_where_one_is_taken(authctl):
     # 1 id in 4,096 starts with '--'; as `list` prints it, it must work without '--' before it.
     made = authctl.run("register", "--origin", ORIGIN, "--user-verification", "discouraged").json["id"]
-    ghost = "--" + made[2:]  # a well-formed 16-byte id no passkey has
+    ghost = "--" + made[2:]  # a well-formed id, as long as the one made, that no passkey has
     for args in (["delete", ghost], ["credential", "show", ghost], ["sign", "--origin", ORIGIN, ghost]):
         result = authctl.run(*args)
         assert result.code == 13 and "notHandled" in result.stderr, (args, result.stderr)

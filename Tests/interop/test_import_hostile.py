@@ -95,6 +95,7 @@ HOSTILE = {
     "credProtect level 4": lambda: cbor2.dumps(payload(f17=4)),
     "user handle of 65 bytes": lambda: cbor2.dumps(payload(f3=os.urandom(65))),
     "credential id of 15 bytes": lambda: cbor2.dumps(payload(f1=os.urandom(15))),
+    "credential id of 1,024 bytes": lambda: cbor2.dumps(payload(f1=os.urandom(1024))),
     "created ten days from now": lambda: cbor2.dumps(payload(f6=int(time.time()) + 10 * 86_400)),
     "EdDSA with no profile (made before profiles, when every passkey was ES256)":
         lambda: cbor2.dumps(payload(f13=None, f10=der(ed25519.Ed25519PrivateKey.generate()))),
@@ -108,6 +109,24 @@ def test_a_crafted_well_formed_passkey_is_accepted(authctl, tmp_path):
     result = authctl.run("credential", "import", str(path), env={"AUTHCTL_EXPORT_PASSPHRASE": PASSPHRASE.decode()})
     assert result.code == 0, result.stderr
     assert [c["rpId"] for c in authctl.listing()] == ["example.com"]
+
+
+@pytest.mark.parametrize("length", [16, 20, 32, 48, 64, 65, 1023])
+def test_a_passkey_with_an_id_of_any_length_a_registration_can_make_imports_and_signs(authctl, tmp_path, length):
+    """Each profile makes its own length (docs/profiles.md); a passkey from elsewhere may have any
+    that WebAuthn and CTAP 2.1 allow, 16 to 1,023 bytes."""
+    from conftest import b64url
+    credential_id = os.urandom(length)
+    path = tmp_path / "any.passkey"
+    path.write_bytes(seal(cbor2.dumps(payload(f1=credential_id))))
+    result = authctl.run("credential", "import", str(path), env={"AUTHCTL_EXPORT_PASSPHRASE": PASSPHRASE.decode()})
+    assert result.code == 0, result.stderr
+    assert [c["id"] for c in authctl.listing()] == [b64url(credential_id)]
+    request = {"challenge": "AAAAAAAAAAAAAAAAAAAAAA", "rpId": "example.com",
+               "allowCredentials": [{"type": "public-key", "id": b64url(credential_id)}]}
+    assert authctl.sign(request, "https://example.com").json["rawId"] == b64url(credential_id)
+    assert authctl.run("credential", "show", b64url(credential_id)).code == 0
+    assert authctl.run("vault", "check").code == 0
 
 
 def test_a_key_with_a_compressed_public_point_is_read_by_its_coordinates(authctl, tmp_path):

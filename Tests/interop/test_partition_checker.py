@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import BIN, Authctl, b64url
-from partition_checker import Checker, Network, drop_an_upload, problem_kinds, summary
+from partition_checker import Checker, Network, Op, drop_an_upload, operations_behind, problem_kinds, summary
 from postgres_support import Cluster
 from test_sync import LAPTOP_PIN, register, sign, sign_once_arrived
 
@@ -63,6 +63,22 @@ def test_a_passkey_made_on_one_machine_signs_in_on_another_and_a_partitioned_one
     finally:
         cluster.destroy()
         network.destroy()
+
+
+def test_a_report_finds_the_operations_behind_an_anomaly_whatever_the_ids_length():
+    """The ids an anomaly names are those registrations made — 20 bytes from the default profile,
+    65 from android-device, 16 from google-password-manager — and not other words of that length."""
+    ids = [b64url(bytes([n]) * length) for n, length in ((1, 20), (2, 65), (3, 16), (4, 20))]
+    history = [Op(0, "register", {"user": f"u{i}"}, float(i), float(i) + 0.5, "ok", {"id": cid}) for i, cid in enumerate(ids)]
+    history += [Op(1, "sign", {"id": ids[0]}, 5.0, 5.5, "ok", 1), Op(2, "delete", {"id": ids[3]}, 6.0, 6.5, "ok"),
+                Op(0, "nemesis", {"fault": "partition"}, 7.0, 7.0, "info", {"device": 1})]
+    decoy = "x" * len(ids[3])  # as long as an id, but no registration made it
+    anomalies = [f"lost: passkey {ids[0]} registered on d0, acknowledged, missing on d1",
+                 f"phantom: d2 at the end showed passkey '{ids[1]}', of user {decoy}, never registered",
+                 f"count went back: d0 signed {ids[2]}, with count 1 after 2"]
+    behind = operations_behind(anomalies, history)
+    assert [(o.kind, o.start) for o in behind] == [("register", 0.0), ("register", 1.0), ("register", 2.0), ("sign", 5.0), ("nemesis", 7.0)]
+    assert operations_behind([], history) == []
 
 
 def test_the_checker_finds_no_anomaly_under_partitions_kills_and_restarts(tmp_path):

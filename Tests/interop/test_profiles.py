@@ -23,16 +23,17 @@ from conftest import b64url, unb64url
 
 ORIGIN, RP_ID = "https://example.com", "example.com"
 
-# profile: (format sent for "direct", algorithms it makes, BE, counts signatures, attachment, AAGUID)
+# profile: (format sent for "direct", algorithms it makes, BE, counts signatures, attachment, AAGUID, credential id
+# length: the real authenticator's, from the recorded registrations docs/profiles.md names)
 PROFILES = {
-    "icloud-keychain": ("none", [-7], True, False, "platform", "fbfc3007-154e-4ecc-8c0b-6e020557d7bd"),
-    "apple-device-bound": ("apple", [-7], False, False, "platform", "f24a8e70-d0d3-f82c-2937-32523cc4de5a"),
-    "google-password-manager": ("none", [-7], True, False, "platform", "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"),
-    "windows-hello": ("tpm", [-7, -257], False, True, "platform", "08987058-cadc-4b81-b6e1-30de50dcbe96"),
-    "android-device": ("android-key", [-7, -257], False, True, "platform", "b93fd961-f2e6-462f-b122-82002247de78"),
-    "managed-device": ("packed", [-7], False, True, "platform", "dd4ec289-e01d-41c9-bb89-70fa845d4bf2"),
-    "security-key": ("packed", [-7, -8, -257], False, True, "cross-platform", "2fc0579f-8113-47ea-b116-bb5a8db9202a"),
-    "authctl": ("packed", [-7, -8, -257], True, False, "platform", "6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b"),
+    "icloud-keychain": ("none", [-7], True, False, "platform", "fbfc3007-154e-4ecc-8c0b-6e020557d7bd", 20),
+    "apple-device-bound": ("apple", [-7], False, False, "platform", "f24a8e70-d0d3-f82c-2937-32523cc4de5a", 20),
+    "google-password-manager": ("none", [-7], True, False, "platform", "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4", 16),
+    "windows-hello": ("tpm", [-7, -257], False, True, "platform", "08987058-cadc-4b81-b6e1-30de50dcbe96", 32),
+    "android-device": ("android-key", [-7, -257], False, True, "platform", "b93fd961-f2e6-462f-b122-82002247de78", 65),
+    "managed-device": ("packed", [-7], False, True, "platform", "dd4ec289-e01d-41c9-bb89-70fa845d4bf2", 16),
+    "security-key": ("packed", [-7, -8, -257], False, True, "cross-platform", "2fc0579f-8113-47ea-b116-bb5a8db9202a", 48),
+    "authctl": ("packed", [-7, -8, -257], True, False, "platform", "6f0e1a4c-2b3d-4e5f-8a9b-0c1d2e3f4a5b", 16),
 }
 CASES = [(profile, alg) for profile, spec in PROFILES.items() for alg in spec[1]]
 # Formats python-fido2 has a verifier for (it has none for android-key).
@@ -75,7 +76,7 @@ def verify_with_root(options, response, root, alg, fmt):
 
 @pytest.mark.parametrize("profile,alg", CASES)
 def test_py_webauthn_accepts_every_profile_and_algorithm(authctl, profile, alg):
-    fmt, _, backup_eligible, counts, attachment, aaguid = PROFILES[profile]
+    fmt, _, backup_eligible, counts, attachment, aaguid, id_length = PROFILES[profile]
     root = root_pem(authctl)
     options, response = py_webauthn_register(authctl, profile, alg)
     assert attestation_of(response)["fmt"] == fmt
@@ -84,6 +85,7 @@ def test_py_webauthn_accepts_every_profile_and_algorithm(authctl, profile, alg):
     verified = verify_with_root(options, response, root, alg, fmt)
     assert getattr(verified.fmt, "value", verified.fmt) == fmt
     assert verified.aaguid == aaguid
+    assert len(verified.credential_id) == id_length and unb64url(response["id"]) == verified.credential_id
     assert verified.credential_device_type == (CredentialDeviceType.MULTI_DEVICE if backup_eligible
                                                else CredentialDeviceType.SINGLE_DEVICE)
     assert verified.sign_count == 0
@@ -137,10 +139,19 @@ def test_security_key_answers_as_a_u2f_device(authctl):
     assert statement["fmt"] == "fido-u2f" and len(statement["attStmt"]["x5c"]) == 1
     verified = verify_with_root(options, response, root, -7, "fido-u2f")
     assert verified.aaguid == "00000000-0000-0000-0000-000000000000"
+    assert len(verified.credential_id) == 64  # a key handle that wraps the key, as a YubiKey's over U2F
     # A U2F device has only ES256 keys.
     _, only_eddsa = registration_json(-8)
     result = authctl.register(only_eddsa, ORIGIN, "--profile", "security-key", "--u2f")
     assert result.code == 13 and "notHandled" in result.stderr  # the authenticator's refusal: NotAllowedError
+
+
+def test_profiles_lists_each_profiles_credential_id_length(authctl):
+    listed = {p["name"]: p["credentialIdLength"] for p in authctl.run("profiles", "--json").json}
+    assert listed == {name: spec[6] for name, spec in PROFILES.items()}
+    table = authctl.run("profiles").stdout.splitlines()
+    assert table[0].split()[-3:] == ["ID", "BYTES", "AAGUID"]
+    assert {line.split()[0]: int(line.split()[-2]) for line in table[1:len(PROFILES) + 1]} == listed
 
 
 def registration_json(alg, attestation="direct"):
@@ -158,6 +169,7 @@ def test_attestation_none_is_none_for_every_profile(authctl):
         verified = verify_registration_response(credential=response, expected_challenge=options.challenge,
                                                 expected_rp_id=RP_ID, expected_origin=ORIGIN)
         assert verified.aaguid == PROFILES[profile][5]  # the AAGUID is kept, as browsers keep it
+        assert len(verified.credential_id) == PROFILES[profile][6]
 
 
 def test_an_algorithm_the_profile_does_not_make_is_the_authenticators_refusal(authctl):

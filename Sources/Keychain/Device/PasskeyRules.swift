@@ -6,7 +6,9 @@ import VirtualAuthenticator
 /// Each rule names the limit registration keeps. Import also refuses an RP ID that is a public
 /// suffix (``isImportable(_:suffixes:)``).
 enum PasskeyRules {
-    /// A registration's credential ids (16 bytes on every profile; up to 1,023 as CTAP 2.1 allows).
+    /// A registration's credential ids: each profile's length (16 to 65 bytes, as the real
+    /// authenticators make them), and any a passkey imported from elsewhere has, from WebAuthn's
+    /// 16 up to the 1,023 CTAP 2.1 allows.
     static let credentialIdLengths = 16...1023
     /// WebAuthn L3 §5.4.3: a user handle is 1 to 64 bytes.
     static let userHandleLengths = 1...64

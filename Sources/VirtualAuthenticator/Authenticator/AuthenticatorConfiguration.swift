@@ -4,7 +4,9 @@ public struct AuthenticatorConfiguration: Sendable {
     public var profile: AuthenticatorProfile
     /// The AAGUID (WebAuthn L3 §6.5.2) this authenticator reports: the profile's unless overridden.
     public var aaguid: [UInt8]
-    /// Length of new credential ids; WebAuthn wants at least 16 bytes of entropy.
+    /// Length of new credential ids: the profile's unless overridden (its wrapped-key length for a
+    /// U2F registration, which keeps nothing on the key). WebAuthn wants at least 16 bytes of
+    /// entropy, and CTAP 2.1 allows at most 1,023.
     public var credentialIdLength: Int
     /// BE/BS for new credentials: synced passkeys are backup eligible, and backed up once sync
     /// says so; a device-bound passkey is neither.
@@ -30,14 +32,15 @@ public struct AuthenticatorConfiguration: Sendable {
     /// other RP IDs, `enterprise` is answered as `none` with a zero AAGUID.
     public var enterpriseRelyingParties: Set<String> = []
 
-    public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int = 16,
+    public init(profile: AuthenticatorProfile = .default, aaguid: [UInt8]? = nil, credentialIdLength: Int? = nil,
                 backupEligible: Bool? = nil, backupState: Bool = true, signCounter: SignCounter? = nil,
                 attachment: AuthenticatorAttachment? = nil, u2f: Bool = false,
                 attestationCA: AttestationCA? = nil, minimumPINLength: Int? = nil) {
-        precondition((aaguid ?? profile.aaguid).count == 16 && credentialIdLength >= 16)
+        let idLength = credentialIdLength ?? (u2f ? profile.wrappedCredentialIdLength : nil) ?? profile.credentialIdLength
+        precondition((aaguid ?? profile.aaguid).count == 16 && (16...1023).contains(idLength))
         self.profile = profile
         self.aaguid = aaguid ?? profile.aaguid
-        self.credentialIdLength = credentialIdLength
+        self.credentialIdLength = idLength
         self.backupEligible = backupEligible ?? profile.backupEligible
         self.backupState = self.backupEligible && backupState
         self.signCounter = signCounter ?? profile.signCounter

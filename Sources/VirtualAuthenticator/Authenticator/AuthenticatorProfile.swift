@@ -24,6 +24,13 @@ public struct AuthenticatorProfile: Sendable, Equatable {
     public let attachment: AuthenticatorAttachment
     /// `response.transports` (WebAuthn L3 §5.2.1 getTransports()).
     public let transports: [String]
+    /// The length of the credential ids it makes, as the real authenticator's recorded responses
+    /// carry it in attestedCredentialData (docs/profiles.md names each recording). Its passkeys
+    /// are discoverable, so this is the length of a discoverable credential's id.
+    public let credentialIdLength: Int
+    /// The length of an id that wraps the key, where the model's differs: a credential it does
+    /// not keep (non-discoverable), as a security key answering over U2F makes every one.
+    public var wrappedCredentialIdLength: Int? = nil
     /// `packed` without a certificate: the credential key signs (self attestation).
     public var selfAttests = false
     /// The organization in its attestation certificates' subjects.
@@ -48,50 +55,50 @@ extension AuthenticatorProfile {
         name: "icloud-keychain", summary: "an iPhone's or Mac's synced passkey (iCloud Keychain / Apple Passwords)",
         aaguid: uuid("fbfc3007-154e-4ecc-8c0b-6e020557d7bd"), attestation: .none, alternateAttestation: nil,
         algorithms: [.es256], preferred: nil, backupEligible: true, signCounter: .zero,
-        attachment: .platform, transports: ["hybrid", "internal"])
+        attachment: .platform, transports: ["hybrid", "internal"], credentialIdLength: 20)
 
     public static let appleDeviceBound = AuthenticatorProfile(
         name: "apple-device-bound", summary: "an Apple device's passkey kept on the device, with Apple anonymous attestation",
         aaguid: uuid("f24a8e70-d0d3-f82c-2937-32523cc4de5a"), attestation: .apple, alternateAttestation: nil,
         algorithms: [.es256], preferred: nil, backupEligible: false, signCounter: .zero,
-        attachment: .platform, transports: ["internal"])
+        attachment: .platform, transports: ["internal"], credentialIdLength: 20)
 
     public static let googlePasswordManager = AuthenticatorProfile(
         name: "google-password-manager", summary: "an Android phone's or Chrome's synced passkey (Google Password Manager)",
         aaguid: uuid("ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"), attestation: .none, alternateAttestation: nil,
         algorithms: [.es256], preferred: nil, backupEligible: true, signCounter: .zero,
-        attachment: .platform, transports: ["hybrid", "internal"])
+        attachment: .platform, transports: ["hybrid", "internal"], credentialIdLength: 16)
 
     public static let windowsHello = AuthenticatorProfile(
         name: "windows-hello", summary: "Windows Hello on a PC's TPM: RS256 when the RP offers it, tpm attestation",
         aaguid: uuid("08987058-cadc-4b81-b6e1-30de50dcbe96"), attestation: .tpm, alternateAttestation: nil,
         algorithms: [.es256, .rs256], preferred: .rs256, backupEligible: false, signCounter: .perCredential,
-        attachment: .platform, transports: ["internal"])
+        attachment: .platform, transports: ["internal"], credentialIdLength: 32)
 
     public static let androidDevice = AuthenticatorProfile(
         name: "android-device", summary: "an Android phone's device-bound key in its TEE, android-key attestation",
         aaguid: uuid("b93fd961-f2e6-462f-b122-82002247de78"), attestation: .androidKey, alternateAttestation: nil,
         algorithms: [.es256, .rs256], preferred: nil, backupEligible: false, signCounter: .perCredential,
-        attachment: .platform, transports: ["internal"])
+        attachment: .platform, transports: ["internal"], credentialIdLength: 65)
 
     public static let managedDevice = AuthenticatorProfile(
         name: "managed-device", summary: "a managed (enterprise) device: packed attestation with a certificate chain",
         aaguid: uuid("dd4ec289-e01d-41c9-bb89-70fa845d4bf2"), attestation: .packed, alternateAttestation: nil,
         algorithms: [.es256], preferred: nil, backupEligible: false, signCounter: .perCredential,
-        attachment: .platform, transports: ["internal"])
+        attachment: .platform, transports: ["internal"], credentialIdLength: 16)
 
     public static let securityKey = AuthenticatorProfile(
         name: "security-key", summary: "a USB/NFC security key (a YubiKey 5): packed x5c, fido-u2f with --u2f; cross-platform",
         aaguid: uuid("2fc0579f-8113-47ea-b116-bb5a8db9202a"), attestation: .packed, alternateAttestation: .fidoU2F,
         algorithms: [.es256, .edDSA, .rs256], preferred: nil, backupEligible: false, signCounter: .global,
-        attachment: .crossPlatform, transports: ["nfc", "usb"])
+        attachment: .crossPlatform, transports: ["nfc", "usb"], credentialIdLength: 48, wrappedCredentialIdLength: 64)
 
     /// authctl's own model: self attestation (`packed`, no certificate) and every algorithm.
     public static let authctl = AuthenticatorProfile(
         name: "authctl", summary: "authctl's own model: packed self attestation, every algorithm, synced passkeys",
         aaguid: AuthenticatorConfiguration.authctlAAGUID, attestation: .packed, alternateAttestation: nil,
         algorithms: [.es256, .edDSA, .rs256], preferred: nil, backupEligible: true, signCounter: .zero,
-        attachment: .platform, transports: ["hybrid", "internal"], selfAttests: true)
+        attachment: .platform, transports: ["hybrid", "internal"], credentialIdLength: 16, selfAttests: true)
 
     public static let all: [AuthenticatorProfile] = [
         iCloudKeychain, appleDeviceBound, googlePasswordManager, windowsHello, androidDevice, managedDevice, securityKey, authctl,

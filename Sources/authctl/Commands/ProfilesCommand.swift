@@ -20,6 +20,7 @@ enum ProfilesCommand {
         let signCounter: String
         let attachment: String
         let transports: [String]
+        let credentialIdLength: Int
         let isDefault: Bool
     }
 
@@ -28,7 +29,7 @@ enum ProfilesCommand {
               u2fAttestation: p.alternateAttestation?.rawValue, algorithms: p.algorithms.map(\.rawValue),
               preferredAlgorithm: p.preferred?.rawValue, backupEligible: p.backupEligible,
               signCounter: p.signCounter.rawValue, attachment: p.attachment.rawValue,
-              transports: p.transports, isDefault: p == .default)
+              transports: p.transports, credentialIdLength: p.credentialIdLength, isDefault: p == .default)
     }
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
@@ -36,12 +37,12 @@ enum ProfilesCommand {
             try Output.data(JSONOutput.string(AuthenticatorProfile.all.map(entry)))
             return
         }
-        var rows = [["PROFILE", "ATTESTATION", "ALGORITHMS", "BE", "COUNTER", "ATTACHMENT", "AAGUID"]]
+        var rows = [["PROFILE", "ATTESTATION", "ALGORITHMS", "BE", "COUNTER", "ATTACHMENT", "ID BYTES", "AAGUID"]]
         for p in AuthenticatorProfile.all {
             let formats = [p.attestation.rawValue] + (p.alternateAttestation.map { ["\($0.rawValue) (--u2f)"] } ?? [])
             let algorithms = p.algorithms.map { $0 == p.preferred ? $0.name + "*" : $0.name }
             rows.append([p.name + (p == .default ? " (default)" : ""), formats.joined(separator: ", "), algorithms.joined(separator: ","),
-                         p.backupEligible ? "1" : "0", p.signCounter.rawValue, p.attachment.rawValue,
+                         p.backupEligible ? "1" : "0", p.signCounter.rawValue, p.attachment.rawValue, String(p.credentialIdLength),
                          AuthenticatorProfile.formatAAGUID(p.aaguid)])
         }
         for line in TextTable.lines(rows) { try Output.text(line) }
