@@ -55,7 +55,8 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
     }
 
     public func performRequests(options: RequestOptions = []) {
-        // One request at a time on the device: another one while this is pending fails, as on iOS.
+        // One request at a time on the device: another one while this is pending fails, as on iOS,
+        // with its reason (iOS 26.1's ASCAuthorizationTrafficController, core code 1 → 1004).
         let admitted = PendingRequest.begin()
         lock.withLock {
             flowPending = true

@@ -159,6 +159,31 @@ private func clientData(_ bytes: Data) throws -> [String: String] {
     #expect(coordinator.calls == 6)
 }
 
+/// A second request while one is pending on the phone (the app's button tapped twice) ends
+/// `.failed` with iOS's reason, the words of iOS 26.1's ASCAuthorizationTrafficController, and the
+/// first is answered.
+@Test(.timeLimit(.minutes(1)))
+func aSecondRequestWhileOneIsPendingFailsWithIOSsReason() async throws {
+    let directory = try TemporaryDirectory()
+    let phones = try Phones(in: directory.path)
+    defer { AuthenticationServicesHost.current = nil }
+    _ = phones
+    let alice = try await registerPasskey("alice")
+
+    let log = DelegateLog()
+    let first = ASAuthorizationController.with([signInRequest("tap")], log)
+    let second = ASAuthorizationController.with([signInRequest("tap again")], log)
+    first.performRequests()
+    second.performRequests()
+    let outcomes = [await log.next(), await log.next()]
+    let answered = try #require(outcomes.first { $0.controller === first })
+    let refused = try #require(outcomes.first { $0.controller === second })
+    #expect(try (answered.authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion)?.credentialID == alice.id)
+    #expect(refused.error == ASAuthorizationError(.failed, userInfo: [
+        NSLocalizedFailureReasonErrorKey: "Request already in progress for specified application identifier."]))
+    #expect(log.calls == 2)
+}
+
 }
 
 /// Apple's raw values, which apps compare against and log.

@@ -4,11 +4,13 @@ flow of the example runs against the example bank (docs/examples/rp_server.py, p
 iPhone and an iPad of one throw-away account, and is checked against the bank's state: the
 upgrade to a passkey declined three times then added, sign-in by name and with no name, the
 transfer's re-verification, the iPad before and after the sync delay, exclusion, an app not
-associated with the domain, a dismissed sheet. python-fido2 and py_webauthn judge a registration
-and a sign-in made through the module, and refuse them tampered. The package (the example and
-SeedShapes, the guide's code in its own shapes) is built once per run, into the run's own scratch
-directory: a cold debug build of both targets took 28 s on two cores (measured; up to 43 s with other
-builds running); the app's own Swift tests are built with it and run with `swift test`."""
+associated with the domain, a dismissed sheet, AutoFill canceled and resumed then picked from,
+the automatic upgrade, a phone without a passcode, a double tap. python-fido2 and py_webauthn
+judge a registration and a sign-in made through the module, and refuse them tampered. The package
+(the example and SeedShapes, the guide's code in its own shapes) is built once per run, into the
+run's own scratch directory: a cold debug build of both targets took 28 s on two cores (measured;
+up to 61 s with other builds running); the app's own Swift tests are built with it and run with
+`swift test`. One bank serves every flow, each with a user of its own."""
 import json
 import os
 import subprocess
@@ -43,7 +45,7 @@ def example(tmp_path_factory):
     return base / "build" / "debug" / "ios-bank", env
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def bank():
     running = Running(load_example("rp_server").serve(0, origin=ORIGIN))
     yield running
@@ -182,11 +184,68 @@ def test_the_ipad_has_no_passkey_before_the_sync_delay_and_signs_in_after_it(exa
     assert signed_in(bank, "fajar")
 
 
+def test_autofill_canceled_by_the_app_is_resumed_and_signs_in_with_the_passkey_picked(example, bank):
+    code, steps, stderr = flow(example, bank, "autofill", "hana")
+    assert code == 0, (steps, stderr)
+    created, = passkey_id(steps, "created")
+    # The QuickType bar offers hana's passkey; dismissed, nothing, and the request waits, its
+    # delegate told nothing; after the app's cancel() (canceled) its switch resumes AutoFill with
+    # fresh options, and the bar offers the passkey again.
+    bar = [d for d in details(steps, "phone") if d.startswith("autofill waiting offers=")]
+    assert bar == ["autofill waiting offers=[hana]", "autofill waiting offers=[]", "autofill waiting offers=[hana]",
+                   "autofill waiting offers=[hana]"]
+    assert [(e["code"], e["handling"]) for e in errors(steps)] == [(1001, "userCanceled")] * 2
+    assert details(steps, "app") == [
+        "cancel(): the sign-in options are a minute old", "dismissed: nothing is shown, the AutoFill sign-in resumes",
+        "cancel(): the sign-in sheet takes the AutoFill request's place", "AutoFill ended: the sheet has the screen, AutoFill is not resumed"]
+    # Picked from the bar (discoverable options), then, AutoFill ended for the sheet, by name.
+    assert details(steps, "login-begin") == ["allowed=0"] * 3 + ["allowed=1"]
+    assert ("phone", "autofill waiting=false") in steps
+    assert passkey_id(steps, "signed") == [created] * 2
+    assert answers(steps, "login-finish") == [{"verified": True, "user": "hana"}] * 2
+    assert list(user(bank, "hana")["passkeys"]) == [created]
+    assert signed_in(bank, "hana")
+
+
+def test_the_automatic_upgrade_follows_a_saved_password_and_the_bank_takes_it_without_uv(example, bank):
+    code, steps, stderr = flow(example, bank, "auto-upgrade", "indra")
+    assert code == 0, (steps, stderr)
+    # After a typed password iOS makes nothing: canceled, no reason, and the bank still offers.
+    typed, = errors(steps)
+    assert (typed["code"], typed["handling"]) == (1001, "userCanceled") and "reason" not in typed
+    assert [a["offerPasskey"] for a in answers(steps, "password-login")] == [True, True]
+    # After the saved password picked in the sheet, the passkey is made though the person would
+    # dismiss any sheet, and the bank's upgrade verifies it.
+    assert details(steps, "password") == ["picked user=indra"]
+    assert details(steps, "upgrade-begin") == ["rp=yourbank.example user=indra userVerification=preferred"] * 2
+    assert answers(steps, "upgrade-finish") == [{"verified": True, "passkeys": 1}]
+    created, = passkey_id(steps, "created")
+    assert passkey_id(steps, "signed") == [created]
+    assert answers(steps, "login-finish") == [{"verified": True, "user": "indra"}]
+    indra = user(bank, "indra")
+    assert indra["declined"] == 0 and list(indra["passkeys"]) == [created]
+    assert indra["passkeys"][created]["userVerified"] is False  # UV 0: nobody was asked
+    assert indra["passkeys"][created]["deviceType"] == "multi_device"
+    assert signed_in(bank, "indra")
+
+
+def test_a_double_tap_fails_the_second_request_with_ioss_reason_and_the_first_signs_in(example, bank):
+    code, steps, stderr = flow(example, bank, "busy", "kartika")
+    assert code == 0, (steps, stderr)
+    assert errors(steps) == [{"code": 1004, "domain": DOMAIN, "handling": "authenticationFailed",
+                              "reason": "Request already in progress for specified application identifier."}]
+    created, = passkey_id(steps, "created")
+    assert passkey_id(steps, "signed") == [created]
+    assert answers(steps, "login-finish") == [{"verified": True, "user": "kartika"}]
+    assert signed_in(bank, "kartika")
+
+
 @pytest.mark.parametrize("name,code,handling,reason,passkeys", [
     ("exclude", 1006, "duplicateCredential", None, 1),
     ("not-associated", 1004, "authenticationFailed",
      "Application with identifier ABCDE12345.example.yourbank is not associated with domain yourbank.example", 0),
     ("cancel", 1001, "userCanceled", None, 1),
+    ("no-passcode", 1010, "unknownError", "Device not configured for passkey requests.", 0),
 ])
 def test_a_flow_ending_on_a_passkey_error_exits_3_with_what_ios_answers(example, bank, name, code, handling, reason, passkeys):
     person = "gita-" + name
@@ -203,6 +262,9 @@ def test_a_flow_ending_on_a_passkey_error_exits_3_with_what_ios_answers(example,
         assert steps[-1] == ("app", "shows: this device already has a passkey for this account")
     if name == "cancel":  # signed out, and not signed in again
         assert not signed_in(bank, person)
+    if name == "no-passcode":  # the guide's switch has no 1010 branch: its default; the password account works
+        assert steps[-1] == ("app", "shows: something went wrong (1010)")
+        assert signed_in(bank, person)
 
 
 def test_a_refused_password_an_unreachable_bank_and_bad_usage_have_their_exit_codes(example, bank):
@@ -213,7 +275,8 @@ def test_a_refused_password_an_unreachable_bank_and_bad_usage_have_their_exit_co
     assert code == 4
     assert steps[0][0] == "unreachable" and steps[0][1].startswith("http://127.0.0.1:1")
     for arguments in (["upgrade", "not a url", "dave"], ["teleport", bank.url, "dave"], ["upgrade", bank.url, "dave", "--amount", "5"],
-                      ["upgrade", bank.url, "dave", "--decline", "-1"], ["raw", "dave", "--user-id", "AA"]):
+                      ["upgrade", bank.url, "dave", "--decline", "-1"], ["raw", "dave", "--user-id", "AA"],
+                      ["autofill", bank.url, "dave", "--decline", "1"]):
         code, steps, stderr = run(example, *arguments)
         assert (code, steps) == (2, []), arguments
         assert "usage: ios-bank " in stderr

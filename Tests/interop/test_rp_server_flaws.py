@@ -10,6 +10,7 @@ import threading
 import urllib.error
 import urllib.request
 
+import cbor2
 import pytest
 
 from conftest import BIN, ROOT, Authctl, b64url, unb64url
@@ -508,3 +509,29 @@ def test_a_passkey_of_one_user_is_not_registered_for_another(vault, start_bank):
     assert refused(second.post("/register/finish", response), "credentialInUse")
     assert second.get("/passkeys") == (200, {"passkeys": []})
     assert len(first.get("/passkeys")[1]["passkeys"]) == 1
+
+
+
+def test_an_automatic_upgrade_is_verified_without_up_and_uv_and_only_as_one(vault, start_bank):
+    """A conditional create (authctl's automatic upgrade after a password sign-in: UP and UV clear)
+    is what /upgrade/begin asks for and /upgrade/finish verifies; /register/finish still refuses
+    it, and an upgrade needs a signed-in customer."""
+    url = start_bank()
+    conditional = ("--mediation", "conditional", "--recent-password-sign-in")
+    assert Browser(url).post("/upgrade/begin") == (401, {"error": "not signed in"})
+    browser, _ = sign_up(url)
+    # a registration's options require UV (a conditional create refuses them as they are) and its finish needs UP
+    _, options = browser.post("/register/begin")
+    assert options["publicKey"]["authenticatorSelection"]["userVerification"] == "required"
+    options["publicKey"]["authenticatorSelection"]["userVerification"] = "preferred"
+    made = vault.register(options, ORIGIN, *conditional).json
+    auth_data = cbor2.loads(unb64url(made["response"]["attestationObject"]))["authData"]
+    assert auth_data[32] & 0x05 == 0  # UP and UV clear
+    assert refused(browser.post("/register/finish", made))
+    # the upgrade's options prefer UV; its answer finishes the upgrade, not a registration
+    _, options = browser.post("/upgrade/begin")
+    assert options["publicKey"]["authenticatorSelection"]["userVerification"] == "preferred"
+    assert refused(browser.post("/register/finish", vault.register(options, ORIGIN, *conditional).json))
+    _, options = browser.post("/upgrade/begin")
+    assert browser.post("/upgrade/finish", vault.register(options, ORIGIN, *conditional).json) == (200, {"verified": True, "passkeys": 1})
+    assert browser.get("/account")[1]["passkeys"] == 1

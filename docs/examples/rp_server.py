@@ -16,6 +16,8 @@ such as the one a browser test's page has, port included; the RP ID is its host)
     POST /upgrade/decline                            -> {"declined"}               (asks less often)
     POST /register/begin                             -> {"publicKey": creation options}  (signed in)
     POST /register/finish  {"credential": response}  -> {"verified", "passkeys"}
+    POST /upgrade/begin                              -> {"publicKey": creation options, UV preferred}  (signed in)
+    POST /upgrade/finish   {"credential": response}  -> {"verified", "passkeys"}   (UP and UV not required)
     POST /login/begin                                -> {"publicKey": request options}   (discoverable)
     POST /login/begin      {"username"}              -> {"publicKey": request options}   (that user's passkeys)
     POST /login/finish     {"credential": response}  -> {"verified", "user"}       (sets the session)
@@ -37,6 +39,16 @@ another user's is refused with "code": "notThisUsersPasskey". Without, the sign-
 discoverable and the response's userHandle names the user: a response without one is refused
 ("code": "noUserHandle"), as is one whose userHandle is not the passkey's user's
 ("code": "userHandleMismatch"), in either form. A transfer takes only the signed-in user's passkeys.
+
+The upgrade endpoints are for the automatic passkey upgrade (a conditional create; iOS 18's
+requestStyle .conditional): the password manager makes the passkey right after a password sign-in
+without asking the person, so its authenticator data has UP and UV clear (WebAuthn L3 §5.1.3: the
+client sets requireUserPresence and requireUserVerification to false unless it asks). Its options
+ask for user verification "preferred": one that requires it fails a browser's conditional create
+(ConstraintError, §5.1.3) and is made with UV clear all the same on iOS 18.5 (Apple's forums,
+thread 792710). Its finish checks neither flag (§7.1 checks UP only when mediation is not
+conditional: py_webauthn's require_user_presence=False, SimpleWebAuthn's requireUserPresence:
+false, made for this). A registration begun with /register/begin still needs both.
 
 A refusal is HTTP 400 (401 when not signed in, 409 for a name taken at sign-up) with
 {"error": message}; a sign-in with a passkey the bank does not know adds "code": "unknownCredential"
@@ -159,7 +171,7 @@ class Bank:
     def __init__(self):
         self.secret = secrets.token_bytes(32)  # derives the imaginary credential ids (§14.6.2)
         self.users = {"budi": {"id": b"customer-0042", "password": "rahasia", "passkeys": {}, "declined": 0, "transfers": []}}
-        # session id -> {"user", "pending": {"ceremony", "challenge", "uv", "user", "amount"}}
+        # session id -> {"user", "pending": {"ceremony", "challenge", "uv", "up", "user", "amount"}}
         self.sessions = {}
         self.lock = threading.Lock()  # a name is taken once, whatever signs up at the same time
 
@@ -385,16 +397,20 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/upgrade/decline":
             user["declined"] += 1
             return 200, {"declined": user["declined"]}, None
-        if self.path == "/register/begin":
+        if self.path in ("/register/begin", "/upgrade/begin"):
+            # An upgrade is made without asking the person (UP and UV clear): it cannot require UV.
+            upgrade = self.path == "/upgrade/begin"
             options = generate_registration_options(
                 rp_id=self.rp_id, rp_name="Your Bank", user_name=session["user"], user_id=user["id"], supported_pub_key_algs=ALGORITHMS,
                 exclude_credentials=[PublicKeyCredentialDescriptor(id=unb64(c)) for c in user["passkeys"]],
                 authenticator_selection=AuthenticatorSelectionCriteria(
-                    resident_key=ResidentKeyRequirement.REQUIRED, user_verification=UserVerificationRequirement.REQUIRED))
-            session["pending"] = {"ceremony": "register", "challenge": options.challenge, "uv": True, "user": session["user"]}
+                    resident_key=ResidentKeyRequirement.REQUIRED,
+                    user_verification=UserVerificationRequirement.PREFERRED if upgrade else UserVerificationRequirement.REQUIRED))
+            session["pending"] = {"ceremony": "upgrade" if upgrade else "register", "challenge": options.challenge,
+                                  "uv": not upgrade, "up": not upgrade, "user": session["user"]}
             return 200, {"publicKey": json.loads(options_to_json(options))}, None
-        if self.path == "/register/finish":
-            return self.finish_registration(body, session)
+        if self.path in ("/register/finish", "/upgrade/finish"):
+            return self.finish_registration(body, session, "upgrade" if self.path == "/upgrade/finish" else "register")
         if self.path == "/transfer/begin":
             options = generate_authentication_options(rp_id=self.rp_id, user_verification=UserVerificationRequirement.REQUIRED,
                                                       allow_credentials=[PublicKeyCredentialDescriptor(id=unb64(c))
@@ -406,8 +422,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.finish_authentication(body, session, sid, login=False)
         return 404, {"error": f"no endpoint {self.path}"}, None
 
-    def finish_registration(self, body, session):
-        pending = self.take_pending(session, "register")
+    def finish_registration(self, body, session, ceremony: str):
+        pending = self.take_pending(session, ceremony)
         if pending["user"] != session["user"]:
             raise Refusal(400, "the registration was begun by another user")
         credential = credential_of(body)
@@ -418,7 +434,7 @@ class Handler(BaseHTTPRequestHandler):
             credential=credential, expected_challenge=pending["challenge"], expected_rp_id=self.rp_id,
             expected_origin=self.expected_origin(credential),
             require_user_verification=pending["uv"] and "uv-not-enforced" not in self.flaws,
-            require_user_presence="up-not-checked" not in self.flaws,
+            require_user_presence=pending["up"] and "up-not-checked" not in self.flaws,
             **({} if "alg-not-checked" in self.flaws else {"supported_pub_key_algs": ALGORITHMS}))
         if len(verified.credential_id) > MAX_CREDENTIAL_ID:
             raise Refusal(400, f"a credential id of {len(verified.credential_id)} bytes (at most {MAX_CREDENTIAL_ID})")
@@ -428,7 +444,7 @@ class Handler(BaseHTTPRequestHandler):
         passkeys = self.bank.users[session["user"]]["passkeys"]
         passkeys[credential_id] = {
             "key": verified.credential_public_key, "count": verified.sign_count, "deviceType": verified.credential_device_type,
-            "createdAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+            "userVerified": verified.user_verified, "createdAt": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
         return 200, {"verified": True, "passkeys": len(passkeys)}, None
 
     def finish_authentication(self, body, session, sid, login: bool):

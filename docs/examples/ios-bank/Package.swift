@@ -11,6 +11,9 @@ import PackageDescription
 // what Linux lacks swapped for stand-ins (docs/ios.md, "What a team swaps").
 let package = Package(
     name: "ios-bank",
+    // Where Apple's framework is: the app's requests need iOS 18 (requestStyle .conditional; AutoFill
+    // and preferImmediatelyAvailableCredentials are iOS 16). Linux ignores this.
+    platforms: [.iOS(.v18), .macOS(.v15)],
     dependencies: [.package(name: "authctl", path: "../../..")],
     targets: [
         .executableTarget(name: "ios-bank", dependencies: [

@@ -60,6 +60,23 @@ final class AuthAPIClient: Sendable {
         try await client.post("passkeys/exists", ["userID": userID], as: HasPasskey.self).hasPasskey
     }
 
+    /// A discoverable sign-in's challenge (the AutoFill sign-in names no user).
+    func beginPasskeySignIn() async throws -> Data {
+        guard let challenge = Data(base64URLEncoded: try await client.post("passkeys/signin/begin", [:], as: Challenge.self).challenge) else {
+            throw PasskeyError.invalidResponse
+        }
+        return challenge
+    }
+
+    func finishPasskeySignIn(_ assertion: PasskeyAssertion) async throws {
+        _ = try await client.post("passkeys/signin/finish", [
+            "credentialID": assertion.credentialID.base64URLEncodedString(),
+            "clientDataJSON": assertion.rawClientDataJSON.base64URLEncodedString(),
+            "authenticatorData": assertion.rawAuthenticatorData.base64URLEncodedString(),
+            "signature": assertion.signature.base64URLEncodedString(),
+            "userHandle": assertion.userID?.base64URLEncodedString() ?? ""], as: Done.self)
+    }
+
     func fetchRegistrationChallenge() async throws -> Data {
         guard let challenge = Data(base64URLEncoded: try await client.post("passkeys/challenge", [:], as: Challenge.self).challenge) else {
             throw PasskeyError.invalidResponse

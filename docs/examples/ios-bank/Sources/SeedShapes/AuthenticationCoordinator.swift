@@ -22,6 +22,10 @@ final class AuthenticationCoordinator: NSObject {
     @MainActor var sessionManager: SessionManager { .shared }
 
     private var pending: CheckedContinuation<ASAuthorization, any Error>?
+    /// The AutoFill-assisted request waiting under the login field, if any.
+    private var autoFillController: ASAuthorizationController?
+    /// Whether the delegate call being handled is the AutoFill request's, which no caller awaits.
+    private var answeringAutoFill = false
 
     /// Registers a passkey for `username` (user handle `userID`) with the server's `challenge`.
     @MainActor
@@ -55,11 +59,20 @@ final class AuthenticationCoordinator: NSObject {
                                 rawAuthenticatorData: credential.rawAuthenticatorData, signature: credential.signature, userID: credential.userID)
     }
 
-    /// The AutoFill sign-in, resumed after a dismissed sheet: the login field offers the device's
-    /// passkeys again.
+    /// The AutoFill sign-in, resumed after a dismissed sheet: a discoverable sign-in request of
+    /// the server's challenge, performed as an AutoFill-assisted request, so that the login
+    /// field's QuickType bar offers the device's passkeys again. It returns at once; the passkey
+    /// the person picks reaches the delegate, which sends it to the server. Without a challenge
+    /// (the server not reached) the screen stays as it is.
     @MainActor
     func beginConditionalSignIn() async {
+        guard let challenge = try? await server.beginPasskeySignIn() else { return }
+        let controller = ASAuthorizationController(authorizationRequests: [provider.createCredentialAssertionRequest(challenge: challenge)])
+        controller.delegate = self
+        controller.presentationContextProvider = self
+        autoFillController = controller
         screen = .conditionalSignIn
+        controller.performAutoFillAssistedRequests()
     }
 
     @MainActor
@@ -74,8 +87,27 @@ final class AuthenticationCoordinator: NSObject {
     }
 
     private func finish(_ outcome: Result<ASAuthorization, PasskeyError>) {
+        // The AutoFill request's outcome is no answer to the modal request a caller awaits.
+        guard !answeringAutoFill else { return }
         pending?.resume(with: outcome.mapError { $0 as any Error })
         pending = nil
+    }
+
+    /// The passkey the person picked in the QuickType bar, sent to the server, which signs them in.
+    @MainActor
+    private func finishConditionalSignIn(_ authorization: ASAuthorization) {
+        guard let credential = authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion else { return }
+        let assertion = PasskeyAssertion(credentialID: credential.credentialID, rawClientDataJSON: credential.rawClientDataJSON,
+                                         rawAuthenticatorData: credential.rawAuthenticatorData, signature: credential.signature,
+                                         userID: credential.userID)
+        Task {
+            do {
+                try await server.finishPasskeySignIn(assertion)
+                screen = .signedIn
+            } catch {
+                screen = .error(error.localizedDescription)
+            }
+        }
     }
 }
 
@@ -90,6 +122,10 @@ extension AuthenticationCoordinator: ASAuthorizationControllerPresentationContex
 // .preferImmediatelyAvailableCredentials is canceled): the other branches never run.
 extension AuthenticationCoordinator: ASAuthorizationControllerDelegate {
     func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
+        if controller === autoFillController {
+            autoFillController = nil
+            return finishConditionalSignIn(authorization)
+        }
         finish(.success(authorization))
     }
 
@@ -97,6 +133,9 @@ extension AuthenticationCoordinator: ASAuthorizationControllerDelegate {
         controller: ASAuthorizationController,
         didCompleteWithError error: Error
     ) {
+        answeringAutoFill = controller === autoFillController
+        if answeringAutoFill { autoFillController = nil }
+        defer { answeringAutoFill = false }
         let authError = error as? ASAuthorizationError
 
         switch authError?.code {

@@ -11,10 +11,12 @@ final class BankAuthService {
     /// (`webcredentials:yourbank.example`).
     static let relyingPartyIdentifier = "yourbank.example"
 
-    private let api: BankAPI
+    let api: BankAPI
     private let coordinator = PasskeyCoordinator()
-    private let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: BankAuthService.relyingPartyIdentifier)
-    private let report: (String, String) -> Void
+    let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: BankAuthService.relyingPartyIdentifier)
+    let report: (String, String) -> Void
+    /// The sign-in request the sign-in screen prepared for its passkey button.
+    private var prepared: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest?
 
     init(api: BankAPI, report: @escaping (String, String) -> Void) {
         self.api = api
@@ -47,21 +49,40 @@ final class BankAuthService {
     func addPasskey() async throws -> CreatedPasskey {
         let begun = try JSONDecoder().decode(Begun<CreationOptionsJSON>.self, from: try await api.post("register/begin")).publicKey
         report("register-begin", "rp=\(begun.rp.id) user=\(begun.user.name) excluded=\(begun.excludeCredentials?.count ?? 0)")
+        let passkey = try await coordinator.register(try registrationRequest(begun, style: .standard))
+        report("passkey", "created \(passkey.credentialID.base64URLEncodedString()) \(passkey.attachment)")
+        report("register-finish", text(try await api.post("register/finish", Finish(credential: RegistrationResponseJSON(passkey)))))
+        return passkey
+    }
+
+    /// iOS 18's automatic passkey upgrade, right after a password sign-in: the bank's upgrade
+    /// options (user verification preferred), a registration request in the conditional style,
+    /// which iOS performs without showing anything; the passkey, made with neither UP nor UV, goes
+    /// to the bank's upgrade finish, which does not require them. Without a recent password
+    /// sign-in through iCloud Keychain iOS makes nothing and answers `.canceled`, showing nothing.
+    @discardableResult
+    func upgradeAutomatically() async throws -> CreatedPasskey {
+        let begun = try JSONDecoder().decode(Begun<CreationOptionsJSON>.self, from: try await api.post("upgrade/begin")).publicKey
+        report("upgrade-begin", "rp=\(begun.rp.id) user=\(begun.user.name) userVerification=\(begun.authenticatorSelection?.userVerification ?? "-")")
+        let passkey = try await coordinator.register(try registrationRequest(begun, style: .conditional))
+        report("passkey", "created \(passkey.credentialID.base64URLEncodedString()) \(passkey.attachment)")
+        report("upgrade-finish", text(try await api.post("upgrade/finish", Finish(credential: RegistrationResponseJSON(passkey)))))
+        return passkey
+    }
+
+    private func registrationRequest(_ begun: CreationOptionsJSON, style: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest.RequestStyle)
+        throws -> ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest {
         guard let challenge = Data(base64URLEncoded: begun.challenge), let userID = Data(base64URLEncoded: begun.user.id) else {
             throw UnreadableAnswer(what: "the bank's options are not base64url")
         }
-        let request = provider.createCredentialRegistrationRequest(challenge: challenge, name: begun.user.name, userID: userID)
+        let request = provider.createCredentialRegistrationRequest(challenge: challenge, name: begun.user.name, userID: userID, requestStyle: style)
         request.displayName = begun.user.displayName
         if let preference = begun.authenticatorSelection?.userVerification {
             request.userVerificationPreference = ASAuthorizationPublicKeyCredentialUserVerificationPreference(rawValue: preference)
         }
         request.excludedCredentials = (begun.excludeCredentials ?? []).compactMap { Data(base64URLEncoded: $0.id) }
             .map { ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: $0) }
-
-        let passkey = try await coordinator.register(request)
-        report("passkey", "created \(passkey.credentialID.base64URLEncodedString()) \(passkey.attachment)")
-        report("register-finish", text(try await api.post("register/finish", Finish(credential: RegistrationResponseJSON(passkey)))))
-        return passkey
+        return request
     }
 
     /// The person said no to the offer: the bank asks less often.
@@ -80,15 +101,64 @@ final class BankAuthService {
     @discardableResult
     func signInWithPasskey(username: String?, immediatelyAvailableOnly: Bool = false,
                            tamper: (inout PasskeySignature) -> Void = { _ in }) async throws -> PasskeySignature {
+        var signed = try await coordinator.signIn(try await signInRequest(username: username), immediatelyAvailableOnly: immediatelyAvailableOnly)
+        tamper(&signed)
+        try await finishSignIn(signed)
+        return signed
+    }
+
+    /// The bank's sign-in options, of `username`'s passkeys or, with no name, discoverable: the
+    /// request that asks for one of them.
+    func signInRequest(username: String?) async throws -> ASAuthorizationPlatformPublicKeyCredentialAssertionRequest {
         let body = username.map { ["username": $0] } ?? [:]
         let begun = try JSONDecoder().decode(Begun<RequestOptionsJSON>.self, from: try await api.post("login/begin", body)).publicKey
         report("login-begin", "allowed=\(begun.allowCredentials?.count ?? 0)")
-        let request = try assertionRequest(begun, allowing: begun.allowCredentials ?? [])
-        var signed = try await coordinator.signIn(request, immediatelyAvailableOnly: immediatelyAvailableOnly)
+        return try assertionRequest(begun, allowing: begun.allowCredentials ?? [])
+    }
+
+    /// Sends a passkey's sign-in to the bank, which signs the person in.
+    func finishSignIn(_ signed: PasskeySignature) async throws {
         report("passkey", "signed \(signed.credentialID.base64URLEncodedString()) \(signed.attachment) user=\(signed.userID?.base64URLEncodedString() ?? "-")")
-        tamper(&signed)
         report("login-finish", text(try await api.post("login/finish", Finish(credential: AuthenticationResponseJSON(signed)))))
-        return signed
+    }
+
+    /// The sign-in screen's "Sign in" button, with no name typed: one sheet of the passkeys on the
+    /// phone and the passwords iCloud Keychain saved for the bank's domain (an assertion request
+    /// and an `ASAuthorizationPasswordRequest` in one controller, as Apple's sample has it); what
+    /// the person picks signs them in. Answers whether the bank then offers a passkey.
+    func signInFromSheet() async throws -> Bool {
+        let request = try await signInRequest(username: nil)
+        coordinator.start([request, ASAuthorizationPasswordProvider().createRequest()])
+        switch try await coordinator.answer() {
+        case .password(let user, let password):
+            report("password", "picked user=\(user)")
+            return try await signIn(username: user, password: password)
+        case .signed(let signed):
+            try await finishSignIn(signed)
+            return false
+        case .created:
+            throw PasskeyFailure.notExpected
+        }
+    }
+
+    /// The sign-in screen shows with `username` typed: it fetches the options its passkey button
+    /// will ask with.
+    func prepareSignIn(username: String) async throws {
+        prepared = try await signInRequest(username: username)
+    }
+
+    /// The passkey button's action: the prepared request, performed at once through a coordinator
+    /// of its own, whose answer `completeSignIn` awaits.
+    func passkeyButtonTapped() -> PasskeyCoordinator {
+        guard let prepared else { preconditionFailure("the sign-in screen prepares its request before its button shows") }
+        let tap = PasskeyCoordinator()
+        tap.start([prepared])
+        return tap
+    }
+
+    /// What the button's request answered, sent to the bank.
+    func completeSignIn(_ tap: PasskeyCoordinator) async throws {
+        try await finishSignIn(try await tap.signature())
     }
 
     /// A transfer the bank approves only with a passkey verified again (user verification
@@ -121,7 +191,7 @@ final class BankAuthService {
         return request
     }
 
-    private func text(_ data: Data) -> String {
+    func text(_ data: Data) -> String {
         String(decoding: data, as: UTF8.self)
     }
 }

@@ -67,7 +67,7 @@ struct Flows {
             throw Unexpected(what: "the transfer was approved though Face ID did not match and the passcode was dismissed")
         } catch let failure as PasskeyFailure where failure.handling == .userCanceled {
             report("passkey-error", failure.description)
-            report("app", "the transfer is not sent; \(Self.handling(failure))")
+            report("app", "the transfer is not sent; \(failure.whatTheAppDoes)")
         }
         phone.passcodeFallback = .enterPasscode
         report("person", "types the passcode")
@@ -89,7 +89,7 @@ struct Flows {
             throw Unexpected(what: "the iPad signed in before the passkey could have synced")
         } catch let failure as PasskeyFailure where failure.handling == .userCanceled {
             report("passkey-error", failure.description)
-            report("app", "\(Self.handling(failure)); the password form is not shown (the .notHandled branch is never taken)")
+            report("app", "\(failure.whatTheAppDoes); the password form is not shown (the .notHandled branch is never taken)")
         }
         try phone.wait(milliseconds: LinuxPhone.uploadDelay + LinuxPhone.downloadDelay)
         report("clock", "+\(LinuxPhone.uploadDelay + LinuxPhone.downloadDelay)ms ipad passkeys=\(try phone.passkeys(for: BankAuthService.relyingPartyIdentifier))")
@@ -121,6 +121,108 @@ struct Flows {
         throw Unexpected(what: "signed in though the person dismissed the sheet")
     }
 
+    /// A password account with a passkey, signed out; the sign-in screen shows and its AutoFill
+    /// request waits under the user name field. The person closes the QuickType bar: the request
+    /// waits on, its delegate told nothing. The app cancels it to begin again with fresh options:
+    /// `.canceled`, and its switch resumes AutoFill (the guide's `handleUserCanceled`). The person
+    /// picks the passkey in the bar, and the bank signs them in. Signed out, with AutoFill waiting
+    /// again, the person taps the passkey button: the app ends its AutoFill request (`.canceled`,
+    /// not resumed) and the sheet signs them in.
+    func autoFill() async throws {
+        try await enrol()
+        try await service.signOut()
+        let screen = AutoFillSignIn(service: service)
+        try await screen.begin()
+        try await quickTypeBar()
+        report("person", "dismisses the QuickType bar")
+        try await phone.dismissAutoFill()
+        try await quickTypeBar()
+        screen.refresh()
+        try await screen.handledNext()
+        guard let passkey = try await quickTypeBar().first else { throw Unexpected(what: "the QuickType bar offers no passkey") }
+        report("person", "picks \(passkey.userName) in the QuickType bar")
+        try await phone.pick(credentialID: passkey.credentialID)
+        try await screen.handledNext()
+
+        try await service.signOut()
+        try await screen.begin()
+        try await quickTypeBar()
+        report("person", "taps Sign in with a passkey")
+        try await screen.yieldToSheet()
+        report("phone", "autofill waiting=\(await phone.isAutoFillWaiting())")
+        try await service.signInWithPasskey(username: username)
+    }
+
+    /// Signs up with a password, which the person saves in iCloud Keychain when iOS offers to.
+    /// Signed in again with the password typed, the app asks for the automatic upgrade: iOS saw
+    /// no password of iCloud Keychain used, makes nothing and answers `.canceled` without showing
+    /// anything, and the app keeps its upgrade sheet on offer. Signed in again with the saved
+    /// password picked in the sign-in sheet, the automatic upgrade makes the passkey without
+    /// asking (the person would dismiss any sheet), and the bank verifies it; then a sign-in with it.
+    func autoUpgrade() async throws {
+        try await service.signUp(username: username, password: password)
+        report("person", "saves the password in iCloud Keychain")
+        phone.savePassword(password, user: username)
+        try await service.signOut()
+        report("person", "types the password")
+        if try await service.signIn(username: username, password: password) {
+            do {
+                try await service.upgradeAutomatically()
+                throw Unexpected(what: "a passkey was made though no password of iCloud Keychain was used")
+            } catch let failure as PasskeyFailure where failure.handling == .userCanceled {
+                report("passkey-error", failure.description)
+                report("app", "no passkey made and nothing shown: the upgrade sheet stays on offer")
+            }
+        }
+        try await service.signOut()
+        phone.sheetPick = .password(user: username)
+        report("person", "picks the saved password in the sign-in sheet")
+        if try await service.signInFromSheet() {
+            act(.cancel)
+            try await service.upgradeAutomatically()
+            act(.approve)
+        }
+        try await service.signOut()
+        try await service.signInWithPasskey(username: username)
+    }
+
+    /// An iPhone without a passcode: the password account works, but the offer of a passkey,
+    /// accepted, ends `.deviceNotConfiguredForPasskeyCreation` (iOS 26) before anything is shown.
+    /// The guide's switch names no such code: its default branch handles it.
+    func noPasscode() async throws {
+        report("phone", "iphone passcode=none")
+        try await enrol()
+        throw Unexpected(what: "a passkey was made on a phone without a passcode")
+    }
+
+    /// A password account with a passkey, signed out; the sign-in screen, the name typed, prepares
+    /// its request, and the person taps its passkey button twice before the sheet shows: two
+    /// controllers perform back to back. iOS lets an app have one request at a time: the second
+    /// ends `.failed` with iOS's reason (the app's switch shows it), and the first signs in.
+    func busy() async throws {
+        try await enrol()
+        try await service.signOut()
+        try await service.prepareSignIn(username: username)
+        report("person", "taps Sign in with a passkey twice")
+        let first = service.passkeyButtonTapped(), second = service.passkeyButtonTapped()
+        do {
+            try await service.completeSignIn(second)
+            throw Unexpected(what: "a second request was answered while the first was pending")
+        } catch let failure as PasskeyFailure where failure.handling == .authenticationFailed {
+            report("passkey-error", failure.description)
+            report("app", failure.whatTheAppDoes)
+        }
+        try await service.completeSignIn(first)
+    }
+
+    /// What the QuickType bar offers now, reported.
+    @discardableResult
+    private func quickTypeBar() async throws -> [AuthenticationServicesHost.AutoFillSuggestion] {
+        let offered = try await phone.autoFillSuggestions()
+        report("phone", "autofill waiting offers=[\(offered.map(\.userName).joined(separator: ","))]")
+        return offered
+    }
+
     /// Opens the account with a password and signs out: the password sign-in that follows is the
     /// one the bank offers a passkey after.
     private func signUp() async throws {
@@ -147,17 +249,6 @@ struct Flows {
         guard phone.person.action != action else { return }
         phone.person = PersonRequest(action: action)
         report("person", action.rawValue)
-    }
-
-    /// What the app does for each branch of its switch (the guide's handlers).
-    static func handling(_ failure: PasskeyFailure) -> String {
-        switch failure.handling {
-        case .userCanceled: "dismissed: nothing is shown, the AutoFill sign-in resumes"
-        case .authenticationFailed: "shows: \(failure.reason ?? "the request failed")"
-        case .duplicateCredential: "shows: this device already has a passkey for this account"
-        case .noPasskeyFound: "shows the password form"
-        case .invalidResponse, .unknownError, .nonInteractive: "shows: something went wrong (\(failure.code))"
-        }
     }
 }
 

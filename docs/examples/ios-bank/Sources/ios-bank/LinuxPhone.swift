@@ -21,17 +21,18 @@ final class LinuxPhone {
     private let host: AuthenticationServicesHost
 
     /// `associatedDomains`: the domains the app's entitlement names (`webcredentials:DOMAIN`).
-    init(associatedDomains: Set<String>) throws {
+    /// `passcode`: whether the iPhone has one (its device a PIN); without, it cannot use passkeys.
+    init(associatedDomains: Set<String>, passcode: Bool = true) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ios-bank-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var iphonePIN = Array("1111".utf8), ipadPIN = Array("2222".utf8), passphrase = Array("ios-bank".utf8)
         let clock = VirtualClock(start: UInt64(Date().timeIntervalSince1970 * 1000))
         session = try Session.create(AccountSpec(path: directory.appendingPathComponent("vault").path,
                                                  passphrase: SecureBytes(consuming: &passphrase), kdf: .min,
-                                                 devices: [AccountSpec.DeviceSpec(name: "iphone", pin: SecureBytes(consuming: &iphonePIN)),
+                                                 devices: [AccountSpec.DeviceSpec(name: "iphone", pin: passcode ? SecureBytes(consuming: &iphonePIN) : nil),
                                                            AccountSpec.DeviceSpec(name: "ipad", pin: SecureBytes(consuming: &ipadPIN))],
                                                  keeping: .throwAway(storeInMemory: true), clock: clock),
-                                     people: KnownPeople(pins: ["iphone": "1111", "ipad": "2222"], timeouts: .atOnce))
+                                     people: KnownPeople(pins: passcode ? ["iphone": "1111", "ipad": "2222"] : ["ipad": "2222"], timeouts: .atOnce))
         try session.setDelays(upload: DelayRange(lower: Self.uploadDelay, upper: Self.uploadDelay),
                               download: DelayRange(lower: Self.downloadDelay, upper: Self.downloadDelay))
         // iCloud Keychain reports a passkey backed up (BS) from its creation, not once it has synced.
@@ -57,6 +58,38 @@ final class LinuxPhone {
     var passcodeFallback: PasscodeFallback {
         get { host.passcodeFallback }
         set { host.passcodeFallback = newValue }
+    }
+
+    /// What the person picks in a sheet that offers passkeys and saved passwords.
+    var sheetPick: AuthenticationServicesHost.SheetPick {
+        get { host.sheetPick }
+        set { host.sheetPick = newValue }
+    }
+
+    /// The person saves `password` for `user` in iCloud Keychain when iOS offers to, after the
+    /// app's sign-up form: a password of the bank's domain.
+    func savePassword(_ password: String, user: String) {
+        host.savePassword(password, user: user, domain: BankAuthService.relyingPartyIdentifier)
+    }
+
+    /// What the QuickType bar offers for the AutoFill request waiting: the passkeys' user names.
+    func autoFillSuggestions() async throws -> [AuthenticationServicesHost.AutoFillSuggestion] {
+        try await host.autoFillSuggestions()
+    }
+
+    /// The person closes the QuickType bar's suggestions (and types instead).
+    func dismissAutoFill() async throws {
+        try await host.dismissAutoFill()
+    }
+
+    /// The person picks a passkey in the QuickType bar (Face ID as `person` says).
+    func pick(credentialID: Data) async throws {
+        try await host.pick(credentialID: credentialID)
+    }
+
+    /// Whether an AutoFill request waits on the QuickType bar.
+    func isAutoFillWaiting() async -> Bool {
+        await host.isAutoFillWaiting()
     }
 
     /// Lets `milliseconds` pass on the account's clock: what sync has delivered by then is there.

@@ -17,6 +17,12 @@ import FoundationNetworking
 //   exclude            ... and add a passkey again: the bank excludes the iPhone's (matchedExcludedCredential)
 //   not-associated     the app's entitlement names www.yourbank.example: failed, iOS's reason
 //   cancel             ... and the sign-in's sheet dismissed (canceled)
+//   autofill           ... and sign in from the QuickType bar: AutoFill canceled by the app and resumed,
+//                      then the passkey picked; again, ended for the sign-in sheet
+//   auto-upgrade       sign up, the password saved in iCloud Keychain; the automatic upgrade after a
+//                      typed password (canceled, no UI), then after the saved one picked (made, no UI)
+//   no-passcode        ... on an iPhone without a passcode: deviceNotConfiguredForPasskeyCreation
+//   busy               ... and the sign-in button tapped twice: the second request failed, the first signs in
 //   raw                a registration and a sign-in with the given challenges, as JSON, no bank
 // Exit 0: the flow ran to its end; 1: the bank refused a step ("refused STATUS BODY") or answered
 // what the app cannot read ("unreadable ..."); 2: bad usage; 3: a passkey request failed and the
@@ -31,11 +37,12 @@ import FoundationNetworking
 let usage = """
     usage: ios-bank FLOW BANK_URL USERNAME [--password PASSWORD]
              FLOW: upgrade [--decline N] [--tamper-signature] | discoverable | transfer [--amount N] | second-device
-                   | exclude | not-associated | cancel
+                   | exclude | not-associated | cancel | autofill | auto-upgrade | no-passcode | busy
            ios-bank raw USERNAME --user-id B64URL --registration-challenge B64URL --assertion-challenge B64URL
 
     """
-let flows = ["upgrade", "discoverable", "transfer", "second-device", "exclude", "not-associated", "cancel"]
+let flows = ["upgrade", "discoverable", "transfer", "second-device", "exclude", "not-associated", "cancel",
+             "autofill", "auto-upgrade", "no-passcode", "busy"]
 /// The options each flow takes, beyond --password (every flow with a bank takes it).
 let flowOptions = ["upgrade": ["--decline", "--tamper-signature"], "transfer": ["--amount"],
                    "raw": ["--user-id", "--registration-challenge", "--assertion-challenge"]]
@@ -95,8 +102,10 @@ let raw = flow == "raw" ? (userID: bytes("--user-id"), registration: bytes("--re
 let phone: LinuxPhone
 do {
     // Associated Domains: the bank's domain, except for the app whose entitlement names www. only.
+    // The iPhone has a passcode, except in the flow about a phone without one.
     phone = try LinuxPhone(associatedDomains: [flow == "not-associated" ? "www." + BankAuthService.relyingPartyIdentifier
-                                                                        : BankAuthService.relyingPartyIdentifier])
+                                                                        : BankAuthService.relyingPartyIdentifier],
+                           passcode: flow != "no-passcode")
 } catch {
     FileHandle.standardError.write(Data("ios-bank: no phone: \(error)\n".utf8))
     exit(5)
@@ -117,6 +126,10 @@ do {
         case "second-device": try await run.secondDevice()
         case "exclude": try await run.exclude()
         case "not-associated": try await run.notAssociated()
+        case "autofill": try await run.autoFill()
+        case "auto-upgrade": try await run.autoUpgrade()
+        case "no-passcode": try await run.noPasscode()
+        case "busy": try await run.busy()
         default: try await run.cancel()
         }
     }
@@ -131,7 +144,7 @@ do {
     status = 1
 } catch let failure as PasskeyFailure {
     report("passkey-error", failure.description)
-    report("app", Flows.handling(failure))
+    report("app", failure.whatTheAppDoes)
     status = 3
 } catch let error as URLError {
     report("unreachable", "\(bank?.absoluteString ?? "-"): URLError \(error.code.rawValue)")
