@@ -5,8 +5,9 @@ extension ASAuthorizationController {
     /// name field (iOS 16). Only platform assertion requests support it: any other request fails it
     /// `.failed` ("… does not support AutoFill assistance."). Returns at once; the request then
     /// waits on the host's phone until the person picks (``AuthenticationServicesHost/pick(credentialID:)``:
-    /// the delegate gets the assertion), the app calls ``cancel()`` or a modal request on the phone
-    /// takes its place (`.canceled`). Nothing blocks while it waits.
+    /// the delegate gets the assertion) or the app calls ``cancel()`` (`.canceled`). While it waits,
+    /// another request of the app — modal or AutoFill-assisted — fails `.failed` ("Request already
+    /// in progress …") and this one waits on, as iOS answers. Nothing blocks while it waits.
     public func performAutoFillAssistedRequests() {
         AutoFillStarts.begin()
         Task { @MainActor in

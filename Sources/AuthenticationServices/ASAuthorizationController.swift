@@ -65,7 +65,7 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         Task { @MainActor in
             let outcome: Result<ASAuthorization, ASAuthorizationError>
             if !admitted {
-                outcome = .failure(ASAuthorizationError(.failed, failureReason: "Request already in progress for specified application identifier."))
+                outcome = .failure(AuthenticationServicesHost.requestInProgress)
             } else {
                 defer { PendingRequest.end() }
                 outcome = self.lock.withLock({ self.canceled }) ? .failure(ASAuthorizationError(.canceled)) : self.perform(options: options)

@@ -33,8 +33,6 @@ final class AutoFillFlow {
 
     /// Starts waiting: the phone's QuickType bar is this flow's from now.
     func start() {
-        Self.byController[ObjectIdentifier(controller)]?.end(.failure(ASAuthorizationError(.canceled)))
-        host.state.autoFill?.end(.failure(ASAuthorizationError(.canceled)))
         Self.byController[ObjectIdentifier(controller)] = self
         host.state.autoFill = self
     }
@@ -141,11 +139,13 @@ extension AuthenticationServicesHost {
     }
 
     /// An AutoFill-assisted request begins on this phone: its checks (the app's association with
-    /// the RP ID, the options' own) fail it now; then the conditional sign-in waits, and the
-    /// request that waited before ends `.canceled` (the QuickType bar is the newest request's).
+    /// the RP ID, another request of the app already waiting, the options' own) fail it now; then
+    /// the conditional sign-in waits.
     func beginAutoFill(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest, for controller: ASAuthorizationController) {
         let rpID = request.relyingPartyIdentifier
         if let refusal = association(rpID) ?? signInRefusal() { return controller.complete(.failure(refusal)) }
+        // One armed request per app: a second fails at once and the first waits on (measured).
+        if state.autoFill != nil { return controller.complete(.failure(Self.requestInProgress)) }
         do {
             let signIn = try session.beginConditional(SignRequest(
                 device: device, caller: CallerContext(origin: "https://" + rpID, mediation: .conditional, nativeApp: true),
@@ -156,11 +156,9 @@ extension AuthenticationServicesHost {
         }
     }
 
-    /// A modal request on this phone takes the QuickType bar's place: the AutoFill-assisted request
-    /// waiting ends `.canceled`.
-    func endAutoFillForModal() {
-        state.autoFill?.end(.failure(ASAuthorizationError(.canceled)))
-    }
+    /// iOS's answer to a request while another of the app is pending or waits in the QuickType
+    /// bar (iOS 26.1's ASCAuthorizationTrafficController; measured: docs/ios.md).
+    static let requestInProgress = ASAuthorizationError(.failed, failureReason: "Request already in progress for specified application identifier.")
 
     /// The flow waiting on this phone, its conditional sign-in begun again when its WebAuthn
     /// timeout has passed (an AutoFill-assisted request has none: it waits until the person picks

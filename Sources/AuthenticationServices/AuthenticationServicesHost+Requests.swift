@@ -39,9 +39,10 @@ struct RequestKinds {
 extension AuthenticationServicesHost {
     /// `performRequests(options:)` of a controller on this phone. The first platform registration
     /// request in the conditional style is performed alone, without UI (iOS drops the others:
-    /// ASAuthorizationController's `performRequestsWithOptions:`). Otherwise the sheet is modal:
-    /// it takes the place of the AutoFill-assisted request waiting here, and offers what the
-    /// requests ask for together — a passkey or a saved password, whichever the person picks.
+    /// ASAuthorizationController's `performRequestsWithOptions:`). Otherwise the sheet is modal,
+    /// and offers what the requests ask for together — a passkey or a saved password, whichever the
+    /// person picks; while an AutoFill-assisted request of the app waits, it fails at once with
+    /// iOS's reason and the AutoFill request waits on (measured on iOS 26.5 and 27: docs/ios.md).
     func perform(_ requests: [ASAuthorizationRequest], options: ASAuthorizationController.RequestOptions) -> Result<ASAuthorization, ASAuthorizationError> {
         if let first = requests.lazy.compactMap({ $0 as? ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest }).first,
            first.requestStyle == .conditional {
@@ -50,7 +51,7 @@ extension AuthenticationServicesHost {
         guard !requests.isEmpty else { return .failure(ASAuthorizationError(.failed, failureReason: "No authorization requests.")) }
         let kinds: RequestKinds
         do { kinds = try RequestKinds(requests) } catch { return .failure(error) }
-        endAutoFillForModal()
+        if state.autoFill != nil { return .failure(Self.requestInProgress) }
         let immediatelyAvailableOnly = options.contains(.preferImmediatelyAvailableCredentials)
         switch (kinds.registration, kinds.assertion, kinds.password) {
         case (let registration?, _, _):

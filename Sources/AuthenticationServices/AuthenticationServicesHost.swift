@@ -99,7 +99,8 @@ public final class AuthenticationServicesHost {
         case .canceled: return ASAuthorizationError(.canceled)
         case .matchedExcludedCredential: return ASAuthorizationError(.matchedExcludedCredential)
         // Without a passkey here, a request that prefers immediately available ones shows nothing.
-        case .notHandled where immediatelyAvailableOnly: return ASAuthorizationError(.canceled)
+        // iOS's reason then (measured on iOS 26.5 and 27), unlike a dismissal's none.
+        case .notHandled where immediatelyAvailableOnly: return ASAuthorizationError(.canceled, failureReason: "No credentials available for login.")
         default: return ASAuthorizationError(.failed, failureReason: error.message)
         }
     }

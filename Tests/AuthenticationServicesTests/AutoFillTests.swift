@@ -51,11 +51,12 @@ extension PlatformPasskeyTests {
         #expect(log.calls == 1)
     }
 
-    /// `cancel()` ends a waiting AutoFill-assisted request `.canceled`, and so does a newer one,
-    /// which takes the QuickType bar; a modal request on the phone takes its place (the AutoFill one ends `.canceled`, the modal one is answered); a
-    /// Face ID the person dismisses after picking signs nothing, and the request waits on.
+    /// `cancel()` ends a waiting AutoFill-assisted request `.canceled`; while one waits, a second
+    /// AutoFill-assisted request and a modal one fail `.failed` with iOS's reason and the armed one
+    /// waits on (measured on iOS 26.5 and 27: docs/ios.md); a Face ID the person dismisses after
+    /// picking signs nothing, and the request waits on.
     @Test(.timeLimit(.minutes(1)))
-    func anAutoFillRequestEndsCanceledByCancelOrByAModalRequest() async throws {
+    func anAutoFillRequestEndsCanceledByCancelAndOtherRequestsFailWhileItWaits() async throws {
         let directory = try TemporaryDirectory()
         let phones = try Phones(in: directory.path)
         defer { AuthenticationServicesHost.current = nil }
@@ -70,18 +71,30 @@ extension PlatformPasskeyTests {
         #expect(canceled.controller === first && canceled.error?.code == .canceled)
         #expect(await !phones.phone.isAutoFillWaiting())
 
-        let older = ASAuthorizationController.with([signInRequest()], log)
-        older.performAutoFillAssistedRequests()
-        let autoFill = ASAuthorizationController.with([signInRequest()], log)
-        autoFill.performAutoFillAssistedRequests()
-        let taken = await log.next()
-        #expect(taken.controller === older && taken.error?.code == .canceled)
+        // One request of the app at a time: while one is armed, a second AutoFill-assisted request
+        // and a modal one fail at once with iOS's reason, and the armed one waits on.
+        let armed = ASAuthorizationController.with([signInRequest()], log)
+        armed.performAutoFillAssistedRequests()
         #expect(await phones.phone.isAutoFillWaiting())
+        let second = ASAuthorizationController.with([signInRequest()], log)
+        second.performAutoFillAssistedRequests()
+        let refused = await log.next()
+        #expect(refused.controller === second && refused.error?.code == .failed)
+        #expect(refused.error?.userInfo[NSLocalizedFailureReasonErrorKey] as? String == "Request already in progress for specified application identifier.")
         let modal = ASAuthorizationController.with([signInRequest("modal")], log)
         modal.performRequests()
-        let replaced = await log.next(), answered = await log.next()
-        #expect(replaced.controller === autoFill && replaced.error?.code == .canceled)
-        #expect(answered.controller === modal)
+        let busy = await log.next()
+        #expect(busy.controller === modal && busy.error?.code == .failed)
+        #expect(busy.error?.userInfo[NSLocalizedFailureReasonErrorKey] as? String == "Request already in progress for specified application identifier.")
+        #expect(await phones.phone.isAutoFillWaiting())
+        // The app cancels its armed request first (as apps do before a sheet); then the sheet signs.
+        armed.cancel()
+        let ended = await log.next()
+        #expect(ended.controller === armed && ended.error?.code == .canceled)
+        let sheet = ASAuthorizationController.with([signInRequest("modal")], log)
+        sheet.performRequests()
+        let answered = await log.next()
+        #expect(answered.controller === sheet)
         #expect(try (answered.authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion)?.credentialID == alice.id)
         #expect(await !phones.phone.isAutoFillWaiting())
 
@@ -92,13 +105,13 @@ extension PlatformPasskeyTests {
             try await phones.phone.pick(credentialID: alice.id)
             Issue.record("a dismissed Face ID signed")
         } catch { #expect(error.name == .timedOut, "\(error)") }
-        #expect(await phones.phone.isAutoFillWaiting() && log.calls == 4)
+        #expect(await phones.phone.isAutoFillWaiting() && log.calls == 5)
         phones.phone.person = PersonRequest()
         try await phones.phone.pick(credentialID: alice.id)
         let signed = await log.next()
         #expect(signed.controller === third)
         #expect(try (signed.authorization.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion)?.credentialID == alice.id)
-        #expect(log.calls == 5)
+        #expect(log.calls == 6)
     }
 
     /// The seeds' pattern: the delegate that hears `.canceled` (the modal sheet dismissed) performs

@@ -91,9 +91,9 @@ extension PlatformPasskeyTests {
             let attested = try #require(try AuthenticatorData(parsing: authData).attestedCredentialData)
 
             // Nothing on the iPad yet: with no passkey here, a request that prefers local ones shows nothing.
-            await #expect(throws: ASAuthorizationError(.canceled)) { _ = try await signIn(on: ipad, options: .preferImmediatelyAvailableCredentials) }
+            await #expect(throws: ASAuthorizationError(.canceled, userInfo: [NSLocalizedFailureReasonErrorKey: "No credentials available for login."])) { _ = try await signIn(on: ipad, options: .preferImmediatelyAvailableCredentials) }
             try ipad.session.clock(.advance(milliseconds: 4999))
-            await #expect(throws: ASAuthorizationError(.canceled)) { _ = try await signIn(on: ipad, options: .preferImmediatelyAvailableCredentials) }
+            await #expect(throws: ASAuthorizationError(.canceled, userInfo: [NSLocalizedFailureReasonErrorKey: "No credentials available for login."])) { _ = try await signIn(on: ipad, options: .preferImmediatelyAvailableCredentials) }
             try ipad.session.clock(.advance(milliseconds: 1))
             let signed = try await signIn(on: ipad, options: .preferImmediatelyAvailableCredentials)
             #expect(signed.credentialID == made.credentialID)

@@ -118,7 +118,7 @@ private func clientData(_ bytes: Data) throws -> [String: String] {
     let coordinator = PasskeyCoordinator()
     let challenge = Data(repeating: 7, count: 32)
 
-    await #expect(throws: ASAuthorizationError(.canceled)) {
+    await #expect(throws: ASAuthorizationError(.canceled, userInfo: [NSLocalizedFailureReasonErrorKey: "No credentials available for login."])) {
         _ = try await coordinator.perform(provider.createCredentialAssertionRequest(challenge: challenge),
                                           options: .preferImmediatelyAvailableCredentials)
     }
@@ -211,7 +211,7 @@ extension PlatformPasskeyTests {
         host.person = PersonRequest(action: .cancel)
         await #expect(throws: ASAuthorizationError(.canceled)) { _ = try await PasskeyCoordinator().perform(request) }
         host.person = PersonRequest()
-        await #expect(throws: ASAuthorizationError(.canceled)) {
+        await #expect(throws: ASAuthorizationError(.canceled, userInfo: [NSLocalizedFailureReasonErrorKey: "No credentials available for login."])) {
             _ = try await PasskeyCoordinator().perform(request, options: .preferImmediatelyAvailableCredentials)
         }
         do {
@@ -220,5 +220,27 @@ extension PlatformPasskeyTests {
         } catch let error as ASAuthorizationError {
             #expect(error.code == .failed && error.userInfo[NSLocalizedFailureReasonErrorKey] != nil)
         }
+    }
+}
+
+extension PlatformPasskeyTests {
+    /// A registration whose excluded credentials name a passkey on the phone: iOS shows its sheet
+    /// and the person confirms before it answers `.matchedExcludedCredential` (measured, after
+    /// 6.3 s); a person who dismisses the sheet gets `.canceled`, as for any sheet.
+    @Test func anExcludedPasskeyIsAnsweredOnlyOnceThePersonConfirms() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try phone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: "example.com")
+        let made = try await PasskeyCoordinator().perform(
+            provider.createCredentialRegistrationRequest(challenge: Data(repeating: 1, count: 32), name: "alice", userID: Data("u".utf8)))
+        let again = provider.createCredentialRegistrationRequest(challenge: Data(repeating: 2, count: 32), name: "alice", userID: Data("u".utf8))
+        let id = try #require(made.credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration).credentialID
+        again.excludedCredentials = [ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: id)]
+
+        host.person = PersonRequest(action: .cancel)
+        await #expect(throws: ASAuthorizationError(.canceled)) { _ = try await PasskeyCoordinator().perform(again) }
+        host.person = PersonRequest()
+        await #expect(throws: ASAuthorizationError(.matchedExcludedCredential)) { _ = try await PasskeyCoordinator().perform(again) }
     }
 }
