@@ -64,7 +64,7 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
         Task { @MainActor in
             let outcome: Result<ASAuthorization, ASAuthorizationError>
             if !admitted {
-                outcome = .failure(ASAuthorizationError(.failed, failureReason: "Another authorization request is already in progress."))
+                outcome = .failure(ASAuthorizationError(.failed, failureReason: PendingRequest.inProgress))
             } else {
                 defer { PendingRequest.end() }
                 outcome = self.lock.withLock({ self.canceled }) ? .failure(ASAuthorizationError(.canceled)) : self.perform(options: options)
@@ -97,6 +97,10 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
 
 /// Whether a request is pending on the device, from `performRequests` until its delegate call.
 private enum PendingRequest {
+    /// iOS's reason for a request while another of the app is pending (iOS 26.1's
+    /// ASCAuthorizationTrafficController.mm, core code 1, which the app sees as 1004).
+    static let inProgress = "Request already in progress for specified application identifier."
+
     private static let lock = NSLock()
     nonisolated(unsafe) private static var pending = false
 
