@@ -183,12 +183,15 @@ extension AuthenticationServicesHost {
         }
     }
 
-    /// The assertion a sign-in answered, as iOS hands it to the delegate.
+    /// The assertion a sign-in answered, as iOS hands it to the delegate. Its `userID` is the
+    /// passkey's user handle — every passkey here is discoverable, so the response names it, but
+    /// WebAuthn's `userHandle` is `null` for an empty one: that is an empty `userID`, not `nil`,
+    /// which app code reading the `Data!` would trap on.
     static func assertion(_ signed: CeremonyResponse, for request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest) throws -> ASAuthorization {
         let json = try ResponseJSON(signed.json)
         let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
             rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
-            rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: try? json.bytes("response", "userHandle"),
+            rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: (try? json.bytes("response", "userHandle")) ?? Data(),
             signature: try json.bytes("response", "signature"), attachment: signed.attachment.asAttachment,
             largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionOutput(json.clientExtensionResults, operation: request.largeBlob?.operation),
             prf: request.prf == nil ? nil : ASAuthorizationPublicKeyCredentialPRFAssertionOutput(json.clientExtensionResults))
