@@ -38,8 +38,10 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest
     public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred
     public var attestationPreference: ASAuthorizationPublicKeyCredentialAttestationKind = .none
     /// Passkeys the account already has: one of them on this device makes the request fail with
-    /// ``ASAuthorizationError/Code/matchedExcludedCredential`` (iOS 17.4).
-    public var excludedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor] = []
+    /// ``ASAuthorizationError/Code/matchedExcludedCredential`` (iOS 17.4). Optional, as Apple
+    /// declares it (`ASAuthorizationWebBrowserPlatformPublicKeyCredentialRegistrationRequest`'s
+    /// `nullable` list): `nil` and an empty list exclude nothing.
+    public var excludedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor]?
     public var requestStyle: RequestStyle = .standard
     /// The largeBlob extension's input (iOS 17): `.supportRequired` or `.supportPreferred`.
     public var largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobRegistrationInput?
