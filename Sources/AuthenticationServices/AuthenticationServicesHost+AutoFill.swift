@@ -5,14 +5,17 @@ import Session
 /// conditional sign-in under it (``ConditionalSignIn``, the ceremony `authctl sign --mediation
 /// conditional` and the server run), whose candidates the QuickType bar offers, until the person
 /// picks one, the app cancels it, or a modal request takes its place. The controller is retained
-/// until then, as iOS retains it "until the flow is either completed or canceled".
+/// until then, as iOS retains it "until the flow is either completed or canceled"; the phone is
+/// not: a test that lets its host go while a request waits gets the host's directory removed
+/// (a throw-away phone's), and the app's `cancel()` still ends the request.
 @MainActor
 final class AutoFillFlow {
     /// The waiting flow of each controller, for `cancel()`.
     private static var byController = [ObjectIdentifier: AutoFillFlow]()
 
     let controller: ASAuthorizationController
-    let host: AuthenticationServicesHost
+    /// Weak: the phone holds its waiting flow (``HostState/autoFill``), not the other way round.
+    private(set) weak var host: AuthenticationServicesHost?
     let request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest
     var signIn: ConditionalSignIn
     /// The person closed the QuickType bar's suggestions (they come back when the field is focused again).
@@ -34,9 +37,9 @@ final class AutoFillFlow {
     /// Starts waiting: the phone's QuickType bar is this flow's from now.
     func start() {
         Self.byController[ObjectIdentifier(controller)]?.end(.failure(ASAuthorizationError(.canceled)))
-        host.state.autoFill?.end(.failure(ASAuthorizationError(.canceled)))
+        host?.state.autoFill?.end(.failure(ASAuthorizationError(.canceled)))
         Self.byController[ObjectIdentifier(controller)] = self
-        host.state.autoFill = self
+        host?.state.autoFill = self
     }
 
     /// Ends the flow with `outcome`, told to the controller's delegate now — before what ended it
@@ -46,7 +49,7 @@ final class AutoFillFlow {
     func end(_ outcome: Result<ASAuthorization, ASAuthorizationError>, deferred: Bool = false) {
         signIn.cancel("the AutoFill-assisted request ended")
         if Self.byController[ObjectIdentifier(controller)] === self { Self.byController[ObjectIdentifier(controller)] = nil }
-        if host.state.autoFill === self { host.state.autoFill = nil }
+        if let host, host.state.autoFill === self { host.state.autoFill = nil }
         if deferred { controller.complete(outcome) } else { controller.deliver(outcome) }
     }
 }
