@@ -20,7 +20,7 @@ public protocol ASAuthorizationPublicKeyCredentialAssertionRequest: NSObjectProt
 
 /// A request to register a passkey on this platform.
 public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest: ASAuthorizationRequest,
-    ASAuthorizationPublicKeyCredentialRegistrationRequest {
+    ASAuthorizationPublicKeyCredentialRegistrationRequest, @unchecked Sendable {
     /// How the request is presented (iOS 18).
     public enum RequestStyle: Int, Sendable, Hashable {
         /// The standard sheet; the default.
@@ -59,7 +59,7 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest
 
 /// A request to sign in with a passkey of this platform.
 public final class ASAuthorizationPlatformPublicKeyCredentialAssertionRequest: ASAuthorizationRequest,
-    ASAuthorizationPublicKeyCredentialAssertionRequest {
+    ASAuthorizationPublicKeyCredentialAssertionRequest, @unchecked Sendable {
     public var challenge: Data
     public var relyingPartyIdentifier: String
     public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred

@@ -111,3 +111,70 @@ extension PlatformPasskeyTests {
         #expect(request.excludedCredentials == nil)
     }
 }
+
+/// The async wrapper apps write around the delegate in Swift 6: the delegate resumes a
+/// continuation with the `ASAuthorization` it is handed, which crosses to the awaiting task —
+/// allowed because Apple declares the results, the requests and the providers `@unchecked
+/// Sendable` (iOS 16.4).
+@MainActor
+private final class AsyncPasskeys: NSObject, ASAuthorizationControllerDelegate {
+    private var continuation: CheckedContinuation<ASAuthorization, Error>?
+
+    func perform(_ request: ASAuthorizationRequest) async throws -> ASAuthorization {
+        try await withCheckedThrowingContinuation { continuation in
+            self.continuation = continuation
+            let controller = ASAuthorizationController(authorizationRequests: [request])
+            controller.delegate = self
+            controller.performRequests()
+        }
+    }
+
+    func authorizationController(controller: ASAuthorizationController, didCompleteWithAuthorization authorization: ASAuthorization) {
+        continuation?.resume(returning: authorization)
+        continuation = nil
+    }
+
+    func authorizationController(controller: ASAuthorizationController, didCompleteWithError error: any Error) {
+        continuation?.resume(throwing: error)
+        continuation = nil
+    }
+}
+
+/// Where an app sends what the phone answered: off the main actor.
+private actor Outbox {
+    private(set) var sent = [Data]()
+
+    func send(_ assertion: ASAuthorizationPlatformPublicKeyCredentialAssertion) { sent.append(assertion.credentialID) }
+    func send(_ registration: ASAuthorizationPlatformPublicKeyCredentialRegistration) { sent.append(registration.credentialID) }
+    func send(_ password: ASPasswordCredential) { sent.append(Data(password.user.utf8)) }
+}
+
+extension PlatformPasskeyTests {
+    /// What Apple declares `@unchecked Sendable` is so here: the results cross from the delegate to
+    /// an awaiting task and to an actor, and a request or descriptor made on the main actor can be
+    /// handed to another task, as Swift 6 code on iOS does.
+    @Test(.timeLimit(.minutes(1)))
+    func theResultsAndRequestsCrossActorsAsApplesDo() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try associatedPhone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: "example.com")
+        let passkeys = AsyncPasskeys(), outbox = Outbox()
+
+        let made = try await passkeys.perform(provider.createCredentialRegistrationRequest(challenge: Data([1]), name: "alice", userID: Data("a".utf8)))
+        let registration = try #require(made.credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration)
+        await outbox.send(registration)
+        let request = provider.createCredentialAssertionRequest(challenge: Data([2]))
+        request.allowedCredentials = [ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: registration.credentialID)]
+        let signed = try await Task.detached { try await passkeys.perform(request) }.value
+        await outbox.send(try #require(signed.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion))
+        host.savePassword("secret", user: "bob", domain: "example.com")
+        let password = try await passkeys.perform(ASAuthorizationPasswordProvider().createRequest())
+        await outbox.send(try #require(password.credential as? ASPasswordCredential))
+        #expect(await outbox.sent == [registration.credentialID, registration.credentialID, Data("bob".utf8)])
+
+        let sendables: [any Sendable] = [made, request, provider, ASAuthorizationPasswordProvider(), ASAuthorizationPasswordProvider().createRequest(),
+                                         ASAuthorizationPlatformPublicKeyCredentialDescriptor(credentialID: Data()), registration]
+        #expect(sendables.count == 7)
+    }
+}
