@@ -1,8 +1,9 @@
 import Foundation
 
 /// Makes passkey requests for one relying party: the platform (iCloud Keychain on iOS; here the
-/// device of ``AuthenticationServicesHost``).
-public final class ASAuthorizationPlatformPublicKeyCredentialProvider: NSObject, ASAuthorizationProvider {
+/// device of ``AuthenticationServicesHost``). `Sendable` (its one property is a constant), as
+/// Apple declares it `@unchecked Sendable` (iOS 16.4).
+public final class ASAuthorizationPlatformPublicKeyCredentialProvider: NSObject, ASAuthorizationProvider, @unchecked Sendable {
     /// The RP ID every request of this provider is for; the origin iOS reports is `https://` + it.
     public let relyingPartyIdentifier: String
 

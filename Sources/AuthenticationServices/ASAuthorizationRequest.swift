@@ -3,8 +3,10 @@ import Foundation
 /// What makes requests (Apple's `ASAuthorizationProvider`).
 public protocol ASAuthorizationProvider: NSObjectProtocol {}
 
-/// A request an ``ASAuthorizationController`` performs; made by a provider.
-open class ASAuthorizationRequest: NSObject {
+/// A request an ``ASAuthorizationController`` performs; made by a provider. `@unchecked Sendable`,
+/// as Apple declares it and every request class (iOS 16.4, the SDK's Swift overlay): an app hands
+/// a request it made to another task; it is not to be changed while performed.
+open class ASAuthorizationRequest: NSObject, @unchecked Sendable {
     /// The provider that made this request.
     public let provider: any ASAuthorizationProvider
 
@@ -19,7 +21,9 @@ public protocol ASAuthorizationPublicKeyCredentialDescriptor: NSObjectProtocol {
 }
 
 /// A passkey of this platform named in `excludedCredentials` or `allowedCredentials`.
-public final class ASAuthorizationPlatformPublicKeyCredentialDescriptor: NSObject, ASAuthorizationPublicKeyCredentialDescriptor {
+/// `@unchecked Sendable`, as Apple declares it (iOS 16.4).
+public final class ASAuthorizationPlatformPublicKeyCredentialDescriptor: NSObject, ASAuthorizationPublicKeyCredentialDescriptor,
+    @unchecked Sendable {
     public var credentialID: Data
 
     public init(credentialID: Data) {

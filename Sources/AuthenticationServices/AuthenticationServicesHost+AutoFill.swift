@@ -5,14 +5,17 @@ import Session
 /// conditional sign-in under it (``ConditionalSignIn``, the ceremony `authctl sign --mediation
 /// conditional` and the server run), whose candidates the QuickType bar offers, until the person
 /// picks one, the app cancels it, or a modal request takes its place. The controller is retained
-/// until then, as iOS retains it "until the flow is either completed or canceled".
+/// until then, as iOS retains it "until the flow is either completed or canceled"; the phone is
+/// not: a test that lets its host go while a request waits gets the host's directory removed
+/// (a throw-away phone's), and the app's `cancel()` still ends the request.
 @MainActor
 final class AutoFillFlow {
     /// The waiting flow of each controller, for `cancel()`.
     private static var byController = [ObjectIdentifier: AutoFillFlow]()
 
     let controller: ASAuthorizationController
-    let host: AuthenticationServicesHost
+    /// Weak: the phone holds its waiting flow (``HostState/autoFill``), not the other way round.
+    private(set) weak var host: AuthenticationServicesHost?
     let request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest
     var signIn: ConditionalSignIn
     /// The person closed the QuickType bar's suggestions (they come back when the field is focused again).
@@ -34,7 +37,7 @@ final class AutoFillFlow {
     /// Starts waiting: the phone's QuickType bar is this flow's from now.
     func start() {
         Self.byController[ObjectIdentifier(controller)] = self
-        host.state.autoFill = self
+        host?.state.autoFill = self
     }
 
     /// Ends the flow with `outcome`, told to the controller's delegate now — before what ended it
@@ -44,7 +47,7 @@ final class AutoFillFlow {
     func end(_ outcome: Result<ASAuthorization, ASAuthorizationError>, deferred: Bool = false) {
         signIn.cancel("the AutoFill-assisted request ended")
         if Self.byController[ObjectIdentifier(controller)] === self { Self.byController[ObjectIdentifier(controller)] = nil }
-        if host.state.autoFill === self { host.state.autoFill = nil }
+        if let host, host.state.autoFill === self { host.state.autoFill = nil }
         if deferred { controller.complete(outcome) } else { controller.deliver(outcome) }
     }
 }
@@ -181,12 +184,15 @@ extension AuthenticationServicesHost {
         }
     }
 
-    /// The assertion a sign-in answered, as iOS hands it to the delegate.
+    /// The assertion a sign-in answered, as iOS hands it to the delegate. Its `userID` is the
+    /// passkey's user handle — every passkey here is discoverable, so the response names it, but
+    /// WebAuthn's `userHandle` is `null` for an empty one: that is an empty `userID`, not `nil`,
+    /// which app code reading the `Data!` would trap on.
     static func assertion(_ signed: CeremonyResponse, for request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest) throws -> ASAuthorization {
         let json = try ResponseJSON(signed.json)
         let credential = ASAuthorizationPlatformPublicKeyCredentialAssertion(
             rawClientDataJSON: try json.bytes("response", "clientDataJSON"), credentialID: try json.bytes("rawId"),
-            rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: try? json.bytes("response", "userHandle"),
+            rawAuthenticatorData: try json.bytes("response", "authenticatorData"), userID: (try? json.bytes("response", "userHandle")) ?? Data(),
             signature: try json.bytes("response", "signature"), attachment: signed.attachment.asAttachment,
             largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobAssertionOutput(json.clientExtensionResults, operation: request.largeBlob?.operation),
             prf: request.prf == nil ? nil : ASAuthorizationPublicKeyCredentialPRFAssertionOutput(json.clientExtensionResults))

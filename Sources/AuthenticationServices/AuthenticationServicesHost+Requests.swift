@@ -102,13 +102,17 @@ extension AuthenticationServicesHost {
     /// sign-in of the request's `name` within ``conditionalRegistrationWindow``, a password is
     /// saved for that name at the RP ID, and the phone holds no passkey of that name there.
     /// Otherwise it ends `.canceled` without UI, the error iOS's credential manager answers when
-    /// its conditions are not met (docs/ios.md).
+    /// its conditions are not met (docs/ios.md). In iOS's order: the recent sign-in first, then
+    /// the phone's ability to make passkeys — iCloud Keychain's preflight, whose error a modal
+    /// registration gets too (ASCAgent.mm, `_requestConditionalRegistrationOnProvider:…`) — then
+    /// the password and the passkeys held.
     private func registerConditionally(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
         if let refusal = association(rpID) { return .failure(refusal) }
+        guard signedInRecently(request.name) else { return .failure(ASAuthorizationError(.canceled)) }
+        if let refusal = creationRefusal() { return .failure(refusal) }
         let held = (try? session.passkeys(device: device, rpId: rpID)) ?? []
-        guard signedInRecently(request.name), savedPasswords(domain: rpID).contains(where: { $0.user == request.name }),
-              !held.contains(where: { $0.userName == request.name }) else {
+        guard savedPasswords(domain: rpID).contains(where: { $0.user == request.name }), !held.contains(where: { $0.userName == request.name }) else {
             return .failure(ASAuthorizationError(.canceled))
         }
         do {

@@ -22,8 +22,10 @@ public protocol ASAuthorizationPublicKeyCredentialAssertion: ASPublicKeyCredenti
     var signature: Data! { get }
 }
 
-/// A new passkey of this platform.
-public final class ASAuthorizationPlatformPublicKeyCredentialRegistration: NSObject, ASAuthorizationPublicKeyCredentialRegistration {
+/// A new passkey of this platform. Its members are constants: `@unchecked Sendable`, as Apple
+/// declares it (iOS 16.4), so an app hands it to the task that sends it to the server.
+public final class ASAuthorizationPlatformPublicKeyCredentialRegistration: NSObject, ASAuthorizationPublicKeyCredentialRegistration,
+    @unchecked Sendable {
     public let rawClientDataJSON: Data
     public let credentialID: Data
     public let rawAttestationObject: Data?
@@ -45,8 +47,10 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistration: NSObj
     }
 }
 
-/// A sign-in with a passkey of this platform.
-public final class ASAuthorizationPlatformPublicKeyCredentialAssertion: NSObject, ASAuthorizationPublicKeyCredentialAssertion {
+/// A sign-in with a passkey of this platform. Its members are constants: `@unchecked Sendable`,
+/// as Apple declares it (iOS 16.4).
+public final class ASAuthorizationPlatformPublicKeyCredentialAssertion: NSObject, ASAuthorizationPublicKeyCredentialAssertion,
+    @unchecked Sendable {
     public let rawClientDataJSON: Data
     public let credentialID: Data
     public let rawAuthenticatorData: Data!
@@ -73,8 +77,10 @@ public final class ASAuthorizationPlatformPublicKeyCredentialAssertion: NSObject
     }
 }
 
-/// A successful authorization: the provider whose request succeeded and what it made.
-public final class ASAuthorization: NSObject {
+/// A successful authorization: the provider whose request succeeded and what it made. Both are
+/// constants: `@unchecked Sendable`, as Apple declares it (iOS 16.4), so a delegate resumes a
+/// continuation with it and the awaiting task receives it.
+public final class ASAuthorization: NSObject, @unchecked Sendable {
     public let provider: any ASAuthorizationProvider
     public let credential: any ASAuthorizationCredential
 

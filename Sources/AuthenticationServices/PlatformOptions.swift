@@ -14,8 +14,8 @@ enum PlatformOptions {
                                        "userVerification": request.userVerificationPreference.rawValue],
             "attestation": request.attestationPreference.rawValue,
         ]
-        if !request.excludedCredentials.isEmpty {
-            options["excludeCredentials"] = request.excludedCredentials.map { ["type": "public-key", "id": Base64URL.encode($0.credentialID)] }
+        if let excluded = request.excludedCredentials, !excluded.isEmpty {
+            options["excludeCredentials"] = excluded.map { ["type": "public-key", "id": Base64URL.encode($0.credentialID)] }
         }
         if let extensions = extensions(request) { options["extensions"] = extensions }
         return serialized(options)

@@ -20,7 +20,7 @@ public protocol ASAuthorizationPublicKeyCredentialAssertionRequest: NSObjectProt
 
 /// A request to register a passkey on this platform.
 public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest: ASAuthorizationRequest,
-    ASAuthorizationPublicKeyCredentialRegistrationRequest {
+    ASAuthorizationPublicKeyCredentialRegistrationRequest, @unchecked Sendable {
     /// How the request is presented (iOS 18).
     public enum RequestStyle: Int, Sendable, Hashable {
         /// The standard sheet; the default.
@@ -38,8 +38,10 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest
     public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred
     public var attestationPreference: ASAuthorizationPublicKeyCredentialAttestationKind = .none
     /// Passkeys the account already has: one of them on this device makes the request fail with
-    /// ``ASAuthorizationError/Code/matchedExcludedCredential`` (iOS 17.4).
-    public var excludedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor] = []
+    /// ``ASAuthorizationError/Code/matchedExcludedCredential`` (iOS 17.4). Optional, as Apple
+    /// declares it (`ASAuthorizationWebBrowserPlatformPublicKeyCredentialRegistrationRequest`'s
+    /// `nullable` list): `nil` and an empty list exclude nothing.
+    public var excludedCredentials: [ASAuthorizationPlatformPublicKeyCredentialDescriptor]?
     public var requestStyle: RequestStyle = .standard
     /// The largeBlob extension's input (iOS 17): `.supportRequired` or `.supportPreferred`.
     public var largeBlob: ASAuthorizationPublicKeyCredentialLargeBlobRegistrationInput?
@@ -57,7 +59,7 @@ public final class ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest
 
 /// A request to sign in with a passkey of this platform.
 public final class ASAuthorizationPlatformPublicKeyCredentialAssertionRequest: ASAuthorizationRequest,
-    ASAuthorizationPublicKeyCredentialAssertionRequest {
+    ASAuthorizationPublicKeyCredentialAssertionRequest, @unchecked Sendable {
     public var challenge: Data
     public var relyingPartyIdentifier: String
     public var userVerificationPreference: ASAuthorizationPublicKeyCredentialUserVerificationPreference = .preferred

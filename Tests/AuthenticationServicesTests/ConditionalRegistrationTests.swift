@@ -105,6 +105,46 @@ extension PlatformPasskeyTests {
         #expect(try await upgrade("dave").authorization.credential is ASAuthorizationPlatformPublicKeyCredentialRegistration)
     }
 
+    /// A phone that cannot make passkeys — no passcode, or iCloud Keychain off — makes none
+    /// without UI either. After a recent password sign-in the upgrade fails as a modal
+    /// registration does (`.deviceNotConfiguredForPasskeyCreation`, the same reason): iOS's
+    /// iCloud Keychain runs the same preflight first and hands on its error
+    /// (ASCAgent.mm, `_requestConditionalRegistrationOnProvider:…`); without one it ends
+    /// `.canceled`, as it does before the preflight is reached.
+    @Test(.timeLimit(.minutes(1)))
+    func aConditionalRegistrationOnAPhoneThatCannotMakePasskeysFailsAsAModalOneDoes() async throws {
+        let host = try AuthenticationServicesHost.throwAwayPhone(applicationIdentifier: "ABCDE12345.com.example.app",
+                                                                 associatedDomains: AssociatedDomains(presuming: ["example.com"]))
+        try host.session.addDevice("ipad", pin: nil)
+        AuthenticationServicesHost.current = host
+        defer { AuthenticationServicesHost.current = nil }
+        let log = DelegateLog()
+        func upgrade(_ name: String) async -> Outcome {
+            ASAuthorizationController.with([upgradeRequest(name)], log).performRequests()
+            return await log.next()
+        }
+
+        host.device = "ipad"
+        host.savePassword("secret", user: "alice", domain: "example.com")
+        #expect(await upgrade("alice").error == ASAuthorizationError(.canceled))
+        _ = try host.autoFillPassword(user: "alice", domain: "example.com")
+        let noPasscode = try #require(await upgrade("alice").error)
+        #expect(noPasscode.code == .deviceNotConfiguredForPasskeyCreation)
+        #expect(noPasscode.userInfo[NSLocalizedFailureReasonErrorKey] as? String == "Device not configured for passkey requests.")
+        #expect(try host.session.passkeys(device: "ipad").isEmpty)
+
+        host.device = "iphone"
+        try host.session.change(.passkeysSupported(false), device: "iphone")
+        _ = try host.autoFillPassword(user: "alice", domain: "example.com")
+        let keychainOff = try #require(await upgrade("alice").error)
+        #expect(keychainOff.code == .deviceNotConfiguredForPasskeyCreation)
+        #expect(keychainOff.userInfo[NSLocalizedFailureReasonErrorKey] as? String == "Cannot create a passkey. iCloud Keychain is off.")
+        #expect(try host.session.passkeys(device: "iphone").isEmpty)
+
+        try host.session.change(.passkeysSupported(true), device: "iphone")
+        #expect(try await upgrade("alice").authorization.credential is ASAuthorizationPlatformPublicKeyCredentialRegistration)
+    }
+
     /// `.preferImmediatelyAvailableCredentials` with no passkey of the RP on this phone ends
     /// `.canceled` without UI — here a passkey the iPad of the same account made, not yet synced
     /// to the phone (without the option the sheet is shown, and fails); once the account's clock

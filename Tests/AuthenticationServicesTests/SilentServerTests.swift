@@ -1,0 +1,56 @@
+import AuthenticationServices
+import Foundation
+import Session
+import TestSupport
+import Testing
+
+/// A TCP port on 127.0.0.1 that takes connections (the kernel completes them) and never answers:
+/// a domain's server that hangs.
+private final class SilentListener {
+    let port: Int
+    private let socket: Int32
+
+    init() throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        guard fd >= 0, bound == 0, listen(fd, 16) == 0, named == 0 else {
+            if fd >= 0 { close(fd) }
+            throw ListenerDidNotStart()
+        }
+        socket = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct ListenerDidNotStart: Error {}
+
+    deinit { close(socket) }
+}
+
+extension PlatformPasskeyTests {
+    /// A domain whose server takes the connection and never answers leaves the association
+    /// unverified, with iOS's reason, once the fetch's timeout has passed — not before, and
+    /// not never. (The request waits on the main actor meanwhile: docs/ios.md.)
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatNeverAnswersLeavesTheAssociationUnverifiedAtItsTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try associatedPhone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        let silent = try SilentListener()
+        host.associatedDomains = try AssociatedDomains(["webcredentials:example.com"],
+                                                       fetching: SiteAssociationFetching(addresses: ["example.com": "127.0.0.1:\(silent.port)"], timeoutSeconds: 2))
+        let log = DelegateLog()
+        let started = ContinuousClock.now
+        ASAuthorizationController.with([signInRequest()], log).performRequests()
+        let outcome = await log.next()
+        let waited = ContinuousClock.now - started
+        #expect(outcome.error?.userInfo[NSLocalizedFailureReasonErrorKey] as? String
+            == "Unable to verify webcredentials association of TEAM123456.com.example.app with domain example.com. Please try again in a few seconds.")
+        #expect(waited >= .seconds(2), "\(waited)")
+        #expect(host.associatedDomains.log.last?.hasSuffix("Timeout was reached") == true, "\(host.associatedDomains.log)")
+    }
+}
