@@ -48,6 +48,11 @@ public final class AuthenticationServicesHost {
     func register(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
         if let refusal = association(rpID) ?? creationRefusal() { return .failure(refusal) }
+        // iCloud Keychain's passkeys carry no attestation, and iOS refuses a platform request that
+        // asks for one rather than answer `none` (docs/ios.md: "Passkeys do not support attestation.").
+        if request.attestationPreference != .none {
+            return .failure(ASAuthorizationError(.failed, failureReason: "Passkeys do not support attestation."))
+        }
         do {
             let made = try verifyingOwner { person throws(SessionError) in
                 try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),

@@ -244,3 +244,26 @@ extension PlatformPasskeyTests {
         await #expect(throws: ASAuthorizationError(.matchedExcludedCredential)) { _ = try await PasskeyCoordinator().perform(again) }
     }
 }
+
+extension PlatformPasskeyTests {
+    /// A platform registration that asks for attestation (`.direct`, `.indirect`, `.enterprise`)
+    /// fails `.failed` with iOS's reason, before anything is asked or made; `.none` makes the passkey.
+    @Test func aPlatformRegistrationThatAsksForAttestationFails() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try phone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: "example.com")
+        for kind in [ASAuthorizationPublicKeyCredentialAttestationKind.direct, .indirect, .enterprise] {
+            let request = provider.createCredentialRegistrationRequest(challenge: Data(repeating: 1, count: 32), name: "alice", userID: Data("u".utf8))
+            request.attestationPreference = kind
+            await #expect(throws: ASAuthorizationError(.failed, userInfo: [NSLocalizedFailureReasonErrorKey: "Passkeys do not support attestation."])) {
+                _ = try await PasskeyCoordinator().perform(request)
+            }
+        }
+        #expect(try host.session.passkeys(device: "phone").isEmpty)
+        let request = provider.createCredentialRegistrationRequest(challenge: Data(repeating: 1, count: 32), name: "alice", userID: Data("u".utf8))
+        request.attestationPreference = .none
+        _ = try await PasskeyCoordinator().perform(request)
+        #expect(try host.session.passkeys(device: "phone").count == 1)
+    }
+}
