@@ -91,6 +91,9 @@ private func clientData(_ bytes: Data) throws -> [String: String] {
     #expect(authenticatorData.rpIdHash == SHA256.hash(Array("example.com".utf8)))
     let attested = try #require(authenticatorData.attestedCredentialData)
     #expect(Array(registration.credentialID) == attested.credentialId)
+    // iPhones' ids are 20 bytes, and iCloud Keychain's AAGUID is the profile's unless set otherwise.
+    #expect(registration.credentialID.count == 20)
+    #expect(attested.aaguid == AuthenticatorProfile.iCloudKeychain.aaguid)
     #expect(registration.attachment == .platform)
 
     let signIn = provider.createCredentialAssertionRequest(challenge: Data("sign-in".utf8))
@@ -265,5 +268,24 @@ extension PlatformPasskeyTests {
         request.attestationPreference = .none
         _ = try await PasskeyCoordinator().perform(request)
         #expect(try host.session.passkeys(device: "phone").count == 1)
+    }
+}
+
+extension PlatformPasskeyTests {
+    /// The all-zero AAGUID some iPhones' registrations carry is a setting of the phone's device:
+    /// `session.setProfile("icloud-keychain", aaguid:)`.
+    @Test func thePhonesAAGUIDIsASetting() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try phone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        try host.session.setProfile("icloud-keychain", aaguid: [UInt8](repeating: 0, count: 16), device: "phone")
+        let provider = ASAuthorizationPlatformPublicKeyCredentialProvider(relyingPartyIdentifier: "example.com")
+        let made = try await PasskeyCoordinator().perform(
+            provider.createCredentialRegistrationRequest(challenge: Data(repeating: 1, count: 32), name: "alice", userID: Data("u".utf8)))
+        let registration = try #require(made.credential as? ASAuthorizationPlatformPublicKeyCredentialRegistration)
+        let attestation = try CBORValue.decode(Array(try #require(registration.rawAttestationObject)))
+        let authenticatorData = try AuthenticatorData(parsing: try #require(attestation[.text("authData")]?.bytesValue))
+        #expect(authenticatorData.attestedCredentialData?.aaguid == [UInt8](repeating: 0, count: 16))
+        #expect(attestation[.text("fmt")] == .text("none"))
     }
 }
