@@ -73,8 +73,11 @@ extension AuthenticationServicesHost {
     private func sheet(_ assertion: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest?, _ request: ASAuthorizationPasswordRequest,
                        immediatelyAvailableOnly: Bool) -> Result<ASAuthorization, ASAuthorizationError> {
         if let assertion, let refusal = association(assertion.relyingPartyIdentifier) { return .failure(refusal) }
-        let passwords = offeredPasswords()
-        let passkeys = assertion.map(offeredPasskeys) ?? false
+        let accounts = assertion.map(offeredPasskeys) ?? []
+        let passkeys = !accounts.isEmpty
+        // An account with a passkey here is offered as its passkey alone (measured on iOS 27: with a
+        // passkey and a password of one account, "the sheet offered only the passkey").
+        let passwords = offeredPasswords().filter { !accounts.contains($0.credential.user) }
         let wanted: (domain: String, credential: ASPasswordCredential)? = switch sheetPick {
         case .password(let user?): passwords.first { $0.credential.user == user } ?? (passkeys ? nil : passwords.first)
         case .password(nil): passwords.first
@@ -89,12 +92,12 @@ extension AuthenticationServicesHost {
         return .success(ASAuthorization(provider: request.provider, credential: picked.credential))
     }
 
-    /// Whether the sheet of `request` lists a passkey of this phone: one of the RP's, an allowed
-    /// one when the request names some.
-    private func offeredPasskeys(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest) -> Bool {
+    /// The user names of the passkeys of this phone the sheet of `request` lists: the RP's, the
+    /// allowed ones when the request names some.
+    private func offeredPasskeys(_ request: ASAuthorizationPlatformPublicKeyCredentialAssertionRequest) -> Set<String> {
         let allowed = Set(request.allowedCredentials.map { Array($0.credentialID) })
         let held = (try? session.passkeys(device: device, rpId: request.relyingPartyIdentifier)) ?? []
-        return held.contains { !$0.hidden && (allowed.isEmpty || allowed.contains($0.id)) }
+        return Set(held.filter { !$0.hidden && (allowed.isEmpty || allowed.contains($0.id)) }.map(\.userName))
     }
 
     /// The automatic passkey upgrade (iOS 18, `requestStyle: .conditional`): a passkey made

@@ -53,7 +53,8 @@ extension PlatformPasskeyTests {
 
     /// A controller of an assertion request and a password request shows one sheet: the person's
     /// pick decides the kind of the authorization (its provider and credential) — a passkey by
-    /// default, the saved password when the person picks it or when the phone has no passkey;
+    /// default, a saved password when the person picks it or when the phone has no passkey, but
+    /// never the password of an account whose passkey is offered;
     /// with neither, `.preferImmediatelyAvailableCredentials` ends `.canceled`.
     @Test(.timeLimit(.minutes(1)))
     func anAssertionAndAPasswordRequestAnswerWithWhatThePersonPicks() async throws {
@@ -83,11 +84,19 @@ extension PlatformPasskeyTests {
         #expect(passkey.provider === passkeys)
         #expect((passkey.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion)?.credentialID == alice.id)
 
-        host.sheetPick = .password()
+        // Alice's account has a passkey here: the sheet offers it alone, whatever the person would
+        // pick (measured on iOS 27); Bob's password, of an account without one, can be picked.
+        host.sheetPick = .password(user: "alice")
+        ASAuthorizationController.with(both(), log).performRequests()
+        let collapsed = try await log.next().authorization
+        #expect(collapsed.provider === passkeys)
+        #expect((collapsed.credential as? ASAuthorizationPlatformPublicKeyCredentialAssertion)?.credentialID == alice.id)
+        host.savePassword("bobs", user: "bob", domain: "example.com")
+        host.sheetPick = .password(user: "bob")
         ASAuthorizationController.with(both(), log).performRequests()
         let picked = try await log.next().authorization
         #expect(picked.provider is ASAuthorizationPasswordProvider)
-        #expect((picked.credential as? ASPasswordCredential)?.password == "secret")
+        #expect((picked.credential as? ASPasswordCredential)?.password == "bobs")
     }
 
     /// What iOS refuses before it asks anything, with its reasons: a registration beside another
