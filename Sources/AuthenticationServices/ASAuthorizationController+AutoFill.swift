@@ -12,6 +12,7 @@ extension ASAuthorizationController {
         AutoFillStarts.begin()
         Task { @MainActor in
             defer { AutoFillStarts.end() }
+            await AuthenticationServicesHost.current?.fetchAssociations(for: self.relyingPartyIdentifiers)
             self.startAutoFill()
         }
     }

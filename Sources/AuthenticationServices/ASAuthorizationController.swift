@@ -68,6 +68,11 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
                 outcome = .failure(AuthenticationServicesHost.requestInProgress)
             } else {
                 defer { PendingRequest.end() }
+                if let host = AuthenticationServicesHost.current {
+                    // A password request's sheet checks every domain a password is saved for.
+                    let passwords = self.authorizationRequests.contains { $0 is ASAuthorizationPasswordRequest }
+                    await host.fetchAssociations(for: self.relyingPartyIdentifiers + (passwords ? host.state.passwords.keys.sorted() : []))
+                }
                 outcome = self.lock.withLock({ self.canceled }) ? .failure(ASAuthorizationError(.canceled)) : self.perform(options: options)
             }
             self.lock.withLock { self.flowPending = false }
@@ -85,6 +90,14 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
     public func cancel() {
         lock.withLock { if flowPending { canceled = true } }
         Task { @MainActor in Self.cancelAutoFill(of: self) }
+    }
+
+    /// The RP IDs of the passkey requests, whose association files are fetched before they run.
+    var relyingPartyIdentifiers: [String] {
+        authorizationRequests.compactMap {
+            ($0 as? ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest)?.relyingPartyIdentifier
+                ?? ($0 as? ASAuthorizationPlatformPublicKeyCredentialAssertionRequest)?.relyingPartyIdentifier
+        }
     }
 
     @MainActor

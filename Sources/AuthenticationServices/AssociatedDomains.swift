@@ -61,6 +61,8 @@ public struct AssociatedDomains: Sendable {
     private var verdicts: [String: Bool] = [:]
     /// Domains taken as listing the app, with no file (``init(presuming:)``).
     private var presumed: Set<String> = []
+    /// Replies fetched off the main actor, by the key of their verdict, for the next check.
+    private var fetched: [String: Result<HTTPSFetch.Reply, HTTPSFetch.Failure>] = [:]
 
     public init(entitlement: AssociatedDomainsEntitlement, files: [String: Data] = [:], fetching: SiteAssociationFetching = SiteAssociationFetching(),
                 developerMode: Bool = false, managed: Bool = false) {
@@ -120,12 +122,41 @@ public struct AssociatedDomains: Sendable {
         }
         let key = domain + "#" + (entry.mode?.rawValue ?? "cdn")
         if let kept = verdicts[key] { return kept ? .approved : .denied }
-        let verdict = fetch(domain, of: app, trustingAnyCertificate: entry.mode == .developer || entry.mode == .developerAndManaged)
+        let verdict: Approval
+        switch fetchRequest(domain, trustingAnyCertificate: entry.mode == .developer || entry.mode == .developerAndManaged) {
+        case .failure(let problem):
+            note(problem.text)
+            verdict = .unverified
+        case .success(let request):
+            // What a fetch off the main actor brought for this request (``fetchNeeded(of:for:)``), else now.
+            let reply = fetched.removeValue(forKey: key) ?? Result { () throws(HTTPSFetch.Failure) in try HTTPSFetch.get(request) }
+            verdict = judge(reply, of: app, from: request.url)
+        }
         if verdict != .unverified { verdicts[key] = verdict == .approved }
         return verdict
     }
 
-    private mutating func fetch(_ domain: String, of app: String, trustingAnyCertificate: Bool) -> Approval {
+    /// The fetch `rpID`'s check would make now, if any (nothing kept, given or presumed), and the
+    /// key its reply is kept under: so that a request can fetch off the main actor before its
+    /// check, as iOS fetches in another process.
+    mutating func fetchNeeded(for rpID: String) -> (key: String, request: HTTPSFetch.Request)? {
+        guard let entry = entitlement.webCredentialsEntry(for: rpID, developerMode: developerMode, managed: managed) else { return nil }
+        let domain = entry.domain
+        let key = domain + "#" + (entry.mode?.rawValue ?? "cdn")
+        guard !presumed.contains(domain), !files.keys.contains(where: { $0.lowercased() == domain }), verdicts[key] == nil,
+              case .success(let request) = fetchRequest(domain, trustingAnyCertificate: entry.mode == .developer || entry.mode == .developerAndManaged)
+        else { return nil }
+        return (key, request)
+    }
+
+    /// A reply fetched off the main actor, taken by the next check of its domain.
+    mutating func keep(_ reply: Result<HTTPSFetch.Reply, HTTPSFetch.Failure>, for key: String) {
+        fetched[key] = reply
+    }
+
+    private struct Problem: Error { let text: String }
+
+    private func fetchRequest(_ domain: String, trustingAnyCertificate: Bool) -> Result<HTTPSFetch.Request, Problem> {
         let url = "https://\(domain)/.well-known/apple-app-site-association"
         var request = HTTPSFetch.Request(url: url, limit: Self.fileLimit)
         request.trustedCertificates = fetching.trustedCertificates.map { Array($0) }
@@ -135,15 +166,20 @@ public struct AssociatedDomains: Sendable {
         request.timeoutSeconds = max(1, fetching.timeoutSeconds)
         for (mapped, address) in fetching.addresses.sorted(by: { $0.key < $1.key }) {
             guard Self.isAddress(address), (try? AssociatedDomainsEntitlement(["webcredentials:" + mapped])) != nil else {
-                note("\(url): the address of \(mapped), \(address), is not DOMAIN: HOST:PORT")
-                return .unverified
+                return .failure(Problem(text: "\(url): the address of \(mapped), \(address), is not DOMAIN: HOST:PORT"))
             }
             request.connectTo.append("\(mapped.lowercased()):443:\(address)")
         }
+        return .success(request)
+    }
+
+    private mutating func judge(_ fetched: Result<HTTPSFetch.Reply, HTTPSFetch.Failure>, of app: String, from url: String) -> Approval {
         let reply: HTTPSFetch.Reply
-        do { reply = try HTTPSFetch.get(request) } catch {
+        switch fetched {
+        case .failure(let error):
             note("\(url): \(error)")
             return .unverified
+        case .success(let got): reply = got
         }
         guard reply.status == 200 else {
             // A redirect is not followed ("with no redirects"); a 404 or 403 is no file.
@@ -191,6 +227,17 @@ public struct AssociatedDomains: Sendable {
 }
 
 extension AuthenticationServicesHost {
+    /// Fetches, off the main actor, the association files the checks of `rpIDs` would fetch now,
+    /// and keeps each reply for its check: a server that is slow or never answers holds this
+    /// request (up to `timeoutSeconds`), not the app's main actor, as iOS fetches in another process.
+    func fetchAssociations(for rpIDs: [String]) async {
+        for rpID in Set(rpIDs).sorted() {
+            guard let (key, request) = associatedDomains.fetchNeeded(for: rpID) else { continue }
+            let reply = await Task.detached { Result { () throws(HTTPSFetch.Failure) in try HTTPSFetch.get(request) } }.value
+            associatedDomains.keep(reply, for: key)
+        }
+    }
+
     /// The app and `rpID` as iOS judges them, with its reasons: not associated when no entry names
     /// the RP ID or its file does not list the app (SnapAuth's debugger print: "Application with
     /// identifier … is not associated with domain …"); unverified when no file could be had or read
