@@ -363,6 +363,20 @@ final class VaultIndexTests {
         lying[34..<38] = [0xFF, 0xFF, 0xFF, 0xFF]  // the bucket count
         #expect(throws: VaultError.self) { try VaultDecoding.indexRoot(lying) }
         #expect(throws: VaultError.self) { try VaultDecoding.indexBucket(Array(bucket.dropLast())) }
+
+        // The split section is sorted by value, as written: a root that lists its split partitions
+        // in another order (the same splits) is refused, not read and written back differently.
+        let split = VaultIndex(generation: 3, frames: 9, logLength: 999, nextSequence: 4, partitioning: VaultPartitioning(kind: .credential, tag: 1, lookup: 1, shard: 3),
+                               buckets: root.buckets, always: [], lookups: root.buckets,
+                               splits: [ByteKey(Array("a.example".utf8)): 2, ByteKey(Array("b.example".utf8)): 3])
+        let sorted = split.rootPlaintext
+        #expect(try VaultDecoding.indexRoot(sorted) == sorted)
+        let a = [0, 9] + Array("a.example".utf8) + [0, 2], b = [0, 9] + Array("b.example".utf8) + [0, 3]
+        let tail = sorted.count - a.count - b.count
+        #expect(Array(sorted[tail...]) == a + b)
+        let swapped = Array(sorted[..<tail]) + b + a
+        let error = #expect(throws: VaultError.self) { try VaultDecoding.indexRoot(swapped) }
+        #expect(error?.kind == .corrupted)
     }
 
     /// A bucket from another write of the same generation, at the same place and of the same

@@ -687,8 +687,8 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
                 offset += 2 + len(value)
                 shards = _u16(root, offset)
                 offset += 2
-                if shards < 2 or value in splits:
-                    raise Corrupted("the index root lists a split RP twice, or with fewer than two shards")
+                if shards < 2 or (splits and value <= list(splits)[-1]):
+                    raise Corrupted("the index root lists split RPs out of order, twice, or with fewer than two shards")
                 splits[value] = shards
     except (struct.error, IndexError, ValueError):
         raise Corrupted("the index root is truncated") from None

@@ -294,12 +294,16 @@ struct VaultIndex {
                 let shard = try r.read(UInt8.self)
                 let splitCount = Int(try r.read(UInt32.self))
                 guard splitCount <= r.remaining / 5 else { throw VaultError(.corrupted, "the index root claims \(splitCount) split partitions") }
+                var previous: ByteKey?
                 for _ in 0..<splitCount {
                     let value = ByteKey(try r.take(Int(try r.read(UInt16.self))))
                     let shards = try r.read(UInt16.self)
-                    guard shards >= 2, splits.updateValue(shards, forKey: value) == nil else {
-                        throw VaultError(.corrupted, "the index root lists a split partition twice or with fewer than two shards")
+                    // Sorted by value, as written: one encoding per root (a repeat is out of order too).
+                    guard shards >= 2, previous.map({ $0 < value }) ?? true else {
+                        throw VaultError(.corrupted, "the index root lists split partitions out of order, twice, or with fewer than two shards")
                     }
+                    splits[value] = shards
+                    previous = value
                 }
                 partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup, shard: shard)
             }
