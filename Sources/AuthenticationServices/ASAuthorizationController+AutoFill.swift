@@ -10,9 +10,24 @@ extension ASAuthorizationController {
     /// in progress …") and this one waits on, as iOS answers. Nothing blocks while it waits.
     public func performAutoFillAssistedRequests() {
         AutoFillStarts.begin()
+        // One request of the app at a time: a modal one pending now (it may still be fetching its
+        // association files) refuses it at once, as iOS does.
+        let refused = PendingRequest.isPending
+        // Until it waits in the QuickType bar (its association files fetched), `cancel()` is
+        // remembered here, as for a modal request not yet performed.
+        lock.withLock {
+            flowPending = true
+            canceled = false
+        }
         Task { @MainActor in
             defer { AutoFillStarts.end() }
-            await AuthenticationServicesHost.current?.fetchAssociations(for: self.relyingPartyIdentifiers)
+            if !refused { await AuthenticationServicesHost.current?.fetchAssociations(for: self.relyingPartyIdentifiers) }
+            let canceled = self.lock.withLock {
+                self.flowPending = false
+                return self.canceled
+            }
+            if refused { return self.complete(.failure(AuthenticationServicesHost.requestInProgress)) }
+            if canceled { return self.complete(.failure(ASAuthorizationError(.canceled))) }
             self.startAutoFill()
         }
     }

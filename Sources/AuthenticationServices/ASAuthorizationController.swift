@@ -42,9 +42,9 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
     public weak var presentationContextProvider: (any ASAuthorizationControllerPresentationContextProviding)?
 
     /// This controller's flow: between `performRequests` and the delegate's call.
-    private let lock = NSLock()
-    private var flowPending = false
-    private var canceled = false
+    let lock = NSLock()
+    var flowPending = false
+    var canceled = false
 
     public init(authorizationRequests: [ASAuthorizationRequest]) {
         self.authorizationRequests = authorizationRequests
@@ -110,7 +110,7 @@ public final class ASAuthorizationController: NSObject, @unchecked Sendable {
 }
 
 /// Whether a request is pending on the device, from `performRequests` until its delegate call.
-private enum PendingRequest {
+enum PendingRequest {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var pending = false
 
@@ -121,6 +121,9 @@ private enum PendingRequest {
             return true
         }
     }
+
+    /// Whether a modal request is pending now.
+    static var isPending: Bool { lock.withLock { pending } }
 
     static func end() {
         lock.withLock { pending = false }

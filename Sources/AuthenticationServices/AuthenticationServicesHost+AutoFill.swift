@@ -4,7 +4,7 @@ import Session
 /// An AutoFill-assisted request waiting on a phone (`performAutoFillAssistedRequests()`): the
 /// conditional sign-in under it (``ConditionalSignIn``, the ceremony `authctl sign --mediation
 /// conditional` and the server run), whose candidates the QuickType bar offers, until the person
-/// picks one, the app cancels it, or a modal request takes its place. The controller is retained
+/// picks one or the app cancels it. The controller is retained
 /// until then, as iOS retains it "until the flow is either completed or canceled"; the phone is
 /// not: a test that lets its host go while a request waits gets the host's directory removed
 /// (a throw-away phone's), and the app's `cancel()` still ends the request.
@@ -41,7 +41,7 @@ final class AutoFillFlow {
     }
 
     /// Ends the flow with `outcome`, told to the controller's delegate now — before what ended it
-    /// goes on (a modal request taking its place is answered after) — or, for the person's pick,
+    /// goes on (the app's `cancel()`) — or, for the person's pick,
     /// after the current turn. The flow is forgotten first, so that a delegate that performs a new
     /// AutoFill-assisted request (the app resuming AutoFill after a cancel) starts one of its own.
     func end(_ outcome: Result<ASAuthorization, ASAuthorizationError>, deferred: Bool = false) {

@@ -111,7 +111,7 @@ extension AuthenticationServicesHost {
     /// the password and the passkeys held.
     private func registerConditionally(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
-        if let refusal = association(rpID) { return .failure(refusal) }
+        if let refusal = association(rpID) ?? Self.attestationRefusal(request) { return .failure(refusal) }
         guard signedInRecently(request.name) else { return .failure(ASAuthorizationError(.canceled)) }
         if let refusal = creationRefusal() { return .failure(refusal) }
         let held = (try? session.passkeys(device: device, rpId: rpID)) ?? []

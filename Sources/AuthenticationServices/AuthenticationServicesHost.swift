@@ -48,11 +48,7 @@ public final class AuthenticationServicesHost {
     func register(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> Result<ASAuthorization, ASAuthorizationError> {
         let rpID = request.relyingPartyIdentifier
         if let refusal = association(rpID) ?? creationRefusal() { return .failure(refusal) }
-        // iCloud Keychain's passkeys carry no attestation, and iOS refuses a platform request that
-        // asks for one rather than answer `none` (docs/ios.md: "Passkeys do not support attestation.").
-        if request.attestationPreference != .none {
-            return .failure(ASAuthorizationError(.failed, failureReason: "Passkeys do not support attestation."))
-        }
+        if let refusal = Self.attestationRefusal(request) { return .failure(refusal) }
         do {
             let made = try verifyingOwner { person throws(SessionError) in
                 try session.register(RegisterRequest(device: device, caller: CallerContext(origin: "https://" + rpID, nativeApp: true),
@@ -87,6 +83,12 @@ public final class AuthenticationServicesHost {
         } catch {
             return .failure(Self.authorizationError(error, immediatelyAvailableOnly: immediatelyAvailableOnly))
         }
+    }
+
+    /// iCloud Keychain's passkeys carry no attestation, and iOS refuses a platform registration that
+    /// asks for one rather than answer `none` (docs/ios.md: "Passkeys do not support attestation.").
+    static func attestationRefusal(_ request: ASAuthorizationPlatformPublicKeyCredentialRegistrationRequest) -> ASAuthorizationError? {
+        request.attestationPreference == .none ? nil : ASAuthorizationError(.failed, failureReason: "Passkeys do not support attestation.")
     }
 
     /// iOS refuses a request for an RP ID the app is not associated with, before any UI.

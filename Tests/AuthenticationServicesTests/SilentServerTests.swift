@@ -65,3 +65,36 @@ extension PlatformPasskeyTests {
         #expect(host.associatedDomains.log.last?.hasSuffix("Timeout was reached") == true, "\(host.associatedDomains.log)")
     }
 }
+
+extension PlatformPasskeyTests {
+    /// While a request still fetches its association file, the one-request rule and `cancel()`
+    /// hold as after: an AutoFill-assisted request performed while a modal one fetches fails
+    /// "Request already in progress …", and an AutoFill-assisted request canceled before it
+    /// waits in the QuickType bar ends `.canceled`, once.
+    @Test(.timeLimit(.minutes(1)))
+    func theOneRequestRuleAndCancelHoldWhileARequestFetches() async throws {
+        let directory = try TemporaryDirectory()
+        let host = try associatedPhone(in: directory.path)
+        defer { AuthenticationServicesHost.current = nil }
+        let silent = try SilentListener()
+        host.associatedDomains = try AssociatedDomains(["webcredentials:example.com"],
+                                                       fetching: SiteAssociationFetching(addresses: ["example.com": "127.0.0.1:\(silent.port)"], timeoutSeconds: 2))
+        let log = DelegateLog()
+        let modal = ASAuthorizationController.with([signInRequest()], log)
+        modal.performRequests()
+        let autoFill = ASAuthorizationController.with([signInRequest()], log)
+        autoFill.performAutoFillAssistedRequests()
+        let first = await log.next(), second = await log.next()
+        let refused = first.controller === autoFill ? first : second
+        #expect(refused.controller === autoFill)
+        #expect(refused.error?.userInfo[NSLocalizedFailureReasonErrorKey] as? String == "Request already in progress for specified application identifier.")
+
+        let canceled = ASAuthorizationController.with([signInRequest()], log)
+        canceled.performAutoFillAssistedRequests()
+        canceled.cancel()
+        let ended = await log.next()
+        #expect(ended.controller === canceled && ended.error == ASAuthorizationError(.canceled))
+        #expect(await !host.isAutoFillWaiting())
+        #expect(log.calls == 3)
+    }
+}
