@@ -197,7 +197,7 @@ def test_autofill_canceled_by_the_app_is_resumed_and_signs_in_with_the_passkey_p
     assert [(e["code"], e["handling"]) for e in errors(steps)] == [(1001, "userCanceled")] * 2
     assert details(steps, "app") == [
         "cancel(): the sign-in options are a minute old", "dismissed: nothing is shown, the AutoFill sign-in resumes",
-        "cancel(): the sign-in sheet takes the AutoFill request's place", "AutoFill ended: the sheet has the screen, AutoFill is not resumed"]
+        "cancel(): one request at a time, the AutoFill request ends before the sheet", "AutoFill ended: the sheet has the screen, AutoFill is not resumed"]
     # Picked from the bar (discoverable options), then, AutoFill ended for the sheet, by name.
     assert details(steps, "login-begin") == ["allowed=0"] * 3 + ["allowed=1"]
     assert ("phone", "autofill waiting=false") in steps

@@ -42,7 +42,7 @@ final class AutoFillSignIn: NSObject, ASAuthorizationControllerDelegate {
         guard let controller else { return }
         yieldingToSheet = true
         defer { yieldingToSheet = false }
-        service.report("app", "cancel(): the sign-in sheet takes the AutoFill request's place")
+        service.report("app", "cancel(): one request at a time, the AutoFill request ends before the sheet")
         controller.cancel()
         try await handledNext()
     }
