@@ -28,6 +28,12 @@ private final class SilentListener {
 
     struct ListenerDidNotStart: Error {}
 
+    /// The app's entitlement naming `domain`, whose file is fetched from this listener, 2 s at most.
+    func associating(_ domain: String) throws -> AssociatedDomains {
+        try AssociatedDomains(["webcredentials:" + domain],
+                              fetching: SiteAssociationFetching(addresses: [domain: "127.0.0.1:\(port)"], timeoutSeconds: 2))
+    }
+
     deinit { close(socket) }
 }
 
@@ -42,8 +48,7 @@ extension PlatformPasskeyTests {
         let host = try associatedPhone(in: directory.path)
         defer { AuthenticationServicesHost.current = nil }
         let silent = try SilentListener()
-        host.associatedDomains = try AssociatedDomains(["webcredentials:example.com"],
-                                                       fetching: SiteAssociationFetching(addresses: ["example.com": "127.0.0.1:\(silent.port)"], timeoutSeconds: 2))
+        host.associatedDomains = try silent.associating("example.com")
         let log = DelegateLog()
         let started = ContinuousClock.now
         ASAuthorizationController.with([signInRequest()], log).performRequests()
@@ -77,8 +82,7 @@ extension PlatformPasskeyTests {
         let host = try associatedPhone(in: directory.path)
         defer { AuthenticationServicesHost.current = nil }
         let silent = try SilentListener()
-        host.associatedDomains = try AssociatedDomains(["webcredentials:example.com"],
-                                                       fetching: SiteAssociationFetching(addresses: ["example.com": "127.0.0.1:\(silent.port)"], timeoutSeconds: 2))
+        host.associatedDomains = try silent.associating("example.com")
         let log = DelegateLog()
         let modal = ASAuthorizationController.with([signInRequest()], log)
         modal.performRequests()
