@@ -88,6 +88,9 @@ let package = Package(
         // `authctl audit`: an RP's own endpoints driven with forged, replayed and downgraded
         // responses, and what it wrongly accepts.
         .target(name: "Audit", dependencies: ["Session", "Curl"]),
+        // authctl as a security key: CTAP2 commands over CTAPHID on a UDP or Unix socket
+        // (`authctl ctap serve`, docs/ctap.md), answered by a device of an account through Session.
+        .target(name: "CTAP", dependencies: ["Session"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own. Its contract
         // (openapi.json) and the page bridge (bridge.js) are files of their own, linted as such,
         // embedded in the code when it is built: an installed binary is one file, with no resource
@@ -97,7 +100,7 @@ let package = Package(
         // What `authctl bench` measures, apart from the command line that parses and prints it.
         .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore"]),
         // The command line: parse, request, print.
-        .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Audit", "Server", "Benchmarks", "CBuildInfo"]),
+        .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
         .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
@@ -118,6 +121,8 @@ let package = Package(
         .testTarget(name: "AuthenticationServicesTests", dependencies: ["AuthenticationServices", "Session", "VirtualAuthenticator", "TestSupport"]),
         // `authctl serve`'s routes in-process.
         .testTarget(name: "ServerTests", dependencies: ["Server", "Session", "TestSupport"]),
+        // The security key's CTAP2 commands and its CTAPHID framing, in-process.
+        .testTarget(name: "CTAPTests", dependencies: ["CTAP", "Session", "TestSupport"]),
         // The command line's own parts: the man page writer and its roff escaping.
         .testTarget(name: "authctlTests", dependencies: ["authctl"]),
     ]

@@ -18,7 +18,8 @@ import sys
 
 # What each front end may import besides the system's modules: Session, and its own.
 ALLOWED = {
-    "Sources/authctl": {"Session", "Scenarios", "Audit", "Server", "Benchmarks", "CBuildInfo"},
+    "Sources/authctl": {"Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"},
+    "Sources/CTAP": {"Session"},
     "Sources/Server": {"Session", "Audit", "CMicroHTTPD"},
     "Sources/Scenarios": {"Session", "Curl"},
     "Sources/Audit": {"Session", "Curl"},

@@ -1,0 +1,70 @@
+import Foundation
+import Session
+
+/// A device of an account answering as a USB security key over CTAP2 (CTAP 2.1): the commands'
+/// dispatcher, and what a key keeps only while it has power (PIN tokens, the key agreement, the
+/// consecutive PIN failures, an assertion's next credentials). What it keeps across power — its
+/// credentials, its PIN and retries — lives on the device, behind ``Session``. Transports
+/// (`HID/`) hand it whole messages, one at a time.
+///
+///     let key = SecurityKey(session: session, device: "key")
+///     let answer = key.cbor([0x04], progress: CTAPProgress())   // authenticatorGetInfo
+public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
+    let session: Session
+    /// The device that answers (`nil`: the account's first).
+    public let device: String?
+    /// The person's finger on the key.
+    public let touch: Touch
+    /// One request at a time; the transports already serialize, this holds for in-process callers.
+    let lock = NSLock()
+    /// When the key last got power: authenticatorReset is refused 10 s after (CTAP 2.1 §6.6).
+    var poweredAt = Date()
+
+    public init(session: Session, device: String? = nil, touch: Touch = Touch()) {
+        self.session = session
+        self.device = device
+        self.touch = touch
+    }
+
+    public var capabilities: UInt8 { 0x01 | 0x04 }  // WINK, CBOR (and MSG: NMSG unset)
+    public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
+
+    public func wink() {}
+
+    public func powerCycled() {
+        lock.withLock { poweredAt = Date() }
+    }
+
+    public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let first = request.first else { return [CTAPStatus.invalidLength.rawValue] }
+        do {
+            let body = try answer(first, request.dropFirst(), progress)
+            return [CTAPStatus.ok.rawValue] + (body?.encoded() ?? [])
+        } catch {
+            return [error.rawValue]
+        }
+    }
+
+    public func msg(_ apdu: [UInt8], progress: CTAPProgress) -> [UInt8] {
+        [0x6D, 0x00]  // SW_INS_NOT_SUPPORTED
+    }
+
+    /// One command's answer (`nil`: a command whose success carries no data).
+    func answer(_ byte: UInt8, _ parameters: ArraySlice<UInt8>, _ progress: CTAPProgress) throws(CTAPStatus) -> CBORValue? {
+        guard let command = CTAPCommand(rawValue: byte) else { throw .invalidCommand }
+        switch command {
+        case .getInfo:
+            guard parameters.isEmpty else { throw .invalidLength }
+            return try getInfo()
+        default:
+            throw .invalidCommand
+        }
+    }
+
+    /// The device's facts; a failure of the layers below is CTAP1_ERR_OTHER.
+    func facts() throws(CTAPStatus) -> KeyFacts {
+        do { return try session.keyFacts(device: device) } catch { throw .other }
+    }
+}
