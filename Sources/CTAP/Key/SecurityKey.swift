@@ -28,6 +28,7 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
 
     public var capabilities: UInt8 { 0x01 | 0x04 }  // WINK, CBOR (and MSG: NMSG unset)
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
+    public var maxMessageSize: Int { Self.maxMessageSize }
 
     public func wink() {}
 
