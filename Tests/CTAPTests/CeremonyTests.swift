@@ -147,3 +147,41 @@ import Testing
         #expect(try fixture.send(0x01, .map(members)).0 == .pinNotSet)
     }
 }
+
+/// authenticatorReset and authenticatorSelection.
+@Suite struct ResetTests {
+    @Test func aResetDeletesTheKeysCredentialsButNotTheAccountsSyncedPasskeys() throws {
+        let fixture = try KeyFixture(phone: true)
+        _ = try fixture.session.register(RegisterRequest(device: "phone", caller: CallerContext(origin: "https://example.com"),
+                                                         options: .built(CreationOptionsBuilder(rpId: "example.com"))))
+        // The phone's synced passkey reaches the key's device, and the key keeps it out of sight.
+        #expect(try fixture.session.passkeys(device: "key").count == 1)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion()).0 == .noCredentials)
+        _ = try fixture.send(0x01, CeremonyTests.makeCredential())
+        #expect(try fixture.session.keyCredentials(device: "key").count == 1)
+        #expect(try fixture.send(0x07).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key").isEmpty)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion()).0 == .noCredentials)
+        #expect(try fixture.session.passkeys(device: "phone").count == 1)
+        #expect(try fixture.session.passkeys(device: "key").count == 1)
+    }
+
+    @Test func aResetLongAfterPowerUpIsNotAllowed() throws {
+        let fixture = try KeyFixture()
+        fixture.key.poweredAt = Date().addingTimeInterval(-11)
+        #expect(try fixture.send(0x07).0 == .notAllowed)
+    }
+
+    @Test func selectionWaitsForATouch() throws {
+        let fixture = try KeyFixture(touch: Touch(policy: .after(milliseconds: 50)))
+        #expect(try fixture.send(0x0B).0 == .ok)
+        fixture.key.touch.queue([.ignore])
+        let progress = CTAPProgress()
+        let canceler = Thread {
+            while progress.status != .upNeeded { usleep(1000) }
+            progress.cancel()
+        }
+        canceler.start()
+        #expect(try fixture.send(0x0B, progress: progress).0 == .keepaliveCancel)
+    }
+}

@@ -46,7 +46,9 @@ extension Device {
         let authenticator = try keyAuthenticator(KeyPerson(touch: { _ throws(AuthenticatorError) in }), pick: nil, revisionId: nil)
         do {
             guard let candidates = try authenticator.candidates(for: request.authenticatorRequest) else { return [] }
-            return Array(candidates).reversed()  // the store keeps creation order, oldest first
+            let profile = authenticator.configuration.profile
+            // The store keeps creation order, oldest first.
+            return Array(candidates).reversed().filter { keyHolds($0, profile: profile) }
         } catch { throw DeviceError(error) }
     }
 

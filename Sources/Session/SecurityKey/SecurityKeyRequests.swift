@@ -29,3 +29,15 @@ extension Session {
         }
     }
 }
+
+extension Session {
+    /// authenticatorReset on `device`: its credentials as a key deleted, its PIN gone.
+    public func keyReset(device: String? = nil) throws(SessionError) {
+        do { try account.device(device).keyReset() } catch { throw SessionError(error) }
+    }
+
+    /// The credentials `device` holds as a security key, oldest first (`rpId`'s only, when given).
+    public func keyCredentials(device: String? = nil, rpId: String? = nil) throws(SessionError) -> [Credential] {
+        do { return try account.device(device).keyCredentials(rpId: rpId) } catch { throw SessionError(error) }
+    }
+}
