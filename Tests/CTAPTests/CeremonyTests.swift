@@ -63,6 +63,23 @@ import Testing
         #expect(assertion?[.int(1)]?[.text("id")] == .bytes(id))
     }
 
+    @Test func aCredentialMadeWithoutRkIsUsedOnlyWhenListedAndHasAWrappedKeysIdLength() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, Self.makeCredential(rk: false)).1)
+        let (id, _) = try Self.attested(try #require(made[.int(2)]?.bytesValue))
+        #expect(id.count == AuthenticatorProfile.securityKey.wrappedCredentialIdLength)
+        #expect(try fixture.send(0x02, Self.getAssertion()).0 == .noCredentials)
+        #expect(try fixture.send(0x02, Self.getAssertion(allow: [id])).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key").isEmpty)
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).map(\.id) == [id])
+        // A second one for the same user replaces nothing; a discoverable one does not replace it either.
+        _ = try fixture.send(0x01, Self.makeCredential(rk: false))
+        _ = try fixture.send(0x01, Self.makeCredential(rk: true))
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).count == 3)
+        #expect(try fixture.send(0x07).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).isEmpty)
+    }
+
     @Test func aDiscoverableSignInOffersEveryCredentialNewestFirstThenNextAssertions() throws {
         let fixture = try KeyFixture()
         var ids = [[UInt8]]()

@@ -53,6 +53,8 @@ extension SecurityKey {
                                         userDisplayName: displayName, algorithms: algorithms, excludeList: excludeList,
                                         userVerified: authorization != nil)
         request.attestation = .direct
+        // §6.1.2 step 17: `rk` absent is a credential the key does not offer undiscovered.
+        request.discoverable = options.residentKey ?? false
         let response = try perform(progress, with: authorization) { person throws(SessionError) in
             try session.keyMakeCredential(device: device, request, person: person)
         }
