@@ -202,3 +202,38 @@ import Testing
         #expect(try fixture.send(0x0B, progress: progress).0 == .keepaliveCancel)
     }
 }
+
+/// The extensions a key answers over CTAP (CTAP 2.1 §12).
+@Suite struct ExtensionTests {
+    static func withExtensions(_ base: CBORValue, _ extensions: [(CBORValue, CBORValue)], key: Int) -> CBORValue {
+        guard case .map(var members) = base else { return base }
+        members.append((.int(key), .map(extensions)))
+        return .map(members)
+    }
+
+    @Test func credProtectThreeHidesTheCredentialFromASignInWithoutATokenEvenWhenListed() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .int(3))], key: 6)).1)
+        let data = try #require(made[.int(2)]?.bytesValue)
+        #expect(data[32] & 0x80 != 0)  // ED: the credProtect output
+        let (id, _) = try CeremonyTests.attested(data)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion(allow: [id])).0 == .noCredentials)
+        #expect(try fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .int(4))], key: 6)).0
+                == .invalidParameter)
+        #expect(try fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .text("3"))], key: 6)).0
+                == .cborUnexpectedType)
+    }
+
+    @Test func aCredBlobIsStoredAndReadBack() throws {
+        let fixture = try KeyFixture()
+        let blob = [UInt8](repeating: 7, count: 32)
+        let made = try #require(fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credBlob"), .bytes(blob))], key: 6)).1)
+        let (id, _) = try CeremonyTests.attested(try #require(made[.int(2)]?.bytesValue))
+        let (status, assertion) = try fixture.send(0x02, Self.withExtensions(CeremonyTests.getAssertion(allow: [id]), [(.text("credBlob"), .bool(true))], key: 4))
+        #expect(status == .ok)
+        let data = try #require(assertion?[.int(2)]?.bytesValue)
+        #expect(data[32] & 0x80 != 0)
+        let outputs = try CBORValue.decode(Array(data[37...]))
+        #expect(outputs[.text("credBlob")] == .bytes(blob))
+    }
+}

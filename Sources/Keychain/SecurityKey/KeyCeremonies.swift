@@ -79,6 +79,7 @@ public struct KeyMakeCredential: Sendable {
     public var attestation: AttestationConveyance
     /// A discoverable credential (the `rk` option); else one only an allow list reaches.
     public var discoverable: Bool
+    /// The extensions asked for (CTAP 2.1 §12), as the CTAP front end read them.
     package var extensions: MakeCredentialExtensions
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
