@@ -123,7 +123,6 @@ def test_init_and_ping_over_udp_and_the_unix_socket(key):
         dev = device(connection)
         assert dev.version == 2 and dev.device_version == (1, 0, 0)
         assert CAPABILITY.CBOR.supported(dev.capabilities) and CAPABILITY.WINK.supported(dev.capabilities)
-        assert not CAPABILITY.NMSG.supported(dev.capabilities)
         for size in (0, 57, 1000):
             message = os.urandom(size)
             assert dev.ping(message) == message
@@ -218,6 +217,10 @@ def test_hostile_framing_gets_the_specs_errors_and_the_key_answers_others(key):
         assert error_of(client.read_packet(), channel) == 0x0B  # ERR_INVALID_CHANNEL
     client.write_packet(initialization(mine, 0x3F, 0))
     assert error_of(client.read_packet(), mine) == 0x01  # ERR_INVALID_CMD
+    # CTAPHID_MSG (U2F VERSION) from a key that says NMSG is a command it does not have.
+    if CAPABILITY.NMSG.supported(device(UdpConnection(key.udp)).capabilities):
+        client.write_packet(initialization(mine, CTAPHID.MSG, 7, bytes([0, 3, 0, 0, 0, 0, 0])))
+        assert error_of(client.read_packet(), mine) == 0x01
     # Interleaved channels: while one message arrives, another channel is busy.
     client.write_packet(initialization(mine, CTAPHID.PING, 100, b"c" * 57))
     other.write_packet(initialization(theirs, CTAPHID.PING, 1, b"!"))

@@ -10,7 +10,13 @@ public struct KeyController: Sendable {
     public struct Answer: Equatable, Sendable {
         public let status: Int
         public let text: String
-        public var allow: String? = nil
+        public var allow: String?
+
+        public init(status: Int, text: String, allow: String? = nil) {
+            self.status = status
+            self.text = text
+            self.allow = allow
+        }
     }
 
     public let key: PluggedKey
