@@ -268,6 +268,19 @@ import Testing
         #expect(!device.isBusy)
     }
 
+    @Test func aClientGoneDropsItsHalfMessageAndCancelsItsRequestAtOnce() throws {
+        var device = Self.device()
+        let first = try Self.allocate(&device, from: 1), second = try Self.allocate(&device, from: 2)
+        _ = device.receive(Self.initialization(first, 0x01, length: 100, [1]), from: 1, now: 0)
+        #expect(device.disconnected { $0 == 2 }.isEmpty && device.isBusy)  // another client: nothing changes
+        #expect(device.disconnected { $0 == 1 }.isEmpty)
+        #expect(!device.isBusy)
+        let request = try #require(Self.requests(device.receive(Self.initialization(second, 0x10, length: 1, [0x0B]), from: 2, now: 1)).first)
+        let outputs = device.disconnected { $0 == 2 }
+        guard case .cancel(let transaction)? = outputs.first, outputs.count == 1 else { Issue.record("not one cancel: \(outputs)"); return }
+        #expect(transaction == request.transaction)
+    }
+
     @Test func lockKeepsOtherChannelsOutUntilItEndsOrIsReleased() throws {
         var device = Self.device()
         let first = try Self.allocate(&device, from: 1), second = try Self.allocate(&device, from: 2)

@@ -132,6 +132,20 @@ final class ReportLog: HIDEndpoint, @unchecked Sendable {
         other.wait(for: "the ping") { !Self.matching($0, theirs, 0x01).isEmpty }
     }
 
+    @Test func aClientWhoseConnectionClosesHasItsTouchWaitCanceled() throws {
+        let fixture = try KeyFixture(touch: Touch(policy: .never))
+        let key = HIDKey(handler: fixture.key)
+        defer { key.stop() }
+        let log = ReportLog()
+        let channel = try Self.allocate(key, log)
+        key.receive(Framing.initialization(channel, 0x10, length: 1, [0x0B]), from: log)
+        log.wait(for: "a keepalive") { !Self.matching($0, channel, 0x3B).isEmpty }
+        key.disconnected(log)
+        // The key stops waiting for a touch nobody can give: it answers at once (into the void).
+        log.wait(for: "the answer") { !Self.matching($0, channel, 0x10).isEmpty }
+        #expect(Self.reports(log, channel, 0x10).map { $0.report[7] } == [0x2D])
+    }
+
     @Test func powerOffCancelsTheRequestForgetsTheChannelsAnswersNothingAndPowerOnTellsTheKey() throws {
         let fixture = try KeyFixture(touch: Touch(policy: .never))
         let key = HIDKey(handler: fixture.key)

@@ -8,6 +8,7 @@ import socket
 import struct
 import subprocess
 import threading
+import time
 import urllib.request
 
 import pytest
@@ -244,6 +245,16 @@ def test_a_client_that_vanishes_mid_message_does_not_wedge_the_key(key):
     # through once the half message times out.
     dev = device(UdpConnection(key.udp))
     assert dev.ping(b"still here") == b"still here"
+    # Gone while the key waits for its touch (--touch button, never pressed): its request is
+    # canceled as its connection closes, not left to the touch's 30 s timeout.
+    waiting = UnixConnection(key.path)
+    channel = allocate(waiting)
+    waiting.write_packet(initialization(channel, CTAPHID.CBOR, 1, b"\x0b"))  # authenticatorSelection
+    assert waiting.read_packet()[4] == 0x80 | CTAPHID.KEEPALIVE
+    waiting.close()
+    started = time.monotonic()
+    assert "FIDO_2_1" in Ctap2(dev).get_info().versions
+    assert time.monotonic() - started < 20
     # Over UDP the client is told: ERR_MSG_TIMEOUT on its channel.
     stalled = UdpConnection(key.udp)
     mine = allocate(stalled)

@@ -141,6 +141,15 @@ public struct CTAPHIDDevice<Endpoint> {
         return outputs
     }
 
+    /// A client is gone (its connection closed): the message it was sending is dropped and its
+    /// request in flight canceled at once, so the key need not wait out the message's timeout or
+    /// the person's touch for nobody. `isGone` tells its endpoint.
+    public mutating func disconnected(_ isGone: (Endpoint) -> Bool) -> [Output] {
+        if let message = assembly, isGone(message.endpoint) { assembly = nil }
+        guard let request = processing, isGone(request.endpoint) else { return [] }
+        return [.cancel(transaction: request.transaction)]
+    }
+
     /// The power goes: every channel, the message being received, the lock are forgotten, and the
     /// request in flight is canceled (its answer, if it comes, goes nowhere).
     public mutating func powerOff() -> [Output] {

@@ -70,6 +70,13 @@ public final class HIDKey: @unchecked Sendable {
         perform(outputs)
     }
 
+    /// A client's connection closed: its half-sent message dropped, its request in flight canceled.
+    public func disconnected(_ endpoint: any HIDEndpoint) {
+        state.lock()
+        guard powered, !stopped else { return state.unlock() }
+        perform(device.disconnected { $0 === endpoint })
+    }
+
     /// The power is cut: every channel and the lock are forgotten, a message being received is
     /// dropped, and the request in flight is canceled (the key stops waiting; its answer goes
     /// nowhere). Nothing is answered until ``powerOn()``.

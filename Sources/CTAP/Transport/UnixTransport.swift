@@ -146,6 +146,7 @@ final class UnixConnection: HIDEndpoint {
             pending.removeFirst(offset)
         }
         socket.close()
+        key.disconnected(self)
     }
 
     /// Writes the report without blocking; a client that leaves it no room (it reads nothing) or
