@@ -48,6 +48,13 @@ enum CTAPServeCommand {
         let policy = try touchPolicy(args.value(touch))
         try Output.requireStdout()
 
+        // SIGTERM and SIGINT are taken by sigwait alone, blocked before any thread starts — and
+        // before a throw-away key's directory is made, so that a signal meanwhile still ends the
+        // run through its cleanup. A vault's passphrase prompt keeps its own Ctrl-C until it is open.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
         let session: Session, device: String?, scratch: String?
         if args.value(GlobalOptions.vault) != nil {
             let vault = try VaultSelection(args)
@@ -55,10 +62,12 @@ enum CTAPServeCommand {
             VaultSelection.warn(session)
             device = vault.deviceName
             scratch = nil
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
         } else {
             if let named = args.value(GlobalOptions.device), named != "key" {
                 throw CLIError(.usage, "--device names a device of --vault's account; without --vault the key is a throw-away device named 'key'")
             }
+            pthread_sigmask(SIG_BLOCK, &signals, nil)
             (session, scratch) = try throwAwayKey()
             device = "key"
         }
@@ -67,11 +76,6 @@ enum CTAPServeCommand {
         _ = try session.keyFacts(device: device)
         let key = SecurityKey(session: session, device: device, touch: Touch(policy: policy))
 
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)  // before any thread starts: only sigwait takes them
         let plugged: PluggedKey
         do { plugged = try PluggedKey(handler: key, udp: udpAddress, socket: socketPath) } catch { throw CLIError(.ioError, error.message) }
         var server: HTTPServer?
