@@ -69,6 +69,7 @@ final class ReportLog: HIDEndpoint, @unchecked Sendable {
         key.receive(Framing.initialization(channel, 0x10, length: 1, [0x0B]), from: log)  // authenticatorSelection
         log.wait(for: "four keepalives") { Self.matching($0, channel, 0x3B).count >= 4 }
         let keepalives = Self.reports(log, channel, 0x3B)
+        try #require(keepalives.count >= 4)
         #expect(keepalives.allSatisfy { $0.report[5...7] == [0, 1, 2] })  // BCNT 1, STATUS_UPNEEDED
         // Every 100 ms, not in a burst: the fourth comes at least 200 ms after the first (the
         // first is sent at once, as the status changes).

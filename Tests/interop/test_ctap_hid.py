@@ -258,8 +258,10 @@ def test_a_client_that_vanishes_mid_message_does_not_wedge_the_key(key):
     # Over UDP the client is told: ERR_MSG_TIMEOUT on its channel.
     stalled = UdpConnection(key.udp)
     mine = allocate(stalled)
+    started = time.monotonic()
     stalled.write_packet(initialization(mine, CTAPHID.PING, 200, b"x" * 57))
     assert error_of(stalled.read_packet(), mine) == 0x05  # ERR_MSG_TIMEOUT
+    assert 0.7 <= time.monotonic() - started < 20  # 750 ms after the last packet, however loaded the machine
     assert dev.ping(b"and here") == b"and here"
 
 
