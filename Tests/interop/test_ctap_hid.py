@@ -287,6 +287,27 @@ def test_usage_errors_exit_64_and_name_the_problem(tmp_path, args, words):
     assert result.returncode == 64 and words in result.stderr and result.stdout == "", result.stderr
 
 
+@pytest.mark.parametrize("listed", ["udp:127.0.0.1:0,udp:127.0.0.1:1", "unix:key.sock", "tcp:127.0.0.1:1", "udp:10.1.1.1:8111", ""])
+def test_a_key_listens_where_authctl_ctap_says_when_given_no_place(tmp_path, listed):
+    env = dict(own_environment(tmp_path), AUTHCTL_CTAP=listed)
+    result = subprocess.run([BIN, "ctap", "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 64 and "AUTHCTL_CTAP" in result.stderr, result.stderr
+
+
+def test_authctl_ctap_names_the_keys_places(tmp_path):
+    path = tmp_path / "env.sock"
+    env = dict(own_environment(tmp_path), AUTHCTL_CTAP=f"unix:{path},udp:127.0.0.1:0")
+    proc = subprocess.Popen([BIN, "ctap", "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline().split() for _ in range(2)]
+        assert lines[0][:2] == ["ctap", "udp"] and lines[1] == ["ctap", "unix", str(path)], (lines, proc.stderr.read())
+        assert device(UnixConnection(str(path))).ping(b"env") == b"env"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    assert not path.exists()
+
+
 def test_a_socket_path_holding_a_file_is_refused_and_left(tmp_path):
     planted = tmp_path / "key.sock"
     planted.write_text("keep")

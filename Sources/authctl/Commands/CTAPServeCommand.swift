@@ -25,8 +25,9 @@ enum CTAPServeCommand {
         kept in the vault, which it holds until it ends; without, a throw-away account in memory with one device 'key'
         of the security-key profile, gone when it ends. Prints one line per place it listens ('ctap udp HOST:PORT',
         'ctap unix PATH', 'controller http://HOST:PORT'), then serves until SIGTERM or SIGINT, which remove the socket.
-        Clients find it through AUTHCTL_CTAP (udp:HOST:PORT and unix:PATH entries, comma-separated). The wire, the
-        controller and what the key answers are in docs/ctap.md.
+        Clients find it through AUTHCTL_CTAP (udp:HOST:PORT and unix:PATH entries, comma-separated), which is also
+        where it listens when given neither --udp nor --socket. The wire, the controller and what the key answers are
+        in docs/ctap.md.
         """,
         options: [udp, socket, controller, touch],
         arguments: [],
@@ -36,15 +37,18 @@ enum CTAPServeCommand {
         run: run)
 
     static func run(_ args: ParsedArguments) throws(CLIError) {
-        let udpAddress = try args.value(udp).map { text throws(CLIError) in try loopback(text, udp) }
-        let socketPath = args.value(socket)
+        var udpAddress = try args.value(udp).map { text throws(CLIError) in try loopback(text, udp.name) }
+        var socketPath = args.value(socket)
         if let socketPath, !socketPath.hasPrefix("/") {
             throw CLIError(.usage, "--socket takes an absolute path, not '\(EchoedInput.path(socketPath))'")
         }
-        guard udpAddress != nil || socketPath != nil else {
-            throw CLIError(.usage, "give where the key listens: --udp HOST:PORT, --socket PATH, or both")
+        if udpAddress == nil && socketPath == nil, let listed = EnvironmentVariable.ctap.value, !listed.isEmpty {
+            (udpAddress, socketPath) = try places(listed)
         }
-        let controllerAddress = try args.value(controller).map { text throws(CLIError) in try loopback(text, controller) }
+        guard udpAddress != nil || socketPath != nil else {
+            throw CLIError(.usage, "give where the key listens: --udp HOST:PORT, --socket PATH, or both (or AUTHCTL_CTAP)")
+        }
+        let controllerAddress = try args.value(controller).map { text throws(CLIError) in try loopback(text, controller.name) }
         let policy = try touchPolicy(args.value(touch))
         try Output.requireStdout()
 
@@ -104,19 +108,36 @@ enum CTAPServeCommand {
     /// `HOST:PORT` with an IPv4 loopback address (127.0.0.0/8) and a port (0: a free one): the key
     /// and its controller have no secret a client must show, so nothing off this machine may
     /// reach them.
-    static func loopback(_ text: String, _ option: OptionSpec) throws(CLIError) -> (host: String, port: UInt16) {
+    static func loopback(_ text: String, _ source: String) throws(CLIError) -> (host: String, port: UInt16) {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw CLIError(.usage, "\(option.name) takes HOST:PORT (a loopback IPv4 address and a port, 0 for a free one), not '\(EchoedInput.text(text))'")
+            throw CLIError(.usage, "\(source) takes HOST:PORT (a loopback IPv4 address and a port, 0 for a free one), not '\(EchoedInput.text(text))'")
         }
         let host = String(text[..<colon])
         var address = in_addr()
         guard inet_pton(AF_INET, host, &address) == 1 else {
-            throw CLIError(.usage, "\(option.name) takes an IPv4 address such as 127.0.0.1, not '\(EchoedInput.text(host))'")
+            throw CLIError(.usage, "\(source) takes an IPv4 address such as 127.0.0.1, not '\(EchoedInput.text(host))'")
         }
         guard UInt32(bigEndian: address.s_addr) >> 24 == 127 else {
-            throw CLIError(.usage, "\(option.name) \(EchoedInput.text(host)) is not a loopback address: the key answers anyone who reaches it, so it listens on 127.0.0.0/8 alone")
+            throw CLIError(.usage, "\(source) \(EchoedInput.text(host)) is not a loopback address: the key answers anyone who reaches it, so it listens on 127.0.0.0/8 alone")
         }
         return (host, port)
+    }
+
+    /// The places `AUTHCTL_CTAP` lists — the clients' list of keys — as this key's: one
+    /// `udp:HOST:PORT` entry, one `unix:PATH` entry, or one of each.
+    static func places(_ listed: String) throws(CLIError) -> ((host: String, port: UInt16)?, String?) {
+        var udpAddress: (host: String, port: UInt16)?, socketPath: String?
+        for entry in listed.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+            if entry.hasPrefix("udp:"), udpAddress == nil {
+                udpAddress = try loopback(String(entry.dropFirst(4)), "AUTHCTL_CTAP's udp: entry")
+            } else if entry.hasPrefix("unix:/"), socketPath == nil {
+                socketPath = String(entry.dropFirst(5))
+            } else {
+                throw CLIError(.usage, "AUTHCTL_CTAP lists one key's places for ctap serve: one udp:HOST:PORT entry, one unix:/ABSOLUTE/PATH entry, or one of each, "
+                               + "comma-separated; not '\(EchoedInput.text(entry))' (or give --udp and --socket)")
+            }
+        }
+        return (udpAddress, socketPath)
     }
 
     /// `--touch`: always (the default), never, button, or a number of milliseconds.
