@@ -2,21 +2,34 @@ import CTAP
 import Session
 import TestSupport
 
-/// A security key on a throw-away account: one device named "key" of the security-key profile,
-/// with no PIN, in a fresh directory.
+/// A security key on a throw-away account: one device named "key" of the security-key profile
+/// (8 PIN retries), with no PIN, in a fresh directory.
 final class KeyFixture {
-    let directory: TemporaryDirectory
+    let directory: TemporaryDirectory?
     let session: Session
     let key: SecurityKey
 
-    init(profile: String = "security-key", touch: Touch = Touch()) throws {
-        directory = try TemporaryDirectory("authctl-ctap")
-        var passphrase = Array("p".utf8)
-        session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: SecureBytes(consuming: &passphrase), kdf: .min,
-                                                 devices: [AccountSpec.DeviceSpec(name: "key", pin: nil)],
-                                                 keeping: .throwAway(storeInMemory: true)))
+    /// With `keeping` `.durable`, the vault is flushed at every commit and another ``Session``
+    /// may open it after this one (``reopen()``).
+    init(profile: String = "security-key", touch: Touch = Touch(), keeping: AccountSpec.Keeping = .throwAway(storeInMemory: true)) throws {
+        let directory = try TemporaryDirectory("authctl-ctap")
+        self.directory = directory
+        session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: Self.passphrase(), kdf: .min,
+                                                 devices: [.securityKey(name: "key")], keeping: keeping))
         try session.setProfile(profile, device: "key")
         key = SecurityKey(session: session, device: "key", touch: touch)
+    }
+
+    /// `key` on `session`, an account made elsewhere.
+    init(session: Session, key: SecurityKey) {
+        directory = nil
+        self.session = session
+        self.key = key
+    }
+
+    static func passphrase() -> SecureBytes {
+        var bytes = Array("p".utf8)
+        return SecureBytes(consuming: &bytes)
     }
 
     /// The key's answer to `command` with `parameters` (a CBOR map), as a status and a value.

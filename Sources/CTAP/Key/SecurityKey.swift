@@ -19,6 +19,11 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     let lock = NSLock()
     /// When the key last got power: authenticatorReset is refused 10 s after (CTAP 2.1 §6.6).
     var poweredAt = Date()
+    /// authenticatorClientPIN's state while the key has power: key agreements, the token, the
+    /// wrong PINs in a row.
+    var pinState = ClientPINState()
+    /// The time, for the timers of the key's power cycle (a token's usage timer).
+    var now: @Sendable () -> Date = { Date() }
 
     public init(session: Session, device: String? = nil, touch: Touch = Touch()) {
         self.session = session
@@ -32,7 +37,10 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     public func wink() {}
 
     public func powerCycled() {
-        lock.withLock { poweredAt = Date() }
+        lock.withLock {
+            poweredAt = now()
+            pinState = ClientPINState()
+        }
     }
 
     public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
@@ -58,6 +66,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         case .getInfo:
             guard parameters.isEmpty else { throw .invalidLength }
             return try getInfo()
+        case .clientPIN:
+            return try clientPIN(CTAPParameters(parameters))
         default:
             throw .invalidCommand
         }
