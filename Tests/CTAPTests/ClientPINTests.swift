@@ -192,7 +192,7 @@ import Testing
         #expect(try client.token("d4c3b2a1").0 == .ok)
         let message = [UInt8](repeating: 7, count: 32)
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: version.rawValue, param: client.param(token, message), message: message,
+            try fixture.key.authorize(client.param(token, message), version: version.rawValue, message: message,
                                                  permission: .makeCredential, rp: .rpId("example.com"))
         }
     }
@@ -208,29 +208,29 @@ import Testing
         let param = client.param(token, message)
         #expect(param.count == (version == .one ? 16 : 32))
         let key = fixture.key
-        let verification = try key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message,
+        let verification = try key.authorize(param, version: version.rawValue, message: message,
                                                         permission: .getAssertion, rp: .rpId("example.com"))
         #expect(verification.userVerified && !verification.userPresent && verification.permissionsRPID == "example.com")
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message, permission: .makeCredential,
+            try key.authorize(param, version: version.rawValue, message: message, permission: .makeCredential,
                                          rp: .rpId("other.example"))
         }
-        for permission: PinUvAuthPermissions in [.credentialManagement, .largeBlobWrite, .authenticatorConfiguration] {
+        for permission: PinUvPermission in [.credentialManagement, .largeBlobWrite, .authenticatorConfiguration] {
             #expect(throws: CTAPStatus.pinAuthInvalid) {
-                try key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message, permission: permission, rp: .any)
+                try key.authorize(param, version: version.rawValue, message: message, permission: permission, rp: .any)
             }
         }
         // A MAC of another message, or under the other protocol, is no proof.
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message + [0], permission: .makeCredential,
+            try key.authorize(param, version: version.rawValue, message: message + [0], permission: .makeCredential,
                                          rp: .rpId("example.com"))
         }
         let other = version == .one ? 2 : 1
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try key.verifyPinUvAuthParam(protocol: other, param: param, message: message, permission: .makeCredential, rp: .rpId("example.com"))
+            try key.authorize(param, version: other, message: message, permission: .makeCredential, rp: .rpId("example.com"))
         }
         #expect(throws: CTAPStatus.invalidParameter) {
-            try key.verifyPinUvAuthParam(protocol: 3, param: param, message: message, permission: .makeCredential, rp: .rpId("example.com"))
+            try key.authorize(param, version: 3, message: message, permission: .makeCredential, rp: .rpId("example.com"))
         }
         // A getPinToken asking for permissions or an RP is not CTAP 2.0's.
         let (keyAgreement, secret) = try client.encapsulate()
@@ -257,18 +257,18 @@ import Testing
         let message = [UInt8](repeating: 1, count: 32)
         let param = client.param(token, message)
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message, permission: .getAssertion,
+            try fixture.key.authorize(param, version: version.rawValue, message: message, permission: .getAssertion,
                                                  rp: .rpId("example.com"))
         }
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message, permission: .makeCredential,
+            try fixture.key.authorize(param, version: version.rawValue, message: message, permission: .makeCredential,
                                                  rp: .rpId("evil.example"))
         }
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message, permission: .makeCredential,
+            try fixture.key.authorize(param, version: version.rawValue, message: message, permission: .makeCredential,
                                                  rp: .rpIdHash(Array(SHA256.hash(Array("evil.example".utf8)))))
         }
-        let verification = try fixture.key.verifyPinUvAuthParam(protocol: version.rawValue, param: param, message: message,
+        let verification = try fixture.key.authorize(param, version: version.rawValue, message: message,
                                                                 permission: .makeCredential,
                                                                 rp: .rpIdHash(Array(SHA256.hash(Array("example.com".utf8)))))
         #expect(verification.permissionsRPID == "example.com")
@@ -282,14 +282,14 @@ import Testing
         let first = try #require(try two.token("a1b2c3d4").1)
         let second = try #require(try one.token("a1b2c3d4").1)
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: 2, param: two.param(first, message), message: message, permission: .makeCredential,
+            try fixture.key.authorize(two.param(first, message), version: 2, message: message, permission: .makeCredential,
                                                  rp: .rpId("example.com"))
         }
-        _ = try fixture.key.verifyPinUvAuthParam(protocol: 1, param: one.param(second, message), message: message, permission: .makeCredential,
+        _ = try fixture.key.authorize(one.param(second, message), version: 1, message: message, permission: .makeCredential,
                                                  rp: .rpId("example.com"))
         fixture.key.powerCycled()
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: 1, param: one.param(second, message), message: message, permission: .makeCredential,
+            try fixture.key.authorize(one.param(second, message), version: 1, message: message, permission: .makeCredential,
                                                  rp: .rpId("example.com"))
         }
     }
@@ -301,8 +301,8 @@ import Testing
         let client = try PINClient(fixture, .two)
         #expect(try client.setPIN("a1b2c3d4") == .ok)
         let message = [UInt8](repeating: 3, count: 32)
-        func use(_ token: [UInt8]) throws -> PinVerification {
-            try fixture.key.verifyPinUvAuthParam(protocol: 2, param: client.param(token, message), message: message,
+        func use(_ token: [UInt8]) throws -> PinUvAuthorization {
+            try fixture.key.authorize(client.param(token, message), version: 2, message: message,
                                                  permission: .getAssertion, rp: .rpId("example.com"))
         }
         let idle = try #require(try client.token("a1b2c3d4").1)
@@ -323,11 +323,11 @@ import Testing
         #expect(try client.setPIN("a1b2c3d4") == .ok)
         let token = try #require(try client.token("a1b2c3d4", permissions: 0x01 | 0x02).1)
         let message = [UInt8](repeating: 4, count: 32)
-        _ = try fixture.key.verifyPinUvAuthParam(protocol: 2, param: client.param(token, message), message: message,
+        _ = try fixture.key.authorize(client.param(token, message), version: 2, message: message,
                                                  permission: .makeCredential, rp: .rpId("example.com"))
         fixture.key.consumePinUvAuthTokenAfterPresence()
         #expect(throws: CTAPStatus.pinAuthInvalid) {
-            try fixture.key.verifyPinUvAuthParam(protocol: 2, param: client.param(token, message), message: message,
+            try fixture.key.authorize(client.param(token, message), version: 2, message: message,
                                                  permission: .getAssertion, rp: .rpId("example.com"))
         }
     }

@@ -9,13 +9,16 @@ final class KeyFixture {
     let session: Session
     let key: SecurityKey
 
-    /// With `keeping` `.durable`, the vault is flushed at every commit and another ``Session``
-    /// may open it after this one (``reopen()``).
-    init(profile: String = "security-key", touch: Touch = Touch(), keeping: AccountSpec.Keeping = .throwAway(storeInMemory: true)) throws {
+    /// With `phone`, the account's first device is a phone (PIN 1111) whose passkeys sync.
+    init(profile: String = "security-key", touch: Touch = Touch(), phone: Bool = false) throws {
         let directory = try TemporaryDirectory("authctl-ctap")
         self.directory = directory
+        var pin = Array("1111".utf8)
+        let phoneDevice = phone ? [AccountSpec.DeviceSpec(name: "phone", pin: SecureBytes(consuming: &pin))] : []
         session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: Self.passphrase(), kdf: .min,
-                                                 devices: [.securityKey(name: "key")], keeping: keeping))
+                                                 devices: phoneDevice + [.securityKey(name: "key")],
+                                                 keeping: .throwAway(storeInMemory: true)),
+                                     people: KnownPeople(pins: ["phone": "1111"], timeouts: .atOnce))
         try session.setProfile(profile, device: "key")
         key = SecurityKey(session: session, device: "key", touch: touch)
     }

@@ -92,9 +92,9 @@ extension SecurityKey {
         let rules = try pinState.protocolState(version)
         let secret = try sharedSecret(rules, keyAgreement)
         guard rules.verify(key: secret, newPinEnc + pinHashEnc, signature: pinUvAuthParam) else { throw .pinAuthInvalid }
-        let verified = try checkPIN(version, rules, secret, pinHashEnc)
+        let verification = try checkPIN(version, rules, secret, pinHashEnc)
         let pinHash = try newPINHash(rules, secret, newPinEnc)
-        do { try session.changeKeyPIN(device: device, verified: verified, pinHash: pinHash) } catch { throw .other }
+        do { try session.changeKeyPIN(device: device, verified: verification, pinHash: pinHash) } catch { throw .other }
         pinState.resetPinUvAuthTokens()
     }
 
@@ -123,13 +123,13 @@ extension SecurityKey {
         let asked = withPermissions ? try parameters.required(ClientPINKey.permissions, parameters.int) : nil
         let rpId = try parameters.text(ClientPINKey.rpId)
         let version = try pinUvAuthProtocol(parameters)
-        let permissions: PinUvAuthPermissions
+        let permissions: PinUvPermission
         if let asked {
             guard asked >= 0 else { throw .cborUnexpectedType }
             guard asked != 0 else { throw .invalidParameter }
-            permissions = PinUvAuthPermissions(rawValue: asked).intersection(.defined)
+            permissions = PinUvPermission(rawValue: UInt8(truncatingIfNeeded: asked)).intersection(.defined)
             let options = Self.getInfoOptions(try facts())
-            for (permission, option) in PinUvAuthPermissions.options where permissions.contains(permission) {
+            for (permission, option) in PinUvPermission.options where permissions.contains(permission) {
                 guard options[text: option]?.boolValue == true else { throw .unauthorizedPermission }
             }
         } else {
@@ -139,9 +139,9 @@ extension SecurityKey {
         try requirePINUsable()
         let rules = try pinState.protocolState(version)
         let secret = try sharedSecret(rules, keyAgreement)
-        let verified = try checkPIN(version, rules, secret, pinHashEnc)
+        let verification = try checkPIN(version, rules, secret, pinHashEnc)
         pinState.resetPinUvAuthTokens()
-        pinState.token.beginUsing(userIsPresent: false, permissions: permissions, rpId: rpId, verified: verified, at: now())
+        pinState.token.beginUsing(userIsPresent: false, permissions: permissions, rpId: rpId, verification: verification, at: now())
         guard let encrypted = rules.encrypt(key: secret, try pinState.protocolState(version).pinUvAuthToken) else { throw .other }
         return .map([(.int(ClientPINKey.pinUvAuthToken), .bytes(encrypted))])
     }
@@ -181,15 +181,15 @@ extension SecurityKey {
     /// CTAP2_ERR_PIN_BLOCKED (no retries left), CTAP2_ERR_PIN_AUTH_BLOCKED (the third in a row)
     /// or CTAP2_ERR_PIN_INVALID; a right one clears both counts.
     private func checkPIN(_ version: PinUvAuthProtocol.Version, _ rules: PinUvAuthProtocol, _ secret: [UInt8],
-                          _ pinHashEnc: [UInt8]) throws(CTAPStatus) -> VerifiedPIN {
+                          _ pinHashEnc: [UInt8]) throws(CTAPStatus) -> KeyVerification {
         // A pinHashEnc that does not decrypt is a wrong PIN all the same, and counted.
         let pinHash = rules.decrypt(key: secret, pinHashEnc) ?? []
         let check: KeyPINCheck
         do { check = try session.verifyKeyPIN(device: device, pinHash: pinHash) } catch { throw .other }
         switch check {
-        case .verified(let verified):
+        case .verified(let verification):
             pinState.consecutiveMismatches = 0
-            return verified
+            return verification
         case .wrong(let retries):
             try pinState.regenerate(version)
             pinState.consecutiveMismatches += 1

@@ -18,7 +18,7 @@ extension SecurityKey {
     static let maxCredBlobLength = 32
 
     /// The options (0x04): what the key supports and how it is set up. A pinUvAuthToken permission
-    /// is granted only when its option here is true (``PinUvAuthPermissions/options``).
+    /// is granted only when its option here is true (``PinUvPermission/options``).
     static func getInfoOptions(_ facts: KeyFacts) -> [(CBORValue, CBORValue)] {
         [
             (.text("rk"), .bool(true)),
@@ -32,9 +32,8 @@ extension SecurityKey {
 
     func getInfo() throws(CTAPStatus) -> CBORValue {
         let facts = try facts()
-        var versions = [String]()
-        if facts.profile.alternateAttestation == .fidoU2F { versions.append("U2F_V2") }
-        versions += ["FIDO_2_0", "FIDO_2_1"]
+        // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
+        let versions = ["FIDO_2_0", "FIDO_2_1"]
         let options = Self.getInfoOptions(facts)
         let algorithms = facts.profile.algorithms.map { algorithm in
             CBORValue.map([(.text("alg"), .int(algorithm.rawValue)), (.text("type"), .text("public-key"))])

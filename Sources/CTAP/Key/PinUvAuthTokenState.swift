@@ -16,26 +16,26 @@ struct PinUvAuthTokenState {
     static let userPresentTimeLimit: TimeInterval = 30
 
     private(set) var inUse = false
-    private(set) var permissions: PinUvAuthPermissions = []
+    private(set) var permissions: PinUvPermission = []
     /// The permissions RP ID: the RP the token is bound to (`nil`: none yet).
     var permissionsRPID: String?
     private(set) var userVerified = false
     private(set) var userPresent = false
     /// The proof of the PIN that earned the token, kept with it.
-    private(set) var verifiedPIN: VerifiedPIN?
+    private(set) var verification: KeyVerification?
     /// When the token was issued (the usage timer's start), and whether a request has used it.
     private var issuedAt: Date?
     private var used = false
 
     /// `beginUsingPinUvAuthToken(userIsPresent)`: the new token is in use, the user verified (by
-    /// the PIN: `verified`), its usage timer started at `now`.
-    mutating func beginUsing(userIsPresent: Bool, permissions: PinUvAuthPermissions, rpId: String?, verified: VerifiedPIN, at now: Date) {
+    /// the PIN: `verification`), its usage timer started at `now`.
+    mutating func beginUsing(userIsPresent: Bool, permissions: PinUvPermission, rpId: String?, verification: KeyVerification, at now: Date) {
         inUse = true
         userVerified = true
         userPresent = userIsPresent
         self.permissions = permissions
         permissionsRPID = rpId
-        verifiedPIN = verified
+        self.verification = verification
         issuedAt = now
         used = false
     }

@@ -18,7 +18,9 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// One request at a time; the transports already serialize, this holds for in-process callers.
     let lock = NSLock()
     /// When the key last got power: authenticatorReset is refused 10 s after (CTAP 2.1 §6.6).
-    var poweredAt = Date()
+    package var poweredAt = Date()
+    /// The credentials an authenticatorGetAssertion left for GetNextAssertion.
+    var pending: PendingAssertions?
     /// authenticatorClientPIN's state while the key has power: key agreements, the token, the
     /// wrong PINs in a row.
     var pinState = ClientPINState()
@@ -31,7 +33,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         self.touch = touch
     }
 
-    public var capabilities: UInt8 { 0x01 | 0x04 }  // WINK, CBOR (and MSG: NMSG unset)
+    /// WINK and CBOR; NMSG: CTAPHID_MSG (CTAP1/U2F) is not answered.
+    public var capabilities: UInt8 { 0x01 | 0x04 | 0x08 }
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
 
     public func wink() {}
@@ -39,14 +42,26 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     public func powerCycled() {
         lock.withLock {
             poweredAt = now()
+            forgetPowerState()
+            // New key agreements too.
             pinState = ClientPINState()
         }
+    }
+
+    /// What lives only while the key has power, forgotten at power-up and by a reset.
+    func forgetPowerState() {
+        pending = nil
+        // Every PIN token ends; the wrong PINs in a row are forgotten.
+        pinState.resetPinUvAuthTokens()
+        pinState.consecutiveMismatches = 0
     }
 
     public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
         lock.lock()
         defer { lock.unlock() }
         guard let first = request.first else { return [CTAPStatus.invalidLength.rawValue] }
+        // Any command but GetNextAssertion ends what GetAssertion left for it (§6.3).
+        if first != CTAPCommand.getNextAssertion.rawValue { pending = nil }
         do {
             let body = try answer(first, request.dropFirst(), progress)
             return [CTAPStatus.ok.rawValue] + (body?.encoded() ?? [])
@@ -66,6 +81,18 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         case .getInfo:
             guard parameters.isEmpty else { throw .invalidLength }
             return try getInfo()
+        case .makeCredential:
+            return try makeCredential(CTAPParameters(parameters), progress)
+        case .getAssertion:
+            return try getAssertion(CTAPParameters(parameters), progress)
+        case .getNextAssertion:
+            return try getNextAssertion()
+        case .reset:
+            try reset(progress)
+            return nil
+        case .selection:
+            try selection(progress)
+            return nil
         case .clientPIN:
             return try clientPIN(CTAPParameters(parameters))
         default:

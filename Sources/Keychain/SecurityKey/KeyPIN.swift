@@ -28,18 +28,11 @@ public enum KeyPIN {
     }
 }
 
-/// Proof that a key's PIN was right: the account's biometry key the PIN unwrapped. The key keeps
-/// it with the pinUvAuthToken that PIN earned, so that a later request made with that token can
-/// open a passkey sealed under biometry (made with user verification), as a phone's Face ID
-/// check does. Opaque: only this module reads it; it ends with the token.
-public struct VerifiedPIN: @unchecked Sendable {
-    let unlock: BiometricSensor.Unlock
-}
-
 /// What a pinHash did when checked against a key's PIN (``Device/verifyKeyPIN(pinHash:)``).
 public enum KeyPINCheck: @unchecked Sendable {
-    /// Right: the failure count is cleared.
-    case verified(VerifiedPIN)
+    /// Right: the failure count is cleared, and the biometry key the PIN unwrapped is the proof
+    /// the key keeps with the token it issues.
+    case verified(KeyVerification)
     /// Wrong, and counted: `retries` attempts are left (0: the PIN is blocked now).
     case wrong(retries: UInt32)
     /// The PIN was blocked before (no retries left); the pinHash was not looked at.
@@ -58,7 +51,7 @@ extension Device {
         let check: BiometricSensor.Check
         do { check = try sensor.check(KeyPIN.biometricPIN(pinHash: pinHash)) } catch { throw DeviceError(error) }
         switch check {
-        case .unlocked(let unlock): return .verified(VerifiedPIN(unlock: unlock))
+        case .unlocked(let unlock): return .verified(KeyVerification(unlock))
         case .wrong(let left): return .wrong(retries: left)
         case .lockedOut: return .blocked
         case .notEnrolled: return .notSet
@@ -79,7 +72,7 @@ extension Device {
     /// Changes this key's PIN to the one of `pinHash` (changePIN), with the proof that the
     /// current one was just given: the same biometry key, wrapped under the new PIN; the failure
     /// count cleared. Synced after, as every change of a device is.
-    public func changeKeyPIN(_ verified: VerifiedPIN, to pinHash: [UInt8]) throws(DeviceError) {
+    public func changeKeyPIN(_ verified: KeyVerification, to pinHash: [UInt8]) throws(DeviceError) {
         try Self.checkPINHash(pinHash)
         let sensor = BiometricSensor(account: account, deviceId: id)
         do {
