@@ -355,6 +355,28 @@ func secret(_ text: String) -> SecureBytes {
     return SecureBytes(consuming: &bytes)
 }
 
+extension ClientPINTests {
+    @Test func aPINSetInAnAccountWithAnEnrolledPhoneIsApprovedByThePhone() throws {
+        // The phone's PIN is known where the key runs: it approves, and the key's PIN wraps the
+        // account's biometry key.
+        let fixture = try KeyFixture(phone: true)
+        let client = try PINClient(fixture, .two)
+        #expect(try client.setPIN("a1b2c3d4") == .ok)
+        #expect(try client.token("a1b2c3d4").0 == .ok)
+        // Not known: nobody approves, and the key stays without a PIN.
+        let directory = try TemporaryDirectory("authctl-ctap")
+        var pin = Array("1111".utf8)
+        let session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: KeyFixture.passphrase(), kdf: .min,
+                                                     devices: [AccountSpec.DeviceSpec(name: "phone", pin: SecureBytes(consuming: &pin)),
+                                                               .securityKey(name: "key")],
+                                                     keeping: .throwAway(storeInMemory: true)))
+        let lone = try PINClient(KeyFixtureOnSession(session: session).fixture, .two)
+        #expect(try lone.setPIN("a1b2c3d4") == .operationDenied)
+        #expect(try lone.retries().0 == .pinNotSet)
+        #expect(try session.biometry(device: "phone").failures == 0)
+    }
+}
+
 /// A security key on an account a test made itself.
 struct KeyFixtureOnSession {
     let fixture: KeyFixture
