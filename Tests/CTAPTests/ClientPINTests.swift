@@ -377,6 +377,24 @@ extension ClientPINTests {
     }
 }
 
+extension ClientPINTests {
+    @Test func aPINSetAfterTheDeviceLostItsOwnEndsTheOldPINsToken() throws {
+        let fixture = try KeyFixture()
+        let client = try PINClient(fixture, .two)
+        #expect(try client.setPIN("a1b2c3d4") == .ok)
+        let token = try #require(try client.token("a1b2c3d4").1)
+        // The device is reset from the command line while the key has power and its token.
+        try fixture.session.change(.reset, device: "key")
+        #expect(try client.retries().0 == .pinNotSet)
+        #expect(try client.setPIN("d4c3b2a1") == .ok)
+        let message = [UInt8](repeating: 5, count: 32)
+        #expect(throws: CTAPStatus.pinAuthInvalid) {
+            try fixture.key.authorize(client.param(token, message), version: 2, message: message, permission: .makeCredential,
+                                      rpId: "example.com")
+        }
+    }
+}
+
 /// A security key on an account a test made itself.
 struct KeyFixtureOnSession {
     let fixture: KeyFixture

@@ -78,6 +78,8 @@ extension SecurityKey {
             // Another enrolled device of the account must approve a new PIN, and did not.
             throw [.failed, .notInteractive, .biometryLockout].contains(error.name) ? .operationDenied : .other
         }
+        // A token of a PIN the device lost some other way (`authctl device reset`) ends too.
+        pinState.resetPinUvAuthTokens()
     }
 
     /// changePIN (§6.5.5.6): the current PIN's hash proves the caller, then the new PIN replaces
