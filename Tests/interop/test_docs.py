@@ -150,7 +150,7 @@ def free_port():
 def test_security_key_guide_example_runs(tmp_path):
     """docs/ctap.md's "Running the key": a key started, its controller's touch and power, SIGTERM."""
     text = (ROOT / "docs" / "ctap.md").read_text()
-    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    blocks = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "/power/off" in b]
     assert len(blocks) == 1
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
