@@ -145,3 +145,24 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_ctap_guide_python_fido2_example_runs(tmp_path):
+    """docs/ctap.md's python-fido2 example as written, against `authctl ctap serve --socket
+    /tmp/key.sock --touch always` (the socket in a directory of the test's own) with
+    AUTHCTL_CTAP naming it, and the tree's client on the module path."""
+    from ctap_support import CtapServe
+    text = (ROOT / "docs" / "ctap.md").read_text()
+    section = text.split("## python-fido2\n", 1)[1].split("\n## ", 1)[0]
+    shell, = re.findall(r"```sh\n(.*?)```", section, re.S)
+    example, = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert "ctap serve --socket /tmp/key.sock --touch always" in shell and "AUTHCTL_CTAP=unix:/tmp/key.sock" in shell
+    key = CtapServe(tmp_path, unix=True, touch="always")
+    try:
+        (tmp_path / "example.py").write_text(example)
+        result = subprocess.run([sys.executable, str(tmp_path / "example.py")], cwd=tmp_path, env=key.environment(),
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        key.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(f"authctl:{key.unix_key} authctl security key ['FIDO_2_0', 'FIDO_2_1'"), result.stdout

@@ -1,0 +1,66 @@
+"""python-fido2's own device tests (tests/device of the installed version's sdist, unmodified)
+against `authctl ctap serve --touch button`, through the connector's pytest plugin and the key's
+controller, as they run against a USB key on a Pico controller: every test passes or is in
+docs/ctap.md's conformance table with its outcome and reason, and at least as many pass as the
+page says. `scripts/ctap_conformance.py --write` regenerates the table from a run."""
+import shutil
+
+import pytest
+
+from ctap_support import CACHE, CtapServe, device_suite, documented, fido2_version, outcomes, row_for
+
+REGENERATE = "scripts/ctap_conformance.py --write (or --junit .build/interop/ctap-device-suite.xml --write) regenerates it"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("device-suite")
+    key = CtapServe(scratch, unix=True, touch="button")
+    try:
+        result, junit = device_suite(key, scratch)
+    except BaseException:
+        key.kill()
+        raise
+    if junit.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        shutil.copy(junit, CACHE / "ctap-device-suite.xml")
+    yield key, result, junit
+    # The key outlived the whole suite (its power cycles and resets included) and exits cleanly.
+    key.stop()
+
+
+def test_the_device_suite_runs_against_the_key(run):
+    key, result, junit = run
+    # 0: every test passed; 1: some failed. Anything else (2: interrupted, e.g. the suite's own
+    # pytest.exit when it finds no key, a PIN already set, or no controller) is a broken run.
+    assert result.returncode in (0, 1), result.stdout[-6000:]
+    assert f"authctl security keys (AUTHCTL_CTAP): {key.unix_key}" in result.stdout, result.stdout[:2000]
+    found = outcomes(junit)
+    # The device suite is hundreds of tests (test_sign_extension_v4.py alone has 256 cases of one):
+    # a run that collected a handful did not run it.
+    assert len(found) > 300, sorted(found)
+    assert any(outcome == "passed" for outcome, _ in found.values()), found
+
+
+def test_every_test_passes_or_is_documented(run):
+    _, result, junit = run
+    _, rows = documented()
+    unlisted, changed = [], []
+    for test, (outcome, message) in sorted(outcomes(junit).items()):
+        if outcome == "passed":
+            continue
+        row = row_for(rows, test)
+        if row is None:
+            unlisted.append(f"{test}: {outcome}: {message}")
+        elif row[1] != outcome:
+            changed.append(f"{test}: {outcome} ({message}), the page says {row[1]} ({row[2]})")
+    assert not unlisted and not changed, (
+        f"python-fido2 {fido2_version()}'s device tests, against docs/ctap.md's conformance table ({REGENERATE}):\n"
+        + "\n".join(["not in the table:", *unlisted, "listed otherwise:", *changed]))
+
+
+def test_at_least_the_documented_number_pass(run):
+    _, _, junit = run
+    floor, _ = documented()
+    passed = sorted(test for test, (outcome, _) in outcomes(junit).items() if outcome == "passed")
+    assert len(passed) >= floor, f"{len(passed)} passed, docs/ctap.md says {floor}: {passed}"
