@@ -20,6 +20,10 @@ package struct MakeCredentialRequest: Sendable {
     package var extensions: MakeCredentialExtensions
     /// Collect user presence (UP=1). A conditional create does not: it asks nothing (UP=0, UV=0).
     package var requireUserPresence = true
+    /// Whether a credential made with user verification needs it again to be used: a platform
+    /// passkey's key is sealed under the biometric; a security key's credential is not, and its
+    /// credProtect policy alone says when verification is needed (CTAP 2.1 §12.1).
+    package var verificationBindsKey = true
 
     package init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
@@ -100,7 +104,7 @@ extension Authenticator {
             userDisplayName: request.userDisplayName, createdAt: clock.seconds, signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
             publicKey: coseKey, countsSignatures: configuration.signCounter != .zero,
-            requiresUserVerification: request.performUserVerification)
+            requiresUserVerification: request.performUserVerification && request.verificationBindsKey)
         credential.profile = profile.name
         credential.globalCounter = configuration.signCounter == .global
         credential.aaguid = format == .fidoU2F || request.zeroAAGUID ? Self.zeroAAGUID : configuration.aaguid
@@ -143,7 +147,7 @@ extension Authenticator {
         // faulted response is one the RP must reject, so it leaves the store as it was: nothing is
         // stored, and no passkey the RP still relies on is replaced.
         if request.fault == nil {
-            try store.save(credential, privateKey: key, replacing: sameUser, verification: verification)
+            try store.save(credential, privateKey: key, replacing: sameUser, verification: request.verificationBindsKey ? verification : nil)
         }
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,
