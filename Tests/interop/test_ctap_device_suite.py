@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from ctap_support import CACHE, CtapServe, device_suite, documented, fido2_version, outcomes, row_for
+from ctap_support import CACHE, CtapServe, device_suite, documented, fido2_version, outcomes, row_for, section
 
 REGENERATE = "scripts/ctap_conformance.py --write (or --junit .build/interop/ctap-device-suite.xml --write) regenerates it"
 
@@ -64,3 +64,23 @@ def test_at_least_the_documented_number_pass(run):
     floor, _ = documented()
     passed = sorted(test for test, (outcome, _) in outcomes(junit).items() if outcome == "passed")
     assert len(passed) >= floor, f"{len(passed)} passed, docs/ctap.md says {floor}: {passed}"
+
+
+def test_the_conformance_table_covers_each_test_that_does_not_pass():
+    """The table scripts/ctap_conformance.py writes, read back as the tests above read it: a row
+    per file or parametrized test whose tests all end alike, a failing test's reason kept from the
+    page, a `|` in a reason escaped."""
+    found = {"test_a.py::x[1]": ("skipped", "not supported"), "test_a.py::x[2]": ("skipped", "not supported"),
+             "test_a.py::y": ("passed", ""), "test_b.py::p": ("failing", "CtapError: 0x01 | INVALID_COMMAND"),
+             "test_b.py::q": ("failing", "CtapError: 0x01 | INVALID_COMMAND"), "test_c.py::z": ("failing", "AssertionError"),
+             "test_c.py::w": ("passed", ""), "test_c.py::v[1]": ("skipped", "one"), "test_c.py::v[2]": ("failing", "two")}
+    text = section(found, "2.2.1", [("test_c.py::z", "failing", "GetAssertion answers UP 0 here")])
+    floor, rows = documented(text)
+    assert floor == 2 and "2 of python-fido2 2.2.1's 9 device tests pass" in text
+    assert [row[0] for row in rows] == ["test_a.py::x[*]", "test_b.py::*", "test_c.py::v[1]", "test_c.py::v[2]", "test_c.py::z"]
+    for test, (outcome, message) in found.items():
+        row = row_for(rows, test)
+        assert (row is None) == (outcome == "passed") and (row is None or row[1] == outcome), (test, row)
+    assert row_for(rows, "test_b.py::p")[2] == "CtapError: 0x01 | INVALID_COMMAND"
+    assert row_for(rows, "test_c.py::z")[2] == "GetAssertion answers UP 0 here"
+    assert "\\| INVALID_COMMAND" in text and row_for(rows, "test_d.py::x") is None
