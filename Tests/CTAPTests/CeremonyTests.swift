@@ -63,6 +63,23 @@ import Testing
         #expect(assertion?[.int(1)]?[.text("id")] == .bytes(id))
     }
 
+    @Test func aCredentialMadeWithoutRkIsUsedOnlyWhenListedAndHasAWrappedKeysIdLength() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, Self.makeCredential(rk: false)).1)
+        let (id, _) = try Self.attested(try #require(made[.int(2)]?.bytesValue))
+        #expect(id.count == AuthenticatorProfile.securityKey.wrappedCredentialIdLength)
+        #expect(try fixture.send(0x02, Self.getAssertion()).0 == .noCredentials)
+        #expect(try fixture.send(0x02, Self.getAssertion(allow: [id])).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key").isEmpty)
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).map(\.id) == [id])
+        // A second one for the same user replaces nothing; a discoverable one does not replace it either.
+        _ = try fixture.send(0x01, Self.makeCredential(rk: false))
+        _ = try fixture.send(0x01, Self.makeCredential(rk: true))
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).count == 3)
+        #expect(try fixture.send(0x07).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).isEmpty)
+    }
+
     @Test func aDiscoverableSignInOffersEveryCredentialNewestFirstThenNextAssertions() throws {
         let fixture = try KeyFixture()
         var ids = [[UInt8]]()
@@ -145,5 +162,78 @@ import Testing
         members.append((.int(8), .bytes([])))
         members.append((.int(9), .int(1)))
         #expect(try fixture.send(0x01, .map(members)).0 == .pinNotSet)
+    }
+}
+
+/// authenticatorReset and authenticatorSelection.
+@Suite struct ResetTests {
+    @Test func aResetDeletesTheKeysCredentialsButNotTheAccountsSyncedPasskeys() throws {
+        let fixture = try KeyFixture(phone: true)
+        _ = try fixture.session.register(RegisterRequest(device: "phone", caller: CallerContext(origin: "https://example.com"),
+                                                         options: .built(CreationOptionsBuilder(rpId: "example.com"))))
+        // The phone's synced passkey reaches the key's device, and the key keeps it out of sight.
+        #expect(try fixture.session.passkeys(device: "key").count == 1)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion()).0 == .noCredentials)
+        _ = try fixture.send(0x01, CeremonyTests.makeCredential())
+        #expect(try fixture.session.keyCredentials(device: "key").count == 1)
+        #expect(try fixture.send(0x07).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key").isEmpty)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion()).0 == .noCredentials)
+        #expect(try fixture.session.passkeys(device: "phone").count == 1)
+        #expect(try fixture.session.passkeys(device: "key").count == 1)
+    }
+
+    @Test func aResetLongAfterPowerUpIsNotAllowed() throws {
+        let fixture = try KeyFixture()
+        fixture.key.poweredAt = Date().addingTimeInterval(-11)
+        #expect(try fixture.send(0x07).0 == .notAllowed)
+    }
+
+    @Test func selectionWaitsForATouch() throws {
+        let fixture = try KeyFixture(touch: Touch(policy: .after(milliseconds: 50)))
+        #expect(try fixture.send(0x0B).0 == .ok)
+        fixture.key.touch.queue([.ignore])
+        let progress = CTAPProgress()
+        let canceler = Thread {
+            while progress.status != .upNeeded { usleep(1000) }
+            progress.cancel()
+        }
+        canceler.start()
+        #expect(try fixture.send(0x0B, progress: progress).0 == .keepaliveCancel)
+    }
+}
+
+/// The extensions a key answers over CTAP (CTAP 2.1 §12).
+@Suite struct ExtensionTests {
+    static func withExtensions(_ base: CBORValue, _ extensions: [(CBORValue, CBORValue)], key: Int) -> CBORValue {
+        guard case .map(var members) = base else { return base }
+        members.append((.int(key), .map(extensions)))
+        return .map(members)
+    }
+
+    @Test func credProtectThreeHidesTheCredentialFromASignInWithoutATokenEvenWhenListed() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .int(3))], key: 6)).1)
+        let data = try #require(made[.int(2)]?.bytesValue)
+        #expect(data[32] & 0x80 != 0)  // ED: the credProtect output
+        let (id, _) = try CeremonyTests.attested(data)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion(allow: [id])).0 == .noCredentials)
+        #expect(try fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .int(4))], key: 6)).0
+                == .invalidParameter)
+        #expect(try fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .text("3"))], key: 6)).0
+                == .cborUnexpectedType)
+    }
+
+    @Test func aCredBlobIsStoredAndReadBack() throws {
+        let fixture = try KeyFixture()
+        let blob = [UInt8](repeating: 7, count: 32)
+        let made = try #require(fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credBlob"), .bytes(blob))], key: 6)).1)
+        let (id, _) = try CeremonyTests.attested(try #require(made[.int(2)]?.bytesValue))
+        let (status, assertion) = try fixture.send(0x02, Self.withExtensions(CeremonyTests.getAssertion(allow: [id]), [(.text("credBlob"), .bool(true))], key: 4))
+        #expect(status == .ok)
+        let data = try #require(assertion?[.int(2)]?.bytesValue)
+        #expect(data[32] & 0x80 != 0)
+        let outputs = try CBORValue.decode(Array(data[37...]))
+        #expect(outputs[.text("credBlob")] == .bytes(blob))
     }
 }

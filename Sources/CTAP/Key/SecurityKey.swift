@@ -18,7 +18,7 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// One request at a time; the transports already serialize, this holds for in-process callers.
     let lock = NSLock()
     /// When the key last got power: authenticatorReset is refused 10 s after (CTAP 2.1 §6.6).
-    var poweredAt = Date()
+    package var poweredAt = Date()
     /// The credentials an authenticatorGetAssertion left for GetNextAssertion.
     var pending: PendingAssertions?
 
@@ -28,7 +28,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         self.touch = touch
     }
 
-    public var capabilities: UInt8 { 0x01 | 0x04 }  // WINK, CBOR (and MSG: NMSG unset)
+    /// WINK and CBOR; NMSG: CTAPHID_MSG (CTAP1/U2F) is not answered.
+    public var capabilities: UInt8 { 0x01 | 0x04 | 0x08 }
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
 
     public func wink() {}
@@ -36,8 +37,13 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     public func powerCycled() {
         lock.withLock {
             poweredAt = Date()
-            pending = nil
+            forgetPowerState()
         }
+    }
+
+    /// What lives only while the key has power, forgotten at power-up and by a reset.
+    func forgetPowerState() {
+        pending = nil
     }
 
     public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
@@ -71,6 +77,12 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
             return try getAssertion(CTAPParameters(parameters), progress)
         case .getNextAssertion:
             return try getNextAssertion()
+        case .reset:
+            try reset(progress)
+            return nil
+        case .selection:
+            try selection(progress)
+            return nil
         default:
             throw .invalidCommand
         }

@@ -35,6 +35,7 @@ extension Device {
             timeoutMilliseconds: nil, extensions: request.extensions)
         made.requireUserPresence = request.userPresence
         made.verificationBindsKey = false
+        made.discoverable = request.discoverable
         let authenticator = try keyAuthenticator(person, pick: nil, revisionId: account.reserveRevisionId())
         do { return try authenticator.makeCredential(made) } catch { throw DeviceError(error) }
     }
@@ -46,7 +47,9 @@ extension Device {
         let authenticator = try keyAuthenticator(KeyPerson(touch: { _ throws(AuthenticatorError) in }), pick: nil, revisionId: nil)
         do {
             guard let candidates = try authenticator.candidates(for: request.authenticatorRequest) else { return [] }
-            return Array(candidates).reversed()  // the store keeps creation order, oldest first
+            let profile = authenticator.configuration.profile
+            // The store keeps creation order, oldest first.
+            return Array(candidates).reversed().filter { keyHolds($0, profile: profile) }
         } catch { throw DeviceError(error) }
     }
 
@@ -74,11 +77,14 @@ public struct KeyMakeCredential: Sendable {
     public var userPresence: Bool
     /// The attestation the key sends: its model's (`.direct`), or `none`.
     public var attestation: AttestationConveyance
+    /// A discoverable credential (the `rk` option); else one only an allow list reaches.
+    public var discoverable: Bool
+    /// The extensions asked for (CTAP 2.1 §12), as the CTAP front end read them.
     package var extensions: MakeCredentialExtensions
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
                 algorithms: [Int], excludeList: [[UInt8]], userVerified: Bool, userPresence: Bool = true,
-                attestation: AttestationConveyance = .direct) {
+                attestation: AttestationConveyance = .direct, discoverable: Bool = true) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.userHandle = userHandle
@@ -89,6 +95,7 @@ public struct KeyMakeCredential: Sendable {
         self.userVerified = userVerified
         self.userPresence = userPresence
         self.attestation = attestation
+        self.discoverable = discoverable
         self.extensions = MakeCredentialExtensions()
     }
 }

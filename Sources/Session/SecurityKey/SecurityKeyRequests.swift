@@ -29,3 +29,16 @@ extension Session {
         }
     }
 }
+
+extension Session {
+    /// authenticatorReset on `device`: its credentials as a key deleted, its PIN gone.
+    public func keyReset(device: String? = nil) throws(SessionError) {
+        do { try account.device(device).keyReset() } catch { throw SessionError(error) }
+    }
+
+    /// The credentials `device` holds as a security key, oldest first (`rpId`'s only, when
+    /// given): the discoverable ones, or every one with `discoverableOnly` false.
+    public func keyCredentials(device: String? = nil, rpId: String? = nil, discoverableOnly: Bool = true) throws(SessionError) -> [Credential] {
+        do { return try account.device(device).keyCredentials(rpId: rpId, discoverableOnly: discoverableOnly) } catch { throw SessionError(error) }
+    }
+}
