@@ -248,7 +248,8 @@ def row_for(rows: list, test: str):
 def section(found: dict, version: str, rows: list = ()) -> str:
     """The conformance section for a run's outcomes `found`: a failing test keeps the reason
     `rows` (the page's) give it, else its exception's first line; a skipped one, pytest's reason.
-    A file or a parametrized test whose tests all end alike is one row."""
+    The whole run, a file or a parametrized test whose tests all end alike is one row (`*`,
+    `test_file.py::*`, `test_file.py::name[*]`)."""
     passed = sum(1 for outcome, _ in found.values() if outcome == "passed")
     entries = {}
     for test, (outcome, message) in found.items():
@@ -270,7 +271,9 @@ def section(found: dict, version: str, rows: list = ()) -> str:
         in_module = [t for t in found if t.startswith(module + "::")]
         base = name.split("[", 1)[0]
         of_test = [t for t in found if t.startswith(f"{module}::{base}[")]
-        if len(in_module) > 1 and same(in_module):
+        if len(found) > 1 and same(found):
+            pattern, covered = "*", list(found)
+        elif len(in_module) > 1 and same(in_module):
             pattern, covered = f"{module}::*", in_module
         elif len(of_test) > 1 and same(of_test):
             pattern, covered = f"{module}::{base}[*]", of_test

@@ -18,6 +18,8 @@ from fido2.webauthn import PublicKeyCredentialCreationOptions, PublicKeyCredenti
 from webauthn import (generate_authentication_options, generate_registration_options, options_to_json,
                       verify_authentication_response, verify_registration_response)
 from webauthn.helpers.exceptions import InvalidAuthenticationResponse
+from webauthn.helpers.structs import (AttestationFormat, AuthenticatorSelectionCriteria, PublicKeyCredentialDescriptor,
+                                      UserVerificationRequirement)
 
 from authctl_client import ctap
 from conftest import b64url, unb64url, wait_until
@@ -193,7 +195,11 @@ def test_fido2_client_registers_and_signs_in_and_py_webauthn_verifies(key, insta
     person = PressingTheButton(key)
     client = Fido2Client(device, DefaultClientDataCollector(ORIGIN), user_interaction=person)
     try:
-        options = generate_registration_options(rp_id=RP_ID, rp_name="Example", user_name="alice", user_id=b"alice")
+        # A second factor's settings: no user verification (a key without a PIN set cannot give it,
+        # and python-fido2 refuses to ask when it is preferred: CONFIGURATION_UNSUPPORTED).
+        options = generate_registration_options(rp_id=RP_ID, rp_name="Example", user_name="alice", user_id=b"alice",
+                                                authenticator_selection=AuthenticatorSelectionCriteria(
+                                                    user_verification=UserVerificationRequirement.DISCOURAGED))
         try:
             created = client.make_credential(PublicKeyCredentialCreationOptions.from_dict(json.loads(options_to_json(options))))
         except ClientError as error:
@@ -205,8 +211,10 @@ def test_fido2_client_registers_and_signs_in_and_py_webauthn_verifies(key, insta
         assert person.prompts >= 1   # the key waited for the touch and said so (KEEPALIVE UPNEEDED)
         registered = verify_registration_response(credential=plain(created), expected_challenge=options.challenge,
                                                   expected_rp_id=RP_ID, expected_origin=ORIGIN)
+        assert registered.fmt == AttestationFormat.PACKED and registered.user_verified is False
 
-        request = generate_authentication_options(rp_id=RP_ID, allow_credentials=[{"id": registered.credential_id, "type": "public-key"}])
+        request = generate_authentication_options(rp_id=RP_ID, allow_credentials=[PublicKeyCredentialDescriptor(id=registered.credential_id)],
+                                                  user_verification=UserVerificationRequirement.DISCOURAGED)
         try:
             selection = client.get_assertion(PublicKeyCredentialRequestOptions.from_dict(json.loads(options_to_json(request))))
         finally:

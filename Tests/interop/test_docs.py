@@ -165,4 +165,6 @@ def test_ctap_guide_python_fido2_example_runs(tmp_path):
     finally:
         key.stop()
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith(f"authctl:{key.unix_key} authctl security key [") and "'FIDO_2_1'" in result.stdout, result.stdout
+    first, second = result.stdout.splitlines()
+    assert first.startswith(f"authctl:{key.unix_key} authctl security key [") and "'FIDO_2_1'" in first, result.stdout
+    assert re.fullmatch(r"signed in with [0-9a-f]{16}", second), result.stdout
