@@ -246,18 +246,14 @@ def row_for(rows: list, test: str):
 
 
 def section(found: dict, version: str, rows: list = ()) -> str:
-    """The conformance section for a run's outcomes `found`: a failing test keeps the reason
-    `rows` (the page's) give it, else its exception's first line; a skipped one, pytest's reason.
-    The whole run, a file or a parametrized test whose tests all end alike is one row (`*`,
-    `test_file.py::*`, `test_file.py::name[*]`)."""
+    """The conformance section for a run's outcomes `found`. The whole run, a file or a
+    parametrized test whose tests all end alike (outcome and message) is one row (`*`,
+    `test_file.py::*`, `test_file.py::name[*]`). A skipped row gives pytest's reason; a failing
+    one the reason `rows` (the page's) give a failing row of the same pattern, else the
+    exception's first line: a reason written for a row is kept while the row stands as it was."""
     passed = sum(1 for outcome, _ in found.values() if outcome == "passed")
-    entries = {}
-    for test, (outcome, message) in found.items():
-        if outcome == "passed":
-            continue
-        row = row_for(rows, test)
-        reason = row[2] if row and row[1] == outcome and outcome == "failing" else message
-        entries[test] = (outcome, reason)
+    entries = {test: end for test, end in found.items() if end[0] != "passed"}
+    written = {row[0]: row[2] for row in rows if row[1] == "failing"}
 
     def same(tests):
         ends = {entries.get(test) for test in tests}
@@ -281,6 +277,8 @@ def section(found: dict, version: str, rows: list = ()) -> str:
             pattern, covered = test, [test]
         done.update(covered)
         outcome, reason = entries[test]
+        if outcome == "failing":
+            reason = written.get(pattern, reason)
         table.append(f"| `{pattern}` | {outcome} | {reason.replace('|', chr(92) + '|')} |")
     lines = [BEGIN, "",
              f"{passed} of python-fido2 {version}'s {len(found)} device tests pass against `authctl ctap serve`; "
