@@ -5,6 +5,9 @@ powered off leaves the listing and comes back at its path, long messages cross t
 signature). One `ctap serve` (both transports, the touch a button its controller presses) for
 the module."""
 import json
+import shutil
+import socket
+import tempfile
 from collections.abc import Mapping
 
 import pytest
@@ -163,6 +166,45 @@ def test_a_key_nothing_listens_for_is_not_listed(tmp_path):
     assert ctap.list_descriptors(absent) == []
     with pytest.raises(FileNotFoundError):
         ctap.open_device(absent[0])
+
+
+def test_a_key_that_stops_answering_is_a_timeout_not_a_hang():
+    """Peers that take reports and never answer (a hung key): a read gives up after the
+    connection's timeout, and such a UDP port is not a key."""
+    directory = tempfile.mkdtemp(prefix="authctl-silent-", dir="/tmp")   # a socket's path fits in 107 bytes
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        unix.bind(f"{directory}/key.sock")
+        unix.listen()
+        udp.bind(("127.0.0.1", 0))
+        entries = [f"unix:{directory}/key.sock", f"udp:127.0.0.1:{udp.getsockname()[1]}"]
+        try:
+            for entry in entries:
+                connection = ctap.connect(entry, timeout=0.5)
+                try:
+                    connection.write_packet(bytes(64))
+                    with pytest.raises(TimeoutError):
+                        connection.read_packet()
+                    with pytest.raises(ValueError, match="a CTAPHID report is 64 bytes, not 65"):
+                        connection.write_packet(bytes(65))
+                finally:
+                    connection.close()
+            assert not ctap.is_present(entries[1])
+        finally:
+            shutil.rmtree(directory)
+
+
+def test_a_udp_datagram_that_is_not_one_report_is_passed_over():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as peer:
+        peer.bind(("127.0.0.1", 0))
+        connection = ctap.connect(f"udp:127.0.0.1:{peer.getsockname()[1]}", timeout=30)
+        try:
+            connection.write_packet(b"\x01" * 64)
+            _, client = peer.recvfrom(2048)
+            for datagram in (b"\x02" * 63, b"\x03" * 65, b"", b"\x04" * 64):
+                peer.sendto(datagram, client)
+            assert connection.read_packet() == b"\x04" * 64
+        finally:
+            connection.close()
 
 
 class PressingTheButton(UserInteraction):
