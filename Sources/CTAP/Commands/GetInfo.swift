@@ -31,7 +31,7 @@ extension SecurityKey {
     }
 
     func getInfo() throws(CTAPStatus) -> CBORValue {
-        let facts = try facts()
+        let facts = try facts(counting: true)
         // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
         let versions = ["FIDO_2_0", "FIDO_2_1"]
         let options = Self.getInfoOptions(facts)
@@ -53,7 +53,7 @@ extension SecurityKey {
             (.int(0x0D), .int(Device.minimumPINLength)),
             (.int(0x0E), .int(Self.firmwareVersion)),
             (.int(0x0F), .int(Self.maxCredBlobLength)),
-            (.int(0x14), .int(max(0, Self.discoverableCredentialSlots - facts.discoverableCredentials))),
+            (.int(0x14), .int(max(0, Self.discoverableCredentialSlots - (facts.discoverableCredentials ?? 0)))),
         ]
         return .map(members)
     }

@@ -102,7 +102,7 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     }
 
     /// The device's facts; a failure of the layers below is CTAP1_ERR_OTHER.
-    func facts() throws(CTAPStatus) -> KeyFacts {
-        do { return try session.keyFacts(device: device) } catch { throw .other }
+    func facts(counting: Bool = false) throws(CTAPStatus) -> KeyFacts {
+        do { return try session.keyFacts(device: device, counting: counting) } catch { throw .other }
     }
 }
