@@ -35,7 +35,10 @@ extension Device {
             timeoutMilliseconds: nil, extensions: request.extensions)
         made.requireUserPresence = request.userPresence
         made.verificationBindsKey = false
-        let authenticator = try keyAuthenticator(person, pick: nil, revisionId: account.reserveRevisionId())
+        var authenticator = try keyAuthenticator(person, pick: nil, revisionId: account.reserveRevisionId())
+        // minPinLength reports the key's minimum only to the RP IDs setMinPINLength named (CTAP 2.1 §12.4).
+        let settings = try keySettings()
+        authenticator.configuration.minimumPINLength = settings.minPINLengthRPIDs.contains(request.rpId) ? settings.minPINLength : nil
         do { return try authenticator.makeCredential(made) } catch { throw DeviceError(error) }
     }
 
@@ -77,6 +80,17 @@ public struct KeyMakeCredential: Sendable {
     /// The attestation the key sends: its model's (`.direct`), or `none`.
     public var attestation: AttestationConveyance
     package var extensions: MakeCredentialExtensions
+    /// largeBlobKey (CTAP 2.1 §12.3): the credential gets a largeBlobKey, handed back in the response.
+    public var largeBlobKey: Bool {
+        get { extensions.largeBlobKey }
+        set { extensions.largeBlobKey = newValue }
+    }
+    /// minPinLength (CTAP 2.1 §12.4): the key's minimum PIN length in the authenticator data, for
+    /// an RP ID that setMinPINLength named.
+    public var minPinLength: Bool {
+        get { extensions.minPinLength }
+        set { extensions.minPinLength = newValue }
+    }
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
                 algorithms: [Int], excludeList: [[UInt8]], userVerified: Bool, userPresence: Bool = true,
@@ -103,6 +117,11 @@ public struct KeyGetAssertion: Sendable {
     public var userVerified: Bool
     public var userPresence: Bool
     package var extensions: GetAssertionExtensions
+    /// largeBlobKey (CTAP 2.1 §12.3): the credential's largeBlobKey, when it has one, in the response.
+    public var largeBlobKey: Bool {
+        get { extensions.largeBlobKey }
+        set { extensions.largeBlobKey = newValue }
+    }
 
     public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], userVerified: Bool, userPresence: Bool = true) {
         self.clientDataHash = clientDataHash
