@@ -18,7 +18,7 @@ extension SecurityKey {
         let rpId = try parameters.required(0x01, parameters.text)
         let clientDataHash = try parameters.required(0x02, parameters.bytes)
         let allowList = try Self.descriptors(parameters.array(0x03) ?? [])
-        _ = try parameters.map(0x04)
+        let extensions = try Self.extensionInputs(parameters.map(0x04) ?? [])
         let options = try Self.options(parameters.map(0x05) ?? [])
         let param = try parameters.bytes(0x06)
         let version = try parameters.int(0x07)
@@ -32,10 +32,13 @@ extension SecurityKey {
             authorization = try authorize(param, version: version, message: clientDataHash, permission: .getAssertion, rpId: rpId)
         } else {
             if options.userVerification == true { throw .invalidOption }
+            // alwaysUv: a sign-in that asks for a touch needs a token (§6.11.2).
+            if facts.settings.alwaysUv && options.userPresence != false { throw .puatRequired }
             authorization = nil
         }
-        let request = KeyGetAssertion(clientDataHash: clientDataHash, rpId: rpId, allowList: allowList,
+        var request = KeyGetAssertion(clientDataHash: clientDataHash, rpId: rpId, allowList: allowList,
                                       userVerified: authorization != nil, userPresence: options.userPresence ?? true)
+        request.largeBlobKey = extensions.largeBlobKey
         // Step 7: the applicable credentials; with an allow list, any one of them answers.
         let candidates: [Credential]
         do { candidates = try session.keyCandidates(device: device, request) } catch { throw CTAPStatus(rawValue: error.name.ctapStatus ?? 0x7F) }
@@ -88,6 +91,7 @@ extension SecurityKey {
         ]
         members.append((.int(0x04), .map(user)))
         if let count { members.append((.int(0x05), .int(count))) }
+        if let key = response.largeBlobKey { members.append((.int(0x07), .bytes(key))) }
         return .map(members)
     }
 }
