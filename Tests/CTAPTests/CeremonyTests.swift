@@ -63,6 +63,23 @@ import Testing
         #expect(assertion?[.int(1)]?[.text("id")] == .bytes(id))
     }
 
+    @Test func aCredentialMadeWithoutRkIsUsedOnlyWhenListedAndHasAWrappedKeysIdLength() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, Self.makeCredential(rk: false)).1)
+        let (id, _) = try Self.attested(try #require(made[.int(2)]?.bytesValue))
+        #expect(id.count == AuthenticatorProfile.securityKey.wrappedCredentialIdLength)
+        #expect(try fixture.send(0x02, Self.getAssertion()).0 == .noCredentials)
+        #expect(try fixture.send(0x02, Self.getAssertion(allow: [id])).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key").isEmpty)
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).map(\.id) == [id])
+        // A second one for the same user replaces nothing; a discoverable one does not replace it either.
+        _ = try fixture.send(0x01, Self.makeCredential(rk: false))
+        _ = try fixture.send(0x01, Self.makeCredential(rk: true))
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).count == 3)
+        #expect(try fixture.send(0x07).0 == .ok)
+        #expect(try fixture.session.keyCredentials(device: "key", discoverableOnly: false).isEmpty)
+    }
+
     @Test func aDiscoverableSignInOffersEveryCredentialNewestFirstThenNextAssertions() throws {
         let fixture = try KeyFixture()
         var ids = [[UInt8]]()
@@ -183,5 +200,40 @@ import Testing
         }
         canceler.start()
         #expect(try fixture.send(0x0B, progress: progress).0 == .keepaliveCancel)
+    }
+}
+
+/// The extensions a key answers over CTAP (CTAP 2.1 §12).
+@Suite struct ExtensionTests {
+    static func withExtensions(_ base: CBORValue, _ extensions: [(CBORValue, CBORValue)], key: Int) -> CBORValue {
+        guard case .map(var members) = base else { return base }
+        members.append((.int(key), .map(extensions)))
+        return .map(members)
+    }
+
+    @Test func credProtectThreeHidesTheCredentialFromASignInWithoutATokenEvenWhenListed() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .int(3))], key: 6)).1)
+        let data = try #require(made[.int(2)]?.bytesValue)
+        #expect(data[32] & 0x80 != 0)  // ED: the credProtect output
+        let (id, _) = try CeremonyTests.attested(data)
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion(allow: [id])).0 == .noCredentials)
+        #expect(try fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .int(4))], key: 6)).0
+                == .invalidParameter)
+        #expect(try fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credProtect"), .text("3"))], key: 6)).0
+                == .cborUnexpectedType)
+    }
+
+    @Test func aCredBlobIsStoredAndReadBack() throws {
+        let fixture = try KeyFixture()
+        let blob = [UInt8](repeating: 7, count: 32)
+        let made = try #require(fixture.send(0x01, Self.withExtensions(CeremonyTests.makeCredential(), [(.text("credBlob"), .bytes(blob))], key: 6)).1)
+        let (id, _) = try CeremonyTests.attested(try #require(made[.int(2)]?.bytesValue))
+        let (status, assertion) = try fixture.send(0x02, Self.withExtensions(CeremonyTests.getAssertion(allow: [id]), [(.text("credBlob"), .bool(true))], key: 4))
+        #expect(status == .ok)
+        let data = try #require(assertion?[.int(2)]?.bytesValue)
+        #expect(data[32] & 0x80 != 0)
+        let outputs = try CBORValue.decode(Array(data[37...]))
+        #expect(outputs[.text("credBlob")] == .bytes(blob))
     }
 }

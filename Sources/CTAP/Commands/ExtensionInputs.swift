@@ -1,31 +1,59 @@
 import Session
 
-/// The extension inputs (CTAP 2.1 §12) of authenticatorMakeCredential and GetAssertion that this
-/// key reads from the request's extensions map (parameter 0x06 and 0x04). An extension it does
-/// not know is ignored (§6.1.1).
+/// The extensions a key answers in authenticatorMakeCredential and authenticatorGetAssertion
+/// (CTAP 2.1 §12), read from a command's extensions map: each of its type, or
+/// CTAP2_ERR_CBOR_UNEXPECTED_TYPE; an extension this key does not know is ignored (§6.1.2 step 9).
 extension SecurityKey {
-    struct ExtensionInputs {
-        /// largeBlobKey (§12.3): only `true` is allowed.
-        var largeBlobKey = false
-        /// minPinLength (§12.4).
-        var minPinLength = false
-    }
-
-    static func extensionInputs(_ members: [(CBORValue, CBORValue)]) throws(CTAPStatus) -> ExtensionInputs {
-        var inputs = ExtensionInputs()
+    static func makeCredentialExtensions(_ members: [(CBORValue, CBORValue)]) throws(CTAPStatus) -> MakeCredentialExtensions {
+        var extensions = MakeCredentialExtensions()
         for (key, value) in members {
             guard let name = key.textValue else { throw .cborUnexpectedType }
             switch name {
-            case "largeBlobKey":
+            case "credProtect":
+                guard let level = value.intValue else { throw .cborUnexpectedType }
+                guard let policy = (0...255).contains(level) ? CredentialProtectionPolicy(rawValue: UInt8(level)) : nil else {
+                    throw .invalidParameter
+                }
+                extensions.credProtect = policy
+            case "credBlob":
+                guard let blob = value.bytesValue else { throw .cborUnexpectedType }
+                extensions.credBlob = blob
+            case "hmac-secret":
                 guard let flag = value.boolValue else { throw .cborUnexpectedType }
-                guard flag else { throw .invalidOption }  // §12.3: false is not a value of it
-                inputs.largeBlobKey = true
+                extensions.hmacSecret = flag
             case "minPinLength":
                 guard let flag = value.boolValue else { throw .cborUnexpectedType }
-                inputs.minPinLength = flag
-            default: continue
+                extensions.minPinLength = flag
+            case "largeBlobKey":
+                extensions.largeBlobKey = try largeBlobKey(value)
+            default:
+                continue
             }
         }
-        return inputs
+        return extensions
+    }
+
+    static func getAssertionExtensions(_ members: [(CBORValue, CBORValue)]) throws(CTAPStatus) -> GetAssertionExtensions {
+        var extensions = GetAssertionExtensions()
+        for (key, value) in members {
+            guard let name = key.textValue else { throw .cborUnexpectedType }
+            switch name {
+            case "credBlob":
+                guard let flag = value.boolValue else { throw .cborUnexpectedType }
+                extensions.getCredBlob = flag
+            case "largeBlobKey":
+                extensions.largeBlobKey = try largeBlobKey(value)
+            default:
+                continue
+            }
+        }
+        return extensions
+    }
+
+    /// largeBlobKey's input (§12.3): only `true` is a value of it (CTAP2_ERR_INVALID_OPTION).
+    private static func largeBlobKey(_ value: CBORValue) throws(CTAPStatus) -> Bool {
+        guard let flag = value.boolValue else { throw .cborUnexpectedType }
+        guard flag else { throw .invalidOption }
+        return true
     }
 }

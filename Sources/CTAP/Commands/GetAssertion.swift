@@ -18,7 +18,7 @@ extension SecurityKey {
         let rpId = try parameters.required(0x01, parameters.text)
         let clientDataHash = try parameters.required(0x02, parameters.bytes)
         let allowList = try Self.descriptors(parameters.array(0x03) ?? [])
-        let extensions = try Self.extensionInputs(parameters.map(0x04) ?? [])
+        let extensions = try Self.getAssertionExtensions(parameters.map(0x04) ?? [])
         let options = try Self.options(parameters.map(0x05) ?? [])
         let param = try parameters.bytes(0x06)
         let version = try parameters.int(0x07)
@@ -38,7 +38,7 @@ extension SecurityKey {
         }
         var request = KeyGetAssertion(clientDataHash: clientDataHash, rpId: rpId, allowList: allowList,
                                       userVerified: authorization != nil, userPresence: options.userPresence ?? true)
-        request.largeBlobKey = extensions.largeBlobKey
+        request.extensions = extensions
         // Step 7: the applicable credentials; with an allow list, any one of them answers.
         let candidates: [Credential]
         do { candidates = try session.keyCandidates(device: device, request) } catch { throw CTAPStatus(rawValue: error.name.ctapStatus ?? 0x7F) }

@@ -17,7 +17,7 @@ extension SecurityKey {
         let options = try Self.options(parameters.map(0x07) ?? [])
         let param = try parameters.bytes(0x08)
         let version = try parameters.int(0x09)
-        let extensions = try Self.extensionInputs(parameters.map(0x06) ?? [])
+        let extensions = try Self.makeCredentialExtensions(parameters.map(0x06) ?? [])
         guard let rpId = rp[text: "id"] else { throw .missingParameter }
         guard let rpIdText = rpId.textValue else { throw .cborUnexpectedType }
         guard let userId = user[text: "id"] else { throw .missingParameter }
@@ -57,8 +57,9 @@ extension SecurityKey {
                                         userDisplayName: displayName, algorithms: algorithms, excludeList: excludeList,
                                         userVerified: authorization != nil)
         request.attestation = .direct
-        request.largeBlobKey = extensions.largeBlobKey
-        request.minPinLength = extensions.minPinLength
+        // §6.1.2 step 17: `rk` absent is a credential the key does not offer undiscovered.
+        request.discoverable = options.residentKey ?? false
+        request.extensions = extensions
         let response = try perform(progress, with: authorization) { person throws(SessionError) in
             try session.keyMakeCredential(device: device, request, person: person)
         }

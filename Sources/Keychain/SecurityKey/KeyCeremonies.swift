@@ -35,6 +35,7 @@ extension Device {
             timeoutMilliseconds: nil, extensions: request.extensions)
         made.requireUserPresence = request.userPresence
         made.verificationBindsKey = false
+        made.discoverable = request.discoverable
         var authenticator = try keyAuthenticator(person, pick: nil, revisionId: account.reserveRevisionId())
         // minPinLength reports the key's minimum only to the RP IDs setMinPINLength named (CTAP 2.1 §12.4).
         let settings = try keySettings()
@@ -79,22 +80,14 @@ public struct KeyMakeCredential: Sendable {
     public var userPresence: Bool
     /// The attestation the key sends: its model's (`.direct`), or `none`.
     public var attestation: AttestationConveyance
+    /// A discoverable credential (the `rk` option); else one only an allow list reaches.
+    public var discoverable: Bool
+    /// The extensions asked for (CTAP 2.1 §12), as the CTAP front end read them.
     package var extensions: MakeCredentialExtensions
-    /// largeBlobKey (CTAP 2.1 §12.3): the credential gets a largeBlobKey, handed back in the response.
-    public var largeBlobKey: Bool {
-        get { extensions.largeBlobKey }
-        set { extensions.largeBlobKey = newValue }
-    }
-    /// minPinLength (CTAP 2.1 §12.4): the key's minimum PIN length in the authenticator data, for
-    /// an RP ID that setMinPINLength named.
-    public var minPinLength: Bool {
-        get { extensions.minPinLength }
-        set { extensions.minPinLength = newValue }
-    }
 
     public init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,
                 algorithms: [Int], excludeList: [[UInt8]], userVerified: Bool, userPresence: Bool = true,
-                attestation: AttestationConveyance = .direct) {
+                attestation: AttestationConveyance = .direct, discoverable: Bool = true) {
         self.clientDataHash = clientDataHash
         self.rpId = rpId
         self.userHandle = userHandle
@@ -105,6 +98,7 @@ public struct KeyMakeCredential: Sendable {
         self.userVerified = userVerified
         self.userPresence = userPresence
         self.attestation = attestation
+        self.discoverable = discoverable
         self.extensions = MakeCredentialExtensions()
     }
 }
@@ -117,11 +111,6 @@ public struct KeyGetAssertion: Sendable {
     public var userVerified: Bool
     public var userPresence: Bool
     package var extensions: GetAssertionExtensions
-    /// largeBlobKey (CTAP 2.1 §12.3): the credential's largeBlobKey, when it has one, in the response.
-    public var largeBlobKey: Bool {
-        get { extensions.largeBlobKey }
-        set { extensions.largeBlobKey = newValue }
-    }
 
     public init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], userVerified: Bool, userPresence: Bool = true) {
         self.clientDataHash = clientDataHash

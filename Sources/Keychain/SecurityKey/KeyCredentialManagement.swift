@@ -3,8 +3,9 @@ import VirtualAuthenticator
 
 /// authenticatorCredentialManagement (CTAP 2.1 §6.8) on a device answering as a security key: a
 /// client that holds a PIN token lists the key's credentials, deletes one, or renames its user.
-/// Only credentials the key holds (``keyCredentials(rpId:)``) are its to change: a device-bound
-/// key never reaches the passkeys the account's phones sync to it.
+/// Only the discoverable credentials the key holds (``keyCredentials(rpId:discoverableOnly:)``)
+/// are managed: a device-bound key never reaches the passkeys the account's phones sync to it,
+/// and a credential made with `rk` false is reached only through an allow list.
 extension Device {
     /// The credential with id `id` that this key holds (`noSuchCredential` otherwise), found
     /// through the vault's credential-id lookup.
@@ -13,7 +14,7 @@ extension Device {
         let (profile, _) = try account.profile(of: try record())
         let held: [DeviceView.Item]
         do { held = try store.items(credentialId: id) } catch { throw DeviceError(error) }
-        guard let credential = held.map(\.credential).first(where: { $0.id == id && keyHolds($0, profile: profile) }) else {
+        guard let credential = held.map(\.credential).first(where: { $0.id == id && $0.discoverable && keyHolds($0, profile: profile) }) else {
             throw DeviceError.noPasskey(id, on: name)
         }
         return (credential, store)

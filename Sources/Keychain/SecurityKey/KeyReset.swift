@@ -10,10 +10,12 @@ extension Device {
         profile.backupEligible || !credential.backupEligible
     }
 
-    /// The credentials this device holds as a security key, oldest first (`rpId`'s only, when given).
-    public func keyCredentials(rpId: String? = nil) throws(DeviceError) -> [Credential] {
+    /// The credentials this device holds as a security key, oldest first (`rpId`'s only, when
+    /// given): its discoverable ones (what credential management lists and a key has slots for),
+    /// or, with `discoverableOnly` false, those an allow list reaches too.
+    public func keyCredentials(rpId: String? = nil, discoverableOnly: Bool = true) throws(DeviceError) -> [Credential] {
         let (profile, _) = try account.profile(of: try record())
-        return try credentials(rpId: rpId).filter { keyHolds($0, profile: profile) }
+        return try credentials(rpId: rpId).filter { keyHolds($0, profile: profile) && ($0.discoverable || !discoverableOnly) }
     }
 
     /// authenticatorReset (CTAP 2.1 §6.6): every credential the key holds is deleted and its PIN
@@ -21,7 +23,7 @@ extension Device {
     /// to their defaults, in one frame. The account's synced passkeys a device-bound key
     /// keeps out of sight are not its to delete, and stay.
     public func keyReset() throws(DeviceError) {
-        let held = try keyCredentials()
+        let held = try keyCredentials(discoverableOnly: false)
         let store = try store()
         let time = account.eventTime
         let record = try record()

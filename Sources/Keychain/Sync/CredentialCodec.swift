@@ -76,6 +76,7 @@ enum CredentialCodec {
         fields[Tag.largeBlob] = credential.largeBlob
         if credential.hasLargeBlobKey { fields[Tag.largeBlobKey] = [1] }
         if credential.hidden { fields[Tag.hidden] = [1] }
+        if !credential.discoverable { fields[Tag.notDiscoverable] = [1] }
         return fields
     }
 
@@ -168,6 +169,7 @@ enum CredentialCodec {
         credential.largeBlob = record.field(Tag.largeBlob).map(Array.init)
         credential.hasLargeBlobKey = flag(Tag.largeBlobKey)
         credential.hidden = flag(Tag.hidden)
+        credential.discoverable = !flag(Tag.notDiscoverable)
         return RevisionContent(credential: credential, itemId: itemId, deviceId: deviceId, deviceName: deviceName, changedAt: changedAt,
                                removed: false, created: created, sealedKey: sealedKey, sealedInVault: sealedInVault)
     }

@@ -36,8 +36,9 @@ extension Session {
         do { try account.device(device).keyReset() } catch { throw SessionError(error) }
     }
 
-    /// The credentials `device` holds as a security key, oldest first (`rpId`'s only, when given).
-    public func keyCredentials(device: String? = nil, rpId: String? = nil) throws(SessionError) -> [Credential] {
-        do { return try account.device(device).keyCredentials(rpId: rpId) } catch { throw SessionError(error) }
+    /// The credentials `device` holds as a security key, oldest first (`rpId`'s only, when
+    /// given): the discoverable ones, or every one with `discoverableOnly` false.
+    public func keyCredentials(device: String? = nil, rpId: String? = nil, discoverableOnly: Bool = true) throws(SessionError) -> [Credential] {
+        do { return try account.device(device).keyCredentials(rpId: rpId, discoverableOnly: discoverableOnly) } catch { throw SessionError(error) }
     }
 }
