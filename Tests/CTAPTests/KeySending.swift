@@ -50,9 +50,3 @@ extension CeremonyTests {
         return (id, try CBORValue.decode(Array(authenticatorData[(55 + length + used)...])))
     }
 }
-
-/// `text` as a secret (a PIN, a passphrase).
-func secret(_ text: String) -> SecureBytes {
-    var bytes = Array(text.utf8)
-    return SecureBytes(consuming: &bytes)
-}

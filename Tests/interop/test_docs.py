@@ -145,3 +145,23 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_security_key_guide_example_runs(tmp_path):
+    """docs/ctap.md's "Running the key": a key started, its controller's touch and power, SIGTERM."""
+    text = (ROOT / "docs" / "ctap.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    assert len(blocks) == 1
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "authctl").symlink_to(BIN)
+    env = own_environment(tmp_path)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    result = subprocess.run(["bash", "-c", "set -eu\n" + blocks[0] + 'echo "AUTHCTL_CTAP=$AUTHCTL_CTAP"\n'], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "touch on\ntouch off\npower off\npower on\n" in out
+    assert re.search(r"^ctap udp 127\.0\.0\.1:\d+\nctap unix .*/key\.sock\ncontroller http://127\.0\.0\.1:\d+$", out, re.M), out
+    assert re.search(r"AUTHCTL_CTAP=udp:127\.0\.0\.1:\d+,unix:/.*/key\.sock", out), out
+    assert not (tmp_path / "key.sock").exists()

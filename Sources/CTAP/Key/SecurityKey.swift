@@ -25,6 +25,11 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     var enumeration: PendingEnumeration?
     /// An authenticatorLargeBlobs write under way, fragment by fragment.
     var largeBlobWrite: PendingLargeBlobWrite?
+    /// authenticatorClientPIN's state while the key has power: key agreements, the token, the
+    /// wrong PINs in a row.
+    var pinState = ClientPINState()
+    /// The time, for the timers of the key's power cycle (a token's usage timer).
+    var now: @Sendable () -> Date = { Date() }
 
     public init(session: Session, device: String? = nil, touch: Touch = Touch()) {
         self.session = session
@@ -35,13 +40,16 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// WINK and CBOR; NMSG: CTAPHID_MSG (CTAP1/U2F) is not answered.
     public var capabilities: UInt8 { 0x01 | 0x04 | 0x08 }
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
+    public var maxMessageSize: Int { Self.maxMessageSize }
 
     public func wink() {}
 
     public func powerCycled() {
         lock.withLock {
-            poweredAt = Date()
+            poweredAt = now()
             forgetPowerState()
+            // New key agreements too.
+            pinState = ClientPINState()
         }
     }
 
@@ -50,6 +58,9 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         pending = nil
         enumeration = nil
         largeBlobWrite = nil
+        // Every PIN token ends; the wrong PINs in a row are forgotten.
+        pinState.resetPinUvAuthTokens()
+        pinState.consecutiveMismatches = 0
     }
 
     public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
@@ -102,6 +113,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         case .config:
             try config(CTAPParameters(parameters))
             return nil
+        case .clientPIN:
+            return try clientPIN(CTAPParameters(parameters))
         default:
             throw .invalidCommand
         }
