@@ -20,7 +20,7 @@ extension SecurityKey {
         if facts.pinSet || (facts.settings.alwaysUv && subcommand != .toggleAlwaysUv) {
             let message = [UInt8](repeating: 0xFF, count: 32) + [0x0D, UInt8(number)] + (subParameters.map { CBORValue.map($0).encoded() } ?? [])
             _ = try authorizeManagement(param, version: version, pinSet: facts.pinSet, message: message,
-                                        permission: .authenticatorConfiguration, rpId: nil)
+                                        permission: .authenticatorConfiguration)
         }
         switch subcommand {
         case .toggleAlwaysUv:

@@ -44,21 +44,22 @@ extension SecurityKey {
         let facts = try facts()
         let held = try keyRequest { () throws(SessionError) in try session.keyCredentials(device: device) }
         let sub = try CTAPParameters(.map(subParameters ?? []))
-        // A token bound to an RP serves only the subcommands about that RP's credentials. The
-        // parameters are required only once the token is checked.
-        let rpId: String?
+        // A token bound to an RP serves only the subcommands about that RP's credentials, and is
+        // not bound by them (§6.8). The parameters are required only once the token is checked.
+        let rp: PinUvAuthRP
         switch subcommand {
         case .enumerateCredentialsBegin:
-            let hash = (try? sub.bytes(0x01)) ?? nil
-            rpId = held.first { SHA256.hash(Array($0.rpId.utf8)) == hash }?.rpId
+            rp = ((try? sub.bytes(0x01)) ?? nil).map { .rpIdHash($0) } ?? .any
         case .deleteCredential, .updateUserInformation:
             let id = (try? Self.credentialId(sub.map(0x02))) ?? nil
-            rpId = held.first { $0.id == id }?.rpId
+            rp = held.first { $0.id == id }.map { .rpIdHash(SHA256.hash(Array($0.rpId.utf8))) } ?? .any
         default:
-            rpId = nil
+            rp = .any
         }
         let authorization = try authorizeManagement(param, version: version, pinSet: facts.pinSet, message: message,
-                                                    permission: .credentialManagement, rpId: rpId)
+                                                    permission: .credentialManagement, rp: rp)
+        // getCredsMetadata and enumerateRPsBegin are about every RP: a token bound to one is refused.
+        if [.getCredsMetadata, .enumerateRPsBegin].contains(subcommand) && authorization.permissionsRPID != nil { throw .pinAuthInvalid }
 
         switch subcommand {
         case .getCredsMetadata:

@@ -56,7 +56,7 @@ extension SecurityKey {
         if facts.pinSet || facts.settings.alwaysUv {
             let message = [UInt8](repeating: 0xFF, count: 32) + [0x0C, 0x00] + (0..<4).map { UInt8(truncatingIfNeeded: offset >> (8 * $0)) }
                 + SHA256.hash(fragment)
-            _ = try authorizeManagement(param, version: version, pinSet: facts.pinSet, message: message, permission: .largeBlobWrite, rpId: nil)
+            _ = try authorizeManagement(param, version: version, pinSet: facts.pinSet, message: message, permission: .largeBlobWrite)
         }
         guard offset + fragment.count <= write.expectedLength else { throw .invalidParameter }
         write.received += fragment
