@@ -165,7 +165,7 @@ enum CTAPServeCommand {
         var passphrase = RandomSource.live.bytes(32)
         do {
             let session = try Session.create(AccountSpec(path: directory + "/vault", passphrase: SecureBytes(consuming: &passphrase), kdf: .min,
-                                                         devices: [AccountSpec.DeviceSpec(name: "key", pin: nil)],
+                                                         devices: [.securityKey()],
                                                          keeping: .throwAway(storeInMemory: true)))
             try session.setProfile("security-key", device: "key")
             return (session, directory)
