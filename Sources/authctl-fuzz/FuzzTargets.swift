@@ -49,7 +49,7 @@ enum FuzzTarget: UInt8, CaseIterable {
 }
 
 /// A session of clients with a key's CTAPHID framing: the input is steps — a report from one of
-/// four clients, time passing, the key answering, a keepalive, the power going. What must hold:
+/// four clients, time passing, the key answering, a keepalive, a client gone, the power going. What must hold:
 /// every report the device sends is 64 bytes, each client's reports make whole messages, a
 /// request is handed over only while none is in flight and never longer than the key takes, and
 /// a channel given is neither 0 nor broadcast.
@@ -79,7 +79,8 @@ enum CTAPHIDSession {
             case 6:
                 outputs = device.keepalive(.upNeeded)
             default:
-                outputs = device.powerOff()
+                let gone = step >> 4 & 3
+                outputs = step & 0x08 == 0 ? device.powerOff() : device.disconnected { $0 == gone }
             }
             check(outputs, device, before)
         }

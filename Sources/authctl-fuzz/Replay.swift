@@ -40,7 +40,7 @@ struct Replay {
     }
 
     /// Clients and a key: a channel allocated, a CBOR request answered, a ping in two packets, a
-    /// message left half-sent until it times out, a lock, the power cut.
+    /// message left half-sent until it times out, a lock, a client gone mid-message, the power cut.
     static func ctapHIDSeed() -> [UInt8] {
         func report(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: CTAPHIDPacket.reportSize - bytes.count) }
         let one: [UInt8] = [0, 0, 0, 1]
@@ -53,7 +53,8 @@ struct Replay {
         steps += [0] + report(one + [0x90, 0, 200, 0x01])  // half a CBOR message, then 800 ms
         steps += [4 | 16 << 3]
         steps += [2] + report(one + [0x84, 0, 1, 2])  // LOCK for 2 s
-        steps += [7]
+        steps += [3] + report(one + [0x81, 0, 90])  // half a PING from a client that then goes
+        steps += [7 | 1 << 3 | 3 << 4, 7]
         return steps
     }
 

@@ -17,7 +17,7 @@ from fido2.ctap2 import Ctap2
 from fido2.hid import CAPABILITY, CTAPHID, CtapHidDevice
 from fido2.hid.base import CtapHidConnection, HidDescriptor
 
-from conftest import BIN, own_environment, wait_until
+from conftest import BIN, own_environment
 
 BROADCAST = 0xFFFFFFFF
 

@@ -17,6 +17,7 @@ public protocol HIDEndpoint: AnyObject, Sendable {
 ///
 ///     let key = HIDKey(handler: SecurityKey(session: session))
 ///     key.receive(report, from: client)   // from any transport's thread
+///     key.stop()                          // its ticker thread holds it until then
 public final class HIDKey: @unchecked Sendable {
     public let handler: any CTAPHIDHandler
 

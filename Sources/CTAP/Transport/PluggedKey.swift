@@ -60,7 +60,7 @@ public final class PluggedKey: @unchecked Sendable {
         defer { lock.unlock() }
         guard !stopped, !key.isPoweredOn else { return }
         try unix?.listen()
-        key.powerOn()
+        if let udp { udp.droppingQueued(key.powerOn) } else { key.powerOn() }
     }
 
     /// Stops for good: the key and both transports, the socket's path removed.

@@ -17,6 +17,9 @@ final class UDPTransport: @unchecked Sendable {
     private let socket: SocketDescriptor
     private let wake: WakePipe
     private let done = DispatchSemaphore(value: 0)
+    /// Held from a datagram's read to the key's taking it, and while the power comes back: a
+    /// datagram read while the key had no power is dropped, never answered after.
+    private let reading = NSLock()
 
     /// Binds `host:port` (an IPv4 address) and reads on a thread of its own, handing each report
     /// to `key`.
@@ -44,8 +47,8 @@ final class UDPTransport: @unchecked Sendable {
             socket.close()
             throw error
         }
-        let reader = Thread { [socket, wake, done] in
-            Self.read(socket, until: wake, into: key)
+        let reader = Thread { [socket, wake, done, reading] in
+            Self.read(socket, until: wake, into: key, reading: reading)
             done.signal()
         }
         reader.name = "authctl.ctap.udp"
@@ -53,9 +56,11 @@ final class UDPTransport: @unchecked Sendable {
     }
 
     /// Each datagram of exactly one report, to the key, its sender the endpoint of the answer.
-    private static func read(_ socket: SocketDescriptor, until wake: WakePipe, into key: HIDKey) {
+    private static func read(_ socket: SocketDescriptor, until wake: WakePipe, into key: HIDKey, reading: NSLock) {
         var report = [UInt8](repeating: 0, count: CTAPHIDPacket.reportSize)
         while let fd = socket.withOpen({ $0 }), readable(fd, unless: wake) {
+            reading.lock()
+            defer { reading.unlock() }
             var sender = sockaddr_in(), length = socklen_t(MemoryLayout<sockaddr_in>.size)
             // MSG_TRUNC: the datagram's whole length, so a longer one is told from a report.
             let count = withUnsafeMutablePointer(to: &sender) { address in
@@ -64,6 +69,18 @@ final class UDPTransport: @unchecked Sendable {
             guard count == CTAPHIDPacket.reportSize, length == socklen_t(MemoryLayout<sockaddr_in>.size) else { continue }
             key.receive(report, from: UDPPeer(socket: socket, address: sender))
         }
+    }
+
+    /// Drops the datagrams that came while the key had no power (still queued, or being read),
+    /// then runs `powerOn`: what a client sent to an unplugged key is lost, as on USB.
+    func droppingQueued(_ powerOn: () -> Void) {
+        reading.lock()
+        defer { reading.unlock() }
+        var scratch = [UInt8](repeating: 0, count: CTAPHIDPacket.reportSize)
+        socket.withOpen { fd in
+            while recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) >= 0 {}
+        }
+        powerOn()
     }
 
     /// Stops reading and closes the socket.
