@@ -1,8 +1,8 @@
 import VirtualAuthenticator
 
 /// What a device answering as a security key (CTAP2 over a socket) reports of itself in
-/// authenticatorGetInfo: its model, whether a PIN is set, and how many discoverable credentials
-/// it holds.
+/// authenticatorGetInfo: its model, whether a PIN is set, how many discoverable credentials it
+/// holds, and its settings.
 public struct KeyFacts: Sendable, Equatable {
     /// The device's profile, as its authenticator model.
     public let profile: AuthenticatorProfile
@@ -15,6 +15,8 @@ public struct KeyFacts: Sendable, Equatable {
     public let maxPINRetries: UInt32
     /// The discoverable credentials it holds, when counted (counting reads every one).
     public let discoverableCredentials: Int?
+    /// Its authenticatorConfig settings.
+    public let settings: KeySettings
 }
 
 extension Device {
@@ -27,6 +29,6 @@ extension Device {
         let count = counting ? try keyCredentials().count : nil
         return KeyFacts(profile: profile, aaguid: aaguid, pinSet: status.enrolled,
                         pinRetries: status.maxAttempts >= status.failures ? status.maxAttempts - status.failures : 0,
-                        maxPINRetries: status.maxAttempts, discoverableCredentials: count)
+                        maxPINRetries: status.maxAttempts, discoverableCredentials: count, settings: try keySettings())
     }
 }
