@@ -38,8 +38,7 @@ extension SecurityKey {
 
     func getInfo() throws(CTAPStatus) -> CBORValue {
         let facts = try facts(counting: true)
-        // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
-        let versions = ["FIDO_2_0", "FIDO_2_1"]
+        let versions = (facts.profile.alternateAttestation == .fidoU2F ? ["U2F_V2"] : []) + ["FIDO_2_0", "FIDO_2_1"]
         let options = Self.getInfoOptions(facts)
         let algorithms = facts.profile.algorithms.map { algorithm in
             CBORValue.map([(.text("alg"), .int(algorithm.rawValue)), (.text("type"), .text("public-key"))])

@@ -35,10 +35,15 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         self.session = session
         self.device = device
         self.touch = touch
+        speaksU2F = (try? session.keyFacts(device: device).profile.alternateAttestation) == .fidoU2F
     }
 
-    /// WINK and CBOR; NMSG: CTAPHID_MSG (CTAP1/U2F) is not answered.
-    public var capabilities: UInt8 { 0x01 | 0x04 | 0x08 }
+    /// Whether the device's model answers CTAP1/U2F (a security key's does): read when the key is
+    /// plugged in, as a key's firmware is fixed.
+    let speaksU2F: Bool
+
+    /// WINK and CBOR; NMSG for a model that speaks no U2F (only security-key does).
+    public var capabilities: UInt8 { 0x01 | 0x04 | (speaksU2F ? 0 : 0x08) }
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
     public var maxMessageSize: Int { Self.maxMessageSize }
 
@@ -84,7 +89,11 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     }
 
     public func msg(_ apdu: [UInt8], progress: CTAPProgress) -> [UInt8] {
-        [0x6D, 0x00]  // SW_INS_NOT_SUPPORTED
+        lock.lock()
+        defer { lock.unlock() }
+        pending = nil
+        guard speaksU2F else { return StatusWord.insNotSupported.bytes }
+        return u2f(apdu, progress)
     }
 
     /// One command's answer (`nil`: a command whose success carries no data).

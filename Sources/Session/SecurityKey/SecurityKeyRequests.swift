@@ -69,3 +69,24 @@ extension Session {
         do { return try account.device(device).keyCredentials(rpId: rpId, discoverableOnly: discoverableOnly) } catch { throw SessionError(error) }
     }
 }
+
+extension Session {
+    /// U2F_REGISTER on `device` answering as a security key.
+    public func keyU2FRegister(device: String? = nil, application: [UInt8], challenge: [UInt8]) throws(SessionError) -> KeyU2FRegistration {
+        do { return try account.device(device).keyU2FRegister(application: application, challenge: challenge) } catch { throw SessionError(error) }
+    }
+
+    /// Whether `device` holds `keyHandle` for `application` (U2F_AUTHENTICATE's check-only).
+    public func keyU2FHolds(device: String? = nil, application: [UInt8], keyHandle: [UInt8]) throws(SessionError) -> Bool {
+        do { return try account.device(device).keyU2FHolds(application: application, keyHandle: keyHandle) } catch { throw SessionError(error) }
+    }
+
+    /// U2F_AUTHENTICATE on `device`; `nil` for a key handle it does not hold for `application`.
+    public func keyU2FAuthenticate(device: String? = nil, application: [UInt8], challenge: [UInt8], keyHandle: [UInt8],
+                                   userPresent: Bool) throws(SessionError) -> (flags: UInt8, counter: UInt32, signature: [UInt8])? {
+        do {
+            return try account.device(device).keyU2FAuthenticate(application: application, challenge: challenge, keyHandle: keyHandle,
+                                                                 userPresent: userPresent)
+        } catch { throw SessionError(error) }
+    }
+}
