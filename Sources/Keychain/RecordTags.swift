@@ -108,6 +108,7 @@ enum RecordTags {
             RecordField(T.credBlob, "credBlob", o),
             // Sealed, but under the passkey's largeBlobKey, not the vault key: rotation keeps it.
             RecordField(T.largeBlob, "large blob", o), RecordField(T.hidden, "hidden", o),
+            RecordField(T.notDiscoverable, "not discoverable", o),
             RecordField(T.created, "created (instant)", o), RecordField(T.sealedInVault, "vault of the biometry-key seal", o),
         ]
     }()

@@ -9,12 +9,15 @@ final class KeyFixture {
     let session: Session
     let key: SecurityKey
 
-    init(profile: String = "security-key", touch: Touch = Touch()) throws {
+    /// With `phone`, the account's first device is a phone (PIN 1111) whose passkeys sync.
+    init(profile: String = "security-key", touch: Touch = Touch(), phone: Bool = false) throws {
         directory = try TemporaryDirectory("authctl-ctap")
-        var passphrase = Array("p".utf8)
+        var passphrase = Array("p".utf8), pin = Array("1111".utf8)
+        let phoneDevice = phone ? [AccountSpec.DeviceSpec(name: "phone", pin: SecureBytes(consuming: &pin))] : []
         session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: SecureBytes(consuming: &passphrase), kdf: .min,
-                                                 devices: [AccountSpec.DeviceSpec(name: "key", pin: nil)],
-                                                 keeping: .throwAway(storeInMemory: true)))
+                                                 devices: phoneDevice + [AccountSpec.DeviceSpec(name: "key", pin: nil)],
+                                                 keeping: .throwAway(storeInMemory: true)),
+                                     people: KnownPeople(pins: ["phone": "1111"], timeouts: .atOnce))
         try session.setProfile(profile, device: "key")
         key = SecurityKey(session: session, device: "key", touch: touch)
     }

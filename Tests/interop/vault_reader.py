@@ -60,6 +60,7 @@ T_CRED_PROTECT = 22
 T_CRED_BLOB = 23
 T_LARGE_BLOB = 24
 T_HIDDEN = 25
+T_NOT_DISCOVERABLE = 27
 T_CREATED = 26
 T_REPLICA_REVISION_ID = 40  # a replica record (a revision another vault uploaded): the revision's own id
 T_REPLICA_LANDED_AT = 41  # when it landed in the store: an instant, ms (8) ‖ order (8)
@@ -332,6 +333,7 @@ class Vault:
                 "aaguid": f.get(T_AAGUID),
                 "global_counter": f.get(T_COUNTS_SIGNATURES, b"\x00") == b"\x02",
                 "hidden": f.get(T_HIDDEN, b"\x00") == b"\x01",
+                "discoverable": f.get(T_NOT_DISCOVERABLE, b"\x00") != b"\x01",
                 "requires_uv": f.get(T_REQUIRES_UV, b"\x00") == b"\x01",
                 "counts_signatures": f.get(T_COUNTS_SIGNATURES, b"\x00") in (b"\x01", b"\x02"),
                 "sign_count": sign_count,

@@ -18,7 +18,9 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// One request at a time; the transports already serialize, this holds for in-process callers.
     let lock = NSLock()
     /// When the key last got power: authenticatorReset is refused 10 s after (CTAP 2.1 §6.6).
-    var poweredAt = Date()
+    package var poweredAt = Date()
+    /// The credentials an authenticatorGetAssertion left for GetNextAssertion.
+    var pending: PendingAssertions?
 
     public init(session: Session, device: String? = nil, touch: Touch = Touch()) {
         self.session = session
@@ -32,13 +34,23 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     public func wink() {}
 
     public func powerCycled() {
-        lock.withLock { poweredAt = Date() }
+        lock.withLock {
+            poweredAt = Date()
+            forgetPowerState()
+        }
+    }
+
+    /// What lives only while the key has power, forgotten at power-up and by a reset.
+    func forgetPowerState() {
+        pending = nil
     }
 
     public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
         lock.lock()
         defer { lock.unlock() }
         guard let first = request.first else { return [CTAPStatus.invalidLength.rawValue] }
+        // Any command but GetNextAssertion ends what GetAssertion left for it (§6.3).
+        if first != CTAPCommand.getNextAssertion.rawValue { pending = nil }
         do {
             let body = try answer(first, request.dropFirst(), progress)
             return [CTAPStatus.ok.rawValue] + (body?.encoded() ?? [])
@@ -58,6 +70,18 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         case .getInfo:
             guard parameters.isEmpty else { throw .invalidLength }
             return try getInfo()
+        case .makeCredential:
+            return try makeCredential(CTAPParameters(parameters), progress)
+        case .getAssertion:
+            return try getAssertion(CTAPParameters(parameters), progress)
+        case .getNextAssertion:
+            return try getNextAssertion()
+        case .reset:
+            try reset(progress)
+            return nil
+        case .selection:
+            try selection(progress)
+            return nil
         default:
             throw .invalidCommand
         }

@@ -23,7 +23,7 @@ extension Device {
         let record = try record()
         let (profile, aaguid) = try account.profile(of: record)
         let status = biometry
-        let count = try credentials().count
+        let count = try keyCredentials().count
         return KeyFacts(profile: profile, aaguid: aaguid, pinSet: status.enrolled,
                         pinRetries: status.maxAttempts >= status.failures ? status.maxAttempts - status.failures : 0,
                         maxPINRetries: status.maxAttempts, discoverableCredentials: count)

@@ -75,6 +75,7 @@ enum CredentialCodec {
         fields[Tag.credBlob] = credential.credBlob
         fields[Tag.largeBlob] = credential.largeBlob
         if credential.hidden { fields[Tag.hidden] = [1] }
+        if !credential.discoverable { fields[Tag.notDiscoverable] = [1] }
         return fields
     }
 
@@ -166,6 +167,7 @@ enum CredentialCodec {
         credential.credBlob = record.field(Tag.credBlob).map(Array.init)
         credential.largeBlob = record.field(Tag.largeBlob).map(Array.init)
         credential.hidden = flag(Tag.hidden)
+        credential.discoverable = !flag(Tag.notDiscoverable)
         return RevisionContent(credential: credential, itemId: itemId, deviceId: deviceId, deviceName: deviceName, changedAt: changedAt,
                                removed: false, created: created, sealedKey: sealedKey, sealedInVault: sealedInVault)
     }

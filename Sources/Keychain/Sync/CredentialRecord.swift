@@ -28,6 +28,8 @@ enum CredentialRecord {
         static let credProtect: UInt8 = 22, credBlob: UInt8 = 23, largeBlob: UInt8 = 24
         /// `1`: hidden by the RP's `signalAllAcceptedCredentials` (kept, offered to no ceremony).
         static let hidden: UInt8 = 25
+        /// `1`: not discoverable (a security key's credential made with `rk` false).
+        static let notDiscoverable: UInt8 = 27
         /// When the passkey was created, as an instant (16: Unix ms ‖ vault position), carried by
         /// every revision of it; absent: `createdAt` (seconds) × 1000, position 0. Every device
         /// orders passkeys by it (then item id), so all pick the same default passkey.

@@ -9,3 +9,36 @@ extension Session {
         do { return try account.device(device).keyFacts() } catch { throw SessionError(error) }
     }
 }
+
+extension Session {
+    /// authenticatorMakeCredential on `device` answering as a security key.
+    public func keyMakeCredential(device: String? = nil, _ request: KeyMakeCredential, person: KeyPerson) throws(SessionError) -> MakeCredentialResponse {
+        do { return try account.device(device).keyMakeCredential(request, person: person) } catch { throw SessionError(error) }
+    }
+
+    /// The credentials an authenticatorGetAssertion on `device` may answer with, newest first.
+    public func keyCandidates(device: String? = nil, _ request: KeyGetAssertion) throws(SessionError) -> [Credential] {
+        do { return try account.device(device).keyCandidates(request) } catch { throw SessionError(error) }
+    }
+
+    /// authenticatorGetAssertion (or GetNextAssertion) on `device` with the credential `credentialId`.
+    public func keyGetAssertion(device: String? = nil, _ request: KeyGetAssertion, credentialId: [UInt8],
+                                person: KeyPerson) throws(SessionError) -> GetAssertionResponse {
+        do { return try account.device(device).keyGetAssertion(request, credentialId: credentialId, person: person) } catch {
+            throw SessionError(error)
+        }
+    }
+}
+
+extension Session {
+    /// authenticatorReset on `device`: its credentials as a key deleted, its PIN gone.
+    public func keyReset(device: String? = nil) throws(SessionError) {
+        do { try account.device(device).keyReset() } catch { throw SessionError(error) }
+    }
+
+    /// The credentials `device` holds as a security key, oldest first (`rpId`'s only, when
+    /// given): the discoverable ones, or every one with `discoverableOnly` false.
+    public func keyCredentials(device: String? = nil, rpId: String? = nil, discoverableOnly: Bool = true) throws(SessionError) -> [Credential] {
+        do { return try account.device(device).keyCredentials(rpId: rpId, discoverableOnly: discoverableOnly) } catch { throw SessionError(error) }
+    }
+}

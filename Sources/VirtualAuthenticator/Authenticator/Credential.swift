@@ -42,6 +42,10 @@ public struct Credential: Equatable, Sendable {
     /// Hidden by the RP's signal (WebAuthn L3 §5.1.10.2, `signalAllAcceptedCredentials` not listing
     /// it): kept, and restored when a later list names it, but offered to no ceremony.
     public var hidden = false
+    /// Discoverable (a resident key): found by a sign-in that lists no credential. Every passkey
+    /// is; a security key's credential made with `rk` false is not, and is used only when an
+    /// allow list names it (CTAP 2.1 §6.1.2 step 17, §6.2.2 step 7).
+    public var discoverable = true
 
     public init(
         id: [UInt8], rpId: String, userHandle: [UInt8], userName: String, userDisplayName: String,

@@ -8,6 +8,9 @@ package struct GetAssertionRequest: Sendable {
     package var timeoutMilliseconds: Int?
     package var fault: Fault?
     package var extensions: GetAssertionExtensions
+    /// Collect user presence (UP=1). A security key asked with the `up` option false does not
+    /// (CTAP 2.1 §6.2.2 step 9: a silent assertion, UP=0).
+    package var requireUserPresence = true
 
     package init(clientDataHash: [UInt8], rpId: String, allowList: [[UInt8]], performUserVerification: Bool,
                 timeoutMilliseconds: Int? = nil, fault: Fault? = nil,
@@ -60,7 +63,7 @@ extension Authenticator {
         try requireVerificationPossible(verify)
         try request.fault?.check(for: credential)
         try request.fault?.check(userVerified: verify)
-        try user.confirmPresence(prompt)
+        if request.requireUserPresence { try user.confirmPresence(prompt) }
         let verification = verify ? try user.verifyUser(prompt) : nil
 
         // Step 11: a counting credential's next count (synced passkeys keep 0). It is stored, below,
@@ -75,7 +78,7 @@ extension Authenticator {
         }
         // Authenticator data without attested credential data; the signature is over
         // authenticatorData ‖ clientDataHash.
-        var flags: AuthenticatorFlags = [.userPresent]
+        var flags: AuthenticatorFlags = request.requireUserPresence ? [.userPresent] : []
         flags.set(.userVerified, verify && !claimOnly)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)

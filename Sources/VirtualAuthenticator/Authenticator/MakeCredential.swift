@@ -20,6 +20,13 @@ package struct MakeCredentialRequest: Sendable {
     package var extensions: MakeCredentialExtensions
     /// Collect user presence (UP=1). A conditional create does not: it asks nothing (UP=0, UV=0).
     package var requireUserPresence = true
+    /// Whether a credential made with user verification needs it again to be used: a platform
+    /// passkey's key is sealed under the biometric; a security key's credential is not, and its
+    /// credProtect policy alone says when verification is needed (CTAP 2.1 §12.1).
+    package var verificationBindsKey = true
+    /// A discoverable credential (`rk`), which replaces the RP's one of the same user; a security
+    /// key's non-discoverable one replaces nothing and has the longer id of a wrapped key.
+    package var discoverable = true
 
     package init(clientDataHash: [UInt8], rpId: String, userHandle: [UInt8], userName: String,
                 userDisplayName: String, algorithms: [Int], excludeList: [[UInt8]],
@@ -68,7 +75,7 @@ extension Authenticator {
         // What the exclude list names, and the passkeys of this user a new one replaces: looked
         // up, not scanned for, so a registration costs the same beside ten passkeys or thousands.
         let listed = try store.credentials(forRP: request.rpId, ids: request.excludeList)
-        let sameUser = try store.credentials(forRP: request.rpId, userHandle: request.userHandle)
+        let sameUser = request.discoverable ? try store.credentials(forRP: request.rpId, userHandle: request.userHandle).filter(\.discoverable) : []
         try requireVerificationPossible(request.performUserVerification)
         try request.fault?.check(userVerified: request.performUserVerification)
 
@@ -95,13 +102,15 @@ extension Authenticator {
         do { key = try PrivateKey.generate(algorithm) } catch { throw AuthenticatorError(error) }
         let coseKey = key.publicKey
         var credential = Credential(
-            id: random.bytes(configuration.credentialIdLength), rpId: request.rpId,
+            id: random.bytes(request.discoverable ? configuration.credentialIdLength
+                                 : profile.wrappedCredentialIdLength ?? configuration.credentialIdLength), rpId: request.rpId,
             userHandle: request.userHandle, userName: request.userName,
             userDisplayName: request.userDisplayName, createdAt: clock.seconds, signCount: 0,
             backupEligible: configuration.backupEligible, backupState: configuration.backupState,
             publicKey: coseKey, countsSignatures: configuration.signCounter != .zero,
-            requiresUserVerification: request.performUserVerification)
+            requiresUserVerification: request.performUserVerification && request.verificationBindsKey)
         credential.profile = profile.name
+        credential.discoverable = request.discoverable
         credential.globalCounter = configuration.signCounter == .global
         credential.aaguid = format == .fidoU2F || request.zeroAAGUID ? Self.zeroAAGUID : configuration.aaguid
         let extensions = request.extensions
@@ -143,7 +152,7 @@ extension Authenticator {
         // faulted response is one the RP must reject, so it leaves the store as it was: nothing is
         // stored, and no passkey the RP still relies on is replaced.
         if request.fault == nil {
-            try store.save(credential, privateKey: key, replacing: sameUser, verification: verification)
+            try store.save(credential, privateKey: key, replacing: sameUser, verification: request.verificationBindsKey ? verification : nil)
         }
 
         return MakeCredentialResponse(credential: credential, authenticatorData: authenticatorData,

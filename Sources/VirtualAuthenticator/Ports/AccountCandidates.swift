@@ -33,7 +33,7 @@ public struct AccountCandidates: Sequence {
 
     /// Whether a ceremony that will (not) verify the user, and did (not) list ids, may offer `credential`.
     private static func offers(_ credential: Credential, userVerified: Bool, listed: Bool) -> Bool {
-        !credential.hidden && credential.isVisible(userVerified: userVerified, listed: listed)
+        !credential.hidden && (listed || credential.discoverable) && credential.isVisible(userVerified: userVerified, listed: listed)
     }
 
     /// The newest candidate whose credential id is `credentialId`, when one is given, and whose
