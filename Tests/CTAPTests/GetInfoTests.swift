@@ -8,7 +8,7 @@ import Testing
         let (status, info) = try fixture.send(0x04)
         #expect(status == .ok)
         let members = try #require(info)
-        #expect(members[.int(0x01)] == .array([.text("U2F_V2"), .text("FIDO_2_0"), .text("FIDO_2_1")]))
+        #expect(members[.int(0x01)] == .array([.text("FIDO_2_0"), .text("FIDO_2_1")]))
         #expect(members[.int(0x03)] == .bytes(AuthenticatorProfile.securityKey.aaguid))
         let options = try #require(members[.int(0x04)])
         #expect(options[.text("clientPin")] == .bool(false))

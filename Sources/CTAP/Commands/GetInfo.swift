@@ -19,9 +19,8 @@ extension SecurityKey {
 
     func getInfo() throws(CTAPStatus) -> CBORValue {
         let facts = try facts()
-        var versions = [String]()
-        if facts.profile.alternateAttestation == .fidoU2F { versions.append("U2F_V2") }
-        versions += ["FIDO_2_0", "FIDO_2_1"]
+        // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
+        let versions = ["FIDO_2_0", "FIDO_2_1"]
         let options: [(CBORValue, CBORValue)] = [
             (.text("rk"), .bool(true)),
             (.text("up"), .bool(true)),

@@ -28,7 +28,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         self.touch = touch
     }
 
-    public var capabilities: UInt8 { 0x01 | 0x04 }  // WINK, CBOR (and MSG: NMSG unset)
+    /// WINK and CBOR; NMSG: CTAPHID_MSG (CTAP1/U2F) is not answered.
+    public var capabilities: UInt8 { 0x01 | 0x04 | 0x08 }
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
 
     public func wink() {}

@@ -75,6 +75,9 @@ package struct GetAssertionExtensions: Sendable, Equatable {
     package var hmacSecret: PRFValues?
     package var hmacSecretByCredential: [[UInt8]: PRFValues] = [:]
     package var getCredBlob = false
+    /// A security key's hmac-secret (CTAP 2.1 §12.5): the outputs go, sealed for the platform,
+    /// into the signed authenticator data.
+    package var hmacSecretSealed: SealedHMACSecret?
     package var largeBlobRead = false
     package var largeBlobWrite: [UInt8]?
 
@@ -82,6 +85,22 @@ package struct GetAssertionExtensions: Sendable, Equatable {
 
     /// The salts for `credentialId`, if any.
     func salts(for credentialId: [UInt8]) -> PRFValues? { hmacSecretByCredential[credentialId] ?? hmacSecret }
+}
+
+/// hmac-secret as a security key answers it (CTAP 2.1 §12.5): the salts the platform sent, and
+/// how the outputs are encrypted for it (its PIN/UV auth protocol's `encrypt` under the shared
+/// secret of its key agreement). The outputs take the CredRandom of the request's user
+/// verification state, so they differ with and without it.
+package struct SealedHMACSecret: Sendable, Equatable {
+    package var salts: PRFValues
+    package var seal: @Sendable ([UInt8]) throws(AuthenticatorError) -> [UInt8]
+
+    package init(salts: PRFValues, seal: @escaping @Sendable ([UInt8]) throws(AuthenticatorError) -> [UInt8]) {
+        self.salts = salts
+        self.seal = seal
+    }
+
+    package static func == (a: SealedHMACSecret, b: SealedHMACSecret) -> Bool { a.salts == b.salts }
 }
 
 /// What getAssertion's extensions produced besides the authenticator data's extension map.

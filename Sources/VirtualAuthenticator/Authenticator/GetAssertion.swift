@@ -82,11 +82,17 @@ extension Authenticator {
         flags.set(.userVerified, verify && !claimOnly)
         flags.set(.backupEligible, credential.backupEligible)
         flags.set(.backupState, credential.backupState)
+        let key = try store.privateKey(for: credential, verification: verification)
+        var sealedHMACSecret: [UInt8]? = nil
+        if let sealed = request.extensions.hmacSecretSealed {
+            let outputs: PRFValues
+            do { outputs = try HMACSecret.evaluate(sealed.salts, key: key, userVerified: verify && !claimOnly) } catch { throw AuthenticatorError(error) }
+            sealedHMACSecret = try sealed.seal(outputs.first + (outputs.second ?? []))
+        }
         var data = AuthenticatorData(rpId: request.rpId, flags: flags, signCount: signCount,
-                                     extensions: assertionExtensionMap(request.extensions, credential: credential))
+                                     extensions: assertionExtensionMap(request.extensions, credential: credential, hmacSecret: sealedHMACSecret))
         request.fault?.apply(to: &data, previousSignCount: credential.signCount)
         var authenticatorData = data.bytes
-        let key = try store.privateKey(for: credential, verification: verification)
         var signature: [UInt8]
         do { signature = try key.sign(authenticatorData + request.clientDataHash) } catch { throw AuthenticatorError(error) }
         request.fault?.apply(toSignature: &signature, authenticatorData: &authenticatorData)
@@ -111,8 +117,11 @@ extension Authenticator {
     /// The authenticator data's extension outputs of a sign-in (`nil`: none, no ED flag). The
     /// hmac-secret output is not among them: CTAP encrypts it for the platform, and a platform
     /// authenticator hands it to its client directly (docs/extensions.md).
-    func assertionExtensionMap(_ extensions: GetAssertionExtensions, credential: Credential) -> CBORValue? {
-        extensions.getCredBlob ? .map([(.text("credBlob"), .bytes(credential.credBlob ?? []))]) : nil
+    func assertionExtensionMap(_ extensions: GetAssertionExtensions, credential: Credential, hmacSecret: [UInt8]? = nil) -> CBORValue? {
+        var map = [(CBORValue, CBORValue)]()
+        if extensions.getCredBlob { map.append((.text("credBlob"), .bytes(credential.credBlob ?? []))) }
+        if let hmacSecret { map.append((.text("hmac-secret"), .bytes(hmacSecret))) }
+        return map.isEmpty ? nil : .map(map)
     }
 
     /// PRF outputs and the large blob, with the key opened for the signature. A faulted response
