@@ -60,8 +60,9 @@ let package = Package(
         // declared in the target's own header, so building needs no libfido2 and the library links
         // none. SwiftPM compiles it; scripts/build-fido2-library.sh links its objects with the C
         // compiler (no product: a dynamic library product is linked by the Swift driver, which adds
-        // the Swift runtime to every program the library would be preloaded into).
-        .target(name: "CFIDO2Preload"),
+        // the Swift runtime to every program the library would be preloaded into). Built with
+        // _FORTIFY_SOURCE in release (it needs the optimizer): it runs inside other programs.
+        .target(name: "CFIDO2Preload", cSettings: [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]),
         // The build's own facts (the commit), fixed when the binary is built.
         .target(name: "CBuildInfo", cSettings: [.define("AUTHCTL_COMMIT", to: "\"\(commit)\"")]),
         // Linux process controls Swift cannot call directly (prctl is variadic).
