@@ -43,7 +43,9 @@ int wire_place_parse(const char *entry, struct wire_place *place, char *why, siz
     }
     if (strncmp(entry, "udp:", 4) == 0) {
         const char *rest = entry + 4;
-        const char *colon = strrchr(rest, ':');
+        /* [IPv6]:PORT, or HOST:PORT split at the last colon */
+        const char *close = rest[0] == '[' ? strchr(rest, ']') : NULL;
+        const char *colon = rest[0] == '[' ? (close != NULL && close[1] == ':' ? close + 1 : NULL) : strrchr(rest, ':');
         char host[256];
         if (colon == NULL || colon == rest || colon[1] == '\0') {
             snprintf(why, why_len, "'%s' is not HOST:PORT", rest);
@@ -51,7 +53,7 @@ int wire_place_parse(const char *entry, struct wire_place *place, char *why, siz
         }
         const char *port = colon + 1;
         size_t host_len = (size_t)(colon - rest);
-        if (rest[0] == '[' && host_len >= 2 && rest[host_len - 1] == ']') { /* [IPv6]:PORT */
+        if (close != NULL) {
             rest++;
             host_len -= 2;
         }
