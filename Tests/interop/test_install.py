@@ -779,6 +779,13 @@ def test_what_install_sh_installs_runs_without_the_swift_toolchain(installed, to
     if toolchain_library_dir(BIN):
         assert without_toolchain(toolchain, [BIN, "--version"]).returncode == 127
     passkey_round_trip(prefix / "bin" / "authctl", toolchain, tmp_path)
+    # The LD_PRELOAD library loads into libfido2's tools there too, and runs: one that needs the
+    # toolchain's Swift runtime stops every program it is preloaded into (exit 127, checked).
+    if shutil.which("fido2-token"):
+        library = prefix / "lib" / "authctl" / "libauthctl-fido2.so"
+        listed = without_toolchain(toolchain, ["env", f"LD_PRELOAD={library}", "AUTHCTL_CTAP=bogus", "fido2-token", "-L"])
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stderr == "libauthctl-fido2: AUTHCTL_CTAP: the entry 'bogus' is left out: not unix:/ABSOLUTE/PATH or udp:HOST:PORT\n", listed.stderr
 
 
 @pytestdeb
