@@ -469,6 +469,7 @@ def test_a_prefix_the_user_cannot_write_is_refused_before_anything_is_done(relea
         script, binary = base / "install.sh", base / "authctl"
         shutil.copy(INSTALL, script)
         shutil.copy(release_bin, binary)
+        shutil.copy(pathlib.Path(release_bin).parent / "libauthctl-fido2.so", base / "libauthctl-fido2.so")
         locked.mkdir()
         locked.chmod(0o555)
         command = [str(script), "--binary", str(binary), "--prefix", str(locked / "p")]
