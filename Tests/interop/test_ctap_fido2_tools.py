@@ -361,6 +361,50 @@ def test_a_key_gone_in_the_middle_fails_the_tool_at_once(tools, key, tmp_path, c
         relay.close()
 
 
+MODULE = r"""
+#include <stddef.h>
+#include <stdio.h>
+typedef struct fido_dev_info fido_dev_info_t;
+fido_dev_info_t *fido_dev_info_new(size_t);
+int fido_dev_info_manifest(fido_dev_info_t *, size_t, size_t *);
+const fido_dev_info_t *fido_dev_info_ptr(const fido_dev_info_t *, size_t);
+const char *fido_dev_info_path(const fido_dev_info_t *);
+int list(void) {
+    fido_dev_info_t *devices = fido_dev_info_new(8);
+    size_t found = 0;
+    int status = fido_dev_info_manifest(devices, 8, &found);
+    for (size_t i = 0; i < found; i++)
+        printf("%s\n", fido_dev_info_path(fido_dev_info_ptr(devices, i)));
+    return status;
+}
+"""
+
+PROGRAM = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    void *module = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (module == NULL) { fprintf(stderr, "%s\n", dlerror()); return 2; }
+    int (*list)(void) = (int (*)(void))dlsym(module, "list");
+    return list() == 0 ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_a_module_that_links_libfido2_reaches_the_key(tools, key, tmp_path):
+    """A program that does not link libfido2 but opens a module that does, as a PAM module
+    (pam_u2f) is opened: the module's libfido2 is not in the program's search order, and the
+    library finds it among what is loaded."""
+    (tmp_path / "module.c").write_text(MODULE)
+    (tmp_path / "program.c").write_text(PROGRAM)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", tmp_path / "module.so", tmp_path / "module.c", "-l:libfido2.so.1"], check=True)
+    subprocess.run(["cc", "-o", tmp_path / "program", tmp_path / "program.c"], check=True)
+    listed = tools.run(tmp_path / "program", tmp_path / "module.so")
+    assert listed.returncode == 0 and listed.stderr == "", listed.stderr
+    assert listed.stdout.splitlines() == [f"authctl:{place}" for place in key.keys], listed.stdout
+
+
 # --- credentials and sign-ins, judged by libfido2 -----------------------------------------------
 
 
