@@ -124,4 +124,48 @@ static inline int authctl_aes256gcm_open(const unsigned char *key, const unsigne
     EVP_CIPHER_CTX_free(ctx);
     return ok;
 }
+
+/* A P-256 public key from its uncompressed point (0x04 ‖ x ‖ y, 65 bytes), through
+   EVP_PKEY_fromdata, which refuses a point not on the curve. NULL on failure. */
+static inline EVP_PKEY *authctl_p256_public_from_point(const unsigned char *point) {
+    OSSL_PARAM params[3];
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)"prime256v1", 0);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)point, 65);
+    params[2] = OSSL_PARAM_construct_end();
+    EVP_PKEY *key = NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (ctx != NULL && EVP_PKEY_fromdata_init(ctx) == 1) {
+        if (EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_PUBLIC_KEY, params) != 1) key = NULL;
+    }
+    EVP_PKEY_CTX_free(ctx);
+    return key;
+}
+
+/* ECDH (SP 800-56A, the plain shared x-coordinate) of own's private key and peer's public key,
+   the peer checked first (EVP_PKEY_derive_set_peer validates it). out holds 32 bytes. Returns 1
+   on success. */
+static inline int authctl_p256_ecdh(EVP_PKEY *own, EVP_PKEY *peer, unsigned char *out) {
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, own, NULL);
+    if (ctx == NULL) return 0;
+    size_t len = 32;
+    int ok = EVP_PKEY_derive_init(ctx) == 1 && EVP_PKEY_derive_set_peer(ctx, peer) == 1
+        && EVP_PKEY_derive(ctx, out, &len) == 1 && len == 32;
+    EVP_PKEY_CTX_free(ctx);
+    return ok;
+}
+
+/* AES-256-CBC without padding over whole 16-byte blocks (len a multiple of 16), encrypting when
+   encrypt is 1, decrypting when 0; out holds len bytes. Returns 1 on success. */
+static inline int authctl_aes256cbc(const unsigned char *key, const unsigned char *iv, const unsigned char *in,
+                                    size_t len, unsigned char *out, int encrypt) {
+    if (len % 16 != 0) return 0;
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL) return 0;
+    int n = 0, ok = EVP_CipherInit_ex(ctx, EVP_aes_256_cbc(), NULL, key, iv, encrypt) == 1
+        && EVP_CIPHER_CTX_set_padding(ctx, 0) == 1
+        && (len == 0 || EVP_CipherUpdate(ctx, out, &n, in, (int)len) == 1)
+        && EVP_CipherFinal_ex(ctx, out + n, &n) == 1;
+    EVP_CIPHER_CTX_free(ctx);
+    return ok;
+}
 #endif

@@ -237,3 +237,57 @@ import Testing
         #expect(outputs[.text("credBlob")] == .bytes(blob))
     }
 }
+
+/// hmac-secret over CTAP (CTAP 2.1 §12.5): the salts sent encrypted, the outputs back encrypted
+/// in the signed authenticator data.
+@Suite struct HMACSecretTests {
+    static func input(_ client: PINClient, salts: [UInt8], tamper: Bool = false) throws -> CBORValue {
+        let (keyAgreement, secret) = try client.encapsulate()
+        let saltEnc = try client.encrypt(secret, salts)
+        var saltAuth = client.rules.authenticate(key: secret, saltEnc)
+        if tamper { saltAuth[0] ^= 1 }
+        return .map([(.int(1), keyAgreement), (.int(2), .bytes(saltEnc)), (.int(3), .bytes(saltAuth)),
+                     (.int(4), .int(client.version.rawValue))])
+    }
+
+    /// The decrypted hmac-secret output of a sign-in with `salts`, decapsulated with the same secret.
+    static func outputs(_ fixture: KeyFixture, _ version: PinUvAuthProtocol.Version, id: [UInt8], salts: [UInt8]) throws -> [UInt8] {
+        let client = try PINClient(fixture, version)
+        let (keyAgreement, secret) = try client.encapsulate()
+        let saltEnc = try client.encrypt(secret, salts)
+        let input = CBORValue.map([(.int(1), keyAgreement), (.int(2), .bytes(saltEnc)),
+                                   (.int(3), .bytes(client.rules.authenticate(key: secret, saltEnc))), (.int(4), .int(version.rawValue))])
+        let (status, assertion) = try fixture.send(0x02, ExtensionTests.withExtensions(CeremonyTests.getAssertion(allow: [id]),
+                                                                                      [(.text("hmac-secret"), input)], key: 4))
+        #expect(status == .ok)
+        let data = try #require(assertion?[.int(2)]?.bytesValue)
+        let sealed = try #require(try CBORValue.decode(Array(data[37...]))[.text("hmac-secret")]?.bytesValue)
+        return try #require(client.rules.decrypt(key: secret, sealed))
+    }
+
+    @Test(arguments: [PinUvAuthProtocol.Version.one, .two])
+    func theSameSaltGivesTheSameSecretOverEitherProtocolAndAnotherSaltAnother(version: PinUvAuthProtocol.Version) throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, ExtensionTests.withExtensions(CeremonyTests.makeCredential(), [(.text("hmac-secret"), .bool(true))], key: 6)).1)
+        let (id, _) = try CeremonyTests.attested(try #require(made[.int(2)]?.bytesValue))
+        let salt1 = [UInt8](repeating: 1, count: 32), salt2 = [UInt8](repeating: 2, count: 32)
+        let one = try Self.outputs(fixture, version, id: id, salts: salt1)
+        #expect(one.count == 32)
+        #expect(try Self.outputs(fixture, version, id: id, salts: salt1) == one)
+        let two = try Self.outputs(fixture, version, id: id, salts: salt1 + salt2)
+        #expect(two.count == 64 && Array(two.prefix(32)) == one && Array(two.suffix(32)) != one)
+    }
+
+    @Test func aSaltAuthThatDoesNotVerifyIsRefused() throws {
+        let fixture = try KeyFixture()
+        let made = try #require(fixture.send(0x01, CeremonyTests.makeCredential()).1)
+        let (id, _) = try CeremonyTests.attested(try #require(made[.int(2)]?.bytesValue))
+        let client = try PINClient(fixture, .two)
+        let bad = try Self.input(client, salts: [UInt8](repeating: 1, count: 32), tamper: true)
+        #expect(try fixture.send(0x02, ExtensionTests.withExtensions(CeremonyTests.getAssertion(allow: [id]), [(.text("hmac-secret"), bad)], key: 4)).0
+                == .pinAuthInvalid)
+        let short = try Self.input(client, salts: [UInt8](repeating: 1, count: 48))
+        #expect(try fixture.send(0x02, ExtensionTests.withExtensions(CeremonyTests.getAssertion(allow: [id]), [(.text("hmac-secret"), short)], key: 4)).0
+                == .invalidLength)
+    }
+}

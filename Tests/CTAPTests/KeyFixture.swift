@@ -2,24 +2,37 @@ import CTAP
 import Session
 import TestSupport
 
-/// A security key on a throw-away account: one device named "key" of the security-key profile,
-/// with no PIN, in a fresh directory.
+/// A security key on a throw-away account: one device named "key" of the security-key profile
+/// (8 PIN retries), with no PIN, in a fresh directory.
 final class KeyFixture {
-    let directory: TemporaryDirectory
+    let directory: TemporaryDirectory?
     let session: Session
     let key: SecurityKey
 
     /// With `phone`, the account's first device is a phone (PIN 1111) whose passkeys sync.
     init(profile: String = "security-key", touch: Touch = Touch(), phone: Bool = false) throws {
-        directory = try TemporaryDirectory("authctl-ctap")
-        var passphrase = Array("p".utf8), pin = Array("1111".utf8)
+        let directory = try TemporaryDirectory("authctl-ctap")
+        self.directory = directory
+        var pin = Array("1111".utf8)
         let phoneDevice = phone ? [AccountSpec.DeviceSpec(name: "phone", pin: SecureBytes(consuming: &pin))] : []
-        session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: SecureBytes(consuming: &passphrase), kdf: .min,
-                                                 devices: phoneDevice + [AccountSpec.DeviceSpec(name: "key", pin: nil)],
+        session = try Session.create(AccountSpec(path: directory.path + "/vault", passphrase: Self.passphrase(), kdf: .min,
+                                                 devices: phoneDevice + [.securityKey(name: "key")],
                                                  keeping: .throwAway(storeInMemory: true)),
                                      people: KnownPeople(pins: ["phone": "1111"], timeouts: .atOnce))
         try session.setProfile(profile, device: "key")
         key = SecurityKey(session: session, device: "key", touch: touch)
+    }
+
+    /// `key` on `session`, an account made elsewhere.
+    init(session: Session, key: SecurityKey) {
+        directory = nil
+        self.session = session
+        self.key = key
+    }
+
+    static func passphrase() -> SecureBytes {
+        var bytes = Array("p".utf8)
+        return SecureBytes(consuming: &bytes)
     }
 
     /// The key's answer to `command` with `parameters` (a CBOR map), as a status and a value.

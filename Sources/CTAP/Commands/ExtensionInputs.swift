@@ -30,7 +30,7 @@ extension SecurityKey {
         return extensions
     }
 
-    static func getAssertionExtensions(_ members: [(CBORValue, CBORValue)]) throws(CTAPStatus) -> GetAssertionExtensions {
+    func getAssertionExtensions(_ members: [(CBORValue, CBORValue)]) throws(CTAPStatus) -> GetAssertionExtensions {
         var extensions = GetAssertionExtensions()
         for (key, value) in members {
             guard let name = key.textValue else { throw .cborUnexpectedType }
@@ -38,10 +38,37 @@ extension SecurityKey {
             case "credBlob":
                 guard let flag = value.boolValue else { throw .cborUnexpectedType }
                 extensions.getCredBlob = flag
+            case "hmac-secret":
+                extensions.hmacSecretSealed = try hmacSecret(CTAPParameters(value))
             default:
                 continue
             }
         }
         return extensions
+    }
+
+    /// hmac-secret's input (CTAP 2.1 §12.5): the platform's key agreement (0x01), the salts
+    /// encrypted under the shared secret (0x02) and their MAC (0x03), in protocol 0x04 (1 when
+    /// absent). A key agreement that is not a point on P-256 is CTAP1_ERR_INVALID_PARAMETER, a MAC
+    /// that does not verify CTAP2_ERR_PIN_AUTH_INVALID, salts that are not one or two 32-byte
+    /// values CTAP1_ERR_INVALID_LENGTH. The outputs go back encrypted under the same secret.
+    private func hmacSecret(_ input: CTAPParameters) throws(CTAPStatus) -> SealedHMACSecret {
+        guard let keyAgreement = input.members[0x01] else { throw .missingParameter }
+        let saltEnc = try input.required(0x02, input.bytes)
+        let saltAuth = try input.required(0x03, input.bytes)
+        let version = try input.int(0x04) ?? 1
+        let rules = try pinUvAuthProtocol(version)
+        let secret: [UInt8]?
+        do { secret = try rules.decapsulate(keyAgreement) } catch { throw .other }
+        guard let secret else { throw .invalidParameter }
+        guard rules.verify(key: secret, saltEnc, signature: saltAuth) else { throw .pinAuthInvalid }
+        guard let salts = rules.decrypt(key: secret, saltEnc), salts.count == 32 || salts.count == 64 else { throw .invalidLength }
+        return SealedHMACSecret(salts: PRFValues(first: Array(salts.prefix(32)), second: salts.count == 64 ? Array(salts.suffix(32)) : nil)) {
+            outputs throws(AuthenticatorError) in
+            guard let sealed = rules.encrypt(key: secret, outputs) else {
+                throw AuthenticatorError(.unknown, "the hmac-secret outputs could not be encrypted")
+            }
+            return sealed
+        }
     }
 }

@@ -18,11 +18,13 @@ extension SecurityKey {
         let rpId = try parameters.required(0x01, parameters.text)
         let clientDataHash = try parameters.required(0x02, parameters.bytes)
         let allowList = try Self.descriptors(parameters.array(0x03) ?? [])
-        let extensions = try Self.getAssertionExtensions(parameters.map(0x04) ?? [])
+        let extensions = try getAssertionExtensions(parameters.map(0x04) ?? [])
         let options = try Self.options(parameters.map(0x05) ?? [])
         let param = try parameters.bytes(0x06)
         let version = try parameters.int(0x07)
         guard clientDataHash.count == 32 else { throw .invalidLength }
+        // hmac-secret answers only a request the person touches for (§12.5).
+        if extensions.hmacSecretSealed != nil && options.userPresence == false { throw .unsupportedOption }
 
         let facts = try facts()
         if let param { try precheck(param, version: version, pinSet: facts.pinSet, progress) }

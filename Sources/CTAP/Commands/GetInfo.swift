@@ -17,11 +17,10 @@ extension SecurityKey {
     /// The longest credBlob kept (0x0F).
     static let maxCredBlobLength = 32
 
-    func getInfo() throws(CTAPStatus) -> CBORValue {
-        let facts = try facts()
-        // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
-        let versions = ["FIDO_2_0", "FIDO_2_1"]
-        let options: [(CBORValue, CBORValue)] = [
+    /// The options (0x04): what the key supports and how it is set up. A pinUvAuthToken permission
+    /// is granted only when its option here is true (``PinUvPermission/options``).
+    static func getInfoOptions(_ facts: KeyFacts) -> [(CBORValue, CBORValue)] {
+        [
             (.text("rk"), .bool(true)),
             (.text("up"), .bool(true)),
             (.text("plat"), .bool(facts.profile.attachment == .platform)),
@@ -29,6 +28,13 @@ extension SecurityKey {
             (.text("pinUvAuthToken"), .bool(true)),
             (.text("makeCredUvNotRqd"), .bool(true)),
         ]
+    }
+
+    func getInfo() throws(CTAPStatus) -> CBORValue {
+        let facts = try facts()
+        // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
+        let versions = ["FIDO_2_0", "FIDO_2_1"]
+        let options = Self.getInfoOptions(facts)
         let algorithms = facts.profile.algorithms.map { algorithm in
             CBORValue.map([(.text("alg"), .int(algorithm.rawValue)), (.text("type"), .text("public-key"))])
         }

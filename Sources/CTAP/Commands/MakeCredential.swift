@@ -90,14 +90,20 @@ extension SecurityKey {
 
     /// A ceremony on the device with the person at the key: their touch (`touched`: already
     /// given, for the same request's next credential), and what the token established. A canceled
-    /// or timed-out touch answers as the touch ended, whatever the layers below made of it.
+    /// or timed-out touch answers as the touch ended, whatever the layers below made of it. Once
+    /// the person touched for a request made with a token, the token serves no other
+    /// makeCredential or getAssertion (§6.1.2 step 14, §6.2.2 step 9).
     func perform<T>(_ progress: CTAPProgress, touched: Bool = false, with authorization: PinUvAuthorization?,
                     _ body: (KeyPerson) throws(SessionError) -> T) throws(CTAPStatus) -> T {
         var ended: CTAPStatus?
+        var present = false
+        defer { if present && authorization != nil { consumePinUvAuthTokenAfterPresence() } }
         let person = KeyPerson(touch: { [touch] prompt throws(AuthenticatorError) in
             if touched { return }
             switch touch.await(progress, timeout: Self.touchTimeout) {
-            case .touched: return
+            case .touched:
+                present = true
+                return
             case .canceled:
                 ended = .keepaliveCancel
                 throw AuthenticatorError(.canceled, "the client canceled the request while the key waited for a touch")

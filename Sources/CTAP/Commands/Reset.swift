@@ -10,7 +10,7 @@ extension SecurityKey {
     /// got power (CTAP2_ERR_NOT_ALLOWED after); the person must touch (30 s), else
     /// CTAP2_ERR_USER_ACTION_TIMEOUT, and a cancel is CTAP2_ERR_KEEPALIVE_CANCEL.
     func reset(_ progress: CTAPProgress) throws(CTAPStatus) {
-        guard Date().timeIntervalSince(poweredAt) <= Self.resetWindow else { throw .notAllowed }
+        guard now().timeIntervalSince(poweredAt) <= Self.resetWindow else { throw .notAllowed }
         try waitForTouch(progress)
         do { try session.keyReset(device: device) } catch { throw .other }
         forgetPowerState()

@@ -21,6 +21,11 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     package var poweredAt = Date()
     /// The credentials an authenticatorGetAssertion left for GetNextAssertion.
     var pending: PendingAssertions?
+    /// authenticatorClientPIN's state while the key has power: key agreements, the token, the
+    /// wrong PINs in a row.
+    var pinState = ClientPINState()
+    /// The time, for the timers of the key's power cycle (a token's usage timer).
+    var now: @Sendable () -> Date = { Date() }
 
     public init(session: Session, device: String? = nil, touch: Touch = Touch()) {
         self.session = session
@@ -36,14 +41,19 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
 
     public func powerCycled() {
         lock.withLock {
-            poweredAt = Date()
+            poweredAt = now()
             forgetPowerState()
+            // New key agreements too.
+            pinState = ClientPINState()
         }
     }
 
     /// What lives only while the key has power, forgotten at power-up and by a reset.
     func forgetPowerState() {
         pending = nil
+        // Every PIN token ends; the wrong PINs in a row are forgotten.
+        pinState.resetPinUvAuthTokens()
+        pinState.consecutiveMismatches = 0
     }
 
     public func cbor(_ request: [UInt8], progress: CTAPProgress) -> [UInt8] {
@@ -83,6 +93,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         case .selection:
             try selection(progress)
             return nil
+        case .clientPIN:
+            return try clientPIN(CTAPParameters(parameters))
         default:
             throw .invalidCommand
         }

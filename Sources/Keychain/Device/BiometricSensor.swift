@@ -56,20 +56,49 @@ final class BiometricSensor {
                 "biometry on '\(device.name)' is locked out after \(device.failures) failed attempts; unlock it with the vault passphrase ('authctl biometry unlock')")
         }
         let pin = try readPIN()
-        // One commit per guess, made before its outcome shows: one more failure for a wrong PIN,
-        // none for a right one. A process that dies, or a write that fails, before that commit
-        // reveals nothing of the guess (both outcomes write the same record), so no wrong guess
-        // is ever learned uncounted.
-        let key: SecureBytes?
-        do { key = try account.vault.unlockBiometry(pin: pin, enrollment) } catch { throw AuthenticatorError(error) }
-        try setFailures(key == nil ? device.failures + 1 : 0)
-        guard let key else {
+        guard let unlock = try attempt(pin, enrollment, device) else {
             let left = device.maxAttempts - min(device.failures + 1, device.maxAttempts)
             throw AuthenticatorError(.failed, "the biometric PIN did not match; " + (left == 0
                 ? "biometry is now locked out until 'authctl biometry unlock'"
                 : "\(left) attempt\(left == 1 ? "" : "s") left before lockout"))
         }
-        return Unlock(biometryKey: key)
+        return unlock
+    }
+
+    /// What one PIN did at the sensor (``check(_:)``).
+    enum Check {
+        /// Right: the biometry key it unwrapped.
+        case unlocked(Unlock)
+        /// Wrong, and counted: `left` attempts remain before lockout (0: locked out by this one).
+        case wrong(left: UInt32)
+        /// Locked out before this PIN was looked at; nothing counted.
+        case lockedOut
+        /// No PIN is enrolled on the device.
+        case notEnrolled
+    }
+
+    /// ``verify(_:former:readPIN:)`` of a PIN in hand, its outcome as a value rather than an
+    /// error: for a caller with answers of its own for each (a security key's CTAP status codes).
+    func check(_ pin: SecureBytes) throws(AuthenticatorError) -> Check {
+        let device = try record()
+        guard let enrollment = device.enrollment else { return .notEnrolled }
+        guard !device.lockedOut else { return .lockedOut }
+        guard let unlock = try attempt(pin, enrollment, device) else {
+            return .wrong(left: device.maxAttempts - min(device.failures + 1, device.maxAttempts))
+        }
+        return .unlocked(unlock)
+    }
+
+    /// Tries `pin` against `enrollment` and counts the outcome: the unlocked key, or `nil` for a
+    /// wrong PIN. One commit per guess, made before its outcome shows: one more failure for a
+    /// wrong PIN, none for a right one. A process that dies, or a write that fails, before that
+    /// commit reveals nothing of the guess (both outcomes write the same record), so no wrong
+    /// guess is ever learned uncounted.
+    private func attempt(_ pin: SecureBytes, _ enrollment: BiometryEnrollment, _ device: DeviceRecord) throws(AuthenticatorError) -> Unlock? {
+        let key: SecureBytes?
+        do { key = try account.vault.unlockBiometry(pin: pin, enrollment) } catch { throw AuthenticatorError(error) }
+        try setFailures(key == nil ? device.failures + 1 : 0)
+        return key.map { Unlock(biometryKey: $0) }
     }
 
     private func setFailures(_ failures: UInt32) throws(AuthenticatorError) {

@@ -8,6 +8,32 @@ extension Session {
     public func keyFacts(device: String? = nil) throws(SessionError) -> KeyFacts {
         do { return try account.device(device).keyFacts() } catch { throw SessionError(error) }
     }
+
+    // MARK: - The key's PIN (docs/ctap.md, "PIN"): the device's biometric PIN
+
+    /// Checks `pinHash` (LEFT(SHA-256(PIN), 16)) against the PIN of `device`; a wrong one counts
+    /// toward its lockout in the vault before this returns.
+    public func verifyKeyPIN(device: String? = nil, pinHash: [UInt8]) throws(SessionError) -> KeyPINCheck {
+        do { return try account.device(device).verifyKeyPIN(pinHash: pinHash) } catch { throw SessionError(error) }
+    }
+
+    /// Sets the first PIN of `device` from its `pinHash`. When another device of the account is
+    /// enrolled, the new PIN wraps the account's biometry key, which the device
+    /// ``defaultApprover(for:)`` names unlocks with its person's PIN, as for any new PIN.
+    public func setKeyPIN(device: String? = nil, pinHash: [UInt8]) throws(SessionError) {
+        do {
+            let key = try account.device(device)
+            let approving = defaultApprover(for: key.name)
+            try key.setKeyPIN(pinHash: pinHash, approvedBy: approving,
+                              approver: people.user(at: approving ?? "", doing: PersonRequest()))
+        } catch { throw SessionError(error) }
+    }
+
+    /// Changes the PIN of `device` to the one of `pinHash`, with the proof that its current PIN
+    /// was just given (``verifyKeyPIN(device:pinHash:)``).
+    public func changeKeyPIN(device: String? = nil, verified: KeyVerification, pinHash: [UInt8]) throws(SessionError) {
+        do { try account.device(device).changeKeyPIN(verified, to: pinHash) } catch { throw SessionError(error) }
+    }
 }
 
 extension Session {

@@ -63,3 +63,42 @@ package enum AES256GCM {
         return ok == 1 ? out : nil
     }
 }
+
+/// AES-256-CBC without padding (NIST SP 800-38A), over whole 16-byte blocks, through OpenSSL: the
+/// cipher of CTAP2's PIN/UV auth protocols (CTAP 2.1 §6.5.6, §6.5.7), whose messages are always
+/// whole blocks.
+package enum AES256CBC {
+    package static let blockLength = 16
+
+    /// The ciphertext of `plaintext` (a multiple of 16 bytes; `nil` otherwise).
+    package static func encrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) -> [UInt8]? {
+        cipher(plaintext, key: key, iv: iv, encrypt: 1)
+    }
+
+    /// The plaintext of `ciphertext` (a multiple of 16 bytes; `nil` otherwise).
+    package static func decrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8]) -> [UInt8]? {
+        cipher(ciphertext, key: key, iv: iv, encrypt: 0)
+    }
+
+    private static func cipher(_ input: [UInt8], key: [UInt8], iv: [UInt8], encrypt: Int32) -> [UInt8]? {
+        precondition(key.count == 32 && iv.count == blockLength)
+        guard input.count % blockLength == 0 else { return nil }
+        guard !input.isEmpty else { return [] }
+        var out = [UInt8](repeating: 0, count: input.count)
+        let ok = out.withUnsafeMutableBufferPointer { o in authctl_aes256cbc(key, iv, input, input.count, o.baseAddress, encrypt) }
+        ERR_clear_error()
+        return ok == 1 ? out : nil
+    }
+}
+
+/// Comparison of secrets whose time does not depend on where they differ (OpenSSL's
+/// `CRYPTO_memcmp`): MACs and PIN hashes an attacker could otherwise learn byte by byte.
+package enum ConstantTime {
+    /// Whether `a` and `b` are the same bytes. Their lengths are public: unequal lengths are
+    /// answered at once.
+    package static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard !a.isEmpty else { return true }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, a.count) == 0 } }
+    }
+}
