@@ -78,6 +78,9 @@ let package = Package(
         // POSIX file primitives (no links followed, owned regular files, exclusive creation,
         // fsync) that the vault and the store's directory share, each naming failures its own way.
         .target(name: "POSIXFiles"),
+        // A Unix socket listening at a path, made over nothing or a stale socket alone, that the
+        // HTTP server and the security key's transport share. Imports nothing of ours.
+        .target(name: "POSIXSockets"),
         // The encrypted on-disk store. Knows nothing of WebAuthn.
         .target(name: "KeyVault", dependencies: ["CSodium", "POSIXFiles", "ByteOrder"]),
         // The account store port and its embedded directory implementation: what devices sync
@@ -99,12 +102,12 @@ let package = Package(
         .target(name: "Audit", dependencies: ["Session", "Curl"]),
         // authctl as a security key: CTAP2 commands over CTAPHID on a UDP or Unix socket
         // (`authctl ctap serve`, docs/ctap.md), answered by a device of an account through Session.
-        .target(name: "CTAP", dependencies: ["Session"]),
+        .target(name: "CTAP", dependencies: ["Session", "POSIXSockets"]),
         // `authctl serve`: the request layer over HTTP, with accounts of its own. Its contract
         // (openapi.json) and the page bridge (bridge.js) are files of their own, linted as such,
         // embedded in the code when it is built: an installed binary is one file, with no resource
         // bundle beside it for Bundle.module to find.
-        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Audit"],
+        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Audit", "POSIXSockets"],
                 resources: [.embedInCode("OpenAPI/openapi.json"), .embedInCode("Bridge/bridge.js")]),
         // What `authctl bench` measures, apart from the command line that parses and prints it.
         .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore"]),
@@ -112,7 +115,7 @@ let package = Package(
         .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
-        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "ByteOrder"]),
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "CTAP", "ByteOrder"]),
 
         // What the test targets share: a fresh temporary directory per test.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -122,6 +125,7 @@ let package = Package(
         .testTarget(name: "VirtualAuthenticatorTests", dependencies: ["VirtualAuthenticator", "CCBOR", "TestSupport"]),
         .testTarget(name: "KeyVaultTests", dependencies: ["KeyVault", "TestSupport"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "TestSupport"]),
+        .testTarget(name: "POSIXSocketsTests", dependencies: ["POSIXSockets", "TestSupport"]),
         .testTarget(name: "KeychainTests", dependencies: ["Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "ByteOrder", "TestSupport"]),
         .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "Keychain", "TestSupport"]),
         // The request layer: the error table, the builders, the hybrid rule, and parity with scenarios.

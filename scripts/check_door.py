@@ -19,8 +19,8 @@ import sys
 # What each front end may import besides the system's modules: Session, and its own.
 ALLOWED = {
     "Sources/authctl": {"Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"},
-    "Sources/CTAP": {"Session"},
-    "Sources/Server": {"Session", "Audit", "CMicroHTTPD"},
+    "Sources/CTAP": {"Session", "POSIXSockets"},
+    "Sources/Server": {"Session", "Audit", "CMicroHTTPD", "POSIXSockets"},
     "Sources/Scenarios": {"Session", "Curl"},
     "Sources/Audit": {"Session", "Curl"},
     "Sources/AuthenticationServices": {"Session", "Curl"},

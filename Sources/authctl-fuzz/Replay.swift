@@ -1,5 +1,6 @@
 #if !FUZZING
 @_spi(ByteOrder) import ByteOrder
+import CTAP
 import Foundation
 import KeyVault
 import VirtualAuthenticator
@@ -38,6 +39,25 @@ struct Replay {
         return out
     }
 
+    /// Clients and a key: a channel allocated, a CBOR request answered, a ping in two packets, a
+    /// message left half-sent until it times out, a lock, a client gone mid-message, the power cut.
+    static func ctapHIDSeed() -> [UInt8] {
+        func report(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: CTAPHIDPacket.reportSize - bytes.count) }
+        let one: [UInt8] = [0, 0, 0, 1]
+        var steps: [UInt8] = [0x05]
+        steps += [0] + report([0xFF, 0xFF, 0xFF, 0xFF, 0x86, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8])  // INIT: channel 1
+        steps += [0] + report(one + [0x90, 0, 1, 0x04])  // CBOR getInfo
+        steps += [6, 5 | 2 << 3]  // a keepalive, then the answer (80 bytes)
+        steps += [1] + report(one + [0x81, 0, 100] + [UInt8](repeating: 0x50, count: 57))  // PING of 100 bytes
+        steps += [1] + report(one + [0x00] + [UInt8](repeating: 0x50, count: 43))
+        steps += [0] + report(one + [0x90, 0, 200, 0x01])  // half a CBOR message, then 800 ms
+        steps += [4 | 16 << 3]
+        steps += [2] + report(one + [0x84, 0, 1, 2])  // LOCK for 2 s
+        steps += [3] + report(one + [0x81, 0, 90])  // half a PING from a client that then goes
+        steps += [7 | 1 << 3 | 3 << 4, 7]
+        return steps
+    }
+
     static func writeSeeds(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let record = VaultRecord(id: Array(repeating: 7, count: 16), kind: .credential, version: 3,
@@ -59,6 +79,7 @@ struct Replay {
             (.authenticatorData, authData.bytes),
             (.indexBucket, VaultDecoding.encodeIndexBucket([(Array("example.com".utf8), [record])])),
             (.indexRoot, indexRootSeed(record)),
+            (.ctapHID, ctapHIDSeed()),
         ]
         for (i, (target, input)) in seeds.enumerated() {
             guard FileManager.default.createFile(atPath: "\(directory)/seed-\(i)", contents: Data([target.rawValue] + input)) else {

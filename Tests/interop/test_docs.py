@@ -148,6 +148,50 @@ def free_port():
         return s.getsockname()[1]
 
 
+def test_security_key_guide_example_runs(tmp_path):
+    """docs/ctap.md's "Running the key": a key started, its controller's touch and power, SIGTERM."""
+    text = (ROOT / "docs" / "ctap.md").read_text()
+    section = text.split("## Running the key\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert len(blocks) == 1
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "authctl").symlink_to(BIN)
+    env = own_environment(tmp_path)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    result = subprocess.run(["bash", "-c", "set -eu\n" + blocks[0] + 'echo "AUTHCTL_CTAP=$AUTHCTL_CTAP"\n'], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "touch on\ntouch off\npower off\npower on\n" in out
+    assert re.search(r"^ctap udp 127\.0\.0\.1:\d+\nctap unix .*/key\.sock\ncontroller http://127\.0\.0\.1:\d+$", out, re.M), out
+    assert re.search(r"AUTHCTL_CTAP=udp:127\.0\.0\.1:\d+,unix:/.*/key\.sock", out), out
+    assert not (tmp_path / "key.sock").exists()
+
+
+def test_ctap_guide_python_fido2_example_runs(tmp_path):
+    """docs/ctap.md's python-fido2 example as written, against `authctl ctap serve --socket
+    /tmp/key.sock --touch always` (the socket in a directory of the test's own) with
+    AUTHCTL_CTAP naming it, and the tree's client on the module path."""
+    from ctap_support import CtapServe
+    text = (ROOT / "docs" / "ctap.md").read_text()
+    section = text.split("## python-fido2\n", 1)[1].split("\n## ", 1)[0]
+    shell, = re.findall(r"```sh\n(.*?)```", section, re.S)
+    example, = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert "ctap serve --socket /tmp/key.sock --touch always" in shell and "AUTHCTL_CTAP=unix:/tmp/key.sock" in shell
+    key = CtapServe(tmp_path, unix=True, touch="always")
+    try:
+        (tmp_path / "example.py").write_text(example)
+        result = subprocess.run([sys.executable, str(tmp_path / "example.py")], cwd=tmp_path, env=key.environment(),
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        key.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    first, second = result.stdout.splitlines()
+    assert first.startswith(f"authctl:{key.unix_key} authctl security key [") and "'FIDO_2_1'" in first, result.stdout
+    assert re.fullmatch(r"signed in with [0-9a-f]{16}", second), result.stdout
+
+
 def ctap_tools_walkthrough(tmp_path, fido2_library, blocks: list, **extra) -> subprocess.CompletedProcess:
     """docs/ctap.md's "libfido2 and OpenSSH" blocks, run as one script with this authctl first on
     PATH, the library the guide names replaced by this build's, and the key's socket and controller

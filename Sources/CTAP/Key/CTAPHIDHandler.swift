@@ -14,6 +14,9 @@ public protocol CTAPHIDHandler: AnyObject, Sendable {
     var capabilities: UInt8 { get }
     /// The INIT response's device version: major, minor, build.
     var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { get }
+    /// The longest message the key takes (authenticatorGetInfo's maxMsgSize): a longer one is
+    /// refused by the transport with ERR_INVALID_LEN as its first packet arrives.
+    var maxMessageSize: Int { get }
     /// The power was cut and comes back: the key forgets what lives only until power-down (PIN
     /// tokens, the key agreement, consecutive PIN failures) and starts the time after power-up in
     /// which it may be reset (CTAP 2.1 §6.6).

@@ -36,6 +36,7 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// WINK and CBOR; NMSG: CTAPHID_MSG (CTAP1/U2F) is not answered.
     public var capabilities: UInt8 { 0x01 | 0x04 | 0x08 }
     public var deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) { (1, 0, 0) }
+    public var maxMessageSize: Int { Self.maxMessageSize }
 
     public func wink() {}
 

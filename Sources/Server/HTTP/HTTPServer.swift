@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CMicroHTTPD
+import POSIXSockets
 import Synchronization
 
 /// A request as the server read it: whole, its body up to the server's limit.
@@ -103,7 +104,8 @@ public final class HTTPServer: Sendable {
         let watch = ConnectionWatch(limit: connectionLimit, headerTimeout: UInt64(max(headerTimeoutSeconds, 1)) * 1000)
         core = Core(handle, bodyLimit: bodyLimit, watch: watch)
         guard authctl_http_load() != 0 else { throw HTTPServerError(message: String(cString: authctl_http_load_error())) }
-        let listening = address.hasPrefix("/") ? try UnixSocket.listen(at: address) : -1
+        let listening: Int32
+        do { listening = address.hasPrefix("/") ? try UnixSocket.listen(at: address) : -1 } catch { throw HTTPServerError(message: error.message) }
         var callbacks = authctl_http_callbacks(
             context: Unmanaged.passUnretained(core).toOpaque(), head_check: checkHead, handle: serveRequest,
             unescape: { text in text.map { QueryText.decode(UnsafeMutableRawPointer($0).assumingMemoryBound(to: UInt8.self)) } ?? 0 },

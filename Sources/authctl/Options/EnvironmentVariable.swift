@@ -36,6 +36,9 @@ struct EnvironmentVariable: Sendable {
         help: "what the simulated user does, when --user-action is not given: approve (the default), cancel, timeout or wrong-pin")
     static let instantTimeout = EnvironmentVariable(
         name: "AUTHCTL_INSTANT_TIMEOUT", help: "1: as --instant-timeout, a timeout ends at once instead of being waited for")
+    static let ctap = EnvironmentVariable(
+        name: "AUTHCTL_CTAP",
+        help: "where security keys listen, comma-separated udp:HOST:PORT and unix:PATH entries: what CTAP clients (python-fido2's connector, libfido2's preload library) open, and where ctap serve listens when given neither --udp nor --socket")
     static let xdgDataHome = EnvironmentVariable(
         name: "XDG_DATA_HOME", help: "when absolute and AUTHCTL_VAULT is not set, the default vault is $XDG_DATA_HOME/authctl")
     static let home = EnvironmentVariable(
@@ -57,5 +60,5 @@ struct EnvironmentVariable: Sendable {
 
     /// Every variable, in the order `authctl.1` lists them.
     static let all = [vault, device, passphrase, newPassphrase, pin, newPIN, exportPassphrase, recoverySecret, store, userAction, instantTimeout,
-                      indexSplitRecords, storeChecks, xdgDataHome, home, noProxy, opensslConf]
+                      indexSplitRecords, storeChecks, ctap, xdgDataHome, home, noProxy, opensslConf]
 }

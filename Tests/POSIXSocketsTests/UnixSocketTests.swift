@@ -4,9 +4,9 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
-@testable import Server
+import POSIXSockets
 
-/// `serve --socket`'s path: a socket is made over nothing or over a stale socket of this user's;
+/// `serve --socket`'s and `ctap serve --socket`'s path: a socket is made over nothing or over a stale socket of this user's;
 /// whatever else is planted there is refused and left as it is, a link never followed.
 @Suite struct UnixSocketTests {
     /// The refusal's message, or nil when a socket was made (and then closed).
