@@ -549,6 +549,8 @@ def test_fido2_token_resets_the_key(tools, key, tmp_path):
 def test_fido2_token_manages_discoverable_credentials(tools, key, tmp_path):
     """authenticatorCredentialManagement through fido2-token: the metadata, the RPs, an RP's
     credentials, and one deleted."""
+    if "credMgmt" not in info(tools)["options"].split(", "):
+        pytest.skip("the key does not offer authenticatorCredentialManagement yet (no credMgmt in its getInfo)")
     set_pin(tools)
     first = make_credential(tools, tmp_path, "one.example", "es256", "-r", stdin=f"{PIN}\n")
     second = make_credential(tools, tmp_path, "two.example", "es256", "-r", stdin=f"{PIN}\n")
