@@ -617,3 +617,37 @@ def test_an_openssh_security_key_signs_and_verifies(tools, key, profile, tmp_pat
     assert refused.returncode != 0 and "Signature verification failed" in refused.stderr, refused.stdout + refused.stderr
     message.write_text("another commit\n")
     assert verify(signature).returncode != 0
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="openssh-client is not installed")
+def test_openssh_takes_the_key_the_person_touches_and_signs_with_the_key_that_holds_it(fido2_library, tmp_path):
+    """Two keys listed: OpenSSH asks both for a touch (libfido2's touch requests, canceled on the
+    other) and makes the SSH key on the one touched; to sign, it asks each, without a touch,
+    whether it holds the credential, and signs with that one."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    untouched = Key(tmp_path / "a", touch="never")
+    try:
+        touched = Key(tmp_path / "b", touch="300")
+        try:
+            tools = Tools(touched, fido2_library, tmp_path)
+            both = {"AUTHCTL_CTAP": f"{untouched.unix},{touched.unix}"}
+            listed = tools.run("fido2-token", "-L", env=both)
+            assert [line.split(": ")[0] for line in listed.stdout.splitlines()] == [untouched.path, touched.path]
+            made = tools.run("ssh-keygen", "-vvv", "-t", "ecdsa-sk", "-f", tmp_path / "id", "-N", "", env=both)
+            assert made.returncode == 0, made.stderr
+            assert f"using device {touched.path}" in made.stderr, made.stderr
+            public = (tmp_path / "id.pub").read_text().split()
+            (tmp_path / "allowed_signers").write_text(f"alice@example.com {public[0]} {public[1]}\n")
+            (tmp_path / "message.txt").write_text("signed by the key that holds it\n")
+            signed = tools.run("ssh-keygen", "-vvv", "-Y", "sign", "-f", tmp_path / "id", "-n", "file", tmp_path / "message.txt",
+                               env=both)
+            assert signed.returncode == 0, signed.stderr
+            assert f"found key in {touched.path}" in signed.stderr, signed.stderr
+            verified = tools.run("ssh-keygen", "-Y", "verify", "-f", tmp_path / "allowed_signers", "-I", "alice@example.com",
+                                 "-n", "file", "-s", tmp_path / "message.txt.sig", stdin=(tmp_path / "message.txt").read_text())
+            assert verified.returncode == 0, verified.stdout + verified.stderr
+        finally:
+            touched.stop()
+    finally:
+        untouched.stop()
