@@ -780,13 +780,40 @@ def test_what_install_sh_installs_runs_without_the_swift_toolchain(installed, to
     if toolchain_library_dir(BIN):
         assert without_toolchain(toolchain, [BIN, "--version"]).returncode == 127
     passkey_round_trip(prefix / "bin" / "authctl", toolchain, tmp_path)
-    # The LD_PRELOAD library loads into libfido2's tools there too, and runs: one that needs the
-    # toolchain's Swift runtime stops every program it is preloaded into (exit 127, checked).
+    # The LD_PRELOAD library loads into libfido2's tools there too, and reaches the installed
+    # authctl's security key: one that needs the toolchain's Swift runtime stops every program it
+    # is preloaded into (exit 127, checked).
     if shutil.which("fido2-token"):
-        library = prefix / "lib" / "authctl" / "libauthctl-fido2.so"
-        listed = without_toolchain(toolchain, ["env", f"LD_PRELOAD={library}", "AUTHCTL_CTAP=bogus", "fido2-token", "-L"])
-        assert listed.returncode == 0, listed.stderr
+        fido2_tools_reach_the_installed_key(prefix, toolchain, tmp_path)
+
+
+def fido2_tools_reach_the_installed_key(prefix: pathlib.Path, toolchain: str, scratch: pathlib.Path):
+    """`authctl ctap serve` of the installed binary on a Unix socket, and fido2-token -L and -I
+    with the installed library preloaded, each run where the toolchain is not."""
+    import signal
+    library = prefix / "lib" / "authctl" / "libauthctl-fido2.so"
+    directory = tempfile.mkdtemp(prefix="authctl-installed-", dir="/tmp")  # a socket path within 107 bytes
+    env = own_environment(scratch)
+    hide = 'mount -t tmpfs authctl-no-toolchain "$0" && exec "$@"'
+    key = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, toolchain,
+                            str(prefix / "bin" / "authctl"), "ctap", "serve", "--socket", f"{directory}/key.sock"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert key.stdout.readline() == f"ctap unix {directory}/key.sock\n", key.stderr.read() if key.poll() is not None else ""
+        tool = ["env", f"LD_PRELOAD={library}", f"AUTHCTL_CTAP=unix:{directory}/key.sock,bogus", "fido2-token"]
+        listed = without_toolchain(toolchain, [*tool, "-L"], env=env)
+        assert listed.returncode == 0 and listed.stdout.startswith(f"authctl:unix:{directory}/key.sock: "), listed.stdout + listed.stderr
         assert listed.stderr == "libauthctl-fido2: AUTHCTL_CTAP: the entry 'bogus' is left out: not unix:/ABSOLUTE/PATH or udp:HOST:PORT\n", listed.stderr
+        shown = without_toolchain(toolchain, [*tool, "-I", f"authctl:unix:{directory}/key.sock"], env=env)
+        assert shown.returncode == 0 and "version strings: FIDO_2_0, FIDO_2_1" in shown.stdout, shown.stdout + shown.stderr
+    finally:
+        key.send_signal(signal.SIGTERM)
+        try:
+            assert key.wait(timeout=60) == 0, key.stderr.read()
+        finally:
+            if key.poll() is None:
+                key.kill()
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytestdeb
