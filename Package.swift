@@ -110,7 +110,7 @@ let package = Package(
         .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Audit", "POSIXSockets"],
                 resources: [.embedInCode("OpenAPI/openapi.json"), .embedInCode("Bridge/bridge.js")]),
         // What `authctl bench` measures, apart from the command line that parses and prints it.
-        .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore"]),
+        .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "CTAP"]),
         // The command line: parse, request, print.
         .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see

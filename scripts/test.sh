@@ -61,4 +61,6 @@ echo "== Python client"
 AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q -p no:cacheprovider clients/python/tests
 
 echo "== interop suite"
+# Tests/interop/test_ctap_device_suite.py runs python-fido2's own device tests from the sdist of
+# the installed version, which it downloads from PyPI once into .build/interop/.
 AUTHCTL_BIN=.build/debug/authctl "$venv/bin/python" -m pytest -q Tests/interop "$@"

@@ -9,7 +9,7 @@ struct RecordField: Equatable {
     /// The type that owns the field: the only code that reads or writes it.
     enum Owner: String {
         case credentialRecord = "CredentialRecord", storeReplica = "StoreReplica"
-        case deviceRecord = "DeviceRecord", accountSettings = "AccountSettings", syncState = "SyncState"
+        case deviceRecord = "DeviceRecord", accountSettings = "AccountSettings", syncState = "SyncState", keyState = "KeyStateRecord"
         case publishedDevice = "PublishedDevice", publishedSettings = "PublishedSettings", repairRequest = "RepairRequest"
         /// The vault's index: a tombstone of a partitioned record carries its partition value.
         case vaultIndex = "VaultIndex"
@@ -61,6 +61,7 @@ enum RecordTags {
     static let settings = RecordTable("Settings record", kind: .settings, deviceFields + accountFields)
     static let device = RecordTable("Device record", kind: .device, deviceFields)
     static let syncState = RecordTable("Sync state", kind: SyncState.kind, syncStateFields)
+    static let securityKey = RecordTable("Security key record", kind: KeyStateRecord.kind, securityKeyFields)
     static let tombstone = RecordTable("Tombstone", kind: .tombstone, [
         RecordField(CredentialRecord.Tag.rpId, "RP ID of the revision it removes", .vaultIndex),
     ])
@@ -74,7 +75,7 @@ enum RecordTags {
     ])
 
     /// The tables of the vault's record kinds.
-    static let vault = [credential, settings, device, syncState, tombstone]
+    static let vault = [credential, settings, device, syncState, securityKey, tombstone]
     /// The tables of the records sealed into the account store's metadata.
     static let storeMetadata = [publishedDevice, publishedSettings, repairRequest]
     static let all = vault + storeMetadata
@@ -110,6 +111,7 @@ enum RecordTags {
             RecordField(T.largeBlob, "large blob", o), RecordField(T.hidden, "hidden", o),
             RecordField(T.notDiscoverable, "not discoverable", o),
             RecordField(T.created, "created (instant)", o), RecordField(T.sealedInVault, "vault of the biometry-key seal", o),
+            RecordField(T.largeBlobKey, "made with a largeBlobKey", o),
         ]
     }()
 
@@ -172,6 +174,17 @@ enum RecordTags {
             RecordField(T.inFlightRequirements, "what the changes in flight need received", o),
             RecordField(T.pendingDeletionRequirements, "what the deletions waiting need received", o),
             RecordField(T.snapshotsListed, "snapshot lists seen", o),
+        ]
+    }()
+
+    private static let securityKeyFields: [RecordField] = {
+        typealias T = KeyStateRecord.Tag
+        let o = RecordField.Owner.keyState
+        return [
+            RecordField(T.deviceId, "device id", o), RecordField(T.alwaysUv, "alwaysUv", o),
+            RecordField(T.minPINLength, "minimum PIN length", o), RecordField(T.minPINLengthRPIDs, "minPinLength RP IDs", o),
+            RecordField(T.forcePINChange, "PIN change forced", o), RecordField(T.pinLength, "PIN length", o),
+            RecordField(T.largeBlobArray, "large-blob array", o),
         ]
     }()
 

@@ -246,12 +246,16 @@ import Testing
         #expect(try client.setPIN("a1b2c3d4") == .ok)
         #expect(try client.token("a1b2c3d4", permissions: 0).0 == .invalidParameter)
         #expect(try client.token("a1b2c3d4", permissions: -1).0 == .cborUnexpectedType)
-        // be needs bioEnroll, cm credMgmt, lbw largeBlobs, acfg authnrCfg: this key reports none.
-        for permission in [0x04, 0x08, 0x10, 0x20, 0x03 | 0x08] {
+        // be needs bioEnroll, which this key never reports.
+        for permission in [0x08, 0x03 | 0x08, 0x04 | 0x10 | 0x20 | 0x08] {
             #expect(try client.token("a1b2c3d4", permissions: permission).0 == .unauthorizedPermission, "permission \(permission)")
         }
         // None of those refusals looked at the PIN.
         #expect(try client.retries().1 == 8)
+        // cm, lbw and acfg: credMgmt, largeBlobs and authnrCfg are true.
+        for permission in [0x04, 0x10, 0x20] {
+            #expect(try client.token("a1b2c3d4", permissions: permission).0 == .ok, "permission \(permission)")
+        }
         // Undefined bits are ignored.
         let token = try #require(try client.token("a1b2c3d4", permissions: 0x01 | 0x80, rpId: "example.com").1)
         let message = [UInt8](repeating: 1, count: 32)

@@ -40,6 +40,12 @@ private func richAccount(_ dir: String, clock: VirtualClock) throws -> (phone: A
     try phone.setSyncOptions(seed: 9, backupStateImmediate: true)
     let desk = try phone.addDevice("desk", inNewVaultAt: dir + "/desk", passphrase: secret(passphrase), kdf: .min,
                                    pin: secret(deskPIN), approver: policy(phonePIN))
+    // The desk answers as a security key too: its settings and large-blob array (kind 5).
+    let key = try desk.device("desk")
+    try key.keyPINChanged(length: 8)
+    try key.setKeyMinPINLength(9, rpIds: ["example.com"], forceChange: true)
+    try key.toggleKeyAlwaysUv()
+    try key.writeKeyLargeBlobArray([0x81, 0x01] + KeyLargeBlobs.checksum(of: [0x81, 0x01]))
     try phone.addDevice("laptop", pin: secret(laptopPIN), approver: policy(phonePIN))
     try phone.addDevice("tablet", pin: nil)
     try phone.setProfile("security-key", aaguid: [UInt8](repeating: 0x5a, count: 16), device: "laptop")
@@ -132,6 +138,8 @@ private func everyRecord(of account: Account) throws -> [(table: RecordTable?, r
                     CredentialRecord.Tag.removed, CredentialRecord.Tag.hidden] {
             #expect(credentialTags.contains(tag), "no credential record carries tag \(tag)")
         }
+        #expect(seen[RecordTags.securityKey.name] == Set(RecordTags.securityKey.fields.map(\.tag)))
+        #expect(credentialTags.contains(CredentialRecord.Tag.largeBlobKey))
         let deviceTags = try #require(seen[RecordTags.device.name])
         for tag in [DeviceRecord.Tag.formerWrappedKey, DeviceRecord.Tag.offline, DeviceRecord.Tag.removedAt,
                     DeviceRecord.Tag.globalSignCount, DeviceRecord.Tag.passkeysUnsupported, DeviceRecord.Tag.aaguid] {

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 
 import pytest
 import fido2.hid
-from fido2.client import ClientError, DefaultClientDataCollector, Fido2Client, UserInteraction
-from fido2.ctap import CtapError
+from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction
 from fido2.ctap2 import Ctap2
 from fido2.hid import CAPABILITY, CtapHidDevice
 from fido2.hid.base import HidDescriptor
@@ -56,10 +55,18 @@ def listed() -> set:
 def test_keys_named_in_authctl_ctap_are_found_by_fido2_hid(key, monkeypatch):
     monkeypatch.setenv("AUTHCTL_CTAP", ",".join(key.keys) + ",")   # an empty entry is passed over
     ctap.install()
+    devices = []
+
+    def both_found():
+        # A UDP key that answers its INIT probe later than PROBE_TIMEOUT on a loaded machine is
+        # left out of that listing: the next one finds it, as fido2.hid's users poll.
+        for device in devices:
+            device.close()
+        devices[:] = CtapHidDevice.list_devices()
+        return {d.descriptor.path for d in devices} == {f"authctl:{entry}" for entry in key.keys}
     try:
-        devices = list(CtapHidDevice.list_devices())
+        wait_until(both_found, "CtapHidDevice.list_devices() finds both transports of the key", poll=0.1)
         try:
-            assert {d.descriptor.path for d in devices} == {f"authctl:{entry}" for entry in key.keys}
             for device in devices:
                 assert device.descriptor.report_size_in == device.descriptor.report_size_out == 64
                 assert device.capabilities & CAPABILITY.CBOR
@@ -70,7 +77,7 @@ def test_keys_named_in_authctl_ctap_are_found_by_fido2_hid(key, monkeypatch):
                 device.close()
         # The variable is read at each listing.
         monkeypatch.setenv("AUTHCTL_CTAP", key.udp_key)
-        assert listed() == {f"authctl:{key.udp_key}"}
+        wait_until(lambda: listed() == {f"authctl:{key.udp_key}"}, "the UDP key alone is listed", poll=0.1)
     finally:
         ctap.uninstall()
     assert fido2.hid.list_descriptors is fido2.hid.backend.list_descriptors
@@ -129,7 +136,8 @@ def test_the_os_devices_stay_listed_beside_the_keys(key):
     fido2.hid.open_connection = lambda descriptor: asked.append(("open_connection", descriptor.path)) or "connection"
     try:
         ctap.install([key.udp_key])
-        assert [d.path for d in fido2.hid.list_descriptors()] == ["/dev/hidraw7", f"authctl:{key.udp_key}"]
+        wait_until(lambda: [d.path for d in fido2.hid.list_descriptors()] == ["/dev/hidraw7", f"authctl:{key.udp_key}"],
+                   "the OS's device and the key are listed, in that order", poll=0.1)
         assert fido2.hid.get_descriptor("/dev/hidraw7") is hidraw
         assert fido2.hid.open_connection(hidraw) == "connection"
         assert asked == [("get_descriptor", "/dev/hidraw7"), ("open_connection", "/dev/hidraw7")]
@@ -244,10 +252,6 @@ def test_fido2_client_registers_and_signs_in_and_py_webauthn_verifies(key, insta
                                                     user_verification=UserVerificationRequirement.DISCOURAGED))
         try:
             created = client.make_credential(PublicKeyCredentialCreationOptions.from_dict(json.loads(options_to_json(options))))
-        except ClientError as error:
-            if isinstance(error.cause, CtapError) and error.cause.code == CtapError.ERR.INVALID_COMMAND:
-                pytest.skip("the key does not answer authenticatorMakeCredential yet (CTAP2_ERR_INVALID_COMMAND)")
-            raise
         finally:
             key.touch(False)
         assert person.prompts >= 1   # the key waited for the touch and said so (KEEPALIVE UPNEEDED)

@@ -17,7 +17,7 @@ from nacl.exceptions import CryptoError
 __all__ = [
     "VaultError", "Locked", "Corrupted", "PinRequired", "WrongPin",
     "Record", "Vault", "open_vault",
-    "KIND_TOMBSTONE", "KIND_CREDENTIAL", "KIND_SETTINGS", "KIND_DEVICE",
+    "KIND_TOMBSTONE", "KIND_CREDENTIAL", "KIND_SETTINGS", "KIND_DEVICE", "KIND_SECURITY_KEY",
 ]
 
 FORMAT_VERSION = 1
@@ -33,6 +33,7 @@ KIND_TOMBSTONE = 0
 KIND_CREDENTIAL = 1
 KIND_SETTINGS = 2
 KIND_DEVICE = 3
+KIND_SECURITY_KEY = 5
 
 # Credential tags
 T_CREDENTIAL_ID = 1
@@ -62,6 +63,7 @@ T_LARGE_BLOB = 24
 T_HIDDEN = 25
 T_NOT_DISCOVERABLE = 27
 T_CREATED = 26
+T_LARGE_BLOB_KEY = 28  # 1: made with a largeBlobKey, derived from the private key
 T_REPLICA_REVISION_ID = 40  # a replica record (a revision another vault uploaded): the revision's own id
 T_REPLICA_LANDED_AT = 41  # when it landed in the store: an instant, ms (8) ‖ order (8)
 T_UV_VAULT_ID = 42  # the vault whose biometry-key seal the private key carries; absent: this vault
@@ -268,6 +270,29 @@ class Vault:
     def is_replica(record: Record) -> bool:
         return T_REPLICA_REVISION_ID in record.fields and T_REPLICA_LANDED_AT in record.fields
 
+    def security_key(self, device: Record | None = None) -> dict:
+        """A device's state as a security key (kind 5), every field read or given its default: the
+        record whose id is the device record's id XORed with 0x6b, which names the device in tag 1."""
+        device = device or self.settings
+        record = self.records.get(bytes(b ^ 0x6B for b in device.record_id))
+        f = record.fields if record is not None and record.kind == KIND_SECURITY_KEY else {}
+        if f and f.get(1) != device.record_id:
+            raise Corrupted("a security key record names another device")
+        rp_ids, list_bytes, o = [], f.get(4, b""), 0
+        while o < len(list_bytes):
+            n = _u16(list_bytes, o)
+            rp_ids.append(list_bytes[o + 2:o + 2 + n].decode("utf-8"))
+            o += 2 + n
+        empty = b"\x80" + hashlib.sha256(b"\x80").digest()[:16]
+        return {
+            "always_uv": f.get(2) == b"\x01",
+            "min_pin_length": _u32(f[3], 0) if 3 in f else 4,
+            "min_pin_length_rp_ids": rp_ids,
+            "force_pin_change": f.get(5) == b"\x01",
+            "pin_length": _u32(f[6], 0) if 6 in f else None,
+            "large_blob_array": f.get(7, empty),
+        }
+
     def replicas(self) -> list[Record]:
         """Replica records: revisions other vaults' devices uploaded, kept as downloaded. The record id
         is the revision id with every byte XORed with 0xa5."""
@@ -334,6 +359,7 @@ class Vault:
                 "global_counter": f.get(T_COUNTS_SIGNATURES, b"\x00") == b"\x02",
                 "hidden": f.get(T_HIDDEN, b"\x00") == b"\x01",
                 "discoverable": f.get(T_NOT_DISCOVERABLE, b"\x00") != b"\x01",
+                "large_blob_key": f.get(T_LARGE_BLOB_KEY, b"\x00") == b"\x01",
                 "requires_uv": f.get(T_REQUIRES_UV, b"\x00") == b"\x01",
                 "counts_signatures": f.get(T_COUNTS_SIGNATURES, b"\x00") in (b"\x01", b"\x02"),
                 "sign_count": sign_count,

@@ -48,6 +48,14 @@ struct CTAPParameters {
         return number
     }
 
+    /// An unsigned integer (a negative one is of the wrong type); one beyond `Int.max` reads as
+    /// `Int.max`, past every limit a command has.
+    func unsigned(_ key: Int) throws(CTAPStatus) -> Int? {
+        guard let value = members[key] else { return nil }
+        guard case .unsigned(let number) = value else { throw .cborUnexpectedType }
+        return number > UInt64(Int.max) ? Int.max : Int(number)
+    }
+
     func bool(_ key: Int) throws(CTAPStatus) -> Bool? {
         guard let value = members[key] else { return nil }
         guard let flag = value.boolValue else { throw .cborUnexpectedType }

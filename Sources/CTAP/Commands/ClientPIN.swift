@@ -73,11 +73,12 @@ extension SecurityKey {
         let rules = try pinState.protocolState(version)
         let secret = try sharedSecret(rules, keyAgreement)
         guard rules.verify(key: secret, newPinEnc, signature: pinUvAuthParam) else { throw .pinAuthInvalid }
-        let pinHash = try newPINHash(rules, secret, newPinEnc)
+        let (pinHash, length) = try newPINHash(rules, secret, newPinEnc)
         do { try session.setKeyPIN(device: device, pinHash: pinHash) } catch {
             // Another enrolled device of the account must approve a new PIN, and did not.
             throw [.failed, .notInteractive, .biometryLockout].contains(error.name) ? .operationDenied : .other
         }
+        try keyRequest { () throws(SessionError) in try session.keyPINChanged(device: device, length: length) }
         // A token of a PIN the device lost some other way (`authctl device reset`) ends too.
         pinState.resetPinUvAuthTokens()
     }
@@ -95,21 +96,25 @@ extension SecurityKey {
         let secret = try sharedSecret(rules, keyAgreement)
         guard rules.verify(key: secret, newPinEnc + pinHashEnc, signature: pinUvAuthParam) else { throw .pinAuthInvalid }
         let verification = try checkPIN(version, rules, secret, pinHashEnc)
-        let pinHash = try newPINHash(rules, secret, newPinEnc)
+        let (pinHash, length) = try newPINHash(rules, secret, newPinEnc)
         do { try session.changeKeyPIN(device: device, verified: verification, pinHash: pinHash) } catch { throw .other }
+        // A change forced by authenticatorConfig is made.
+        try keyRequest { () throws(SessionError) in try session.keyPINChanged(device: device, length: length) }
         pinState.resetPinUvAuthTokens()
     }
 
-    /// newPinEnc's PIN, as its hash (§6.5.5.5 steps 6–12): decrypted, 64 bytes, the trailing
-    /// zeros dropped, at least the minimum PIN length in Unicode code points (the platform sends
-    /// UTF-8 in Normalization Form C; other bytes are no PIN) and at most 63 bytes.
-    private func newPINHash(_ rules: PinUvAuthProtocol, _ secret: [UInt8], _ newPinEnc: [UInt8]) throws(CTAPStatus) -> [UInt8] {
+    /// newPinEnc's PIN, as its hash and its length (§6.5.5.5 steps 6–12): decrypted, 64 bytes,
+    /// the trailing zeros dropped, at least the key's minimum PIN length (4, or what
+    /// setMinPINLength raised it to) in Unicode code points (the platform sends UTF-8 in
+    /// Normalization Form C; other bytes are no PIN) and at most 63 bytes.
+    private func newPINHash(_ rules: PinUvAuthProtocol, _ secret: [UInt8], _ newPinEnc: [UInt8]) throws(CTAPStatus) -> (hash: [UInt8], length: Int) {
         guard let padded = rules.decrypt(key: secret, newPinEnc) else { throw .pinAuthInvalid }
         guard padded.count == Self.paddedPINLength else { throw .invalidParameter }
         let pin = padded[..<((padded.lastIndex { $0 != 0 } ?? -1) + 1)]
-        guard let text = String(validating: pin, as: UTF8.self), text.unicodeScalars.count >= Device.minimumPINLength,
+        let minimum = try facts().settings.minPINLength
+        guard let text = String(validating: pin, as: UTF8.self), text.unicodeScalars.count >= minimum,
               pin.count < Self.paddedPINLength else { throw .pinPolicyViolation }
-        return Array(SHA256.hash(pin).prefix(KeyPIN.hashLength))
+        return (Array(SHA256.hash(pin).prefix(KeyPIN.hashLength)), text.unicodeScalars.count)
     }
 
     // MARK: - getPinToken, getPinUvAuthTokenUsingPinWithPermissions
@@ -142,6 +147,10 @@ extension SecurityKey {
         let rules = try pinState.protocolState(version)
         let secret = try sharedSecret(rules, keyAgreement)
         let verification = try checkPIN(version, rules, secret, pinHashEnc)
+        // A PIN change forced by authenticatorConfig comes first: getPinToken answers
+        // CTAP2_ERR_PIN_INVALID, as a YubiKey does (python-fido2's test_force_pin_change), the
+        // permissions' subcommand CTAP2_ERR_PIN_POLICY_VIOLATION.
+        if try facts().settings.forcePINChange { throw withPermissions ? .pinPolicyViolation : .pinInvalid }
         pinState.resetPinUvAuthTokens()
         pinState.token.beginUsing(userIsPresent: false, permissions: permissions, rpId: rpId, verification: verification, at: now())
         guard let encrypted = rules.encrypt(key: secret, try pinState.protocolState(version).pinUvAuthToken) else { throw .other }

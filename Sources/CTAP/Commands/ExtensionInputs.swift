@@ -22,7 +22,10 @@ extension SecurityKey {
                 guard let flag = value.boolValue else { throw .cborUnexpectedType }
                 extensions.hmacSecret = flag
             case "minPinLength":
-                guard value.boolValue != nil else { throw .cborUnexpectedType }
+                guard let flag = value.boolValue else { throw .cborUnexpectedType }
+                extensions.minPinLength = flag
+            case "largeBlobKey":
+                extensions.largeBlobKey = try Self.largeBlobKey(value)
             default:
                 continue
             }
@@ -38,6 +41,8 @@ extension SecurityKey {
             case "credBlob":
                 guard let flag = value.boolValue else { throw .cborUnexpectedType }
                 extensions.getCredBlob = flag
+            case "largeBlobKey":
+                extensions.largeBlobKey = try Self.largeBlobKey(value)
             case "hmac-secret":
                 extensions.hmacSecretSealed = try hmacSecret(CTAPParameters(value))
             default:
@@ -45,6 +50,13 @@ extension SecurityKey {
             }
         }
         return extensions
+    }
+
+    /// largeBlobKey's input (§12.3): only `true` is a value of it (CTAP2_ERR_INVALID_OPTION).
+    private static func largeBlobKey(_ value: CBORValue) throws(CTAPStatus) -> Bool {
+        guard let flag = value.boolValue else { throw .cborUnexpectedType }
+        guard flag else { throw .invalidOption }
+        return true
     }
 
     /// hmac-secret's input (CTAP 2.1 §12.5): the platform's key agreement (0x01), the salts

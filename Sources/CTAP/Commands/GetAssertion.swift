@@ -34,6 +34,8 @@ extension SecurityKey {
             authorization = try authorize(param, version: version, message: clientDataHash, permission: .getAssertion, rpId: rpId)
         } else {
             if options.userVerification == true { throw .invalidOption }
+            // alwaysUv: a sign-in that asks for a touch needs a token (§6.11.2).
+            if facts.settings.alwaysUv && options.userPresence != false { throw .puatRequired }
             authorization = nil
         }
         var request = KeyGetAssertion(clientDataHash: clientDataHash, rpId: rpId, allowList: allowList,
@@ -91,6 +93,7 @@ extension SecurityKey {
         ]
         members.append((.int(0x04), .map(user)))
         if let count { members.append((.int(0x05), .int(count))) }
+        if let key = response.largeBlobKey { members.append((.int(0x07), .bytes(key))) }
         return .map(members)
     }
 }

@@ -11,7 +11,7 @@ extension SecurityKey {
     static let maxCredentialCountInList = 8
     static let maxCredentialIdLength = 128
     /// The serialized large-blob array's capacity (0x0B): at least 1,024 (CTAP 2.1 §6.10.1).
-    static let maxSerializedLargeBlobArray = 4096
+    static let maxSerializedLargeBlobArray = Device.maxSerializedLargeBlobArray
     /// The discoverable credentials the key has room for (a YubiKey 5.7 keeps 100).
     static let discoverableCredentialSlots = 100
     /// The longest credBlob kept (0x0F).
@@ -26,12 +26,18 @@ extension SecurityKey {
             (.text("plat"), .bool(facts.profile.attachment == .platform)),
             (.text("clientPin"), .bool(facts.pinSet)),
             (.text("pinUvAuthToken"), .bool(true)),
-            (.text("makeCredUvNotRqd"), .bool(true)),
+            (.text("makeCredUvNotRqd"), .bool(!facts.settings.alwaysUv)),
+            (.text("credMgmt"), .bool(true)),
+            (.text("credentialMgmtPreview"), .bool(true)),
+            (.text("largeBlobs"), .bool(true)),
+            (.text("authnrCfg"), .bool(true)),
+            (.text("alwaysUv"), .bool(facts.settings.alwaysUv)),
+            (.text("setMinPINLength"), .bool(true)),
         ]
     }
 
     func getInfo() throws(CTAPStatus) -> CBORValue {
-        let facts = try facts()
+        let facts = try facts(counting: true)
         // CTAP1/U2F messages are not answered yet (NMSG): no U2F_V2.
         let versions = ["FIDO_2_0", "FIDO_2_1"]
         let options = Self.getInfoOptions(facts)
@@ -40,7 +46,7 @@ extension SecurityKey {
         }
         let members: [(CBORValue, CBORValue)] = [
             (.int(0x01), .array(versions.map { .text($0) })),
-            (.int(0x02), .array(["credProtect", "hmac-secret", "credBlob", "minPinLength"].map { .text($0) })),
+            (.int(0x02), .array(["credProtect", "hmac-secret", "credBlob", "largeBlobKey", "minPinLength"].map { .text($0) })),
             (.int(0x03), .bytes(facts.aaguid)),
             (.int(0x04), .map(options)),
             (.int(0x05), .int(Self.maxMessageSize)),
@@ -49,11 +55,13 @@ extension SecurityKey {
             (.int(0x08), .int(Self.maxCredentialIdLength)),
             (.int(0x09), .array(["usb"].map { .text($0) })),
             (.int(0x0A), .array(algorithms)),
-            (.int(0x0C), .bool(false)),
-            (.int(0x0D), .int(Device.minimumPINLength)),
+            (.int(0x0B), .int(Self.maxSerializedLargeBlobArray)),
+            (.int(0x0C), .bool(facts.settings.forcePINChange)),
+            (.int(0x0D), .int(facts.settings.minPINLength)),
             (.int(0x0E), .int(Self.firmwareVersion)),
             (.int(0x0F), .int(Self.maxCredBlobLength)),
-            (.int(0x14), .int(max(0, Self.discoverableCredentialSlots - facts.discoverableCredentials))),
+            (.int(0x10), .int(Device.maxRPIDsForSetMinPINLength)),
+            (.int(0x14), .int(max(0, Self.discoverableCredentialSlots - (facts.discoverableCredentials ?? 0)))),
         ]
         return .map(members)
     }

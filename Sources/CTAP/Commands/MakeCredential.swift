@@ -37,6 +37,8 @@ extension SecurityKey {
         guard facts.profile.algorithm(for: algorithms) != nil else { throw .unsupportedAlgorithm }
         // Step 5: options. `up` false is not for a registration; this key has no built-in UV.
         if options.userPresence == false { throw .invalidOption }
+        // A largeBlobKey is for a credential the key keeps for discovery (§12.3).
+        if extensions.largeBlobKey && options.residentKey != true { throw .invalidOption }
         let authorization: PinUvAuthorization?
         if let param, let version {
             // Steps 6–11: the token authorizes a registration for this RP.
@@ -44,6 +46,8 @@ extension SecurityKey {
             authorization = try authorize(param, version: version, message: clientDataHash, permission: .makeCredential, rpId: rpIdText)
         } else {
             if options.userVerification == true { throw .invalidOption }
+            // alwaysUv: every registration needs a token (§6.11.2).
+            if facts.settings.alwaysUv { throw .puatRequired }
             // makeCredUvNotRqd: a credential it keeps needs the PIN once one is set; one it does
             // not keep does not (§6.1.2 step 6).
             if facts.pinSet && options.residentKey == true { throw .puatRequired }
@@ -59,11 +63,13 @@ extension SecurityKey {
         let response = try perform(progress, with: authorization) { person throws(SessionError) in
             try session.keyMakeCredential(device: device, request, person: person)
         }
-        return .map([
+        var members: [(CBORValue, CBORValue)] = [
             (.int(0x01), .text(response.attestationObject.format.rawValue)),
             (.int(0x02), .bytes(response.attestationObject.authenticatorData)),
             (.int(0x03), response.attestationObject.statement),
-        ])
+        ]
+        if let key = response.largeBlobKey { members.append((.int(0x05), .bytes(key))) }
+        return .map(members)
     }
 
     /// §6.1.2 steps 1–2 (and §6.2.2's): a zero-length pinUvAuthParam is a client asking the person

@@ -21,6 +21,10 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     package var poweredAt = Date()
     /// The credentials an authenticatorGetAssertion left for GetNextAssertion.
     var pending: PendingAssertions?
+    /// What an enumeration of authenticatorCredentialManagement has left to give.
+    var enumeration: PendingEnumeration?
+    /// An authenticatorLargeBlobs write under way, fragment by fragment.
+    var largeBlobWrite: PendingLargeBlobWrite?
     /// authenticatorClientPIN's state while the key has power: key agreements, the token, the
     /// wrong PINs in a row.
     var pinState = ClientPINState()
@@ -52,6 +56,8 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// What lives only while the key has power, forgotten at power-up and by a reset.
     func forgetPowerState() {
         pending = nil
+        enumeration = nil
+        largeBlobWrite = nil
         // Every PIN token ends; the wrong PINs in a row are forgotten.
         pinState.resetPinUvAuthTokens()
         pinState.consecutiveMismatches = 0
@@ -61,8 +67,14 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let first = request.first else { return [CTAPStatus.invalidLength.rawValue] }
-        // Any command but GetNextAssertion ends what GetAssertion left for it (§6.3).
+        // Any command but GetNextAssertion ends what GetAssertion left for it (§6.3); any but
+        // authenticatorCredentialManagement an enumeration (its own other subcommands too), and
+        // any but authenticatorLargeBlobs a write of the large-blob array.
         if first != CTAPCommand.getNextAssertion.rawValue { pending = nil }
+        if first != CTAPCommand.credentialManagement.rawValue && first != CTAPCommand.credentialManagementPreview.rawValue {
+            enumeration = nil
+        }
+        if first != CTAPCommand.largeBlobs.rawValue { largeBlobWrite = nil }
         do {
             let body = try answer(first, request.dropFirst(), progress)
             return [CTAPStatus.ok.rawValue] + (body?.encoded() ?? [])
@@ -94,6 +106,13 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
         case .selection:
             try selection(progress)
             return nil
+        case .credentialManagement, .credentialManagementPreview:
+            return try credentialManagement(CTAPParameters(parameters))
+        case .largeBlobs:
+            return try largeBlobs(CTAPParameters(parameters))
+        case .config:
+            try config(CTAPParameters(parameters))
+            return nil
         case .clientPIN:
             return try clientPIN(CTAPParameters(parameters))
         default:
@@ -102,7 +121,7 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     }
 
     /// The device's facts; a failure of the layers below is CTAP1_ERR_OTHER.
-    func facts() throws(CTAPStatus) -> KeyFacts {
-        do { return try session.keyFacts(device: device) } catch { throw .other }
+    func facts(counting: Bool = false) throws(CTAPStatus) -> KeyFacts {
+        do { return try session.keyFacts(device: device, counting: counting) } catch { throw .other }
     }
 }

@@ -136,7 +136,9 @@ extension Account {
         do throws(VaultError) {
             try sync()
             let time = eventTime
-            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone)) { r throws(VaultError) in
+            // Its state as a security key goes with the rest (docs/vault-format.md, "Security key record").
+            let keyState = try KeyStateRecord.removal(of: record.id, in: vault).map { [$0] } ?? []
+            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone) + keyState) { r throws(VaultError) in
                 r.setField(DeviceRecord.Tag.removedAt, time.bytes)
                 DeviceRecord.setEnrollment(nil, in: &r)
                 DeviceRecord.setFormerEnrollment(nil, in: &r)
@@ -167,7 +169,8 @@ extension Account {
             useStore()
             try sync()
             let time = eventTime
-            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone)) { r throws(VaultError) in
+            let keyState = try KeyStateRecord.removal(of: record.id, in: vault).map { [$0] } ?? []
+            try DeviceRecord.update(record.id, in: vault, with: try lost(from: record, at: time).map(tombstone) + keyState) { r throws(VaultError) in
                 // The enrollment is retired, not destroyed: the former PIN can recover the
                 // account's key, as iCloud Keychain asks for the old iPhone's passcode.
                 if let current = record.enrollment { DeviceRecord.setFormerEnrollment(current, in: &r) }

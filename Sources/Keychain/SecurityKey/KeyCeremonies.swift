@@ -36,7 +36,10 @@ extension Device {
         made.requireUserPresence = request.userPresence
         made.verificationBindsKey = false
         made.discoverable = request.discoverable
-        let authenticator = try keyAuthenticator(person, pick: nil, revisionId: account.reserveRevisionId())
+        var authenticator = try keyAuthenticator(person, pick: nil, revisionId: account.reserveRevisionId())
+        // minPinLength reports the key's minimum only to the RP IDs setMinPINLength named (CTAP 2.1 §12.4).
+        let settings = try keySettings()
+        authenticator.configuration.minimumPINLength = settings.minPINLengthRPIDs.contains(request.rpId) ? settings.minPINLength : nil
         do { return try authenticator.makeCredential(made) } catch { throw DeviceError(error) }
     }
 

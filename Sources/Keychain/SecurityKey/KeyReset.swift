@@ -19,7 +19,8 @@ extension Device {
     }
 
     /// authenticatorReset (CTAP 2.1 §6.6): every credential the key holds is deleted and its PIN
-    /// is gone, with its retries, in one frame. The account's synced passkeys a device-bound key
+    /// is gone, with its retries, and its settings and large-blob array (``KeySettings``) are back
+    /// to their defaults, in one frame. The account's synced passkeys a device-bound key
     /// keeps out of sight are not its to delete, and stay.
     public func keyReset() throws(DeviceError) {
         let held = try keyCredentials(discoverableOnly: false)
@@ -33,6 +34,7 @@ extension Device {
                 removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: credential, itemId: item.itemId,
                                                          device: record, changedAt: time))
             }
+            if let state = try KeyStateRecord.removal(of: id, in: account.vault) { removals.append(state) }
             try DeviceRecord.update(id, in: account.vault, with: removals) { r throws(VaultError) in
                 DeviceRecord.setEnrollment(nil, in: &r)
                 DeviceRecord.setFormerEnrollment(nil, in: &r)

@@ -74,6 +74,7 @@ enum CredentialCodec {
         fields[Tag.credProtect] = credential.credProtect.map { [$0.rawValue] }
         fields[Tag.credBlob] = credential.credBlob
         fields[Tag.largeBlob] = credential.largeBlob
+        if credential.hasLargeBlobKey { fields[Tag.largeBlobKey] = [1] }
         if credential.hidden { fields[Tag.hidden] = [1] }
         if !credential.discoverable { fields[Tag.notDiscoverable] = [1] }
         return fields
@@ -166,6 +167,7 @@ enum CredentialCodec {
         }
         credential.credBlob = record.field(Tag.credBlob).map(Array.init)
         credential.largeBlob = record.field(Tag.largeBlob).map(Array.init)
+        credential.hasLargeBlobKey = flag(Tag.largeBlobKey)
         credential.hidden = flag(Tag.hidden)
         credential.discoverable = !flag(Tag.notDiscoverable)
         return RevisionContent(credential: credential, itemId: itemId, deviceId: deviceId, deviceName: deviceName, changedAt: changedAt,
@@ -206,7 +208,7 @@ extension CredentialCodec {
         static let id = 1, rpId = 2, userHandle = 3, userName = 4, userDisplayName = 5, createdAt = 6, signCount = 7
         static let backupEligible = 8, backupState = 9, privateKey = 10, countsSignatures = 11, requiresUserVerification = 12
         static let profile = 13, aaguid = 14, globalCounter = 15, backupStateFixed = 16
-        static let credProtect = 17, credBlob = 18, largeBlob = 19
+        static let credProtect = 17, credBlob = 18, largeBlob = 19, largeBlobKey = 20
     }
 
     /// Why an export's payload is not a passkey authctl can use.
@@ -225,7 +227,8 @@ extension CredentialCodec {
             (.int(F.requiresUserVerification), .bool(credential.requiresUserVerification)),
             (.int(F.profile), .text(credential.profile)), (.int(F.aaguid), .bytes(credential.aaguid)),
             (.int(F.globalCounter), .bool(credential.globalCounter)), (.int(F.backupStateFixed), .bool(credential.backupStateFixed)),
-        ] + (credential.credProtect.map { [(.int(F.credProtect), .int(Int($0.rawValue)))] } ?? [])
+        ] + (credential.hasLargeBlobKey ? [(.int(F.largeBlobKey), .bool(true))] : [])
+          + (credential.credProtect.map { [(.int(F.credProtect), .int(Int($0.rawValue)))] } ?? [])
           + (credential.credBlob.map { [(.int(F.credBlob), .bytes($0))] } ?? [])
           + (credential.largeBlob.map { [(.int(F.largeBlob), .bytes($0))] } ?? []))
     }
@@ -280,6 +283,7 @@ extension CredentialCodec {
         credential.aaguid = aaguid
         credential.globalCounter = global
         credential.backupStateFixed = try flag(F.backupStateFixed)
+        credential.hasLargeBlobKey = try flag(F.largeBlobKey)
         if let level = field(F.credProtect) {
             guard let policy = level.intValue.flatMap(credProtect) else { throw TransferError(reason: "the credProtect level is not 1, 2 or 3") }
             credential.credProtect = policy

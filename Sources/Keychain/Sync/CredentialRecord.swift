@@ -34,6 +34,8 @@ enum CredentialRecord {
         /// every revision of it; absent: `createdAt` (seconds) × 1000, position 0. Every device
         /// orders passkeys by it (then item id), so all pick the same default passkey.
         static let created: UInt8 = 26
+        /// `1`: made with a largeBlobKey (CTAP 2.1 §12.3), derived from the private key.
+        static let largeBlobKey: UInt8 = 28
         /// The vault whose id the private key's biometry-key seal is bound to, when that is not
         /// the vault holding the record (a passkey made with user verification in another vault
         /// of the account); written on upload.

@@ -4,9 +4,10 @@ import Keychain
 /// docs/ctap.md): the key's facts, its credentials, its PIN. The CTAP front end parses the
 /// protocol and keeps what lives only while the key has power; what the key keeps lives here.
 extension Session {
-    /// What `device` reports of itself as a security key.
-    public func keyFacts(device: String? = nil) throws(SessionError) -> KeyFacts {
-        do { return try account.device(device).keyFacts() } catch { throw SessionError(error) }
+    /// What `device` reports of itself as a security key (its credentials counted only when
+    /// `counting`).
+    public func keyFacts(device: String? = nil, counting: Bool = false) throws(SessionError) -> KeyFacts {
+        do { return try account.device(device).keyFacts(counting: counting) } catch { throw SessionError(error) }
     }
 
     // MARK: - The key's PIN (docs/ctap.md, "PIN"): the device's biometric PIN

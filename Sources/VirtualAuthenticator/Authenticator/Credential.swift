@@ -39,6 +39,10 @@ public struct Credential: Equatable, Sendable {
     public var credBlob: [UInt8]?
     /// The large blob (WebAuthn L3 §10.1.5), sealed under the key's largeBlobKey (``LargeBlob``).
     public var largeBlob: [UInt8]?
+    /// Made with CTAP's largeBlobKey extension (WebAuthn's `largeBlob` support): the credential
+    /// has a largeBlobKey (``LargeBlob/key(of:)``, derived from its private key), which a security
+    /// key hands its client for the entries of its large-blob array (CTAP 2.1 §12.3).
+    public var hasLargeBlobKey = false
     /// Hidden by the RP's signal (WebAuthn L3 §5.1.10.2, `signalAllAcceptedCredentials` not listing
     /// it): kept, and restored when a later list names it, but offered to no ceremony.
     public var hidden = false

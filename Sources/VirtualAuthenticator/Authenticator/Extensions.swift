@@ -66,6 +66,8 @@ package struct MakeCredentialExtensionOutputs: Sendable, Equatable {
     /// Whether a credBlob given was stored.
     package var credBlob: Bool?
     package var largeBlobSupported = false
+    /// The new credential's largeBlobKey, when asked for.
+    package var largeBlobKey: [UInt8]?
 }
 
 /// Extension inputs to authenticatorGetAssertion.
@@ -80,6 +82,9 @@ package struct GetAssertionExtensions: Sendable, Equatable {
     package var hmacSecretSealed: SealedHMACSecret?
     package var largeBlobRead = false
     package var largeBlobWrite: [UInt8]?
+    /// CTAP's largeBlobKey: the credential's key, when it has one (a security key's client keeps
+    /// the blob in the key's large-blob array, not the authenticator in the passkey).
+    package var largeBlobKey = false
 
     package init() {}
 
@@ -111,6 +116,8 @@ package struct GetAssertionExtensionOutputs: Sendable, Equatable {
     /// largeBlob read: the blob in clear; `nil` when none is stored or none was asked for.
     package var largeBlob: [UInt8]?
     package var largeBlobWritten: Bool?
+    /// The credential's largeBlobKey (asked for, and the credential has one).
+    package var largeBlobKey: [UInt8]?
 }
 
 /// hmac-secret (CTAP 2.1 §12.5) for a platform authenticator: each credential's two CredRandom

@@ -30,6 +30,8 @@ public struct GetAssertionResponse: Sendable {
     public let authenticatorData: [UInt8]
     public let signature: [UInt8]
     package var extensionOutputs = GetAssertionExtensionOutputs()
+    /// The credential's largeBlobKey, when the request asked for it and the credential has one.
+    public var largeBlobKey: [UInt8]? { extensionOutputs.largeBlobKey }
 }
 
 extension Authenticator {
@@ -135,6 +137,7 @@ extension Authenticator {
             if let salts = extensions.salts(for: credential.id) {
                 outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: true)
             }
+            if extensions.largeBlobKey && credential.hasLargeBlobKey { outputs.largeBlobKey = try LargeBlob.key(of: key) }
             if extensions.largeBlobRead, let sealed = credential.largeBlob {
                 guard let blob = try LargeBlob.open(sealed, key: key) else {
                     throw AuthenticatorError(.unknown, "the large blob of this passkey does not open under its key")

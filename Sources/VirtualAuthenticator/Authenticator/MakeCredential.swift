@@ -55,6 +55,8 @@ public struct MakeCredentialResponse: Sendable {
     public let attestationObject: AttestationObject
     public let publicKeySPKI: [UInt8]
     package var extensionOutputs = MakeCredentialExtensionOutputs()
+    /// The new credential's largeBlobKey, when the request asked for one (CTAP 2.1 §12.3).
+    public var largeBlobKey: [UInt8]? { extensionOutputs.largeBlobKey }
 }
 
 extension Authenticator {
@@ -122,6 +124,10 @@ extension Authenticator {
             outputs.credBlob = fits
         }
         outputs.largeBlobSupported = extensions.largeBlobKey
+        credential.hasLargeBlobKey = extensions.largeBlobKey
+        if extensions.largeBlobKey {
+            do { outputs.largeBlobKey = try LargeBlob.key(of: key) } catch { throw AuthenticatorError(error) }
+        }
         if extensions.hmacSecret, let salts = extensions.hmacSecretSalts {
             do { outputs.hmacSecret = try HMACSecret.evaluate(salts, key: key, userVerified: true) }
             catch { throw AuthenticatorError(error) }
