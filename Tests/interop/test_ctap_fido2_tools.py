@@ -442,6 +442,21 @@ def test_a_credential_fido2_cred_makes_verifies_and_signs_in(tools, key, profile
     assert tools.run("fido2-assert", "-V", "-v", "public.pem", kind, stdin="\n".join(assertion) + "\n").returncode == 1
 
 
+def test_a_credential_made_over_udp_verifies_and_signs_in(tools, key, tmp_path):
+    """The same over UDP, one report a datagram: a credential, a sign-in, both verified."""
+    path = f"authctl:{key.udp}"
+    made = make_credential(tools, tmp_path, "udp.example", path=path)
+    assert verify_credential(tools, made[:7]).returncode == 0
+    credential_id, *pem = (tmp_path / "verified").read_text().splitlines()
+    (tmp_path / "public.pem").write_text("\n".join(pem) + "\n")
+    request = tmp_path / "assert-params"
+    request.write_text("\n".join([b64(hashlib.sha256(b"over udp").digest()), "udp.example", credential_id]) + "\n")
+    got = tools.run("fido2-assert", "-G", "-p", "-i", request, path)
+    assert got.returncode == 0, got.stderr
+    checked = tools.run("fido2-assert", "-V", "-p", "public.pem", "es256", stdin=got.stdout)
+    assert checked.returncode == 0, checked.stderr
+
+
 def test_a_discoverable_credential_signs_in_without_an_allow_list(tools, key, tmp_path):
     made = make_credential(tools, tmp_path, "resident.example", "es256", "-r")
     assert verify_credential(tools, made[:7]).returncode == 0
