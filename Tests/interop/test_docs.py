@@ -204,8 +204,10 @@ def ctap_tools_walkthrough(tmp_path, fido2_library, blocks: list, **extra) -> su
     env.pop("SSH_AUTH_SOCK", None)
     env.update(extra)
     short = tempfile.mkdtemp(prefix="authctl-doc-", dir="/tmp")  # a Unix socket's path fits in 107 bytes
-    # (The trap, the test's own: a step that fails ends the script, and the key with it.)
-    script = ("set -eu\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + "\n".join(blocks)).replace("/tmp/key.sock", f"{short}/key.sock") \
+    # (The trap, the test's own: a step that fails ends the script, and the key with it. Under
+    # set -e a command of the trap that fails would be the script's status: a key the script
+    # killed already, or none left, must not fail it.)
+    script = ("set -eu\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(blocks)).replace("/tmp/key.sock", f"{short}/key.sock") \
         .replace("127.0.0.1:8112", f"127.0.0.1:{free_port()}") \
         .replace('"$HOME/.local/lib/authctl/libauthctl-fido2.so"', f'"{fido2_library}"')
     process = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
