@@ -55,19 +55,23 @@ class Key:
         command = [BIN, "ctap", "serve", "--socket", self.socket, "--udp", "127.0.0.1:0",
                    "--controller", "127.0.0.1:0", "--touch", touch]
         self.stderr_path = scratch / "ctap-serve.stderr"
-        with open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(command, env=own_environment(scratch), stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.PIPE, stderr=stderr, text=True)
         self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.process = None
 
         def listening():
             assert self.process.poll() is None, f"ctap serve exited {self.process.returncode}: {self.stderr}"
             return len(self.lines) >= 3
         try:
+            with open(self.stderr_path, "w") as stderr:
+                self.process = subprocess.Popen(command, env=own_environment(scratch), stdin=subprocess.DEVNULL,
+                                                stdout=subprocess.PIPE, stderr=stderr, text=True)
+            threading.Thread(target=self._read, daemon=True).start()
             wait_until(listening, f"ctap serve prints where it listens ({command})")
         except BaseException:
-            self.process.kill()
+            if self.process is not None:
+                self.process.kill()
+                self.process.wait()
+            shutil.rmtree(self.directory, ignore_errors=True)
             raise
         words = [line.split() for line in self.lines[:3]]
         self.unix = next(f"unix:{w[2]}" for w in words if w[:2] == ["ctap", "unix"])
