@@ -253,6 +253,8 @@ def test_fido2_token_shows_the_keys_info(tools, key, profile, transport):
     ("authctl:unix:/nonexistent/key.sock", "the key cannot be reached: No such file or directory"),
     ("authctl:unix:key.sock", "'key.sock' is not an absolute path"),
     ("authctl:udp:127.0.0.1", "'127.0.0.1' is not HOST:PORT"),
+    ("authctl:udp:[::1]", "'[::1]' is not HOST:PORT"),
+    ("authctl:udp:[::1]:0", "'0' is not a port (1 to 65535)"),
     ("authctl:tcp:127.0.0.1:1", "not unix:/ABSOLUTE/PATH or udp:HOST:PORT"),
 ])
 def test_a_path_that_names_no_key_fails_with_its_reason(tools, path, reason):
