@@ -54,6 +54,15 @@ let package = Package(
         // used, through prototypes of its own: no header needed to build, no library to run
         // without such a store.
         .target(name: "CPostgres"),
+        // libauthctl-fido2.so, loaded with LD_PRELOAD into libfido2's tools and OpenSSH's
+        // ssh-sk-helper: libfido2's device list and open, extended to authctl's security keys
+        // (docs/ctap.md). libfido2's functions are found with dlsym at each call and its ABI is
+        // declared in the target's own header, so building needs no libfido2 and the library links
+        // none. SwiftPM compiles it; scripts/build-fido2-library.sh links its objects with the C
+        // compiler (no product: a dynamic library product is linked by the Swift driver, which adds
+        // the Swift runtime to every program the library would be preloaded into). Built with
+        // _FORTIFY_SOURCE in release (it needs the optimizer): it runs inside other programs.
+        .target(name: "CFIDO2Preload", cSettings: [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]),
         // The build's own facts (the commit), fixed when the binary is built.
         .target(name: "CBuildInfo", cSettings: [.define("AUTHCTL_COMMIT", to: "\"\(commit)\"")]),
         // Linux process controls Swift cannot call directly (prctl is variadic).

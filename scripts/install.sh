@@ -1,37 +1,45 @@
 #!/usr/bin/env bash
 # Installs authctl as a tool: PREFIX/bin/authctl, its man pages (made by the binary being
-# installed, from its command declarations) in PREFIX/share/man/man1, and its bash and zsh
-# completions in the places those shells look. Records what it installed, with checksums, in
+# installed, from its command declarations) in PREFIX/share/man/man1, its bash and zsh
+# completions in the places those shells look, and PREFIX/lib/authctl/libauthctl-fido2.so, the
+# LD_PRELOAD library that lets libfido2's tools and OpenSSH reach its security keys (docs/ctap.md).
+# Records what it installed, with checksums, in
 # PREFIX/share/authctl/manifest, so that --uninstall removes exactly that. See docs/install.md.
 #
-# usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]
+# usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--fido2-library PATH] [--force] [--uninstall]
 #   --prefix DIR   where to install (absolute; default /usr/local as root, else ~/.local)
 #   --binary PATH  install this authctl rather than building one (scripts/build-release.sh): an
 #                  ELF binary that loads only libraries of the system's own directories (the
 #                  Swift runtime linked in, not loaded from a toolchain)
+#   --fido2-library PATH
+#                  install this libauthctl-fido2.so (default: the one beside the binary, where
+#                  scripts/build-release.sh leaves it): a shared library that loads only libraries
+#                  of the system's own directories and no libfido2
 #   --force        replace files (or symbolic links) in the way though no install of authctl
 #                  made them; a link is replaced, never written through
 #   --uninstall    remove what the manifest under PREFIX lists (a file changed since is kept)
 # DESTDIR=DIR stages the install under DIR (DIR/PREFIX/...) for packaging; paths inside the
 # manifest are relative to PREFIX either way. Below PREFIX no symbolic link is followed.
 # Exit status: 0 done, 1 failed (nothing installed, or what this run installed taken back),
-# 64 bad arguments, 65 the binary would not run on a machine without the toolchain it was built
-# with (nothing installed).
+# 64 bad arguments, 65 the binary or the library would not run on a machine without the toolchain
+# it was built with, or is not what it should be (nothing installed).
 set -euo pipefail
 umask 022
 
 say() { printf 'install: %s\n' "$*" >&2; }
 fail() { say "error: $*"; reported=1; exit 1; }
 refuse_binary() { say "error: $*"; reported=1; exit 65; }
-usage_error() { say "error: $*"; reported=1; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--force] [--uninstall]"; exit 64; }
+usage_error() { say "error: $*"; reported=1; say "usage: scripts/install.sh [--prefix DIR] [--binary PATH] [--fido2-library PATH] [--force] [--uninstall]"; exit 64; }
 
-prefix="" binary="" uninstall="" force=""
+prefix="" binary="" library="" uninstall="" force=""
 while (($#)); do
   case "$1" in
     --prefix) (($# >= 2)) || usage_error "--prefix needs a directory"; prefix="$2"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
     --binary) (($# >= 2)) || usage_error "--binary needs a path"; binary="$2"; shift 2 ;;
     --binary=*) binary="${1#--binary=}"; shift ;;
+    --fido2-library) (($# >= 2)) || usage_error "--fido2-library needs a path"; library="$2"; shift 2 ;;
+    --fido2-library=*) library="${1#--fido2-library=}"; shift ;;
     --uninstall) uninstall=1; shift ;;
     --force) force=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -118,7 +126,7 @@ link_on_the_way() {
 link_to() { printf 'a symbolic link to %s' "$(readlink -- "$1")"; }
 
 if [ -n "$uninstall" ]; then
-  [ -n "$binary$force" ] && usage_error "--uninstall takes only --prefix"
+  [ -n "$binary$library$force" ] && usage_error "--uninstall takes only --prefix"
   [ -L "$manifest" ] && fail "the manifest $manifest is $(link_to "$manifest"), which no install makes (nothing removed)"
   [ -f "$manifest" ] || fail "no manifest at $manifest: nothing installed there by scripts/install.sh (nothing removed)"
   root_real=$(realpath -e -- "$root") || fail "cannot resolve $root (nothing removed)"
@@ -237,6 +245,34 @@ check_loads() {
   fi
 }
 
+# Whether $1 is the LD_PRELOAD library libauthctl-fido2.so as any program on a machine without the
+# toolchain can load it: an ELF shared object that defines libfido2's fido_dev_open and
+# fido_dev_info_manifest and links libc alone — never the Swift runtime (a SwiftPM dynamic library
+# product links it: scripts/build-fido2-library.sh links with the C compiler instead), never
+# libfido2 (whose functions it finds when called).
+check_library() {
+  local file="$1" header symbols needed soname name
+  [ "$(head -c 4 -- "$file")" = $'\177ELF' ] && header=$(readelf -h -W -- "$file" 2>/dev/null) &&
+    [[ "$header" =~ Type:[[:space:]]+DYN ]] ||
+    refuse_binary "--fido2-library $library is not a shared library (an ELF shared object); nothing installed"
+  symbols=$(readelf --dyn-syms -W -- "$file")
+  for name in fido_dev_info_manifest fido_dev_open; do
+    awk -v n="$name" '$4 == "FUNC" && $5 == "GLOBAL" && $7 != "UND" && $8 == n { found = 1 } END { exit !found }' <<< "$symbols" ||
+      refuse_binary "--fido2-library $library does not define $name: it is not libauthctl-fido2.so; nothing installed"
+  done
+  needed=$(readelf -d -W -- "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+  while IFS= read -r soname; do
+    case "$soname" in
+      libswift*|libFoundation*|lib_FoundationICU*|libdispatch.so*|libBlocksRuntime.so*)
+        refuse_binary "--fido2-library $library loads the Swift runtime ($soname), which every program it is preloaded into would load too, and which exits 127 where the toolchain is not: build it with scripts/build-fido2-library.sh; nothing installed" ;;
+      libfido2.so*)
+        refuse_binary "--fido2-library $library links $soname: preloaded into a program without libfido2 it would load it; build it with scripts/build-fido2-library.sh; nothing installed" ;;
+      ""|libc.so.*) ;;
+      *) refuse_binary "--fido2-library $library links $soname, and libauthctl-fido2.so links libc alone: it is another library, or not built by scripts/build-fido2-library.sh; nothing installed" ;;
+    esac
+  done <<< "$needed"
+}
+
 # Everything is made in a staging directory first: a binary that does not run here, or a page
 # that cannot be made, stops the install before anything under PREFIX changes.
 stage=$(mktemp -d "${TMPDIR:-/tmp}/authctl-install.XXXXXX" 2>/dev/null) ||
@@ -264,10 +300,18 @@ case "$version" in
   "authctl "[0-9]*) ;;
   *) refuse_binary "--binary $binary is not authctl: its --version says '${version:0:80}'; nothing installed" ;;
 esac
-files=(bin/authctl)
-mkdir -p "$stage/tree/bin" "$stage/tree/share/man/man1" "$stage/tree/share/bash-completion/completions" \
-  "$stage/tree/share/zsh/site-functions"
+if [ -z "$library" ]; then
+  library="$(dirname -- "$binary")/libauthctl-fido2.so"
+  [ -f "$library" ] || fail "no libauthctl-fido2.so beside $binary: build both with scripts/build-release.sh, or pass --fido2-library PATH; nothing installed"
+fi
+[ -f "$library" ] || fail "--fido2-library $library is not a file; nothing installed"
+install -m 644 -- "$library" "$stage/libauthctl-fido2.so"
+check_library "$stage/libauthctl-fido2.so"
+files=(bin/authctl lib/authctl/libauthctl-fido2.so)
+mkdir -p "$stage/tree/bin" "$stage/tree/lib/authctl" "$stage/tree/share/man/man1" \
+  "$stage/tree/share/bash-completion/completions" "$stage/tree/share/zsh/site-functions"
 mv "$stage/authctl" "$stage/tree/bin/authctl"
+mv "$stage/libauthctl-fido2.so" "$stage/tree/lib/authctl/libauthctl-fido2.so"
 "$stage/tree/bin/authctl" manpages --output "$stage/tree/share/man/man1" > "$stage/pages" || fail "the man pages could not be made"
 while IFS= read -r page; do files+=("share/man/man1/${page##*/}"); done < "$stage/pages"
 "$stage/tree/bin/authctl" completion bash > "$stage/tree/share/bash-completion/completions/authctl"
@@ -278,7 +322,7 @@ files+=(share/bash-completion/completions/authctl share/zsh/site-functions/_auth
 # refused, --force or not: the files would go into another directory, and --uninstall would look
 # for them here. A link where a file goes is in the way like any file no install made (an install
 # makes no link): --force replaces the link itself, never what it points to.
-dirs=(bin share/man/man1 share/bash-completion/completions share/zsh/site-functions share/authctl)
+dirs=(bin lib/authctl share/man/man1 share/bash-completion/completions share/zsh/site-functions share/authctl)
 root_real=$(realpath -m -- "$root")
 if [ -L "$root" ] && [ ! -e "$root" ]; then fail "the prefix $root is $(link_to "$root"), which does not exist; nothing installed"; fi
 for rel in "${dirs[@]}"; do

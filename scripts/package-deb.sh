@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Builds the Debian package authctl_VERSION_ARCH.deb: scripts/install.sh staged under DESTDIR with
-# prefix /usr, then laid out as Debian wants it (binary stripped, man pages gzipped, zsh completion
-# in vendor-completions, copyright and changelog in /usr/share/doc/authctl), and packed with
-# `dpkg-deb --build --root-owner-group`. See docs/install.md.
+# prefix /usr, then laid out as Debian wants it (binary and library stripped, man pages gzipped, zsh
+# completion in vendor-completions, copyright and changelog in /usr/share/doc/authctl), and packed
+# with `dpkg-deb --build --root-owner-group`. The LD_PRELOAD library for libfido2's tools and
+# OpenSSH is /usr/lib/authctl/libauthctl-fido2.so (a library of the package's own, in its own
+# directory). See docs/install.md.
 #
-# usage: scripts/package-deb.sh [--binary PATH] [--output DIR]
+# usage: scripts/package-deb.sh [--binary PATH] [--fido2-library PATH] [--output DIR]
 #   --binary PATH  package this authctl rather than building one (scripts/build-release.sh): what
 #                  scripts/install.sh accepts (the Swift runtime linked in), with no run path
+#   --fido2-library PATH
+#                  package this libauthctl-fido2.so (default: the one beside the binary), what
+#                  scripts/install.sh accepts
 #   --output DIR   where the .deb goes (default: the current directory)
-# Depends: is computed, not typed: dpkg-shlibdeps reads what the binary links, and every library
-# it links must be shipped by a package Depends names; the libraries authctl loads with dlopen
+# Depends: is computed, not typed: dpkg-shlibdeps reads what the binary and the library link, and
+# every library they link must be shipped by a package Depends names; the libraries authctl loads with dlopen
 # (each `dlopen("...")` in Sources) are found by their sonames and the symbols their loaders
 # resolve in the packages that ship them. $AUTHCTL_MAINTAINER names the maintainer (default: the
 # author of the commit built). Prints the .deb's path.
@@ -22,13 +27,15 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 say() { printf 'package-deb: %s\n' "$*" >&2; }
 fail() { say "error: $*"; reported=1; exit 1; }
 refuse_binary() { say "error: $*"; reported=1; exit 65; }
-usage_error() { say "error: $*"; reported=1; say "usage: scripts/package-deb.sh [--binary PATH] [--output DIR]"; exit 64; }
+usage_error() { say "error: $*"; reported=1; say "usage: scripts/package-deb.sh [--binary PATH] [--fido2-library PATH] [--output DIR]"; exit 64; }
 
-binary="" output="$PWD"
+binary="" fido2_library="" output="$PWD"
 while (($#)); do
   case "$1" in
     --binary) (($# >= 2)) || usage_error "--binary needs a path"; binary="$2"; shift 2 ;;
     --binary=*) binary="${1#--binary=}"; shift ;;
+    --fido2-library) (($# >= 2)) || usage_error "--fido2-library needs a path"; fido2_library="$2"; shift 2 ;;
+    --fido2-library=*) fido2_library="${1#--fido2-library=}"; shift ;;
     --output) (($# >= 2)) || usage_error "--output needs a directory"; output="$2"; shift 2 ;;
     --output=*) output="${1#--output=}"; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -56,7 +63,7 @@ root="$work/src/debian/authctl"  # where dpkg-shlibdeps expects a package's file
 # anything from outside the system's library directories: the Swift runtime from a toolchain);
 # then Debian's layout.
 status=0
-DESTDIR="$root" "$repo/scripts/install.sh" --prefix /usr --binary "$binary" 2>"$work/install.log" || status=$?
+DESTDIR="$root" "$repo/scripts/install.sh" --prefix /usr --binary "$binary" ${fido2_library:+--fido2-library "$fido2_library"} 2>"$work/install.log" || status=$?
 if [ "$status" -ne 0 ]; then
   sed -e 's/^install: error: /package-deb: error: /' -e 's/; nothing installed$/; no package built/' "$work/install.log" >&2
   reported=1
@@ -64,6 +71,7 @@ if [ "$status" -ne 0 ]; then
   fail "staging with scripts/install.sh failed"
 fi
 staged="$root/usr/bin/authctl"
+staged_library="$root/usr/lib/authctl/libauthctl-fido2.so"
 # A run path makes the loader look for libraries where the build put them, not where the system
 # keeps them; a Debian package may not carry one (lintian: custom-library-search-path).
 runpath=$(readelf -d -W -- "$staged" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]$/\2/p')
@@ -87,6 +95,9 @@ rmdir "$root/usr/share/zsh/site-functions"
 # What dh_strip does to an executable.
 strip --remove-section=.comment --remove-section=.note "$root/usr/bin/authctl"
 "$root/usr/bin/authctl" --version >/dev/null || fail "the stripped binary does not run"
+# ... and to a shared library (its dynamic symbols, the functions it defines for libfido2's
+# callers, stay).
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$staged_library"
 gzip -9n "$root"/usr/share/man/man1/*.1
 
 doc="$root/usr/share/doc/authctl"
@@ -146,19 +157,20 @@ owner_of() {
 # Whether the package $1 is among those the Depends list $2 names.
 depends_on() { printf '%s\n' "$2" | tr ',|' '\n\n' | awk -v p="$1" '{ sub(/^ +/, ""); sub(/[ (:].*/, "") } $0 == p { found = 1 } END { exit !found }'; }
 
-# Depends: what the binary links, as dpkg-shlibdeps reads it (it wants a debian/control to stand in).
+# Depends: what the binary and the library link, as dpkg-shlibdeps reads it (it wants a
+# debian/control to stand in).
 mkdir -p "$work/src/debian" "$root/DEBIAN"  # DEBIAN/ tells dpkg-shlibdeps where the package's root is
 printf 'Source: authctl\n\nPackage: authctl\nArchitecture: any\n' > "$work/src/debian/control"
-shlibs=$(cd "$work/src" && dpkg-shlibdeps -O debian/authctl/usr/bin/authctl 2>"$work/shlibdeps.log") ||
+shlibs=$(cd "$work/src" && dpkg-shlibdeps -O debian/authctl/usr/bin/authctl debian/authctl/usr/lib/authctl/libauthctl-fido2.so 2>"$work/shlibdeps.log") ||
   { cat "$work/shlibdeps.log" >&2; fail "dpkg-shlibdeps failed"; }
 grep -v '^$' "$work/shlibdeps.log" >&2 || true
 depends=$(printf '%s\n' "$shlibs" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies"
 
 # dpkg-shlibdeps passes over, with a warning, a library it has no information for; so each library
-# the binary links (NEEDED) is checked here: the system must have it and a package must ship it,
-# and that package is in Depends (named, unversioned, when dpkg-shlibdeps left it out).
-needed=$(readelf -d -W -- "$staged" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+# the binary or the library links (NEEDED) is checked here: the system must have it and a package
+# must ship it, and that package is in Depends (named, unversioned, when dpkg-shlibdeps left it out).
+needed=$(readelf -d -W -- "$staged" "$staged_library" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | LC_ALL=C sort -u)
 while IFS= read -r soname; do
   [ -n "$soname" ] || continue
   library=$(system_library "$soname")
@@ -222,7 +234,8 @@ Description: software platform authenticator (passkeys) for RP developers
  without a phone or a security key. It can answer as iCloud Keychain, Google
  Password Manager, Windows Hello, an Android phone or a security key, sync
  passkeys between simulated devices, and run scripted scenarios on a virtual
- clock.
+ clock. Its security key answers CTAP2 over a socket; loaded with LD_PRELOAD,
+ libauthctl-fido2.so lets libfido2's tools and OpenSSH's -sk keys use it.
 EOF
 (cd "$root" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +

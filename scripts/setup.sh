@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what authctl needs on Debian 12 (C libraries: OpenSSL, libcbor, libsodium, libpsl,
-# libidn2, libcurl, libmicrohttpd, libpq; fido2-tools; the public suffix list) and builds it. Safe to run again: it installs only
+# libidn2, libcurl, libmicrohttpd, libpq; fido2-tools; the public suffix list; gcc, which links
+# libauthctl-fido2.so) and builds it. Safe to run again: it installs only
 # what is missing. $AUTHCTL_EXTRA_PACKAGES adds packages (the test suite's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libssl-dev libcbor-dev libsodium-dev libpsl-dev libidn2-dev libcurl4-openssl-dev libmicrohttpd-dev libpq5 pkg-config publicsuffix fido2-tools openssl)
+packages=(libssl-dev libcbor-dev libsodium-dev libpsl-dev libidn2-dev libcurl4-openssl-dev libmicrohttpd-dev libpq5 pkg-config publicsuffix fido2-tools openssl gcc)
 read -r -a extra <<< "${AUTHCTL_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")
 missing=()

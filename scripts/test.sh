@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 # them; dpkg-dev, binutils, lintian: building and checking the .deb (Tests/interop/test_install.py);
 # strace: counting the flushes a command asks for (Tests/interop/test_durability.py); nodejs: the
 # JavaScript client's suite (Tests/interop/test_client_js.py); postgresql, iproute2, iptables: private PostgreSQL
-# clusters for the account store on a server, and the network namespaces of its partition checker.
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables" \
+# clusters for the account store on a server, and the network namespaces of its partition checker;
+# openssh-client: ssh-keygen's -sk keys on the security key, through libauthctl-fido2.so
+# (Tests/interop/test_ctap_fido2_tools.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client" \
   scripts/setup.sh
 
 venv=.venv

@@ -101,6 +101,20 @@ def authctl(tmp_path) -> Authctl:
     return tool
 
 
+@pytest.fixture(scope="session")
+def fido2_library() -> str:
+    """libauthctl-fido2.so, the LD_PRELOAD library for libfido2's tools and OpenSSH:
+    $AUTHCTL_FIDO2_LIBRARY, else built with scripts/build-fido2-library.sh (the debug build's)."""
+    path = os.environ.get("AUTHCTL_FIDO2_LIBRARY")
+    if not path:
+        built = subprocess.run([str(ROOT / "scripts" / "build-fido2-library.sh")], capture_output=True, text=True,
+                               timeout=1800)
+        assert built.returncode == 0, built.stderr
+        path = built.stdout.splitlines()[-1]
+    assert os.path.isfile(path), path
+    return path
+
+
 def log_file(vault: pathlib.Path) -> pathlib.Path:
     """The vault's current log (`log.N`; compaction moves to the next generation)."""
     logs = sorted(vault.glob("log.*"))

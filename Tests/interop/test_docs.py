@@ -2,6 +2,7 @@
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -189,3 +190,80 @@ def test_ctap_guide_python_fido2_example_runs(tmp_path):
     first, second = result.stdout.splitlines()
     assert first.startswith(f"authctl:{key.unix_key} authctl security key [") and "'FIDO_2_1'" in first, result.stdout
     assert re.fullmatch(r"signed in with [0-9a-f]{16}", second), result.stdout
+
+
+def ctap_tools_walkthrough(tmp_path, fido2_library, blocks: list, **extra) -> subprocess.CompletedProcess:
+    """docs/ctap.md's "libfido2 and OpenSSH" blocks, run as one script with this authctl first on
+    PATH, the library the guide names replaced by this build's, and the key's socket and controller
+    port the test's own. The script runs in a session of its own (the tools read PINs from standard
+    input), which is ended at the end, key and all."""
+    import signal
+    import tempfile
+    env = own_environment(tmp_path)
+    env["PATH"] = str(pathlib.Path(BIN).parent) + os.pathsep + env["PATH"]
+    env.pop("SSH_AUTH_SOCK", None)
+    env.update(extra)
+    short = tempfile.mkdtemp(prefix="authctl-doc-", dir="/tmp")  # a Unix socket's path fits in 107 bytes
+    # (The trap, the test's own: a step that fails ends the script, and the key with it. Under
+    # set -e a command of the trap that fails would be the script's status: a key the script
+    # killed already, or none left, must not fail it.)
+    script = ("set -eu\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + "\n".join(blocks)).replace("/tmp/key.sock", f"{short}/key.sock") \
+        .replace("127.0.0.1:8112", f"127.0.0.1:{free_port()}") \
+        .replace('"$HOME/.local/lib/authctl/libauthctl-fido2.so"', f'"{fido2_library}"')
+    process = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        process.wait()
+        shutil.rmtree(short, ignore_errors=True)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def ctap_tools_blocks() -> list:
+    text = (ROOT / "docs" / "ctap.md").read_text()
+    section = text.split("## libfido2 and OpenSSH\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert len(blocks) == 4, blocks
+    return blocks
+
+
+@pytest.mark.skipif(shutil.which("fido2-token") is None or shutil.which("ssh-keygen") is None,
+                    reason="fido2-tools or openssh-client is not installed")
+def test_ctap_guide_libfido2_and_openssh_walkthrough_runs(tmp_path, fido2_library):
+    """The key started, listed and described; a credential made and verified, a sign-in verified;
+    an OpenSSH key made, a file signed and the signature verified."""
+    start, tools, _, ssh = ctap_tools_blocks()
+    result = ctap_tools_walkthrough(tmp_path, fido2_library, [start, tools, ssh])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^authctl:unix:/tmp/authctl-doc-\w+/key\.sock: vendor=0x0000, product=0x0000 \(authctl security key\)$",
+                     result.stdout, re.M), result.stdout
+    assert re.search(r"^options: rk, up, .*noclientPin", result.stdout, re.M) and "\nverified\n" in result.stdout
+    assert 'Good "file" signature for alice@example.com with ED25519-SK key' in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("fido2-token") is None, reason="fido2-tools is not installed")
+def test_ctap_guide_pin_recipes_run(tmp_path, fido2_library):
+    """The PIN set, used, changed; the RPs listed with it; the key powered again and reset."""
+    start, tools, pin, _ = ctap_tools_blocks()
+    # libfido2's trace (FIDO_DEBUG) shows each CTAP status the key answered: a recipe whose command
+    # the key does not answer yet (CTAP1_ERR_INVALID_COMMAND, 0x01) is skipped, saying which.
+    result = ctap_tools_walkthrough(tmp_path, fido2_library, [start, tools, pin, "fido2-token -I \"$key\"\nkill %1\n"],
+                                    FIDO_DEBUG="1")
+    failure = re.search(r"^fido2-[a-z]+: fido_", result.stderr, re.M)  # set -e: the first tool that failed
+    statuses = re.findall(r"cbor_parse_reply: blob\[0\]=(0x[0-9a-f]{2})$", result.stderr[:failure.start()] if failure else "", re.M)
+    failed = [line for line in result.stderr.splitlines() if line.startswith("fido2-")]
+    if result.returncode != 0 and statuses[-1:] == ["0x01"]:  # what the key last answered, before it failed
+        pytest.skip(f"the key does not answer a command of the recipes yet (CTAP1_ERR_INVALID_COMMAND): {failed}")
+    options = re.search(r"^options: (.*)$", result.stdout, re.M)
+    if result.returncode != 0 and failure and "fido_credman" in failure.string[failure.start():].split("\n", 1)[0] \
+            and options and "credMgmt" not in options.group(1).split(", "):
+        pytest.skip(f"the key does not offer authenticatorCredentialManagement yet (no credMgmt in its getInfo): {failed}")
+    assert result.returncode == 0, result.stdout + result.stderr[-4000:]
+    last = result.stdout.rsplit("proto:", 1)[1]
+    assert re.search(r"^options: rk, up, .*noclientPin", last, re.M), result.stdout  # no PIN after the reset
+

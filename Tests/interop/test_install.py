@@ -1,7 +1,9 @@
 """scripts/install.sh and scripts/package-deb.sh, driven as a user and a packager would: the
 release binary installed into a prefix of the test's own, found by man and by bash's and zsh's
 completion in new shells, removed again to the last byte; the .deb, checked by dpkg-deb, apt and
-lintian; both run where the Swift toolchain is not; and links planted in the prefix.
+lintian; both run where the Swift toolchain is not; links planted in the prefix; and the LD_PRELOAD
+library for libfido2's tools (libauthctl-fido2.so) installed beside the binary, refused when it is
+not one that loads anywhere.
 
 The release binary is $AUTHCTL_RELEASE_BIN (scripts/test.sh builds it once), else built here
 with scripts/build-release.sh. The debug binary ($AUTHCTL_BIN) stands for one linked against the
@@ -85,7 +87,7 @@ def installed(release_bin, tmp_path_factory):
     return prefix, env, result
 
 
-EXPECTED = ["bin/authctl", "share/man/man1/authctl.1", "share/man/man1/authctl-sign.1", "share/man/man1/authctl-vault.1",
+EXPECTED = ["bin/authctl", "lib/authctl/libauthctl-fido2.so", "share/man/man1/authctl.1", "share/man/man1/authctl-sign.1", "share/man/man1/authctl-vault.1",
             "share/man/man1/authctl-vault-info.1", "share/man/man1/authctl-device-add.1",
             "share/bash-completion/completions/authctl", "share/zsh/site-functions/_authctl", "share/authctl/manifest"]
 
@@ -115,6 +117,86 @@ def test_install_puts_the_binary_pages_and_completions_in_place(installed, relea
     assert pages == sorted(pathlib.Path(p).name for p in made.stdout.split())
     # PATH does not hold the new bin directory yet: the script says what to do.
     assert f"{prefix}/bin is not on PATH" in result.stderr and "export PATH=" in result.stderr
+
+
+def dynamic_section(path) -> tuple[list, str]:
+    """The libraries `path` links (its NEEDED entries) and its dynamic symbol table."""
+    dynamic = subprocess.run(["readelf", "-d", "-W", str(path)], capture_output=True, text=True).stdout
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]", dynamic), symbols
+
+
+def defines(symbols: str, name: str) -> bool:
+    return any(line.split()[3:5] == ["FUNC", "GLOBAL"] and line.split()[6] != "UND" and line.split()[7] == name
+               for line in symbols.splitlines() if len(line.split()) >= 8)
+
+
+def test_install_puts_the_fido2_library_in_place_as_built(installed, release_bin):
+    """libauthctl-fido2.so, built beside the release binary, installed as a library (not executable)
+    that links libc alone and defines libfido2's functions it extends."""
+    prefix, _, _ = installed
+    library = prefix / "lib" / "authctl" / "libauthctl-fido2.so"
+    assert library.read_bytes() == (pathlib.Path(release_bin).parent / "libauthctl-fido2.so").read_bytes()
+    assert stat.S_IMODE(library.stat().st_mode) == 0o644
+    needed, symbols = dynamic_section(library)
+    assert needed == ["libc.so.6"], needed
+    for name in ("fido_dev_info_manifest", "fido_dev_open", "fido_dev_new_with_info"):
+        assert defines(symbols, name), name
+    # No libfido2 symbol is bound when it is loaded: it finds libfido2's functions when called.
+    assert not re.search(r"\bUND\s+fido_", symbols), symbols
+
+
+def stub_library(tmp_path, *link) -> pathlib.Path:
+    """A shared library that defines the two functions the install checks for and links `link`."""
+    source = tmp_path / "stub.c"
+    source.write_text("int fido_dev_open(void *d, const char *p) { (void)d; (void)p; return 0; }\n"
+                      "int fido_dev_info_manifest(void *l, unsigned long i, unsigned long *o) { (void)l; (void)i; *o = 0; return 0; }\n")
+    library = tmp_path / "stub" / "libauthctl-fido2.so"
+    library.parent.mkdir()
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source), "-Wl,--no-as-needed", *link], check=True)
+    return library
+
+
+@pytest.mark.parametrize("what", ["swift runtime", "links libfido2", "libfido2 itself", "libc", "not a library", "none beside"])
+def test_a_fido2_library_that_would_not_load_everywhere_is_refused(release_bin, tmp_path, what):
+    """What LD_PRELOAD loads into every program of a session must load anywhere and on its own: a
+    library linked as SwiftPM links a dynamic product (the Swift runtime from the toolchain), one
+    that links libfido2, libfido2 itself (it defines the functions, and links more than libc), one
+    that does not define them, a file that is no shared library; and a --binary without the library
+    beside it."""
+    env = user_env(tmp_path)
+    binary = release_bin
+    code = 65
+    if what == "swift runtime":
+        where = toolchain_library_dir(BIN)
+        if where is None:
+            pytest.skip(f"{BIN} links the Swift runtime in: no toolchain library to link")
+        library = stub_library(tmp_path, f"-L{where}", "-lswiftCore", f"-Wl,-rpath,{where}")
+        expected = "loads the Swift runtime (libswiftCore.so)"
+    elif what == "links libfido2":
+        library = stub_library(tmp_path, "-l:libfido2.so.1")
+        expected = "links libfido2.so.1: preloaded into a program without libfido2 it would load it"
+    elif what in ("libfido2 itself", "libc"):
+        loaded = subprocess.run(["ldd", shutil.which("fido2-token")], capture_output=True, text=True).stdout
+        soname = "libfido2.so.1" if what == "libfido2 itself" else "libc.so.6"
+        library = pathlib.Path(re.search(rf"{re.escape(soname)} => (\S+)", loaded).group(1))
+        expected = ("links libcbor.so.0.8, and libauthctl-fido2.so links libc alone" if what == "libfido2 itself"
+                    else "does not define fido_dev_info_manifest: it is not libauthctl-fido2.so")
+    elif what == "not a library":
+        library = tmp_path / "libauthctl-fido2.so"
+        library.write_text("not a library\n")
+        expected = "is not a shared library"
+    else:
+        alone = tmp_path / "alone"
+        alone.mkdir()
+        binary = str(alone / "authctl")
+        shutil.copy(release_bin, binary)
+        library, code, expected = None, 1, f"no libauthctl-fido2.so beside {binary}: build both with scripts/build-release.sh, or pass --fido2-library PATH"
+    before = listing(tmp_path)
+    result = install(binary, "--prefix", str(tmp_path / "p"), *(["--fido2-library", str(library)] if library else []), env=env)
+    assert result.returncode == code, result.stderr
+    assert expected in result.stderr and "nothing installed" in result.stderr, result.stderr
+    assert listing(tmp_path) == before
 
 
 def test_man_renders_the_installed_page(installed):
@@ -387,6 +469,7 @@ def test_a_prefix_the_user_cannot_write_is_refused_before_anything_is_done(relea
         script, binary = base / "install.sh", base / "authctl"
         shutil.copy(INSTALL, script)
         shutil.copy(release_bin, binary)
+        shutil.copy(pathlib.Path(release_bin).parent / "libauthctl-fido2.so", base / "libauthctl-fido2.so")
         locked.mkdir()
         locked.chmod(0o555)
         command = [str(script), "--binary", str(binary), "--prefix", str(locked / "p")]
@@ -552,7 +635,7 @@ def field(deb_path, name):
 def test_the_deb_holds_the_files_debian_expects(deb):
     contents = subprocess.run(["dpkg-deb", "--contents", str(deb)], capture_output=True, text=True).stdout
     paths = {line.split()[-1].lstrip(".") for line in contents.splitlines()}
-    for expected in ["/usr/bin/authctl", "/usr/share/man/man1/authctl.1.gz", "/usr/share/man/man1/authctl-sign.1.gz",
+    for expected in ["/usr/bin/authctl", "/usr/lib/authctl/libauthctl-fido2.so", "/usr/share/man/man1/authctl.1.gz", "/usr/share/man/man1/authctl-sign.1.gz",
                      "/usr/share/man/man1/authctl-vault-info.1.gz", "/usr/share/man/man1/authctl-device-add.1.gz",
                      "/usr/share/bash-completion/completions/authctl", "/usr/share/zsh/vendor-completions/_authctl",
                      "/usr/share/doc/authctl/copyright", "/usr/share/doc/authctl/changelog.gz"]:
@@ -560,6 +643,8 @@ def test_the_deb_holds_the_files_debian_expects(deb):
     assert not any("/share/authctl/" in p or "site-functions" in p for p in paths)
     for line in contents.splitlines():
         assert " root/root " in line, line  # --root-owner-group
+    library = next(line for line in contents.splitlines() if line.endswith("/libauthctl-fido2.so"))
+    assert library.startswith("-rw-r--r-- "), library  # a library, not a program
 
 
 @pytestdeb
@@ -611,6 +696,11 @@ def test_the_extracted_deb_runs_and_documents_itself(deb, release_bin, tmp_path)
     assert result.returncode == 0 and result.stdout == subprocess.run([release_bin, "--version"], capture_output=True, text=True).stdout
     symbols = subprocess.run(["readelf", "-S", "-W", str(binary)], capture_output=True, text=True).stdout
     assert " .symtab " not in symbols and " .comment " not in symbols  # stripped as dh_strip strips
+    library = tmp_path / "usr" / "lib" / "authctl" / "libauthctl-fido2.so"
+    sections = subprocess.run(["readelf", "-S", "-W", str(library)], capture_output=True, text=True).stdout
+    assert " .symtab " not in sections and " .comment " not in sections
+    needed, dynamic = dynamic_section(library)
+    assert needed == ["libc.so.6"] and defines(dynamic, "fido_dev_open") and defines(dynamic, "fido_dev_info_manifest")
     copyright = (tmp_path / "usr" / "share" / "doc" / "authctl" / "copyright").read_text()
     assert copyright.startswith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/")
     assert "License: Apache-2.0" in copyright and "/usr/share/common-licenses/Apache-2.0" in copyright
@@ -690,6 +780,40 @@ def test_what_install_sh_installs_runs_without_the_swift_toolchain(installed, to
     if toolchain_library_dir(BIN):
         assert without_toolchain(toolchain, [BIN, "--version"]).returncode == 127
     passkey_round_trip(prefix / "bin" / "authctl", toolchain, tmp_path)
+    # The LD_PRELOAD library loads into libfido2's tools there too, and reaches the installed
+    # authctl's security key: one that needs the toolchain's Swift runtime stops every program it
+    # is preloaded into (exit 127, checked).
+    if shutil.which("fido2-token"):
+        fido2_tools_reach_the_installed_key(prefix, toolchain, tmp_path)
+
+
+def fido2_tools_reach_the_installed_key(prefix: pathlib.Path, toolchain: str, scratch: pathlib.Path):
+    """`authctl ctap serve` of the installed binary on a Unix socket, and fido2-token -L and -I
+    with the installed library preloaded, each run where the toolchain is not."""
+    import signal
+    library = prefix / "lib" / "authctl" / "libauthctl-fido2.so"
+    directory = tempfile.mkdtemp(prefix="authctl-installed-", dir="/tmp")  # a socket path within 107 bytes
+    env = own_environment(scratch)
+    hide = 'mount -t tmpfs authctl-no-toolchain "$0" && exec "$@"'
+    key = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", hide, toolchain,
+                            str(prefix / "bin" / "authctl"), "ctap", "serve", "--socket", f"{directory}/key.sock"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert key.stdout.readline() == f"ctap unix {directory}/key.sock\n", key.stderr.read() if key.poll() is not None else ""
+        tool = ["env", f"LD_PRELOAD={library}", f"AUTHCTL_CTAP=unix:{directory}/key.sock,bogus", "fido2-token"]
+        listed = without_toolchain(toolchain, [*tool, "-L"], env=env)
+        assert listed.returncode == 0 and listed.stdout.startswith(f"authctl:unix:{directory}/key.sock: "), listed.stdout + listed.stderr
+        assert listed.stderr == "libauthctl-fido2: AUTHCTL_CTAP: the entry 'bogus' is left out: not unix:/ABSOLUTE/PATH or udp:HOST:PORT\n", listed.stderr
+        shown = without_toolchain(toolchain, [*tool, "-I", f"authctl:unix:{directory}/key.sock"], env=env)
+        assert shown.returncode == 0 and "version strings: FIDO_2_0, FIDO_2_1" in shown.stdout, shown.stdout + shown.stderr
+    finally:
+        key.send_signal(signal.SIGTERM)
+        try:
+            assert key.wait(timeout=60) == 0, key.stderr.read()
+        finally:
+            if key.poll() is None:
+                key.kill()
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytestdeb
