@@ -237,7 +237,7 @@ def test_a_malformed_authctl_ctap_entry_is_named_and_left_out(tools, key):
 def test_fido2_token_shows_the_keys_info(tools, key, profile, transport):
     path = f"authctl:{key.unix if transport == 'unix' else key.udp}"
     shown = info(tools, path)
-    assert shown["version strings"] == "FIDO_2_0, FIDO_2_1", shown
+    assert shown["version strings"] == "U2F_V2, FIDO_2_0, FIDO_2_1", shown
     assert shown["aaguid"] == profile["aaguid"].replace("-", "")
     assert shown["maxmsgsiz"] == "1200" and shown["pin protocols"] == "2, 1"
     options = shown["options"].split(", ")
@@ -344,7 +344,7 @@ def test_reports_split_across_reads_reach_libfido2_whole(tools, key, tmp_path):
         path = f"authctl:unix:{relay.path}"
         made = make_credential(tools, tmp_path, "relay.example", path=path)
         assert verify_credential(tools, made[:7]).returncode == 0
-        assert info(tools, path)["version strings"] == "FIDO_2_0, FIDO_2_1"
+        assert info(tools, path)["version strings"] == "U2F_V2, FIDO_2_0, FIDO_2_1"
         assert relay.connections == 2
     finally:
         relay.close()

@@ -805,7 +805,7 @@ def fido2_tools_reach_the_installed_key(prefix: pathlib.Path, toolchain: str, sc
         assert listed.returncode == 0 and listed.stdout.startswith(f"authctl:unix:{directory}/key.sock: "), listed.stdout + listed.stderr
         assert listed.stderr == "libauthctl-fido2: AUTHCTL_CTAP: the entry 'bogus' is left out: not unix:/ABSOLUTE/PATH or udp:HOST:PORT\n", listed.stderr
         shown = without_toolchain(toolchain, [*tool, "-I", f"authctl:unix:{directory}/key.sock"], env=env)
-        assert shown.returncode == 0 and "version strings: FIDO_2_0, FIDO_2_1" in shown.stdout, shown.stdout + shown.stderr
+        assert shown.returncode == 0 and "version strings: U2F_V2, FIDO_2_0, FIDO_2_1" in shown.stdout, shown.stdout + shown.stderr
     finally:
         key.send_signal(signal.SIGTERM)
         try:
