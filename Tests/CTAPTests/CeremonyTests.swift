@@ -291,3 +291,24 @@ import Testing
                 == .invalidLength)
     }
 }
+
+/// CTAP1/U2F in process: a registration kept where `vault check` finds nothing wrong with it.
+@Suite struct U2FTests {
+    @Test func aU2FRegistrationIsKeptAsAVaultCheckAcceptsAndAuthenticates() throws {
+        let fixture = try KeyFixture()
+        let challenge = [UInt8](repeating: 1, count: 32), application = [UInt8](repeating: 2, count: 32)
+        let registration = fixture.key.msg([0, 0x01, 0, 0, 0, 0, 64] + challenge + application + [0, 0], progress: CTAPProgress())
+        #expect(Array(registration.suffix(2)) == [0x90, 0x00])
+        #expect(registration.first == 0x05)
+        let handle = Array(registration[67..<(67 + Int(registration[66]))])
+        #expect(handle.count == 64)
+        _ = try fixture.session.checkVault(device: "key")
+        let held = try fixture.session.keyCredentials(device: "key", discoverableOnly: false)
+        #expect(held.map(\.rpId) == [Device.u2fRelyingParty(application)])
+        let signed = fixture.key.msg([0, 0x02, 0x03, 0, 0, 0, 129] + challenge + application + [64] + handle + [0, 0], progress: CTAPProgress())
+        #expect(Array(signed.suffix(2)) == [0x90, 0x00])
+        #expect(signed.first == 0x01)
+        let other = fixture.key.msg([0, 0x02, 0x03, 0, 0, 0, 129] + challenge + challenge + [64] + handle + [0, 0], progress: CTAPProgress())
+        #expect(other == [0x6A, 0x80])
+    }
+}
