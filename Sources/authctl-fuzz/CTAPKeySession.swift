@@ -50,8 +50,6 @@ enum CTAPKeySession {
         guard let flags = input.first else { return }
         // Each input from a fresh key: power, a reset (in the 10 s after power-up), a PIN if asked.
         key.powerCycled()
-        precondition(send([0x04]).first == 0, "getInfo failed")  // the first call makes the key; reset after
-        key.powerCycled()
         precondition(send([0x07]).first == 0, "the harness's reset failed")
         var client = Client()
         if flags & 1 == 1 { precondition(setPIN(pin, .two) == 0, "the harness's setPIN failed") }
