@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(name: "authctl", dependencies: ["Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"]),
         // The decoders as libFuzzer targets (built with -sanitize=fuzzer -DFUZZING; see
         // docs/fuzzing.md); built plainly, a replayer and seed writer.
-        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "CTAP", "ByteOrder"]),
+        .executableTarget(name: "authctl-fuzz", dependencies: ["VirtualAuthenticator", "KeyVault", "CTAP", "Session", "ByteOrder"]),
 
         // What the test targets share: a fresh temporary directory per test.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -6,7 +6,7 @@ import VirtualAuthenticator
 /// target; the rest is its input. Every target must return or throw, never trap: libFuzzer
 /// reports a crash, a hang or (with AddressSanitizer) a memory error as a finding.
 enum FuzzTarget: UInt8, CaseIterable {
-    case vaultHeader = 0, vaultBatch, creationOptions, requestOptions, cbor, authenticatorData, indexRoot, indexBucket, ctapHID
+    case vaultHeader = 0, vaultBatch, creationOptions, requestOptions, cbor, authenticatorData, indexRoot, indexBucket, ctapHID, ctapKey
 
     static func run(_ data: [UInt8]) {
         guard let first = data.first, let target = FuzzTarget(rawValue: first % UInt8(allCases.count)) else { return }
@@ -44,6 +44,7 @@ enum FuzzTarget: UInt8, CaseIterable {
                 precondition((try? AuthenticatorData(parsing: parsed.bytes)) == parsed, "authenticator data did not round-trip")
             }
         case .ctapHID: CTAPHIDSession.run(input)
+        case .ctapKey: CTAPKeySession.run(input)
         }
     }
 }

@@ -58,6 +58,50 @@ struct Replay {
         return steps
     }
 
+    /// Sessions with a key: with a PIN, two credentials made for example.com with a token, a
+    /// sign-in and its next assertion, a key agreement, credential management's metadata and both
+    /// enumerations, a large-blob array written and read, a power cycle and a wrong PIN; without
+    /// one, a credential the key does not keep, a sign-in with an allow list, and the same
+    /// management requests (refused: no PIN).
+    static func ctapKeySeeds() -> [[UInt8]] {
+        typealias Step = CTAPKeySession.Step
+        let hash = CBORValue.bytes([UInt8](repeating: 0x68, count: 32))
+        let rp = CBORValue.map([(.text("id"), .text("example.com")), (.text("name"), .text("Example"))])
+        func makeCredential(_ user: String, discoverable: Bool) -> CBORValue {
+            .map([(.int(1), hash), (.int(2), rp),
+                  (.int(3), .map([(.text("id"), .bytes(Array(user.utf8))), (.text("name"), .text(user)), (.text("displayName"), .text(user.capitalized))])),
+                  (.int(4), .array([.map([(.text("alg"), .int(-7)), (.text("type"), .text("public-key"))])])),
+                  (.int(7), .map([(.text("rk"), .bool(discoverable))]))])
+        }
+        let getAssertion = CBORValue.map([(.int(1), .text("example.com")), (.int(2), hash)])
+        let keyAgreement = CBORValue.map([(.int(1), .int(2)), (.int(2), .int(2))])
+        func management(_ subcommand: Int, _ parameters: CBORValue? = nil) -> CBORValue {
+            .map([(.int(1), .int(subcommand))] + (parameters.map { [(.int(2), $0)] } ?? []))
+        }
+        func raw(_ command: UInt8, _ parameters: CBORValue? = nil) -> Step { .raw([command] + (parameters?.encoded() ?? [])) }
+        let rpIdHash = CBORValue.map([(.int(1), .bytes(SHA256.hash(Array("example.com".utf8))))])
+        let emptyArray: [UInt8] = [0x80] + SHA256.hash([0x80]).prefix(16)
+        let write = CBORValue.map([(.int(2), .bytes(emptyArray)), (.int(3), .int(0)), (.int(4), .int(emptyArray.count))])
+        let read = CBORValue.map([(.int(1), .int(100)), (.int(3), .int(0))])
+        let retries = CBORValue.map([(.int(1), .int(2)), (.int(2), .int(1))])
+        var withPIN = [Step]()
+        withPIN += [.token(0x17, boundToExampleCom: false), .authenticated(0, makeCredential("alice", discoverable: true))]
+        withPIN += [.token(0x17, boundToExampleCom: false), .authenticated(0, makeCredential("bob", discoverable: true))]
+        withPIN += [raw(0x02, getAssertion), raw(0x08), raw(0x06, keyAgreement)]
+        withPIN += [.token(0x04, boundToExampleCom: false), .authenticated(2, management(0x01))]
+        withPIN += [.authenticated(2, management(0x02)), raw(0x0A, management(0x03))]
+        withPIN += [.authenticated(2, management(0x04, rpIdHash)), raw(0x0A, management(0x05))]
+        withPIN += [.token(0x10, boundToExampleCom: false), .authenticated(3, write), raw(0x0C, read)]
+        withPIN += [.powerCycle, .wrongPIN, raw(0x06, retries)]
+        let descriptor = CBORValue.map([(.text("id"), .bytes([UInt8](repeating: 1, count: 64))), (.text("type"), .text("public-key"))])
+        let allowList = CBORValue.map([(.int(1), .text("example.com")), (.int(2), hash), (.int(3), .array([descriptor]))])
+        var withoutPIN = [Step]()
+        withoutPIN += [raw(0x04), raw(0x01, makeCredential("carol", discoverable: false))]
+        withoutPIN += [raw(0x02, allowList), raw(0x02, getAssertion), raw(0x08)]
+        withoutPIN += [raw(0x06, keyAgreement), raw(0x0A, management(0x01))]
+        return [[1] + withPIN.flatMap { $0.bytes }, [0] + withoutPIN.flatMap { $0.bytes }]
+    }
+
     static func writeSeeds(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let record = VaultRecord(id: Array(repeating: 7, count: 16), kind: .credential, version: 3,
@@ -80,7 +124,7 @@ struct Replay {
             (.indexBucket, VaultDecoding.encodeIndexBucket([(Array("example.com".utf8), [record])])),
             (.indexRoot, indexRootSeed(record)),
             (.ctapHID, ctapHIDSeed()),
-        ]
+        ] + ctapKeySeeds().map { (.ctapKey, $0) }
         for (i, (target, input)) in seeds.enumerated() {
             guard FileManager.default.createFile(atPath: "\(directory)/seed-\(i)", contents: Data([target.rawValue] + input)) else {
                 throw CocoaError(.fileWriteUnknown)

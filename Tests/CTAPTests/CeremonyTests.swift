@@ -183,6 +183,20 @@ import Testing
         #expect(try fixture.session.passkeys(device: "key").count == 1)
     }
 
+    /// A command without parameters followed by bytes is not that command: CTAP1_ERR_INVALID_LENGTH,
+    /// as getInfo answers, and nothing done — a garbled message that starts with 0x07 wipes nothing.
+    @Test func resetSelectionAndGetNextAssertionWithParametersAreAnInvalidLengthAndDoNothing() throws {
+        let fixture = try KeyFixture()
+        _ = try fixture.send(0x01, CeremonyTests.makeCredential(user: [1]))
+        _ = try fixture.send(0x01, CeremonyTests.makeCredential(user: [2]))
+        #expect(try fixture.send(0x02, CeremonyTests.getAssertion()).0 == .ok)
+        for command: UInt8 in [0x07, 0x08, 0x0B] {
+            #expect(try fixture.send(command, .map([])).0 == .invalidLength)
+            #expect(fixture.key.cbor([command, 0x00], progress: CTAPProgress()) == [CTAPStatus.invalidLength.rawValue])
+        }
+        #expect(try fixture.session.keyCredentials(device: "key").count == 2)
+    }
+
     @Test func aResetLongAfterPowerUpIsNotAllowed() throws {
         let fixture = try KeyFixture()
         fixture.key.poweredAt = Date().addingTimeInterval(-11)

@@ -99,9 +99,11 @@ public final class SecurityKey: CTAPHIDHandler, @unchecked Sendable {
     /// One command's answer (`nil`: a command whose success carries no data).
     func answer(_ byte: UInt8, _ parameters: ArraySlice<UInt8>, _ progress: CTAPProgress) throws(CTAPStatus) -> CBORValue? {
         guard let command = CTAPCommand(rawValue: byte) else { throw .invalidCommand }
+        // A command the spec gives no parameters, followed by bytes, is not that command: nothing
+        // is done (a garbled message that starts with 0x07 must not wipe the key).
+        if [.getInfo, .reset, .getNextAssertion, .selection].contains(command) && !parameters.isEmpty { throw .invalidLength }
         switch command {
         case .getInfo:
-            guard parameters.isEmpty else { throw .invalidLength }
             return try getInfo()
         case .makeCredential:
             return try makeCredential(CTAPParameters(parameters), progress)
