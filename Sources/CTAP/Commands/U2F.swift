@@ -91,14 +91,13 @@ extension SecurityKey {
         case 0x08: present = false  // dont-enforce-user-presence-and-sign
         default: throw .wrongData
         }
-        let answer: (flags: UInt8, counter: UInt32, signature: [UInt8])?
+        let answer: [UInt8]?
         do {
             answer = try session.keyU2FAuthenticate(device: device, application: application, challenge: challenge, keyHandle: handle,
                                                     userPresent: present)
         } catch { throw .wrongData }
         guard let answer else { throw .wrongData }
-        let counter = [UInt8(answer.counter >> 24), UInt8(answer.counter >> 16 & 0xFF), UInt8(answer.counter >> 8 & 0xFF), UInt8(answer.counter & 0xFF)]
-        return [answer.flags] + counter + answer.signature + StatusWord.noError.bytes
+        return answer + StatusWord.noError.bytes
     }
 }
 

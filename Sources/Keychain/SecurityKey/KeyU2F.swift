@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 import VirtualAuthenticator
 
@@ -70,11 +71,11 @@ extension Device {
         try u2fCredential(application: application, keyHandle: keyHandle) != nil
     }
 
-    /// U2F_AUTHENTICATE: the flags (UP when `userPresent`), the key's next global count, and the
-    /// signature over application ‖ flags ‖ counter ‖ challenge; `nil` for a key handle it does
-    /// not hold for `application`. The count is stored before the answer leaves.
+    /// U2F_AUTHENTICATE: the response data — the flags (UP when `userPresent`), the key's next
+    /// global count, the signature over application ‖ flags ‖ counter ‖ challenge; `nil` for a key
+    /// handle it does not hold for `application`. The count is stored before the answer leaves.
     public func keyU2FAuthenticate(application: [UInt8], challenge: [UInt8], keyHandle: [UInt8],
-                                   userPresent: Bool) throws(DeviceError) -> (flags: UInt8, counter: UInt32, signature: [UInt8])? {
+                                   userPresent: Bool) throws(DeviceError) -> [UInt8]? {
         guard let credential = try u2fCredential(application: application, keyHandle: keyHandle) else { return nil }
         let store = ViewCredentialStore(account: account, device: try record(), nextRevisionId: nil)
         do throws(AuthenticatorError) {
@@ -84,17 +85,14 @@ extension Device {
             let flags: UInt8 = userPresent ? 0x01 : 0x00
             let key = try store.privateKey(for: credential, verification: nil)
             let signature: [UInt8]
-            do { signature = try key.sign(application + [flags] + BigEndianCounter.bytes(counter) + challenge) } catch {
+            let counted = [flags] + BigEndianBytes.of(counter)
+            do { signature = try key.sign(application + counted + challenge) } catch {
                 throw AuthenticatorError(.unknown, "OpenSSL: \(error)")
             }
             try store.updateSignCount(of: credential, to: counter)
-            return (flags, counter, signature)
+            return counted + signature
         } catch { throw DeviceError(error) }
     }
-}
-
-enum BigEndianCounter {
-    static func bytes(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
 }
 
 /// A U2F registration's parts (FIDO U2F Raw Message Formats §4.3): the user public key (65 bytes,

@@ -81,9 +81,10 @@ extension Session {
         do { return try account.device(device).keyU2FHolds(application: application, keyHandle: keyHandle) } catch { throw SessionError(error) }
     }
 
-    /// U2F_AUTHENTICATE on `device`; `nil` for a key handle it does not hold for `application`.
+    /// U2F_AUTHENTICATE on `device`: the response data (flags ‖ counter ‖ signature); `nil` for a
+    /// key handle it does not hold for `application`.
     public func keyU2FAuthenticate(device: String? = nil, application: [UInt8], challenge: [UInt8], keyHandle: [UInt8],
-                                   userPresent: Bool) throws(SessionError) -> (flags: UInt8, counter: UInt32, signature: [UInt8])? {
+                                   userPresent: Bool) throws(SessionError) -> [UInt8]? {
         do {
             return try account.device(device).keyU2FAuthenticate(application: application, challenge: challenge, keyHandle: keyHandle,
                                                                  userPresent: userPresent)
