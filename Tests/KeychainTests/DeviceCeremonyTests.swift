@@ -1,5 +1,6 @@
 import KeyVault
 import Keychain
+import Synchronization
 import Testing
 import TestSupport
 import VirtualAuthenticator
@@ -105,5 +106,24 @@ import VirtualAuthenticator
             try device.register(optionsJSON: creationOptions(), origin: origin, passkey: PasskeySettings(aaguid: [1, 2, 3]))
         }
         #expect(try device.credentials().isEmpty)
+    }
+}
+
+/// A registration whose ceremony crosses a second boundary (the passkey made at the end of one
+/// second, committed in the next — a slow touch, a loaded machine) is still the newest: the list,
+/// and so the default passkey and a security key's enumeration, keep the order they were made in.
+@Test func passkeysListInTheOrderTheyWereMadeWhenACeremonyCrossesASecond() throws {
+    try withTemporaryDirectory { dir in
+        let ms = Mutex<UInt64>(1_800_000_000_000)
+        var device = try makeDevice(in: dir)
+        // Every read of the clock is 170 ms later: some ceremonies start in one second and commit in the next.
+        device.clock = WallClock { ms.withLock { $0 += 170; return $0 } }
+        var made = [[UInt8]]()
+        for n in 0 ..< 12 {
+            let userId = Base64URL.encode(Array("user-\(n)".utf8))
+            made.append(try device.register(optionsJSON: creationOptions(userId: userId, userVerification: "discouraged"),
+                                            origin: origin).result.credential.id)
+        }
+        #expect(try device.credentials(rpId: "example.com").map(\.id) == made)
     }
 }

@@ -141,8 +141,10 @@ final class ViewCredentialStore: CredentialStore {
             let removals = try replacing.map { old throws(VaultError) in
                 CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
             }
+            // A registration's passkey is made now, even when its ceremony began in an earlier second
+            // (its `createdAt`): created at the commit's instant, it lists after every passkey before it.
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
-                                               created: CredentialRecord.creation(of: credential, now: time))
+                                               created: time)
             try account.commitChange(removals + [record])
             changed()
         } catch { throw AuthenticatorError(error) }

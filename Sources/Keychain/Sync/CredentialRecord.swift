@@ -51,9 +51,10 @@ enum CredentialRecord {
             removed: false, created: created, sealedKey: sealedKey, sealedInVault: sealedInVault)))
     }
 
-    /// The creation instant of a passkey made now (`now`) whose `createdAt` (seconds) is
-    /// `credential`'s: `now` when that is the second it was made in (a registration), else the
-    /// start of its second at `now`'s position (an import keeps the time it was made elsewhere).
+    /// The creation instant of a passkey added now (`now`) whose `createdAt` (seconds) is
+    /// `credential`'s: `now` when that is now's second, else the start of its second at `now`'s
+    /// position (an import keeps the time it was made elsewhere). A registration's passkey is
+    /// created at its commit's instant, whatever second its ceremony began in.
     static func creation(of credential: Credential, now: Instant) -> Instant {
         now.ms / 1000 == credential.createdAt ? now : Instant(ms: Revision.milliseconds(ofSeconds: credential.createdAt), order: now.order)
     }
