@@ -667,6 +667,13 @@ def test_webdriver_errors_are_webdrivers_codes_with_webdrivers_statuses(server):
     status, _, added = call(server, "POST", base, {"protocol": "ctap2_1", "transport": "usb",
                                                    "extensions": ["credBlob", "credProtect", "hmac-secret", "largeBlob", "minPinLength", "prf"]})
     assert status == 200, added
+    # A resident credential on an authenticator without hasResidentKey (its default: false), as
+    # Chromium's answers it too; a non-resident one is taken there.
+    without = added["value"]
+    status, _, problem = call(server, "POST", f"{base}/{without}/credential", {**parameters, "credentialId": b64url(os.urandom(16))})
+    assert (status, problem["value"]["error"]) == (400, "invalid argument") and "hasResidentKey" in problem["detail"], problem
+    assert call(server, "POST", f"{base}/{without}/credential",
+                {**parameters, "credentialId": b64url(os.urandom(16)), "isResidentCredential": False})[2] == {"value": None}
 
 
 def test_webdriver_backup_flags_are_each_credentials_with_the_authenticators_defaults(server):
@@ -676,7 +683,8 @@ def test_webdriver_backup_flags_are_each_credentials_with_the_authenticators_def
     s = call(server, "POST", "/session", {})[2]["value"]["sessionId"]
     for defaults, expected in (({}, (False, False)), ({"defaultBackupEligibility": True}, (True, False)),
                                ({"defaultBackupEligibility": True, "defaultBackupState": True}, (True, True))):
-        status, _, added = call(server, "POST", f"/session/{s}/webauthn/authenticator", {"protocol": "ctap2", "transport": "internal", **defaults})
+        status, _, added = call(server, "POST", f"/session/{s}/webauthn/authenticator",
+                                {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, **defaults})
         assert status == 200, added
         a = added["value"]
         ids = {}

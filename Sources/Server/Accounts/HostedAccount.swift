@@ -36,6 +36,9 @@ final class HostedAccount: @unchecked Sendable {
     /// `defaultBackupEligibility` and `defaultBackupState` (WebAuthn L3 §11, Add Credential), `nil` for an
     /// account that is no virtual authenticator.
     var webDriverBackupDefaults: (eligible: Bool, state: Bool)?
+    /// Add Virtual Authenticator's `hasResidentKey`: without it, Add Credential refuses a resident
+    /// credential (§11), though every passkey the device makes is discoverable.
+    var webDriverHasResidentKey = true
 
     /// `session`'s people must be `persons`.
     init(id: String, session: Session, persons: HostedPeople, directory: String?, storage: String) {

@@ -46,6 +46,11 @@ extension AccountService {
             }
             let hosted = try s.authenticator(call)
             return try hosted.serve { () throws(Problem) in
+                // "If |isResidentCredential| is true and the |authenticator|'s |hasResidentKey|
+                // property is false, return a WebDriver error with WebDriver error code invalid argument."
+                guard body.isResidentCredential == false || hosted.webDriverHasResidentKey else {
+                    throw Problem.input("isResidentCredential is true and the virtual authenticator has no resident keys (hasResidentKey is false)")
+                }
                 let added = Self.addedPasskey(body, defaults: hosted.webDriverBackupDefaults)
                 let credential = try session { () throws(SessionError) in try hosted.session.addPasskey(device: hosted.id, added) }
                 hosted.events.emit(.credentialAdded, CredentialEventData(device: hosted.id, credential, time: hosted.now))
@@ -151,6 +156,7 @@ extension AccountService {
             let hosted = HostedAccount(id: id, session: created, persons: persons, directory: directory, storage: "memory")
             hosted.webDriverUser = (consenting, verified)
             hosted.countsSignaturesByDefault = true
+            hosted.webDriverHasResidentKey = body.hasResidentKey ?? false
             hosted.webDriverBackupDefaults = (eligible ?? false, state ?? false)
             // The backup flags of the passkeys it makes: device-bound (BE=0) unless
             // defaultBackupEligibility is true (§11: its default is false), and BS=1 at once.
