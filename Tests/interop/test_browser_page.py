@@ -287,9 +287,7 @@ SUPPLIED = {"chromium": set(), "firefox": {"signalUnknownCredential", "signalAll
 
 
 @pytest.mark.parametrize("site", BRIDGES, indirect=True)
-def test_the_bridges_interfaces_are_the_browsers_own_before_any_ceremony(site, request):
-    if site.engine == "firefox":
-        request.applymarker(pytest.mark.xfail(reason="the bridge's TypeErrors are in Chromium's words, not Firefox's"))
+def test_the_bridges_interfaces_are_the_browsers_own_before_any_ceremony(site):
     # What a page sees before an authenticator answers — the interfaces' prototypes and statics,
     # `for…in`, a member read on a stranger, every TypeError of the options' conversion in the
     # engine's own words — in a tab of the same browser without the bridge, and through it.
@@ -304,6 +302,10 @@ def test_the_bridges_interfaces_are_the_browsers_own_before_any_ceremony(site, r
     known = {entry["key"] for entry in native["interfaces"]["PublicKeyCredential"]["static"]}
     assert {entry["key"] for entry in statics} - known == SUPPLIED[site.engine]
     bridged["interfaces"]["PublicKeyCredential"]["static"] = [entry for entry in statics if entry["key"] in known]
+    if site.engine == "chromium":
+        # getClientCapabilities() through the bridge in Chromium answers the server's keys, which are
+        # not Chromium 156's own (docs/browser.md, "Limits"); in Firefox it answers Firefox's.
+        del native["capabilityKeys"], bridged["capabilityKeys"]
     found = differences(native, bridged)
     assert not found, f"{len(found)} differences from the browser's own interfaces:\n" + "\n".join(found[:40])
     # What the comparison rests on: each conversion refused with a TypeError, the members walked.
@@ -372,9 +374,7 @@ def open_autofill_page(site, url: str) -> str:
 
 
 @pytest.mark.parametrize("site", BRIDGES, indirect=True)
-def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site, request):
-    if site.engine == "firefox":
-        request.applymarker(pytest.mark.xfail(reason="Firefox fails the fetch of a page going away, which the bridge logs"))
+def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site):
     site.load(site.origin + "/api.html")
     options, made = register(site, "judy")
     registered = verify_registration_response(credential=made["json"], expected_challenge=options.challenge, expected_rp_id=RP_ID,
@@ -416,8 +416,11 @@ def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site,
     wait_until(lambda: site.driver.execute_script("return __authctlBridge.autofillRequest") is None, "the page's request superseded")
     assert site.driver.execute_script("return window.outcome") is None and framed != top
     site.driver.execute_script("window.controller.abort()")
+    # The reason the browser gives an abort without one, in its words ("signal is aborted without
+    # reason" in Chromium, "The operation was aborted. " in Firefox).
+    reason = site.driver.execute_script("const c = new AbortController(); c.abort(); return c.signal.reason.message")
     assert wait_until(lambda: site.driver.execute_script("return window.outcome"), "the page's abort") == {
-        "thrown": "AbortError", "message": "signal is aborted without reason"}
+        "thrown": "AbortError", "message": reason}
     assert site.autofill()["request"]["id"] == framed
     # The page aborts its own: withdrawn on the server.
     site.driver.execute_script(f"{inner}.controller.abort()")
