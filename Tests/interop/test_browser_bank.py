@@ -250,6 +250,9 @@ def test_a_passkey_the_bank_forgot_is_signalled_and_leaves_both_devices(world):
     phone.wait_screen("account")
     phone.driver.find_element("css selector", "#passkey-list button").click()
     wait_until(lambda: bank_user(world)["passkeys"] == {}, "the bank forgot the passkey")
+    # The account page shown again without it, before the customer signs out (a sign-out while the
+    # page still redraws the account ends on the account screen).
+    wait_until(lambda: phone.visible("no-passkeys"), "the account page without the passkey")
     phone.click("sign-out")
     phone.wait_screen("sign-in")
     # ... and later signs in with it: the bank refuses it, and the page signals it unknown.
