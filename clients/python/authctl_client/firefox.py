@@ -256,6 +256,22 @@ class Firefox:
             return value
         return {"type": kind}
 
+    def wait_for(self, script: str, *args, timeout: float | None = None):
+        """Runs `script` (as execute_script) until it returns something true, which it returns;
+        TimeoutError after `timeout` seconds (the browser's)."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = self.execute_script(script, *args)
+            except JavascriptError as error:  # a page between loads
+                last = error
+            else:
+                if last:
+                    return last
+            time.sleep(0.05)
+        raise TimeoutError(f"waited for {script!r} (last: {last!r})")
+
     def find_element(self, by: str, value: str) -> "Element":
         """By "id" or "css selector", as Selenium's `find_element`."""
         selector = value if by == "css selector" else None
