@@ -117,10 +117,16 @@ class Firefox:
                 prefs.write(f"user_pref({json.dumps(name)}, {json.dumps(value)});\n")
         self._log = open(self.profile / "firefox.log", "w+")
         executable = shutil.which(binary) or binary
-        self.process = subprocess.Popen([executable, "--headless", "--no-remote", "--remote-debugging-port", "0",
-                                         "--profile", str(self.profile), "about:blank"],
-                                        stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-                                        env={**os.environ, "MOZ_HEADLESS": "1"})
+        try:
+            self.process = subprocess.Popen([executable, "--headless", "--no-remote", "--remote-debugging-port", "0",
+                                             "--profile", str(self.profile), "about:blank"],
+                                            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env={**os.environ, "MOZ_HEADLESS": "1"})
+        except OSError as error:
+            self._log.close()
+            if self._own_profile:
+                shutil.rmtree(self.profile, ignore_errors=True)
+            raise FirefoxError("session not created", f"cannot run {binary}: {error.strerror}") from None
         self._ids = itertools.count(1)
         self._events: list[dict] = []
         self._lock = threading.Lock()
