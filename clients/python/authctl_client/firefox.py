@@ -206,6 +206,11 @@ class Firefox:
         self._frames = []
         self.command("browsingContext.navigate", {"context": self.context, "url": url, "wait": "complete"})
 
+    def refresh(self):
+        """Reloads the tab's page and waits for the load."""
+        self._frames = []
+        self.command("browsingContext.reload", {"context": self.context, "wait": "complete"})
+
     @property
     def current_url(self) -> str:
         return self.execute_script("return location.href")
@@ -279,13 +284,13 @@ class Firefox:
         raise TimeoutError(f"waited for {script!r} (last: {last!r})")
 
     def find_element(self, by: str, value: str) -> "Element":
-        """By "id" or "css selector", as Selenium's `find_element`."""
-        selector = value if by == "css selector" else None
-        script = ("return document.getElementById(arguments[0])" if by == "id"
-                  else "return document.querySelector(arguments[0])")
-        if by not in ("id", "css selector"):
+        """By "id", "css selector" or "tag name", as Selenium's `find_element`."""
+        scripts = {"id": "return document.getElementById(arguments[0])",
+                   "css selector": "return document.querySelector(arguments[0])",
+                   "tag name": "return document.getElementsByTagName(arguments[0])[0]"}
+        if by not in scripts:
             raise FirefoxError("invalid argument", f"find_element by {by!r}")
-        found = self.execute_script(script, selector or value)
+        found = self.execute_script(scripts[by], value)
         if not isinstance(found, Element):
             raise NoSuchElement("no such element", f"{by} {value!r}")
         return found
@@ -432,8 +437,14 @@ class _SwitchTo:
     def __init__(self, browser: Firefox):
         self.browser = browser
 
-    def frame(self, element: Element):
-        """Into the frame `element` (an iframe) holds; its browsing context."""
+    def frame(self, element: "Element | str"):
+        """Into the frame `element` (an iframe, or its id or name) holds: its browsing context."""
+        if isinstance(element, str):
+            found = self.browser.execute_script("return document.getElementById(arguments[0]) || document.getElementsByName(arguments[0])[0]",
+                                                element)
+            if not isinstance(found, Element):
+                raise NoSuchElement("no such frame", element)
+            element = found
         window = element._run("return e.contentWindow")
         self.browser._frames.append(window["context"])
 
