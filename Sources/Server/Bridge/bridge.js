@@ -258,9 +258,11 @@
     Object.defineProperty(prototype, name, { get, set: native.set, enumerable: native.enumerable, configurable: native.configurable });
   }
   // A dictionary as the browser converts one to JavaScript: a new object at every call, members
-  // in lexicographic order; its ArrayBuffers are the same objects each time.
+  // in lexicographic order; its ArrayBuffers the same objects each time — in Firefox new ones,
+  // as Firefox's getAuthenticatorData() and getPublicKey() give a new ArrayBuffer at every call.
+  const fresh = (buffer) => (GECKO && buffer instanceof ArrayBuffer ? buffer.slice(0) : buffer);
   function dictionary(value) {
-    if (value instanceof ArrayBuffer) return value;
+    if (value instanceof ArrayBuffer) return fresh(value);
     if (Array.isArray(value)) return value.map(dictionary);
     if (value === null || typeof value !== 'object') return value;
     const out = {};
@@ -274,8 +276,8 @@
   attribute(AuthenticatorResponse.prototype, 'clientDataJSON');
   attribute(AuthenticatorAttestationResponse.prototype, 'attestationObject');
   memberOperation(AuthenticatorAttestationResponse.prototype, 'getTransports', (m) => [...m.transports]);
-  memberOperation(AuthenticatorAttestationResponse.prototype, 'getAuthenticatorData', (m) => m.authenticatorDataBuffer);
-  memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKey', (m) => m.publicKey);
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getAuthenticatorData', (m) => fresh(m.authenticatorDataBuffer));
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKey', (m) => fresh(m.publicKey));
   memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKeyAlgorithm', (m) => m.publicKeyAlgorithm);
   for (const name of ['authenticatorData', 'signature', 'userHandle']) attribute(AuthenticatorAssertionResponse.prototype, name);
 

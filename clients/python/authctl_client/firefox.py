@@ -98,7 +98,8 @@ class Firefox:
     """One headless Firefox ESR, its BiDi session, and the tab it opened with."""
 
     def __init__(self, profile: str | os.PathLike | None = None, hosts: Iterable[str] = (), binary: str = FIREFOX,
-                 window_size: tuple[int, int] = (520, 900), accept_insecure_certs: bool = True, timeout: float = DEADLINE):
+                 window_size: tuple[int, int] = (520, 900), accept_insecure_certs: bool = True, timeout: float = DEADLINE,
+                 virtual_authenticators: bool = False):
         from websockets.sync.client import connect
 
         self.timeout = timeout
@@ -112,13 +113,21 @@ class Firefox:
             # (Firefox has no per-name rule) and nothing outside the machine.
             preferences["network.dns.forceResolve"] = "127.0.0.1"
             preferences["network.dns.disableIPv6"] = True
+        if virtual_authenticators:
+            # Firefox's own WebAuthn answered by the authenticators add_virtual_authenticator adds
+            # (its test token), never by a security key on the machine.
+            preferences["security.webauth.webauthn_enable_softtoken"] = True
+            preferences["security.webauth.webauthn_enable_usbtoken"] = False
         with open(self.profile / "user.js", "w") as prefs:
             for name, value in preferences.items():
                 prefs.write(f"user_pref({json.dumps(name)}, {json.dumps(value)});\n")
         self._log = open(self.profile / "firefox.log", "w+")
         executable = shutil.which(binary) or binary
         try:
+            # Virtual authenticators are added from the browser's own (chrome) scope, which a BiDi
+            # session reaches only with --remote-allow-system-access.
             self.process = subprocess.Popen([executable, "--headless", "--no-remote", "--remote-debugging-port", "0",
+                                             *(["--remote-allow-system-access"] if virtual_authenticators else []),
                                              "--profile", str(self.profile), "about:blank"],
                                             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
                                             env={**os.environ, "MOZ_HEADLESS": "1"})
@@ -294,6 +303,23 @@ class Firefox:
         if not isinstance(found, Element):
             raise NoSuchElement("no such element", f"{by} {value!r}")
         return found
+
+    def add_virtual_authenticator(self, protocol: str = "ctap2_1", transport: str = "internal", has_resident_key: bool = True,
+                                  has_user_verification: bool = True, is_user_consenting: bool = True,
+                                  is_user_verified: bool = True) -> str:
+        """Adds a virtual authenticator to Firefox's own WebAuthn (WebAuthn §11's Add Virtual
+        Authenticator, which Firefox offers WebDriver classic but not BiDi), for every tab; its id.
+        Needs `virtual_authenticators=True`."""
+        chrome = self.command("browsingContext.getTree", {"maxDepth": 0, "moz:scope": "chrome"})["contexts"][0]["context"]
+        result = self.command("script.callFunction", {
+            "functionDeclaration": "(...args) => Cc['@mozilla.org/webauthn/service;1'].getService(Ci.nsIWebAuthnService)"
+                                   ".addVirtualAuthenticator(...args)",
+            "arguments": [_local(a) for a in (protocol, transport, has_resident_key, has_user_verification,
+                                              is_user_consenting, is_user_verified)],
+            "target": {"context": chrome}, "awaitPromise": True})
+        if result["type"] == "exception":
+            raise JavascriptError("javascript error", result["exceptionDetails"].get("text", ""))
+        return self._value(result["result"])
 
     # Input: trusted, as a person's.
     def _actions(self, actions: list[dict]):
