@@ -1,9 +1,11 @@
-"""A page's own WebAuthn code, unchanged, on authctl serve — through the page bridge and through the
-browser extension, in headless Chromium. The page (Tests/interop/browser/api.js) checks every
+"""A page's own WebAuthn code, unchanged, on authctl serve — through the page bridge in headless
+Chromium and headless Firefox ESR, and through the browser extension in Chromium. The page (Tests/interop/browser/api.js) checks every
 member of the objects it gets (instanceof, ArrayBuffers, getTransports(), getPublicKey(), …) and
 verifies the assertion's signature itself with WebCrypto; py_webauthn verifies the toJSON() forms
 it would post to an RP. The bridge's objects are compared, member by member, with the browser's
-own in another tab of the same Chromium (a CDP virtual authenticator answers there), and a client
+own in another tab of the same browser (a virtual authenticator answers there: CDP's in Chromium,
+Firefox's own test token in Firefox), and so are the interfaces a page sees before any ceremony,
+conversion errors in the browser's own words included; a client
 library that assigns its own toJSON (objects.js, library.js) signs up and in. An autofill request
 belongs to its page (autofill.html): it ends when the page goes away, and GET …/autofill says
 whose it is. Then what a hostile page could try: another origin, no token, a frame."""
