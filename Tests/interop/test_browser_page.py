@@ -72,7 +72,7 @@ class Site:
             if self.engine == "chromium":
                 driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
                 driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": VIRTUAL_AUTHENTICATOR})
-            else:
+            elif self.engine == "firefox":
                 driver.add_virtual_authenticator()
         else:
             driver.switch_to.window(self.native_tab)
