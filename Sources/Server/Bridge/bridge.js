@@ -62,8 +62,8 @@
   // (Firefox: "'get rawId' called on an object that does not implement interface …") or Blink's
   // (Chromium: "Illegal invocation"), told apart by a member read on a stranger.
   const GECKO = (() => {
-    const getter = (Object.getOwnPropertyDescriptor(PublicKeyCredential.prototype, 'rawId') || {}).get;
     try {
+      const getter = (Object.getOwnPropertyDescriptor(PublicKeyCredential.prototype, 'rawId') || {}).get;
       if (getter) getter.call({});
     } catch (error) {
       return /does not implement interface/.test(error.message);
