@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 # JavaScript client's suite (Tests/interop/test_client_js.py); postgresql, iproute2, iptables: private PostgreSQL
 # clusters for the account store on a server, and the network namespaces of its partition checker;
 # openssh-client: ssh-keygen's -sk keys on the security key, through libauthctl-fido2.so
-# (Tests/interop/test_ctap_fido2_tools.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client" \
+# (Tests/interop/test_ctap_fido2_tools.py); firefox-esr: the page bridge and the bank in headless
+# Firefox, driven over WebDriver BiDi (Tests/interop/test_browser_page.py, test_browser_bank.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client firefox-esr" \
   scripts/setup.sh
 
 venv=.venv
