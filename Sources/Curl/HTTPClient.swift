@@ -13,6 +13,8 @@ package final class HTTPClient {
         /// The values of the reply's `Set-Cookie` headers, as sent (the cookie engine keeps them
         /// besides): what a caller asks of "did this reply set a cookie".
         package var setCookies: [String] = []
+        /// The reply's `Content-Type`, as sent (`nil`: none).
+        package var contentType: String?
     }
 
     package struct Failure: Error, Sendable {
@@ -64,13 +66,15 @@ package final class HTTPClient {
 
     /// Sends `method` to `url` with `body` (of `contentType`, JSON by default) and `extraHeaders`
     /// (names and values the caller checked: no line breaks), and returns the status and reply.
+    /// `replyLimit`: the most the reply may hold (longer is refused).
     package func send(method: String, url: String, body: [UInt8]?, contentType: String = "application/json",
-                      extraHeaders: [(String, String)] = [], timeoutSeconds: Int = 30) throws(Failure) -> Response {
+                      extraHeaders: [(String, String)] = [], timeoutSeconds: Int = 30, replyLimit: Int = HTTPClient.replyLimit) throws(Failure) -> Response {
         let isCanceled = Self.isCanceled
         if isCanceled?() == true { throw Failure(message: "\(method) \(url): \(Self.stopped)", reason: Self.stopped) }
         authctl_curl_easy_reset(handle)  // options only: the cookie jar stays
         let reply = ReplyBuffer()
         reply.isCanceled = isCanceled
+        reply.limit = replyLimit
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         defer { authctl_curl_slist_free_all(headers) }
         let codes: [CURLcode] = [
@@ -85,7 +89,7 @@ package final class HTTPClient {
                 guard let data, let context else { return 0 }
                 let buffer = Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue()
                 let length = size * count
-                guard buffer.bytes.count + length <= HTTPClient.replyLimit else { return 0 }  // ends the transfer
+                guard buffer.bytes.count + length <= buffer.limit else { return 0 }  // ends the transfer
                 buffer.bytes += UnsafeRawBufferPointer(start: data, count: length)
                 return length
             }),
@@ -95,13 +99,17 @@ package final class HTTPClient {
                 let buffer = Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue()
                 let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
                 // A new status line (after a 1xx) starts the final reply's headers afresh.
-                if line.hasPrefix("HTTP/") { buffer.setCookies = [] }
-                if let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "set-cookie", buffer.setCookies.count < 100 {
+                if line.hasPrefix("HTTP/") { (buffer.setCookies, buffer.contentType) = ([], nil) }
+                if let colon = line.firstIndex(of: ":") {
                     let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
                     var value = line[line.index(after: colon)...]
                     while let first = value.first, blank.contains(first) { value.removeFirst() }
                     while let last = value.last, blank.contains(last) { value.removeLast() }
-                    buffer.setCookies.append(String(value))
+                    switch line[..<colon].lowercased() {
+                    case "set-cookie" where buffer.setCookies.count < 100: buffer.setCookies.append(String(value))
+                    case "content-type": buffer.contentType = String(value)
+                    default: break
+                    }
                 }
                 return size * count
             }),
@@ -134,12 +142,14 @@ package final class HTTPClient {
         }
         var status = 0
         _ = authctl_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return Response(status: status, body: reply.bytes, setCookies: reply.setCookies)
+        return Response(status: status, body: reply.bytes, setCookies: reply.setCookies, contentType: reply.contentType)
     }
 
     private final class ReplyBuffer {
         var bytes: [UInt8] = []
         var setCookies: [String] = []
+        var contentType: String?
+        var limit = HTTPClient.replyLimit
         var isCanceled: (@Sendable () -> Bool)?
     }
 }
