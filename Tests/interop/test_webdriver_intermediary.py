@@ -1,11 +1,15 @@
-"""`authctl webdriver --upstream URL` in front of chromedriver: Selenium's own virtual-authenticator
-helpers (WebAuthn L3 §11, as Selenium sends them for Chromium) register and sign in on the example
-bank (docs/examples/rp_server.py, which verifies every response with py_webauthn) with authctl's
-devices in the page, every other command passed on to the driver. One intermediary, one driver
-and one browser for the module; the tests run in order, each from where the one before left the
-customer."""
+"""`authctl webdriver --upstream URL` in front of a browser's driver: Selenium's own
+virtual-authenticator helpers (WebAuthn L3 §11, as Selenium sends them for Chromium) register and
+sign in on the example bank (docs/examples/rp_server.py, which verifies every response with
+py_webauthn) with authctl's devices in the page, every other command passed on to the driver.
+The same tests run in front of chromedriver (headless Chromium) and of WebKitWebDriver (which the
+intermediary has launch authctl-webkit, under an Xvfb of the module's own): the test code changes
+only the URL it connects to and the browser's capabilities. One intermediary, one driver and one
+browser per engine; the tests run in order, each from where the one before left the customer."""
 import json
 import os
+import pathlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +26,15 @@ from browser_support import CHROMEDRIVER, CHROMIUM, DEADLINE, HAVE_CHROMIUM, wai
 from conftest import BIN, own_environment
 from test_browser_bank import load_bank
 
-pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Debian's chromium and chromium-driver are not installed")
+WEBKIT_DRIVER = os.environ.get("AUTHCTL_WEBKIT_DRIVER", "/usr/bin/WebKitWebDriver")
+WEBKIT_BROWSER = os.environ.get("AUTHCTL_WEBKIT_BROWSER", str(pathlib.Path(BIN).parent / "authctl-webkit"))
+XVFB = shutil.which("Xvfb")
+HAVE_WEBKIT = bool(shutil.which(WEBKIT_DRIVER) and XVFB and os.access(WEBKIT_BROWSER, os.X_OK))
+ENGINES = [
+    pytest.param("chromium", marks=pytest.mark.skipif(not HAVE_CHROMIUM, reason="Debian's chromium and chromium-driver are not installed")),
+    pytest.param("webkit", marks=pytest.mark.skipif(not HAVE_WEBKIT, reason="WebKitWebDriver (webkit2gtk-driver), Xvfb (xvfb) or authctl-webkit "
+                                                                          "beside authctl (scripts/build-webkit-browser.sh) is missing")),
+]
 
 
 def free_port() -> int:
@@ -61,8 +73,9 @@ def refused(url: str, head: bytes, body: bytes) -> tuple[int, dict]:
 class Intermediary:
     """`authctl webdriver` in front of `upstream`, for the test's lifetime."""
 
-    def __init__(self, scratch, upstream: str):
-        self.process = subprocess.Popen([BIN, "webdriver", "--upstream", upstream], env=own_environment(scratch),
+    def __init__(self, scratch, upstream: str, webkit_browser: str | None = None):
+        arguments = ["--webkit-browser", webkit_browser] if webkit_browser and os.access(webkit_browser, os.X_OK) else []
+        self.process = subprocess.Popen([BIN, "webdriver", "--upstream", upstream, *arguments], env=own_environment(scratch),
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.url = self.process.stdout.readline().split()[-1]
         self.token = self.process.stdout.readline().split()[-1]
@@ -77,40 +90,81 @@ class World:
     pass
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    from selenium import webdriver
+def start_driver(engine: str, directory: pathlib.Path, display: str | None) -> tuple[subprocess.Popen, str]:
+    """chromedriver or WebKitWebDriver on a free loopback port, once it says it is ready."""
+    port = free_port()
+    if engine == "chromium":
+        command, env = [CHROMEDRIVER, f"--port={port}"], None
+    else:
+        command, env = [WEBKIT_DRIVER, f"--port={port}", "--host=127.0.0.1"], dict(own_environment(directory), DISPLAY=display)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
 
-    directory = tmp_path_factory.mktemp("webdriver-intermediary")
-    bank = load_bank().serve(0, origin="http://localhost")
+    def ready():
+        assert process.poll() is None, f"{command[0]} exited ({process.returncode})"
+        return call(url, "GET", "/status")[1]["value"]["ready"]
+
+    wait_until(ready, f"{command[0]} ready")
+    return process, url
+
+
+def browser_options(engine: str, directory: pathlib.Path):
+    """What the test asks the driver for: headless Chromium; WebKitGTK's browser (the
+    intermediary makes it authctl-webkit, with the session's user script)."""
+    from selenium import webdriver
+    from selenium.webdriver.common.options import ArgOptions
+
+    if engine == "webkit":
+        options = ArgOptions()
+        options.set_capability("webkitgtk:browserOptions", {"args": ["--automation"]})
+        return options
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                     "--window-size=520,900", f"--user-data-dir={directory / 'profile'}"]:
+        options.add_argument(argument)
+    return options
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def world(request, tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.remote.client_config import ClientConfig
+    from selenium.webdriver.remote.remote_connection import RemoteConnection
+
     world = World()
+    world.engine = request.param
+    directory = tmp_path_factory.mktemp(f"webdriver-{world.engine}")
+    bank = load_bank().serve(0, origin="http://localhost")
     world.origin = f"http://localhost:{bank.server_address[1]}"
     bank.RequestHandlerClass.origin = world.origin
     threading.Thread(target=bank.serve_forever, daemon=True).start()
     world.bank = bank
-    port = free_port()
-    driver_process = subprocess.Popen([CHROMEDRIVER, f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    world.upstream = f"http://127.0.0.1:{port}"
-    wait_until(lambda: call(world.upstream, "GET", "/status")[1]["value"]["ready"], "chromedriver ready")
-    world.intermediary = Intermediary(directory, world.upstream)
-    world.driver = None
+    display = driver_process = world.intermediary = world.driver = None
     try:
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                         "--window-size=520,900", f"--user-data-dir={directory / 'profile'}"]:
-            options.add_argument(argument)
-        # The client connects to the intermediary: the only change from a test against chromedriver.
-        world.driver = webdriver.Remote(command_executor=world.intermediary.url, options=options)
+        if world.engine == "webkit":  # WebKitGTK has no headless mode
+            display = subprocess.Popen([XVFB, "-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            number = display.stdout.readline().strip()
+            assert number, "Xvfb gave no display"
+        driver_process, world.upstream = start_driver(world.engine, directory, display and f":{number}")
+        world.intermediary = Intermediary(directory, world.upstream, WEBKIT_BROWSER)
+        # The client connects to the intermediary: the only change from a test against the driver.
+        url = world.intermediary.url
+        connection = RemoteConnection(client_config=ClientConfig(remote_server_addr=url))
+        world.driver = webdriver.Remote(command_executor=connection, options=browser_options(world.engine, directory))
         world.driver.set_script_timeout(DEADLINE)
         world.driver.set_page_load_timeout(DEADLINE)
         yield world
     finally:
         if world.driver:
             world.driver.quit()
-        world.intermediary.stop()
-        driver_process.terminate()
-        driver_process.wait(timeout=DEADLINE)
+        if world.intermediary:
+            world.intermediary.stop()
+        for process in (driver_process, display):
+            if process:
+                process.terminate()
+                process.wait(timeout=DEADLINE)
         bank.shutdown()
 
 
@@ -152,7 +206,10 @@ def test_new_session_says_the_virtual_authenticators_are_authctls(world):
     assert {name for name in capabilities if name.startswith("webauthn:extension:")} == {
         "webauthn:extension:largeBlob", "webauthn:extension:credBlob", "webauthn:extension:prf"}, \
         "authctl's extensions, not Chrome's emulator's (minPinLength, cmtgKey)"
-    assert capabilities["browserName"] == "chrome" and "goog:chromeOptions" in capabilities, "the rest is chromedriver's"
+    if world.engine == "chromium":
+        assert capabilities["browserName"] == "chrome" and "goog:chromeOptions" in capabilities, "the rest is chromedriver's"
+    else:
+        assert capabilities["browserName"] == "authctl-webkit", "WebKitWebDriver launched authctl-webkit, not the browser it would have"
 
 
 def test_selenium_registers_and_signs_in_on_the_bank_with_an_authctl_device(world):
