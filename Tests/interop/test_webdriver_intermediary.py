@@ -313,6 +313,43 @@ def test_commands_on_an_unknown_session_or_authenticator_are_webdriver_errors(wo
     assert world.driver.title.startswith("YourBank"), "the session goes on"
 
 
+class Echo(BaseHTTPRequestHandler):
+    """An upstream that answers each command with what reached it."""
+
+    def answer(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        data = json.dumps({"value": {"method": self.command, "path": self.path, "body": body.decode(),
+                                     "contentType": self.headers.get("Content-Type")}}).encode()
+        self.send_response(418)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_DELETE = do_PUT = answer
+
+    def log_message(self, *args):
+        pass
+
+
+def test_commands_reach_the_upstream_as_sent_and_its_answers_come_back_as_given(tmp_path):
+    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=echo.serve_forever, daemon=True).start()
+    intermediary = Intermediary(tmp_path, f"http://127.0.0.1:{echo.server_address[1]}/wd/hub")
+    try:
+        status, answer = call(intermediary.url, "POST", "/session/s1/element/e1%20x/value?a=b%26c", {"text": "é\u0000"})
+        assert status == 418, "the upstream's status, whatever it is"
+        assert answer["value"] == {"method": "POST", "path": "/wd/hub/session/s1/element/e1%20x/value?a=b%26c",
+                                   "body": json.dumps({"text": "é\u0000"}), "contentType": "application/json"}
+        status, answer = call(intermediary.url, "DELETE", "/session/s1/cookie/name")
+        assert (status, answer["value"]["method"], answer["value"]["body"]) == (418, "DELETE", "")
+        status, answer = call(intermediary.url, "GET", "/status")
+        assert answer["value"]["path"] == "/wd/hub/status"
+    finally:
+        intermediary.stop()
+        echo.shutdown()
+
+
 class Garbage(BaseHTTPRequestHandler):
     def do_POST(self):
         self.send_response(200)

@@ -19,7 +19,10 @@ struct WebDriverUpstream: Sendable {
 
     /// `method` `path` (with `query`) sent on with `body` (`nil`: none); the upstream's answer.
     func send(_ method: String, _ path: String, query: String = "", body: [UInt8]?) -> HTTPResponse {
-        let target = url + path + (query.isEmpty ? "" : "?" + query)
+        // The server hands routes the path percent-decoded: encoded again for the upstream (a
+        // cookie's name, an element id), so that none of its bytes ends the path or the URL.
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path
+        let target = url + encoded + (query.isEmpty ? "" : "?" + query)
         let reply: HTTPClient.Response
         do {
             let client = try HTTPClient()  // one per command: commands of several sessions run at once
