@@ -376,3 +376,15 @@ def test_an_upstream_that_is_down_or_no_driver_is_an_unknown_error_naming_it(tmp
                 intermediary.stop()
     finally:
         garbage.shutdown()
+
+
+@pytest.mark.parametrize("arguments, says", [
+    ([], "--upstream URL is required"),
+    (["--upstream", "ftp://127.0.0.1:9515"], "--upstream takes the driver's http://HOST:PORT"),
+    (["--upstream", "http://127.0.0.1:9515/?x=1"], "--upstream takes the driver's http://HOST:PORT"),
+    (["--upstream", "http://127.0.0.1:9515", "--listen", "0.0.0.0:0"], "listens on loopback only"),
+    (["--upstream", "http://127.0.0.1:9515", "--webkit-browser", "/etc/passwd"], "is not a program this user can run"),
+])
+def test_a_bad_option_is_a_usage_error(tmp_path, arguments, says):
+    result = subprocess.run([BIN, "webdriver", *arguments], env=own_environment(tmp_path), capture_output=True, text=True, timeout=DEADLINE)
+    assert result.returncode == 64 and says in result.stderr and result.stdout == ""
