@@ -43,10 +43,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def call(url: str, method: str, path: str, body=None) -> tuple[int, dict]:
+def call(url: str, method: str, path: str, body=None, headers: dict = {}) -> tuple[int, dict]:
     """One WebDriver command, as a client sends it: its status and JSON answer."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url + path, method=method, data=data, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url + path, method=method, data=data, headers={"Content-Type": "application/json", **headers})
     try:
         with urllib.request.urlopen(request, timeout=DEADLINE) as response:
             return response.status, json.loads(response.read())
@@ -303,7 +303,7 @@ def test_commands_on_an_unknown_session_or_authenticator_are_webdriver_errors(wo
     assert status == 404 and answer["value"]["error"] == "invalid session id", "chromedriver's own answer, passed on"
     # A body over 1 MiB is refused as serve refuses it: declared, before it is read; sent in
     # chunks, once it has passed the limit — then as a WebDriver error too.
-    head = f"POST /session/{session}/url HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+    head = f"POST /session/{session}/url HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n"
     status, answer = refused(url, f"{head}Content-Length: {1 << 20 | 1}\r\n\r\n".encode(), b"x" * (1 << 20 | 1))
     assert status == 413 and "larger than the server accepts" in answer["detail"]
     chunk = b"x" * (1 << 20)
@@ -348,6 +348,20 @@ def test_commands_reach_the_upstream_as_sent_and_its_answers_come_back_as_given(
     finally:
         intermediary.stop()
         echo.shutdown()
+
+
+def test_a_command_from_a_web_page_is_refused(world):
+    """A WebDriver client sends no Origin and names a loopback host; a page that reached the port
+    (a fetch, a form, a name made to resolve to 127.0.0.1) does otherwise, and drives nothing."""
+    url = world.intermediary.url
+    port = url.rsplit(":", 1)[1]
+    for headers in ({"Origin": "https://evil.example"}, {"Host": f"evil.example:{port}"}, {"Host": "127.0.0.1.evil.example"}):
+        status, answer = call(url, "POST", "/session", {"capabilities": {}}, headers)
+        assert status == 403 and answer["value"]["error"] == "unknown error", headers
+        status, answer = call(url, "GET", f"/session/{world.driver.session_id}/url", None, headers)
+        assert status == 403, headers
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "127.1.2.3"):
+        assert call(url, "GET", "/status", None, {"Host": host})[0] == 200, host
 
 
 class Garbage(BaseHTTPRequestHandler):

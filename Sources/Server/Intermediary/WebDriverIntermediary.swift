@@ -65,6 +65,7 @@ public final class WebDriverIntermediary: Sendable {
     func answer(_ request: HTTPRequest, in service: AccountService, own: Set<String>) -> HTTPResponse? {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         if let first = parts.first, first != "session", own.contains(first) { return nil }
+        if let refusal = Self.refusal(request) { return refusal }
         guard !request.bodyTooLarge else {
             return WebDriverUpstream.error(413, "invalid argument", .badInput, "the body is larger than the server accepts (1 MiB)")
         }
@@ -80,6 +81,32 @@ public final class WebDriverIntermediary: Sendable {
         let deferred = HTTPDeferred()
         queue.async { deferred.complete(work()) }
         return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
+    }
+
+    /// A WebDriver command a web page sent, refused: one with an `Origin` (a WebDriver client sends
+    /// none; a page's fetch or form does), or a `Host` that is not loopback's (a page whose name
+    /// was made to resolve to 127.0.0.1). Without the token, and with the driver's own checks of
+    /// them left behind here, any page on the machine could otherwise drive the browser.
+    private static func refusal(_ request: HTTPRequest) -> HTTPResponse? {
+        if request.origin != nil {
+            return WebDriverUpstream.error(403, "unknown error", .usage, "a WebDriver command from a page (it carries Origin) is refused")
+        }
+        if let host = request.host, !isLoopback(host) {
+            return WebDriverUpstream.error(403, "unknown error", .usage, "a WebDriver command for host \(JSONText.shown(host)) is refused: the intermediary is reached on loopback")
+        }
+        return nil
+    }
+
+    /// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
+    static func isLoopback(_ host: String) -> Bool {
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("[") {
+            return name.hasPrefix("[::1]") && (name.count == 5 || name.dropFirst(5).first == ":")
+        }
+        if let colon = name.lastIndex(of: ":") { name = name[..<colon] }
+        if name == "localhost" { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// The body sent on: the request's, none for an empty one but POST's (`{}` is WebDriver's no parameters).
