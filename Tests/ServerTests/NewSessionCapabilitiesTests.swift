@@ -58,3 +58,20 @@ struct NewSessionCapabilitiesTests {
         }
     }
 }
+
+/// The hosts a WebDriver command may name through the intermediary: loopback's alone (a page's
+/// name made to resolve to 127.0.0.1 is refused).
+struct LoopbackHostTests {
+    @Test func loopbacksNamesAndAddressesWithOrWithoutAPort() {
+        for host in ["localhost", "LOCALHOST:4444", "127.0.0.1", "127.0.0.1:9515", "127.255.0.9:1", "[::1]", "[::1]:4444"] {
+            #expect(WebDriverIntermediary.isLoopback(host), "\(host)")
+        }
+    }
+
+    @Test func everyOtherHostIsNot() {
+        for host in ["", "evil.example", "evil.example:4444", "localhost.evil.example", "127.0.0.1.evil.example", "127.0.0.256", "128.0.0.1",
+                     "127.0.0", "[::1]x", "[::2]:1", "[::1]evil", "0.0.0.0", "127.0.0.1:4444:1"] {
+            #expect(!WebDriverIntermediary.isLoopback(host), "\(host)")
+        }
+    }
+}
