@@ -31,6 +31,9 @@ public final class WebDriverIntermediary: Sendable {
         var injection: Injection
         /// Its virtual authenticators, oldest first: the pages use the newest's device.
         var authenticators: [String] = []
+        /// Its §11 commands, one at a time: an authenticator and its bridge in place before the
+        /// next command (another session's wait on the upstream holds none of its own).
+        let commands: DispatchQueue
     }
 
     let upstream: WebDriverUpstream
@@ -39,8 +42,6 @@ public final class WebDriverIntermediary: Sendable {
     /// The URL pages reach the server by (the bridge's `server`), once it listens.
     private let reached = Mutex("")
     private let sessions = Mutex([String: UpstreamSession]())
-    /// §11's commands, one at a time: an authenticator and its bridge in place before the next command.
-    private let authenticatorCommands = DispatchQueue(label: "authctl.webdriver.authenticators")
 
     /// - Parameters:
     ///   - upstream: the driver's URL, `http://host:port` and any base path (`/wd/hub`).
@@ -75,7 +76,8 @@ public final class WebDriverIntermediary: Sendable {
         case ("POST", "session", 1): (work, queue) = ({ self.newSession(request, in: service) }, .global())
         case ("DELETE", "session", 2): (work, queue) = ({ self.deleteSession(parts[1], request, in: service) }, .global())
         case (_, "session", 3...) where parts[2] == "webauthn":
-            (work, queue) = ({ self.authenticatorCommand(request, parts, in: service) }, authenticatorCommands)
+            (work, queue) = ({ self.authenticatorCommand(request, parts, in: service) },
+                             sessions.withLock { $0[parts[1]]?.commands } ?? .global())
         default: (work, queue) = ({ self.upstream.send(request.method, request.path, query: request.query, body: Self.body(request)) }, .global())
         }
         let deferred = HTTPDeferred()
@@ -149,7 +151,10 @@ public final class WebDriverIntermediary: Sendable {
             if let injection { Self.removeDirectory(of: injection) }
             return answer
         }
-        sessions.withLock { $0[made.sessionId] = UpstreamSession(injection: injection ?? (made.chromium ? .devTools(installed: nil) : .unavailable)) }
+        sessions.withLock {
+            $0[made.sessionId] = UpstreamSession(injection: injection ?? (made.chromium ? .devTools(installed: nil) : .unavailable),
+                                                 commands: DispatchQueue(label: "authctl.webdriver.session"))
+        }
         service.webDriverSessions.withLock { $0[made.sessionId] = [] }
         return HTTPResponse(status: 200, contentType: .json, body: Array(text))
     }
