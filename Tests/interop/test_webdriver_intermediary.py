@@ -293,6 +293,30 @@ def test_the_newest_authenticator_answers_and_removing_it_gives_the_pages_the_on
     driver.remove_virtual_authenticator()
 
 
+def test_an_authenticator_whose_user_does_not_consent_cancels_the_pages_ceremonies(world):
+    from selenium.webdriver.common.virtual_authenticator import Credential, VirtualAuthenticatorOptions
+
+    driver = world.driver
+    click(world, "sign-out")
+    wait_screen(world, "sign-in")
+    driver.add_virtual_authenticator(VirtualAuthenticatorOptions(
+        protocol="ctap2", transport="internal", has_resident_key=True, has_user_verification=True, is_user_verified=True,
+        is_user_consenting=False))
+    # A passkey for the bank's RP ID that the bank does not know: used, it would be refused and
+    # signalled unknown (and leave the authenticator); canceled, it stays.
+    key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    held = Credential.create_resident_credential(bytearray(b"\x02" * 16), "localhost", bytearray(b"user-8"), bytearray(key), 0)
+    driver.add_credential(held)
+    open_bank(world)
+    wait_screen(world, "sign-in")
+    click(world, "passkey-sign-in")
+    wait_until(lambda: "cancelled" in text(world, "message"), "the sign-in cancelled")
+    assert screen(world) == "sign-in"
+    assert [c.id for c in driver.get_credentials()] == [held.id], "the passkey was not used"
+    driver.remove_virtual_authenticator()
+
+
 def test_commands_on_an_unknown_session_or_authenticator_are_webdriver_errors(world):
     url, session = world.intermediary.url, world.driver.session_id
     status, answer = call(url, "POST", "/session/no-such-session/webauthn/authenticator", {"protocol": "ctap2", "transport": "internal"})
