@@ -13,8 +13,6 @@ package final class HTTPClient {
         /// The values of the reply's `Set-Cookie` headers, as sent (the cookie engine keeps them
         /// besides): what a caller asks of "did this reply set a cookie".
         package var setCookies: [String] = []
-        /// The reply's `Content-Type`, as sent (`nil`: none).
-        package var contentType: String?
     }
 
     package struct Failure: Error, Sendable {
@@ -99,17 +97,13 @@ package final class HTTPClient {
                 let buffer = Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue()
                 let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
                 // A new status line (after a 1xx) starts the final reply's headers afresh.
-                if line.hasPrefix("HTTP/") { (buffer.setCookies, buffer.contentType) = ([], nil) }
-                if let colon = line.firstIndex(of: ":") {
+                if line.hasPrefix("HTTP/") { buffer.setCookies = [] }
+                if let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "set-cookie", buffer.setCookies.count < 100 {
                     let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
                     var value = line[line.index(after: colon)...]
                     while let first = value.first, blank.contains(first) { value.removeFirst() }
                     while let last = value.last, blank.contains(last) { value.removeLast() }
-                    switch line[..<colon].lowercased() {
-                    case "set-cookie" where buffer.setCookies.count < 100: buffer.setCookies.append(String(value))
-                    case "content-type": buffer.contentType = String(value)
-                    default: break
-                    }
+                    buffer.setCookies.append(String(value))
                 }
                 return size * count
             }),
@@ -142,13 +136,12 @@ package final class HTTPClient {
         }
         var status = 0
         _ = authctl_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return Response(status: status, body: reply.bytes, setCookies: reply.setCookies, contentType: reply.contentType)
+        return Response(status: status, body: reply.bytes, setCookies: reply.setCookies)
     }
 
     private final class ReplyBuffer {
         var bytes: [UInt8] = []
         var setCookies: [String] = []
-        var contentType: String?
         var limit = HTTPClient.replyLimit
         var isCanceled: (@Sendable () -> Bool)?
     }

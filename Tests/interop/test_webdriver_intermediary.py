@@ -344,6 +344,8 @@ class Echo(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         data = json.dumps({"value": {"method": self.command, "path": self.path, "body": body.decode(),
                                      "contentType": self.headers.get("Content-Type")}}).encode()
+        if self.path.endswith("/screenshot"):  # a large window's, in base64
+            data = json.dumps({"value": "A" * (12 << 20)}).encode()
         self.send_response(418)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
@@ -369,6 +371,8 @@ def test_commands_reach_the_upstream_as_sent_and_its_answers_come_back_as_given(
         assert (status, answer["value"]["method"], answer["value"]["body"]) == (418, "DELETE", "")
         status, answer = call(intermediary.url, "GET", "/status")
         assert answer["value"]["path"] == "/wd/hub/status"
+        status, answer = call(intermediary.url, "GET", "/session/s1/screenshot")
+        assert status == 418 and len(answer["value"]) == 12 << 20, "an answer larger than a scenario's (4 MiB) comes back whole"
     finally:
         intermediary.stop()
         echo.shutdown()
