@@ -322,7 +322,8 @@ def test_commands_on_an_unknown_session_or_authenticator_are_webdriver_errors(wo
     status, answer = call(url, "POST", "/session/no-such-session/webauthn/authenticator", {"protocol": "ctap2", "transport": "internal"})
     assert status == 404 and answer["value"]["error"] == "invalid session id"
     status, answer = call(url, "GET", f"/session/{session}/webauthn/authenticator/no-such-authenticator/credentials")
-    assert status == 404 and answer["value"]["error"] and "no-such-authenticator" in answer["value"]["message"]
+    assert status == 400 and answer["value"]["error"] == "invalid argument" and "no-such-authenticator" in answer["value"]["message"], \
+        "as serve answers it (§11: an authenticatorId that matches none is invalid argument)"
     status, answer = call(url, "POST", "/session/no-such-session/url", {"url": "about:blank"})
     assert status == 404 and answer["value"]["error"] == "invalid session id", "chromedriver's own answer, passed on"
     # A body over 1 MiB is refused as serve refuses it: declared, before it is read; sent in
