@@ -107,7 +107,7 @@ let package = Package(
         // (openapi.json) and the page bridge (bridge.js) are files of their own, linted as such,
         // embedded in the code when it is built: an installed binary is one file, with no resource
         // bundle beside it for Bundle.module to find.
-        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Audit", "POSIXSockets"],
+        .target(name: "Server", dependencies: ["CMicroHTTPD", "Session", "Audit", "POSIXSockets", "Curl"],
                 resources: [.embedInCode("OpenAPI/openapi.json"), .embedInCode("Bridge/bridge.js")]),
         // What `authctl bench` measures, apart from the command line that parses and prints it.
         .target(name: "Benchmarks", dependencies: ["Session", "Keychain", "VirtualAuthenticator", "KeyVault", "SyncStore", "CTAP"]),

@@ -20,7 +20,7 @@ import sys
 ALLOWED = {
     "Sources/authctl": {"Session", "Scenarios", "Audit", "Server", "CTAP", "Benchmarks", "CBuildInfo"},
     "Sources/CTAP": {"Session", "POSIXSockets"},
-    "Sources/Server": {"Session", "Audit", "CMicroHTTPD", "POSIXSockets"},
+    "Sources/Server": {"Session", "Audit", "CMicroHTTPD", "POSIXSockets", "Curl"},
     "Sources/Scenarios": {"Session", "Curl"},
     "Sources/Audit": {"Session", "Curl"},
     "Sources/AuthenticationServices": {"Session", "Curl"},

@@ -64,13 +64,15 @@ package final class HTTPClient {
 
     /// Sends `method` to `url` with `body` (of `contentType`, JSON by default) and `extraHeaders`
     /// (names and values the caller checked: no line breaks), and returns the status and reply.
+    /// `replyLimit`: the most the reply may hold (longer is refused).
     package func send(method: String, url: String, body: [UInt8]?, contentType: String = "application/json",
-                      extraHeaders: [(String, String)] = [], timeoutSeconds: Int = 30) throws(Failure) -> Response {
+                      extraHeaders: [(String, String)] = [], timeoutSeconds: Int = 30, replyLimit: Int = HTTPClient.replyLimit) throws(Failure) -> Response {
         let isCanceled = Self.isCanceled
         if isCanceled?() == true { throw Failure(message: "\(method) \(url): \(Self.stopped)", reason: Self.stopped) }
         authctl_curl_easy_reset(handle)  // options only: the cookie jar stays
         let reply = ReplyBuffer()
         reply.isCanceled = isCanceled
+        reply.limit = replyLimit
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         defer { authctl_curl_slist_free_all(headers) }
         let codes: [CURLcode] = [
@@ -85,7 +87,7 @@ package final class HTTPClient {
                 guard let data, let context else { return 0 }
                 let buffer = Unmanaged<ReplyBuffer>.fromOpaque(context).takeUnretainedValue()
                 let length = size * count
-                guard buffer.bytes.count + length <= HTTPClient.replyLimit else { return 0 }  // ends the transfer
+                guard buffer.bytes.count + length <= buffer.limit else { return 0 }  // ends the transfer
                 buffer.bytes += UnsafeRawBufferPointer(start: data, count: length)
                 return length
             }),
@@ -140,6 +142,7 @@ package final class HTTPClient {
     private final class ReplyBuffer {
         var bytes: [UInt8] = []
         var setCookies: [String] = []
+        var limit = HTTPClient.replyLimit
         var isCanceled: (@Sendable () -> Bool)?
     }
 }

@@ -23,14 +23,21 @@ public final class AccountService: @unchecked Sendable {
     let attestationCA = try? AttestationCA.generate()
     /// The audits it runs (`/audits`).
     let audits = AuditJobs()
+    /// The browser's driver it stands in front of (`authctl webdriver`), when it does.
+    private let intermediary: WebDriverIntermediary?
+    /// The first segments of its own routes' paths, which an intermediary answers itself.
+    private var ownPaths = Set<String>()
 
     /// - Parameters:
     ///   - token: what every request but `GET /health` carries as `Authorization: Bearer TOKEN`.
     ///   - scratch: where the accounts' throw-away vaults are made.
-    public init(token: String, scratch: String) {
+    ///   - intermediary: the browser's driver it passes WebDriver's commands on to, answering §11's
+    ///     itself (`authctl webdriver`).
+    public init(token: String, scratch: String, intermediary: WebDriverIntermediary? = nil) {
         self.token = Array(token.utf8)
         tokenText = token
         self.scratch = scratch
+        self.intermediary = intermediary
         router.add("GET", "/health") { _, _ throws(Problem) in .json(200, #"{"status":"ok"}"#) }
         router.add("GET", "/openapi.json") { _, _ throws(Problem) in HTTPResponse(status: 200, contentType: .json, body: OpenAPIDocument.bytes) }
         addAccountRoutes(to: &router)
@@ -41,6 +48,7 @@ public final class AccountService: @unchecked Sendable {
         addWebDriverRoutes(to: &router)
         addBridgeRoutes(to: &router)
         addAuditRoutes(to: &router)
+        ownPaths = Set(router.routes.compactMap { $0.pattern.split(separator: "/").first.map(String.init) })
     }
 
     /// Each route's body type, by `METHOD /pattern` (for the contract's test): `nil` for a route
@@ -88,6 +96,7 @@ public final class AccountService: @unchecked Sendable {
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        if let intermediary, let answer = intermediary.answer(request, in: self, own: ownPaths) { return answer }
         let open = request.method == "GET" && (request.path == "/health" || request.path == "/openapi.json")
         guard open || authorized(request.authorization) else {
             var answer = Problem.unauthorized("the request needs Authorization: Bearer TOKEN (the server's token)").response
@@ -100,6 +109,13 @@ public final class AccountService: @unchecked Sendable {
         if parts.count > 3, parts[1] == "accounts", accounts.withLock({ $0[String(parts[2])] }) == nil {
             return Problem.notFound("no account \(JSONText.shown(String(parts[2])))").response
         }
+        return router.route(request, in: self)
+    }
+
+    /// `request` answered by the routes, without the token: WebDriver's commands through an
+    /// intermediary, which carry none (as a browser's driver takes none).
+    func route(_ request: HTTPRequest) -> HTTPResponse {
+        guard !request.bodyTooLarge else { return Problem(413, .badInput, "the body is larger than the server accepts (1 MiB)").response }
         return router.route(request, in: self)
     }
 

@@ -19,14 +19,22 @@ extension AccountService {
                 }
             }
             let server = try Self.bridgeServer(call)
-            let config: [String: String] = ["server": server, "token": s.tokenText, "account": account, "device": device]
-            guard let json = try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .withoutEscapingSlashes]),
-                  var text = String(data: json, encoding: .utf8) else { throw Problem.input("the bridge's settings are not text") }
-            // Safe inside an HTML <script> element too.
-            text = text.replacingOccurrences(of: "<", with: "\\u003c")
-            let script = PageBridgeScript.text.replacingOccurrences(of: "__AUTHCTL_CONFIG__", with: text)
+            guard let script = s.bridgeScript(server: server, account: account, device: device) else {
+                throw Problem.input("the bridge's settings are not text")
+            }
             return HTTPResponse(status: 200, contentType: .javascript, body: Array(script.utf8))
         }
+    }
+
+    /// The page bridge for `device` of `account`, reaching the server at `server` with its token
+    /// (`nil`: settings that are not text).
+    func bridgeScript(server: String, account: String, device: String) -> String? {
+        let config: [String: String] = ["server": server, "token": tokenText, "account": account, "device": device]
+        guard let json = try? JSONSerialization.data(withJSONObject: config, options: [.sortedKeys, .withoutEscapingSlashes]),
+              var text = String(data: json, encoding: .utf8) else { return nil }
+        // Safe inside an HTML <script> element too.
+        text = text.replacingOccurrences(of: "<", with: "\\u003c")
+        return PageBridgeScript.text.replacingOccurrences(of: "__AUTHCTL_CONFIG__", with: text)
     }
 
     /// The server's URL as the page reaches it: `server` when the query gives one (`http` or

@@ -15,7 +15,7 @@ enum Program {
         subcommands: [
             InitCommand.spec, RegisterCommand.spec, SignCommand.spec, ListCommand.spec, DeleteCommand.spec, CredentialCommand.spec, SignalCommand.spec, CapabilitiesCommand.spec,
             DeviceCommand.spec, SyncCommand.spec, ScenarioCommand.spec, AuditCommand.spec, BiometryCommand.spec, FaultsCommand.spec, ProfilesCommand.spec, CACommand.spec, VaultCommand.spec, BenchCommand.spec,
-            ServeCommand.spec, CTAPCommand.spec, HelpCommand.spec, CompletionCommand.spec, ManpagesCommand.spec, VersionCommand.spec,
+            ServeCommand.spec, WebDriverCommand.spec, CTAPCommand.spec, HelpCommand.spec, CompletionCommand.spec, ManpagesCommand.spec, VersionCommand.spec,
         ],
         examples: ["export AUTHCTL_VAULT=~/authctl-vault AUTHCTL_PASSPHRASE='a long passphrase' AUTHCTL_PIN=1234",
                    "authctl init",

@@ -32,7 +32,11 @@ enum ServeCommand {
                    "authctl --vault ./vault --passphrase-file ./pass serve --token-file ./token"],
         run: run)
 
-    static func run(_ args: ParsedArguments) throws(CLIError) {
+    static func run(_ args: ParsedArguments) throws(CLIError) { try serve(args, intermediary: nil) }
+
+    /// Serves until SIGTERM or SIGINT: the routes of `serve`, and, with `intermediary`, WebDriver's
+    /// commands passed on to its upstream (`authctl webdriver`).
+    static func serve(_ args: ParsedArguments, intermediary: WebDriverIntermediary?) throws(CLIError) {
         var host = "127.0.0.1", port: UInt16 = 0
         if let place = args.value(listen) {
             guard args.value(socket) == nil else { throw CLIError(.usage, "--listen and --socket are each a place to listen: give one") }
@@ -49,6 +53,8 @@ enum ServeCommand {
         let threadCount = try args.integer(threads, in: 1...64) ?? min(max(ProcessInfo.processInfo.activeProcessorCount, 2), 64)
         let headSeconds = try args.integer(headerTimeout, in: 1...3600) ?? 30
         let local = socketPath != nil || host.hasPrefix("127.")
+        // WebDriver's commands carry no token (a driver takes none): only this machine's may come.
+        if intermediary != nil, !local { throw CLIError(.usage, "webdriver listens on loopback only (127.0.0.0/8): \(EchoedInput.text(host)) is not") }
         let token: String
         var printed: String?
         if let file = args.value(tokenFile) {
@@ -63,7 +69,7 @@ enum ServeCommand {
         guard FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory), isDirectory.boolValue, access(place, W_OK | X_OK) == 0 else {
             throw CLIError(.ioError, "the scratch directory \(EchoedInput.path(place)) is not a directory this user can write")
         }
-        let service = AccountService(token: token, scratch: place)
+        let service = AccountService(token: token, scratch: place, intermediary: intermediary)
         if args.value(GlobalOptions.vault) != nil {
             let vault = try VaultSelection(args)
             let pin = try args.value(GlobalOptions.pinFile).map { file throws(CLIError) in
@@ -84,6 +90,7 @@ enum ServeCommand {
             server = try HTTPServer(address: socketPath ?? host, port: port, threads: threadCount, bodyLimit: 1 << 20, timeoutSeconds: 30,
                                     headerTimeoutSeconds: headSeconds, connectionLimit: connectionLimit) { service.handle($0) }
         } catch { throw CLIError(.ioError, error.message) }
+        intermediary?.listening(at: "http://\(host):\(server.port)")
         try Output.data(socketPath.map { "listening on unix:\($0)" } ?? "listening on http://\(host):\(server.port)")
         if let printed { try Output.data("token \(printed)") }
         // Every few seconds a comment on each event stream: a client that left is noticed.
@@ -105,6 +112,7 @@ enum ServeCommand {
         while streams.contains(where: { !$0.isReleased }) && Date() < deadline { usleep(10_000) }
         server.stop()
         service.close()
+        intermediary?.close()
         if let socketPath { unlink(socketPath) }
     }
 

@@ -39,6 +39,9 @@ struct EnvironmentVariable: Sendable {
     static let ctap = EnvironmentVariable(
         name: "AUTHCTL_CTAP",
         help: "where security keys listen, comma-separated udp:HOST:PORT and unix:PATH entries: what CTAP clients (python-fido2's connector, libfido2's preload library) open, and where ctap serve listens when given neither --udp nor --socket")
+    static let webKitBrowser = EnvironmentVariable(
+        name: "AUTHCTL_WEBKIT_BROWSER",
+        help: "authctl-webkit's path, the WebKitGTK browser webdriver has WebKitWebDriver launch, when --webkit-browser is not given (default: authctl-webkit beside authctl)")
     static let xdgDataHome = EnvironmentVariable(
         name: "XDG_DATA_HOME", help: "when absolute and AUTHCTL_VAULT is not set, the default vault is $XDG_DATA_HOME/authctl")
     static let home = EnvironmentVariable(
@@ -60,5 +63,5 @@ struct EnvironmentVariable: Sendable {
 
     /// Every variable, in the order `authctl.1` lists them.
     static let all = [vault, device, passphrase, newPassphrase, pin, newPIN, exportPassphrase, recoverySecret, store, userAction, instantTimeout,
-                      indexSplitRecords, storeChecks, ctap, xdgDataHome, home, noProxy, opensslConf]
+                      indexSplitRecords, storeChecks, ctap, webKitBrowser, xdgDataHome, home, noProxy, opensslConf]
 }
