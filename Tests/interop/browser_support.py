@@ -123,3 +123,96 @@ class AuthctlServer:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         assert self.process.wait(timeout=DEADLINE) == 0, self.process.stderr.read()
+
+
+# WebKitGTK: Debian's WebKitWebDriver (webkit2gtk-driver) launching authctl-webkit
+# (clients/webkit, built beside authctl by scripts/build-webkit-browser.sh) under Xvfb. WebKitGTK
+# has no headless mode and lets no WebDriver client add a script that runs before the page's, so
+# authctl-webkit adds the one in its --user-script file, read again at every navigation.
+WEBKIT_DRIVER = os.environ.get("AUTHCTL_WEBKIT_DRIVER", "/usr/bin/WebKitWebDriver")
+WEBKIT_BROWSER = os.environ.get("AUTHCTL_WEBKIT_BROWSER", str(pathlib.Path(BIN).parent / "authctl-webkit"))
+XVFB = shutil.which("Xvfb")
+HAVE_WEBKIT = bool(shutil.which(WEBKIT_DRIVER) and XVFB and os.access(WEBKIT_BROWSER, os.X_OK))
+WEBKIT_MISSING = ("WebKitGTK's WebKitWebDriver (webkit2gtk-driver), Xvfb (xvfb) or authctl-webkit "
+                  "(scripts/build-webkit-browser.sh) is missing")
+
+
+class Display:
+    """An Xvfb display of the test's own (`-displayfd`: the server picks a free number and says
+    which once it listens), for WebKitGTK, which has no headless mode."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([XVFB, "-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        number = self.process.stdout.readline().strip()
+        if not number:
+            self.process.wait(timeout=DEADLINE)
+            raise AssertionError(f"Xvfb exited ({self.process.returncode}) without a display")
+        self.name = f":{number}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=DEADLINE)
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, capabilities: dict | None = None):
+    """authctl-webkit through WebKitWebDriver on `display`; its pages get `user_script` (a file,
+    absent until written) at document start. The driver's `quit()` ends WebKitWebDriver too."""
+    from selenium import webdriver
+    from selenium.webdriver.common.options import ArgOptions
+
+    port = free_port()
+    env = dict(own_environment(scratch), DISPLAY=display.name)
+    log = open(scratch / "webkitwebdriver.log", "w")
+    service = subprocess.Popen([WEBKIT_DRIVER, f"--port={port}", "--host=127.0.0.1"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+    log.close()
+
+    def listening():
+        assert service.poll() is None, f"WebKitWebDriver exited ({service.returncode}): {(scratch / 'webkitwebdriver.log').read_text()}"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=5) as response:
+            return json.loads(response.read())["value"]["ready"]
+
+    try:
+        wait_until(listening, "WebKitWebDriver listening")
+        options = ArgOptions()
+        options.set_capability("webkitgtk:browserOptions", {
+            "binary": WEBKIT_BROWSER, "args": ["--automation", f"--user-script={user_script}"]})
+        for name, value in (capabilities or {}).items():
+            options.set_capability(name, value)
+
+        class Driver(webdriver.Remote):
+            def quit(self):
+                try:
+                    super().quit()
+                finally:
+                    if service.poll() is None:
+                        service.terminate()
+                    service.wait(timeout=DEADLINE)
+
+        driver = Driver(command_executor=f"http://127.0.0.1:{port}", options=options)
+    except BaseException:
+        service.terminate()
+        service.wait(timeout=DEADLINE)
+        raise
+    driver.user_script = user_script
+    driver.set_script_timeout(DEADLINE)
+    driver.set_page_load_timeout(DEADLINE)
+    return driver
+
+
+def write_user_script(driver, text: str):
+    """What the next page of `driver` (authctl-webkit) gets before its own scripts: replaced whole
+    (a new file renamed over the old), so the browser never reads half of it."""
+    path = pathlib.Path(driver.user_script)
+    partial = path.with_name(path.name + ".new")
+    partial.write_text(text)
+    os.replace(partial, path)

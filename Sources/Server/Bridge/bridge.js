@@ -1,4 +1,119 @@
 // authctl page bridge: this page's WebAuthn calls are answered by authctl serve (docs/browser.md).
+
+// ---- An engine without WebAuthn (WebKitGTK and WPE are built without it) ----------------------
+// The interfaces WebKit has when it has WebAuthn, supplied empty — their members refuse every
+// object but those the bridge below makes, in WebKit's words — so that the bridge has what it
+// wraps in every engine. Shaped as WebKit's IDL (Source/WebCore/Modules/webauthn/*.idl and
+// credentialmanagement/*.idl; docs/browser.md, "WebKitGTK"): member order, which statics each
+// interface has (isConditionalMediationAvailable is Credential's), the error each refusal names.
+// An engine that has PublicKeyCredential, or a page that is not a secure context, is left alone.
+(() => {
+  'use strict';
+  if (typeof PublicKeyCredential !== 'undefined' || typeof navigator === 'undefined' || !globalThis.isSecureContext
+      || 'credentials' in navigator) {
+    return;
+  }
+  const define = (target, name, value) => Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+  // An interface object (WebIDL §3.7.1): not a constructor for a page, its prototype chained to
+  // the parent interface's, a property of the global as WebKit makes them.
+  function interfaceObject(name, parent) {
+    const object = { [name]: function () { throw new TypeError('Illegal constructor'); } }[name];
+    Object.defineProperty(object, 'prototype', { value: Object.create(parent ? parent.prototype : Object.prototype), writable: false });
+    if (parent) Object.setPrototypeOf(object, parent);
+    Object.defineProperty(object.prototype, 'constructor', { value: object, writable: true, enumerable: false, configurable: true });
+    Object.defineProperty(object.prototype, Symbol.toStringTag, { value: name, writable: false, enumerable: false, configurable: true });
+    Object.defineProperty(globalThis, name, { value: object, writable: true, enumerable: false, configurable: true });
+    return object;
+  }
+  // Members that refuse every object: the bridge answers for the objects it makes, and these are
+  // what a stranger meets (JavaScriptCore's bindings' wording).
+  function attributes(object, ...names) {
+    const iface = object.name;
+    for (const name of names) {
+      const { get } = Object.getOwnPropertyDescriptor({
+        get [name]() { throw new TypeError(`The ${iface}.${name} getter can only be used on instances of ${iface}`); },
+      }, name);
+      Object.defineProperty(object.prototype, name, { get, enumerable: true, configurable: true });
+    }
+  }
+  function operations(object, ...names) {
+    const iface = object.name;
+    for (const name of names) {
+      define(object.prototype, name, { [name]() { throw new TypeError(`Can only call ${iface}.${name} on instances of ${iface}`); } }[name]);
+    }
+  }
+  const statics = (object, entries) => { for (const [name, length, body] of entries) {
+    const method = { [name](...args) { return body(...args); } }[name];
+    Object.defineProperty(method, 'length', { value: length });
+    define(object, name, method);
+  } };
+  const no = () => Promise.resolve(false);
+
+  const CredentialInterface = interfaceObject('Credential');
+  attributes(CredentialInterface, 'id', 'type');
+  statics(CredentialInterface, [['isConditionalMediationAvailable', 0, no]]);
+  const PublicKeyCredentialInterface = interfaceObject('PublicKeyCredential', CredentialInterface);
+  attributes(PublicKeyCredentialInterface, 'rawId', 'response', 'authenticatorAttachment');
+  operations(PublicKeyCredentialInterface, 'getClientExtensionResults', 'toJSON');
+  const notObject = (name) => Promise.reject(new TypeError(`Argument 1 ('options') to PublicKeyCredential.${name} must be an object`));
+  statics(PublicKeyCredentialInterface, [
+    ['isUserVerifyingPlatformAuthenticatorAvailable', 0, no],
+    ['getClientCapabilities', 0, () => Promise.resolve({})],
+    ...['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails']
+      .map((name) => [name, 1, () => notObject(name)]),
+  ]);
+  const AuthenticatorResponseInterface = interfaceObject('AuthenticatorResponse');
+  attributes(AuthenticatorResponseInterface, 'clientDataJSON');
+  const AuthenticatorAttestationResponseInterface = interfaceObject('AuthenticatorAttestationResponse', AuthenticatorResponseInterface);
+  attributes(AuthenticatorAttestationResponseInterface, 'attestationObject');
+  operations(AuthenticatorAttestationResponseInterface, 'getTransports', 'getAuthenticatorData', 'getPublicKey', 'getPublicKeyAlgorithm');
+  const AuthenticatorAssertionResponseInterface = interfaceObject('AuthenticatorAssertionResponse', AuthenticatorResponseInterface);
+  attributes(AuthenticatorAssertionResponseInterface, 'authenticatorData', 'signature', 'userHandle');
+
+  // navigator.credentials: the page's one CredentialsContainer ([SameObject]). Its create() and
+  // get() answer what is not for `publicKey` as WebKit's CredentialsContainer.cpp does (the
+  // bridge answers the rest); store() is not implemented there either.
+  const CredentialsContainerInterface = interfaceObject('CredentialsContainer');
+  const container = Object.create(CredentialsContainerInterface.prototype);
+  const refusal = (name, self) => (self === container ? null
+    : new TypeError(`Can only call CredentialsContainer.${name} on instances of CredentialsContainer`));
+  const methods = {
+    get(options) { return request('get', this, options); },
+    store(credential) {
+      const stranger = refusal('store', this);
+      if (stranger) return Promise.reject(stranger);
+      if (!arguments.length) return Promise.reject(new TypeError('Not enough arguments'));
+      if (!(credential instanceof CredentialInterface)) {
+        return Promise.reject(new TypeError("Argument 1 ('credential') to CredentialsContainer.store must be an instance of BasicCredential"));
+      }
+      return Promise.reject(new DOMException('Not implemented.', 'NotSupportedError'));
+    },
+    create(options) { return request('create', this, options); },
+    preventSilentAccess() {
+      const stranger = refusal('preventSilentAccess', this);
+      return stranger ? Promise.reject(stranger) : Promise.resolve(undefined);
+    },
+  };
+  function request(name, self, options) {
+    const stranger = refusal(name, self);
+    if (stranger) return Promise.reject(stranger);
+    if (options !== undefined && options !== null && typeof options !== 'object') {
+      return Promise.reject(new TypeError('Type error'));
+    }
+    if (options && options.signal && options.signal.aborted) return Promise.reject(new DOMException('Aborted by AbortSignal.', 'AbortError'));
+    return Promise.reject(new DOMException('Only PublicKeyCredential is supported.', 'NotSupportedError'));
+  }
+  for (const name of ['get', 'store', 'create', 'preventSilentAccess']) define(CredentialsContainerInterface.prototype, name, methods[name]);
+  const { get: credentials } = Object.getOwnPropertyDescriptor({
+    get credentials() {
+      if (!(this instanceof Navigator)) throw new TypeError('The Navigator.credentials getter can only be used on instances of Navigator');
+      return container;
+    },
+  }, 'credentials');
+  Object.defineProperty(Navigator.prototype, 'credentials', { get: credentials, enumerable: true, configurable: true });
+})();
+
+// ---- The bridge ----------------------------------------------------------------------------------
 (() => {
   'use strict';
   const CONFIG = __AUTHCTL_CONFIG__;
@@ -416,4 +531,17 @@
     operation(PublicKeyCredential, 'parseRequestOptionsFromJSON', 1, (self, [json]) => ({ ...json, challenge: fromB64(json.challenge),
       allowCredentials: credentialList(json.allowCredentials) }));
   }
+})();
+
+// ---- An engine whose isConditionalMediationAvailable is Credential's (WebKit) ------------------
+// The bridge answers it as PublicKeyCredential's own static, as Chromium has it; in WebKit it is
+// Credential's, which PublicKeyCredential inherits: the bridge's answer moves there.
+(() => {
+  'use strict';
+  if (typeof PublicKeyCredential === 'undefined' || typeof Credential === 'undefined') return;
+  const own = Object.getOwnPropertyDescriptor(PublicKeyCredential, 'isConditionalMediationAvailable');
+  const engine = Object.getOwnPropertyDescriptor(Credential, 'isConditionalMediationAvailable');
+  if (!own || !engine || !globalThis.__authctlBridge) return;
+  delete PublicKeyCredential.isConditionalMediationAvailable;
+  Object.defineProperty(Credential, 'isConditionalMediationAvailable', { ...engine, value: own.value });
 })();
