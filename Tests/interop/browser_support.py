@@ -163,11 +163,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, capabilities: dict | None = None):
+def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, capabilities: dict | None = None,
+           proxy: "HostProxy | None" = None):
     """authctl-webkit through WebKitWebDriver on `display`; its pages get `user_script` (a file,
     absent until written) at document start. The driver's `quit()` ends WebKitWebDriver too."""
     from selenium import webdriver
     from selenium.webdriver.common.options import ArgOptions
+    from selenium.webdriver.remote.client_config import ClientConfig
 
     port = free_port()
     env = dict(own_environment(scratch), DISPLAY=display.name)
@@ -185,7 +187,7 @@ def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, c
         wait_until(listening, "WebKitWebDriver listening")
         options = ArgOptions()
         options.set_capability("webkitgtk:browserOptions", {
-            "binary": WEBKIT_BROWSER, "args": ["--automation", f"--user-script={user_script}"]})
+            "binary": WEBKIT_BROWSER, "args": ["--automation", f"--user-script={user_script}", *(proxy.arguments() if proxy else [])]})
         for name, value in (capabilities or {}).items():
             options.set_capability(name, value)
 
@@ -198,7 +200,8 @@ def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, c
                         service.terminate()
                     service.wait(timeout=DEADLINE)
 
-        driver = Driver(command_executor=f"http://127.0.0.1:{port}", options=options)
+        address = f"http://127.0.0.1:{port}"
+        driver = Driver(command_executor=address, options=options, client_config=ClientConfig(remote_server_addr=address))
     except BaseException:
         service.terminate()
         service.wait(timeout=DEADLINE)
@@ -216,3 +219,88 @@ def write_user_script(driver, text: str):
     partial = path.with_name(path.name + ".new")
     partial.write_text(text)
     os.replace(partial, path)
+
+
+class HostProxy:
+    """A SOCKS5 proxy (RFC 1928) on loopback that connects every name to 127.0.0.1 on the port
+    asked: WebKitGTK has no --host-resolver-rules, so a test that serves an RP's name from this
+    machine hands WebKitWebDriver this proxy (its `proxy` capability, `socksProxy`). The browser
+    sends the name, not an address (SOCKS5 resolves at the proxy)."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def arguments(self) -> list:
+        """authctl-webkit's: every name through this proxy but loopback (authctl serve's)."""
+        return [f"--proxy=socks5://127.0.0.1:{self.port}", "--ignore-host=127.0.0.1", "--ignore-host=localhost"]
+
+    def _accept(self):
+        import threading
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    @staticmethod
+    def _exactly(sock, count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            chunk = sock.recv(count - len(data))
+            if not chunk:
+                raise OSError("closed")
+            data += chunk
+        return data
+
+    def _tunnel(self, client):
+        import select
+        import socket
+        upstream = None
+        try:
+            client.settimeout(DEADLINE)
+            version, methods = self._exactly(client, 2)
+            self._exactly(client, methods)
+            if version != 5:
+                return
+            client.sendall(b"\x05\x00")  # no authentication
+            version, command, _, kind = self._exactly(client, 4)
+            if kind == 1:
+                self._exactly(client, 4)
+            elif kind == 3:
+                self._exactly(client, self._exactly(client, 1)[0])
+            elif kind == 4:
+                self._exactly(client, 16)
+            port = int.from_bytes(self._exactly(client, 2), "big")
+            if command != 1 or kind not in (1, 3, 4):
+                client.sendall(b"\x05\x07\x00\x01" + bytes(6))  # command not supported
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+            except OSError:
+                client.sendall(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
+                return
+            client.sendall(b"\x05\x00\x00\x01" + bytes(6))
+            ends = [client, upstream]
+            while True:
+                readable, _, _ = select.select(ends, [], [], DEADLINE)
+                if not readable:
+                    return
+                for end in readable:
+                    data = end.recv(65536)
+                    if not data:
+                        return
+                    (upstream if end is client else client).sendall(data)
+        except (OSError, ValueError):
+            return
+        finally:
+            client.close()
+            if upstream:
+                upstream.close()
+
+    def stop(self):
+        self.listener.close()

@@ -26,11 +26,15 @@
 static gboolean automation;
 static gchar *userScriptPath;
 static gboolean printVersion;
+static gchar *proxy;
+static gchar **ignoreHosts;
 
 static const GOptionEntry options[] = {
     { "automation", 0, 0, G_OPTION_ARG_NONE, &automation, "Run under WebKitWebDriver (WebDriver's automation)", NULL },
     { "user-script", 0, 0, G_OPTION_ARG_FILENAME, &userScriptPath,
       "Add the script in FILE at document start in every frame, reading FILE again at each navigation", "FILE" },
+    { "proxy", 0, 0, G_OPTION_ARG_STRING, &proxy, "Send every request through the proxy at URL (as MiniBrowser's --proxy)", "URL" },
+    { "ignore-host", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ignoreHosts, "A host reached without the proxy (repeatable)", "HOST" },
     { "version", 0, 0, G_OPTION_ARG_NONE, &printVersion, "Print the WebKitGTK version", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
@@ -179,6 +183,11 @@ int main(int argc, char *argv[])
 
     /* As MiniBrowser under automation: nothing kept between sessions. */
     WebKitWebsiteDataManager *data = webkit_website_data_manager_new_ephemeral();
+    if (proxy) {
+        WebKitNetworkProxySettings *settings = webkit_network_proxy_settings_new(proxy, (const gchar *const *)ignoreHosts);
+        webkit_website_data_manager_set_network_proxy_settings(data, WEBKIT_NETWORK_PROXY_MODE_CUSTOM, settings);
+        webkit_network_proxy_settings_free(settings);
+    }
     WebKitWebContext *context = webkit_web_context_new_with_website_data_manager(data);
     g_object_unref(data);
     contentManager = webkit_user_content_manager_new();
