@@ -509,7 +509,10 @@
   });
   operation(PublicKeyCredential, 'isUserVerifyingPlatformAuthenticatorAvailable', 0,
     () => capabilities().then((answer) => answer.isUserVerifyingPlatformAuthenticatorAvailable));
-  operation(PublicKeyCredential, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
+  // PublicKeyCredential's own static (Chromium, Firefox), or Credential's where only it has one (WebKit).
+  const conditionalHolder = Object.getOwnPropertyDescriptor(PublicKeyCredential, 'isConditionalMediationAvailable')
+    || !Object.getOwnPropertyDescriptor(Credential, 'isConditionalMediationAvailable') ? PublicKeyCredential : Credential;
+  operation(conditionalHolder, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
   operation(PublicKeyCredential, 'getClientCapabilities', 0, () => capabilities().then((answer) => answer.capabilities));
   for (const signal of ['unknownCredential', 'allAcceptedCredentials', 'currentUserDetails']) {
     const name = `signal${signal[0].toUpperCase()}${signal.slice(1)}`;
@@ -531,17 +534,4 @@
     operation(PublicKeyCredential, 'parseRequestOptionsFromJSON', 1, (self, [json]) => ({ ...json, challenge: fromB64(json.challenge),
       allowCredentials: credentialList(json.allowCredentials) }));
   }
-})();
-
-// ---- An engine whose isConditionalMediationAvailable is Credential's (WebKit) ------------------
-// The bridge answers it as PublicKeyCredential's own static, as Chromium has it; in WebKit it is
-// Credential's, which PublicKeyCredential inherits: the bridge's answer moves there.
-(() => {
-  'use strict';
-  if (typeof PublicKeyCredential === 'undefined' || typeof Credential === 'undefined') return;
-  const own = Object.getOwnPropertyDescriptor(PublicKeyCredential, 'isConditionalMediationAvailable');
-  const engine = Object.getOwnPropertyDescriptor(Credential, 'isConditionalMediationAvailable');
-  if (!own || !engine || !globalThis.__authctlBridge) return;
-  delete PublicKeyCredential.isConditionalMediationAvailable;
-  Object.defineProperty(Credential, 'isConditionalMediationAvailable', { ...engine, value: own.value });
 })();
