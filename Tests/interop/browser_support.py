@@ -169,7 +169,6 @@ def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, c
     absent until written) at document start. The driver's `quit()` ends WebKitWebDriver too."""
     from selenium import webdriver
     from selenium.webdriver.common.options import ArgOptions
-    from selenium.webdriver.remote.client_config import ClientConfig
 
     port = free_port()
     env = dict(own_environment(scratch), DISPLAY=display.name)
@@ -200,8 +199,7 @@ def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, c
                         service.terminate()
                     service.wait(timeout=DEADLINE)
 
-        address = f"http://127.0.0.1:{port}"
-        driver = Driver(command_executor=address, options=options, client_config=ClientConfig(remote_server_addr=address))
+        driver = Driver(command_executor=f"http://127.0.0.1:{port}", options=options)
     except BaseException:
         service.terminate()
         service.wait(timeout=DEADLINE)

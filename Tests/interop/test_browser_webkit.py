@@ -49,6 +49,7 @@ def world(tmp_path_factory):
     try:
         authctl = AuthctlServer(directory)
         driver = webkit(display, directory, directory / "user-script.js")
+        driver.set_window_rect(width=520, height=900)  # the size of the Chromium screenshots beside these
 
         class World:
             pass
