@@ -13,8 +13,9 @@ import pathlib
 import threading
 
 import pytest
+from webauthn import generate_registration_options, options_to_json, verify_registration_response
 
-from browser_support import HAVE_WEBKIT, WEBKIT_MISSING, AuthctlServer, Display, wait_until, webkit, write_user_script
+from browser_support import HAVE_WEBKIT, WEBKIT_MISSING, AuthctlServer, Display, HostProxy, wait_until, webkit, write_user_script
 from conftest import ROOT
 
 pytestmark = pytest.mark.skipif(not HAVE_WEBKIT, reason=WEBKIT_MISSING)
@@ -44,11 +45,11 @@ def world(tmp_path_factory):
     bank = load_bank().serve(0, origin="http://localhost")
     threading.Thread(target=bank.serve_forever, daemon=True).start()
     bank.RequestHandlerClass.origin = f"http://localhost:{bank.server_address[1]}"
-    display = Display()
+    display, proxy = Display(), HostProxy()
     authctl = driver = None
     try:
         authctl = AuthctlServer(directory)
-        driver = webkit(display, directory, directory / "user-script.js")
+        driver = webkit(display, directory, directory / "user-script.js", proxy=proxy)
         driver.set_window_rect(width=520, height=900)  # the size of the Chromium screenshots beside these
 
         class World:
@@ -56,6 +57,7 @@ def world(tmp_path_factory):
         world = World()
         world.driver, world.authctl, world.bank = driver, authctl, bank
         world.pages = f"http://localhost:{pages.server_address[1]}"
+        world.named_pages = f"http://login.example.localhost:{pages.server_address[1]}"
         world.origin = bank.RequestHandlerClass.origin
         world.account = authctl.call("POST", "/accounts")["id"]  # one device, "phone", PIN 1234
         world.base = f"/accounts/{world.account}/devices/phone"
@@ -66,6 +68,7 @@ def world(tmp_path_factory):
             driver.quit()
         if authctl:
             authctl.stop()
+        proxy.stop()
         display.stop()
         bank.shutdown()
         pages.shutdown()
@@ -189,3 +192,21 @@ def test_the_bank_signs_up_and_in_with_a_passkey_in_webkit(world):
 def shot(driver, name: str):
     SHOTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SHOTS / f"bank-webkit-{name}.png"))
+
+
+def test_a_name_served_here_reaches_this_machine_through_the_proxy_and_signs_up_there(world):
+    """WebKitGTK has no --host-resolver-rules: authctl-webkit's --proxy takes every name to the
+    SOCKS5 proxy, which connects it to 127.0.0.1 (authctl serve's loopback address is not proxied).
+    A *.localhost name is a secure context, so the bridge answers there for its RP ID."""
+    driver = world.driver
+    write_user_script(driver, world.bridge)
+    driver.get(world.named_pages + "/user-script.html")
+    assert driver.execute_script("return [location.hostname, isSecureContext]") == ["login.example.localhost", True]
+    options = generate_registration_options(rp_id="example.localhost", rp_name="Example", user_name="alice", user_id=b"alice")
+    made = run(driver, f"""
+        const options = PublicKeyCredential.parseCreationOptionsFromJSON({options_to_json(options)});
+        return (await navigator.credentials.create({{publicKey: options}})).toJSON();""")
+    assert "thrown" not in made, made
+    verified = verify_registration_response(credential=made, expected_challenge=options.challenge,
+                                            expected_rp_id="example.localhost", expected_origin=world.named_pages)
+    assert verified.credential_id
