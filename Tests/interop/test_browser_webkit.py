@@ -3,13 +3,11 @@ authctl-webkit (clients/webkit) under Xvfb, and the bridge, written to the brows
 file, runs at document start in every page and supplies navigator.credentials, PublicKeyCredential
 and the Authenticator*Response interfaces as WebKit has them. The example bank
 (docs/examples/rp_server.py) on http://localhost verifies the sign-up and the sign-in with
-py_webauthn; screenshots go to $AUTHCTL_SCREENSHOTS (default .build/screenshots) as
-bank-webkit-*.png, which docs/browser.md shows."""
+py_webauthn (test_browser_bank_webkit.py runs all of the bank's flows)."""
 import functools
 import http.server
 import importlib.util
 import os
-import pathlib
 import threading
 
 import pytest
@@ -21,7 +19,6 @@ from conftest import ROOT
 pytestmark = pytest.mark.skipif(not HAVE_WEBKIT, reason=WEBKIT_MISSING)
 
 PAGES = ROOT / "Tests" / "interop" / "browser"
-SHOTS = pathlib.Path(os.environ.get("AUTHCTL_SCREENSHOTS", ROOT / ".build" / "screenshots"))
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -50,7 +47,6 @@ def world(tmp_path_factory):
     try:
         authctl = AuthctlServer(directory)
         driver = webkit(display, directory, directory / "user-script.js", proxy=proxy)
-        driver.set_window_rect(width=520, height=900)  # the size of the Chromium screenshots beside these
 
         class World:
             pass
@@ -167,18 +163,15 @@ def test_the_bank_signs_up_and_in_with_a_passkey_in_webkit(world):
     wait_until(lambda: driver.execute_script("return document.body.dataset.ready") == "true", "the bank's page ready")
     assert screen() == "sign-in"
     assert driver.execute_script("return !document.getElementById('passkey-option').hidden"), "passkeys offered"
-    shot(driver, "sign-in")
     driver.find_element("id", "username").send_keys("budi")
     driver.find_element("id", "password").send_keys("rahasia")
     driver.execute_script("document.getElementById('password-form').requestSubmit()")
     wait_until(lambda: screen() == "upgrade", "the upgrade offer")
-    shot(driver, "upgrade-offer")
     click("upgrade-accept")  # navigator.credentials.create(), answered by the phone
     wait_until(lambda: "Passkey created" in text("message"), "the passkey created")
     held = world.authctl.call("GET", world.base + "/passkeys")["credentials"]
     bank_user = world.bank.RequestHandlerClass.bank.users["budi"]
     assert list(bank_user["passkeys"]) == [held[0]["id"]], "py_webauthn verified the registration the bank kept"
-    shot(driver, "passkey-created")
     click("sign-out")
     wait_until(lambda: screen() == "sign-in", "signed out")
     # The conditional request the page keeps open ends when the passkey button's request begins.
@@ -186,12 +179,7 @@ def test_the_bank_signs_up_and_in_with_a_passkey_in_webkit(world):
     click("passkey-sign-in")  # navigator.credentials.get(), verified by the bank
     wait_until(lambda: screen() == "account", "signed in with the passkey")
     assert "Signed in with your passkey" in text("message")
-    shot(driver, "signed-in")
 
-
-def shot(driver, name: str):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SHOTS / f"bank-webkit-{name}.png"))
 
 
 def test_a_name_served_here_reaches_this_machine_through_the_proxy_and_signs_up_there(world):
