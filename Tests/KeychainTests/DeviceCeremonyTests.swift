@@ -115,7 +115,7 @@ import VirtualAuthenticator
 @Test func passkeysListInTheOrderTheyWereMadeWhenACeremonyCrossesASecond() throws {
     try withTemporaryDirectory { dir in
         let ms = Mutex<UInt64>(1_800_000_000_000)
-        var device = try makeDevice(in: dir)
+        let device = try makeDevice(in: dir)
         // Every read of the clock is 170 ms later: some ceremonies start in one second and commit in the next.
         device.clock = WallClock { ms.withLock { $0 += 170; return $0 } }
         var made = [[UInt8]]()

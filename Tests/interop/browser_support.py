@@ -1,9 +1,12 @@
 """What the browser tests share: a throw-away TLS certificate Chromium trusts by its SPKI hash,
-headless Chromium (Debian's chromium and chromium-driver through Selenium) with the test's host
-names mapped to 127.0.0.1, `authctl serve` with its token, and waiting on a condition."""
+the browser engines — headless Chromium (Debian's chromium and chromium-driver through Selenium),
+headless Firefox ESR (over WebDriver BiDi, clients/python's authctl_client.firefox) — each with the
+test's host names mapped to 127.0.0.1 and the page bridge preloaded where asked, `authctl serve`
+with its token, and waiting on a condition."""
 import base64
 import datetime
 import hashlib
+import importlib.util
 import json
 import os
 import pathlib
@@ -11,20 +14,27 @@ import shutil
 import signal
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from conftest import BIN, own_environment
+from conftest import BIN, ROOT, own_environment
 
 CHROMIUM = os.environ.get("AUTHCTL_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("AUTHCTL_CHROMEDRIVER", "/usr/bin/chromedriver")
 HAVE_CHROMIUM = bool(shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER))
+FIREFOX = os.environ.get("AUTHCTL_FIREFOX", "/usr/bin/firefox-esr")
+HAVE_FIREFOX = bool(shutil.which(FIREFOX))
 DEADLINE = 60  # seconds: a generous bound on any one thing the browser does
 # Chromium's own WebAuthn in a tab, for comparing with: a CDP virtual authenticator (WebAuthn.enable,
 # WebAuthn.addVirtualAuthenticator) that answers as a platform authenticator with every extension.
@@ -95,6 +105,80 @@ def chromium(profile: pathlib.Path, hosts: list[str], spki: str, extension: path
     driver.set_script_timeout(DEADLINE)
     driver.set_page_load_timeout(DEADLINE)
     return driver
+
+
+def _firefox_driver():
+    """The Python client's Firefox driver from the tree under test (the shared venv may hold
+    another tree's authctl_client); the module imports nothing of its package."""
+    name = "authctl_client_firefox_under_test"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "clients" / "python" / "authctl_client" / "firefox.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def firefox(profile: pathlib.Path, hosts: list[str], spki: str = "", extra: list[str] = ()):
+    """Headless Firefox ESR over WebDriver BiDi (authctl_client.firefox): `hosts` resolve to
+    127.0.0.1, certificates are accepted (the session's acceptInsecureCerts: Firefox has no
+    per-key trust switch), a 520×900 viewport as Chromium's window."""
+    return _firefox_driver().Firefox(profile=profile, hosts=hosts, binary=FIREFOX, window_size=(520, 900), timeout=DEADLINE)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A browser engine the browser suites run in: `start(profile, hosts, spki, extra)` gives a
+    driver with Selenium's surface (get, execute_script, execute_async_script, find_element by id
+    → click/send_keys, save_screenshot, get_log, quit); `preload(driver, script)` makes `script`
+    run before the page's own scripts in every frame of the driver's tab, at every navigation."""
+    name: str
+    available: bool
+    missing: str  # why the engine cannot run here, when it cannot
+    start: Callable
+    preload: Callable
+
+
+def _chromium_preload(driver, script: str):
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": script})
+
+
+ENGINES: dict[str, Engine] = {
+    "chromium": Engine("chromium", HAVE_CHROMIUM, "Debian's chromium and chromium-driver are not installed",
+                       lambda profile, hosts, spki, extra=(): chromium(profile, hosts, spki, extra=extra), _chromium_preload),
+    "firefox": Engine("firefox", HAVE_FIREFOX, "Debian's firefox-esr is not installed", firefox,
+                      lambda driver, script: driver.preload(script)),
+}
+
+
+def open_browser(engine: str, profile: pathlib.Path, hosts: list[str], spki: str, bridge: str | None = None,
+                 extra: list[str] = ()):
+    """A browser of `engine` ("chromium", "firefox"), with `bridge` (the page bridge's script)
+    preloaded when given."""
+    found = ENGINES[engine]
+    driver = found.start(profile, hosts, spki, extra)
+    if bridge is not None:
+        try:
+            found.preload(driver, bridge)
+        except BaseException:
+            driver.quit()
+            raise
+    return driver
+
+
+def engine_params(*sides: str):
+    """pytest params for `sides` ("chromium-bridge", "firefox-bridge", …: an engine, a dash, what
+    answers the page), each skipped where its engine is not installed."""
+    params = []
+    for side in sides:
+        engine = ENGINES[side.split("-")[0]]
+        params.append(pytest.param(side, id=side, marks=pytest.mark.skipif(not engine.available, reason=engine.missing)))
+    return params
+
+
+def bridge_sides() -> list[str]:
+    """The page bridge in every engine."""
+    return [f"{name}-bridge" for name in ENGINES]
 
 
 class AuthctlServer:

@@ -23,10 +23,9 @@ from webauthn import (generate_authentication_options, generate_registration_opt
 from webauthn.helpers.structs import (AuthenticatorSelectionCriteria, PublicKeyCredentialDescriptor, ResidentKeyRequirement,
                                       UserVerificationRequirement)
 
-from browser_support import HAVE_CHROMIUM, VIRTUAL_AUTHENTICATOR, AuthctlServer, certificate, chromium, wait_until
+from browser_support import (VIRTUAL_AUTHENTICATOR, AuthctlServer, bridge_sides, certificate, chromium, engine_params, open_browser,
+                             wait_until)
 from conftest import ROOT, b64url, unb64url
-
-pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason="Debian's chromium and chromium-driver are not installed")
 
 HOST, OTHER, RP_ID = "login.example.com", "other.example.net", "example.com"
 PAGES = ROOT / "Tests" / "interop" / "browser"
@@ -59,16 +58,18 @@ class Site:
 
     @contextlib.contextmanager
     def native(self, url: str):
-        """The browser's own WebAuthn, for the block: another tab of the same Chromium, without the
-        bridge (the script is the first tab's), answered by a CDP virtual authenticator; `url`
-        loaded in it."""
+        """The browser's own WebAuthn, for the block: another tab of the same browser, without the
+        bridge (the script is the first tab's) — in Chromium answered by a CDP virtual
+        authenticator, in Firefox by none (BiDi has no virtual authenticator); `url` loaded in
+        it."""
         driver = self.driver
         main = driver.current_window_handle
         if self.native_tab is None:
             driver.switch_to.new_window("tab")
             self.native_tab = driver.current_window_handle
-            driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
-            driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": VIRTUAL_AUTHENTICATOR})
+            if self.engine == "chromium":
+                driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
+                driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": VIRTUAL_AUTHENTICATOR})
         else:
             driver.switch_to.window(self.native_tab)
         try:
@@ -79,7 +80,12 @@ class Site:
             driver.switch_to.window(main)
 
 
-@pytest.fixture(scope="module", params=["bridge", "extension"])
+# The page bridge in every engine; the extension in Chromium, the one browser it is made for.
+SIDES = engine_params(*bridge_sides(), "chromium-extension")
+BRIDGES = engine_params(*bridge_sides())
+
+
+@pytest.fixture(scope="module", params=SIDES)
 def site(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"page-{request.param}")
     tls, spki = certificate(directory, HOST, OTHER)
@@ -87,7 +93,7 @@ def site(request, tmp_path_factory):
     pages.socket = tls.wrap_socket(pages.socket, server_side=True)
     threading.Thread(target=pages.serve_forever, daemon=True).start()
     site = Site()
-    site.mode = request.param
+    site.engine, site.mode = request.param.split("-")
     port = pages.server_address[1]
     site.origin, site.top = f"https://{HOST}:{port}", f"https://{OTHER}:{port}"
     site.authctl = AuthctlServer(directory)
@@ -99,13 +105,16 @@ def site(request, tmp_path_factory):
         (extension / "config.json").write_text(json.dumps({"server": site.authctl.url, "token": site.authctl.token,
                                                            "account": site.account, "device": "phone"}))
     # One renderer for the frames of both sites, so that the bridge, injected into the tab, is in
-    # the cross-origin frame too (the extension's scripts reach every frame anyway).
-    site.driver = chromium(directory / "profile", [HOST, OTHER], spki, extension=extension,
-                           extra=["--disable-site-isolation-trials"])
+    # the cross-origin frame too (the extension's scripts reach every frame anyway; Firefox's
+    # preload scripts reach every frame of the tab by themselves).
+    if site.mode == "extension":
+        site.driver = chromium(directory / "profile", [HOST, OTHER], spki, extension=extension,
+                               extra=["--disable-site-isolation-trials"])
+    else:
+        bridge = site.authctl.call("GET", f"/bridge.js?account={site.account}&device=phone", text=True)
+        site.driver = open_browser(site.engine, directory / "profile", [HOST, OTHER], spki, bridge=bridge,
+                                   extra=["--disable-site-isolation-trials"])
     try:
-        if site.mode == "bridge":
-            bridge = site.authctl.call("GET", f"/bridge.js?account={site.account}&device=phone", text=True)
-            site.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": bridge})
         site.load(site.origin + "/api.html")
         yield site
     finally:
@@ -266,13 +275,44 @@ def differences(native, bridged, path="") -> list[str]:
         return found
     if isinstance(native, list) and isinstance(bridged, list) and len(native) == len(bridged):
         return [d for i, (a, b) in enumerate(zip(native, bridged)) for d in differences(a, b, f"{path}[{i}]")]
-    return [] if native == bridged else [f"{path}: Chromium {json.dumps(native)}, bridge {json.dumps(bridged)}"]
+    return [] if native == bridged else [f"{path}: the browser {json.dumps(native)}, bridge {json.dumps(bridged)}"]
 
 
 PRF_INPUT = b64url(bytes(range(32)))
 
 
-@pytest.mark.parametrize("site", ["bridge"], indirect=True)
+# The statics the bridge supplies where the engine has none of its own (docs/browser.md, "The page
+# bridge from Firefox").
+SUPPLIED = {"chromium": set(), "firefox": {"signalUnknownCredential", "signalAllAcceptedCredentials", "signalCurrentUserDetails"}}
+
+
+@pytest.mark.parametrize("site", BRIDGES, indirect=True)
+def test_the_bridges_interfaces_are_the_browsers_own_before_any_ceremony(site, request):
+    if site.engine == "firefox":
+        request.applymarker(pytest.mark.xfail(reason="the bridge's TypeErrors are in Chromium's words, not Firefox's"))
+    # What a page sees before an authenticator answers — the interfaces' prototypes and statics,
+    # `for…in`, a member read on a stranger, every TypeError of the options' conversion in the
+    # engine's own words — in a tab of the same browser without the bridge, and through it.
+    script = "return await window.interfaceShape();"
+    with site.native(site.origin + "/api.html"):
+        native = site.run(script)
+    site.load(site.origin + "/api.html")
+    bridged = site.run(script)
+    assert "thrown" not in native, native
+    assert "thrown" not in bridged, bridged
+    statics = bridged["interfaces"]["PublicKeyCredential"]["static"]
+    known = {entry["key"] for entry in native["interfaces"]["PublicKeyCredential"]["static"]}
+    assert {entry["key"] for entry in statics} - known == SUPPLIED[site.engine]
+    bridged["interfaces"]["PublicKeyCredential"]["static"] = [entry for entry in statics if entry["key"] in known]
+    found = differences(native, bridged)
+    assert not found, f"{len(found)} differences from the browser's own interfaces:\n" + "\n".join(found[:40])
+    # What the comparison rests on: each conversion refused with a TypeError, the members walked.
+    assert all(r["name"] == "TypeError" for k, r in native["refusals"].items() if k != "aborted"), native["refusals"]
+    assert native["refusals"]["aborted"]["name"] == "AbortError"
+    assert {"rawId", "response", "toJSON", "id", "type"} <= set(native["forIn"]["PublicKeyCredential"])
+
+
+@pytest.mark.parametrize("site", engine_params("chromium-bridge"), indirect=True)
 def test_the_bridges_objects_have_the_browsers_own_shape_member_by_member(site):
     # A sign-up (credProps, a PRF evaluated) and a sign-in (PRF), an excluded passkey and a
     # challenge that is not bytes: in a tab where Chromium answers, and through the bridge.
@@ -331,8 +371,10 @@ def open_autofill_page(site, url: str) -> str:
     return request
 
 
-@pytest.mark.parametrize("site", ["bridge"], indirect=True)
-def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site):
+@pytest.mark.parametrize("site", BRIDGES, indirect=True)
+def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site, request):
+    if site.engine == "firefox":
+        request.applymarker(pytest.mark.xfail(reason="Firefox fails the fetch of a page going away, which the bridge logs"))
     site.load(site.origin + "/api.html")
     options, made = register(site, "judy")
     registered = verify_registration_response(credential=made["json"], expected_challenge=options.challenge, expected_rp_id=RP_ID,
@@ -386,7 +428,7 @@ def test_an_autofill_request_is_its_pages_and_ends_when_the_page_goes_away(site)
     wait_until(lambda: not site.autofill()["pending"], "the request of the page that went away ended")
 
 
-@pytest.mark.parametrize("site", ["bridge"], indirect=True)
+@pytest.mark.parametrize("site", BRIDGES, indirect=True)
 def test_a_page_on_a_loopback_address_is_refused_for_its_ip_address_as_chromium_refuses_it(site):
     plain = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(PAGES)))
     threading.Thread(target=plain.serve_forever, daemon=True).start()
@@ -413,7 +455,12 @@ def test_a_page_on_a_loopback_address_is_refused_for_its_ip_address_as_chromium_
     finally:
         plain.shutdown()
     assert native.pop("secure") is True and bridged.pop("secure") is True
-    assert native == {call: ["SecurityError", "This is an invalid domain."] for call in native}, native
+    if site.engine == "firefox":
+        # Firefox's words for it; it has no signals of its own (the bridge's is refused alike).
+        assert native.pop("signal")[0] == "TypeError"
+        assert native == {call: ["SecurityError", "The operation is insecure."] for call in native}, native
+    else:
+        assert native == {call: ["SecurityError", "This is an invalid domain."] for call in native}, native
     for call, (name, message) in bridged.items():
         assert name == "SecurityError", (call, name, message)
         assert message.startswith("This is an invalid domain: origin host '127.0.0.1' is an IP address, which cannot be an RP ID"), (call, message)

@@ -179,3 +179,58 @@ window.fingerprint = async function (creationJSON, requestJSON) {
     errors: { excluded, notBytes },
   };
 };
+
+// What a page sees of WebAuthn before any authenticator answers: the interfaces — their
+// prototypes' properties, in order, with their attributes, what `for…in` walks, what a member
+// read on something else throws, and each error the options' conversion throws, its words
+// included. For a browser whose own WebAuthn has no authenticator in a test (Firefox over WebDriver
+// BiDi has no virtual authenticator), the part of its objects that can be compared.
+const INTERFACES = ['Credential', 'PublicKeyCredential', 'AuthenticatorResponse', 'AuthenticatorAttestationResponse',
+                    'AuthenticatorAssertionResponse', 'CredentialsContainer'];
+function refusalShape(error) {
+  return { name: error.name, message: error.message, isDOMException: error instanceof DOMException,
+           own: Reflect.ownKeys(error).map((key) => [String(key), Object.getOwnPropertyDescriptor(error, key).enumerable]) };
+}
+window.interfaceShape = async function () {
+  const forIn = (prototype) => { const keys = []; for (const key in Object.create(prototype)) keys.push(key); return keys; };
+  const stranger = (call) => { try { call(); return null; } catch (error) { return refusalShape(error); } };
+  const refusal = async (kind, options) => {
+    try {
+      await navigator.credentials[kind](options);
+      return null;
+    } catch (error) {
+      return refusalShape(error);
+    }
+  };
+  const user = { id: new Uint8Array(1), name: 'a', displayName: 'A' };
+  const creation = (publicKey) => ({ publicKey: { challenge: new Uint8Array(16), rp: { name: 'x' }, user,
+                                                  pubKeyCredParams: [{ type: 'public-key', alg: -7 }], ...publicKey } });
+  const aborted = new AbortController();
+  aborted.abort();
+  return {
+    interfaces: Object.fromEntries(INTERFACES.map((name) => [name, { static: ownProperties(globalThis[name]),
+                                                                      prototype: ownProperties(globalThis[name].prototype) }])),
+    forIn: Object.fromEntries(INTERFACES.slice(1, -1).map((name) => [name, forIn(globalThis[name].prototype)])),
+    container: chain(navigator.credentials),
+    strangers: {
+      getter: stranger(() => Object.getOwnPropertyDescriptor(PublicKeyCredential.prototype, 'rawId').get.call({})),
+      operation: stranger(() => PublicKeyCredential.prototype.toJSON.call({})),
+      responseOperation: stranger(() => AuthenticatorAttestationResponse.prototype.getTransports.call({})),
+    },
+    refusals: {
+      challengeNotBytes: await refusal('create', creation({ challenge: 'not bytes' })),
+      challengeMissing: await refusal('create', creation({ challenge: undefined })),
+      userMissing: await refusal('create', creation({ user: undefined })),
+      userIdNotBytes: await refusal('create', creation({ user: { ...user, id: 'not bytes' } })),
+      excludedIdNotBytes: await refusal('create', creation({ excludeCredentials: [{ type: 'public-key', id: 'AAAA' }] })),
+      publicKeyNotObject: await refusal('create', { publicKey: 5 }),
+      getChallengeNotBytes: await refusal('get', { publicKey: { challenge: 'not bytes' } }),
+      getChallengeMissing: await refusal('get', { publicKey: {} }),
+      allowedIdNotBytes: await refusal('get', { publicKey: { challenge: new Uint8Array(16), allowCredentials: [{ type: 'public-key', id: 'AAAA' }] } }),
+      prfNotBytes: await refusal('get', { publicKey: { challenge: new Uint8Array(16), extensions: { prf: { eval: { first: 'AAAA' } } } } }),
+      largeBlobNotBytes: await refusal('get', { publicKey: { challenge: new Uint8Array(16), extensions: { largeBlob: { write: 'AAAA' } } } }),
+      mediationNotEnum: await refusal('get', { mediation: 'bogus', publicKey: { challenge: new Uint8Array(16) } }),
+      aborted: await refusal('get', { signal: aborted.signal, publicKey: { challenge: new Uint8Array(16) } }),
+    },
+  };
+};

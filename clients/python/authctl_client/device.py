@@ -100,6 +100,12 @@ class Device:
         """The authenticator profile the device's new passkeys follow (``icloud-keychain``, ...)."""
         return self._call("PUT", "profile", body=_convert.body(profile=profile, aaguid=aaguid))
 
+    def bridge_script(self) -> str:
+        """The page bridge for this device (``GET /bridge.js``): a script to run before a page's
+        own, whose WebAuthn calls this device then answers (docs/browser.md). It holds the
+        server's token: give it only to pages under test."""
+        return self._transport.request("GET", path("bridge.js", query={"account": self.account.id, "device": self.name}))
+
     def capabilities(self) -> Dict[str, Any]:
         """``PublicKeyCredential.getClientCapabilities()`` and the two availability checks, as a
         page on this device would see them."""
