@@ -137,6 +137,9 @@ class Engine:
     missing: str  # why the engine cannot run here, when it cannot
     start: Callable
     preload: Callable
+    # Where the engine's pages for `host` are served: (scheme, host) — https and the name itself,
+    # but http and NAME.localhost in WebKitGTK (webkit_site).
+    site: Callable = lambda host: ("https", host)
 
 
 def _chromium_preload(driver, script: str):
@@ -153,7 +156,7 @@ ENGINES: dict[str, Engine] = {
 
 def open_browser(engine: str, profile: pathlib.Path, hosts: list[str], spki: str, bridge: str | None = None,
                  extra: list[str] = ()):
-    """A browser of `engine` ("chromium", "firefox"), with `bridge` (the page bridge's script)
+    """A browser of `engine` ("chromium", "firefox", "webkit"), with `bridge` (the page bridge's script)
     preloaded when given."""
     found = ENGINES[engine]
     driver = found.start(profile, hosts, spki, extra)
@@ -386,3 +389,29 @@ class HostProxy:
 
     def stop(self):
         self.listener.close()
+
+
+def webkit_site(host: str) -> tuple[str, str]:
+    """Where a page for `host` is served to WebKitGTK: http://HOST.localhost. WebKit blocks an
+    https:// page's calls to authctl serve on http://127.0.0.1 as mixed content, and takes
+    *.localhost as a secure context; the SOCKS5 proxy brings the name to 127.0.0.1."""
+    return "http", f"{host}.localhost"
+
+
+# One Xvfb and one proxy for the test run's WebKitGTK browsers, started at the first and ended
+# with the run.
+_webkit_shared: dict = {}
+
+
+def _webkit_start(profile: pathlib.Path, hosts: list[str], spki: str, extra=()):
+    import atexit
+    if not _webkit_shared:
+        _webkit_shared["display"], _webkit_shared["proxy"] = Display(), HostProxy()
+        atexit.register(lambda: (_webkit_shared["proxy"].stop(), _webkit_shared["display"].stop()))
+    profile.mkdir(parents=True, exist_ok=True)
+    driver = webkit(_webkit_shared["display"], profile, profile / "user-script.js", proxy=_webkit_shared["proxy"])
+    driver.set_window_rect(width=520, height=900)  # as Chromium's window
+    return driver
+
+
+ENGINES["webkit"] = Engine("webkit", HAVE_WEBKIT, WEBKIT_MISSING, _webkit_start, write_user_script, webkit_site)
