@@ -137,9 +137,6 @@ class Engine:
     missing: str  # why the engine cannot run here, when it cannot
     start: Callable
     preload: Callable
-    # Where the engine's pages for `host` are served: (scheme, host) — https and the name itself,
-    # but http and NAME.localhost in WebKitGTK (webkit_site).
-    site: Callable = lambda host: ("https", host)
 
 
 def _chromium_preload(driver, script: str):
@@ -391,27 +388,110 @@ class HostProxy:
         self.listener.close()
 
 
-def webkit_site(host: str) -> tuple[str, str]:
-    """Where a page for `host` is served to WebKitGTK: http://HOST.localhost. WebKit blocks an
-    https:// page's calls to authctl serve on http://127.0.0.1 as mixed content, and takes
-    *.localhost as a secure context; the SOCKS5 proxy brings the name to 127.0.0.1."""
-    return "http", f"{host}.localhost"
+
+class TLSFront:
+    """https://127.0.0.1:PORT in front of authctl serve's http://127.0.0.1:`upstream`, with a
+    throw-away certificate (the WebKitGTK session accepts it: acceptInsecureCerts): WebKit blocks an
+    https:// page's calls to http://127.0.0.1 as mixed content, so the bridge in WebKitGTK calls
+    authctl serve through this (GET /bridge.js's `server`)."""
+
+    def __init__(self, upstream: int, scratch: pathlib.Path):
+        import socket
+        import threading
+        self.upstream = upstream
+        self.tls, _ = certificate(scratch, "localhost")
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        import socket
+        import threading
+        upstream = None
+        try:
+            client.settimeout(DEADLINE)
+            client = self.tls.wrap_socket(client, server_side=True)
+            upstream = socket.create_connection(("127.0.0.1", self.upstream), timeout=DEADLINE)
+            back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
+            back.start()
+            _pipe(client, upstream)
+            back.join(DEADLINE)
+        except (OSError, ValueError):
+            return
+        finally:
+            client.close()
+            if upstream:
+                upstream.close()
+
+    def stop(self):
+        self.listener.close()
 
 
-# One Xvfb and one proxy for the test run's WebKitGTK browsers, started at the first and ended
-# with the run.
-_webkit_shared: dict = {}
+def _pipe(source, sink):
+    """Copies `source` to `sink` until either ends; then `sink` is told no more is coming."""
+    import socket
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            sink.sendall(data)
+    except OSError:
+        pass
+    try:
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+# One Xvfb and one proxy for the test run's WebKitGTK browsers, and a TLS front per authctl
+# serve, started at the first use and ended with the run.
+_webkit_shared: dict = {"fronts": {}}
 
 
 def _webkit_start(profile: pathlib.Path, hosts: list[str], spki: str, extra=()):
+    """authctl-webkit for a suite: every name (`hosts` among them) reached on 127.0.0.1 through
+    the SOCKS5 proxy, certificates accepted (WebKitGTK has no per-key trust switch), a 520×900
+    window as Chromium's."""
     import atexit
-    if not _webkit_shared:
+    if "display" not in _webkit_shared:
         _webkit_shared["display"], _webkit_shared["proxy"] = Display(), HostProxy()
-        atexit.register(lambda: (_webkit_shared["proxy"].stop(), _webkit_shared["display"].stop()))
+        atexit.register(_webkit_stop)
     profile.mkdir(parents=True, exist_ok=True)
-    driver = webkit(_webkit_shared["display"], profile, profile / "user-script.js", proxy=_webkit_shared["proxy"])
-    driver.set_window_rect(width=520, height=900)  # as Chromium's window
+    driver = webkit(_webkit_shared["display"], profile, profile / "user-script.js", {"acceptInsecureCerts": True},
+                    proxy=_webkit_shared["proxy"])
+    driver.set_window_rect(width=520, height=900)
+    driver.scratch = profile
     return driver
 
 
-ENGINES["webkit"] = Engine("webkit", HAVE_WEBKIT, WEBKIT_MISSING, _webkit_start, write_user_script, webkit_site)
+def _webkit_preload(driver, script: str):
+    """The bridge, its server reached through a TLS front (TLSFront): the script's settings name
+    authctl serve as GET /bridge.js put them, `"server":"http://127.0.0.1:PORT"`."""
+    import re
+    found = re.search(r'"server":"http://127\.0\.0\.1:(\d+)"', script)
+    if found:
+        port = int(found.group(1))
+        if port not in _webkit_shared["fronts"]:
+            _webkit_shared["fronts"][port] = TLSFront(port, driver.scratch)
+        script = script.replace(found.group(0), f'"server":"{_webkit_shared["fronts"][port].url}"')
+    write_user_script(driver, script)
+
+
+def _webkit_stop():
+    for front in _webkit_shared["fronts"].values():
+        front.stop()
+    _webkit_shared["proxy"].stop()
+    _webkit_shared["display"].stop()
+
+
+ENGINES["webkit"] = Engine("webkit", HAVE_WEBKIT, WEBKIT_MISSING, _webkit_start, _webkit_preload)

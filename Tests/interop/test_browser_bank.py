@@ -19,7 +19,7 @@ import threading
 
 import pytest
 
-from browser_support import ENGINES, AuthctlServer, bridge_sides, certificate, chromium, engine_params, open_browser, wait_until
+from browser_support import AuthctlServer, bridge_sides, certificate, chromium, engine_params, open_browser, wait_until
 from conftest import ROOT
 
 HOST = "yourbank.example"
@@ -95,13 +95,12 @@ class World:
 @pytest.fixture(scope="module", params=engine_params(*bridge_sides(), "chromium-extension"))
 def world(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"bank-{request.param}")
+    tls, spki = certificate(directory, HOST)
+    bank = load_bank().serve(0, tls=tls)
     world = World()
     world.side = request.param
     world.engine, world.mode = request.param.split("-")
-    scheme, host = ENGINES[world.engine].site(HOST)
-    tls, spki = certificate(directory, host)
-    bank = load_bank().serve(0, origin=f"{scheme}://{host}", tls=tls if scheme == "https" else None)
-    world.origin = f"{scheme}://{host}:{bank.server_address[1]}"
+    world.origin = f"https://{HOST}:{bank.server_address[1]}"
     bank.RequestHandlerClass.origin = world.origin
     threading.Thread(target=bank.serve_forever, daemon=True).start()
     world.bank = bank
@@ -115,7 +114,7 @@ def world(request, tmp_path_factory):
         for device in ("phone", "laptop"):
             if world.mode == "bridge":
                 bridge = world.authctl.call("GET", f"/bridge.js?account={world.account}&device={device}", text=True)
-                driver = open_browser(world.engine, directory / f"profile-{device}", [host], spki, bridge=bridge)
+                driver = open_browser(world.engine, directory / f"profile-{device}", [HOST], spki, bridge=bridge)
             else:
                 extension = directory / f"extension-{device}"
                 shutil.copytree(EXTENSION, extension)
