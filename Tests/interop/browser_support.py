@@ -470,7 +470,7 @@ def _webkit_start(profile: pathlib.Path, hosts: list[str], spki: str, extra=()):
     driver = webkit(_webkit_shared["display"], profile, profile / "user-script.js", {"acceptInsecureCerts": True},
                     proxy=_webkit_shared["proxy"])
     driver.set_window_rect(width=520, height=900)
-    driver.scratch = profile
+    driver.scratch, driver.engine = profile, "webkit"
     return driver
 
 
@@ -485,6 +485,13 @@ def _webkit_preload(driver, script: str):
             _webkit_shared["fronts"][port] = TLSFront(port, driver.scratch)
         script = script.replace(found.group(0), f'"server":"{_webkit_shared["fronts"][port].url}"')
     write_user_script(driver, script)
+
+
+def page_server(driver, url: str) -> str:
+    """authctl serve's URL as the pages of `driver` reach it: `url`, or in WebKitGTK its TLS front."""
+    port = int(url.rsplit(":", 1)[1])
+    front = _webkit_shared["fronts"].get(port) if getattr(driver, "engine", None) == "webkit" else None
+    return front.url if front else url
 
 
 def _webkit_stop():

@@ -277,6 +277,8 @@
   // A conditional sign-in that is over for this page without an outcome (`410`: another page's
   // request took the autofill list, or this page withdrew it).
   const GONE = Symbol('gone');
+  // The errors of requests that never reached the server or lost it on the way.
+  const unreached = new WeakSet();
   async function call(method, path, body, signal, keepalive = false) {
     let response;
     try {
@@ -293,7 +295,9 @@
       const why = `authctl serve is not reachable at ${CONFIG.server} (${error}): it is not running, the request was over `
         + 'its 1 MiB limit, or — for a page on a public address — Chromium needs --disable-features=LocalNetworkAccessChecks';
       console.error(`authctl page bridge: ${why}`);
-      throw new DOMException(why, 'NotAllowedError');
+      const failure = new DOMException(why, 'NotAllowedError');
+      unreached.add(failure);
+      throw failure;
     }
     const text = await response.text();
     let json = null;
@@ -454,6 +458,10 @@
       try {
         json = await call('POST', `/${kind}`, body, controller.signal);
       } catch (error) {
+        // A conditional request whose connection failed may still be pending on the server:
+        // withdrawn at once, outliving the page (WebKit stops a page's loads before its pagehide,
+        // so the request is no longer the page's when pagehide would withdraw it).
+        if (conditional && unreached.has(error)) withdrawal(id, true);
         if (error !== GONE) throw error;
         if (autofillRequest === id) autofillRequest = null;
         return await untilAborted(signal);
