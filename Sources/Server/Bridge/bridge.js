@@ -111,6 +111,42 @@
     },
   }, 'credentials');
   Object.defineProperty(Navigator.prototype, 'credentials', { get: credentials, enumerable: true, configurable: true });
+
+  // Whether a frame's parent allows it a feature (WebKit enforces the Permissions Policy but lets
+  // no script read it): each document's bridge answers its child frames from the frame element's
+  // `allow` attribute; a frame asks its parent. A feature WebAuthn names defaults to 'self', so a
+  // cross-origin frame is allowed one only by its parent's `allow` — `*`, 'src' (or no
+  // allowlist), or the frame's origin. One level: the parent is taken to hold the feature itself.
+  const ASK = 'authctl-frame-policy', ANSWER = 'authctl-frame-policy-answer';
+  addEventListener('message', (event) => {
+    const data = event.data;
+    if (!data || data.channel !== ASK || typeof data.id !== 'string' || !event.source) return;
+    const frame = Array.from(document.querySelectorAll('iframe, frame')).find((f) => f.contentWindow === event.source);
+    event.source.postMessage({ channel: ANSWER, id: data.id, allow: frame ? frame.getAttribute('allow') || '' : null }, '*');
+  });
+  function allows(allow, feature) {
+    for (const directive of allow.split(';')) {
+      const [name, ...allowlist] = directive.trim().split(/\s+/);
+      if (name !== feature) continue;
+      return allowlist.length === 0 || allowlist.some((entry) => entry === '*' || entry === "'src'" || entry === location.origin);
+    }
+    return false;
+  }
+  const askParent = (feature) => new Promise((resolve) => {
+    if (window === window.top) { resolve(true); return; }
+    const id = crypto.randomUUID();
+    const timer = setTimeout(() => { removeEventListener('message', onAnswer); resolve(false); }, 10000);
+    function onAnswer(event) {
+      const data = event.data;
+      if (event.source !== window.parent || !data || data.channel !== ANSWER || data.id !== id) return;
+      clearTimeout(timer);
+      removeEventListener('message', onAnswer);
+      resolve(typeof data.allow === 'string' && allows(data.allow, feature));
+    }
+    addEventListener('message', onAnswer);
+    window.parent.postMessage({ channel: ASK, id }, '*');
+  });
+  Object.defineProperty(globalThis, Symbol.for('authctl.framePolicy'), { value: askParent });
 })();
 
 // ---- The bridge ----------------------------------------------------------------------------------
@@ -256,7 +292,10 @@
   }
   function frameAllows(feature) {
     const policy = document.permissionsPolicy || document.featurePolicy;
-    return !policy || typeof policy.allowsFeature !== 'function' || policy.allowsFeature(feature);
+    if (policy && typeof policy.allowsFeature === 'function') return policy.allowsFeature(feature);
+    // No Permissions Policy a script can read (WebKit): the parent's bridge says (section above).
+    const askParent = globalThis[Symbol.for('authctl.framePolicy')];
+    return askParent ? askParent(feature) : true;
   }
 
   // A problem answer as the error the browser would reject with; authctl's own name for it
@@ -434,7 +473,7 @@
     const body = { options: jsonOf(publicKey), origin: where.origin };
     if (where.topOrigin) {
       body.topOrigin = where.topOrigin;
-      body.framePermission = frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get');
+      body.framePermission = await frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get');
     }
     if (mediation !== undefined) body.mediation = mediation;
     if (uiMode !== undefined) body.uiMode = String(uiMode);
