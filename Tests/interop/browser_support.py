@@ -275,6 +275,11 @@ def webkit(display: Display, scratch: pathlib.Path, user_script: pathlib.Path, c
             options.set_capability(name, value)
 
         class Driver(webdriver.Remote):
+            def save_screenshot(self, filename) -> bool:
+                # WebKit's snapshot is the last frame painted: wait for the page's next two.
+                self.execute_async_script("const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done()));")
+                return super().save_screenshot(filename)
+
             def quit(self):
                 try:
                     super().quit()
@@ -305,9 +310,9 @@ def write_user_script(driver, text: str):
 
 class HostProxy:
     """A SOCKS5 proxy (RFC 1928) on loopback that connects every name to 127.0.0.1 on the port
-    asked: WebKitGTK has no --host-resolver-rules, so a test that serves an RP's name from this
-    machine hands WebKitWebDriver this proxy (its `proxy` capability, `socksProxy`). The browser
-    sends the name, not an address (SOCKS5 resolves at the proxy)."""
+    asked: WebKitGTK has no --host-resolver-rules, so authctl-webkit is given this proxy
+    (`arguments()`) for the names a test serves from this machine. The browser sends the name, not
+    an address (SOCKS5 resolves at the proxy)."""
 
     def __init__(self):
         import socket
