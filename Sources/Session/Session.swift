@@ -185,6 +185,15 @@ public final class Session {
         }
     }
 
+    /// Sets a passkey's backup flags and signature counter by hand (WebDriver's Set Credential
+    /// Properties, WebAuthn L3 §11): each one given, in one change.
+    public func setCredentialProperties(device: String? = nil, credentialId id: [UInt8], eligible: Bool?, state: Bool?,
+                                        counter: SignatureCounterSetting?) throws(SessionError) -> Credential {
+        do { return try account.device(device).setProperties(credentialId: id, eligible: eligible, state: state, counter: counter) } catch {
+            throw SessionError(error)
+        }
+    }
+
     /// A passkey sealed under `passphrase` for another vault; `person` verifies first when it was
     /// made with user verification.
     public func exportPasskey(device: String? = nil, credentialId id: [UInt8], passphrase: SecureBytes, kdf: KDFLevel = .interactive,

@@ -92,3 +92,32 @@ func aDeviceChecksTheEnrolledPINWheneverTheRequestAsksForUV(_ requirement: Strin
         #expect(flags(late.result.authenticatorData) & (be | bs) == be | bs)
     }
 }
+
+/// The counter set by hand (WebDriver's Set Credential Properties): a value each assertion counts
+/// on from, or none — every assertion then reports 0 and nothing is stored; with the backup flags
+/// in one change, none of it made when BS without BE is refused.
+@Test func aPasskeysSignatureCounterIsSetByHandOrRemoved() throws {
+    func count(_ authenticatorData: [UInt8]) -> UInt32 { authenticatorData[33..<37].reduce(0) { $0 << 8 | UInt32($1) } }
+    try withTemporaryDirectory { dir in
+        let device = try makeDevice(in: dir)
+        let made = try device.register(optionsJSON: creationOptions(userVerification: "discouraged"), origin: origin).result.credential
+        let sign = { () throws in try device.sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin).result.authenticatorData }
+        var changed = try device.setProperties(credentialId: made.id, counter: .counting(from: 41))
+        #expect(changed.countsSignatures && changed.signCount == 41)
+        let (first, second) = (count(try sign()), count(try sign()))
+        #expect((first, second) == (42, 43))
+        changed = try device.setProperties(credentialId: made.id, counter: .noCounter)
+        #expect(!changed.countsSignatures && changed.signCount == 0)
+        let (third, fourth) = (count(try sign()), count(try sign()))
+        #expect((third, fourth) == (0, 0))
+        #expect(try device.credential(id: made.id)?.signCount == 0)
+        expectDeviceError(.invalidArgument) {
+            try device.setProperties(credentialId: made.id, eligible: false, state: true, counter: .counting(from: 5))
+        }
+        let kept = try #require(try device.credential(id: made.id))
+        #expect(!kept.countsSignatures && kept.backupEligible == made.backupEligible)
+        // Only BE given: BS stays as it was.
+        changed = try device.setProperties(credentialId: made.id, eligible: true, counter: .counting(from: UInt32.max))
+        #expect(changed.backupEligible && changed.backupState == made.backupState && changed.signCount == UInt32.max)
+    }
+}

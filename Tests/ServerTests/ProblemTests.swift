@@ -38,11 +38,11 @@ import Testing
 
     @Test func aWebDriverRouteAddsWebDriversErrorToTheSameProblem() throws {
         var problem = Problem(SessionError(.canceled, "the person canceled"))
-        problem.webDriverError = "unable to set"
+        problem.webDriverError = "unknown error"
         let json = try fields(problem)
         #expect(json["name"] as? String == "canceled" && json["status"] as? Int == 422)
         let value = try #require(json["value"] as? [String: Any])
-        #expect(value["error"] as? String == "unable to set" && value["message"] as? String == "the person canceled")
+        #expect(value["error"] as? String == "unknown error" && value["message"] as? String == "the person canceled")
     }
 
     @Test func everyEventKindIsNamedAsTheStreamSendsIt() {

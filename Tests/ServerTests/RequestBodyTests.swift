@@ -74,6 +74,41 @@ final class RequestBodyTests {
         #expect((refused.json["value"] as? [String: Any])?["error"] as? String == "invalid argument")
     }
 
+    @Test func signCountIsAWholeNumberUpTo4294967295OrNullWhichIsNotItsAbsence() throws {
+        // WebAuthn L3 §11 (w3c/webauthn#2382): "a 32-bit unsigned integer value in the range `0`
+        // to `4294967295`, inclusive, or `null`" — null a value of its own, unlike any other member.
+        func read(_ json: String) throws -> Body.CredentialProperties { try Body.CredentialProperties.decode(Array(json.utf8)) }
+        #expect(try read(#"{"signCount": null}"#).signCount?.value == .some(nil))
+        #expect(try read(#"{"signCount": null}"#).signCount?.setting == .noCounter)
+        #expect(try read(#"{}"#).signCount == nil)
+        #expect(try read(#"{"signCount": 4294967295}"#).signCount?.setting == .counting(from: UInt32.max))
+        #expect(try read(#"{"signCount": 7.0}"#).signCount?.value == 7)
+        for refused in ["-1", "4294967296", "0.5", "\"7\"", "true", "[]"] {
+            #expect(throws: Problem.self) { try read(#"{"signCount": \#(refused)}"#) }
+        }
+        // The other members' null is still their absence.
+        #expect(try read(#"{"backupState": null, "signCount": 1}"#).backupState == nil)
+        #expect(BodyShape.of(Body.CredentialProperties.self).members.last?.value == .scalar(["integer", "null"], names: nil))
+    }
+
+    @Test func webDriversErrorsCarryTheStatusWebDriverGivesThem() throws {
+        let session = try #require((call("POST", "/session").json["value"] as? [String: Any])?["sessionId"] as? String)
+        let base = "/session/\(session)/webauthn/authenticator"
+        func error(_ answer: (status: Int, json: [String: Any])) -> String? { (answer.json["value"] as? [String: Any])?["error"] as? String }
+        // An authenticator id that matches none: §11's invalid argument, 400 (not a 404).
+        let unknown = call("GET", base + "/nobody/credentials")
+        #expect((unknown.status, error(unknown), unknown.json["status"] as? Int) == (400, "invalid argument", 400))
+        // A protocol or an extension this endpoint does not have: unsupported operation, 500.
+        for body in [#"{"protocol": "ctap1/u2f", "transport": "usb"}"#, #"{"protocol": "ctap2", "transport": "usb", "extensions": ["uvm"]}"#] {
+            let refused = call("POST", base, body)
+            #expect((refused.status, error(refused), refused.json["status"] as? Int) == (500, "unsupported operation", 500))
+        }
+        let authenticator = try #require(call("POST", base, #"{"protocol": "ctap2", "transport": "usb", "extensions": ["prf", "largeBlob"]}"#).json["value"] as? String)
+        let missing = call("POST", base + "/\(authenticator)/credential", #"{"credentialId": "AQ", "isResidentCredential": true, "rpId": "example.com", "privateKey": "AQ", "userHandle": "AQ"}"#)
+        #expect((missing.status, error(missing)) == (400, "invalid argument"))
+        #expect((missing.json["detail"] as? String)?.hasPrefix("signCount is required") == true)
+    }
+
     @Test func aTypesMembersAreReadFromItsConformance() {
         let shape = BodyShape.of(Body.PINRequest.self)
         #expect(shape.members.map(\.name) == ["pin", "currentPin", "reset", "approvedBy", "approverPin"])

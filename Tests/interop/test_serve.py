@@ -14,7 +14,7 @@ from webauthn import (generate_authentication_options, generate_registration_opt
                       verify_authentication_response, verify_registration_response)
 from webauthn.helpers.structs import PublicKeyCredentialDescriptor
 
-from conftest import BIN, b64url, own_environment, wait_until
+from conftest import BIN, b64url, own_environment, unb64url, wait_until
 
 RP_ID, ORIGIN = "example.com", "https://example.com"
 
@@ -438,8 +438,9 @@ def test_webdriver_verbs_add_get_and_remove_credentials(server):
     assert call(server, "GET", f"/accounts/{a}/devices/{a}/passkeys/{credential_id}")[2]["backupState"] is False
     assert call(server, "DELETE", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}")[0] == 200
     status, _, problem = call(server, "DELETE", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}")
-    assert (status, problem["value"]["error"]) == (404, "invalid argument")
-    assert call(server, "POST", f"/session/{s}/webauthn/authenticator", {"protocol": "ctap1/u2f", "transport": "usb"})[0] == 400
+    assert (status, problem["value"]["error"]) == (400, "invalid argument")
+    status, _, problem = call(server, "POST", f"/session/{s}/webauthn/authenticator", {"protocol": "ctap1/u2f", "transport": "usb"})
+    assert (status, problem["value"]["error"]) == (500, "unsupported operation")
     assert call(server, "DELETE", f"/session/{s}")[0] == 200
     assert call(server, "GET", f"/accounts/{a}")[0] == 404
 
@@ -506,6 +507,235 @@ def test_webdriver_add_credential_takes_a_pkcs8_key_package_only(server):
     body = {"credentialId": b64url(os.urandom(16)), "isResidentCredential": True, "rpId": RP_ID, "userHandle": b64url(b"alice"),
             "privateKey": b64url(pkcs8), "signCount": 0}
     assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential", body)[2] == {"value": None}
+
+
+def p256_credential():
+    """A P-256 key, its PKCS #8 (base64url) and its COSE public key (as py_webauthn takes it)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from fido2.cose import ES256
+    import cbor2
+    key = ec.generate_private_key(ec.SECP256R1())
+    pkcs8 = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return pkcs8, cbor2.dumps(dict(ES256.from_cryptography_key(key.public_key())))
+
+
+def webdriver_sign_in(server, a, public_key, current_sign_count):
+    """A sign-in on virtual authenticator `a`, verified by py_webauthn against `public_key`; its
+    authenticator data's flags and signature counter."""
+    request = generate_authentication_options(rp_id=RP_ID)
+    status, _, response = call(server, "POST", f"/accounts/{a}/devices/{a}/sign", {"options": json.loads(options_to_json(request)), "origin": ORIGIN})
+    assert status == 200, response
+    verified = verify_authentication_response(credential=response, expected_challenge=request.challenge, expected_rp_id=RP_ID,
+                                              expected_origin=ORIGIN, credential_public_key=public_key,
+                                              credential_current_sign_count=current_sign_count)
+    data = unb64url(response["response"]["authenticatorData"])
+    assert verified.new_sign_count == int.from_bytes(data[33:37], "big")
+    return data[32], verified.new_sign_count
+
+
+def webdriver_credentials(server, s, a):
+    status, _, listed = call(server, "GET", f"/session/{s}/webauthn/authenticator/{a}/credentials")
+    assert status == 200, listed
+    return {c["credentialId"]: c for c in listed["value"]}
+
+
+def test_webdriver_a_credential_added_with_sign_count_null_has_no_counter(server):
+    # w3c/webauthn#2382: "When |signCount| is `null`, no signature counter will be associated to
+    # the credential" — every assertion reports 0, and Get Credentials says null. Sent in the shape
+    # Selenium's Credential writes (its sign_count passed through as None), names added.
+    from selenium.webdriver.common.virtual_authenticator import Credential
+    pkcs8, public_key = p256_credential()
+    s, a = webdriver_authenticator(server)
+    counterless = Credential.create_resident_credential(os.urandom(16), RP_ID, b"alice", pkcs8, None).to_dict()
+    counterless.update(userName="alice", userDisplayName="Alice Example")
+    assert counterless["signCount"] is None
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential", counterless) == (200, "application/json", {"value": None})
+    listed = webdriver_credentials(server, s, a)[b64url(unb64url(counterless["credentialId"]))]
+    assert (listed["signCount"], listed["userName"], listed["userDisplayName"], listed["userHandle"]) == (None, "alice", "Alice Example", b64url(b"alice"))
+    for _ in range(2):
+        assert webdriver_sign_in(server, a, public_key, 0)[1] == 0
+    assert webdriver_credentials(server, s, a)[listed["credentialId"]]["signCount"] is None
+    # A number is a counter from there: 7, then 8 and 9.
+    pkcs8, public_key = p256_credential()
+    call(server, "DELETE", f"/session/{s}/webauthn/authenticator/{a}/credentials")
+    counting = Credential.create_resident_credential(os.urandom(16), RP_ID, b"bob", pkcs8, 7).to_dict()
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential", counting)[2] == {"value": None}
+    assert webdriver_sign_in(server, a, public_key, 7)[1] == 8
+    assert webdriver_sign_in(server, a, public_key, 8)[1] == 9
+    [listed] = webdriver_credentials(server, s, a).values()
+    assert listed["signCount"] == 9 and Credential.from_dict(listed).sign_count == 9
+
+
+def test_webdriver_set_credential_properties_sets_or_removes_the_signature_counter(server):
+    pkcs8, public_key = p256_credential()
+    s, a = webdriver_authenticator(server)
+    credential_id = b64url(os.urandom(16))
+    props = f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}/props"
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential",
+                {"credentialId": credential_id, "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(pkcs8),
+                 "userHandle": b64url(b"alice"), "signCount": 5})[2] == {"value": None}
+    assert webdriver_sign_in(server, a, public_key, 5)[1] == 6
+    # null: "any existing signature counter associated to the credential will be removed".
+    assert call(server, "POST", props, {"signCount": None}) == (200, "application/json", {"value": None})
+    assert webdriver_credentials(server, s, a)[credential_id]["signCount"] is None
+    for _ in range(2):
+        assert webdriver_sign_in(server, a, public_key, 0)[1] == 0
+    # A number: a counter again, set to it ("associate one … and set it to the value").
+    assert call(server, "POST", props, {"signCount": 100})[2] == {"value": None}
+    assert webdriver_credentials(server, s, a)[credential_id]["signCount"] == 100
+    assert webdriver_sign_in(server, a, public_key, 100)[1] == 101
+    # With the backup flags in the same command; each assertion's BE (0x08) and BS (0x10) follow.
+    assert call(server, "POST", props, {"backupEligibility": True, "backupState": True, "signCount": 0})[2] == {"value": None}
+    flags, count = webdriver_sign_in(server, a, public_key, 0)
+    assert (flags & 0x18, count) == (0x18, 1)
+    assert call(server, "POST", props, {"backupState": False})[2] == {"value": None}
+    flags, count = webdriver_sign_in(server, a, public_key, 1)
+    assert (flags & 0x18, count) == (0x08, 2)
+    # Anything else is WebDriver's invalid argument, and changes nothing — nor does a refused
+    # backup state (BS without BE) given with a good counter.
+    for refused in ({"signCount": -1}, {"signCount": 4294967296}, {"signCount": "2"}, {"signCount": 2.5}, {"signCount": True},
+                    {"signCount": 9, "backupEligibility": False, "backupState": True}):
+        status, kind, problem = call(server, "POST", props, refused)
+        assert (status, kind, problem["value"]["error"]) == (400, "application/problem+json", "invalid argument"), (refused, problem)
+    listed = webdriver_credentials(server, s, a)[credential_id]
+    assert (listed["signCount"], listed["backupEligibility"], listed["backupState"]) == (2, True, False)
+    # The largest a counter holds is taken; a credential no one added is invalid argument.
+    assert call(server, "POST", props, {"signCount": 4294967295})[2] == {"value": None}
+    assert webdriver_credentials(server, s, a)[credential_id]["signCount"] == 4294967295
+    status, _, problem = call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credentials/{b64url(b'nobody')}/props", {"signCount": 1})
+    assert (status, problem["value"]["error"]) == (400, "invalid argument")
+
+
+def test_webdriver_add_credential_takes_sign_count_as_section_11_does(server):
+    pkcs8, _ = p256_credential()
+    s, a = webdriver_authenticator(server)
+    add = f"/session/{s}/webauthn/authenticator/{a}/credential"
+
+    def body(**given):
+        parameters = {"credentialId": b64url(os.urandom(16)), "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(pkcs8),
+                      "userHandle": b64url(os.urandom(8)), "signCount": 0}
+        parameters.update(given)
+        return {k: v for k, v in parameters.items() if v is not ...}
+    # "This property is required", and so is isResidentCredential (§11.6's steps: "If … is not
+    # defined, return … invalid argument"); out of 0..4294967295, or not a number, likewise; a
+    # credential id that is not base64url too.
+    for refused in (body(signCount=...), body(isResidentCredential=...), body(signCount=-1), body(signCount=4294967296), body(signCount="0"),
+                    body(signCount=0.5), body(signCount=False), body(credentialId="not base64url!"), body(userName=None, userDisplayName=7)):
+        status, kind, problem = call(server, "POST", add, refused)
+        assert (status, kind, problem["value"]["error"]) == (400, "application/problem+json", "invalid argument"), (refused, problem)
+    assert webdriver_credentials(server, s, a) == {}
+    largest = body(signCount=4294967295)
+    assert call(server, "POST", add, largest)[2] == {"value": None}
+    assert webdriver_credentials(server, s, a)[largest["credentialId"]]["signCount"] == 4294967295
+    # The account route that takes the same parameters keeps signCount optional (a counter from
+    # 0), and takes null as Add Credential does.
+    for given, expected in ((..., "per-credential"), (None, "zero"), (3, "per-credential")):
+        parameters = body(signCount=given)
+        del parameters["isResidentCredential"]
+        status, _, added = call(server, "POST", f"/accounts/{a}/devices/{a}/passkeys", parameters)
+        assert status == 201, added
+        assert (added["signCount"], added["signCounter"]) == (3 if given == 3 else 0, expected), added
+
+
+def test_webdriver_errors_are_webdrivers_codes_with_webdrivers_statuses(server):
+    # §11 answers every id that matches nothing, and every parameter refused, with invalid
+    # argument (WebDriver's table: 400); what the endpoint cannot do — a protocol or an extension
+    # it does not have — with unsupported operation (500).
+    pkcs8, _ = p256_credential()
+    s, a = webdriver_authenticator(server)
+    base = f"/session/{s}/webauthn/authenticator"
+    parameters = {"credentialId": b64url(b"id"), "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(pkcs8),
+                  "userHandle": b64url(b"alice"), "signCount": 0}
+    for method, path, body in (("DELETE", f"{base}/nobody", None), ("POST", f"{base}/nobody/credential", parameters),
+                               ("GET", f"{base}/nobody/credentials", None), ("DELETE", f"{base}/nobody/credentials", None),
+                               ("DELETE", f"{base}/nobody/credentials/{b64url(b'id')}", None), ("POST", f"{base}/nobody/uv", {"isUserVerified": True}),
+                               ("POST", f"{base}/nobody/credentials/{b64url(b'id')}/props", {"backupState": False}),
+                               ("GET", f"/session/another/webauthn/authenticator/{a}/credentials", None),
+                               ("DELETE", f"{base}/{a}/credentials/{b64url(b'nobody')}", None),
+                               ("POST", f"{base}/{a}/credentials/{b64url(b'nobody')}/props", {"backupState": False}),
+                               ("POST", f"{base}/{a}/uv", {}), ("POST", f"{base}/{a}/uv", {"isUserVerified": "yes"}),
+                               ("POST", base, {"protocol": "ctap3", "transport": "usb"}), ("POST", base, {"protocol": "ctap2", "transport": "pigeon"}),
+                               ("POST", base, {"protocol": "ctap2", "transport": "usb", "hasResidentKey": 1})):
+        status, kind, problem = call(server, method, path, body)
+        assert (status, kind, problem["value"]["error"]) == (400, "application/problem+json", "invalid argument"), (method, path, problem)
+        assert problem["status"] == 400 and problem["value"]["message"] == problem["detail"]
+    for refused in ({"protocol": "ctap1/u2f", "transport": "usb"}, {"protocol": "ctap2", "transport": "usb", "extensions": ["largeBlob", "uvm"]},
+                    {"protocol": "ctap2_1", "transport": "usb", "extensions": ["credProps"]}):
+        status, kind, problem = call(server, "POST", base, refused)
+        assert (status, kind, problem["value"]["error"], problem["status"]) == (500, "application/problem+json", "unsupported operation", 500), problem
+    status, _, added = call(server, "POST", base, {"protocol": "ctap2_1", "transport": "usb",
+                                                   "extensions": ["credBlob", "credProtect", "hmac-secret", "largeBlob", "minPinLength", "prf"]})
+    assert status == 200, added
+    # A resident credential on an authenticator without hasResidentKey (its default: false), as
+    # Chromium's answers it too; a non-resident one is taken there.
+    without = added["value"]
+    status, _, problem = call(server, "POST", f"{base}/{without}/credential", {**parameters, "credentialId": b64url(os.urandom(16))})
+    assert (status, problem["value"]["error"]) == (400, "invalid argument") and "hasResidentKey" in problem["detail"], problem
+    assert call(server, "POST", f"{base}/{without}/credential",
+                {**parameters, "credentialId": b64url(os.urandom(16)), "isResidentCredential": False})[2] == {"value": None}
+
+
+def test_webdriver_backup_flags_are_each_credentials_with_the_authenticators_defaults(server):
+    # Add Credential (§11): "If |backupEligibility| is not defined, set |backupEligibility| to the
+    # value of the |authenticator|'s |defaultBackupEligibility|" (false unless given), and
+    # backupState alike.
+    s = call(server, "POST", "/session", {})[2]["value"]["sessionId"]
+    for defaults, expected in (({}, (False, False)), ({"defaultBackupEligibility": True}, (True, False)),
+                               ({"defaultBackupEligibility": True, "defaultBackupState": True}, (True, True))):
+        status, _, added = call(server, "POST", f"/session/{s}/webauthn/authenticator",
+                                {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, **defaults})
+        assert status == 200, added
+        a = added["value"]
+        ids = {}
+        for given in ({}, {"backupEligibility": True, "backupState": True}, {"backupEligibility": False, "backupState": False}):
+            pkcs8, public_key = p256_credential()
+            credential_id = b64url(os.urandom(16))
+            assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential",
+                        {"credentialId": credential_id, "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(pkcs8),
+                         "userHandle": b64url(os.urandom(8)), "signCount": None, **given})[2] == {"value": None}
+            ids[credential_id] = (given["backupEligibility"], given["backupState"]) if given else expected
+        listed = webdriver_credentials(server, s, a)
+        assert {i: (c["backupEligibility"], c["backupState"]) for i, c in listed.items()} == ids, defaults
+        # A registration's BE is the same default ("MUST be reflected by the BE authenticator data
+        # flag when performing an authenticatorMakeCredential operation").
+        options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="carol", user_id=os.urandom(8))
+        status, _, response = call(server, "POST", f"/accounts/{a}/devices/{a}/register", {"options": json.loads(options_to_json(options)), "origin": ORIGIN})
+        assert status == 200, response
+        assert bool(unb64url(response["response"]["authenticatorData"])[32] & 0x08) == expected[0], defaults
+
+
+def test_a_virtual_authenticators_registrations_count_their_signatures(server):
+    # As a browser's virtual authenticator does: Get Credentials then gives a number, which
+    # Selenium's Credential.from_dict reads.
+    from selenium.webdriver.common.virtual_authenticator import Credential
+    s, a = webdriver_authenticator(server)
+    options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
+    status, _, response = call(server, "POST", f"/accounts/{a}/devices/{a}/register", {"options": json.loads(options_to_json(options)), "origin": ORIGIN})
+    assert status == 200, response
+    registered = verify_registration_response(credential=response, expected_challenge=options.challenge, expected_rp_id=RP_ID, expected_origin=ORIGIN)
+    assert webdriver_sign_in(server, a, registered.credential_public_key, registered.sign_count)[1] == registered.sign_count + 1
+    assert webdriver_sign_in(server, a, registered.credential_public_key, registered.sign_count + 1)[1] == registered.sign_count + 2
+    [listed] = webdriver_credentials(server, s, a).values()
+    assert Credential.from_dict(listed).sign_count == registered.sign_count + 2
+
+
+def test_webdriver_get_credentials_reads_every_key_whatever_the_simulated_user_does(server):
+    # Get Credentials fails only for an unknown authenticator (§11): a passkey registered with user
+    # verification is sealed under the biometric, and its key is still given while isUserVerified
+    # is false and isUserConsenting is false — those are for ceremonies.
+    from cryptography.hazmat.primitives import serialization
+    s, a = webdriver_authenticator(server)
+    options = generate_registration_options(rp_id=RP_ID, rp_name="RP", user_name="alice", user_id=b"alice")
+    status, _, response = call(server, "POST", f"/accounts/{a}/devices/{a}/register", {"options": json.loads(options_to_json(options)), "origin": ORIGIN})
+    assert status == 200, response
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/uv", {"isUserVerified": False})[2] == {"value": None}
+    [listed] = webdriver_credentials(server, s, a).values()
+    key = serialization.load_der_private_key(unb64url(listed["privateKey"]), None)
+    assert key.public_key().public_numbers().curve.name == "secp256r1"
+    # …and the ceremonies still follow the settings.
+    status, _, problem = call(server, "POST", f"/accounts/{a}/devices/{a}/sign", {"options": sign_options(userVerification="required"), "origin": ORIGIN})
+    assert (status, problem["name"]) == (422, "notInteractive")
 
 
 def raw_call(server, method, path, headers):

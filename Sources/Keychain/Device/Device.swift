@@ -225,19 +225,40 @@ public final class Device {
     /// (WebAuthn L3 §6.1.3). The change syncs like any other.
     @discardableResult
     public func setBackupFlags(credentialId id: [UInt8], eligible: Bool? = nil, state: Bool) throws(DeviceError) -> Credential {
+        try setProperties(credentialId: id, eligible: eligible, state: state)
+    }
+
+    /// Sets a passkey's properties by hand, as WebDriver's Set Credential Properties does (WebAuthn
+    /// L3 §11): BE and BS as ``setBackupFlags(credentialId:eligible:state:)`` sets them, each when
+    /// given (BS stays as it is when only BE is), and its signature counter when `counter` is
+    /// given — all in one change, or none when one is refused.
+    @discardableResult
+    public func setProperties(credentialId id: [UInt8], eligible: Bool? = nil, state: Bool? = nil,
+                              counter: SignatureCounterSetting? = nil) throws(DeviceError) -> Credential {
         guard let credential = try credential(id: id) else {
             throw DeviceError.noPasskey(id, on: name)
         }
-        let backupEligible = eligible ?? credential.backupEligible
-        guard backupEligible || !state else {
+        let backupEligible = eligible ?? credential.backupEligible, backupState = state ?? credential.backupState
+        guard backupEligible || !backupState else {
             throw DeviceError(.invalidArgument, "backup state 1 needs backup eligibility (BS is never set without BE)")
         }
+        let flags = eligible != nil || state != nil
         let store = try store()
         do {
             return try store.revise(credential) {
-                $0.backupEligible = backupEligible
-                $0.backupState = state
-                $0.backupStateFixed = true
+                if flags {
+                    $0.backupEligible = backupEligible
+                    $0.backupState = backupState
+                    $0.backupStateFixed = true
+                }
+                switch counter {
+                case .counting(let from)?:
+                    // Its own counter from now, not the authenticator's global one.
+                    ($0.countsSignatures, $0.globalCounter, $0.signCount) = (true, false, from)
+                case .noCounter?:
+                    ($0.countsSignatures, $0.globalCounter, $0.signCount) = (false, false, 0)
+                case nil: break
+                }
             }
         } catch { throw DeviceError(error) }
     }

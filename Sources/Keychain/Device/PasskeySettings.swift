@@ -30,3 +30,11 @@ public struct PasskeySettings: Sendable, Equatable {
         self.u2f = u2f
     }
 }
+
+/// A passkey's signature counter as WebDriver's virtual authenticators set it (WebAuthn L3 §11,
+/// `signCount`): a counter that goes on from a value, or none — every assertion then reports 0 and
+/// nothing counts.
+public enum SignatureCounterSetting: Sendable, Equatable {
+    case counting(from: UInt32)
+    case noCounter
+}

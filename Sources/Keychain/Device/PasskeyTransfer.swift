@@ -72,9 +72,9 @@ extension Device {
         var pairs: [(CBORValue, CBORValue)] = [
             (.int(F.id), .bytes(added.id)), (.int(F.rpId), .text(added.rpId)), (.int(F.userHandle), .bytes(added.userHandle)),
             (.int(F.userName), .text(added.userName)), (.int(F.userDisplayName), .text(added.userDisplayName)),
-            (.int(F.createdAt), .int(Int(account.now / 1000))), (.int(F.signCount), .int(Int(added.signCount))),
+            (.int(F.createdAt), .int(Int(account.now / 1000))), (.int(F.signCount), .int(0)),
             (.int(F.backupEligible), .bool(added.backupEligible)), (.int(F.backupState), .bool(added.backupState)),
-            (.int(F.privateKey), .bytes(added.privateKeyDER)), (.int(F.countsSignatures), .bool(true)),
+            (.int(F.privateKey), .bytes(added.privateKeyDER)), (.int(F.countsSignatures), .bool(added.countsSignatures)),
             (.int(F.backupStateFixed), .bool(added.backupStateFixed)),
         ]
         if let blob = added.largeBlob {
@@ -86,12 +86,14 @@ extension Device {
             } catch { throw DeviceError(.invalidArgument, "the added credential is not one authctl can use: its private key: \(error)") }
             pairs.append((.int(F.largeBlob), .bytes(sealed)))
         }
-        return try adopt(.map(pairs), what: "the added credential", user: UserPolicy())
+        // The count is set after the payload's checks: WebDriver's range reaches 4294967295
+        // (WebAuthn L3 §11, Add Credential), which an export's payload may not carry (no value left to count to).
+        return try adopt(.map(pairs), what: "the added credential", user: UserPolicy(), signCount: added.countsSignatures ? added.signCount : 0)
     }
 
     /// Adds the passkey an export's payload describes (``CredentialCodec/passkey(fromTransfer:)``).
-    private func adopt(_ map: CBORValue, what: String, user policy: UserPolicy) throws(DeviceError) -> Credential {
-        let credential: Credential
+    private func adopt(_ map: CBORValue, what: String, user policy: UserPolicy, signCount: UInt32? = nil) throws(DeviceError) -> Credential {
+        var credential: Credential
         let key: PrivateKey
         do throws(CredentialCodec.TransferError) {
             (credential, key) = try CredentialCodec.passkey(fromTransfer: map)
@@ -109,6 +111,7 @@ extension Device {
         } catch {
             throw DeviceError(.invalidArgument, "\(what) is not one authctl can use: \(error.reason)")
         }
+        if let signCount { credential.signCount = signCount }
         guard try self.credential(id: credential.id) == nil else {
             throw DeviceError(.invalidArgument, "device '\(name)' already holds the passkey \(Base64URL.encode(credential.id))")
         }
@@ -144,6 +147,9 @@ public struct AddedPasskey: Sendable {
     public var userDisplayName: String
     public var privateKeyDER: [UInt8]
     public var signCount: UInt32
+    /// Whether it has a signature counter, starting at ``signCount``; without one (WebDriver's
+    /// `signCount: null`, WebAuthn L3 §11) every assertion reports 0 and ``signCount`` is not kept.
+    public var countsSignatures: Bool
     public var backupEligible: Bool
     public var backupState: Bool
     /// BS stays as given, whatever sync does (as WebDriver's explicit `backupState` holds).
@@ -152,8 +158,9 @@ public struct AddedPasskey: Sendable {
     public var largeBlob: [UInt8]?
 
     public init(id: [UInt8], rpId: String, userHandle: [UInt8], userName: String = "", userDisplayName: String = "",
-                privateKeyDER: [UInt8], signCount: UInt32 = 0, backupEligible: Bool = true, backupState: Bool = true,
-                backupStateFixed: Bool = false, largeBlob: [UInt8]? = nil) {
+                privateKeyDER: [UInt8], signCount: UInt32 = 0, countsSignatures: Bool = true, backupEligible: Bool = true,
+                backupState: Bool = true, backupStateFixed: Bool = false, largeBlob: [UInt8]? = nil) {
+        self.countsSignatures = countsSignatures
         self.backupStateFixed = backupStateFixed
         self.id = id
         self.rpId = rpId

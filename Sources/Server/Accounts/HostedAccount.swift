@@ -26,9 +26,19 @@ final class HostedAccount: @unchecked Sendable {
         get { persons.webDriverUser }
         set { persons.webDriverUser = newValue }
     }
-    /// The passkeys it makes are device-bound unless a registration says otherwise
-    /// (`defaultBackupEligibility: false`).
+    /// The passkeys it makes are device-bound unless a registration says otherwise (a virtual
+    /// authenticator without `defaultBackupEligibility: true`).
     var deviceBoundByDefault = false
+    /// The passkeys it makes count their signatures (1, 2, 3, …), as a browser's virtual
+    /// authenticator's do: true for one made by Add Virtual Authenticator.
+    var countsSignaturesByDefault = false
+    /// Add Credential's backup flags when its parameters give none: the virtual authenticator's
+    /// `defaultBackupEligibility` and `defaultBackupState` (WebAuthn L3 §11, Add Credential), `nil` for an
+    /// account that is no virtual authenticator.
+    var webDriverBackupDefaults: (eligible: Bool, state: Bool)?
+    /// Add Virtual Authenticator's `hasResidentKey`: without it, Add Credential refuses a resident
+    /// credential (§11), though every passkey the device makes is discoverable.
+    var webDriverHasResidentKey = true
 
     /// `session`'s people must be `persons`.
     init(id: String, session: Session, persons: HostedPeople, directory: String?, storage: String) {

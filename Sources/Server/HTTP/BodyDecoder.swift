@@ -56,11 +56,15 @@ protocol BodyValue: Decodable, Sendable {
     static var names: [String]? { get }
     /// A value of it for ``BodyShape``, which reads a type without a body.
     static var placeholder: Self { get }
+    /// Whether `null` is one of its values (``jsonTypes`` has `null`) rather than the member's
+    /// absence, as it is for every other member.
+    static var takesNull: Bool { get }
     init(_ member: BodyMember) throws(Problem)
 }
 
 extension BodyValue {
     static var names: [String]? { nil }
+    static var takesNull: Bool { jsonTypes.contains("null") }
 
     init(from decoder: any Decoder) throws {
         guard let decoder = decoder as? BodyDecoder else { throw Problem.input("\(Self.self) is read from a request body only") }
@@ -150,13 +154,18 @@ struct BodyDecoder: Decoder {
 
         /// A member present and not `null`.
         private func value(_ key: Key) -> BodyNode? { decoder.node.member(key.stringValue).flatMap { $0.isNull ? nil : $0 } }
+        /// A member present, and not `null` unless `null` is one of `T`'s values.
+        private func value<T>(_ key: Key, as _: T.Type) -> BodyNode? {
+            guard let node = decoder.node.member(key.stringValue) else { return nil }
+            return node.isNull && (T.self as? any BodyValue.Type)?.takesNull != true ? nil : node
+        }
         func contains(_ key: Key) -> Bool { value(key) != nil }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
 
         private func path(_ key: Key) -> String { decoder.path.isEmpty ? key.stringValue : "\(decoder.path).\(key.stringValue)" }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            guard let value = value(key) else {
+            guard let value = value(key, as: type) else {
                 throw Problem.input(decoder.type?.missing(key.stringValue) ?? "\(path(key)) is required")
             }
             return try BodyDecoder.read(type, value, path: path(key), key: key.stringValue, in: decoder.type)
@@ -182,7 +191,7 @@ struct BodyDecoder: Decoder {
         // An optional member looked up once (the protocol's own default asks `contains`, then
         // `decodeNil`, then `decode`: three lookups of a member present).
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let value = value(key) else { return nil }
+            guard let value = value(key, as: type) else { return nil }
             return try BodyDecoder.read(type, value, path: path(key), key: key.stringValue, in: decoder.type)
         }
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeIfPresent(type, key) }

@@ -20,7 +20,7 @@ struct Problem: Error {
         }
     }
 
-    let status: Int
+    var status: Int
     let name: Name
     let detail: String
     /// What a page meets in its place (the DOMException the browser rejects with).

@@ -17,6 +17,7 @@ extension AccountService {
             return try s.onDevice(call) { hosted, device throws(Problem) in
                 var passkey = passkey
                 passkey.deviceBound = deviceBound ?? hosted.deviceBoundByDefault
+                passkey.signatureCounter = hosted.countsSignaturesByDefault
                 let queued = given == nil ? hosted.people.peek(device: device) : nil
                 let person = given ?? queued ?? PersonRequest()
                 let response = try Self.acting(queued, on: device, in: hosted) { () throws(SessionError) in

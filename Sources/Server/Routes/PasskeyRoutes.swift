@@ -91,12 +91,16 @@ extension AccountService {
     /// (base64url PKCS #8), `userHandle`, `signCount`, `backupEligibility`, `backupState`,
     /// `largeBlob`, `userName`, `userDisplayName`; `isResidentCredential` is read and not kept
     /// (every passkey of a platform authenticator is discoverable, so a user handle is required).
-    static func addedPasskey(_ body: Body.CredentialParameters) -> AddedPasskey {
-        let eligible = body.backupEligibility ?? true
+    /// `signCount` `null` is a passkey with no signature counter; absent, one that counts from 0.
+    /// The backup flags not given are `defaults` (a virtual authenticator's), else a synced
+    /// passkey's.
+    static func addedPasskey(_ body: Body.CredentialParameters, defaults: (eligible: Bool, state: Bool)? = nil) -> AddedPasskey {
+        let eligible = body.backupEligibility ?? defaults?.eligible ?? true
         return AddedPasskey(id: body.credentialId.bytes, rpId: body.rpId, userHandle: body.userHandle.bytes,
                             userName: body.userName ?? "", userDisplayName: body.userDisplayName ?? "",
-                            privateKeyDER: body.privateKey.bytes, signCount: UInt32(body.signCount ?? 0),
-                            backupEligible: eligible, backupState: body.backupState ?? eligible,
-                            backupStateFixed: body.backupState != nil, largeBlob: body.largeBlob?.bytes)
+                            privateKeyDER: body.privateKey.bytes, signCount: body.signCount.map { $0.value ?? 0 } ?? 0,
+                            countsSignatures: body.signCount.map { $0.value != nil } ?? true,
+                            backupEligible: eligible, backupState: body.backupState ?? defaults?.state ?? eligible,
+                            backupStateFixed: body.backupState != nil || defaults != nil, largeBlob: body.largeBlob?.bytes)
     }
 }

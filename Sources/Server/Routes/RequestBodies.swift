@@ -142,7 +142,7 @@ enum Body {
         let rpId: String
         let privateKey: Base64URLBytes
         let userHandle: Base64URLBytes
-        let signCount: UInt64?
+        let signCount: SignCount?
         let largeBlob: Base64URLBytes?
         let backupEligibility: Bool?
         let backupState: Bool?
@@ -152,7 +152,6 @@ enum Body {
         static func missing(_ member: String) -> String? {
             member == "userHandle" ? "userHandle is required (a discoverable credential has one)" : nil
         }
-        static func maximum(_ member: String) -> UInt64? { member == "signCount" ? UInt64(UInt32.max - 1) : nil }
     }
 
     /// `PATCH …/passkeys/{credential}`.
@@ -220,6 +219,7 @@ enum Body {
     struct CredentialProperties: RequestBodyType {
         let backupEligibility: Bool?
         let backupState: Bool?
+        let signCount: SignCount?
 
         static var takesOtherMembers: Bool { true }
     }
@@ -242,6 +242,33 @@ struct Choice<T: RawRepresentable & CaseIterable & Sendable>: BodyValue where T.
         }
         self.value = value
     }
+}
+
+/// A credential's `signCount` as WebAuthn L3 §11 takes it (w3c/webauthn#2382): "a 32-bit unsigned
+/// integer value in the range `0` to `4294967295`, inclusive, or `null`" — a signature counter
+/// that starts there, or none at all.
+struct SignCount: BodyValue {
+    /// `nil`: `null`, no signature counter.
+    let value: UInt32?
+
+    static var jsonTypes: Set<String> { ["integer", "null"] }
+    static var placeholder: Self { Self(value: 0) }
+
+    init(value: UInt32?) { self.value = value }
+
+    init(_ member: BodyMember) throws(Problem) {
+        guard !member.node.isNull else {
+            value = nil
+            return
+        }
+        guard let n = member.node.wholeNumber(maximum: UInt64(UInt32.max)) else {
+            throw Problem.input("\(member.path) must be a whole number from 0 to 4294967295, or null (no signature counter)")
+        }
+        value = UInt32(n)
+    }
+
+    /// The counter it sets.
+    var setting: SignatureCounterSetting { value.map { .counting(from: $0) } ?? .noCounter }
 }
 
 /// Base64url bytes (unpadded, as WebAuthn's JSON writes them; padding tolerated).
