@@ -182,10 +182,17 @@ def test_the_bank_signs_up_and_in_with_a_passkey_in_webkit(world):
 
 
 
-def test_a_name_served_here_reaches_this_machine_through_the_proxy_and_signs_up_there(world):
+def test_a_name_served_here_is_reached_through_the_proxy(world):
     """WebKitGTK has no --host-resolver-rules: authctl-webkit's --proxy takes every name to the
-    SOCKS5 proxy, which connects it to 127.0.0.1 (authctl serve's loopback address is not proxied).
-    A *.localhost name is a secure context, so the bridge answers there for its RP ID."""
+    SOCKS5 proxy, which connects it to 127.0.0.1."""
+    write_user_script(world.driver, "window.fromUserScript = 'named';")
+    world.driver.get(world.pages.replace("localhost", "login.example.com") + "/user-script.html")
+    assert world.driver.execute_script("return [location.hostname, window.seenByPage]") == ["login.example.com", "named"]
+
+
+def test_a_localhost_name_is_a_secure_context_where_the_bridge_signs_up(world):
+    """A *.localhost name is a secure context in WebKit (and reaches 127.0.0.1 by itself), so the
+    bridge answers there for its RP ID, and its page reaches authctl serve on http://127.0.0.1."""
     driver = world.driver
     write_user_script(driver, world.bridge)
     driver.get(world.named_pages + "/user-script.html")
