@@ -11,10 +11,12 @@ cd "$(dirname "$0")/.."
 # JavaScript client's suite (Tests/interop/test_client_js.py); postgresql, iproute2, iptables: private PostgreSQL
 # clusters for the account store on a server, and the network namespaces of its partition checker;
 # openssh-client: ssh-keygen's -sk keys on the security key, through libauthctl-fido2.so
-# (Tests/interop/test_ctap_fido2_tools.py); webkit2gtk-driver, xvfb, libwebkit2gtk-4.1-dev: the page
-# bridge in WebKitGTK — Debian's WebKitWebDriver, the X server it needs (WebKitGTK has no headless
-# mode), and the headers authctl-webkit builds against (Tests/interop/test_browser_webkit.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client webkit2gtk-driver xvfb libwebkit2gtk-4.1-dev" \
+# (Tests/interop/test_ctap_fido2_tools.py); firefox-esr: the page bridge and the bank in headless
+# Firefox, driven over WebDriver BiDi (Tests/interop/test_browser_page.py, test_browser_bank.py);
+# webkit2gtk-driver, xvfb, libwebkit2gtk-4.1-dev: the page bridge in WebKitGTK — Debian's
+# WebKitWebDriver, the X server it needs (WebKitGTK has no headless mode), and the headers
+# authctl-webkit builds against (the same suites, and Tests/interop/test_browser_webkit.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client firefox-esr webkit2gtk-driver xvfb libwebkit2gtk-4.1-dev" \
   scripts/setup.sh
 
 venv=.venv

@@ -122,8 +122,11 @@ def _firefox_driver():
 def firefox(profile: pathlib.Path, hosts: list[str], spki: str = "", extra: list[str] = ()):
     """Headless Firefox ESR over WebDriver BiDi (authctl_client.firefox): `hosts` resolve to
     127.0.0.1, certificates are accepted (the session's acceptInsecureCerts: Firefox has no
-    per-key trust switch), a 520×900 viewport as Chromium's window."""
-    return _firefox_driver().Firefox(profile=profile, hosts=hosts, binary=FIREFOX, window_size=(520, 900), timeout=DEADLINE)
+    per-key trust switch), a 520×900 viewport as Chromium's window; Firefox's own WebAuthn
+    answered by the virtual authenticators a test adds (add_virtual_authenticator), as Chromium's
+    by CDP's."""
+    return _firefox_driver().Firefox(profile=profile, hosts=hosts, binary=FIREFOX, window_size=(520, 900), timeout=DEADLINE,
+                                     virtual_authenticators=True)
 
 
 @dataclass(frozen=True)

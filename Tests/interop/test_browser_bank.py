@@ -1,8 +1,8 @@
-"""The example bank's web front end (docs/examples/bank/) in headless Chromium, its passkeys on
+"""The example bank's web front end (docs/examples/bank/) in headless browsers, its passkeys on
 authctl serve: one account, two browsers — the phone and the laptop — whose devices sync on the
-account's virtual clock. Everything runs twice: through the page bridge (GET /bridge.js, injected
-before the page loads) and through the browser extension (clients/chrome-extension, Chrome's
-webAuthenticationProxy). The bank (docs/examples/rp_server.py) verifies every response with
+account's virtual clock. Everything runs through the page bridge (GET /bridge.js, injected before
+the page loads) in each engine (Chromium, Firefox ESR), and through the browser extension
+(clients/chrome-extension, Chrome's webAuthenticationProxy) in Chromium. The bank (docs/examples/rp_server.py) verifies every response with
 py_webauthn. The tests run in order, each from where the one before left the customer;
 screenshots of the flows go to $AUTHCTL_SCREENSHOTS (default .build/screenshots), which
 docs/browser.md shows.
@@ -250,6 +250,9 @@ def test_a_passkey_the_bank_forgot_is_signalled_and_leaves_both_devices(world):
     phone.wait_screen("account")
     phone.driver.find_element("css selector", "#passkey-list button").click()
     wait_until(lambda: bank_user(world)["passkeys"] == {}, "the bank forgot the passkey")
+    # The account page shown again without it, before the customer signs out (a sign-out while the
+    # page still redraws the account ends on the account screen).
+    wait_until(lambda: phone.visible("no-passkeys"), "the account page without the passkey")
     phone.click("sign-out")
     phone.wait_screen("sign-in")
     # ... and later signs in with it: the bank refuses it, and the page signals it unknown.

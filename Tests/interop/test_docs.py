@@ -89,20 +89,20 @@ def test_server_guide_walkthrough_runs(tmp_path):
 
 
 def test_browser_guide_examples_run(tmp_path):
-    """docs/browser.md's Selenium and Playwright examples, as written, from the repository's root
-    with this authctl first on PATH."""
+    """docs/browser.md's Selenium, Playwright and Firefox examples, as written, from the
+    repository's root with this authctl first on PATH."""
     import shutil
-    if not (shutil.which("/usr/bin/chromium") and shutil.which("/usr/bin/chromedriver")):
-        pytest.skip("Debian's chromium and chromium-driver are not installed")
+    if not (shutil.which("/usr/bin/chromium") and shutil.which("/usr/bin/chromedriver") and shutil.which("/usr/bin/firefox-esr")):
+        pytest.skip("Debian's chromium, chromium-driver and firefox-esr are not installed")
     text = (ROOT / "docs" / "browser.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     env = own_environment(tmp_path)
     env["PATH"] = str(pathlib.Path(BIN).parent) + os.pathsep + env["PATH"]
     # Chromium's singleton socket lives under TMPDIR, and a socket's path is at most 107 bytes:
     # pytest's own temporary directories are too deep for it.
     env["TMPDIR"] = "/tmp"
-    for block, says in zip(blocks, ("passkey ", "made ")):
+    for block, says in zip(blocks, ("passkey ", "made ", "passkey ")):
         script = tmp_path / "example.py"
         script.write_text(block)
         # Its own session: whatever it started is killed with it if it overruns.

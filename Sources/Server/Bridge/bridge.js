@@ -209,11 +209,23 @@
     }
     return value;
   }
-  // A TypeError as Chromium throws one from its bindings (its `message` an enumerable own
-  // property, unlike a script's `new TypeError`).
+  // Whose words the browser's own bindings speak, which the bridge's TypeErrors follow: Gecko's
+  // (Firefox: "'get rawId' called on an object that does not implement interface …") or Blink's
+  // (Chromium: "Illegal invocation"), told apart by a member read on a stranger.
+  const GECKO = (() => {
+    try {
+      const getter = (Object.getOwnPropertyDescriptor(PublicKeyCredential.prototype, 'rawId') || {}).get;
+      if (getter) getter.call({});
+    } catch (error) {
+      return /does not implement interface/.test(error.message);
+    }
+    return false;
+  })();
+  // A TypeError as the browser throws one from its bindings: in Chromium its `message` an
+  // enumerable own property, unlike a script's `new TypeError`; in Firefox as a script's.
   function typeError(message) {
     const error = new TypeError(message);
-    Object.defineProperty(error, 'message', { enumerable: true });
+    if (!GECKO) Object.defineProperty(error, 'message', { enumerable: true });
     return error;
   }
   // WebIDL's conversion of the options' BufferSource members: in its order (a dictionary's own
@@ -222,6 +234,14 @@
   const NOT_BYTES = "The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.";
   const REQUIRED = 'Required member is undefined.';
   function conversionError(call, path, problem) {
+    if (GECKO) {
+      // Firefox names the innermost member and its dictionary only.
+      const [member, dictionary] = path[path.length - 1];
+      const words = problem === REQUIRED ? `Missing required '${member}' member of ${dictionary}.`
+        : problem === NOT_BYTES ? `'${member}' member of ${dictionary} could not be converted to any of: ArrayBufferView, ArrayBuffer.`
+          : `'${member}' member of ${dictionary} can't be converted to a dictionary.`;
+      return typeError(`CredentialsContainer.${call}: ${words}`);
+    }
     const reads = path.map(([member, dictionary]) => `Failed to read the '${member}' property from '${dictionary}': `).join('');
     return typeError(`Failed to execute '${call}' on 'CredentialsContainer': ${reads}${problem}`);
   }
@@ -316,6 +336,12 @@
   // A conditional sign-in that is over for this page without an outcome (`410`: another page's
   // request took the autofill list, or this page withdrew it).
   const GONE = Symbol('gone');
+  // Whether the page is going away: Firefox fails the fetches it has in flight as the navigation
+  // begins (after beforeunload, before pagehide), which says nothing of the server — the page
+  // gets its error all the same, and the console no complaint.
+  let leaving = false;
+  addEventListener('beforeunload', () => { leaving = true; }, { capture: true });
+  addEventListener('pageshow', () => { leaving = false; }, { capture: true });
   // The errors of requests that never reached the server or lost it on the way.
   const unreached = new WeakSet();
   async function call(method, path, body, signal, keepalive = false) {
@@ -333,7 +359,7 @@
       // server unless the browser allows it (docs/browser.md, "Limits").
       const why = `authctl serve is not reachable at ${CONFIG.server} (${error}): it is not running, the request was over `
         + 'its 1 MiB limit, or — for a page on a public address — Chromium needs --disable-features=LocalNetworkAccessChecks';
-      console.error(`authctl page bridge: ${why}`);
+      if (!leaving) console.error(`authctl page bridge: ${why}`);
       const failure = new DOMException(why, 'NotAllowedError');
       unreached.add(failure);
       throw failure;
@@ -390,9 +416,11 @@
     Object.defineProperty(prototype, name, { get, set: native.set, enumerable: native.enumerable, configurable: native.configurable });
   }
   // A dictionary as the browser converts one to JavaScript: a new object at every call, members
-  // in lexicographic order; its ArrayBuffers are the same objects each time.
+  // in lexicographic order; its ArrayBuffers the same objects each time — in Firefox new ones,
+  // as Firefox's getAuthenticatorData() and getPublicKey() give a new ArrayBuffer at every call.
+  const fresh = (buffer) => (GECKO && buffer instanceof ArrayBuffer ? buffer.slice(0) : buffer);
   function dictionary(value) {
-    if (value instanceof ArrayBuffer) return value;
+    if (value instanceof ArrayBuffer) return fresh(value);
     if (Array.isArray(value)) return value.map(dictionary);
     if (value === null || typeof value !== 'object') return value;
     const out = {};
@@ -406,8 +434,8 @@
   attribute(AuthenticatorResponse.prototype, 'clientDataJSON');
   attribute(AuthenticatorAttestationResponse.prototype, 'attestationObject');
   memberOperation(AuthenticatorAttestationResponse.prototype, 'getTransports', (m) => [...m.transports]);
-  memberOperation(AuthenticatorAttestationResponse.prototype, 'getAuthenticatorData', (m) => m.authenticatorDataBuffer);
-  memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKey', (m) => m.publicKey);
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getAuthenticatorData', (m) => fresh(m.authenticatorDataBuffer));
+  memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKey', (m) => fresh(m.publicKey));
   memberOperation(AuthenticatorAttestationResponse.prototype, 'getPublicKeyAlgorithm', (m) => m.publicKeyAlgorithm);
   for (const name of ['authenticatorData', 'signature', 'userHandle']) attribute(AuthenticatorAssertionResponse.prototype, name);
 
@@ -459,7 +487,10 @@
     return ending;
   };
   // Sent at once, outliving the page (keepalive): a page that goes away waits for nothing.
-  addEventListener('pagehide', () => { if (autofillRequest) withdrawal(autofillRequest, true); }, { capture: true });
+  addEventListener('pagehide', () => {
+    leaving = true;
+    if (autofillRequest) withdrawal(autofillRequest, true);
+  }, { capture: true });
   // Settles only by the page's abort: the conditional request the browser keeps open for a page
   // whose autofill list another page has.
   const untilAborted = (signal) => new Promise((resolve, reject) => {
@@ -498,8 +529,8 @@
         json = await call('POST', `/${kind}`, body, controller.signal);
       } catch (error) {
         // A conditional request whose connection failed may still be pending on the server:
-        // withdrawn at once, outliving the page (WebKit stops a page's loads before its pagehide,
-        // so the request is no longer the page's when pagehide would withdraw it).
+        // withdrawn here, outliving the page — Firefox and WebKit end a page's fetches as it
+        // navigates away, before pagehide would withdraw it.
         if (conditional && unreached.has(error)) withdrawal(id, true);
         if (error !== GONE) throw error;
         if (autofillRequest === id) autofillRequest = null;
@@ -525,6 +556,10 @@
     if (value === undefined) return undefined;
     const text = String(value);
     if (!allowed.includes(text)) {
+      if (GECKO) {
+        throw typeError(`CredentialsContainer.${call}: '${text}' (value of '${member}' member of `
+          + `Credential${call === 'create' ? 'Creation' : 'Request'}Options) is not a valid value for enumeration ${type}.`);
+      }
       throw typeError(`Failed to execute '${call}' on 'CredentialsContainer': Failed to read the '${member}' property from `
         + `'Credential${call === 'create' ? 'Creation' : 'Request'}Options': The provided value '${text}' is not a valid enum value of type ${type}.`);
     }
@@ -548,7 +583,8 @@
     try {
       if (self !== container || !options || options.publicKey === undefined) return Reflect.apply(nativeGet, self, args);
       const mediation = enumMember(options.mediation, MEDIATIONS, 'mediation', 'CredentialMediationRequirement', 'get');
-      const uiMode = enumMember(options.uiMode, ['immediate', 'passive'], 'uiMode', 'CredentialUiModeRequirement', 'get');
+      // Firefox has no uiMode: a member its conversion does not read.
+      const uiMode = GECKO ? undefined : enumMember(options.uiMode, ['immediate', 'passive'], 'uiMode', 'CredentialUiModeRequirement', 'get');
       return ceremony('sign', options.publicKey, mediation, uiMode, options.signal);
     } catch (error) {
       return Promise.reject(error);
@@ -560,7 +596,14 @@
   const conditionalHolder = Object.getOwnPropertyDescriptor(PublicKeyCredential, 'isConditionalMediationAvailable')
     || !Object.getOwnPropertyDescriptor(Credential, 'isConditionalMediationAvailable') ? PublicKeyCredential : Credential;
   operation(conditionalHolder, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
-  operation(PublicKeyCredential, 'getClientCapabilities', 0, () => capabilities().then((answer) => answer.capabilities));
+  // Firefox's answer has its own keys (extension:appid, no ambientGet, …): there the keys are its
+  // own, each valued as the server values it where the server has that key.
+  const nativeCapabilities = operation(PublicKeyCredential, 'getClientCapabilities', 0, () => capabilities().then(async (answer) => {
+    if (!GECKO || !nativeCapabilities) return answer.capabilities;
+    const own = await Reflect.apply(nativeCapabilities, PublicKeyCredential, []).catch(() => null);
+    if (!own) return answer.capabilities;
+    return Object.fromEntries(Object.keys(own).map((key) => [key, key in answer.capabilities ? answer.capabilities[key] : own[key]]));
+  }));
   for (const signal of ['unknownCredential', 'allAcceptedCredentials', 'currentUserDetails']) {
     const name = `signal${signal[0].toUpperCase()}${signal.slice(1)}`;
     operation(PublicKeyCredential, name, 1, async (self, [options]) => {

@@ -208,6 +208,7 @@ window.interfaceShape = async function () {
   const aborted = new AbortController();
   aborted.abort();
   return {
+    capabilityKeys: Object.keys(await PublicKeyCredential.getClientCapabilities()),
     interfaces: Object.fromEntries(INTERFACES.map((name) => [name, { static: ownProperties(globalThis[name]),
                                                                       prototype: ownProperties(globalThis[name].prototype) }])),
     forIn: Object.fromEntries(INTERFACES.slice(1, -1).map((name) => [name, forIn(globalThis[name].prototype)])),

@@ -98,7 +98,8 @@ class Firefox:
     """One headless Firefox ESR, its BiDi session, and the tab it opened with."""
 
     def __init__(self, profile: str | os.PathLike | None = None, hosts: Iterable[str] = (), binary: str = FIREFOX,
-                 window_size: tuple[int, int] = (520, 900), accept_insecure_certs: bool = True, timeout: float = DEADLINE):
+                 window_size: tuple[int, int] = (520, 900), accept_insecure_certs: bool = True, timeout: float = DEADLINE,
+                 virtual_authenticators: bool = False):
         from websockets.sync.client import connect
 
         self.timeout = timeout
@@ -112,15 +113,29 @@ class Firefox:
             # (Firefox has no per-name rule) and nothing outside the machine.
             preferences["network.dns.forceResolve"] = "127.0.0.1"
             preferences["network.dns.disableIPv6"] = True
+        if virtual_authenticators:
+            # Firefox's own WebAuthn answered by the authenticators add_virtual_authenticator adds
+            # (its test token), never by a security key on the machine.
+            preferences["security.webauth.webauthn_enable_softtoken"] = True
+            preferences["security.webauth.webauthn_enable_usbtoken"] = False
         with open(self.profile / "user.js", "w") as prefs:
             for name, value in preferences.items():
                 prefs.write(f"user_pref({json.dumps(name)}, {json.dumps(value)});\n")
         self._log = open(self.profile / "firefox.log", "w+")
         executable = shutil.which(binary) or binary
-        self.process = subprocess.Popen([executable, "--headless", "--no-remote", "--remote-debugging-port", "0",
-                                         "--profile", str(self.profile), "about:blank"],
-                                        stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-                                        env={**os.environ, "MOZ_HEADLESS": "1"})
+        try:
+            # Virtual authenticators are added from the browser's own (chrome) scope, which a BiDi
+            # session reaches only with --remote-allow-system-access.
+            self.process = subprocess.Popen([executable, "--headless", "--no-remote", "--remote-debugging-port", "0",
+                                             *(["--remote-allow-system-access"] if virtual_authenticators else []),
+                                             "--profile", str(self.profile), "about:blank"],
+                                            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env={**os.environ, "MOZ_HEADLESS": "1"})
+        except OSError as error:
+            self._log.close()
+            if self._own_profile:
+                shutil.rmtree(self.profile, ignore_errors=True)
+            raise FirefoxError("session not created", f"cannot run {binary}: {error.strerror}") from None
         self._ids = itertools.count(1)
         self._events: list[dict] = []
         self._lock = threading.Lock()
@@ -200,6 +215,11 @@ class Firefox:
         self._frames = []
         self.command("browsingContext.navigate", {"context": self.context, "url": url, "wait": "complete"})
 
+    def refresh(self):
+        """Reloads the tab's page and waits for the load."""
+        self._frames = []
+        self.command("browsingContext.reload", {"context": self.context, "wait": "complete"})
+
     @property
     def current_url(self) -> str:
         return self.execute_script("return location.href")
@@ -256,17 +276,50 @@ class Firefox:
             return value
         return {"type": kind}
 
+    def wait_for(self, script: str, *args, timeout: float | None = None):
+        """Runs `script` (as execute_script) until it returns something true, which it returns;
+        TimeoutError after `timeout` seconds (the browser's)."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = self.execute_script(script, *args)
+            except JavascriptError as error:  # a page between loads
+                last = error
+            else:
+                if last:
+                    return last
+            time.sleep(0.05)
+        raise TimeoutError(f"waited for {script!r} (last: {last!r})")
+
     def find_element(self, by: str, value: str) -> "Element":
-        """By "id" or "css selector", as Selenium's `find_element`."""
-        selector = value if by == "css selector" else None
-        script = ("return document.getElementById(arguments[0])" if by == "id"
-                  else "return document.querySelector(arguments[0])")
-        if by not in ("id", "css selector"):
+        """By "id", "css selector" or "tag name", as Selenium's `find_element`."""
+        scripts = {"id": "return document.getElementById(arguments[0])",
+                   "css selector": "return document.querySelector(arguments[0])",
+                   "tag name": "return document.getElementsByTagName(arguments[0])[0]"}
+        if by not in scripts:
             raise FirefoxError("invalid argument", f"find_element by {by!r}")
-        found = self.execute_script(script, selector or value)
+        found = self.execute_script(scripts[by], value)
         if not isinstance(found, Element):
             raise NoSuchElement("no such element", f"{by} {value!r}")
         return found
+
+    def add_virtual_authenticator(self, protocol: str = "ctap2_1", transport: str = "internal", has_resident_key: bool = True,
+                                  has_user_verification: bool = True, is_user_consenting: bool = True,
+                                  is_user_verified: bool = True) -> str:
+        """Adds a virtual authenticator to Firefox's own WebAuthn (WebAuthn §11's Add Virtual
+        Authenticator, which Firefox offers WebDriver classic but not BiDi), for every tab; its id.
+        Needs `virtual_authenticators=True`."""
+        chrome = self.command("browsingContext.getTree", {"maxDepth": 0, "moz:scope": "chrome"})["contexts"][0]["context"]
+        result = self.command("script.callFunction", {
+            "functionDeclaration": "(...args) => Cc['@mozilla.org/webauthn/service;1'].getService(Ci.nsIWebAuthnService)"
+                                   ".addVirtualAuthenticator(...args)",
+            "arguments": [_local(a) for a in (protocol, transport, has_resident_key, has_user_verification,
+                                              is_user_consenting, is_user_verified)],
+            "target": {"context": chrome}, "awaitPromise": True})
+        if result["type"] == "exception":
+            raise JavascriptError("javascript error", result["exceptionDetails"].get("text", ""))
+        return self._value(result["result"])
 
     # Input: trusted, as a person's.
     def _actions(self, actions: list[dict]):
@@ -410,8 +463,14 @@ class _SwitchTo:
     def __init__(self, browser: Firefox):
         self.browser = browser
 
-    def frame(self, element: Element):
-        """Into the frame `element` (an iframe) holds; its browsing context."""
+    def frame(self, element: "Element | str"):
+        """Into the frame `element` (an iframe, or its id or name) holds: its browsing context."""
+        if isinstance(element, str):
+            found = self.browser.execute_script("return document.getElementById(arguments[0]) || document.getElementsByName(arguments[0])[0]",
+                                                element)
+            if not isinstance(found, Element):
+                raise NoSuchElement("no such frame", element)
+            element = found
         window = element._run("return e.contentWindow")
         self.browser._frames.append(window["context"])
 
