@@ -12,8 +12,11 @@ cd "$(dirname "$0")/.."
 # clusters for the account store on a server, and the network namespaces of its partition checker;
 # openssh-client: ssh-keygen's -sk keys on the security key, through libauthctl-fido2.so
 # (Tests/interop/test_ctap_fido2_tools.py); firefox-esr: the page bridge and the bank in headless
-# Firefox, driven over WebDriver BiDi (Tests/interop/test_browser_page.py, test_browser_bank.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client firefox-esr" \
+# Firefox, driven over WebDriver BiDi (Tests/interop/test_browser_page.py, test_browser_bank.py);
+# webkit2gtk-driver, xvfb, libwebkit2gtk-4.1-dev: the page bridge in WebKitGTK — Debian's
+# WebKitWebDriver, the X server it needs (WebKitGTK has no headless mode), and the headers
+# authctl-webkit builds against (the same suites, and Tests/interop/test_browser_webkit.py).
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client firefox-esr webkit2gtk-driver xvfb libwebkit2gtk-4.1-dev" \
   scripts/setup.sh
 
 venv=.venv
@@ -36,6 +39,9 @@ if grep -qE "^$PWD/(Sources|Tests)/.*: warning:" .build/test-build.log; then
   echo "test: the build has warnings (above)" >&2
   exit 1
 fi
+
+echo "== authctl-webkit (the WebKitGTK browser WebKitWebDriver launches, beside authctl)"
+scripts/build-webkit-browser.sh > /dev/null
 
 echo "== swift test"
 # Only failures and Swift Testing's summary line (with its test count) are shown.

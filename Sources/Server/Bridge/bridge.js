@@ -1,4 +1,155 @@
 // authctl page bridge: this page's WebAuthn calls are answered by authctl serve (docs/browser.md).
+
+// ---- An engine without WebAuthn (WebKitGTK and WPE are built without it) ----------------------
+// The interfaces WebKit has when it has WebAuthn, supplied empty — their members refuse every
+// object but those the bridge below makes, in WebKit's words — so that the bridge has what it
+// wraps in every engine. Shaped as WebKit's IDL (Source/WebCore/Modules/webauthn/*.idl and
+// credentialmanagement/*.idl; docs/browser.md, "WebKitGTK"): member order, which statics each
+// interface has (isConditionalMediationAvailable is Credential's), the error each refusal names.
+// An engine that has PublicKeyCredential, or a page that is not a secure context, is left alone.
+(() => {
+  'use strict';
+  if (typeof PublicKeyCredential !== 'undefined' || typeof navigator === 'undefined' || !globalThis.isSecureContext
+      || 'credentials' in navigator) {
+    return;
+  }
+  const define = (target, name, value) => Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+  // An interface object (WebIDL §3.7.1): not a constructor for a page, its prototype chained to
+  // the parent interface's, a property of the global as WebKit makes them.
+  function interfaceObject(name, parent) {
+    const object = { [name]: function () { throw new TypeError('Illegal constructor'); } }[name];
+    Object.defineProperty(object, 'prototype', { value: Object.create(parent ? parent.prototype : Object.prototype), writable: false });
+    if (parent) Object.setPrototypeOf(object, parent);
+    Object.defineProperty(object.prototype, 'constructor', { value: object, writable: true, enumerable: false, configurable: true });
+    Object.defineProperty(object.prototype, Symbol.toStringTag, { value: name, writable: false, enumerable: false, configurable: true });
+    Object.defineProperty(globalThis, name, { value: object, writable: true, enumerable: false, configurable: true });
+    return object;
+  }
+  // Members that refuse every object: the bridge answers for the objects it makes, and these are
+  // what a stranger meets (JavaScriptCore's bindings' wording).
+  function attributes(object, ...names) {
+    const iface = object.name;
+    for (const name of names) {
+      const { get } = Object.getOwnPropertyDescriptor({
+        get [name]() { throw new TypeError(`The ${iface}.${name} getter can only be used on instances of ${iface}`); },
+      }, name);
+      Object.defineProperty(object.prototype, name, { get, enumerable: true, configurable: true });
+    }
+  }
+  function operations(object, ...names) {
+    const iface = object.name;
+    for (const name of names) {
+      define(object.prototype, name, { [name]() { throw new TypeError(`Can only call ${iface}.${name} on instances of ${iface}`); } }[name]);
+    }
+  }
+  const statics = (object, entries) => { for (const [name, length, body] of entries) {
+    const method = { [name](...args) { return body(...args); } }[name];
+    Object.defineProperty(method, 'length', { value: length });
+    define(object, name, method);
+  } };
+  const no = () => Promise.resolve(false);
+
+  const CredentialInterface = interfaceObject('Credential');
+  attributes(CredentialInterface, 'id', 'type');
+  statics(CredentialInterface, [['isConditionalMediationAvailable', 0, no]]);
+  const PublicKeyCredentialInterface = interfaceObject('PublicKeyCredential', CredentialInterface);
+  attributes(PublicKeyCredentialInterface, 'rawId', 'response', 'authenticatorAttachment');
+  operations(PublicKeyCredentialInterface, 'getClientExtensionResults', 'toJSON');
+  const notObject = (name) => Promise.reject(new TypeError(`Argument 1 ('options') to PublicKeyCredential.${name} must be an object`));
+  statics(PublicKeyCredentialInterface, [
+    ['isUserVerifyingPlatformAuthenticatorAvailable', 0, no],
+    ['getClientCapabilities', 0, () => Promise.resolve({})],
+    ...['signalUnknownCredential', 'signalAllAcceptedCredentials', 'signalCurrentUserDetails']
+      .map((name) => [name, 1, () => notObject(name)]),
+  ]);
+  const AuthenticatorResponseInterface = interfaceObject('AuthenticatorResponse');
+  attributes(AuthenticatorResponseInterface, 'clientDataJSON');
+  const AuthenticatorAttestationResponseInterface = interfaceObject('AuthenticatorAttestationResponse', AuthenticatorResponseInterface);
+  attributes(AuthenticatorAttestationResponseInterface, 'attestationObject');
+  operations(AuthenticatorAttestationResponseInterface, 'getTransports', 'getAuthenticatorData', 'getPublicKey', 'getPublicKeyAlgorithm');
+  const AuthenticatorAssertionResponseInterface = interfaceObject('AuthenticatorAssertionResponse', AuthenticatorResponseInterface);
+  attributes(AuthenticatorAssertionResponseInterface, 'authenticatorData', 'signature', 'userHandle');
+
+  // navigator.credentials: the page's one CredentialsContainer ([SameObject]). Its create() and
+  // get() answer what is not for `publicKey` as WebKit's CredentialsContainer.cpp does (the
+  // bridge answers the rest); store() is not implemented there either.
+  const CredentialsContainerInterface = interfaceObject('CredentialsContainer');
+  const container = Object.create(CredentialsContainerInterface.prototype);
+  const refusal = (name, self) => (self === container ? null
+    : new TypeError(`Can only call CredentialsContainer.${name} on instances of CredentialsContainer`));
+  const methods = {
+    get(options) { return request('get', this, options); },
+    store(credential) {
+      const stranger = refusal('store', this);
+      if (stranger) return Promise.reject(stranger);
+      if (!arguments.length) return Promise.reject(new TypeError('Not enough arguments'));
+      if (!(credential instanceof CredentialInterface)) {
+        return Promise.reject(new TypeError("Argument 1 ('credential') to CredentialsContainer.store must be an instance of BasicCredential"));
+      }
+      return Promise.reject(new DOMException('Not implemented.', 'NotSupportedError'));
+    },
+    create(options) { return request('create', this, options); },
+    preventSilentAccess() {
+      const stranger = refusal('preventSilentAccess', this);
+      return stranger ? Promise.reject(stranger) : Promise.resolve(undefined);
+    },
+  };
+  function request(name, self, options) {
+    const stranger = refusal(name, self);
+    if (stranger) return Promise.reject(stranger);
+    if (options !== undefined && options !== null && typeof options !== 'object') {
+      return Promise.reject(new TypeError('Type error'));
+    }
+    if (options && options.signal && options.signal.aborted) return Promise.reject(new DOMException('Aborted by AbortSignal.', 'AbortError'));
+    return Promise.reject(new DOMException('Only PublicKeyCredential is supported.', 'NotSupportedError'));
+  }
+  for (const name of ['get', 'store', 'create', 'preventSilentAccess']) define(CredentialsContainerInterface.prototype, name, methods[name]);
+  const { get: credentials } = Object.getOwnPropertyDescriptor({
+    get credentials() {
+      if (!(this instanceof Navigator)) throw new TypeError('The Navigator.credentials getter can only be used on instances of Navigator');
+      return container;
+    },
+  }, 'credentials');
+  Object.defineProperty(Navigator.prototype, 'credentials', { get: credentials, enumerable: true, configurable: true });
+
+  // Whether a frame's parent allows it a feature (WebKit enforces the Permissions Policy but lets
+  // no script read it): each document's bridge answers its child frames from the frame element's
+  // `allow` attribute; a frame asks its parent. A feature WebAuthn names defaults to 'self', so a
+  // cross-origin frame is allowed one only by its parent's `allow` — `*`, 'src' (or no
+  // allowlist), or the frame's origin. One level: the parent is taken to hold the feature itself.
+  const ASK = 'authctl-frame-policy', ANSWER = 'authctl-frame-policy-answer';
+  addEventListener('message', (event) => {
+    const data = event.data;
+    if (!data || data.channel !== ASK || typeof data.id !== 'string' || !event.source) return;
+    const frame = Array.from(document.querySelectorAll('iframe, frame')).find((f) => f.contentWindow === event.source);
+    event.source.postMessage({ channel: ANSWER, id: data.id, allow: frame ? frame.getAttribute('allow') || '' : null }, '*');
+  });
+  function allows(allow, feature) {
+    for (const directive of allow.split(';')) {
+      const [name, ...allowlist] = directive.trim().split(/\s+/);
+      if (name !== feature) continue;
+      return allowlist.length === 0 || allowlist.some((entry) => entry === '*' || entry === "'src'" || entry === location.origin);
+    }
+    return false;
+  }
+  const askParent = (feature) => new Promise((resolve) => {
+    if (window === window.top) { resolve(true); return; }
+    const id = crypto.randomUUID();
+    const timer = setTimeout(() => { removeEventListener('message', onAnswer); resolve(false); }, 10000);
+    function onAnswer(event) {
+      const data = event.data;
+      if (event.source !== window.parent || !data || data.channel !== ANSWER || data.id !== id) return;
+      clearTimeout(timer);
+      removeEventListener('message', onAnswer);
+      resolve(typeof data.allow === 'string' && allows(data.allow, feature));
+    }
+    addEventListener('message', onAnswer);
+    window.parent.postMessage({ channel: ASK, id }, '*');
+  });
+  Object.defineProperty(globalThis, Symbol.for('authctl.framePolicy'), { value: askParent });
+})();
+
+// ---- The bridge ----------------------------------------------------------------------------------
 (() => {
   'use strict';
   const CONFIG = __AUTHCTL_CONFIG__;
@@ -161,7 +312,10 @@
   }
   function frameAllows(feature) {
     const policy = document.permissionsPolicy || document.featurePolicy;
-    return !policy || typeof policy.allowsFeature !== 'function' || policy.allowsFeature(feature);
+    if (policy && typeof policy.allowsFeature === 'function') return policy.allowsFeature(feature);
+    // No Permissions Policy a script can read (WebKit): the parent's bridge says (section above).
+    const askParent = globalThis[Symbol.for('authctl.framePolicy')];
+    return askParent ? askParent(feature) : true;
   }
 
   // A problem answer as the error the browser would reject with; authctl's own name for it
@@ -188,6 +342,8 @@
   let leaving = false;
   addEventListener('beforeunload', () => { leaving = true; }, { capture: true });
   addEventListener('pageshow', () => { leaving = false; }, { capture: true });
+  // The errors of requests that never reached the server or lost it on the way.
+  const unreached = new WeakSet();
   async function call(method, path, body, signal, keepalive = false) {
     let response;
     try {
@@ -204,7 +360,9 @@
       const why = `authctl serve is not reachable at ${CONFIG.server} (${error}): it is not running, the request was over `
         + 'its 1 MiB limit, or — for a page on a public address — Chromium needs --disable-features=LocalNetworkAccessChecks';
       if (!leaving) console.error(`authctl page bridge: ${why}`);
-      throw new DOMException(why, 'NotAllowedError');
+      const failure = new DOMException(why, 'NotAllowedError');
+      unreached.add(failure);
+      throw failure;
     }
     const text = await response.text();
     let json = null;
@@ -346,7 +504,7 @@
     const body = { options: jsonOf(publicKey), origin: where.origin };
     if (where.topOrigin) {
       body.topOrigin = where.topOrigin;
-      body.framePermission = frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get');
+      body.framePermission = await frameAllows(kind === 'register' ? 'publickey-credentials-create' : 'publickey-credentials-get');
     }
     if (mediation !== undefined) body.mediation = mediation;
     if (uiMode !== undefined) body.uiMode = String(uiMode);
@@ -370,9 +528,10 @@
       try {
         json = await call('POST', `/${kind}`, body, controller.signal);
       } catch (error) {
-        // Firefox ends the page's fetches as it navigates away, before pagehide: a conditional
-        // request is withdrawn here then.
-        if (error !== GONE && conditional && leaving) withdrawal(id, true);
+        // A conditional request whose connection failed may still be pending on the server:
+        // withdrawn here, outliving the page — Firefox and WebKit end a page's fetches as it
+        // navigates away, before pagehide would withdraw it.
+        if (conditional && unreached.has(error)) withdrawal(id, true);
         if (error !== GONE) throw error;
         if (autofillRequest === id) autofillRequest = null;
         return await untilAborted(signal);
@@ -433,7 +592,10 @@
   });
   operation(PublicKeyCredential, 'isUserVerifyingPlatformAuthenticatorAvailable', 0,
     () => capabilities().then((answer) => answer.isUserVerifyingPlatformAuthenticatorAvailable));
-  operation(PublicKeyCredential, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
+  // PublicKeyCredential's own static (Chromium, Firefox), or Credential's where only it has one (WebKit).
+  const conditionalHolder = Object.getOwnPropertyDescriptor(PublicKeyCredential, 'isConditionalMediationAvailable')
+    || !Object.getOwnPropertyDescriptor(Credential, 'isConditionalMediationAvailable') ? PublicKeyCredential : Credential;
+  operation(conditionalHolder, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
   // Firefox's answer has its own keys (extension:appid, no ambientGet, …): there the keys are its
   // own, each valued as the server values it where the server has that key.
   const nativeCapabilities = operation(PublicKeyCredential, 'getClientCapabilities', 0, () => capabilities().then(async (answer) => {
