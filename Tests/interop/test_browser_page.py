@@ -342,6 +342,17 @@ def test_get_client_capabilities_has_the_browsers_own_keys_valued_by_the_server_
     assert "ambientGet" in server and "ambientGet" not in own
     assert {"chromium": {"extension:appid", "extension:payment"}, "firefox": {"extension:appid", "extension:hmacCreateSecret"}}[site.engine] <= set(own) - set(server)
     assert server["passkeyPlatformAuthenticator"] is True and dict(bridged)["passkeyPlatformAuthenticator"] is True
+    # On a device without passkey support the server says false at each of its keys — and so at
+    # its extensions' input members — while the keys it has not keep the browser's value.
+    site.authctl.call("POST", f"/accounts/{site.account}/devices/phone/unsupported")
+    try:
+        unsupported = dict(site.run(script))
+    finally:
+        site.authctl.call("POST", f"/accounts/{site.account}/devices/phone/supported")
+    assert list(unsupported) == [key for key, _ in native]
+    for key, value in unsupported.items():
+        assert value is (False if key in server or key in EXTENSION_OF else own[key]), (key, value)
+    assert unsupported["extension:appid"] is True and unsupported["extension:credentialProtectionPolicy"] is False
 
 
 @pytest.mark.parametrize("site", BRIDGES, indirect=True)
