@@ -325,4 +325,23 @@ import Testing
         let other = fixture.key.msg([0, 0x02, 0x03, 0, 0, 0, 129] + challenge + challenge + [64] + handle + [0, 0], progress: CTAPProgress())
         #expect(other == [0x6A, 0x80])
     }
+
+    @Test func aKeyWhoseCounterIsAt4294967295AuthenticatesNoMoreAndKeepsIt() throws {
+        // WebAuthn L3 §6.1.1: no count past 4294967295 exists; a wrap to 0 reads as a clone.
+        let fixture = try KeyFixture()
+        let challenge = [UInt8](repeating: 1, count: 32), application = [UInt8](repeating: 2, count: 32)
+        let registration = fixture.key.msg([0, 0x01, 0, 0, 0, 0, 64] + challenge + application + [0, 0], progress: CTAPProgress())
+        let handle = Array(registration[67..<(67 + Int(registration[66]))])
+        _ = try fixture.session.setCredentialProperties(device: "key", credentialId: handle, eligible: nil, state: nil,
+                                                        counter: .counting(from: UInt32.max))
+        let refused = #expect(throws: SessionError.self) {
+            _ = try fixture.session.keyU2FAuthenticate(device: "key", application: application, challenge: challenge, keyHandle: handle,
+                                                       userPresent: true)
+        }
+        #expect(refused?.name == .notHandled)
+        let signed = fixture.key.msg([0, 0x02, 0x03, 0, 0, 0, 129] + challenge + application + [64] + handle + [0, 0], progress: CTAPProgress())
+        #expect(signed == [0x6A, 0x80])
+        let held = try fixture.session.keyCredentials(device: "key", discoverableOnly: false)
+        #expect(held.map(\.signCount) == [UInt32.max])
+    }
 }

@@ -638,6 +638,38 @@ def test_webdriver_add_credential_takes_sign_count_as_section_11_does(server):
         assert (added["signCount"], added["signCounter"]) == (3 if given == 3 else 0, expected), added
 
 
+def test_webdriver_a_passkey_whose_counter_is_at_4294967295_signs_in_no_more(server):
+    # WebAuthn L3 §6.1.1: the counter is "incremented … by some positive value"; past 4294967295
+    # none is left, and a wrap to 0 (Chromium's virtual authenticator) is what an RP reads as a
+    # clone (§7.2). The sign-in is refused as no eligible credential — the page's NotAllowedError,
+    # a 422 problem, never a 500 — before the person is asked (the queued action is still there),
+    # and the counter stays where it was.
+    pkcs8, public_key = p256_credential()
+    s, a = webdriver_authenticator(server)
+    credential_id = b64url(os.urandom(16))
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credential",
+                {"credentialId": credential_id, "isResidentCredential": True, "rpId": RP_ID, "privateKey": b64url(pkcs8),
+                 "userHandle": b64url(b"alice"), "signCount": 4294967295})[2] == {"value": None}
+    assert call(server, "POST", f"/accounts/{a}/devices/{a}/person", {"userAction": "approve"})[0] == 200
+    for allowed in ([], [PublicKeyCredentialDescriptor(id=unb64url(credential_id))]):
+        request = generate_authentication_options(rp_id=RP_ID, allow_credentials=allowed)
+        status, kind, problem = call(server, "POST", f"/accounts/{a}/devices/{a}/sign",
+                                     {"options": json.loads(options_to_json(request)), "origin": ORIGIN})
+        assert (status, kind, problem["name"], problem["domException"]) == (422, "application/problem+json", "notHandled", "NotAllowedError"), problem
+        assert "signature counter is at 4294967295" in problem["detail"], problem
+    assert len(call(server, "GET", f"/accounts/{a}/devices/{a}/person")[2]["queued"]) == 1
+    assert webdriver_credentials(server, s, a)[credential_id]["signCount"] == 4294967295
+    # One below signs once, to the largest count; then no more.
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}/props", {"signCount": 4294967294})[0] == 200
+    assert webdriver_sign_in(server, a, public_key, 4294967294)[1] == 4294967295
+    request = generate_authentication_options(rp_id=RP_ID)
+    status, _, problem = call(server, "POST", f"/accounts/{a}/devices/{a}/sign", {"options": json.loads(options_to_json(request)), "origin": ORIGIN})
+    assert (status, problem["name"]) == (422, "notHandled"), problem
+    # A counterless credential (null) signs on with 0, as it always does.
+    assert call(server, "POST", f"/session/{s}/webauthn/authenticator/{a}/credentials/{credential_id}/props", {"signCount": None})[0] == 200
+    assert webdriver_sign_in(server, a, public_key, 0)[1] == 0
+
+
 def test_webdriver_errors_are_webdrivers_codes_with_webdrivers_statuses(server):
     # §11 answers every id that matches nothing, and every parameter refused, with invalid
     # argument (WebDriver's table: 400); what the endpoint cannot do — a protocol or an extension

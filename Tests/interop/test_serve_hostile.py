@@ -1049,6 +1049,35 @@ def test_sigkill_during_vault_writes_loses_no_acknowledged_passkey(authctl, tmp_
     assert acknowledged | {made} <= vault_ids(authctl)
 
 
+def test_a_passkey_added_to_a_served_vault_at_counter_4294967295_signs_in_no_more_from_the_command_line(authctl, tmp_path):
+    # The count past 4294967295 does not exist (WebAuthn L3 §6.1.1: "incremented … by some positive
+    # value"): the vault's passkey, added over HTTP at that count, is no eligible credential to
+    # `authctl sign` — notHandled, exit 13, a NotAllowedError — and the vault keeps it as it was.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    device = first_device(authctl)
+    pkcs8 = ec.generate_private_key(ec.SECP256R1()).private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                                                  serialization.NoEncryption())
+    credential_id = b64url(os.urandom(16))
+    server = vault_server(authctl, tmp_path)
+    try:
+        added = server.call("POST", f"/accounts/vault/devices/{device}/passkeys",
+                            {"credentialId": credential_id, "rpId": RP_ID, "privateKey": b64url(pkcs8), "userHandle": b64url(b"alice"),
+                             "signCount": 4294967295})
+        assert added.status == 201 and added.json["signCount"] == 4294967295, added
+        code, _ = server.terminate()
+        assert code == 0, server.stderr()
+    finally:
+        server.kill()
+    before = authctl.state()
+    for extra in ((), ("--json",)):
+        result = authctl.sign(request_options(credential_id), ORIGIN, *extra)
+        assert result.code == 13 and "signature counter is at 4294967295" in result.stderr, (result.code, result.stderr)
+    assert json.loads(result.stderr)["domException"] == "NotAllowedError"
+    assert authctl.state() == before
+    assert [c["signCount"] for c in authctl.listing() if c["id"] == credential_id] == [4294967295]
+
+
 # 7. SIGTERM under load.
 
 def test_sigterm_under_load_finishes_or_closes_each_request_and_cleans_up(authctl, tmp_path):

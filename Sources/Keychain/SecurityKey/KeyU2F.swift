@@ -80,7 +80,10 @@ extension Device {
         let store = ViewCredentialStore(account: account, device: try record(), nextRevisionId: nil)
         do throws(AuthenticatorError) {
             let previous = credential.globalCounter ? max(try store.globalSignCount(), credential.signCount) : credential.signCount
-            guard previous < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
+            // WebAuthn L3 §6.1.1: no count above 4294967295 exists, and a wrap to 0 reads as a clone.
+            guard previous < UInt32.max else {
+                throw AuthenticatorError(.notHandled, "the key's signature counter is at 4294967295: it can sign no more")
+            }
             let counter = previous + 1
             let flags: UInt8 = userPresent ? 0x01 : 0x00
             let key = try store.privateKey(for: credential, verification: nil)

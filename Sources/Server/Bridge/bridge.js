@@ -596,13 +596,25 @@
   const conditionalHolder = Object.getOwnPropertyDescriptor(PublicKeyCredential, 'isConditionalMediationAvailable')
     || !Object.getOwnPropertyDescriptor(Credential, 'isConditionalMediationAvailable') ? PublicKeyCredential : Credential;
   operation(conditionalHolder, 'isConditionalMediationAvailable', 0, () => capabilities().then((answer) => answer.isConditionalMediationAvailable));
-  // Firefox's answer has its own keys (extension:appid, no ambientGet, …): there the keys are its
-  // own, each valued as the server values it where the server has that key.
+  // The browser's answer has its own keys — Chromium's extension:appid, extension:payment and no
+  // ambientGet; Firefox's extension:hmacCreateSecret and no immediateGet — so the keys are its own,
+  // each valued as the server values it where the server has that key, an extension's input
+  // member (Chromium lists them as keys) as the server values its extension, else the browser's
+  // own (docs/browser.md, "getClientCapabilities()"). A browser without one (the bridge supplies
+  // PublicKeyCredential there) gets the server's.
+  const INPUT_OF = { 'extension:credentialProtectionPolicy': 'extension:credProtect',
+    'extension:enforceCredentialProtectionPolicy': 'extension:credProtect', 'extension:getCredBlob': 'extension:credBlob' };
   const nativeCapabilities = operation(PublicKeyCredential, 'getClientCapabilities', 0, () => capabilities().then(async (answer) => {
-    if (!GECKO || !nativeCapabilities) return answer.capabilities;
+    if (!nativeCapabilities) return answer.capabilities;
     const own = await Reflect.apply(nativeCapabilities, PublicKeyCredential, []).catch(() => null);
-    if (!own) return answer.capabilities;
-    return Object.fromEntries(Object.keys(own).map((key) => [key, key in answer.capabilities ? answer.capabilities[key] : own[key]]));
+    // No answer, or none with a key (the placeholder the section above supplies where the engine
+    // has no WebAuthn): the server's keys.
+    if (!own || Object.keys(own).length === 0) return answer.capabilities;
+    const server = answer.capabilities;
+    return Object.fromEntries(Object.keys(own).map((key) => {
+      const says = key in server ? key : INPUT_OF[key];
+      return [key, says !== undefined && says in server ? server[says] : own[key]];
+    }));
   }));
   for (const signal of ['unknownCredential', 'allAcceptedCredentials', 'currentUserDetails']) {
     const name = `signal${signal[0].toUpperCase()}${signal.slice(1)}`;

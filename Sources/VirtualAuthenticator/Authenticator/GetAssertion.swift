@@ -65,9 +65,6 @@ extension Authenticator {
         try requireVerificationPossible(verify)
         try request.fault?.check(for: credential)
         try request.fault?.check(userVerified: verify)
-        if request.requireUserPresence { try user.confirmPresence(prompt) }
-        let verification = verify ? try user.verifyUser(prompt) : nil
-
         // Step 11: a counting credential's next count (synced passkeys keep 0). It is stored, below,
         // once the signature exists and before it is returned, so no two honest responses carry
         // the same count and a failure before that leaves the counter as it was.
@@ -75,9 +72,17 @@ extension Authenticator {
         // (never below the passkey's own last count: one imported from another device keeps it).
         var signCount = credential.globalCounter ? max(try store.globalSignCount(), credential.signCount) : credential.signCount
         if credential.countsSignatures {
-            guard signCount < UInt32.max else { throw AuthenticatorError(.unknown, "the signature counter is exhausted") }
+            // §6.1.1: the counter is "incremented … by some positive value"; at 4294967295 no
+            // 32-bit value is, and a wrap to 0 is what an RP reads as a cloned authenticator
+            // (§7.2). The credential can sign no more: refused as no eligible credential,
+            // before the user is asked (a browser's NotAllowedError).
+            guard signCount < UInt32.max else {
+                throw AuthenticatorError(.notHandled, "the passkey's signature counter is at 4294967295: it can sign no more")
+            }
             signCount += 1
         }
+        if request.requireUserPresence { try user.confirmPresence(prompt) }
+        let verification = verify ? try user.verifyUser(prompt) : nil
         // Authenticator data without attested credential data; the signature is over
         // authenticatorData ‖ clientDataHash.
         var flags: AuthenticatorFlags = request.requireUserPresence ? [.userPresent] : []

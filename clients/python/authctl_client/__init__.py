@@ -15,7 +15,7 @@ See the README for the whole API and the pytest fixtures (``authctl_server``, ``
 from ._convert import b64url, camel, unb64url
 from .account import Account, Clock
 from .audit import Audit, AuditFailed, AuditFindings, AuditReport
-from .device import Device, PendingSignIn
+from .device import NO_COUNTER, Device, PendingSignIn
 from .errors import (AuthctlError, BadRequest, CeremonyFailed, Conflict, EventStreamClosed, MethodNotAllowed, NotFound,
                      PayloadTooLarge, ServerFailure, ServerProcessError, Unauthorized)
 from .events import Event, EventStream
@@ -25,6 +25,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Account", "Audit", "AuditFailed", "AuditFindings", "AuditReport", "AuthctlError", "BadRequest", "CeremonyFailed", "Clock", "Conflict", "Device", "Event", "EventStream",
-    "EventStreamClosed", "MethodNotAllowed", "NotFound", "PayloadTooLarge", "PendingSignIn", "Server", "ServerFailure",
+    "EventStreamClosed", "MethodNotAllowed", "NO_COUNTER", "NotFound", "PayloadTooLarge", "PendingSignIn", "Server", "ServerFailure",
     "ServerProcessError", "Unauthorized", "b64url", "camel", "find_binary", "unb64url",
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from . import _convert
 from ._http import path
@@ -16,6 +16,19 @@ _SIGNALS = {
     "allAcceptedCredentials": "allAcceptedCredentials", "all_accepted_credentials": "allAcceptedCredentials",
     "currentUserDetails": "currentUserDetails", "current_user_details": "currentUserDetails",
 }
+
+
+class _NoCounter:
+    """The type of :data:`NO_COUNTER`."""
+
+    def __repr__(self) -> str:
+        return "NO_COUNTER"
+
+
+NO_COUNTER = _NoCounter()
+"""``add_passkey(sign_count=NO_COUNTER)``: a passkey without a signature counter — sent as
+``"signCount": null`` (WebDriver's Add Credential), so every assertion reports 0. ``None``, as for
+every keyword, leaves the member out: a counter from 0."""
 
 
 def _private_key(key: Any) -> Any:
@@ -225,20 +238,26 @@ class Device:
 
     def add_passkey(self, *, credential_id: Any, rp_id: str, private_key: Any, user_handle: Any,
                     user_name: Optional[str] = None, user_display_name: Optional[str] = None,
-                    sign_count: Optional[int] = None, backup_eligibility: Optional[bool] = None,
+                    sign_count: Union[int, _NoCounter, None] = None, backup_eligibility: Optional[bool] = None,
                     backup_state: Optional[bool] = None, large_blob: Any = None,
                     is_resident_credential: Optional[bool] = None) -> Dict[str, Any]:
         """Puts a passkey made elsewhere on the device (WebDriver's Add Credential).
 
         `private_key` is a PKCS #8 private key: DER bytes, base64url text, or a private key of the
         ``cryptography`` package. `credential_id`, `user_handle` and `large_blob` are bytes or
-        base64url text. Answers the passkey (201).
+        base64url text. `sign_count` is where the passkey's counter starts (0 to 4294967295; left
+        out, 0), or :data:`NO_COUNTER` for a passkey without one (``"signCount": null``: every
+        assertion reports 0). Answers the passkey (201).
         """
-        return self._call("POST", "passkeys", body=_convert.body(
+        sent = _convert.body(
             credential_id=_convert.identifier(credential_id), rp_id=rp_id, private_key=_private_key(private_key),
-            user_handle=user_handle, user_name=user_name, user_display_name=user_display_name, sign_count=sign_count,
+            user_handle=user_handle, user_name=user_name, user_display_name=user_display_name,
+            sign_count=None if sign_count is NO_COUNTER else sign_count,
             backup_eligibility=backup_eligibility, backup_state=backup_state, large_blob=large_blob,
-            is_resident_credential=is_resident_credential))
+            is_resident_credential=is_resident_credential)
+        if sign_count is NO_COUNTER:
+            sent["signCount"] = None  # JSON null: `None` is what a keyword left out means
+        return self._call("POST", "passkeys", body=sent)
 
     def export_passkey(self, credential_id: Any, passphrase: str, *, pin: Optional[str] = None) -> str:
         """A passkey sealed with `passphrase` (the envelope, base64url), for :meth:`import_passkey`

@@ -11,7 +11,7 @@ from fido2 import cbor
 from fido2.cose import ES256
 from webauthn.helpers import parse_authenticator_data
 
-from authctl_client import BadRequest, CeremonyFailed, NotFound, b64url, unb64url
+from authctl_client import NO_COUNTER, BadRequest, CeremonyFailed, NotFound, b64url, unb64url
 from relying_party import (ORIGIN, RP_ID, authentication_options, client_data, registration_options, verify_authentication,
                            verify_registration)
 
@@ -60,6 +60,25 @@ def test_a_der_key_as_bytes_and_text(passkey_device):
     assert (two["backupEligible"], two["backupState"]) == (False, False)
     assert {p["id"] for p in passkey_device.passkeys(rp_id=RP_ID)} == {one["id"], two["id"]}
     assert passkey_device.passkeys(rp_id="other.example") == []
+
+
+def test_a_passkey_added_with_no_counter_reports_zero_at_every_sign_in(passkey_device):
+    # sign_count=NO_COUNTER is "signCount": null (None leaves the member out: a counter from 0).
+    key = ec.generate_private_key(ec.SECP256R1())
+    counterless = passkey_device.add_passkey(credential_id=os.urandom(16), rp_id=RP_ID, private_key=key, user_handle=b"nina",
+                                             sign_count=NO_COUNTER)
+    counting = passkey_device.add_passkey(credential_id=os.urandom(16), rp_id=RP_ID, private_key=key, user_handle=b"otto",
+                                          sign_count=None)
+    assert (counterless["signCount"], counterless["signCounter"]) == (0, "zero"), counterless
+    assert (counting["signCount"], counting["signCounter"]) == (0, "per-credential"), counting
+    for _ in range(2):
+        request = authentication_options(allow=[counterless["id"]])
+        assertion = passkey_device.sign(request, ORIGIN)
+        assert parse_authenticator_data(unb64url(assertion["response"]["authenticatorData"])).sign_count == 0
+        verify_authentication(assertion, request, _Registered(key.public_key()))
+    assertion = passkey_device.sign(authentication_options(allow=[counting["id"]]), ORIGIN)
+    assert parse_authenticator_data(unb64url(assertion["response"]["authenticatorData"])).sign_count == 1
+    assert repr(NO_COUNTER) == "NO_COUNTER"
 
 
 def test_backup_flags_show_in_the_next_sign_in(passkey_device, registered):
