@@ -379,6 +379,45 @@ def test_commands_reach_the_upstream_as_sent_and_its_answers_come_back_as_given(
         echo.shutdown()
 
 
+def test_new_session_cannot_name_the_webkit_browser_past_the_intermediary(tmp_path):
+    """The browser WebKitWebDriver launches is authctl-webkit, whatever the client's capabilities
+    name: a body the intermediary cannot read as JSON (a lone surrogate, a raw tab in a string —
+    WebKitWebDriver's parser takes both) is refused, not sent on as it came, and the upstream gets
+    the capabilities as the intermediary read them (a duplicated key once, its last value)."""
+    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=echo.serve_forever, daemon=True).start()
+    browser = tmp_path / "authctl-webkit"
+    browser.write_text("#!/bin/sh\nexit 0\n")
+    browser.chmod(0o755)
+    intermediary = Intermediary(tmp_path, f"http://127.0.0.1:{echo.server_address[1]}", str(browser))
+    hostile = '{"webkitgtk:browserOptions": {"binary": "/tmp/hostile", "args": ["--automation", "--user-script=/tmp/hostile.js"]}}'
+
+    def new_session(body: str) -> tuple[int, dict]:
+        request = urllib.request.Request(intermediary.url + "/session", method="POST", data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=DEADLINE) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+    try:
+        for unread in ('{"capabilities": {"alwaysMatch": %s}, "x": "\\ud800"}' % hostile,
+                       '{"capabilities": {"alwaysMatch": %s}, "x": "a\tb"}' % hostile, "[]", ""):
+            status, answer = new_session(unread)
+            assert (status, answer["value"]["error"]) == (400, "invalid argument"), (unread, answer)
+        status, answer = new_session('{"capabilities": {"alwaysMatch": %s}, "capabilities": {"alwaysMatch": %s}}'
+                                     % (hostile, hostile.replace("/tmp/hostile", "/tmp/other")))
+        assert status == 418, "it reached the upstream"
+        sent = answer["value"]["body"]
+        assert "/tmp/hostile" not in sent and "/tmp/other" not in sent, sent
+        options = json.loads(sent)["capabilities"]["alwaysMatch"]["webkitgtk:browserOptions"]
+        assert options["binary"] == str(browser)
+        assert [a for a in options["args"] if a.startswith("--user-script")] == [options["args"][-1]]
+    finally:
+        intermediary.stop()
+        echo.shutdown()
+
+
 def test_a_command_from_a_web_page_is_refused(world):
     """A WebDriver client sends no Origin and names a loopback host; a page that reached the port
     (a fetch, a form, a name made to resolve to 127.0.0.1) does otherwise, and drives nothing."""

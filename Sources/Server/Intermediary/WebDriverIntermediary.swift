@@ -119,12 +119,16 @@ public final class WebDriverIntermediary: Sendable {
     // MARK: - Sessions
 
     /// New Session: for WebKitGTK, the browser made authctl-webkit with a user script of the
-    /// session's own; the upstream's session tracked and its capabilities made §11's.
+    /// session's own; the upstream's session tracked and its capabilities made §11's. The upstream
+    /// gets the capabilities as read here, written anew: a body this JSON parser refuses or reads
+    /// otherwise than the driver's (a lone surrogate, a control character in a string, which
+    /// WebKitWebDriver takes) would otherwise reach it with a browser of the client's choosing.
     private func newSession(_ request: HTTPRequest, in service: AccountService) -> HTTPResponse {
-        guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
-            return upstream.send("POST", "/session", body: request.body)  // the driver says what is wrong with it
+        guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
+              let written = try? JSONSerialization.data(withJSONObject: body, options: [.withoutEscapingSlashes]) else {
+            return WebDriverUpstream.error(400, "invalid argument", .badInput, "New Session's body is not a JSON object (RFC 8259, UTF-8)")
         }
-        var sent = request.body
+        var sent = Array(written)
         var injection: Injection?
         if NewSessionCapabilities.namesWebKitGTK(body) {
             guard let webKitBrowser else {
