@@ -460,6 +460,74 @@ def test_an_upstream_that_is_down_or_no_driver_is_an_unknown_error_naming_it(tmp
         garbage.shutdown()
 
 
+class Stalling(BaseHTTPRequestHandler):
+    """An upstream whose /hang commands wait until the test releases them, and whose other
+    answers are JSON no client could take for WebDriver's."""
+    arrived: list
+    release: threading.Event
+    answers = {"/weird-status": (999, {"value": 1}), "/no-value": (200, {"oops": 1}),
+               "/server-error-without-error": (500, {"value": {"message": "no error code"}}),
+               "/server-error": (500, {"value": {"error": "unknown error", "message": "the driver's own"}})}
+
+    def do_GET(self):
+        if self.path.endswith("/hang"):
+            self.arrived.append(self.path)
+            self.release.wait()
+            status, body = 200, {"value": None}
+        else:
+            status, body = self.answers.get(self.path, (200, {"value": None}))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_commands_that_wait_on_the_upstream_hold_no_other_command(tmp_path):
+    """Many commands waiting at once (async scripts, page loads, an upstream that hangs) each
+    reach the upstream at once, and a command beside them is answered."""
+    Stalling.arrived, Stalling.release = [], threading.Event()
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    intermediary = Intermediary(tmp_path, f"http://127.0.0.1:{upstream.server_address[1]}")
+    waiting = [threading.Thread(target=call, args=(intermediary.url, "GET", f"/session/s{n}/hang"), daemon=True) for n in range(64)]
+    try:
+        for thread in waiting:
+            thread.start()
+        # Dispatch's shared pool grew by about a thread a second: the 64th arrived after a minute.
+        wait_until(lambda: len(Stalling.arrived) == 64, "every waiting command at the upstream", timeout=DEADLINE / 3)
+        assert call(intermediary.url, "GET", "/status") == (200, {"value": None})
+    finally:
+        Stalling.release.set()
+        for thread in waiting:
+            thread.join(timeout=DEADLINE)
+        intermediary.stop()
+        upstream.shutdown()
+
+
+def test_an_upstream_answer_that_is_not_webdrivers_is_an_unknown_error(tmp_path):
+    """Never a status outside HTTP's, a body without WebDriver's value, nor a 5xx without its
+    error code: each is unknown error naming the upstream. A driver's own error comes back as it was."""
+    Stalling.arrived, Stalling.release = [], threading.Event()
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{upstream.server_address[1]}"
+    intermediary = Intermediary(tmp_path, url)
+    try:
+        for path in ("/weird-status", "/no-value", "/server-error-without-error"):
+            status, answer = call(intermediary.url, "GET", path)
+            assert (status, answer["value"]["error"]) == (500, "unknown error"), (path, answer)
+            assert url in answer["value"]["message"] and "not a WebDriver answer" in answer["value"]["message"]
+        assert call(intermediary.url, "GET", "/server-error") == (500, Stalling.answers["/server-error"][1])
+    finally:
+        intermediary.stop()
+        upstream.shutdown()
+
+
 @pytest.mark.parametrize("arguments, says", [
     ([], "--upstream URL is required"),
     (["--upstream", "ftp://127.0.0.1:9515"], "--upstream takes the driver's http://HOST:PORT"),
