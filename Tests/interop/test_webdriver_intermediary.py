@@ -405,6 +405,11 @@ def test_new_session_cannot_name_the_webkit_browser_past_the_intermediary(tmp_pa
                        '{"capabilities": {"alwaysMatch": %s}, "x": "a\tb"}' % hostile, "[]", ""):
             status, answer = new_session(unread)
             assert (status, answer["value"]["error"]) == (400, "invalid argument"), (unread, answer)
+        # authctl-webkit exits at once on an option it does not take (GTK's --gtk-module would load
+        # code into it), and WebKitWebDriver waits for it without end: refused before.
+        for args in (["--automation", "--gtk-module=/tmp/hostile.so"], ["--automation", "--enable-webgl"]):
+            status, answer = new_session(json.dumps({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"args": args}}}}))
+            assert (status, answer["value"]["error"]) == (400, "invalid argument") and args[1] in answer["value"]["message"], answer
         status, answer = new_session('{"capabilities": {"alwaysMatch": %s}, "capabilities": {"alwaysMatch": %s}}'
                                      % (hostile, hostile.replace("/tmp/hostile", "/tmp/other")))
         assert status == 418, "it reached the upstream"

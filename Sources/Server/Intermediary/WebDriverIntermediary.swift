@@ -170,6 +170,10 @@ public final class WebDriverIntermediary: Sendable {
                                                "webkitgtk:browserOptions asks for WebKitGTK, and authctl-webkit was not found: "
                                                + "give --webkit-browser PATH or AUTHCTL_WEBKIT_BROWSER, or install it beside authctl")
             }
+            if let why = NewSessionCapabilities.untakenArguments(body) {
+                return WebDriverUpstream.error(400, "invalid argument", .badInput,
+                                               "webkitgtk:browserOptions.args: authctl-webkit takes --automation, --proxy URL and --ignore-host HOST; \(why)")
+            }
             let directory: String
             do { directory = try service.makeDirectory() } catch { return error.response }
             let file = directory + "/user-script.js"
