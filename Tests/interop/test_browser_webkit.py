@@ -259,14 +259,16 @@ def test_a_user_script_that_is_no_regular_file_or_too_large_is_refused_unread(di
     assert code == 0, said()
 
 
-def test_gtk_options_are_not_taken(display, tmp_path):
+@pytest.mark.parametrize("argument, says", [("--gtk-module={directory}/module.so", "--gtk-module"), ("--proxy=notaurl", "--proxy takes a URL")])
+def test_a_bad_command_line_is_64(display, tmp_path, argument, says):
     """WebKitWebDriver passes on the client's arguments: a --gtk-module there would be code loaded
-    into the browser, so authctl-webkit takes none of GTK's options (64, a bad command line)."""
-    process, said = browser_alone(display, tmp_path, "--automation", f"--gtk-module={tmp_path / 'module.so'}")
+    into the browser, so authctl-webkit takes none of GTK's options; a proxy WebKit cannot parse
+    was a critical warning and no proxy at all."""
+    process, said = browser_alone(display, tmp_path, "--automation", argument.format(directory=tmp_path))
     try:
         code = process.wait(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-        raise AssertionError(f"authctl-webkit took --gtk-module and ran: {said()}")
-    assert code == 64 and "--gtk-module" in said(), said()
+        raise AssertionError(f"authctl-webkit took {argument} and ran: {said()}")
+    assert code == 64 and says in said(), said()

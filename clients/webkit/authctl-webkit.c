@@ -235,6 +235,11 @@ int main(int argc, char *argv[])
         g_printerr("authctl-webkit: one URL at most\n");
         return 64;
     }
+    /* WebKit takes no proxy it cannot parse (a critical warning, and no proxy at all). */
+    if (proxy && !g_uri_is_valid(proxy, G_URI_FLAGS_NONE, NULL)) {
+        g_printerr("authctl-webkit: --proxy takes a URL (socks5://HOST:PORT, http://HOST:PORT), not '%s'\n", proxy);
+        return 64;
+    }
     /* Ended from here on as WebKitWebDriver ends it: a SIGTERM while the browser starts is kept
      * until the main loop runs, and ends it then. */
     g_unix_signal_add(SIGTERM, quit, NULL);
