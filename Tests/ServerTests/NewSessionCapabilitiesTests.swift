@@ -24,14 +24,27 @@ struct NewSessionCapabilitiesTests {
     @Test func theWebKitBrowserIsAuthctlWebKitUnderAutomationWithTheSessionsUserScript() throws {
         let body = try Self.json(#"""
             {"capabilities":{"alwaysMatch":{"acceptInsecureCerts":true,
-              "webkitgtk:browserOptions":{"binary":"/usr/lib/MiniBrowser","args":["--user-script=/elsewhere.js","--enable-webgl"]}},
+              "webkitgtk:browserOptions":{"binary":"/usr/lib/MiniBrowser","args":["--user-script=/elsewhere.js","--proxy=socks5://127.0.0.1:1","--user-script","/other.js"]}},
              "firstMatch":[{"pageLoadStrategy":"eager"},{"webkitgtk:browserOptions":{"args":["--automation"]}},"not a set"]}}
             """#)
         let sent = NewSessionCapabilities.launchingWebKit(body, browser: "/opt/authctl-webkit", userScript: "/tmp/s/user-script.js")
         #expect(try Self.text(sent) == #"""
-            {"capabilities":{"alwaysMatch":{"acceptInsecureCerts":true,"webkitgtk:browserOptions":{"args":["--automation","--enable-webgl","--user-script=/tmp/s/user-script.js"],"binary":"/opt/authctl-webkit"}},\#
+            {"capabilities":{"alwaysMatch":{"acceptInsecureCerts":true,"webkitgtk:browserOptions":{"args":["--automation","--proxy=socks5://127.0.0.1:1","--user-script=/tmp/s/user-script.js"],"binary":"/opt/authctl-webkit"}},\#
             "firstMatch":[{"pageLoadStrategy":"eager"},{"webkitgtk:browserOptions":{"args":["--automation","--user-script=/tmp/s/user-script.js"],"binary":"/opt/authctl-webkit"}},"not a set"]}}
             """#)
+    }
+
+    @Test func argumentsAuthctlWebKitWouldRefuseAreNamedBeforeTheDriverWaitsOnIt() throws {
+        func why(_ args: String) throws -> String? {
+            NewSessionCapabilities.untakenArguments(try Self.json(#"{"capabilities":{"firstMatch":[{},{"webkitgtk:browserOptions":{"args":"# + args + "}}]}}"))
+        }
+        #expect(try why(#"["--automation","--proxy","socks5://127.0.0.1:1","--ignore-host=localhost","--user-script","/x.js"]"#) == nil)
+        #expect(try why(#"["--automation","--gtk-module=/tmp/evil.so"]"#) == "not " + JSONText.shown("--gtk-module=/tmp/evil.so"))
+        #expect(try why(#"["--enable-webgl"]"#) == "not " + JSONText.shown("--enable-webgl"))
+        #expect(try why(#"["--automation","--proxy"]"#) == "--proxy without its value")
+        #expect(try why(#"["--automation",1]"#) == "an argument is not a string")
+        #expect(try why(#""--automation""#) == "args is not a list")
+        #expect(NewSessionCapabilities.untakenArguments(try Self.json(#"{"capabilities":{"alwaysMatch":{"webkitgtk:browserOptions":{}}}}"#)) == nil)
     }
 
     @Test func theAnswersWebAuthnCapabilitiesAreAuthctlsAndTheRestTheDriversAsSent() throws {

@@ -8,12 +8,15 @@ import functools
 import http.server
 import importlib.util
 import os
+import signal
+import subprocess
 import threading
 
 import pytest
 from webauthn import generate_registration_options, options_to_json, verify_registration_response
 
-from browser_support import HAVE_WEBKIT, WEBKIT_MISSING, AuthctlServer, Display, HostProxy, wait_until, webkit, write_user_script
+from browser_support import (DEADLINE, HAVE_WEBKIT, WEBKIT_BROWSER, WEBKIT_MISSING, AuthctlServer, Display, HostProxy, wait_until, webkit,
+                             write_user_script)
 from conftest import ROOT
 
 pytestmark = pytest.mark.skipif(not HAVE_WEBKIT, reason=WEBKIT_MISSING)
@@ -205,3 +208,67 @@ def test_a_localhost_name_is_a_secure_context_where_the_bridge_signs_up(world):
     verified = verify_registration_response(credential=made, expected_challenge=options.challenge,
                                             expected_rp_id="example.localhost", expected_origin=world.named_pages)
     assert verified.credential_id
+
+
+@pytest.fixture
+def display():
+    display = Display()
+    yield display
+    display.stop()
+
+
+def browser_alone(display, directory, *arguments) -> tuple[subprocess.Popen, "callable"]:
+    """authctl-webkit by itself (no WebDriver) showing about:blank on `display`: the process, and
+    what it has said on stderr so far."""
+    log = directory / "stderr"
+    with open(log, "w") as stderr:
+        process = subprocess.Popen([WEBKIT_BROWSER, *arguments], env=dict(os.environ, DISPLAY=display.name),
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
+    return process, log.read_text
+
+
+@pytest.mark.parametrize("kind, says", [
+    ("fifo", "is not a regular file"), ("directory", "is not a regular file"), ("symlink to a fifo", "is not a regular file"),
+    ("over 16 MiB", "is larger than 16 MiB"),
+])
+def test_a_user_script_that_is_no_regular_file_or_too_large_is_refused_unread(display, tmp_path, kind, says):
+    """authctl-webkit opens --user-script without waiting and takes only a regular file of 16 MiB
+    at most: a FIFO nobody writes held it before its first window, a device never ends."""
+    path = tmp_path / "user-script.js"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "symlink to a fifo":
+        os.mkfifo(tmp_path / "fifo")
+        path.symlink_to(tmp_path / "fifo")
+    else:
+        with open(path, "wb") as large:
+            large.truncate((16 << 20) + 1)
+    process, said = browser_alone(display, tmp_path, f"--user-script={path}", "about:blank")
+    try:
+        wait_until(lambda: says in said(), f"authctl-webkit says the user script {says}")
+        assert process.poll() is None, "it goes on without one"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            code = process.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    assert code == 0, said()
+
+
+@pytest.mark.parametrize("argument, says", [("--gtk-module={directory}/module.so", "--gtk-module"), ("--proxy=notaurl", "--proxy takes a URL")])
+def test_a_bad_command_line_is_64(display, tmp_path, argument, says):
+    """WebKitWebDriver passes on the client's arguments: a --gtk-module there would be code loaded
+    into the browser, so authctl-webkit takes none of GTK's options; a proxy WebKit cannot parse
+    was a critical warning and no proxy at all."""
+    process, said = browser_alone(display, tmp_path, "--automation", argument.format(directory=tmp_path))
+    try:
+        code = process.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"authctl-webkit took {argument} and ran: {said()}")
+    assert code == 64 and says in said(), said()

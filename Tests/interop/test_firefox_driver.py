@@ -6,6 +6,9 @@ are named errors."""
 import functools
 import http.server
 import os
+import pathlib
+import re
+import sys
 import threading
 
 import pytest
@@ -98,3 +101,52 @@ def test_what_goes_wrong_is_named(page, tmp_path):
             browser.command("browsingContext.navigate", {"context": "no such tab", "url": page})
         # The browser is still there for the next call.
         assert browser.execute_script("return 1 + 1") == 2
+
+
+# Stand-ins for a Firefox that goes wrong as it starts: silent (never says where its BiDi server
+# listens), one that names an address where nothing listens, and one whose BiDi server takes
+# commands and answers none.
+WRONG_BROWSERS = {
+    "silent": ("#!/bin/sh\nexec sleep 600\n", "session not created: Firefox did not start its BiDi server"),
+    "unreachable": ("#!/bin/sh\necho 'WebDriver BiDi listening on ws://127.0.0.1:1'\nexec sleep 600\n",
+                    "session not created: cannot connect to Firefox's BiDi server at ws://127.0.0.1:1"),
+    "mute": (f"""#!{sys.executable}
+import socket
+from websockets.sync.server import serve
+listener = socket.create_server(("127.0.0.1", 0))
+print(f"WebDriver BiDi listening on ws://127.0.0.1:{{listener.getsockname()[1]}}", flush=True)
+def commands(connection):
+    for _ in connection:
+        pass
+with serve(commands, sock=listener) as server:
+    server.serve_forever()
+""", "timeout: session.new not answered in 8 s"),
+}
+
+
+@pytest.mark.parametrize("kind", WRONG_BROWSERS)
+def test_a_browser_that_does_not_start_its_session_is_a_named_error_that_leaves_nothing(tmp_path, kind):
+    """Each is FirefoxError (not the websocket library's own error), in about the browser's
+    timeout, with no process of its group and no profile left behind."""
+    program, says = WRONG_BROWSERS[kind]
+    binary = tmp_path / "firefox"
+    binary.write_text(program)
+    binary.chmod(0o755)
+    driver, made, profiles = _firefox_driver(), [], []
+    real_popen, real_mkdtemp = driver.subprocess.Popen, driver.tempfile.mkdtemp
+
+    def popen(*args, **kwargs):
+        made.append(real_popen(*args, **kwargs))
+        return made[-1]
+
+    def mkdtemp(*args, **kwargs):
+        profiles.append(pathlib.Path(real_mkdtemp(*args, **kwargs)))
+        return str(profiles[-1])
+    driver.subprocess.Popen, driver.tempfile.mkdtemp = popen, mkdtemp
+    try:
+        with pytest.raises(driver.FirefoxError, match=f"^{re.escape(says)}"):
+            driver.Firefox(binary=str(binary), timeout=4)
+    finally:
+        driver.subprocess.Popen, driver.tempfile.mkdtemp = real_popen, real_mkdtemp
+    assert made and made[0].poll() is not None and group_members(made[0].pid) == []
+    assert profiles and not profiles[0].exists(), "the profile it made is removed"

@@ -379,6 +379,50 @@ def test_commands_reach_the_upstream_as_sent_and_its_answers_come_back_as_given(
         echo.shutdown()
 
 
+def test_new_session_cannot_name_the_webkit_browser_past_the_intermediary(tmp_path):
+    """The browser WebKitWebDriver launches is authctl-webkit, whatever the client's capabilities
+    name: a body the intermediary cannot read as JSON (a lone surrogate, a raw tab in a string —
+    WebKitWebDriver's parser takes both) is refused, not sent on as it came, and the upstream gets
+    the capabilities as the intermediary read them (a duplicated key once, its last value)."""
+    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=echo.serve_forever, daemon=True).start()
+    browser = tmp_path / "authctl-webkit"
+    browser.write_text("#!/bin/sh\nexit 0\n")
+    browser.chmod(0o755)
+    intermediary = Intermediary(tmp_path, f"http://127.0.0.1:{echo.server_address[1]}", str(browser))
+    hostile = '{"webkitgtk:browserOptions": {"binary": "/tmp/hostile", "args": ["--automation", "--user-script=/tmp/hostile.js"]}}'
+
+    def new_session(body: str) -> tuple[int, dict]:
+        request = urllib.request.Request(intermediary.url + "/session", method="POST", data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=DEADLINE) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+    try:
+        for unread in ('{"capabilities": {"alwaysMatch": %s}, "x": "\\ud800"}' % hostile,
+                       '{"capabilities": {"alwaysMatch": %s}, "x": "a\tb"}' % hostile, "[]", ""):
+            status, answer = new_session(unread)
+            assert (status, answer["value"]["error"]) == (400, "invalid argument"), (unread, answer)
+        # authctl-webkit exits at once on an option it does not take (GTK's --gtk-module would load
+        # code into it), and WebKitWebDriver waits for it without end: refused before.
+        for args in (["--automation", "--gtk-module=/tmp/hostile.so"], ["--automation", "--enable-webgl"]):
+            status, answer = new_session(json.dumps({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"args": args}}}}))
+            assert (status, answer["value"]["error"]) == (400, "invalid argument") and args[1] in answer["value"]["message"], answer
+        status, answer = new_session('{"capabilities": {"alwaysMatch": %s}, "capabilities": {"alwaysMatch": %s}}'
+                                     % (hostile, hostile.replace("/tmp/hostile", "/tmp/other")))
+        assert status == 418, "it reached the upstream"
+        sent = answer["value"]["body"]
+        assert "/tmp/hostile" not in sent and "/tmp/other" not in sent, sent
+        options = json.loads(sent)["capabilities"]["alwaysMatch"]["webkitgtk:browserOptions"]
+        assert options["binary"] == str(browser)
+        assert [a for a in options["args"] if a.startswith("--user-script")] == [options["args"][-1]]
+    finally:
+        intermediary.stop()
+        echo.shutdown()
+
+
 def test_a_command_from_a_web_page_is_refused(world):
     """A WebDriver client sends no Origin and names a loopback host; a page that reached the port
     (a fetch, a form, a name made to resolve to 127.0.0.1) does otherwise, and drives nothing."""
@@ -419,6 +463,74 @@ def test_an_upstream_that_is_down_or_no_driver_is_an_unknown_error_naming_it(tmp
                 intermediary.stop()
     finally:
         garbage.shutdown()
+
+
+class Stalling(BaseHTTPRequestHandler):
+    """An upstream whose /hang commands wait until the test releases them, and whose other
+    answers are JSON no client could take for WebDriver's."""
+    arrived: list
+    release: threading.Event
+    answers = {"/weird-status": (999, {"value": 1}), "/no-value": (200, {"oops": 1}),
+               "/server-error-without-error": (500, {"value": {"message": "no error code"}}),
+               "/server-error": (500, {"value": {"error": "unknown error", "message": "the driver's own"}})}
+
+    def do_GET(self):
+        if self.path.endswith("/hang"):
+            self.arrived.append(self.path)
+            self.release.wait()
+            status, body = 200, {"value": None}
+        else:
+            status, body = self.answers.get(self.path, (200, {"value": None}))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_commands_that_wait_on_the_upstream_hold_no_other_command(tmp_path):
+    """Many commands waiting at once (async scripts, page loads, an upstream that hangs) each
+    reach the upstream at once, and a command beside them is answered."""
+    Stalling.arrived, Stalling.release = [], threading.Event()
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    intermediary = Intermediary(tmp_path, f"http://127.0.0.1:{upstream.server_address[1]}")
+    waiting = [threading.Thread(target=call, args=(intermediary.url, "GET", f"/session/s{n}/hang"), daemon=True) for n in range(64)]
+    try:
+        for thread in waiting:
+            thread.start()
+        # Dispatch's shared pool grew by about a thread a second: the 64th arrived after a minute.
+        wait_until(lambda: len(Stalling.arrived) == 64, "every waiting command at the upstream", timeout=DEADLINE / 3)
+        assert call(intermediary.url, "GET", "/status") == (200, {"value": None})
+    finally:
+        Stalling.release.set()
+        for thread in waiting:
+            thread.join(timeout=DEADLINE)
+        intermediary.stop()
+        upstream.shutdown()
+
+
+def test_an_upstream_answer_that_is_not_webdrivers_is_an_unknown_error(tmp_path):
+    """Never a status outside HTTP's, a body without WebDriver's value, nor a 5xx without its
+    error code: each is unknown error naming the upstream. A driver's own error comes back as it was."""
+    Stalling.arrived, Stalling.release = [], threading.Event()
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{upstream.server_address[1]}"
+    intermediary = Intermediary(tmp_path, url)
+    try:
+        for path in ("/weird-status", "/no-value", "/server-error-without-error"):
+            status, answer = call(intermediary.url, "GET", path)
+            assert (status, answer["value"]["error"]) == (500, "unknown error"), (path, answer)
+            assert url in answer["value"]["message"] and "not a WebDriver answer" in answer["value"]["message"]
+        assert call(intermediary.url, "GET", "/server-error") == (500, Stalling.answers["/server-error"][1])
+    finally:
+        intermediary.stop()
+        upstream.shutdown()
 
 
 @pytest.mark.parametrize("arguments, says", [

@@ -11,16 +11,24 @@
  * web view adds, in every frame at document start, the script read from FILE; FILE is read again
  * whenever a navigation starts (its navigation-action policy decision, before the web process
  * goes on with the load), so whoever rewrites FILE changes what the next page gets. A FILE that
- * is absent or empty injects nothing; one that cannot be read as text is reported on stderr and
- * injects nothing.
+ * is absent or empty injects nothing; one that is not a regular file (a FIFO, a device, a
+ * directory — never waited on nor read), is larger than 16 MiB, or cannot be read as UTF-8 text
+ * is reported on stderr and injects nothing.
  *
- * Exit codes: 0 when the browser is ended (SIGTERM, as WebKitWebDriver ends it); 64 for a bad
- * command line.
+ * GTK's own options (--gtk-module, --display, …) are not taken: WebKitWebDriver passes on the
+ * arguments its client names, and a module named there would be code loaded into the browser.
+ *
+ * Exit codes: 0 when the browser is ended (SIGTERM, as WebKitWebDriver ends it); 1 without an X
+ * display; 64 for a bad command line.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <glib-unix.h>
 #include <gtk/gtk.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <webkit2/webkit2.h>
 
 static gboolean automation;
@@ -44,18 +52,70 @@ static const GOptionEntry options[] = {
 static WebKitUserContentManager *contentManager;
 static gchar *currentScript;
 
+/* The largest user script taken (the page bridge is some 60 KiB). */
+#define USER_SCRIPT_LIMIT (16 << 20)
+
+/* FILE's text, or NULL when there is none to inject (said on stderr but for an absent FILE).
+ * Opened without blocking and taken only as a regular file: a FIFO would hold the browser until
+ * someone wrote to it, a device (/dev/zero) would never end. */
+static gchar *readUserScript(gsize *length)
+{
+    int fd = open(userScriptPath, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        if (errno != ENOENT) /* Absent: nothing is injected (a test writes the file when it has something to add). */
+            g_printerr("authctl-webkit: cannot read the user script %s: %s\n", userScriptPath, g_strerror(errno));
+        return NULL;
+    }
+    struct stat status;
+    gchar *text = NULL;
+    if (fstat(fd, &status) != 0)
+        g_printerr("authctl-webkit: cannot read the user script %s: %s\n", userScriptPath, g_strerror(errno));
+    else if (!S_ISREG(status.st_mode))
+        g_printerr("authctl-webkit: the user script %s is not a regular file: nothing injected\n", userScriptPath);
+    else if (status.st_size > USER_SCRIPT_LIMIT)
+        g_printerr("authctl-webkit: the user script %s is larger than %d MiB: nothing injected\n", userScriptPath, USER_SCRIPT_LIMIT >> 20);
+    else {
+        /* Read to its end, which may have moved since fstat: never past the limit. */
+        gsize size = (gsize)status.st_size + 1, done = 0;
+        text = g_malloc(size + 1);
+        for (;;) {
+            ssize_t got = read(fd, text + done, size - done);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                g_printerr("authctl-webkit: cannot read the user script %s: %s\n", userScriptPath, g_strerror(errno));
+                g_clear_pointer(&text, g_free);
+                break;
+            }
+            if (got == 0)
+                break;
+            done += (gsize)got;
+            if (done > USER_SCRIPT_LIMIT) {
+                g_printerr("authctl-webkit: the user script %s is larger than %d MiB: nothing injected\n", userScriptPath, USER_SCRIPT_LIMIT >> 20);
+                g_clear_pointer(&text, g_free);
+                break;
+            }
+            if (done == size) {
+                size = MIN(size * 2, (gsize)USER_SCRIPT_LIMIT + 1);
+                text = g_realloc(text, size + 1);
+            }
+        }
+        if (text) {
+            text[done] = '\0';
+            *length = done;
+        }
+    }
+    close(fd);
+    return text;
+}
+
 static void refreshUserScript(void)
 {
     if (!userScriptPath)
         return;
-    gchar *text = NULL;
     gsize length = 0;
-    GError *error = NULL;
-    if (!g_file_get_contents(userScriptPath, &text, &length, &error)) {
-        /* Absent: nothing is injected (a test writes the file when it has something to add). */
-        if (!g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-            g_printerr("authctl-webkit: cannot read the user script %s: %s\n", userScriptPath, error->message);
-        g_clear_error(&error);
+    gchar *text = readUserScript(&length);
+    if (!text) {
         text = g_strdup("");
         length = 0;
     } else if (strlen(text) != length || !g_utf8_validate(text, length, NULL)) {
@@ -161,7 +221,6 @@ int main(int argc, char *argv[])
     GOptionContext *parser = g_option_context_new("[URL]");
     g_option_context_set_summary(parser, "A WebKitGTK browser for WebKitWebDriver whose pages get --user-script at document start.");
     g_option_context_add_main_entries(parser, options, NULL);
-    g_option_context_add_group(parser, gtk_get_option_group(FALSE));
     GError *error = NULL;
     if (!g_option_context_parse(parser, &argc, &argv, &error)) {
         g_printerr("authctl-webkit: %s\n", error->message);
@@ -176,7 +235,16 @@ int main(int argc, char *argv[])
         g_printerr("authctl-webkit: one URL at most\n");
         return 64;
     }
-    if (!gtk_init_check(&argc, &argv)) {
+    /* WebKit takes no proxy it cannot parse (a critical warning, and no proxy at all). */
+    if (proxy && !g_uri_is_valid(proxy, G_URI_FLAGS_NONE, NULL)) {
+        g_printerr("authctl-webkit: --proxy takes a URL (socks5://HOST:PORT, http://HOST:PORT), not '%s'\n", proxy);
+        return 64;
+    }
+    /* Ended from here on as WebKitWebDriver ends it: a SIGTERM while the browser starts is kept
+     * until the main loop runs, and ends it then. */
+    g_unix_signal_add(SIGTERM, quit, NULL);
+    g_unix_signal_add(SIGINT, quit, NULL);
+    if (!gtk_init_check(NULL, NULL)) {
         g_printerr("authctl-webkit: no display (set DISPLAY, e.g. under Xvfb)\n");
         return 1;
     }
@@ -202,8 +270,6 @@ int main(int argc, char *argv[])
         webkit_web_view_load_uri(view, argc == 2 ? argv[1] : "about:blank");
     }
 
-    g_unix_signal_add(SIGTERM, quit, NULL);
-    g_unix_signal_add(SIGINT, quit, NULL);
     gtk_main();
     return 0;
 }

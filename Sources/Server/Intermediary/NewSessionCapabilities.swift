@@ -21,13 +21,48 @@ enum NewSessionCapabilities {
         sets(body).contains { $0[webKitOptions] != nil }
     }
 
+    /// The options authctl-webkit takes besides `--user-script` (clients/webkit/authctl-webkit.c):
+    /// with their value after `=` or as the next argument, but `--automation`.
+    static let webKitArguments = ["--automation", "--proxy", "--ignore-host"]
+
+    /// Why a capability set's `webkitgtk:browserOptions.args` is one authctl-webkit would refuse
+    /// (`nil`: it takes them). authctl-webkit exits at once on an option it does not take (GTK's
+    /// `--gtk-module` among them: code loaded into the browser), and WebKitWebDriver then waits
+    /// for it without end: such a New Session is refused before it reaches the driver. A
+    /// `--user-script` of the client's is no refusal (it is replaced).
+    static func untakenArguments(_ body: [String: Any]) -> String? {
+        for set in sets(body) {
+            guard let options = set[webKitOptions] as? [String: Any], let given = options["args"] else { continue }
+            guard let arguments = given as? [Any] else { return "args is not a list" }
+            var index = 0
+            while index < arguments.count {
+                guard let argument = arguments[index] as? String else { return "an argument is not a string" }
+                index += 1
+                if argument == "--user-script" { index += 1 }  // and its value
+                if argument.hasPrefix("--user-script") { continue }
+                let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+                guard webKitArguments.contains(name) else { return "not \(JSONText.shown(argument))" }
+                if name != "--automation", !argument.contains("=") {
+                    guard index < arguments.count, arguments[index] is String else { return "\(argument) without its value" }
+                    index += 1  // its value
+                }
+            }
+        }
+        return nil
+    }
+
     /// The request with each capability set that names `webkitgtk:browserOptions` launching
     /// `browser` under automation with `--user-script=userScript`: its other arguments kept, a
-    /// `--user-script` of its own dropped (one file per session, the intermediary's).
+    /// `--user-script` of its own dropped, with its value (one file per session, the intermediary's).
     static func launchingWebKit(_ body: [String: Any], browser: String, userScript: String) -> [String: Any] {
         func rewritten(_ set: [String: Any]) -> [String: Any] {
             guard var options = set[webKitOptions] as? [String: Any] else { return set }
-            var arguments = ((options["args"] as? [Any]) ?? []).compactMap { $0 as? String }.filter { !$0.hasPrefix("--user-script") }
+            var arguments = [String]()
+            var given = ((options["args"] as? [Any]) ?? []).compactMap { $0 as? String }[...]
+            while let argument = given.popFirst() {
+                if argument == "--user-script" { _ = given.popFirst() }  // and its value
+                if !argument.hasPrefix("--user-script") { arguments.append(argument) }
+            }
             if !arguments.contains("--automation") { arguments.insert("--automation", at: 0) }
             options["binary"] = browser
             options["args"] = arguments + ["--user-script=" + userScript]

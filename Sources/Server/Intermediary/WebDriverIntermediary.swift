@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Session
 import Synchronization
@@ -31,9 +30,37 @@ public final class WebDriverIntermediary: Sendable {
         var injection: Injection
         /// Its virtual authenticators, oldest first: the pages use the newest's device.
         var authenticators: [String] = []
-        /// Its §11 commands, one at a time: an authenticator and its bridge in place before the
-        /// next command (another session's wait on the upstream holds none of its own).
-        let commands: DispatchQueue
+        /// Its §11 commands, one at a time in the order they came: an authenticator and its
+        /// bridge in place before the next command (another session's wait on the upstream
+        /// holds none of its own).
+        let commands: CommandOrder
+    }
+
+    /// A session's §11 commands in turn: each takes a ticket as it arrives and runs, on its own
+    /// thread, once the one before it has finished.
+    final class CommandOrder: @unchecked Sendable {  // its counts under `condition`
+        private let condition = NSCondition()
+        private var issued = 0, finished = 0
+
+        func ticket() -> Int {
+            condition.lock()
+            defer { condition.unlock() }
+            issued += 1
+            return issued - 1
+        }
+
+        func run(_ ticket: Int, _ work: () -> HTTPResponse) -> HTTPResponse {
+            condition.lock()
+            while finished != ticket { condition.wait() }
+            condition.unlock()
+            defer {
+                condition.lock()
+                finished += 1
+                condition.broadcast()
+                condition.unlock()
+            }
+            return work()
+        }
     }
 
     let upstream: WebDriverUpstream
@@ -71,17 +98,24 @@ public final class WebDriverIntermediary: Sendable {
             return WebDriverUpstream.error(413, "invalid argument", .badInput, "the body is larger than the server accepts (1 MiB)")
         }
         let work: @Sendable () -> HTTPResponse
-        let queue: DispatchQueue
         switch (request.method, parts.first, parts.count) {
-        case ("POST", "session", 1): (work, queue) = ({ self.newSession(request, in: service) }, .global())
-        case ("DELETE", "session", 2): (work, queue) = ({ self.deleteSession(parts[1], request, in: service) }, .global())
+        case ("POST", "session", 1): work = { self.newSession(request, in: service) }
+        case ("DELETE", "session", 2): work = { self.deleteSession(parts[1], request, in: service) }
         case (_, "session", 3...) where parts[2] == "webauthn":
-            (work, queue) = ({ self.authenticatorCommand(request, parts, in: service) },
-                             sessions.withLock { $0[parts[1]]?.commands } ?? .global())
-        default: (work, queue) = ({ self.upstream.send(request.method, request.path, query: request.query, body: Self.body(request)) }, .global())
+            let command: @Sendable () -> HTTPResponse = { self.authenticatorCommand(request, parts, in: service) }
+            if let order = sessions.withLock({ $0[parts[1]]?.commands }) {
+                let ticket = order.ticket()
+                work = { order.run(ticket, command) }
+            } else {
+                work = command
+            }
+        default: work = { self.upstream.send(request.method, request.path, query: request.query, body: Self.body(request)) }
         }
+        // A thread of its own: a command may wait on the upstream for minutes (an async script,
+        // a page load, an upstream that hangs), and such waits on Dispatch's shared pool, which
+        // grows by about one thread a second, held every other command behind them.
         let deferred = HTTPDeferred()
-        queue.async { deferred.complete(work()) }
+        Thread { deferred.complete(work()) }.start()
         return HTTPResponse(status: 200, contentType: .none, body: [], deferred: deferred)
     }
 
@@ -119,18 +153,26 @@ public final class WebDriverIntermediary: Sendable {
     // MARK: - Sessions
 
     /// New Session: for WebKitGTK, the browser made authctl-webkit with a user script of the
-    /// session's own; the upstream's session tracked and its capabilities made §11's.
+    /// session's own; the upstream's session tracked and its capabilities made §11's. The upstream
+    /// gets the capabilities as read here, written anew: a body this JSON parser refuses or reads
+    /// otherwise than the driver's (a lone surrogate, a control character in a string, which
+    /// WebKitWebDriver takes) would otherwise reach it with a browser of the client's choosing.
     private func newSession(_ request: HTTPRequest, in service: AccountService) -> HTTPResponse {
-        guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
-            return upstream.send("POST", "/session", body: request.body)  // the driver says what is wrong with it
+        guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
+              let written = try? JSONSerialization.data(withJSONObject: body, options: [.withoutEscapingSlashes]) else {
+            return WebDriverUpstream.error(400, "invalid argument", .badInput, "New Session's body is not a JSON object (RFC 8259, UTF-8)")
         }
-        var sent = request.body
+        var sent = Array(written)
         var injection: Injection?
         if NewSessionCapabilities.namesWebKitGTK(body) {
             guard let webKitBrowser else {
                 return WebDriverUpstream.error(500, "session not created", .usage,
                                                "webkitgtk:browserOptions asks for WebKitGTK, and authctl-webkit was not found: "
                                                + "give --webkit-browser PATH or AUTHCTL_WEBKIT_BROWSER, or install it beside authctl")
+            }
+            if let why = NewSessionCapabilities.untakenArguments(body) {
+                return WebDriverUpstream.error(400, "invalid argument", .badInput,
+                                               "webkitgtk:browserOptions.args: authctl-webkit takes --automation, --proxy URL and --ignore-host HOST; \(why)")
             }
             let directory: String
             do { directory = try service.makeDirectory() } catch { return error.response }
@@ -153,7 +195,7 @@ public final class WebDriverIntermediary: Sendable {
         }
         sessions.withLock {
             $0[made.sessionId] = UpstreamSession(injection: injection ?? (made.chromium ? .devTools(installed: nil) : .unavailable),
-                                                 commands: DispatchQueue(label: "authctl.webdriver.session"))
+                                                 commands: CommandOrder())
         }
         service.webDriverSessions.withLock { $0[made.sessionId] = [] }
         return HTTPResponse(status: 200, contentType: .json, body: Array(text))

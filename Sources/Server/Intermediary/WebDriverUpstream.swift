@@ -30,9 +30,15 @@ struct WebDriverUpstream: Sendable {
         } catch {
             return Self.unknownError("the upstream WebDriver at \(url) did not answer \(method) \(JSONText.shown(path)): \(error.reason)")
         }
-        guard (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] != nil else {
+        guard let json = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any], let value = json["value"] else {
             return Self.unknownError("the upstream WebDriver at \(url) answered \(method) \(JSONText.shown(path)) with \(reply.status) and "
-                                     + (reply.body.isEmpty ? "no body" : "a body that is not a JSON object") + ", not a WebDriver answer")
+                                     + (reply.body.isEmpty ? "no body" : "a body that is not a JSON object with a value") + ", not a WebDriver answer")
+        }
+        // Passed on as it came but for what no client could take for WebDriver's: a status
+        // outside HTTP's (RFC 9110 §15: 100 to 599), a server error without WebDriver's error code.
+        guard (200...599).contains(reply.status), reply.status < 500 || ((value as? [String: Any])?["error"] as? String) != nil else {
+            return Self.unknownError("the upstream WebDriver at \(url) answered \(method) \(JSONText.shown(path)) with \(reply.status) "
+                                     + "and no WebDriver error, not a WebDriver answer")
         }
         return HTTPResponse(status: reply.status, contentType: .json, body: reply.body)
     }

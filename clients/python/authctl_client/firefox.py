@@ -100,6 +100,7 @@ class Firefox:
     def __init__(self, profile: str | os.PathLike | None = None, hosts: Iterable[str] = (), binary: str = FIREFOX,
                  window_size: tuple[int, int] = (520, 900), accept_insecure_certs: bool = True, timeout: float = DEADLINE,
                  virtual_authenticators: bool = False):
+        from websockets.exceptions import InvalidHandshake
         from websockets.sync.client import connect
 
         self.timeout = timeout
@@ -142,7 +143,10 @@ class Firefox:
         self._closing = contextlib.ExitStack()
         try:
             address = self._listening()
-            self._socket = self._closing.enter_context(connect(address + "/session", max_size=None, open_timeout=timeout))
+            try:
+                self._socket = self._closing.enter_context(connect(address + "/session", max_size=None, open_timeout=timeout))
+            except (OSError, TimeoutError, InvalidHandshake) as error:
+                raise FirefoxError("session not created", f"cannot connect to Firefox's BiDi server at {address}: {error}") from None
             self.session = self.command("session.new", {"capabilities": {"alwaysMatch": {
                 "acceptInsecureCerts": accept_insecure_certs, "unhandledPromptBehavior": {"default": "ignore"}}}})
             self.command("session.subscribe", {"events": ["log.entryAdded"]})
@@ -177,17 +181,30 @@ class Firefox:
         self._log.seek(0)
         raise FirefoxError("session not created", f"Firefox did not start its BiDi server: {self._log.read()[-2000:]}")
 
-    def command(self, method: str, params: dict | None = None) -> dict:
-        """One BiDi command; its result, or FirefoxError with Firefox's error."""
+    def command(self, method: str, params: dict | None = None, timeout: float | None = None) -> dict:
+        """One BiDi command; its result, or FirefoxError with Firefox's error — "timeout" when it
+        is not answered within `timeout` seconds (twice the browser's), "no such window" when
+        Firefox has closed the connection (it exited or crashed)."""
+        from websockets.exceptions import ConnectionClosed
+
         with self._lock:
             ident = next(self._ids)
-            self._socket.send(json.dumps({"id": ident, "method": method, "params": params or {}}))
-            deadline = time.monotonic() + self.timeout * 2
+            wait = self.timeout * 2 if timeout is None else timeout
+            deadline = time.monotonic() + wait
+            try:
+                self._socket.send(json.dumps({"id": ident, "method": method, "params": params or {}}))
+            except ConnectionClosed:
+                raise FirefoxError("no such window", f"{method}: Firefox closed its BiDi connection") from None
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise FirefoxError("timeout", f"{method} not answered")
-                message = json.loads(self._socket.recv(timeout=left))
+                    raise FirefoxError("timeout", f"{method} not answered in {wait:g} s")
+                try:
+                    message = json.loads(self._socket.recv(timeout=left))
+                except TimeoutError:
+                    raise FirefoxError("timeout", f"{method} not answered in {wait:g} s") from None
+                except ConnectionClosed:
+                    raise FirefoxError("no such window", f"{method}: Firefox closed its BiDi connection") from None
                 if message.get("type") == "event":
                     self._events.append(message)
                     continue
@@ -366,9 +383,12 @@ class Firefox:
         """Ends the session and the browser — every process it started — and removes a profile
         this made."""
         socket = getattr(self, "_socket", None)
+        closing = False
         if socket is not None:
             try:
-                self.command("browser.close")
+                # Not the full wait of a command: a browser that answers nothing is ended below.
+                self.command("browser.close", timeout=self.timeout / 2)
+                closing = True
             except Exception:
                 pass
             try:
@@ -376,7 +396,7 @@ class Firefox:
             except Exception:
                 pass
             self._socket = None
-        if self.process.poll() is None:
+        if closing and self.process.poll() is None:  # it was asked to exit: a moment to do so
             try:
                 self.process.wait(timeout=self.timeout / 2)
             except subprocess.TimeoutExpired:
