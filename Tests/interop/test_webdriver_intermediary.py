@@ -134,7 +134,7 @@ def world(request, tmp_path_factory):
 
     world = World()
     world.engine = request.param
-    directory = tmp_path_factory.mktemp(f"webdriver-{world.engine}")
+    directory = world.directory = tmp_path_factory.mktemp(f"webdriver-{world.engine}")
     bank = load_bank().serve(0, origin="http://localhost")
     world.origin = f"http://localhost:{bank.server_address[1]}"
     bank.RequestHandlerClass.origin = world.origin
@@ -275,6 +275,10 @@ def test_the_newest_authenticator_answers_and_removing_it_gives_the_pages_the_on
     older = driver.virtual_authenticator_id
     newer = driver.execute("addVirtualAuthenticator", {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
                                                        "hasUserVerification": True, "isUserVerified": True})["value"]
+    if world.engine == "webkit":
+        # The session's user script holds the server's token: its owner's alone, rewritten or not.
+        script, = world.directory.glob("tmp/authctl-serve-*/user-script.js")
+        assert f"{newer}" in script.read_text() and script.stat().st_mode & 0o777 == 0o600, oct(script.stat().st_mode)
     bank_user(world)["passkeys"].clear()  # a customer with no passkey: the bank offers to make one
     open_bank(world)  # a page loaded after the newer authenticator came
     wait_screen(world, "account")

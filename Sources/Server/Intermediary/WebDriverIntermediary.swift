@@ -276,9 +276,15 @@ public final class WebDriverIntermediary: Sendable {
                 return nil
             }
         case .userScript(let file, _):
-            // Whole or not at all: authctl-webkit reads it at each navigation.
-            do { try Data((script ?? "").utf8).write(to: URL(fileURLWithPath: file), options: .atomic) } catch {
-                return WebDriverUpstream.unknownError("cannot write the session's user script \(file): \(error.localizedDescription)")
+            // Whole or not at all (authctl-webkit reads it at each navigation), and the owner's
+            // alone (mode 0600, as the file was made: the script holds the server's token): a new
+            // file beside it, renamed over it.
+            let next = file + ".next"
+            guard FileManager.default.createFile(atPath: next, contents: Data((script ?? "").utf8), attributes: [.posixPermissions: 0o600]),
+                  rename(next, file) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(next)
+                return WebDriverUpstream.unknownError("cannot write the session's user script \(file): \(reason)")
             }
             return nil
         case .unavailable:
