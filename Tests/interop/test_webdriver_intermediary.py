@@ -537,6 +537,33 @@ def test_an_upstream_answer_that_is_not_webdrivers_is_an_unknown_error(tmp_path)
         upstream.shutdown()
 
 
+def test_a_request_target_that_is_no_path_is_an_unknown_command(tmp_path):
+    """`*`, an absolute URL or an authority form names no command (and would name another server
+    to the upstream's client): WebDriver's unknown command, 404, never the upstream reached."""
+    import socket
+    Stalling.arrived, Stalling.release = [], threading.Event()
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    intermediary = Intermediary(tmp_path, f"http://127.0.0.1:{upstream.server_address[1]}")
+    host, port = intermediary.url.removeprefix("http://").rsplit(":", 1)
+    try:
+        for target in ("*", "http://127.0.0.1@example.com:1/status", "example.com:1"):
+            with socket.create_connection((host, int(port)), timeout=DEADLINE) as connection:
+                connection.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+                answer = b""
+                while chunk := connection.recv(65536):
+                    answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            status = int(head.split()[1])
+            assert status < 500, (target, answer)
+            if status == 404:
+                assert json.loads(body)["value"]["error"] == "unknown command", (target, body)
+        assert Stalling.arrived == [], "the upstream was reached"
+    finally:
+        intermediary.stop()
+        upstream.shutdown()
+
+
 @pytest.mark.parametrize("arguments, says", [
     ([], "--upstream URL is required"),
     (["--upstream", "ftp://127.0.0.1:9515"], "--upstream takes the driver's http://HOST:PORT"),

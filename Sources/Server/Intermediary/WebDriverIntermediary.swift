@@ -94,13 +94,20 @@ public final class WebDriverIntermediary: Sendable {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         if let first = parts.first, first != "session", own.contains(first) { return nil }
         if let refusal = Self.refusal(request) { return refusal }
+        // A command is a path (`*`, an absolute URL or an authority form is none, and would name
+        // another server to libcurl): WebDriver's unknown command.
+        guard request.path.hasPrefix("/") else {
+            return WebDriverUpstream.error(404, "unknown command", .badInput, "a WebDriver command is a path from /, not \(JSONText.shown(request.path))")
+        }
         guard !request.bodyTooLarge else {
             return WebDriverUpstream.error(413, "invalid argument", .badInput, "the body is larger than the server accepts (1 MiB)")
         }
         let work: @Sendable () -> HTTPResponse
         switch (request.method, parts.first, parts.count) {
         case ("POST", "session", 1): work = { self.newSession(request, in: service) }
+        // Delete Session, with or without a trailing slash (either ends the session upstream).
         case ("DELETE", "session", 2): work = { self.deleteSession(parts[1], request, in: service) }
+        case ("DELETE", "session", 3) where parts[2].isEmpty: work = { self.deleteSession(parts[1], request, in: service) }
         case (_, "session", 3...) where parts[2] == "webauthn":
             let command: @Sendable () -> HTTPResponse = { self.authenticatorCommand(request, parts, in: service) }
             if let order = sessions.withLock({ $0[parts[1]]?.commands }) {
