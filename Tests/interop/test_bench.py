@@ -265,6 +265,45 @@ def test_bench_workloads_day_is_reproducible(tmp_path):
     assert (tmp_path / "again" / "day-15-users-3-devices.scn").read_text() == scenario
 
 
+def test_bench_workloads_dense_day_beside_the_day(tmp_path):
+    result = workloads("dense", "--users", "40", "--devices", "3", "--runs", "2", "--seed", "3", "--write", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["identical"] is True
+    assert [len(report["runs"][n]) for n in ("day", "dense")] == [2, 2]
+    assert all(r["passed"] and r["cpuSeconds"] > 0 for n in ("day", "dense") for r in report["runs"][n])
+    assert report["ratioWall"] > 0 and report["ratioCpu"] > 0
+    scenario = (tmp_path / "dense-40-users-3-devices.scn").read_text()
+    lines = scenario.splitlines()
+    # One RP, every device with a PIN, delays up to 2 h, each passkey made and used with UV.
+    assert [l for l in lines if l.startswith("device add")] == ["device add d1 pin 1001", "device add d2 pin 1002", "device add d3 pin 1003"]
+    assert "sync upload 1s..10m download 1s..2h" in lines and not any(" origin " in l or "rp-id" in l for l in lines)
+    assert scenario.count(" register user ") == 40 and scenario.count(" sign user ") == 80
+    assert all(l.endswith(" uv=1") for l in lines if " register " in l or " sign " in l)
+    deleted = [l.split()[-1] for l in lines if " delete u" in l]
+    assert deleted and report["kept"] == 40 - len(deleted)
+    assert all(f"holds => passkeys!={u}" in scenario for u in deleted)
+    # Every hour of the day each device lists what it holds; at the end, all it should.
+    hourly = [int(l.split()[1][:-2]) // 3600000 for l in lines if l.endswith(" holds")]
+    assert sorted(set(hourly)) == list(range(1, 25)) and len(hourly) == 24 * 3
+    played = run("scenario", "run", str(tmp_path / "dense-40-users-3-devices.scn"))
+    assert played.returncode == 0, played.stderr
+    assert (tmp_path / "day-40-users-3-devices.scn").read_text().count(" sign user ") == 40
+
+
+def test_bench_workloads_dense_day_checks_what_each_device_ends_with(tmp_path):
+    # A scenario run that passes but ends with a device holding none of the passkeys kept fails
+    # the workload: the script checks the end of the day itself.
+    fake = tmp_path / "authctl"
+    fake.write_text("#!/bin/sh\necho 'at 24h     d1 holds => none'\necho 'at 24h     d2 holds => none'\necho 'passed: 2 steps'\n")
+    fake.chmod(0o755)
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_workloads.py"), "--authctl", str(fake), "--json",
+                             "dense", "--users", "5", "--devices", "2", "--runs", "1"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "does not end holding" in result.stderr
+    report = json.loads(result.stdout)
+    assert report["runs"]["day"][0]["passed"] is True and report["runs"]["dense"][0]["passed"] is False
+
+
 def test_bench_workloads_report_a_failed_scenario(tmp_path):
     # A binary whose scenarios fail (exit 26, as an unmet expectation does) fails the workload.
     fake = tmp_path / "authctl"
