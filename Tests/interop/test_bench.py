@@ -10,7 +10,7 @@ import pytest
 
 from conftest import BIN, ROOT, wait_until
 
-COMMANDS = {"sign", "register", "show", "delete", "list"}
+COMMANDS = {"sign", "signDiscoverable", "register", "show", "delete", "list", "listRP"}
 
 
 def run(*args, env=None):
@@ -88,7 +88,7 @@ def test_bench_vault_spread_commands_only_and_chart(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert svg.returncode == 0, svg.stderr
     # Two panels (time, memory), a line per command and device count.
-    assert svg.stdout.startswith("<svg") and svg.stdout.count("<polyline") == 2 * 5 * 2
+    assert svg.stdout.startswith("<svg") and svg.stdout.count("<polyline") == 2 * 7 * 2
     # The in-process chart has nothing to draw from a commands-only report, and says so.
     library = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_chart.py"), str(tmp_path / "vault.json")],
                              capture_output=True, text=True, timeout=60)
