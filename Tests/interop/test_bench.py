@@ -315,6 +315,20 @@ def test_bench_workloads_report_a_failed_scenario(tmp_path):
     assert json.loads(result.stdout)["rows"][0]["passed"] is False
 
 
+def test_bench_serve_signs_in_with_the_rp_default_beside_no_user_verification(tmp_path):
+    # One short run of the server benchmark: every shape answered 200 (wrk's non-2xx fail the
+    # script), the user-verified passkeys answered UV=1 and the others UV=0 (the script checks),
+    # and the paired ratios are reported. Figures are not judged.
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_serve.py"), "--authctl", BIN, "--seconds", "1",
+                             "--users", "3", "--scratch", str(tmp_path), "--json"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["serverExit"] == 0
+    for shape in ("oneAccount", "thirtyTwoAccounts", "thirtyTwoAccountsUserVerified"):
+        assert report[shape]["perSecond"] > 0 and 0 < report[shape]["p50ms"] <= report[shape]["p99ms"]
+    assert report["ratioUserVerifiedToNot"] > 0 and report["ratioThirtyTwoAccountsUserVerified"] > 0
+
+
 def test_bench_ceremonies_json(tmp_path):
     result = run("--json", "bench", "ceremonies", "--seconds", "0.1")
     assert result.returncode == 0, result.stderr
