@@ -65,17 +65,26 @@ class Client:
         return json.loads(data) if data else None
 
 
+def verified(response):
+    """Whether a registration's or sign-in's response says UV=1 (its authenticatorData flags)."""
+    data = response["response"]["authenticatorData"]
+    return bool(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))[32] & UV_FLAG)
+
+
 def account_with_passkey(client, registration=REGISTRATION):
+    """A new account whose passkey was made with `registration`: with user verification exactly
+    when the options ask for it (a sign-in on a device with a PIN verifies the user whenever the
+    passkey was made so, whatever it asks, so the registration is where the shapes differ)."""
     account = client.call("POST", "/accounts", {})["id"]
-    client.call("POST", f"/accounts/{account}/devices/phone/register", {"options": registration, "origin": ORIGIN})
+    response = client.call("POST", f"/accounts/{account}/devices/phone/register", {"options": registration, "origin": ORIGIN})
+    if verified(response) != (registration["authenticatorSelection"]["userVerification"] != "discouraged"):
+        raise RuntimeError("a registration's UV flag is not what its options ask for")
     return account
 
 
 def user_verified(client, account, sign_in):
-    """Whether a sign-in with these options on the account answers UV=1 (authenticatorData flags)."""
-    response = client.call("POST", f"/accounts/{account}/devices/phone/sign", {"options": sign_in, "origin": ORIGIN})
-    data = response["response"]["authenticatorData"]
-    return bool(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))[32] & UV_FLAG)
+    """Whether a sign-in with these options on the account answers UV=1."""
+    return verified(client.call("POST", f"/accounts/{account}/devices/phone/sign", {"options": sign_in, "origin": ORIGIN}))
 
 
 def wrk(url, token, paths, seconds, directory, wrk_threads, sign_in=SIGN_IN):
