@@ -17,8 +17,9 @@ import sys
 
 LIBRARY = [("openMs", "open + index", "#1f77b4"), ("registerMs", "register", "#2ca02c"),
            ("signMs", "sign", "#d62728"), ("openSignMs", "open + sign", "#9467bd")]
-COMMANDS = [("sign", "sign", "#d62728"), ("register", "register", "#2ca02c"), ("show", "credential show", "#ff7f0e"),
-            ("delete", "delete", "#8c564b"), ("list", "list", "#1f77b4")]
+COMMANDS = [("sign", "sign", "#d62728"), ("signDiscoverable", "sign, discoverable", "#e377c2"), ("register", "register", "#2ca02c"),
+            ("show", "credential show", "#ff7f0e"), ("delete", "delete", "#8c564b"), ("list", "list", "#1f77b4"),
+            ("listRP", "list --rp-id", "#17becf")]
 DASHES = ["", "7,4", "2,3", "10,3,2,3", "1,5"]
 PANEL_W, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 560, 440, 70, 20, 40, 50
 LEGEND_W = 190
@@ -99,7 +100,8 @@ def chart(report, commands=False):
     panels = []
     if commands:
         def command(r, key, field):
-            return r["commands"][key][field] if r.get("commands") else None
+            # A report from before a command was timed has no figures for it: no line.
+            return r["commands"][key][field] if key in (r.get("commands") or {}) else None
         panels.append((lines_of(COMMANDS, lambda r, k: command(r, k, "medianMs")),
                        f"milliseconds, median of {runs} runs (log)", f"authctl as a process: time ({layout})"))
         panels.append((lines_of(COMMANDS, lambda r, k: command(r, k, "maxRssMiB")),

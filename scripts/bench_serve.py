@@ -9,7 +9,11 @@ with keep-alive, driven by wrk, against the in-process rate measured in the same
    at a time, as one person's do): rate, p50 and p99 latency.
 3. 32 accounts: 32 connections, each request on one of 32 accounts in turn (32 test workers, each
    with its own account): rate, p50 and p99; every answer must be 200.
-4. Fresh users: over one keep-alive connection, POST /accounts (one device, PIN 1234), a
+4. 32 accounts, user verification: the same, on 32 other accounts whose passkeys were made and are
+   used with the RP default, `userVerification: "preferred"` (WebAuthn's default when an RP names
+   none): each passkey is sealed under the device's biometric key, so each sign-in checks the
+   device's PIN and answers UV=1. Its rate against the in-process rate and against step 3's.
+5. Fresh users: over one keep-alive connection, POST /accounts (one device, PIN 1234), a
    registration and a sign-in, then DELETE — the median and p90 of the first three together.
 
 Standard library only, and wrk (Debian's `wrk`). The server's accounts are made in --scratch
@@ -17,6 +21,7 @@ Standard library only, and wrk (Debian's `wrk`). The server's accounts are made 
 request succeeded, 1 otherwise; --json prints one JSON object.
 """
 import argparse
+import base64
 import http.client
 import json
 import os
@@ -36,6 +41,11 @@ REGISTRATION = {"rp": {"id": "example.com", "name": "Example"}, "user": {"id": "
                 "challenge": "Y2hhbGxlbmdlLWNoYWxsZW5nZQ", "pubKeyCredParams": [{"type": "public-key", "alg": -7}],
                 "authenticatorSelection": {"userVerification": "discouraged"}}
 SIGN_IN = {"challenge": "c2lnbi1pbi1jaGFsbGVuZ2U", "rpId": "example.com", "userVerification": "discouraged"}
+# With the RP default, as most RPs ask: the passkey is made with user verification and each sign-in
+# verifies the user (the device's PIN, which the server types for the person).
+REGISTRATION_UV = {**REGISTRATION, "authenticatorSelection": {"userVerification": "preferred"}}
+SIGN_IN_UV = {**SIGN_IN, "userVerification": "preferred"}
+UV_FLAG = 0x04
 
 
 class Client:
@@ -55,16 +65,32 @@ class Client:
         return json.loads(data) if data else None
 
 
-def account_with_passkey(client):
+def verified(response):
+    """Whether a registration's or sign-in's response says UV=1 (its authenticatorData flags)."""
+    data = response["response"]["authenticatorData"]
+    return bool(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))[32] & UV_FLAG)
+
+
+def account_with_passkey(client, registration=REGISTRATION):
+    """A new account whose passkey was made with `registration`: with user verification exactly
+    when the options ask for it (a sign-in on a device with a PIN verifies the user whenever the
+    passkey was made so, whatever it asks, so the registration is where the shapes differ)."""
     account = client.call("POST", "/accounts", {})["id"]
-    client.call("POST", f"/accounts/{account}/devices/phone/register", {"options": REGISTRATION, "origin": ORIGIN})
+    response = client.call("POST", f"/accounts/{account}/devices/phone/register", {"options": registration, "origin": ORIGIN})
+    if verified(response) != (registration["authenticatorSelection"]["userVerification"] != "discouraged"):
+        raise RuntimeError("a registration's UV flag is not what its options ask for")
     return account
 
 
-def wrk(url, token, paths, seconds, directory, wrk_threads):
-    """wrk with 32 connections on `wrk_threads` threads, each request a sign-in on the next of
-    `paths`: rate, p50, p99 (ms)."""
-    body = json.dumps({"options": SIGN_IN, "origin": ORIGIN})
+def user_verified(client, account, sign_in):
+    """Whether a sign-in with these options on the account answers UV=1."""
+    return verified(client.call("POST", f"/accounts/{account}/devices/phone/sign", {"options": sign_in, "origin": ORIGIN}))
+
+
+def wrk(url, token, paths, seconds, directory, wrk_threads, sign_in=SIGN_IN):
+    """wrk with 32 connections on `wrk_threads` threads, each request a sign-in with `sign_in` on
+    the next of `paths`: rate, p50, p99 (ms)."""
+    body = json.dumps({"options": sign_in, "origin": ORIGIN})
     script = os.path.join(directory, "sign.lua")
     with open(script, "w") as f:
         f.write("paths = {" + ",".join(json.dumps(p) for p in paths) + "}\n"
@@ -130,19 +156,31 @@ def main():
             single = wrk(url, token, [f"/accounts/{one}/devices/phone/sign"], args.seconds, directory, args.wrk_threads)
             many = [account_with_passkey(client) for _ in range(32)]
             spread = wrk(url, token, [f"/accounts/{a}/devices/phone/sign" for a in many], args.seconds, directory, args.wrk_threads)
+            verified = [account_with_passkey(client, REGISTRATION_UV) for _ in range(32)]
+            # The shape is what it says: UV=1 with the RP default, UV=0 without it.
+            if not user_verified(client, verified[0], SIGN_IN_UV) or user_verified(client, many[0], SIGN_IN):
+                raise RuntimeError("the sign-ins' UV flag is not what their options ask for")
+            spread_uv = wrk(url, token, [f"/accounts/{a}/devices/phone/sign" for a in verified], args.seconds, directory,
+                            args.wrk_threads, SIGN_IN_UV)
             fresh = fresh_users(client, args.users)
         finally:
             server.send_signal(signal.SIGTERM)
             stopped = server.wait(timeout=60)
-    report = {"inProcessSignPerSecond": sign_rate, "oneAccount": single, "thirtyTwoAccounts": spread, "freshUsers": fresh,
+    report = {"inProcessSignPerSecond": sign_rate, "oneAccount": single, "thirtyTwoAccounts": spread,
+              "thirtyTwoAccountsUserVerified": spread_uv, "freshUsers": fresh,
               "ratioOneAccount": round(single["perSecond"] / sign_rate, 2), "ratioThirtyTwoAccounts": round(spread["perSecond"] / sign_rate, 2),
+              "ratioThirtyTwoAccountsUserVerified": round(spread_uv["perSecond"] / sign_rate, 3),
+              "ratioUserVerifiedToNot": round(spread_uv["perSecond"] / spread["perSecond"], 3),
               "threads": args.threads, "cores": os.cpu_count(), "serverExit": stopped}
     if args.json:
         print(json.dumps(report))
     else:
         print(f"in process: {sign_rate} sign-ins/s (one core)")
-        for name, row, ratio in (("one account", single, report["ratioOneAccount"]), ("32 accounts", spread, report["ratioThirtyTwoAccounts"])):
+        for name, row, ratio in (("one account", single, report["ratioOneAccount"]), ("32 accounts", spread, report["ratioThirtyTwoAccounts"]),
+                                 ("32, UV", spread_uv, report["ratioThirtyTwoAccountsUserVerified"])):
             print(f"{name:12} {row['perSecond']:>7} sign-ins/s over HTTP ({ratio}x in process), p50 {row['p50ms']} ms, p99 {row['p99ms']} ms")
+        print(f"32 accounts with the RP default (userVerification preferred: UV=1, the PIN checked) / without UV: "
+              f"{report['ratioUserVerifiedToNot']}x")
         print(f"fresh user (account + registration + sign-in): median {fresh['medianMs']} ms, p90 {fresh['p90Ms']} ms "
               f"(create {fresh['createMedianMs']}, register {fresh['registerMedianMs']}, sign {fresh['signMedianMs']})")
     return 0 if stopped == 0 else 1

@@ -5,6 +5,7 @@
     python3 scripts/bench_workloads.py registrations [--sizes 100,1000,5000]
     python3 scripts/bench_workloads.py churn [--sizes 500,2000,4000]
     python3 scripts/bench_workloads.py day [--users 1000] [--devices 5] [--runs 2]
+    python3 scripts/bench_workloads.py dense [--users 1000] [--devices 5] [--runs 2]
 
 `registrations`: N registrations for one RP on two devices (`phone register user uI => ok` N
 times, then `laptop holds`, which must list all N), for each N: CPU seconds (user + system, from
@@ -22,6 +23,17 @@ day and signing in later on another device, with random sync delays (upload 1s..
 1s..2m; the sign-in comes at least 3 minutes later, so the passkey has arrived and every ceremony
 must be `ok`). Run RUNS times: wall and CPU time of each run, and whether every run printed the
 same timeline, byte for byte (a difference fails the command).
+
+`dense`: a denser day, as people who use their passkeys have it, played beside `day` (the same
+--users, --devices and --seed) in one invocation — the two alternate, day first, RUNS times each —
+with the ratio of their median wall and CPU times. The USERS passkeys are on one RP and every device
+has a PIN, so each passkey is made and used with the RP default (user verification preferred: the
+PIN checked at every sign-in); sync delays up to 2 h (upload 1s..10m, download 1s..2h); each user
+registers on one device and signs in twice later on others (the first at least 2h15m after the
+registration, past the slowest transfer); one user in ten then deletes the passkey on a third
+device, and 2h15m later another device checks that it no longer holds it; every hour each device
+lists what it holds. At the end of the day every device must hold exactly the passkeys not
+deleted (checked by the script from the timeline).
 
 Standard library only. --authctl names the binary (default .build/release/authctl); --tmpdir is
 where the scenario's throw-away vault goes (TMPDIR; default the caller's); --write DIR keeps the
@@ -75,6 +87,50 @@ def day_scenario(users, devices, seed):
     lines += [f"at {at}ms {step}" for at, _, step in events]
     lines += [f"at {DAY_MS}ms {n} holds" for n in names]
     return "\n".join(lines) + "\n"
+
+
+DENSE_UPLOAD, DENSE_DOWNLOAD = "1s..10m", "1s..2h"
+HOUR_MS = 3600 * 1000
+MINUTE_MS = 60 * 1000
+# Past the slowest transfer (10 min up, 2 h down): the change has reached every device.
+SETTLED_MS = 2 * HOUR_MS + 15 * MINUTE_MS
+
+
+def dense_scenario(users, devices, seed):
+    """A dense day on one RP: PIN sign-ins, long sync delays, deletions and hourly checks.
+    Returns the scenario text and the labels every device must hold at the end."""
+    rng = random.Random(seed)
+    names = [f"d{i}" for i in range(1, devices + 1)]
+    events, kept = [], []
+
+    def add(at, step):
+        events.append((at, len(events), step))
+    for u in range(1, users + 1):
+        at = rng.randrange(0, 14 * HOUR_MS)
+        home = rng.choice(names)
+        others = [n for n in names if n != home] or names
+        first = at + rng.randrange(SETTLED_MS, 4 * HOUR_MS)
+        second = first + rng.randrange(MINUTE_MS, 3 * HOUR_MS)
+        add(at, f"{home} register user u{u} => ok uv=1")
+        add(first, f"{rng.choice(others)} sign user u{u} => ok credential=u{u} uv=1")
+        add(second, f"{rng.choice(others)} sign user u{u} => ok credential=u{u} uv=1")
+        if rng.randrange(10) == 0:
+            deleted = second + rng.randrange(MINUTE_MS, 30 * MINUTE_MS)
+            where = rng.choice(names)
+            add(deleted, f"{where} delete u{u}")
+            add(deleted + SETTLED_MS, f"{rng.choice([n for n in names if n != where] or names)} holds => passkeys!=u{u}")
+        else:
+            kept.append(f"u{u}")
+    for hour in range(1, 24):
+        for n in names:
+            add(hour * HOUR_MS, f"{n} holds")
+    events.sort()
+    lines = [f"# {users} users on {devices} devices over a dense day on one RP (scripts/bench_workloads.py dense --seed {seed})",
+             f"seed {seed}"] + [f"device add {n} pin {1000 + i}" for i, n in enumerate(names, 1)]
+    lines += [f"sync upload {DENSE_UPLOAD} download {DENSE_DOWNLOAD}"]
+    lines += [f"at {at}ms {step}" for at, _, step in events]
+    lines += [f"at {DAY_MS}ms {n} holds" for n in names]
+    return "\n".join(lines) + "\n", kept
 
 
 def run_scenario(authctl, path, tmpdir):
@@ -172,9 +228,64 @@ def day(args, work):
     return ok
 
 
+def dense(args, work):
+    """The dense day and the day, alternating: each one's runs, and the ratio of their medians."""
+    if args.users < 1 or args.devices < 2 or args.runs < 1:
+        sys.exit("bench_workloads: dense needs --users 1 or more, --devices 2 or more, --runs 1 or more")
+    text, kept = dense_scenario(args.users, args.devices, args.seed)
+    paths = {"dense": write_scenario(text, f"dense-{args.users}-users-{args.devices}-devices.scn", args.write, work),
+             "day": write_scenario(day_scenario(args.users, args.devices, args.seed),
+                                   f"day-{args.users}-users-{args.devices}-devices.scn", args.write, work)}
+    runs, outputs, ok = {"day": [], "dense": []}, {"day": [], "dense": []}, True
+    for _ in range(args.runs):
+        for name in ("day", "dense"):
+            code, out, err, wall, cpu, rss = run_scenario(args.authctl, paths[name], args.tmpdir)
+            passed = code == 0
+            if name == "dense" and passed:
+                # What each device holds at the end: its last `holds` line, every passkey not deleted.
+                final = {}
+                for line in out.splitlines():
+                    words = line.split()
+                    if len(words) >= 5 and words[3] == "holds" and words[4] == "=>":
+                        final[words[2]] = sorted(words[5].split(",")) if len(words) > 5 and words[5] != "none" else []
+                passed = len(final) == args.devices and all(held == sorted(kept) for held in final.values())
+                if not passed:
+                    print(f"bench_workloads: the dense day: a device does not end holding the {len(kept)} passkeys not deleted",
+                          file=sys.stderr)
+            if code != 0:
+                print(f"bench_workloads: the {name}: exit {code}: {err.strip()}", file=sys.stderr)
+            ok = ok and passed
+            outputs[name].append(out)
+            runs[name].append({"passed": passed, "wallSeconds": wall, "cpuSeconds": cpu, "maxRssMiB": rss})
+    identical = all(o == outputs[n][0] for n in outputs for o in outputs[n])
+    ok = ok and identical
+
+    def median(values):
+        values = sorted(values)
+        middle = len(values) // 2
+        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    medians = {n: {k: median([r[k] for r in runs[n]]) for k in ("wallSeconds", "cpuSeconds", "maxRssMiB")} for n in runs}
+    report = {"workload": "dense", "users": args.users, "devices": args.devices, "seed": args.seed,
+              "steps": {n: (outputs[n][0].splitlines() or [""])[-1] for n in outputs}, "kept": len(kept),
+              "runs": runs, "medians": medians, "identical": identical,
+              "ratioWall": medians["dense"]["wallSeconds"] / max(medians["day"]["wallSeconds"], 1e-9),
+              "ratioCpu": medians["dense"]["cpuSeconds"] / max(medians["day"]["cpuSeconds"], 1e-9)}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for name in ("day", "dense"):
+            for i, r in enumerate(runs[name], 1):
+                print(f"{name:5s} run {i}: {r['wallSeconds']:.2f} s wall, {r['cpuSeconds']:.2f} s CPU, max RSS {r['maxRssMiB']:.1f} MiB"
+                      f"{'' if r['passed'] else ', FAILED'}")
+        print(f"{args.users} users on {args.devices} devices; day {report['steps']['day']}, dense {report['steps']['dense']} "
+              f"({len(kept)} passkeys kept); output of each one's runs {'identical' if identical else 'DIFFERS'}")
+        print(f"dense / day, medians: wall {report['ratioWall']:.2f}x, CPU {report['ratioCpu']:.2f}x")
+    return ok
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workload", choices=["registrations", "churn", "day"])
+    parser.add_argument("workload", choices=["registrations", "churn", "day", "dense"])
     parser.add_argument("--authctl", default=".build/release/authctl")
     parser.add_argument("--sizes", default="100,1000,5000")
     parser.add_argument("--users", type=int, default=1000)
@@ -189,7 +300,7 @@ def main():
     if args.write:
         os.makedirs(args.write, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
-        ok = day(args, work) if args.workload == "day" else registrations(args, work)
+        ok = {"day": day, "dense": dense}.get(args.workload, registrations)(args, work)
     sys.exit(0 if ok else 1)
 
 

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 # webkit2gtk-driver, xvfb, libwebkit2gtk-4.1-dev: the page bridge in WebKitGTK — Debian's
 # WebKitWebDriver, the X server it needs (WebKitGTK has no headless mode), and the headers
 # authctl-webkit builds against (the same suites, and Tests/interop/test_browser_webkit.py).
-AUTHCTL_EXTRA_PACKAGES="zsh python3-venv chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client firefox-esr webkit2gtk-driver xvfb libwebkit2gtk-4.1-dev" \
+AUTHCTL_EXTRA_PACKAGES="zsh python3-venv wrk chromium chromium-driver man-db groff-base bash-completion dpkg-dev binutils lintian strace nodejs postgresql iproute2 iptables openssh-client firefox-esr webkit2gtk-driver xvfb libwebkit2gtk-4.1-dev" \
   scripts/setup.sh
 
 venv=.venv

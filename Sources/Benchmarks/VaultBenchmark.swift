@@ -23,9 +23,9 @@ package enum VaultBenchmark {
     }
     /// The commands, in the order each run runs them.
     package struct Commands: Encodable {
-        let sign, register, show, delete, list: CommandFigures
-        static let names = ["sign", "register", "show", "delete", "list"]
-        var all: [CommandFigures] { [sign, register, show, delete, list] }
+        let sign, signDiscoverable, register, show, delete, list, listRP: CommandFigures
+        static let names = ["sign", "signDiscoverable", "register", "show", "delete", "list", "listRP"]
+        var all: [CommandFigures] { [sign, signDiscoverable, register, show, delete, list, listRP] }
     }
     /// One vault's figures, as `--json` prints them: the library's medians (with `--measure`
     /// library or both) and the commands' (commands or both).
@@ -151,6 +151,10 @@ package enum VaultBenchmark {
         Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged","allowCredentials":[{"type":"public-key","id":"\#(Base64URL.encode(id))"}]}"#.utf8)
     }
 
+    /// Request options that name no passkey (a discoverable sign-in, as a "Sign in with a passkey"
+    /// button asks): the candidates are every passkey of the RP, and the newest is picked.
+    static let discoverableSignRequest = Array(#"{"rpId":"target.example","challenge":"Y2hhbGxlbmdl","userVerification":"discouraged"}"#.utf8)
+
     /// The directory of the vault being built or timed, for an interruption to remove.
     private static let current = Mutex<String?>(nil)
 
@@ -247,14 +251,16 @@ package enum VaultBenchmark {
         return [median(open), median(register), median(sign), median(cold)]
     }
 
-    /// `authctl sign`, `register` (a new user each run), `credential show` (the signed passkey),
-    /// `delete` (a different passkey each run) and `list`, run in turn `runs` times as processes of
-    /// this same binary, as `device`.
+    /// `authctl sign` (naming the target passkey, then naming none), `register` (a new user each
+    /// run), `credential show` (the signed passkey), `delete` (a different passkey each run), `list`
+    /// and `list --rp-id` of the target RP, run in turn `runs` times as processes of this same
+    /// binary, as `device`.
     static func timeCommands(plan: Plan, path: String, scratch: String, device: String, target: [UInt8], victims: [[UInt8]],
                              files: inout [String]) throws(SessionError) -> Commands {
-        let signFile = scratch + "/sign.json"
-        files.append(signFile)
+        let signFile = scratch + "/sign.json", discoverableFile = scratch + "/sign-discoverable.json"
+        files += [signFile, discoverableFile]
         try TimedProcess.write(signRequest(target), to: signFile)
+        try TimedProcess.write(discoverableSignRequest, to: discoverableFile)
         let common = ["--vault", path, "--device", device]
         var environment = TimedProcess.environment()
         environment.append("AUTHCTL_PASSPHRASE=bench")
@@ -265,10 +271,12 @@ package enum VaultBenchmark {
             try TimedProcess.write(registration(user: "command-\(run)"), to: registerFile)
             let commandLines = [
                 common + ["sign", "--origin", targetOrigin, "--options", signFile],
+                common + ["sign", "--origin", targetOrigin, "--options", discoverableFile],
                 common + ["register", "--origin", targetOrigin, "--options", registerFile],
                 common + ["credential", "show", "--", Base64URL.encode(target)],
                 common + ["delete", "--", Base64URL.encode(victims[run])],
                 common + ["list"],
+                common + ["list", "--rp-id", targetRP],
             ]
             for (i, arguments) in commandLines.enumerated() {
                 samples[i].append(try CommandBenchmark.timedFromOutside(plan.executable, arguments, environment: environment, scratch: scratch,
@@ -279,7 +287,8 @@ package enum VaultBenchmark {
             CommandFigures(medianMs: median(runs.map(\.wallMs)), p90Ms: percentile90(runs.map(\.wallMs)),
                            cpuMs: median(runs.map(\.cpuMs)), maxRssMiB: runs.map(\.maxRssMiB).max() ?? 0)
         }
-        return Commands(sign: figures[0], register: figures[1], show: figures[2], delete: figures[3], list: figures[4])
+        return Commands(sign: figures[0], signDiscoverable: figures[1], register: figures[2], show: figures[3], delete: figures[4],
+                        list: figures[5], listRP: figures[6])
     }
 
     /// `size` real passkeys with the default profile's credential id length, the last of

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import BIN, ROOT, wait_until
 
-COMMANDS = {"sign", "register", "show", "delete", "list"}
+COMMANDS = {"sign", "signDiscoverable", "register", "show", "delete", "list", "listRP"}
 
 
 def run(*args, env=None):
@@ -88,7 +88,7 @@ def test_bench_vault_spread_commands_only_and_chart(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert svg.returncode == 0, svg.stderr
     # Two panels (time, memory), a line per command and device count.
-    assert svg.stdout.startswith("<svg") and svg.stdout.count("<polyline") == 2 * 5 * 2
+    assert svg.stdout.startswith("<svg") and svg.stdout.count("<polyline") == 2 * 7 * 2
     # The in-process chart has nothing to draw from a commands-only report, and says so.
     library = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_chart.py"), str(tmp_path / "vault.json")],
                              capture_output=True, text=True, timeout=60)
@@ -265,6 +265,45 @@ def test_bench_workloads_day_is_reproducible(tmp_path):
     assert (tmp_path / "again" / "day-15-users-3-devices.scn").read_text() == scenario
 
 
+def test_bench_workloads_dense_day_beside_the_day(tmp_path):
+    result = workloads("dense", "--users", "40", "--devices", "3", "--runs", "2", "--seed", "3", "--write", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["identical"] is True
+    assert [len(report["runs"][n]) for n in ("day", "dense")] == [2, 2]
+    assert all(r["passed"] and r["cpuSeconds"] > 0 for n in ("day", "dense") for r in report["runs"][n])
+    assert report["ratioWall"] > 0 and report["ratioCpu"] > 0
+    scenario = (tmp_path / "dense-40-users-3-devices.scn").read_text()
+    lines = scenario.splitlines()
+    # One RP, every device with a PIN, delays up to 2 h, each passkey made and used with UV.
+    assert [l for l in lines if l.startswith("device add")] == ["device add d1 pin 1001", "device add d2 pin 1002", "device add d3 pin 1003"]
+    assert "sync upload 1s..10m download 1s..2h" in lines and not any(" origin " in l or "rp-id" in l for l in lines)
+    assert scenario.count(" register user ") == 40 and scenario.count(" sign user ") == 80
+    assert all(l.endswith(" uv=1") for l in lines if " register " in l or " sign " in l)
+    deleted = [l.split()[-1] for l in lines if " delete u" in l]
+    assert deleted and report["kept"] == 40 - len(deleted)
+    assert all(f"holds => passkeys!={u}" in scenario for u in deleted)
+    # Every hour of the day each device lists what it holds; at the end, all it should.
+    hourly = [int(l.split()[1][:-2]) // 3600000 for l in lines if l.endswith(" holds")]
+    assert sorted(set(hourly)) == list(range(1, 25)) and len(hourly) == 24 * 3
+    played = run("scenario", "run", str(tmp_path / "dense-40-users-3-devices.scn"))
+    assert played.returncode == 0, played.stderr
+    assert (tmp_path / "day-40-users-3-devices.scn").read_text().count(" sign user ") == 40
+
+
+def test_bench_workloads_dense_day_checks_what_each_device_ends_with(tmp_path):
+    # A scenario run that passes but ends with a device holding none of the passkeys kept fails
+    # the workload: the script checks the end of the day itself.
+    fake = tmp_path / "authctl"
+    fake.write_text("#!/bin/sh\necho 'at 24h     d1 holds => none'\necho 'at 24h     d2 holds => none'\necho 'passed: 2 steps'\n")
+    fake.chmod(0o755)
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_workloads.py"), "--authctl", str(fake), "--json",
+                             "dense", "--users", "5", "--devices", "2", "--runs", "1"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "does not end holding" in result.stderr
+    report = json.loads(result.stdout)
+    assert report["runs"]["day"][0]["passed"] is True and report["runs"]["dense"][0]["passed"] is False
+
+
 def test_bench_workloads_report_a_failed_scenario(tmp_path):
     # A binary whose scenarios fail (exit 26, as an unmet expectation does) fails the workload.
     fake = tmp_path / "authctl"
@@ -274,6 +313,20 @@ def test_bench_workloads_report_a_failed_scenario(tmp_path):
                              "registrations", "--sizes", "2"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "exit 26" in result.stderr
     assert json.loads(result.stdout)["rows"][0]["passed"] is False
+
+
+def test_bench_serve_signs_in_with_the_rp_default_beside_no_user_verification(tmp_path):
+    # One short run of the server benchmark: every shape answered 200 (wrk's non-2xx fail the
+    # script), the user-verified passkeys answered UV=1 and the others UV=0 (the script checks),
+    # and the paired ratios are reported. Figures are not judged.
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_serve.py"), "--authctl", BIN, "--seconds", "1",
+                             "--users", "3", "--scratch", str(tmp_path), "--json"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["serverExit"] == 0
+    for shape in ("oneAccount", "thirtyTwoAccounts", "thirtyTwoAccountsUserVerified"):
+        assert report[shape]["perSecond"] > 0 and 0 < report[shape]["p50ms"] <= report[shape]["p99ms"]
+    assert report["ratioUserVerifiedToNot"] > 0 and report["ratioThirtyTwoAccountsUserVerified"] > 0
 
 
 def test_bench_ceremonies_json(tmp_path):
