@@ -1,7 +1,7 @@
 """The example bank's web front end (docs/examples/bank/) in headless browsers, its passkeys on
 authctl serve: one account, two browsers — the phone and the laptop — whose devices sync on the
 account's virtual clock. Everything runs through the page bridge (GET /bridge.js, injected before
-the page loads) in each engine (Chromium, Firefox ESR), and through the browser extension
+the page loads) in each engine (Chromium, Firefox ESR, WebKitGTK), and through the browser extension
 (clients/chrome-extension, Chrome's webAuthenticationProxy) in Chromium. The bank (docs/examples/rp_server.py) verifies every response with
 py_webauthn. The tests run in order, each from where the one before left the customer;
 screenshots of the flows go to $AUTHCTL_SCREENSHOTS (default .build/screenshots), which

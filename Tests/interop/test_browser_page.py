@@ -1,5 +1,6 @@
 """A page's own WebAuthn code, unchanged, on authctl serve — through the page bridge in headless
-Chromium and headless Firefox ESR, and through the browser extension in Chromium. The page (Tests/interop/browser/api.js) checks every
+Chromium, headless Firefox ESR and WebKitGTK (authctl-webkit under Xvfb; the engine has no WebAuthn,
+the bridge supplies the interfaces), and through the browser extension in Chromium. The page (Tests/interop/browser/api.js) checks every
 member of the objects it gets (instanceof, ArrayBuffers, getTransports(), getPublicKey(), …) and
 verifies the assertion's signature itself with WebCrypto; py_webauthn verifies the toJSON() forms
 it would post to an RP. The bridge's objects are compared, member by member, with the browser's
