@@ -64,7 +64,7 @@ func theLazyPickEqualsThePickFromTheFullList(seed: UInt64) throws {
             let all = view.items.map(\.credential)
             for userVerified in [false, true] {
                 let reference = all.filter { !$0.hidden && $0.isVisible(userVerified: userVerified, listed: false) }
-                let candidates = AccountCandidates(ViewCredentialList(view: view), userVerified: userVerified, listed: false)
+                let candidates = try AccountCandidates(ViewCredentialList(view: view), userVerified: userVerified, listed: false)
                 #expect((candidates == nil) == reference.isEmpty, "seed \(seed), step \(step)")
                 guard let candidates else { continue }
                 #expect(Array(candidates) == reference, "seed \(seed), step \(step)")

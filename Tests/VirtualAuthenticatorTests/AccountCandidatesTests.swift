@@ -45,7 +45,7 @@ func aSignInPicksWhatTheFilteredFullListPicks(seed: UInt64) throws {
         } catch { picked = "error: \(error.message)" }
         #expect(picked == expected, "seed \(seed), round \(round)")
 
-        let candidates = AccountCandidates(try store.credentialList(forRP: "example.com"), userVerified: userVerified, listed: false)
+        let candidates = try AccountCandidates(try store.credentialList(forRP: "example.com"), userVerified: userVerified, listed: false)
         let discoverable = stored.filter { !$0.hidden && $0.isVisible(userVerified: userVerified, listed: false) }
         #expect(candidates.map { Array($0) } ?? [] == discoverable, "seed \(seed), round \(round)")
         guard let candidates else { continue }

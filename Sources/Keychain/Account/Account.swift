@@ -34,6 +34,9 @@ public final class Account {
     let readModel: ReadModel
     /// The account's link to its store, which only syncing changes (StoreLink.swift).
     let storeLink: StoreLink
+    /// The RPs a discoverable sign-in has read newest first (``NewestFirst``) in this process: a
+    /// process that asks again keeps the RP's whole view instead (ViewCredentialStore.swift).
+    var readNewestFirst = Set<String>()
     /// Why the account store is not used, when it cannot be.
     public var storeProblem: String? { storeLink.problem }
     /// What this process found wrong with the store, as it found it (StoreRepairs.swift): each

@@ -21,6 +21,9 @@ final class ViewCredentialStore: CredentialStore {
     /// all of them once asked; forgotten after each change this store makes.
     private var views = [HistoryScope: DeviceView]()
     private var everything: DeviceView?
+    /// The lists handed out newest first: one whose whole view could not be made (read where
+    /// nothing can throw) fails the store's next step with why.
+    private var newestFirstLists = [NewestFirst]()
 
     /// A request begins: the store is read once for it, and only read (``Account/readStoreForRequest()``).
     init(account: Account, device: DeviceRecord, nextRevisionId: [UInt8]?) {
@@ -69,9 +72,22 @@ final class ViewCredentialStore: CredentialStore {
         do { return try view(rpId: rpId).items.map(\.credential) } catch { throw AuthenticatorError(error) }
     }
 
-    /// The same passkeys, hidden ones too, read from the view where they are.
+    /// The same passkeys, hidden ones too, read from the view where they are — or, the first time
+    /// this process asks for an RP it keeps no whole view of, newest first (``NewestFirst``): a
+    /// discoverable sign-in's default account without the whole view, which an RP of a hundred
+    /// thousand passkeys takes seconds to build. A process that asks again for the RP (a server,
+    /// a scenario) builds its whole view then, and keeps it in step from there on.
     func credentialList(forRP rpId: String) throws(AuthenticatorError) -> ViewCredentialList {
-        do { return ViewCredentialList(view: try view(rpId: rpId)) } catch { throw AuthenticatorError(error) }
+        do throws(VaultError) {
+            if views[.whole(rpId)] == nil, try account.readsByUser(rpId), account.readNewestFirst.insert(rpId).inserted {
+                let list = try NewestFirst(account: account, device: device, rpId: rpId)
+                newestFirstLists.append(list)
+                return ViewCredentialList(newestFirst: list)
+            }
+            return ViewCredentialList(view: try view(rpId: rpId))
+        } catch {
+            throw AuthenticatorError(error)
+        }
     }
 
     func credentials(forRP rpId: String, ids: [[UInt8]]) throws(AuthenticatorError) -> [Credential] {
@@ -229,6 +245,7 @@ final class ViewCredentialStore: CredentialStore {
     }
 
     private func item(_ credential: Credential) throws(VaultError) -> DeviceView.Item {
+        if let failure = newestFirstLists.lazy.compactMap(\.failure).first { throw failure }
         guard let item = try view(rpId: credential.rpId, user: credential.userHandle).item(credentialId: credential.id) else {
             throw VaultError(.invalid, "credential \(Base64URL.encode(credential.id)) is not on this device")
         }

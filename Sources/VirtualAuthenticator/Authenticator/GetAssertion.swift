@@ -116,8 +116,8 @@ extension Authenticator {
     package func candidates(for request: GetAssertionRequest) throws(AuthenticatorError) -> AccountCandidates? {
         let willVerify = request.performUserVerification && request.fault != .uvClaimedWithoutCheck
         return request.allowList.isEmpty
-            ? AccountCandidates(try store.credentialList(forRP: request.rpId), userVerified: willVerify, listed: false)
-            : AccountCandidates(CredentialArray(try store.credentials(forRP: request.rpId, ids: request.allowList)),
+            ? try AccountCandidates(try store.credentialList(forRP: request.rpId), userVerified: willVerify, listed: false)
+            : try AccountCandidates(CredentialArray(try store.credentials(forRP: request.rpId, ids: request.allowList)),
                                 userVerified: willVerify, listed: true)
     }
 

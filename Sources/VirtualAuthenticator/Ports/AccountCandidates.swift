@@ -3,8 +3,10 @@
 /// ``CredentialList``), or those its allow list names, less those the ceremony may not offer —
 /// hidden by the RP's signal, or held back by credProtect (CTAP 2.1 §12.1). Never empty.
 ///
-/// Nothing is copied out of the store to make it. The newest candidate is found by looking back
-/// from the RP's newest passkey, a credential id or a user through the list's lookups; iterating
+/// Nothing is copied out of the store to make it. The newest candidate is the list's to find
+/// (``CredentialList/newest(where:)``: by default looking back from the RP's newest passkey; a
+/// store may find it without reading the RP whole), a credential id or a user through the list's
+/// lookups; iterating
 /// gives every candidate, oldest first, for a picker that really shows them all.
 public struct AccountCandidates: Sequence {
     private let list: any CredentialList
@@ -14,21 +16,14 @@ public struct AccountCandidates: Sequence {
     public let newest: Credential
 
     /// The candidates among `list` of a ceremony that will (not) verify the user, where the RP did
-    /// (not) list the ids; `nil` when there is none.
-    package init?(_ list: some CredentialList, userVerified: Bool, listed: Bool) {
+    /// (not) list the ids; `nil` when there is none. The newest is the list's to find
+    /// (``CredentialList/newest(where:)``), so finding it may read (and fail to read) the store.
+    package init?(_ list: some CredentialList, userVerified: Bool, listed: Bool) throws(AuthenticatorError) {
         self.list = list
         self.userVerified = userVerified
         self.listed = listed
-        var position = list.count - 1
-        while position >= 0 {
-            let credential = list.credential(at: position)
-            if Self.offers(credential, userVerified: userVerified, listed: listed) {
-                newest = credential
-                return
-            }
-            position -= 1
-        }
-        return nil
+        guard let newest = try list.newest(where: { Self.offers($0, userVerified: userVerified, listed: listed) }) else { return nil }
+        self.newest = newest
     }
 
     /// Whether a ceremony that will (not) verify the user, and did (not) list ids, may offer `credential`.

@@ -17,6 +17,23 @@ public protocol CredentialList {
     func positions(userName name: String) -> [Int]
     /// The positions, ascending, of every passkey whose user handle is `handle`.
     func positions(userHandle handle: [UInt8]) -> [Int]
+    /// The newest passkey (the highest position) for which `wanted` holds; `nil` when none does.
+    /// What a discoverable sign-in's default account is found by (``AccountCandidates/newest``):
+    /// a store that can find it without reading its whole list — an RP of many passkeys — does it
+    /// here; by default, a look back from the newest.
+    func newest(where wanted: (Credential) -> Bool) throws(AuthenticatorError) -> Credential?
+}
+
+extension CredentialList {
+    public func newest(where wanted: (Credential) -> Bool) throws(AuthenticatorError) -> Credential? {
+        var position = count - 1
+        while position >= 0 {
+            let credential = credential(at: position)
+            if wanted(credential) { return credential }
+            position -= 1
+        }
+        return nil
+    }
 }
 
 /// A ``CredentialList`` over credentials already in an array in creation order: a store that

@@ -1,0 +1,147 @@
+import KeyVault
+import VirtualAuthenticator
+
+/// One RP's passkeys as a device holds them now, looked at newest first, one passkey at a time:
+/// what a discoverable sign-in needs for its default account (the newest passkey it may offer),
+/// without decoding every revision of the RP and building the device's whole view of it.
+///
+/// Made from the RP's records as they are (one field or two read in place, nothing decoded): each
+/// passkey's records and downloaded revisions, grouped by passkey, with an upper bound of its
+/// place in ``DeviceView/creationOrder(_:_:)`` — the latest creation instant any of its
+/// revisions carries (a removal carries none). Looking newest first, a passkey is worked out as
+/// the device's view would (its revisions decoded, each one's visibility to the device by the
+/// schedule, ``DeviceView/item(_:seen:at:landedAt:backupStateImmediate:)``) only when its bound
+/// is above the best one found so far, so the search stops at the first passkey that is held,
+/// offered and not outranked by any bound after it. Deletions, passkeys that have not reached the
+/// device yet and a clock stepped back only make it look further; the answer is the view's.
+///
+/// Nothing is kept between requests: it is made from what the vault and the store link hold when
+/// asked, so it cannot go stale. The whole view (``whole``), for a picker that lists every
+/// candidate or looks one up by user, is the account's kept view, made on first use.
+final class NewestFirst {
+    private struct Entry {
+        var bound: Instant
+        let itemId: [UInt8]
+        var records: [VaultRecord]
+        var downloaded: [Revision]
+    }
+
+    private let account: Account
+    private let device: DeviceRecord
+    let rpId: String
+    /// Every passkey of the RP with a record or a download, by bound then item id, oldest first.
+    private var entries = [Entry]()
+    private var wholeView: DeviceView?
+    /// Why the whole view could not be made, for the store to report at its next step (``whole``
+    /// is read where nothing can throw).
+    private(set) var failure: VaultError?
+    /// How many passkeys were worked out (decoded and resolved) by ``newest(where:)``: a measure,
+    /// for tests, that it looks at a few passkeys and not at the RP.
+    private(set) var resolved = 0
+
+    init(account: Account, device: DeviceRecord, rpId: String) throws(VaultError) {
+        self.account = account
+        self.device = device
+        self.rpId = rpId
+        let records = try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8))
+        var place = [[UInt8]: Int]()
+        place.reserveCapacity(records.count)
+        entries.reserveCapacity(records.count)
+        for record in records {
+            // As a revision reads it: a replica's own id is the revision's (tag 40), not the record's.
+            let itemId = record.field(CredentialRecord.Tag.itemId).map(Array.init)
+                ?? record.field(StoreReplica.Tag.revisionId).map(Array.init) ?? record.id
+            let bound = Self.bound(of: record)
+            if let i = place[itemId] {
+                entries[i].records.append(record)
+                if entries[i].bound < bound { entries[i].bound = bound }
+            } else {
+                place[itemId] = entries.count
+                entries.append(Entry(bound: bound, itemId: itemId, records: [record], downloaded: []))
+            }
+        }
+        for revision in account.storeLink.downloaded(ofRP: rpId) {
+            let bound = revision.removed ? Instant.zero : revision.created
+            if let i = place[revision.itemId] {
+                entries[i].downloaded.append(revision)
+                if entries[i].bound < bound { entries[i].bound = bound }
+            } else {
+                place[revision.itemId] = entries.count
+                entries.append(Entry(bound: bound, itemId: revision.itemId, records: [], downloaded: [revision]))
+            }
+        }
+        entries.sort { Self.precedes($0.bound, $0.itemId, $1.bound, $1.itemId) }
+    }
+
+    /// The latest creation instant `record` can give its passkey: its own (tag 26; else its
+    /// `createdAt` seconds, as ``CredentialCodec`` reads it), none for a removal. A field that
+    /// does not read gives the latest instant of all, so the record is decoded — and reported as
+    /// the decoding finds it — before anything is picked.
+    static func bound(of record: VaultRecord) -> Instant {
+        if record.field(CredentialRecord.Tag.removed)?.elementsEqual([1]) ?? false { return .zero }
+        if let bytes = record.field(CredentialRecord.Tag.created) { return Instant(bytes: bytes) ?? .endOf(.max) }
+        guard let seconds = try? record.integer(CredentialRecord.Tag.createdAt, as: UInt64.self) else { return .endOf(.max) }
+        return Instant(ms: Revision.milliseconds(ofSeconds: seconds), order: 0)
+    }
+
+    /// ``DeviceView/creationOrder(_:_:)`` of two passkeys given by creation instant and item id.
+    static func precedes(_ aCreated: Instant, _ aItem: [UInt8], _ bCreated: Instant, _ bItem: [UInt8]) -> Bool {
+        if aCreated != bCreated { return aCreated < bCreated }
+        return aItem.lexicographicallyPrecedes(bItem)
+    }
+
+    /// The newest passkey the device holds now for which `wanted` holds (the last such of the
+    /// whole view's ``DeviceView/items``); `nil` when none does.
+    func newest(where wanted: (Credential) -> Bool) throws(VaultError) -> DeviceView.Item? {
+        if let wholeView {
+            var position = wholeView.count - 1
+            while position >= 0 {
+                let item = wholeView.item(at: position)
+                if wanted(item.credential) { return item }
+                position -= 1
+            }
+            return nil
+        }
+        let every = try DeviceRecord.everyRecord(in: account.vault)
+        var best: DeviceView.Item?
+        for entry in entries.reversed() {
+            if let best, Self.precedes(entry.bound, entry.itemId, best.winner.created, best.itemId) { break }
+            guard let item = try item(entry, devices: every), wanted(item.credential) else { continue }
+            if best.map({ DeviceView.creationOrder($0, item) }) ?? true { best = item }
+        }
+        return best
+    }
+
+    /// What the device holds now of `entry`'s passkey, worked out as ``Account/view(of:rpIds:)``
+    /// works out every passkey from the records.
+    private func item(_ entry: Entry, devices every: [DeviceRecord]) throws(VaultError) -> DeviceView.Item? {
+        resolved += 1
+        var revisions = [Revision]()
+        var seen = Set<[UInt8]>()
+        for r in try account.readModel.revisions(entry.records) where seen.insert(r.id).inserted { revisions.append(r) }
+        for r in entry.downloaded where seen.insert(r.id).inserted { revisions.append(r) }
+        let bound: Set<[UInt8]> = revisions.contains { !$0.removed && !$0.credential.backupEligible } ? [entry.itemId] : []
+        let history = Account.History(revisions: revisions, devices: every, deviceBound: bound)
+        let now = account.present
+        let visible = revisions.compactMap { r -> (revision: Revision, at: Instant)? in
+            guard let at = account.visibility(of: r, to: device, in: history) else { return nil }
+            let own = r.originId == device.id && r.changedAt.order >= device.syncedFrom.order
+            return own || at <= now ? (r, at) : nil
+        }
+        return DeviceView.item(entry.itemId, seen: visible, at: now, landedAt: { self.account.landedAt($0, in: history) },
+                               backupStateImmediate: account.settings.backupStateImmediate).item
+    }
+
+    /// The device's whole view of the RP (``Account/view(of:scope:)``), made on first use; empty,
+    /// with ``failure`` set, when it could not be made.
+    var whole: DeviceView {
+        if let wholeView { return wholeView }
+        let view: DeviceView
+        do { view = try account.view(of: device, scope: .whole(rpId)) } catch {
+            failure = error
+            view = DeviceView(ordered: [])
+        }
+        wholeView = view
+        return view
+    }
+}
