@@ -13,7 +13,7 @@ import VirtualAuthenticator
 /// offline spans, deletions, replacements, resets, the clock stepping back, devices added and
 /// removed), after every step, for every device and for what a ceremony with and without user
 /// verification may offer (and for every passkey), the newest must be the view's newest, item for
-/// item.
+/// item, and the list worked out passkey by passkey (``NewestFirst/all()``) the view's list.
 @Test(arguments: 0..<16 as Range<UInt64>)
 func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
     try Account.$splitRecordsHere.withValue(seed % 2 == 0 ? 4 : nil) {
@@ -72,6 +72,9 @@ func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
                 for name in names {
                     let record = try account.deviceRecord(named: name)
                     let whole = try account.viewFromRecords(of: record, rpId: "example.com").items
+                    // The list, passkey by passkey, is the view's.
+                    let listed = try NewestFirst(account: account, device: record, rpId: "example.com").all()
+                    #expect(listed.map(describe) == whole.map(describe), "seed \(seed), step \(step), device \(name)")
                     for wanted in offered {
                         let lazy = try NewestFirst(account: account, device: record, rpId: "example.com")
                         let found = try lazy.newest(where: wanted).map(describe)
@@ -147,6 +150,15 @@ func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
             #expect(try discoverable("d0", expect: 2...3) == made[38])
             clock.advance(by: 5_000)
             #expect(try discoverable("d0", expect: 1...1) == newer)
+
+            // `list --rp-id` in a fresh process, worked out passkey by passkey, lists what the view holds.
+            for name in ["d0", "d1"] {
+                let account = try Account.open(at: path, passphrase: secret(passphrase), clock: clock.wallClock, random: .seeded(15))
+                let listed = try account.device(name).credentials(rpId: "example.com").map(\.id)
+                #expect(account.readNewestFirst == ["example.com"])
+                let whole = try account.viewFromRecords(of: try account.deviceRecord(named: name), rpId: "example.com")
+                #expect(listed == whole.items.map(\.credential.id) && listed.count == 40)
+            }
         }
     }
 }

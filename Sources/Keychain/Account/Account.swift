@@ -34,8 +34,9 @@ public final class Account {
     let readModel: ReadModel
     /// The account's link to its store, which only syncing changes (StoreLink.swift).
     let storeLink: StoreLink
-    /// The RPs a discoverable sign-in has read newest first (``NewestFirst``) in this process: a
-    /// process that asks again keeps the RP's whole view instead (ViewCredentialStore.swift).
+    /// The RPs a discoverable sign-in or a list has read passkey by passkey (``NewestFirst``) in
+    /// this process: a process that asks again keeps the RP's whole view instead
+    /// (ViewCredentialStore.swift).
     var readNewestFirst = Set<String>()
     /// Why the account store is not used, when it cannot be.
     public var storeProblem: String? { storeLink.problem }

@@ -118,9 +118,16 @@ final class ViewCredentialStore: CredentialStore {
         return view.items
     }
 
-    /// The passkeys of `rpIds` the device holds.
+    /// The passkeys of `rpIds` the device holds, oldest first. Of one RP this process keeps no
+    /// whole view of, the first time it asks (`list --rp-id`), worked out passkey by passkey
+    /// (``NewestFirst/all()``) rather than through the history and view a process that keeps
+    /// asking keeps in step — and then keeps.
     func items(rpIds: Set<String>) throws(VaultError) -> [DeviceView.Item] {
-        try account.view(of: device, rpIds: rpIds).items
+        if rpIds.count == 1, let rpId = rpIds.first, views[.whole(rpId)] == nil, try account.readsByUser(rpId),
+           account.readNewestFirst.insert(rpId).inserted {
+            return try NewestFirst(account: account, device: device, rpId: rpId).all()
+        }
+        return try account.view(of: device, rpIds: rpIds).items
     }
 
     func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey {

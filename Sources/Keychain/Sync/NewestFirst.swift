@@ -112,6 +112,21 @@ final class NewestFirst {
         return best
     }
 
+    /// Every passkey the device holds now, oldest first (``DeviceView/creationOrder(_:_:)``): what
+    /// `list --rp-id` prints, each passkey worked out as the view would, without the history and
+    /// the indexed view a process that keeps asking keeps in step.
+    func all() throws(VaultError) -> [DeviceView.Item] {
+        let every = try DeviceRecord.everyRecord(in: account.vault)
+        var items = [DeviceView.Item]()
+        items.reserveCapacity(entries.count)
+        for entry in entries {
+            if let item = try item(entry, devices: every) { items.append(item) }
+        }
+        // Sorted by index, not by moving items (each a credential and its revision); as a rule
+        // in order already, by bound.
+        return items.indices.sorted { DeviceView.creationOrder(items[$0], items[$1]) }.map { items[$0] }
+    }
+
     /// What the device holds now of `entry`'s passkey, worked out as ``Account/view(of:rpIds:)``
     /// works out every passkey from the records.
     private func item(_ entry: Entry, devices every: [DeviceRecord]) throws(VaultError) -> DeviceView.Item? {
