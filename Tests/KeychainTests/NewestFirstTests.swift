@@ -202,6 +202,38 @@ func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
     }
 }
 
+/// A passkey whose revisions carry different creation instants (one from before tag 26, or from a
+/// device that recorded it otherwise) is bounded by the latest of them but placed by its winner's:
+/// the search must look past it to a passkey created in between, not stop at the first it finds.
+@Test func aPasskeyBoundedAboveItsPlaceDoesNotHideTheNewest() throws {
+    try withTemporaryDirectory { dir in
+        let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, biometricPIN: nil)
+        let device = try account.deviceRecord(named: nil)
+        let key = try PrivateKey.generate()
+        func record(_ n: UInt8, item: UInt8, changed: UInt64, created: UInt64) -> VaultRecord {
+            let id = [n] + [UInt8](repeating: 0x5a, count: 15)
+            let credential = Credential(id: [0xC0, item], rpId: "example.com", userHandle: [item], userName: "user\(item)",
+                                        userDisplayName: "User \(item)", createdAt: 1_800_000_000, signCount: 0, backupEligible: true,
+                                        backupState: true, publicKey: key.publicKey)
+            let sealed = [UInt8](repeating: 1, count: 32).withUnsafeBytes { account.vault.sealSecret($0, recordId: id) }
+            // Made now by this device (its own revisions: held at once).
+            return CredentialRecord.make(id: id, itemId: [item], for: credential, sealedKey: sealed, device: device,
+                                         changedAt: Instant(ms: 1_800_000_000_000 + changed, order: UInt64.max / 2),
+                                         created: Instant(ms: 1_800_000_000_000 + created, order: 0))
+        }
+        // Passkey 1: a first revision saying it was created at +100, the winner (changed later) at +0.
+        // Passkey 2: created at +50, between the two.
+        try account.commitChange([record(1, item: 1, changed: 1, created: 100), record(2, item: 1, changed: 2, created: 0),
+                                  record(3, item: 2, changed: 3, created: 50)])
+        let whole = try account.viewFromRecords(of: device, rpId: "example.com").items
+        #expect(whole.map(\.itemId) == [[1], [2]])
+        let list = try NewestFirst(account: account, device: device, rpId: "example.com")
+        #expect(try list.newest(where: { _ in true })?.itemId == [2])
+        #expect(list.resolved == 2)
+        #expect(try list.all().map(\.itemId) == [[1], [2]])
+    }
+}
+
 /// What a ceremony may offer without allowCredentials, with and without user verification, and
 /// any passkey at all.
 private var offered: [(Credential) -> Bool] {
