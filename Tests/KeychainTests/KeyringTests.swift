@@ -47,7 +47,7 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
     #expect(ring.count == 2 && ring.contains(id(1)) && ring.contains(id(2)) && !ring.contains(id(3)))
 }
 
-@Test func anAccountKeepsTheKeysOfPasskeysWithoutUserVerificationOnly() throws {
+@Test func anAccountKeepsAKeyMadeWithUserVerificationOnlyBehindTheGate() throws {
     try withTemporaryDirectory { dir in
         let device = try makeDevice(in: dir)
         let user = UserPolicy(pin: secret(pin))
@@ -62,11 +62,25 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
                                 user: UserPolicy(account: AccountChoice(credentialId: plain)))
         }
         #expect(device.account.readModel.keyring.count == 1)
-        // The one made with user verification signs through the PIN each time, and is never kept.
+        // The one made with user verification: loaded once its first PIN check passed, then kept.
         for _ in 0..<2 {
             _ = try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
                                 user: UserPolicy(account: AccountChoice(credentialId: verified), pin: secret(pin)))
         }
-        #expect(device.account.readModel.keyring.count == 1)
+        #expect(device.account.readModel.keyring.count == 2)
+        // Kept, yet never handed out without a check that passed in this ceremony.
+        expectDeviceError(.authenticator(.failed)) {
+            try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
+                            user: UserPolicy(account: AccountChoice(credentialId: verified), pin: secret("0000")))
+        }
+        expectDeviceError(.authenticator(.notInteractive)) {
+            try device.sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin,
+                            user: UserPolicy(account: AccountChoice(credentialId: verified)))
+        }
+        // The store asked for it without the proof refuses (the authenticator always verifies first).
+        let store = try device.store()
+        let credential = try #require(try device.credential(id: verified))
+        #expect(throws: AuthenticatorError.self) { try store.privateKey(for: credential, verification: nil) }
+        #expect(device.biometry.failures == 1)
     }
 }

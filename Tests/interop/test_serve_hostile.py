@@ -13,6 +13,7 @@ import os
 import pathlib
 import resource
 import select
+import shutil
 import selectors
 import signal
 import socket
@@ -24,7 +25,7 @@ import time
 
 import pytest
 
-from conftest import BIN, b64url, own_environment, wait_until
+from conftest import BIN, b64url, own_environment, unb64url, wait_until
 
 RP_ID, ORIGIN = "example.com", "https://example.com"
 PROBLEM = "application/problem+json"
@@ -1276,3 +1277,73 @@ def test_a_socket_left_by_a_killed_server_is_replaced_and_one_listened_on_is_not
         assert stat.S_ISSOCK(path.lstat().st_mode)
         conn, _ = other.accept()  # the one try that found it listening
         conn.close()
+
+
+# A server keeps what the first right PIN established (docs/biometry.md, "What a process keeps");
+# the count of wrong PINs is still the vault's, across the server's restarts and the command line.
+
+def test_a_server_keeping_a_right_pin_still_counts_wrong_ones_in_the_vault(authctl, tmp_path):
+    device = first_device(authctl)
+    made = authctl.register(creation_options("alice"), ORIGIN)  # the RP default: made with user verification
+    assert made.code == 0, made.stderr
+    credential = made.json["id"]
+    base = f"/accounts/vault/devices/{device}"
+
+    def sign(server):
+        return server.call("POST", base + "/sign", {"options": request_options(credential), "origin": ORIGIN})
+
+    def wrong_pin(server):
+        assert server.call("POST", base + "/person", {"userAction": "wrong-pin"}).status == 200
+        answer = sign(server)
+        assert answer.status != 200, answer
+        return answer
+
+    def failures():
+        return authctl.run("--json", "biometry", "status").json
+
+    server = vault_server(authctl, tmp_path)
+    try:
+        for _ in range(2):
+            signed = sign(server)
+            assert signed.status == 200, signed
+            assert unb64url(signed.json["response"]["authenticatorData"])[32] & 0x04  # UV=1: the PIN was checked
+        wrong_pin(server)  # after a right PIN was kept: refused, counted
+        assert sign(server).status == 200  # the right one clears the count
+        wrong_pin(server)
+        wrong_pin(server)
+        assert server.terminate()[0] == 0
+    finally:
+        server.kill()
+    # The count is the vault's: a command line process sees it, and adds to it.
+    assert failures()["failures"] == 2
+    assert authctl.run("sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(request_options(credential)),
+                       env={"AUTHCTL_PIN": "0000"}).code == 11
+    assert failures()["failures"] == 3
+    # A restarted server starts from that count: its right PIN clears it, its wrong ones lock out.
+    server = vault_server(authctl, tmp_path)
+    try:
+        assert sign(server).status == 200
+        assert server.terminate()[0] == 0
+    finally:
+        server.kill()
+    assert failures()["failures"] == 0
+    for _ in range(5):
+        assert authctl.run("sign", "--origin", ORIGIN, "--options", "-", stdin=json.dumps(request_options(credential)),
+                           env={"AUTHCTL_PIN": "0000"}).code == 11
+    assert failures()["lockedOut"]
+    server = vault_server(authctl, tmp_path)
+    try:
+        refused = sign(server)
+        assert refused.status != 200 and b"locked out" in refused.body, refused
+        assert server.terminate()[0] == 0
+    finally:
+        server.kill()
+    assert authctl.run("biometry", "unlock").code == 0
+    # A copy of the vault taken off the machine: a fresh process, nothing kept, the PIN needed.
+    copy = tmp_path / "copied" / "vault"
+    shutil.copytree(authctl.vault, copy)
+    copied = {"AUTHCTL_VAULT": str(copy)}
+    options = json.dumps({**request_options(credential), "userVerification": "discouraged"})
+    assert authctl.run("sign", "--origin", ORIGIN, "--options", "-", stdin=options, env={**copied, "AUTHCTL_PIN": None}).code != 0
+    assert authctl.run("sign", "--origin", ORIGIN, "--options", "-", stdin=options, env={**copied, "AUTHCTL_PIN": "0000"}).code == 11
+    assert authctl.run("sign", "--origin", ORIGIN, "--options", "-", stdin=options, env=copied).code == 0

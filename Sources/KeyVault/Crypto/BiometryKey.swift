@@ -1,3 +1,5 @@
+import CSodium
+
 /// The biometric gate's key (see docs/biometry.md). A random 32-byte biometry key is wrapped
 /// under a key derived from the PIN (Argon2id at the vault's KDF limits, its own salt); private
 /// keys of passkeys made with user verification are sealed under it *inside* their vault-key
@@ -83,5 +85,38 @@ extension Vault {
             throw VaultError(.locked, "this passkey is sealed under a different biometric enrollment")
         }
         return plain
+    }
+}
+
+/// What a process keeps of a biometric PIN it checked, in place of the PIN (docs/biometry.md,
+/// "What a process keeps"): BLAKE2b-256 of the PIN keyed by a random key this process drew at its
+/// first use and never writes anywhere. A PIN presented later is compared with the one checked in
+/// constant time (``SecureBytes/==``) without the PIN itself being kept, and a verifier means
+/// nothing outside the process that made it: guessing a PIN against it needs the process's key,
+/// which lies beside it in the same guarded memory.
+package enum ProcessVerifier {
+    nonisolated(unsafe) private static let pinKey = Sodium.randomKey()
+    nonisolated(unsafe) private static let tagKey = Sodium.randomKey()
+
+    /// The verifier of `pin`, 32 bytes in guarded memory; compare two with `==`.
+    package static func of(pin: SecureBytes) -> SecureBytes { hash(pin, key: pinKey, length: 32) }
+
+    /// A 16-byte name, in this process, of the biometry key `key`: which key a private key kept
+    /// in memory was opened under, without keeping that key a second time.
+    package static func tag(of key: SecureBytes) -> [UInt8] { hash(key, key: tagKey, length: 16).withUnsafeBytes { Array($0) } }
+
+    private static func hash(_ secret: SecureBytes, key: SecureBytes, length: Int) -> SecureBytes {
+        Sodium.initialize()
+        let out = SecureBytes(count: length)
+        out.withUnsafeMutableBytes { o in
+            secret.withUnsafeBytes { s in
+                key.withUnsafeBytes { k in
+                    _ = crypto_generichash(o.baseAddress!.assumingMemoryBound(to: UInt8.self), length,
+                                           s.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(s.count),
+                                           k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
+                }
+            }
+        }
+        return out
     }
 }

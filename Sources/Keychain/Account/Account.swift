@@ -46,6 +46,10 @@ public final class Account {
     /// Changes made to passkeys that another device had already deleted (``DroppedRevision``), in
     /// the order they were made, for a scenario's timeline.
     package var droppedRevisions: [DroppedRevision] { storeLink.droppedRevisions }
+    /// What the first right biometric PIN on each device established, by device id, in memory only
+    /// and for as long as this account is open (``BiometricSensor/Memory``; docs/biometry.md, "What
+    /// a process keeps").
+    var checkedPINs = [[UInt8]: BiometricSensor.Memory]()
 
     init(vault: Vault, clock: WallClock, random: RandomSource, memoryStore: MemoryStore? = nil) throws(VaultError) {
         self.path = vault.path

@@ -6,6 +6,11 @@ import VirtualAuthenticator
 /// tried, so a restart does not forget it, and the count is read and written under the vault's
 /// writer lock, so parallel processes cannot race past it. At `maxAttempts` consecutive failures
 /// this device's biometry locks out until ``unlock()``; other devices keep their own count.
+///
+/// An account that lives across ceremonies (a server's, a scenario's, a library caller's) keeps
+/// what the first right PIN on a device established (``Memory``), so a later check of the same
+/// enrollment costs a keyed hash and a constant-time compare rather than an Argon2id
+/// (docs/biometry.md, "What a process keeps").
 final class BiometricSensor {
     /// Proof that the user passed the biometric check in this ceremony: the biometry key the PIN
     /// unwrapped. Only the sensor makes one (its initializer is private to this file); the store
@@ -13,8 +18,25 @@ final class BiometricSensor {
     /// such a key without the PIN.
     struct Unlock {
         let biometryKey: SecureBytes
+        /// Which biometry key this is, in this process (``ProcessVerifier/tag(of:)``): a private key
+        /// opened under it is kept under its revision id and this tag, so only a later ceremony
+        /// whose check gave the same key finds it.
+        let keyTag: [UInt8]
 
-        fileprivate init(biometryKey: SecureBytes) { self.biometryKey = biometryKey }
+        fileprivate init(biometryKey: SecureBytes) {
+            self.biometryKey = biometryKey
+            keyTag = ProcessVerifier.tag(of: biometryKey)
+        }
+    }
+
+    /// What a right PIN on one device established, kept by its ``Account`` in memory only, for as
+    /// long as the account is open: the enrollment it was checked against, a verifier of the PIN
+    /// (never the PIN) and the biometry key it unwrapped, both in guarded memory. Used only while
+    /// the device's enrollment is still that one.
+    struct Memory {
+        let enrollment: BiometryEnrollment
+        let verifier: SecureBytes
+        let unlock: Unlock
     }
 
     private let account: Account
@@ -56,7 +78,7 @@ final class BiometricSensor {
                 "biometry on '\(device.name)' is locked out after \(device.failures) failed attempts; unlock it with the vault passphrase ('authctl biometry unlock')")
         }
         let pin = try readPIN()
-        guard let unlock = try attempt(pin, enrollment, device) else {
+        guard let unlock = try attempt(pin, enrollment, device, remembering: !former) else {
             let left = device.maxAttempts - min(device.failures + 1, device.maxAttempts)
             throw AuthenticatorError(.failed, "the biometric PIN did not match; " + (left == 0
                 ? "biometry is now locked out until 'authctl biometry unlock'"
@@ -83,7 +105,7 @@ final class BiometricSensor {
         let device = try record()
         guard let enrollment = device.enrollment else { return .notEnrolled }
         guard !device.lockedOut else { return .lockedOut }
-        guard let unlock = try attempt(pin, enrollment, device) else {
+        guard let unlock = try attempt(pin, enrollment, device, remembering: true) else {
             return .wrong(left: device.maxAttempts - min(device.failures + 1, device.maxAttempts))
         }
         return .unlocked(unlock)
@@ -94,11 +116,32 @@ final class BiometricSensor {
     /// wrong PIN, none for a right one. A process that dies, or a write that fails, before that
     /// commit reveals nothing of the guess (both outcomes write the same record), so no wrong
     /// guess is ever learned uncounted.
-    private func attempt(_ pin: SecureBytes, _ enrollment: BiometryEnrollment, _ device: DeviceRecord) throws(AuthenticatorError) -> Unlock? {
+    ///
+    /// `remembering` (the device's current enrollment): when the account holds a ``Memory`` of
+    /// this very enrollment, the PIN is compared with its verifier instead: a wrong one is
+    /// counted exactly as above (the commit made before the outcome shows), and a right one
+    /// commits only when it clears a count that was not 0 — with nothing to change it writes
+    /// nothing. A right PIN checked in full is remembered once its commit is made.
+    private func attempt(_ pin: SecureBytes, _ enrollment: BiometryEnrollment, _ device: DeviceRecord,
+                         remembering: Bool) throws(AuthenticatorError) -> Unlock? {
+        if remembering, let kept = account.checkedPINs[deviceId] {
+            if kept.enrollment == enrollment {
+                let right = ProcessVerifier.of(pin: pin) == kept.verifier  // constant time
+                if !right || device.failures != 0 { try setFailures(right ? 0 : device.failures + 1) }
+                return right ? kept.unlock : nil
+            }
+            // Re-enrolled, reset or replaced since: what was kept says nothing of this enrollment.
+            account.checkedPINs[deviceId] = nil
+        }
         let key: SecureBytes?
         do { key = try account.vault.unlockBiometry(pin: pin, enrollment) } catch { throw AuthenticatorError(error) }
         try setFailures(key == nil ? device.failures + 1 : 0)
-        return key.map { Unlock(biometryKey: $0) }
+        guard let key else { return nil }
+        let unlock = Unlock(biometryKey: key)
+        if remembering {
+            account.checkedPINs[deviceId] = Memory(enrollment: enrollment, verifier: ProcessVerifier.of(pin: pin), unlock: unlock)
+        }
+        return unlock
     }
 
     private func setFailures(_ failures: UInt32) throws(AuthenticatorError) {
@@ -116,6 +159,7 @@ final class BiometricSensor {
     /// Makes `enrollment` this device's, clearing the count, and commits `others` (passkeys dropped
     /// with an old key) in the same frame.
     func enroll(_ enrollment: BiometryEnrollment, committing others: [VaultRecord] = []) throws(VaultError) {
+        account.checkedPINs[deviceId] = nil  // the old PIN's verifier, and after a reset the old key
         try DeviceRecord.update(deviceId, in: account.vault, with: others) { r throws(VaultError) in
             DeviceRecord.setEnrollment(enrollment, in: &r)
             DeviceRecord.setFormerEnrollment(nil, in: &r)

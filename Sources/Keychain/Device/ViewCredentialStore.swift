@@ -133,10 +133,11 @@ final class ViewCredentialStore: CredentialStore {
     func privateKey(for credential: Credential, verification: Verification?) throws(AuthenticatorError) -> PrivateKey {
         do throws(VaultError) {
             let item = try item(credential)
-            guard let biometryKey = try biometryKey(for: credential, verification) else {
+            // A passkey made with user verification: its key only with this ceremony's proof.
+            guard try biometryKey(for: credential, verification) != nil, let verification else {
                 return try account.signingKey(of: item.winner, itemId: item.itemId)
             }
-            return try account.loadedKey(of: item.winner, itemId: item.itemId, biometryKey: biometryKey)
+            return try account.signingKey(of: item.winner, itemId: item.itemId, verifiedBy: verification)
         } catch { throw AuthenticatorError(error) }
     }
 

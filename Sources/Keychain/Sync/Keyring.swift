@@ -63,11 +63,22 @@ extension Account {
     }
 
     /// The private key of `revision`, a passkey made without user verification, loaded once and
-    /// kept in ``ReadModel/keyring`` while the account is open. A key sealed under the biometry key is never
-    /// kept: each use needs the PIN's proof.
+    /// kept in ``ReadModel/keyring`` while the account is open.
     func signingKey(of revision: Revision, itemId: [UInt8]) throws(VaultError) -> PrivateKey {
         try readModel.keyring.key(for: revision.id) { () throws(VaultError) -> PrivateKey in
             try loadedKey(of: revision, itemId: itemId, biometryKey: nil)
+        }
+    }
+
+    /// The private key of `revision`, a passkey made with user verification, for a ceremony whose
+    /// biometric check gave `unlock`: opened under its biometry key once, then kept in the keyring
+    /// by the revision's id and the key's tag (``BiometricSensor/Unlock/keyTag``). Only a call
+    /// with an ``BiometricSensor/Unlock`` reaches it — the sensor makes one only for a PIN checked
+    /// in this ceremony — and only one from the same biometry key finds it; ``signingKey(of:itemId:)``
+    /// never does (its entries are named by the revision id alone).
+    func signingKey(of revision: Revision, itemId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock) throws(VaultError) -> PrivateKey {
+        try readModel.keyring.key(for: revision.id + unlock.keyTag) { () throws(VaultError) -> PrivateKey in
+            try loadedKey(of: revision, itemId: itemId, biometryKey: unlock.biometryKey)
         }
     }
 
