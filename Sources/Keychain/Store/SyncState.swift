@@ -8,7 +8,7 @@ import KeyVault
 /// of the rest of the account: the store's settings version it took up, the changes its devices
 /// have not all received yet, the deletions waiting to be collected and those collected, and the
 /// device directory as last read.
-struct SyncState {
+struct SyncState: Equatable {
     static let kind = VaultRecord.Kind(rawValue: 4)
     static let recordId = Array("AUTHCTL-SYNCSTAT".utf8)
 
@@ -308,6 +308,34 @@ struct SyncState {
             && pendingDeletions == other.pendingDeletions && settingsToPublish == other.settingsToPublish && directory == other.directory
             && chains == other.chains && ownHead == other.ownHead && anchor == other.anchor && repairAnswered == other.repairAnswered
             && problems == other.problems && snapshotsListed == other.snapshotsListed
+    }
+
+    /// This state as ``read(in:)`` gives it back from ``record()`` — one version on — when that
+    /// is sure to be exactly this state; `nil` when a part of it the record does not carry as it
+    /// is (an empty user handle, a requirement of more than 255 vaults, an id that is not 16
+    /// bytes, what only a collected or only a waiting deletion keeps, a store problem, a long
+    /// name). A writer keeps it as the record's decoded form (``StoreLink/noteWritten(_:)``): the
+    /// next request need not decode again what it has just encoded, which on a dense account
+    /// (hundreds of changes in flight and waiting deletions) cost as much as the ceremony.
+    func asWritten() -> SyncState? {
+        func id(_ bytes: [UInt8]) -> Bool { bytes.count == 16 }
+        func handle(_ h: [UInt8]?) -> Bool { h.map { !$0.isEmpty && $0.count <= Int(UInt16.max) } ?? true }
+        func requirement(_ r: Requirement) -> Bool { r.count <= 255 && r.keys.allSatisfy(id) }
+        guard storeId.isEmpty || id(storeId), problems.isEmpty,
+              unreadable.allSatisfy({ $0.name.utf8.count <= 1024 && $0.reason.utf8.count <= 4096 }),
+              queue.allSatisfy({ id($0.revisionId) && $0.rpId.count <= Int(UInt16.max) && handle($0.userHandle) }),
+              collected.allSatisfy({ id($0.itemId) && id($0.deleter) && $0.rpId.count <= Int(UInt16.max) && $0.userHandle == nil && $0.requirement.isEmpty }),
+              Set(collected.map(\.itemId)).count == collected.count,
+              pendingDeletions.allSatisfy({ id($0.itemId) && id($0.deleter) && $0.rpId.count <= Int(UInt16.max) && $0.through == nil
+                  && handle($0.userHandle) && requirement($0.requirement) }),
+              inFlight.allSatisfy({ id($0.revisionId) && id($0.origin) && requirement($0.requirement) }),
+              chains.heads.allSatisfy({ id($0.key) && $0.value.digest.count == 32 }),
+              ownHead.digest.count == 32 && (ownHead.index != 0 || ownHead == .start),
+              anchor.sequence == 0 ? anchor == .none : anchor.digest.count == 32
+        else { return nil }
+        var written = self
+        written.version = version + 1
+        return written
     }
 
     /// The record for this state, one version past the one read.
