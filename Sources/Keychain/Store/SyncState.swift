@@ -284,8 +284,17 @@ struct SyncState: Equatable {
     private static func bytes(handles: [[UInt8]?]) -> [UInt8]? {
         guard handles.contains(where: { $0 != nil }) else { return nil }
         var out = [UInt8]()
-        for handle in handles { out += BigEndianBytes.of(UInt16(handle?.count ?? 0)) + (handle ?? []) }
+        out.reserveCapacity(handles.reduce(0) { $0 + 2 + ($1?.count ?? 0) })
+        for handle in handles {
+            append(UInt16(handle?.count ?? 0), to: &out)
+            if let handle { out.append(contentsOf: handle) }
+        }
         return out
+    }
+
+    /// `value` big-endian at the end of `bytes`, as ``BigEndianBytes/of(_:)`` gives it.
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     private static func bytes(_ deletions: [Deletion]) -> [UInt8]? {
@@ -345,10 +354,21 @@ struct SyncState: Equatable {
         record.setInteger(Tag.cursor, cursor)
         record.setField(Tag.storeId, storeId)
         record.setInteger(Tag.snapshotEntries, snapshotEntries)
+        // Appended in place, with room for every upload: the queue of a single vault's account
+        // waits for its next sync, and this record is written at every change.
         var queued = [UInt8]()
+        queued.reserveCapacity(queue.reduce(0) { $0 + 35 + $1.rpId.count })
         for upload in queue {
-            queued += upload.revisionId + BigEndianBytes.of(UInt16(upload.rpId.count)) + upload.rpId
-            queued += upload.landsAt.map { [1] + $0.bytes } ?? [UInt8](repeating: 0, count: 17)
+            queued.append(contentsOf: upload.revisionId)
+            Self.append(UInt16(upload.rpId.count), to: &queued)
+            queued.append(contentsOf: upload.rpId)
+            if let lands = upload.landsAt {
+                queued.append(1)
+                Self.append(lands.ms, to: &queued)
+                Self.append(lands.order, to: &queued)
+            } else {
+                queued.append(contentsOf: repeatElement(0, count: 17))
+            }
         }
         record.setField(Tag.queue, queued.isEmpty ? nil : queued)
         record.setField(Tag.queueUsers, Self.bytes(handles: queue.map(\.userHandle)))
@@ -366,7 +386,14 @@ struct SyncState: Equatable {
         record.setField(Tag.pendingDeletions, Self.bytes(pendingDeletions))
         record.setField(Tag.pendingDeletionUsers, Self.bytes(handles: pendingDeletions.map(\.userHandle)))
         var flights = [UInt8]()
-        for f in inFlight { flights += BigEndianBytes.of(f.sequence) + f.revisionId + f.landedAt.bytes + f.origin }
+        flights.reserveCapacity(inFlight.count * 56)
+        for f in inFlight {
+            Self.append(f.sequence, to: &flights)
+            flights.append(contentsOf: f.revisionId)
+            Self.append(f.landedAt.ms, to: &flights)
+            Self.append(f.landedAt.order, to: &flights)
+            flights.append(contentsOf: f.origin)
+        }
         record.setField(Tag.inFlight, flights.isEmpty ? nil : flights)
         record.setField(Tag.settingsToPublish, settingsToPublish ? [1] : nil)
         record.setField(Tag.directory, directory.isEmpty ? nil : directory)
