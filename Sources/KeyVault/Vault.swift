@@ -242,9 +242,24 @@ public final class Vault {
         return inMemory(kind: kind, field: shard, equals: shardValue).filter { $0.field(tag).map { $0.elementsEqual(value) } ?? false }
     }
 
+    /// Every value field `tag` has among the live records of `kind`, each once, in no particular
+    /// order (the RPs of the passkeys, from the field's index): reads every partition not read yet.
+    package func fieldValues(kind: VaultRecord.Kind, field tag: UInt8) throws(VaultError) -> [[UInt8]] {
+        if kind == partitioning?.kind { try readEverything() }
+        let key = buildFieldIndex(kind: kind, tag: tag)
+        return (fieldIndexes[key] ?? [:]).compactMap { value, ids in ids.contains { live[$0] != nil } ? Array(value.bytes) : nil }
+    }
+
     /// The records in memory of `kind` whose field `tag` equals `value`, in the order they became
     /// live, through the field's index (built by the first query for it).
     private func inMemory(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [VaultRecord] {
+        let key = buildFieldIndex(kind: kind, tag: tag)
+        return ordered((fieldIndexes[key]?[ByteKey(value[...])] ?? []).compactMap { live[$0] })
+    }
+
+    /// The index of field `tag` among the records of `kind`, built from the records in memory the
+    /// first time and kept up to date from then on (``updateFieldIndexes(_:adding:)``).
+    private func buildFieldIndex(kind: VaultRecord.Kind, tag: UInt8) -> FieldIndexKey {
         let key = FieldIndexKey(kind: kind, tag: tag)
         if fieldIndexes[key] == nil {
             var index = [ByteKey: [ByteKey]]()
@@ -253,7 +268,7 @@ public final class Vault {
             }
             fieldIndexes[key] = index
         }
-        return ordered((fieldIndexes[key]?[ByteKey(value[...])] ?? []).compactMap { live[$0] })
+        return key
     }
 
     /// Adds `record` to (or, `adding` false, takes it out of) every field index kept for its kind.

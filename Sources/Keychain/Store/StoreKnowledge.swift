@@ -127,7 +127,6 @@ extension Account {
         // As this process holds them, whatever returns early below (a store followed anew marks them).
         next.collected = Self.collectedList(state)
         let devices = try DeviceRecord.everyRecord(in: vault)
-        let current = devices.filter { $0.removedAt == nil }
         let now = present
         var flights = next.inFlight, pending = next.pendingDeletions
         var inFlight = Set(flights.map(\.revisionId))
@@ -150,15 +149,24 @@ extension Account {
             }
         }
         state.read = []
-        func arrived(_ f: SyncState.InFlight, at device: DeviceRecord) -> Bool {
-            if f.origin == device.id && f.landedAt >= device.syncedFrom { return true }
-            return arrival(of: f.revisionId, at: device, landed: f.landedAt).map { $0 <= now } ?? false
+        // When each change in flight reaches each device: worked out once per change and kept
+        // while the schedule stays the same (``FlightArrivals``), not drawn again at every sync.
+        let known = storeLink.flightArrivals
+        known.use(ViewSchedule(among: devices, settings: settings))
+        let arrivals = flights.map { f in
+            known.arrivals(of: f) {
+                devices.map { d in
+                    f.origin == d.id && f.landedAt >= d.syncedFrom ? .zero : arrival(of: f.revisionId, at: d, landed: f.landedAt)
+                }
+            }
         }
+        func arrived(_ flight: Int, at device: Int) -> Bool { arrivals[flight][device].map { $0 <= now } ?? false }
         let published = (state.directory?.devices ?? []).filter { $0.vaultId == vault.vaultId }
         let before = Dictionary(published.map { ($0.id, $0.acknowledged) }, uniquingKeysWith: { a, b in max(a, b) })
         let receivedBefore = Dictionary(published.map { ($0.id, $0.received) }, uniquingKeysWith: { a, b in a.merging(b, uniquingKeysWith: max) })
-        let ours = devices.map { d in
-            let waiting = flights.filter { !arrived($0, at: d) }
+        let ours = devices.indices.map { k in
+            let d = devices[k]
+            let waiting = flights.indices.filter { !arrived($0, at: k) }.map { flights[$0] }
             var ack = waiting.lazy.map(\.sequence).min().map { $0 - 1 } ?? state.cursor
             // Of each vault's uploads, what it has read, but for what has not reached the device yet.
             var received = state.chains.heads.mapValues(\.index)
@@ -177,7 +185,10 @@ extension Account {
             device.repaired = state.answered
             return device
         }
-        flights.removeAll { f in current.allSatisfy { arrived(f, at: $0) } }
+        let current = devices.indices.filter { devices[$0].removedAt == nil }
+        let done = flights.indices.filter { i in current.allSatisfy { arrived(i, at: $0) } }
+        for i in done { known.forget(flights[i].revisionId) }
+        for i in done.reversed() { flights.remove(at: i) }
         next.inFlight = flights
         next.pendingDeletions = pending
         next.settingsVersion = state.settingsVersion
@@ -263,6 +274,45 @@ extension Account {
         for deletion in oldestFirst.dropLast(Self.collectedKept) where (deletion.through ?? .max) <= safe {
             state.collected[deletion.itemId] = nil
         }
+    }
+
+    /// When each change in flight (``SyncState/InFlight``) reaches each device of this vault, as
+    /// ``settleKnowledge(_:into:)`` asks at every sync: a delay drawn (a SHA-256 of the seed, the
+    /// device and the revision) for every change and device at every sync made a dense day's syncs
+    /// grow with what was in flight (docs/benchmarks.md, "The dense day"). An arrival is a pure
+    /// function of when the change landed and the schedule — every device's name, delays, reset,
+    /// removal and offline spans, and the account's seed and delay histories (``ViewSchedule``) —
+    /// so each is worked out once, when its change is first asked about, and kept while the
+    /// schedule stays the same; a schedule that changes in any way (a device goes offline or comes
+    /// back, a delay is set, a device is reset) forgets them all, and they are worked out again
+    /// under the new one, as they would have been without this.
+    final class FlightArrivals {
+        private var schedule: ViewSchedule?
+        /// By revision id: when it landed (the key, with the id), and its arrival at each device in
+        /// the order of the schedule's devices (``Instant/zero``: held at once, the device's own).
+        private var byRevision = [[UInt8]: (landedAt: Instant, at: [Instant?])]()
+
+        /// Arrivals from now on are under `schedule`: when it is not the one they were worked out
+        /// under, they are all forgotten.
+        func use(_ schedule: ViewSchedule) {
+            guard schedule != self.schedule else { return }
+            self.schedule = schedule
+            byRevision = [:]
+        }
+
+        /// The arrivals of `flight` at each device, worked out by `make` the first time.
+        func arrivals(of flight: SyncState.InFlight, _ make: () -> [Instant?]) -> [Instant?] {
+            if let known = byRevision[flight.revisionId], known.landedAt == flight.landedAt { return known.at }
+            let at = make()
+            byRevision[flight.revisionId] = (flight.landedAt, at)
+            return at
+        }
+
+        /// `revisionId` has reached every device: it is not asked about again.
+        func forget(_ revisionId: [UInt8]) { byRevision[revisionId] = nil }
+
+        /// How many changes' arrivals are kept (for tests).
+        var count: Int { byRevision.count }
     }
 
     /// What the devices of other vaults hold, by what they have received of this vault's uploads,

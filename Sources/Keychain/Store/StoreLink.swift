@@ -38,6 +38,8 @@ final class StoreLink {
     var pendingSyncState: SyncState?
     /// The vault's sync state record as last decoded, with its version (``savedSyncState(in:)``).
     private var decodedSyncState: (version: UInt64, state: SyncState?)?
+    /// When each change in flight reaches each device, worked out once (StoreKnowledge.swift).
+    let flightArrivals = Account.FlightArrivals()
     /// The vault position when the account was opened (``Account/Elsewhere``, StoreKnowledge.swift).
     let positionAtOpen: UInt64
     /// When the account read the store last, for a request that looks at passkeys
@@ -64,6 +66,13 @@ final class StoreLink {
         let state = try SyncState.read(in: vault)
         decodedSyncState = (stored, state)
         return state
+    }
+
+    /// `state`'s record was committed: its decoded form is `state` itself, one version on, when
+    /// the record carries it exactly (``SyncState/asWritten()``), so the next
+    /// ``savedSyncState(in:)`` does not decode it again.
+    func noteWritten(_ state: SyncState) {
+        decodedSyncState = state.asWritten().map { ($0.version, $0) }
     }
 
     /// Sets the store aside for `reason`: what was read of it is forgotten (a new ``generation``).

@@ -348,6 +348,7 @@ extension Account {
         }
         try vault.commit(collected + replicas + restatedHere + [updated.record()])
         storeLink.pendingSyncState = nil
+        storeLink.noteWritten(updated)
     }
 
     /// The queued uploads that may have landed by now, read from their RPs' partitions, with when
@@ -405,7 +406,7 @@ extension Account {
 
     /// Adds the uploads of `records` (new revisions of this vault's devices) to the queue, when
     /// the vault follows a store: the sync state record to commit with them, or `nil`.
-    func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, landsNow: Bool)? {
+    func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, state: SyncState, landsNow: Bool)? {
         guard var saved = try storeLink.savedSyncState(in: vault) else { return nil }
         var landsNow = false
         let beforeLanding = !devicesElsewhere.isEmpty
@@ -414,7 +415,7 @@ extension Account {
             saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands, userHandle: r.credential.userHandle))
             if let lands, lands <= present || beforeLanding { landsNow = true }
         }
-        return (saved.record(), landsNow)
+        return (saved.record(), saved, landsNow)
     }
 
     /// Commits a change of passkeys (`records`, new revisions) together with tombstones for the
@@ -457,6 +458,7 @@ extension Account {
         let done = supersededRevisions(groups, in: history, at: present).filter { !madeIds.contains($0.id) }
         let queued = try queueing(made, in: history)
         try vault.commit(done.map(tombstone) + records + (queued.map { [$0.record] } ?? []))
+        if let queued { storeLink.noteWritten(queued.state) }
         // What lands at once uploads at once: the device that made it sends it now, not at its
         // next sync (a device of another vault may be waiting for it); with other vaults sharing
         // the store, so does what lands later (``dueUploads(_:landed:beforeLanding:)``).

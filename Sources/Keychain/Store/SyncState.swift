@@ -8,7 +8,7 @@ import KeyVault
 /// of the rest of the account: the store's settings version it took up, the changes its devices
 /// have not all received yet, the deletions waiting to be collected and those collected, and the
 /// device directory as last read.
-struct SyncState {
+struct SyncState: Equatable {
     static let kind = VaultRecord.Kind(rawValue: 4)
     static let recordId = Array("AUTHCTL-SYNCSTAT".utf8)
 
@@ -284,8 +284,17 @@ struct SyncState {
     private static func bytes(handles: [[UInt8]?]) -> [UInt8]? {
         guard handles.contains(where: { $0 != nil }) else { return nil }
         var out = [UInt8]()
-        for handle in handles { out += BigEndianBytes.of(UInt16(handle?.count ?? 0)) + (handle ?? []) }
+        out.reserveCapacity(handles.reduce(0) { $0 + 2 + ($1?.count ?? 0) })
+        for handle in handles {
+            append(UInt16(handle?.count ?? 0), to: &out)
+            if let handle { out.append(contentsOf: handle) }
+        }
         return out
+    }
+
+    /// `value` big-endian at the end of `bytes`, as ``BigEndianBytes/of(_:)`` gives it.
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     private static func bytes(_ deletions: [Deletion]) -> [UInt8]? {
@@ -310,6 +319,34 @@ struct SyncState {
             && problems == other.problems && snapshotsListed == other.snapshotsListed
     }
 
+    /// This state as ``read(in:)`` gives it back from ``record()`` — one version on — when that
+    /// is sure to be exactly this state; `nil` when a part of it the record does not carry as it
+    /// is (an empty user handle, a requirement of more than 255 vaults, an id that is not 16
+    /// bytes, what only a collected or only a waiting deletion keeps, a store problem, a long
+    /// name). A writer keeps it as the record's decoded form (``StoreLink/noteWritten(_:)``): the
+    /// next request need not decode again what it has just encoded, which on a dense account
+    /// (hundreds of changes in flight and waiting deletions) cost as much as the ceremony.
+    func asWritten() -> SyncState? {
+        func id(_ bytes: [UInt8]) -> Bool { bytes.count == 16 }
+        func handle(_ h: [UInt8]?) -> Bool { h.map { !$0.isEmpty && $0.count <= Int(UInt16.max) } ?? true }
+        func requirement(_ r: Requirement) -> Bool { r.count <= 255 && r.keys.allSatisfy(id) }
+        guard storeId.isEmpty || id(storeId), problems.isEmpty,
+              unreadable.allSatisfy({ $0.name.utf8.count <= 1024 && $0.reason.utf8.count <= 4096 }),
+              queue.allSatisfy({ id($0.revisionId) && $0.rpId.count <= Int(UInt16.max) && handle($0.userHandle) }),
+              collected.allSatisfy({ id($0.itemId) && id($0.deleter) && $0.rpId.count <= Int(UInt16.max) && $0.userHandle == nil && $0.requirement.isEmpty }),
+              Set(collected.map(\.itemId)).count == collected.count,
+              pendingDeletions.allSatisfy({ id($0.itemId) && id($0.deleter) && $0.rpId.count <= Int(UInt16.max) && $0.through == nil
+                  && handle($0.userHandle) && requirement($0.requirement) }),
+              inFlight.allSatisfy({ id($0.revisionId) && id($0.origin) && requirement($0.requirement) }),
+              chains.heads.allSatisfy({ id($0.key) && $0.value.digest.count == 32 }),
+              ownHead.digest.count == 32 && (ownHead.index != 0 || ownHead == .start),
+              anchor.sequence == 0 ? anchor == .none : anchor.digest.count == 32
+        else { return nil }
+        var written = self
+        written.version = version + 1
+        return written
+    }
+
     /// The record for this state, one version past the one read.
     func record() -> VaultRecord {
         var record = VaultRecord(id: Self.recordId, kind: Self.kind, version: version + 1)
@@ -317,10 +354,21 @@ struct SyncState {
         record.setInteger(Tag.cursor, cursor)
         record.setField(Tag.storeId, storeId)
         record.setInteger(Tag.snapshotEntries, snapshotEntries)
+        // Appended in place, with room for every upload: the queue of a single vault's account
+        // waits for its next sync, and this record is written at every change.
         var queued = [UInt8]()
+        queued.reserveCapacity(queue.reduce(0) { $0 + 35 + $1.rpId.count })
         for upload in queue {
-            queued += upload.revisionId + BigEndianBytes.of(UInt16(upload.rpId.count)) + upload.rpId
-            queued += upload.landsAt.map { [1] + $0.bytes } ?? [UInt8](repeating: 0, count: 17)
+            queued.append(contentsOf: upload.revisionId)
+            Self.append(UInt16(upload.rpId.count), to: &queued)
+            queued.append(contentsOf: upload.rpId)
+            if let lands = upload.landsAt {
+                queued.append(1)
+                Self.append(lands.ms, to: &queued)
+                Self.append(lands.order, to: &queued)
+            } else {
+                queued.append(contentsOf: repeatElement(0, count: 17))
+            }
         }
         record.setField(Tag.queue, queued.isEmpty ? nil : queued)
         record.setField(Tag.queueUsers, Self.bytes(handles: queue.map(\.userHandle)))
@@ -338,7 +386,14 @@ struct SyncState {
         record.setField(Tag.pendingDeletions, Self.bytes(pendingDeletions))
         record.setField(Tag.pendingDeletionUsers, Self.bytes(handles: pendingDeletions.map(\.userHandle)))
         var flights = [UInt8]()
-        for f in inFlight { flights += BigEndianBytes.of(f.sequence) + f.revisionId + f.landedAt.bytes + f.origin }
+        flights.reserveCapacity(inFlight.count * 56)
+        for f in inFlight {
+            Self.append(f.sequence, to: &flights)
+            flights.append(contentsOf: f.revisionId)
+            Self.append(f.landedAt.ms, to: &flights)
+            Self.append(f.landedAt.order, to: &flights)
+            flights.append(contentsOf: f.origin)
+        }
         record.setField(Tag.inFlight, flights.isEmpty ? nil : flights)
         record.setField(Tag.settingsToPublish, settingsToPublish ? [1] : nil)
         record.setField(Tag.directory, directory.isEmpty ? nil : directory)

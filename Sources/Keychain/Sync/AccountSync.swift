@@ -222,7 +222,37 @@ extension Account {
     /// at the clock's time: a view reads and writes nothing of the store.
     func view(of device: DeviceRecord, rpIds: Set<String>? = nil) throws(VaultError) -> DeviceView {
         if let rpIds, rpIds.count == 1 { return try keptView(of: device, rpId: rpIds.first!) }
+        if rpIds == nil, let every = try everyRP() { return try keptView(of: device, rpIds: every) }
         return view(of: device, in: try history(rpIds: rpIds))
+    }
+
+    /// Every RP a passkey revision is of — in the vault's records (through its index on the RP ID
+    /// field) or downloaded from the store — sorted; `nil` when a record's RP ID is not UTF-8
+    /// (such a record is read with the whole history, as before).
+    func everyRP() throws(VaultError) -> [String]? {
+        var rps = Set(storeLink.state?.downloadedByRP.keys.map { $0 } ?? [])
+        for value in try vault.fieldValues(kind: .credential, field: CredentialRecord.Tag.rpId) {
+            guard let rp = String(validating: value, as: UTF8.self) else { return nil }
+            rps.insert(rp)
+        }
+        return rps.sorted()
+    }
+
+    /// What `device` holds now of every RP of `rpIds`, from each RP's kept view: a device's whole
+    /// list (a scenario's hourly `holds`) costs what changed since it was last asked for, not
+    /// the whole account's schedule again. In ``DeviceView/creationOrder(_:_:)``, as the view of
+    /// the whole history lists them (KeptViewTests).
+    func keptView(of device: DeviceRecord, rpIds: [String]) throws(VaultError) -> DeviceView {
+        if rpIds.count == 1 { return try keptView(of: device, rpId: rpIds[0]) }
+        var items = [DeviceView.Item]()
+        for rp in rpIds { items += try keptView(of: device, rpId: rp).items }
+        return DeviceView(ordered: items.indices.sorted { DeviceView.creationOrder(items[$0], items[$1]) }.map { items[$0] })
+    }
+
+    /// What `device` holds now of every passkey, computed from the whole history read afresh
+    /// (``historyFromRecords(rpIds:)``): what ``view(of:rpIds:)`` must equal.
+    func viewFromRecords(of device: DeviceRecord) throws(VaultError) -> DeviceView {
+        view(of: device, in: try historyFromRecords(rpIds: nil))
     }
 
     /// What `device` holds now of the passkeys of `scope` (``scope(_:user:)``): of one RP, or of

@@ -26,6 +26,17 @@ struct ViewSchedule: Equatable {
         backupStateImmediate = settings.backupStateImmediate
         self.storeGeneration = storeGeneration
     }
+
+    /// The schedule of every device's transfers, for arrivals that do not depend on the store
+    /// (``Account/FlightArrivals``): `every` device record, under `settings`.
+    init(among every: [DeviceRecord], settings: AccountSettings) {
+        devices = every.map { d in [d.id] + Self.deviceTags.map { tag in d.record.field(tag).map { Array($0) } } }
+        seed = settings.seed
+        uploadDelays = settings.uploadDelay
+        downloadDelays = settings.downloadDelay
+        backupStateImmediate = settings.backupStateImmediate
+        storeGeneration = 0
+    }
 }
 
 /// What one device holds of one RP, kept in step with the RP's ``RPHistory`` and the clock

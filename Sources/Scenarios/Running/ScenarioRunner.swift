@@ -295,7 +295,10 @@ public final class ScenarioRunner {
                 let all = try session.passkeys(device: name)
                 let held = all.filter { !$0.hidden }.map { label(of: $0.id) }
                 var outcome = Outcome(name: held.isEmpty ? "none" : held.joined(separator: ","), isList: true)
-                outcome.answer = .report(PasskeyListReport(all))  // as `list` shows them, hidden ones too
+                // As `list` shows them, hidden ones too; made only for a run that reports answers
+                // (a dense day's hourly listings of 1,000 passkeys spent half its time on reports
+                // it then dropped: docs/benchmarks.md, "The dense day").
+                if options.answers { outcome.answer = .report(PasskeyListReport(all)) }
                 return outcome
             } catch { return Outcome(error) }
         case .show(let name, let label):
