@@ -201,6 +201,15 @@ public final class Vault {
         return live[ByteKey(id)]?.record
     }
 
+    /// Whether a record with `record`'s id is live, looked for in the partition `record` itself
+    /// would be filed in (read first when it was not; no other is): whether a record about to be
+    /// added is there already costs its partition, not the vault, nor a sort of the partition. Only
+    /// for a record whose id is always filed where its own fields say (a replica of a revision).
+    package func holdsRecord(like record: VaultRecord) throws(VaultError) -> Bool {
+        if let value = partition(of: record) { try readPartition(value) }
+        return live[ByteKey(record.id)] != nil
+    }
+
     /// Live records of one kind, in the order they became live.
     package func records(kind: VaultRecord.Kind) throws(VaultError) -> [VaultRecord] {
         if kind == partitioning?.kind { try readEverything() }
@@ -276,6 +285,7 @@ public final class Vault {
     /// whole dictionary and then each index it changes, once per record — reading one RP's
     /// partition of 100,000 passkeys took minutes that way.
     func updateFieldIndexes(_ record: VaultRecord, adding: Bool) {
+        guard !fieldIndexes.isEmpty else { return }
         let keys = fieldIndexes.keys.filter { $0.kind == record.kind }
         guard !keys.isEmpty else { return }
         let id = ByteKey(record.id)

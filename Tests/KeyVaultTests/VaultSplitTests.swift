@@ -49,6 +49,29 @@ final class VaultSplitTests {
 
     func whole() throws -> [VaultRecord] { try open(partitioning: nil).records(kind: .credential) }
 
+    /// Whether a record is live is asked of the shard the record's own fields name: one shard read,
+    /// not the RP nor the vault; a record removed since, or never there, is not held.
+    @Test func holdsRecordReadsTheRecordsOwnShardOnly() throws {
+        try populate()
+        do {
+            let writer = try open(.write)
+            try writer.commit([VaultRecord(id: Self.id(5), kind: .tombstone, version: 2)])
+        }
+        let vault = try open()
+        #expect(try vault.holdsRecord(like: Self.revision(7, credential: 7)))
+        #expect(vault.partitionsRead == 1)
+        // Another id in the same shard (user 7's): no other partition read.
+        #expect(try !vault.holdsRecord(like: Self.revision(1000, credential: 157)))
+        #expect(vault.partitionsRead == 1)
+        // Removed since (user 5's shard: one more, unless it is user 7's).
+        #expect(try !vault.holdsRecord(like: Self.revision(5, credential: 5)))
+        let shards = vault.partitionsRead
+        #expect(shards <= 2)
+        // A small RP's record: its one partition.
+        #expect(try vault.holdsRecord(like: Self.revision(405, credential: 405, small: true)))
+        #expect(vault.partitionsRead == shards + 1)
+    }
+
     @Test func aBigPartitionIsSplitAndAUserOrCredentialCostsOneShard() throws {
         try populate()
         let vault = try open()

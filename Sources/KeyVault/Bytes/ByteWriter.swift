@@ -1,5 +1,3 @@
-@_spi(ByteOrder) import ByteOrder
-
 /// Big-endian integer and length-prefixed encoding shared by the header, frames and records.
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
@@ -7,7 +5,9 @@ struct ByteWriter {
     init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
     mutating func append(_ raw: [UInt8]) { bytes += raw }
+    mutating func append(_ raw: ArraySlice<UInt8>) { bytes += raw }
     mutating func append<T: FixedWidthInteger>(_ value: T) {
-        bytes += BigEndianBytes.of(value)
+        // Big-endian, straight from the value's bytes: no array of its own per integer.
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 }

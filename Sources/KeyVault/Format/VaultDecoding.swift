@@ -41,9 +41,9 @@ package enum VaultDecoding {
 
     /// The plaintext of a log frame holding `records`.
     package static func encodeBatch(_ records: some Collection<VaultRecord>) -> [UInt8] {
-        var w = ByteWriter()
+        var w = ByteWriter(capacity: records.reduce(4) { $0 + $1.encodedLength })
         w.append(UInt32(records.count))
-        for record in records { w.append(record.bytes) }
+        for record in records { record.write(to: &w) }
         return w.bytes
     }
 }

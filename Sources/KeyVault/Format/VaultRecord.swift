@@ -107,18 +107,23 @@ package struct VaultRecord: Equatable, Sendable {
     /// id (16) ‖ kind u8 ‖ version u64 ‖ fieldCount u16 ‖ fieldCount × (tag u8 ‖ length u32 ‖ value),
     /// fields in ascending tag order so the encoding is deterministic.
     var bytes: [UInt8] {
-        var w = ByteWriter()
+        var w = ByteWriter(capacity: encodedLength)
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// Appends ``bytes`` to `w`, with no array of its own on the way (a frame of many records).
+    func write(to w: inout ByteWriter) {
         w.append(id)
         w.append(kind.rawValue)
         w.append(version)
-        if let encodedFields { w.append(Array(encodedFields)); return w.bytes }
+        if let encodedFields { w.append(encodedFields); return }
         w.append(UInt16(parsedFields.count))
         for (tag, value) in parsedFields.sorted(by: { $0.key < $1.key }) {
             w.append(tag)
             w.append(UInt32(value.count))
             w.append(value)
         }
-        return w.bytes
     }
 
     /// Reads one record, checking the field layout (lengths in bounds, ascending tags) without

@@ -190,7 +190,8 @@ extension Vault {
         defer { withExtendedLifetime(state) {} }
         try requireUnchanged()
         let batches = try preparingCommit(batches)
-        var versions = [ByteKey: UInt64]()
+        let added = batches.reduce(0) { $0 + $1.count }
+        var versions = [ByteKey: UInt64](minimumCapacity: added)
         for change in batches.joined() {
             let id = ByteKey(change.id)
             if let old = versions[id] ?? live[id]?.record.version, change.version <= old {
@@ -233,6 +234,13 @@ extension Vault {
         held?.logCommitted()
         validLength = fileLength
         frameCount = frames
+        // A large batch (a first sync's replicas) grows the in-memory tables once, not by doubling.
+        if added > 1024 {
+            live.reserveCapacity(live.count + added)
+            for kind in Set(batches.joined().map(\.kind)) where kind != .tombstone {
+                idsByKind[kind, default: []].reserveCapacity((idsByKind[kind]?.count ?? 0) + added)
+            }
+        }
         for change in batches.joined() { applyInMemory(change) }
         // The commit is durable; compaction only saves space and the index only time, so their
         // failure is not the commit's (the commit file still names what was there before).

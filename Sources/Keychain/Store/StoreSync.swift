@@ -391,14 +391,18 @@ extension Account {
     }
 
     /// Replica records for revisions downloaded from other vaults' devices, in their RP's
-    /// partition; none for one this vault already keeps.
+    /// partition; none for one this vault already keeps. Whether it keeps one is asked of the
+    /// replica's own partition (or shard), not of an RP history: a first sync of 100,000 passkeys
+    /// by as many users would otherwise make a history for each user, each looking through its
+    /// RP's downloads — a cost that grew with the square of the account.
     private func replicaRecords(for downloaded: ArraySlice<Revision>) throws(VaultError) -> [VaultRecord] {
         var out = [VaultRecord]()
-        var added = Set<[UInt8]>()
+        out.reserveCapacity(downloaded.count)
+        var added = Set<[UInt8]>(minimumCapacity: downloaded.count)
         for r in downloaded {
             guard case .store(let landed, let record) = r.source else { continue }
             let replica = StoreReplica.record(of: record, landedAt: landed)
-            guard try rpHistory(scope(r.credential.rpId, user: r.credential.userHandle)).revisionOfRecord[replica.id] == nil, added.insert(replica.id).inserted else { continue }
+            guard try !vault.holdsRecord(like: replica), added.insert(replica.id).inserted else { continue }
             out.append(replica)
         }
         return out
