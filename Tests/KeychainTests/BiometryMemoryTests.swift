@@ -131,3 +131,25 @@ private func writeRecord(of device: Device, _ change: (inout VaultRecord) throws
         #expect(try signIn(device, pin))
     }
 }
+
+/// With a PIN kept and the count at 0, a right PIN writes nothing, so a counting write that fails
+/// would tell a wrong guess without counting it: the first such failure forgets what was kept, and
+/// the checks after it run in full, where a failed write answers both PINs alike.
+@Test func aCountingWriteThatFailsForgetsTheKeptPIN() throws {
+    try withTemporaryDirectory { dir in
+        let device = try deviceWithKeptPIN(in: dir, maxPINAttempts: 5)
+        let planted = dir + "/vault/commit.tmp"  // the commit pointer cannot be written: every commit fails
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
+        var wrong: (any Error)?
+        do { _ = try signIn(device, "0000") } catch { wrong = error }
+        #expect(wrong != nil && (wrong as? DeviceError)?.code != .authenticator(.failed))  // not counted, not "did not match"
+        #expect(device.account.checkedPINs[device.id] == nil)
+        // Now a right PIN is checked in full and its commit fails too: the same answer as a wrong one.
+        var right: (any Error)?
+        do { _ = try signIn(device, pin) } catch { right = error }
+        #expect(right != nil && (right as? DeviceError)?.code == (wrong as? DeviceError)?.code)
+        try FileManager.default.removeItem(atPath: planted)
+        #expect(try signIn(device, pin))
+        #expect(device.account.checkedPINs[device.id] != nil && device.biometry.failures == 0)
+    }
+}

@@ -145,9 +145,12 @@ final class SecretSlabs: @unchecked Sendable {
         guard let slab = sodium_malloc(Self.slabSize) else { return nil }  // the caller falls back to its own allocation
         slabs += 1
         let slots = Self.slabSize / Self.slotSize
+        // The slots end where the slab does, so the bytes past the last one are the guard page; the
+        // slack (slabSize mod slotSize, a multiple of 16) is before the first.
+        let first = slab + (Self.slabSize - slots * Self.slotSize)
         // Slot 0 is handed out; the rest go on the free list, highest first, so the next taken is slot 1.
-        for i in stride(from: slots - 1, through: 1, by: -1) { free.append(slab + i * Self.slotSize) }
-        return slab
+        for i in stride(from: slots - 1, through: 1, by: -1) { free.append(first + i * Self.slotSize) }
+        return first
     }
 
     /// Wipes the slot and gives it back.

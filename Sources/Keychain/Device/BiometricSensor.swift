@@ -112,22 +112,33 @@ final class BiometricSensor {
     }
 
     /// Tries `pin` against `enrollment` and counts the outcome: the unlocked key, or `nil` for a
-    /// wrong PIN. One commit per guess, made before its outcome shows: one more failure for a
-    /// wrong PIN, none for a right one. A process that dies, or a write that fails, before that
-    /// commit reveals nothing of the guess (both outcomes write the same record), so no wrong
-    /// guess is ever learned uncounted.
+    /// wrong PIN. Checked in full: one commit per guess, made before its outcome shows: one more
+    /// failure for a wrong PIN, none for a right one. A process that dies, or a write that fails,
+    /// before that commit reveals nothing of the guess (both outcomes write the same record), so
+    /// no wrong guess is ever learned uncounted.
     ///
     /// `remembering` (the device's current enrollment): when the account holds a ``Memory`` of
     /// this very enrollment, the PIN is compared with its verifier instead: a wrong one is
-    /// counted exactly as above (the commit made before the outcome shows), and a right one
-    /// commits only when it clears a count that was not 0 — with nothing to change it writes
-    /// nothing. A right PIN checked in full is remembered once its commit is made.
+    /// counted as above (the commit made before the outcome shows), and a right one commits only
+    /// when it clears a count that was not 0 — with nothing to change it writes nothing. There a
+    /// failed write does tell a wrong guess (a right one would have written nothing), so the
+    /// first such failure forgets what was kept: one guess at most goes uncounted for each right
+    /// PIN committed in full. A right PIN checked in full is remembered once its commit is made.
     private func attempt(_ pin: SecureBytes, _ enrollment: BiometryEnrollment, _ device: DeviceRecord,
                          remembering: Bool) throws(AuthenticatorError) -> Unlock? {
         if remembering, let kept = account.checkedPINs[deviceId] {
             if kept.enrollment == enrollment {
                 let right = ProcessVerifier.of(pin: pin) == kept.verifier  // constant time
-                if !right || device.failures != 0 { try setFailures(right ? 0 : device.failures + 1) }
+                if !right || device.failures != 0 {
+                    do { try setFailures(right ? 0 : device.failures + 1) } catch {
+                        // A right PIN with a count of 0 writes nothing, so a counting write that
+                        // fails here tells this guess was wrong without counting it. Forget what
+                        // was kept: from now on every check runs in full, where both outcomes
+                        // write the same record, until a right PIN is committed again.
+                        account.checkedPINs[deviceId] = nil
+                        throw error
+                    }
+                }
                 return right ? kept.unlock : nil
             }
             // Re-enrolled, reset or replaced since: what was kept says nothing of this enrollment.

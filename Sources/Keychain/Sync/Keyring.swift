@@ -72,12 +72,13 @@ extension Account {
 
     /// The private key of `revision`, a passkey made with user verification, for a ceremony whose
     /// biometric check gave `unlock`: opened under its biometry key once, then kept in the keyring
-    /// by the revision's id and the key's tag (``BiometricSensor/Unlock/keyTag``). Only a call
+    /// by `0xFF` ‖ the revision's id ‖ the key's tag (``BiometricSensor/Unlock/keyTag``), a name no
+    /// revision id alone can take. Only a call
     /// with an ``BiometricSensor/Unlock`` reaches it — the sensor makes one only for a PIN checked
     /// in this ceremony — and only one from the same biometry key finds it; ``signingKey(of:itemId:)``
     /// never does (its entries are named by the revision id alone).
     func signingKey(of revision: Revision, itemId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock) throws(VaultError) -> PrivateKey {
-        try readModel.keyring.key(for: revision.id + unlock.keyTag) { () throws(VaultError) -> PrivateKey in
+        try readModel.keyring.key(for: [0xFF] + revision.id + unlock.keyTag) { () throws(VaultError) -> PrivateKey in
             try loadedKey(of: revision, itemId: itemId, biometryKey: unlock.biometryKey)
         }
     }
