@@ -106,16 +106,3 @@ private func describe(_ credential: Credential) -> String {
     "\(Base64URL.encode(credential.id)) \(credential.userName) \(Base64URL.encode(credential.userHandle)) \(credential.userDisplayName)"
 }
 
-/// A small seeded generator (SplitMix64), so each case repeats.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}

@@ -18,7 +18,7 @@ import VirtualAuthenticator
 func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
     try Account.$splitRecordsHere.withValue(seed % 2 == 0 ? 4 : nil) {
         try withTemporaryDirectory { dir in
-            var rng = Mix(seed: seed &+ 0x2e57)
+            var rng = SplitMix(seed: seed &+ 0x2e57)
             let clock = MovingClock(start: 1_800_000_000_000)
             let account = try Account.create(at: dir + "/vault", passphrase: secret(passphrase), kdf: .min, deviceName: "d0",
                                              biometricPIN: nil, clock: clock.wallClock, random: .seeded(seed))
@@ -260,15 +260,3 @@ private func describe(_ item: DeviceView.Item) -> String {
             "\(c.signCount)", "\(c.backupEligible)", "\(c.backupState)", "\(c.hidden)", "\(item.since)"].joined(separator: " ")
 }
 
-/// A small seeded generator (SplitMix64), so each case repeats.
-private struct Mix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
