@@ -105,7 +105,7 @@ public final class AccountService: @unchecked Sendable {
         }
         guard !request.bodyTooLarge else { return Problem(413, .badInput, "the body is larger than the server accepts (1 MiB)").response }
         // An account that is not there is said before anything about the body.
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = Router<AccountService>.pathSegments(request.path)
         if parts.count > 3, parts[1] == "accounts", accounts.withLock({ $0[String(parts[2])] }) == nil {
             return Problem.notFound("no account \(JSONText.shown(String(parts[2])))").response
         }

@@ -51,22 +51,25 @@ struct Router<Context> {
     }
 
     func route(_ request: HTTPRequest, in context: Context) -> HTTPResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let parts = Self.pathSegments(request.path).dropFirst()
         var allowed = [String]()
         for route in routes where route.segments.count == parts.count {
-            var parameters = [String: String]()
+            // Matched on its literal segments and non-empty parameters first; the parameters are
+            // collected for the route that matches only (not for each route tried).
             let matches = zip(route.segments, parts).allSatisfy { segment, part in
                 switch segment {
-                case .literal(let text): return text == part
-                case .parameter(let name):
-                    parameters[name] = part
-                    return !part.isEmpty
+                case .literal(let text): text == part
+                case .parameter: !part.isEmpty
                 }
             }
             guard matches else { continue }
             guard route.method == request.method else {
                 allowed.append(route.method)
                 continue
+            }
+            var parameters = [String: String]()
+            for (segment, part) in zip(route.segments, parts) {
+                if case .parameter(let name) = segment { parameters[name] = String(part) }
             }
             do { return try route.run(context, Call(request: request, parameters: parameters, query: Self.query(request.query))) } catch {
                 return error.response
@@ -78,6 +81,28 @@ struct Router<Context> {
             return answer
         }
         return Problem.notFound("no route \(JSONText.shown(request.method)) \(JSONText.shown(request.path))").response
+    }
+
+    /// A path's segments between its `/`s, as `path.split(separator: "/", omittingEmptySubsequences:
+    /// false)` makes them (the first is what comes before the leading `/`). An ASCII path — every
+    /// route's — is cut at its `/` bytes; any other is split by characters, as `split` does (a `/`
+    /// followed by a combining mark is one character, not a `/`).
+    static func pathSegments(_ path: String) -> [Substring] {
+        let utf8 = path.utf8
+        var parts = [Substring]()
+        var start = utf8.startIndex, i = utf8.startIndex
+        while i != utf8.endIndex {
+            let byte = utf8[i]
+            if byte >= 0x80 { return path.split(separator: "/", omittingEmptySubsequences: false) }
+            let next = utf8.index(after: i)
+            if byte == UInt8(ascii: "/") {
+                parts.append(path[start..<i])
+                start = next
+            }
+            i = next
+        }
+        parts.append(path[start...])
+        return parts
     }
 
     /// `a=1&b=2`, each name and value percent-decoded (the last of a repeated name stands).
