@@ -519,7 +519,8 @@ struct BodyNode {
     /// An object's member named `name` (or a canonically equivalent name: ``RequestBody/name(_:_:)``).
     func member(_ name: String) -> BodyNode? {
         guard node.kind == .object else { return nil }
-        let ascii = name.utf8.allSatisfy { $0 < 0x80 }
+        var bytes = name
+        let ascii = bytes.withUTF8 { $0.allSatisfy { $0 < 0x80 } }  // its bytes, not the UTF8View's iterator
         var k = index + 1
         for _ in 0..<node.count {
             if body.string(k, is: name, ascii: ascii) { return BodyNode(body: body, index: k + 1) }
