@@ -109,7 +109,7 @@ public final class AccountService: @unchecked Sendable {
         if parts.count > 3, parts[1] == "accounts", accounts.withLock({ $0[String(parts[2])] }) == nil {
             return Problem.notFound("no account \(JSONText.shown(String(parts[2])))").response
         }
-        return router.route(request, in: self)
+        return router.route(request, in: self, segments: parts)
     }
 
     /// `request` answered by the routes, without the token: WebDriver's commands through an

@@ -50,8 +50,10 @@ struct Router<Context> {
         }
     }
 
-    func route(_ request: HTTPRequest, in context: Context) -> HTTPResponse {
-        let parts = Self.pathSegments(request.path).dropFirst()
+    /// The request answered by the route that matches it: `segments` are its path's
+    /// (``pathSegments(_:)``), when the caller has cut it already.
+    func route(_ request: HTTPRequest, in context: Context, segments: [Substring]? = nil) -> HTTPResponse {
+        let parts = (segments ?? Self.pathSegments(request.path)).dropFirst()
         var allowed = [String]()
         for route in routes where route.segments.count == parts.count {
             // Matched on its literal segments and non-empty parameters first; the parameters are
@@ -88,20 +90,27 @@ struct Router<Context> {
     /// route's — is cut at its `/` bytes; any other is split by characters, as `split` does (a `/`
     /// followed by a combining mark is one character, not a `/`).
     static func pathSegments(_ path: String) -> [Substring] {
-        let utf8 = path.utf8
-        var parts = [Substring]()
-        var start = utf8.startIndex, i = utf8.startIndex
-        while i != utf8.endIndex {
-            let byte = utf8[i]
-            if byte >= 0x80 { return path.split(separator: "/", omittingEmptySubsequences: false) }
-            let next = utf8.index(after: i)
-            if byte == UInt8(ascii: "/") {
-                parts.append(path[start..<i])
-                start = next
+        var text = path
+        // The offsets of its `/`s, read from its bytes; nil when it is not ASCII.
+        let slashes: [Int]? = text.withUTF8 { bytes in
+            var out = [Int]()
+            for (offset, byte) in bytes.enumerated() {
+                if byte >= 0x80 { return nil }
+                if byte == UInt8(ascii: "/") { out.append(offset) }
             }
-            i = next
+            return out
         }
-        parts.append(path[start...])
+        guard let slashes else { return path.split(separator: "/", omittingEmptySubsequences: false) }
+        let utf8 = text.utf8
+        var parts = [Substring]()
+        parts.reserveCapacity(slashes.count + 1)
+        var start = utf8.startIndex
+        for offset in slashes {
+            let slash = utf8.index(utf8.startIndex, offsetBy: offset)
+            parts.append(text[start..<slash])
+            start = utf8.index(after: slash)
+        }
+        parts.append(text[start...])
         return parts
     }
 
