@@ -330,6 +330,9 @@ extension Account {
         /// The vault position when it opened: a revision written since is in the store only with a
         /// place this process knows.
         let positionAtOpen: UInt64
+        /// The revisions waiting in the upload queue; made only when another vault has a device
+        /// (``holds(_:)`` asks nothing else then): a dense account's queue of hundreds of uploads
+        /// was otherwise hashed whole at every change.
         let queued: Set<[UInt8]>
 
         /// Whether every device of another vault holds revision `r` of this vault.
@@ -349,8 +352,9 @@ extension Account {
 
     func knowledgeElsewhere() -> Elsewhere {
         let saved = (try? storeLink.savedSyncState(in: vault)) ?? nil
-        return Elsewhere(others: devicesElsewhere, unknown: accountDirectory?.tooNew == true, vaultId: vault.vaultId, uploadIndex: storeLink.state?.uploadIndex ?? [:],
+        let others = devicesElsewhere, unknown = accountDirectory?.tooNew == true
+        return Elsewhere(others: others, unknown: unknown, vaultId: vault.vaultId, uploadIndex: storeLink.state?.uploadIndex ?? [:],
                          headAtOpen: (storeLink.state?.saved ?? saved)?.ownHead.index ?? .max, positionAtOpen: storeLink.positionAtOpen,
-                         queued: Set((saved?.queue ?? []).map(\.revisionId)))
+                         queued: others.isEmpty || unknown ? [] : Set((saved?.queue ?? []).map(\.revisionId)))
     }
 }

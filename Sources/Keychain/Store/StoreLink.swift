@@ -68,6 +68,17 @@ final class StoreLink {
         return state
     }
 
+    /// ``savedSyncState(in:)`` for a writer that changes it and commits it: the decoded form kept
+    /// is let go of, so the caller's copy is the only one and grows in place (a dense account's
+    /// upload queue of hundreds of entries was otherwise copied whole at each change). The
+    /// writer's ``noteWritten(_:)`` keeps the new one; a commit that fails leaves the record to be
+    /// decoded again.
+    func savedSyncStateToChange(in vault: Vault) throws(VaultError) -> SyncState? {
+        let state = try savedSyncState(in: vault)
+        decodedSyncState = nil
+        return state
+    }
+
     /// `state`'s record was committed: its decoded form is `state` itself, one version on, when
     /// the record carries it exactly (``SyncState/asWritten()``), so the next
     /// ``savedSyncState(in:)`` does not decode it again.

@@ -411,7 +411,7 @@ extension Account {
     /// Adds the uploads of `records` (new revisions of this vault's devices) to the queue, when
     /// the vault follows a store: the sync state record to commit with them, or `nil`.
     func queueing(_ made: [Revision], in history: History) throws(VaultError) -> (record: VaultRecord, state: SyncState, landsNow: Bool)? {
-        guard var saved = try storeLink.savedSyncState(in: vault) else { return nil }
+        guard var saved = try storeLink.savedSyncStateToChange(in: vault) else { return nil }
         var landsNow = false
         let beforeLanding = !devicesElsewhere.isEmpty
         for r in made where !history.deviceBound.contains(r.itemId) {

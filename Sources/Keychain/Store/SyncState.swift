@@ -283,13 +283,81 @@ struct SyncState: Equatable {
 
     private static func bytes(handles: [[UInt8]?]) -> [UInt8]? {
         guard handles.contains(where: { $0 != nil }) else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(handles.reduce(0) { $0 + 2 + ($1?.count ?? 0) })
-        for handle in handles {
-            append(UInt16(handle?.count ?? 0), to: &out)
-            if let handle { out.append(contentsOf: handle) }
+        return Self.written(size: handles.reduce(0) { $0 + 2 + ($1?.count ?? 0) }) { out in
+            for handle in handles {
+                out.put(UInt16(handle?.count ?? 0))
+                if let handle { out.put(handle) }
+            }
         }
-        return out
+    }
+
+    /// The upload queue (tag 3): per upload, id (16) ‖ RP ID length u16 ‖ RP ID ‖ 1 ‖ landing ms
+    /// u64 ‖ order u64, or 17 zero bytes when its landing is not known; `nil` when empty. This
+    /// record is written at every change, and the queue of a vault no write syncs (a scenario's
+    /// day, its uploads landing later) holds every change of the day: written straight into one
+    /// buffer of its exact size, each upload costs a few copies, not a dozen generic appends.
+    static func bytes(queue: [Upload]) -> [UInt8]? {
+        guard !queue.isEmpty else { return nil }
+        return Self.written(size: queue.reduce(0) { $0 + 35 + $1.revisionId.count - 16 + $1.rpId.count }) { out in
+            for upload in queue {
+                out.put(upload.revisionId)
+                out.put(UInt16(upload.rpId.count))
+                out.put(upload.rpId)
+                if let lands = upload.landsAt {
+                    out.put(UInt8(1))
+                    out.put(lands.ms)
+                    out.put(lands.order)
+                } else {
+                    out.zeros(17)
+                }
+            }
+        }
+    }
+
+    /// Writes into a buffer of `size` bytes, front to back (``written(size:_:)``).
+    struct BufferWriter {
+        private let base: UnsafeMutablePointer<UInt8>
+        private let size: Int
+        private(set) var count = 0
+
+        fileprivate init(_ base: UnsafeMutablePointer<UInt8>, size: Int) {
+            self.base = base
+            self.size = size
+        }
+
+        mutating func put(_ bytes: [UInt8]) {
+            precondition(bytes.count <= size - count, "SyncState.BufferWriter: more bytes than the size given")
+            bytes.withUnsafeBufferPointer { source in
+                if let from = source.baseAddress, !source.isEmpty { (base + count).initialize(from: from, count: source.count) }
+            }
+            count += bytes.count
+        }
+
+        /// `value` big-endian, as ``BigEndianBytes/of(_:)`` gives it.
+        mutating func put<T: FixedWidthInteger>(_ value: T) {
+            precondition(MemoryLayout<T>.size <= size - count, "SyncState.BufferWriter: more bytes than the size given")
+            withUnsafeBytes(of: value.bigEndian) { raw in
+                UnsafeMutableRawPointer(base + count).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+            }
+            count += MemoryLayout<T>.size
+        }
+
+        mutating func zeros(_ n: Int) {
+            precondition(n <= size - count, "SyncState.BufferWriter: more bytes than the size given")
+            (base + count).initialize(repeating: 0, count: n)
+            count += n
+        }
+    }
+
+    /// The `size` bytes `write` puts, in one allocation; a size `write` does not fill exactly is a
+    /// programming error.
+    static func written(size: Int, _ write: (inout BufferWriter) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var writer = BufferWriter(buffer.baseAddress!, size: size)
+            write(&writer)
+            precondition(writer.count == size, "SyncState.written: \(writer.count) bytes written of \(size)")
+            initialized = writer.count
+        }
     }
 
     /// `value` big-endian at the end of `bytes`, as ``BigEndianBytes/of(_:)`` gives it.
@@ -354,23 +422,7 @@ struct SyncState: Equatable {
         record.setInteger(Tag.cursor, cursor)
         record.setField(Tag.storeId, storeId)
         record.setInteger(Tag.snapshotEntries, snapshotEntries)
-        // Appended in place, with room for every upload: the queue of a single vault's account
-        // waits for its next sync, and this record is written at every change.
-        var queued = [UInt8]()
-        queued.reserveCapacity(queue.reduce(0) { $0 + 35 + $1.rpId.count })
-        for upload in queue {
-            queued.append(contentsOf: upload.revisionId)
-            Self.append(UInt16(upload.rpId.count), to: &queued)
-            queued.append(contentsOf: upload.rpId)
-            if let lands = upload.landsAt {
-                queued.append(1)
-                Self.append(lands.ms, to: &queued)
-                Self.append(lands.order, to: &queued)
-            } else {
-                queued.append(contentsOf: repeatElement(0, count: 17))
-            }
-        }
-        record.setField(Tag.queue, queued.isEmpty ? nil : queued)
+        record.setField(Tag.queue, Self.bytes(queue: queue))
         record.setField(Tag.queueUsers, Self.bytes(handles: queue.map(\.userHandle)))
         var problems = [UInt8]()
         for problem in unreadable {

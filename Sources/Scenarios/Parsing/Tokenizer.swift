@@ -8,7 +8,16 @@ enum Tokenizer {
     }
 
     static func tokens(_ line: String) throws(Failure) -> [Token] {
-        let chars = Array(line.unicodeScalars)
+        let scalars = line.unicodeScalars
+        let chars = Array(scalars)
+        // Where each scalar starts in `line` (and its end): a word or a JSON literal is copied
+        // out of the line in one piece, not appended scalar by scalar (a scenario of thousands of
+        // lines spent most of its parsing there).
+        var starts = Array(scalars.indices)
+        starts.append(scalars.endIndex)
+        func text(_ range: Range<Int>) -> String {
+            String(Substring(scalars[starts[range.lowerBound]..<starts[range.upperBound]]))
+        }
         var out = [Token]()
         var i = 0
         while i < chars.count {
@@ -62,7 +71,7 @@ enum Tokenizer {
                     i += 1
                 }
                 guard depth == 0, !inString else { throw Failure(column: start + 1, message: "a JSON literal that does not close") }
-                out.append(Token(kind: .json, text: String(String.UnicodeScalarView(chars[start..<i])), column: start + 1))
+                out.append(Token(kind: .json, text: text(start..<i), column: start + 1))
             } else {
                 // A word ends at white space, or before a string or JSON literal right after `=`
                 // (`key="a b"`, `key={…}`).
@@ -72,7 +81,7 @@ enum Tokenizer {
                     if i > start, chars[i - 1] == "=", d == "\"" || d == "{" || d == "[" { break }
                     i += 1
                 }
-                out.append(Token(kind: .word, text: String(String.UnicodeScalarView(chars[start..<i])), column: start + 1))
+                out.append(Token(kind: .word, text: text(start..<i), column: start + 1))
             }
         }
         return out

@@ -48,12 +48,22 @@ public final class ScenarioRunner {
     var rpId: String?
     private(set) var labels = [String: [UInt8]]()
     /// The label of each labelled passkey (an id has at most one: each registration makes a new id).
-    private var labelOf = [[UInt8]: String]()
+    private var labelOf = [PasskeyId: String]()
+
+    /// A passkey id as a key of ``labelOf``, hashed as one run of bytes: a `holds` of a thousand
+    /// passkeys looks up a thousand labels, and `[UInt8]` hashes byte by byte.
+    private struct PasskeyId: Hashable {
+        let bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
 
     /// Labels passkey `id` (a label used again moves to the new passkey).
     private func setLabel(_ label: String, _ id: [UInt8]) {
-        if let old = labels.updateValue(id, forKey: label), labelOf[old] == label { labelOf[old] = nil }
-        labelOf[id] = label
+        if let old = labels.updateValue(id, forKey: label), labelOf[PasskeyId(old)] == label { labelOf[PasskeyId(old)] = nil }
+        labelOf[PasskeyId(id)] = label
     }
     var lastResponse: String?
     /// The conditional sign-in begun on each device (`autofill begin`), as the session holds it.
@@ -450,7 +460,7 @@ public final class ScenarioRunner {
     }
 
     func label(of id: [UInt8]) -> String {
-        labelOf[id] ?? Base64URL.encode(id)
+        labelOf[PasskeyId(id)] ?? Base64URL.encode(id)
     }
 
     private func secret(_ text: String) -> SecureBytes {

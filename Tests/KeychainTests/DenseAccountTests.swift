@@ -1,0 +1,80 @@
+@_spi(ByteOrder) import ByteOrder
+import Foundation
+import KeyVault
+@testable import Keychain
+import Testing
+import TestSupport
+import VirtualAuthenticator
+
+// What a change skips on a dense account, one vault's alone: the upload queue is written at every
+// change in one exact-size buffer, and it is hashed for what other vaults hold only when there
+// are other vaults. Neither may change what is written or what a commit collects.
+
+private let start: UInt64 = 1_800_000_000_000
+
+/// The upload queue as docs/vault-format.md gives sync state tag 3, appended byte by byte.
+private func queueAsDocumented(_ queue: [SyncState.Upload]) -> [UInt8]? {
+    guard !queue.isEmpty else { return nil }
+    var out = [UInt8]()
+    for upload in queue {
+        out += upload.revisionId
+        out += [UInt8(upload.rpId.count >> 8), UInt8(upload.rpId.count & 0xff)] + upload.rpId
+        if let lands = upload.landsAt {
+            out += [1] + BigEndianBytes.of(lands.ms) + BigEndianBytes.of(lands.order)
+        } else {
+            out += [UInt8](repeating: 0, count: 17)
+        }
+    }
+    return out
+}
+
+@Test func theUploadQueueIsWrittenAsTheFormatSays() {
+    let rps = ["example.com", "", String(repeating: "r", count: 300), "login.example.com"]
+    var queue = [SyncState.Upload]()
+    for n in 0..<40 {
+        let lands: Instant? = n % 3 == 0 ? nil : Instant(ms: UInt64(n) * 1_000_003 + 0x0102_0304_0506, order: UInt64(n) << 40 | 7)
+        queue.append(SyncState.Upload(revisionId: (0..<16).map { UInt8(truncatingIfNeeded: n * 16 + $0) }, rpId: Array(rps[n % rps.count].utf8),
+                                      landsAt: lands, userHandle: n % 4 == 1 ? nil : [UInt8(n), 0xff]))
+    }
+    #expect(SyncState.bytes(queue: []) == nil)
+    for count in [1, 2, 3, 17, 40] {
+        let part = Array(queue.prefix(count))
+        #expect(SyncState.bytes(queue: part) == queueAsDocumented(part), "\(count) uploads")
+        var state = SyncState()
+        state.queue = part
+        let record = state.record()
+        #expect(record.field(SyncState.Tag.queue).map(Array.init) == queueAsDocumented(part))
+        // The user handles (tag 14): length u16 ‖ handle, 0 for one not known.
+        let handles = part.flatMap { u in [UInt8((u.userHandle?.count ?? 0) >> 8), UInt8((u.userHandle?.count ?? 0) & 0xff)] + (u.userHandle ?? []) }
+        #expect(record.field(SyncState.Tag.queueUsers).map(Array.init) == (part.allSatisfy { $0.userHandle == nil } ? nil : handles))
+    }
+}
+
+/// A queued revision is not held by another vault's device until that device has received it;
+/// with no other vault the queue is not asked (every device is this vault's, and the schedule
+/// says what each holds), so it is not gathered either.
+@Test func theQueueIsAskedForWhatOtherVaultsHoldOnlyWhenThereAreOtherVaults() throws {
+    try withTemporaryDirectory { dir in
+        let clock = VirtualClock(start: start)
+        let phone = try Account.create(at: dir + "/phone", passphrase: secret(passphrase), kdf: .min, deviceName: "phone",
+                                       biometricPIN: nil, clock: clock.wallClock, random: .seeded(3))
+        try phone.addDevice("tablet", pin: nil)
+        try phone.setDelays(upload: DelayRange(parsing: "1h"), download: DelayRange(parsing: "2s"))
+        // Its upload lands in an hour: it waits in the queue.
+        _ = try phone.device("phone").register(optionsJSON: creationOptions(userId: "AQID", userVerification: "discouraged"), origin: origin)
+        let queued = try #require(try phone.storeLink.savedSyncState(in: phone.vault)).queue
+        #expect(!queued.isEmpty)
+        let alone = phone.knowledgeElsewhere()
+        #expect(alone.others.isEmpty && alone.queued.isEmpty)
+
+        // Another vault's device: the queue counts again.
+        _ = try phone.addDevice("desk", inNewVaultAt: dir + "/desk", passphrase: secret(passphrase), kdf: .min, pin: nil)
+        try phone.setOnline(false, device: "phone")  // what it makes now waits, its landing not known
+        _ = try phone.device("phone").register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"), origin: origin)
+        let saved = try #require(try phone.storeLink.savedSyncState(in: phone.vault))
+        #expect(!saved.queue.isEmpty)
+        let shared = phone.knowledgeElsewhere()
+        #expect(!shared.others.isEmpty)
+        #expect(shared.queued == Set(saved.queue.map(\.revisionId)))
+    }
+}
