@@ -38,6 +38,8 @@ final class NewestFirst {
     /// first; and those read.
     private var pending = [(bound: Instant, number: Int)]()
     private var readShards = Set<Int>()
+    /// The RP's revisions downloaded from the store and not in the vault.
+    private var downloads = [Revision]()
     /// How many shards of the RP were read: a measure, for tests, that a discoverable sign-in
     /// reads a few shards and not the RP.
     var shardsRead: Int { readShards.count }
@@ -64,7 +66,14 @@ final class NewestFirst {
         } else {
             add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp))
         }
-        for revision in account.storeLink.downloaded(ofRP: rpId) {
+        downloads = account.storeLink.downloaded(ofRP: rpId)
+        addDownloads()
+        sortEntries()
+    }
+
+    /// Adds the RP's downloaded revisions to the entries of their passkeys.
+    private func addDownloads() {
+        for revision in downloads {
             let bound = revision.removed ? Instant.zero : revision.created
             if let i = place[revision.itemId] {
                 entries[i].downloaded.append(revision)
@@ -74,7 +83,6 @@ final class NewestFirst {
                 entries.append(Entry(bound: bound, itemId: revision.itemId, records: [], downloaded: [revision]))
             }
         }
-        sortEntries()
     }
 
     /// Adds `records` of the RP to the entries of their passkeys (unsorted: ``sortEntries()`` next).
@@ -103,9 +111,27 @@ final class NewestFirst {
 
     /// Reads shard `number` of the RP (once) into the entries, sorted again.
     private func read(shard number: Int) throws(VaultError) {
+        // Each shard read passes over the RP's records in memory: past a few, the rest at once.
+        if readShards.count >= Self.shardsOneByOne { return try readRest() }
         guard readShards.insert(number).inserted else { return }
         pending.removeAll { $0.number == number }
         add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8), shardNumber: number))
+        sortEntries()
+    }
+
+    /// Shards read one at a time before the rest is read whole.
+    static let shardsOneByOne = 16
+
+    /// Reads every shard not read yet: the entries made again from the RP's records (a passkey
+    /// worked out already had every record of its own shard, and is made again the same).
+    private func readRest() throws(VaultError) {
+        guard !pending.isEmpty else { return }
+        for shard in pending { readShards.insert(shard.number) }
+        pending = []
+        entries = []
+        place = [:]
+        add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8)))
+        addDownloads()
         sortEntries()
     }
 
@@ -176,7 +202,7 @@ final class NewestFirst {
     /// `list --rp-id` prints, each passkey worked out as the view would, without the history and
     /// the indexed view a process that keeps asking keeps in step.
     func all() throws(VaultError) -> [DeviceView.Item] {
-        for shard in pending.reversed() { try read(shard: shard.number) }
+        try readRest()
         let every = try DeviceRecord.everyRecord(in: account.vault)
         var items = [DeviceView.Item]()
         items.reserveCapacity(entries.count)
