@@ -251,6 +251,44 @@ public final class Vault {
         return inMemory(kind: kind, field: shard, equals: shardValue).filter { $0.field(tag).map { $0.elementsEqual(value) } ?? false }
     }
 
+    /// The shards of split partition `value` (of `kind`'s partition field `tag`), each with an
+    /// upper bound of what ``VaultPartitioning/bound`` gives its live records: the index root's
+    /// bound of the shard, raised by the records in memory (the log after the root, this
+    /// process's writes). A removal since only makes a bound higher than it need be. `nil` when
+    /// the partition is not split, the index keeps no bounds, or every record is in memory.
+    package func shardBounds(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [UInt64]? {
+        guard let partitioning, partitioning.kind == kind, partitioning.tag == tag, let shard = partitioning.shard,
+              let bound = partitioning.bound, let index, !index.complete else { return nil }
+        let base = ByteKey(value)
+        guard let count = index.root.splits[base], var bounds = index.root.bounds[base], bounds.count == Int(count) else { return nil }
+        for record in inMemory(kind: kind, field: tag, equals: value) {
+            let n = Int(VaultPartitioning.shardNumber(of: record.field(shard), count: count))
+            bounds[n] = max(bounds[n], bound(record))
+        }
+        return bounds
+    }
+
+    /// Live records of `kind` whose partition field `tag` equals `value` and which fall in shard
+    /// `number` of that split partition, in the order they became live: the one shard is read.
+    package func records(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8], shardNumber number: Int) throws(VaultError) -> [VaultRecord] {
+        guard let partitioning, partitioning.kind == kind, partitioning.tag == tag, let shard = partitioning.shard,
+              let count = splits[ByteKey(value)], number >= 0, number < Int(count) else {
+            throw VaultError(.inconsistent, "partition field \(tag) of that value is not split into \(number + 1) shards or more")
+        }
+        try readPartition(VaultPartitioning.shardKey(ByteKey(value), UInt16(number)))
+        return inMemory(kind: kind, field: tag, equals: value).filter {
+            Int(VaultPartitioning.shardNumber(of: $0.field(shard), count: count)) == number
+        }
+    }
+
+    /// The shard of split partition `value` a record with shard field value `shardValue` falls
+    /// in; `nil` when the partition is not split.
+    package func shardNumber(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8], shard shardValue: [UInt8]) -> Int? {
+        guard let partitioning, partitioning.kind == kind, partitioning.tag == tag, partitioning.shard != nil,
+              let count = splits[ByteKey(value)] else { return nil }
+        return Int(VaultPartitioning.shardNumber(of: shardValue[...], count: count))
+    }
+
     /// Every value field `tag` has among the live records of `kind`, each once, in no particular
     /// order (the RPs of the passkeys, from the field's index): reads every partition not read yet.
     package func fieldValues(kind: VaultRecord.Kind, field tag: UInt8) throws(VaultError) -> [[UInt8]] {

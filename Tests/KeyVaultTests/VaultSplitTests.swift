@@ -157,3 +157,145 @@ final class VaultSplitTests {
         #expect(split.partitionsRead == 1)
     }
 }
+
+/// Index format 4: the root keeps, per shard of a split partition, an upper bound of what the
+/// partitioning's ``VaultPartitioning/bound`` gives its records, so that a caller reads a split
+/// partition's shards newest first and stops early. The bounds hold for the records of the index
+/// and for those written after it; an index without them (format 3) is replaced, not misread; a
+/// damaged bounds section is `corrupted`.
+final class VaultShardBoundTests {
+    let directory: TemporaryDirectory
+    var path: String { directory.path + "/vault" }
+    /// As ``VaultSplitTests/partitioning``, bounded by field 5 (a big-endian number).
+    static let bounded = VaultPartitioning(kind: .credential, tag: 1, lookup: 3, shard: 4, splitRecords: 32, bound: { record in
+        record.field(5).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+    })
+
+    init() throws { directory = try TemporaryDirectory("authctl-bound-test") }
+
+    func passphrase() -> SecureBytes {
+        var bytes = Array("bound".utf8)
+        return SecureBytes(consuming: &bytes)
+    }
+
+    func open(_ access: Vault.Access = .read, _ partitioning: VaultPartitioning = VaultShardBoundTests.bounded) throws -> Vault {
+        try Vault.open(at: path, passphrase: passphrase(), access: access, partitioning: partitioning)
+    }
+
+    static func revision(_ n: Int, bound: UInt64) -> VaultRecord {
+        var r = VaultSplitTests.revision(n, credential: n)
+        r.setField(5, [UInt8](withUnsafeBytes(of: bound.bigEndian, Array.init)))
+        return r
+    }
+
+    /// Each shard's records, from the whole log.
+    func shards(_ count: Int) throws -> [[VaultRecord]] {
+        var out = [[VaultRecord]](repeating: [], count: count)
+        for r in try Vault.open(at: path, passphrase: passphrase(), access: .read, partitioning: nil).records(kind: .credential)
+        where r.field(1).map(Array.init) == VaultSplitTests.big {
+            out[Int(VaultPartitioning.shardNumber(of: r.field(4), count: UInt16(count)))].append(r)
+        }
+        return out
+    }
+
+    @Test func everyShardIsBoundedAndTheLogAfterTheIndexRaisesItsShard() throws {
+        do {
+            let vault = try Vault.create(at: path, passphrase: passphrase(), kdf: .min, partitioning: Self.bounded)
+            for n in 0..<400 { try vault.commit([Self.revision(n, bound: UInt64(1000 + n))]) }
+            try vault.compact()
+        }
+        let reader = try open()
+        let bounds = try #require(reader.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big))
+        #expect(bounds.count > 2)
+        for (n, records) in try shards(bounds.count).enumerated() {
+            // Just written whole: each bound is its shard's largest, not only above it.
+            #expect(bounds[n] == records.map { Self.bounded.bound!($0) }.max() ?? 0, "shard \(n)")
+        }
+        #expect(reader.partitionsRead == 0)  // from the root alone
+        // One shard read by number: that shard only, exactly its records.
+        let top = bounds.indices.max { bounds[$0] < bounds[$1] }!
+        #expect(try reader.records(kind: .credential, field: 1, equals: VaultSplitTests.big, shardNumber: top) == shards(bounds.count)[top])
+        #expect(reader.partitionsRead == 1)
+
+        // A newer record written after the index (in the log past it): its shard's bound rises at
+        // once; the newest removed leaves its shard's bound as it was (still a bound).
+        do {
+            let writer = try open(.write)
+            try writer.commit([Self.revision(401, bound: 5000)])
+            try writer.commit([VaultRecord(id: VaultSplitTests.id(399), kind: .tombstone, version: 2)])
+        }
+        let after = try open()
+        #expect(after.index.map { $0.root.frames } ?? 0 < after.frameCount)  // still past the index
+        let raised = try #require(after.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big))
+        let shard401 = try #require(after.shardNumber(kind: .credential, field: 1, equals: VaultSplitTests.big, shard: VaultSplitTests.user(401)))
+        #expect(raised[shard401] == 5000)
+        for (n, records) in try shards(raised.count).enumerated() {
+            #expect(raised[n] >= records.map { Self.bounded.bound!($0) }.max() ?? 0, "shard \(n)")
+        }
+        // Appended and compacted: exact again.
+        do {
+            let writer = try open(.write)
+            let before = try #require(writer.index).root
+            #expect(!(try #require(writer.index)).complete)
+            // (An index of one bucket of 400 records is written again every 50 frames.)
+            for n in 402..<470 { try writer.commit([Self.revision(n, bound: UInt64(1000 + n))]) }
+            let written = try #require(writer.index).root  // appended to, or compacted
+            #expect(written.generation > before.generation || written.frames > before.frames)
+            let appended = try #require(writer.index.map { $0.root.bounds[ByteKey(VaultSplitTests.big)] } ?? nil)
+            // (Appending may have compacted, and split the RP into another number of shards.)
+            let shard = try #require(writer.shardNumber(kind: .credential, field: 1, equals: VaultSplitTests.big, shard: VaultSplitTests.user(401)))
+            #expect(appended[shard] == 5000)
+            try writer.compact()
+        }
+        let compacted = try #require(open().shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big))
+        for (n, records) in try shards(compacted.count).enumerated() {
+            #expect(compacted[n] == records.map { Self.bounded.bound!($0) }.max() ?? 0, "shard \(n)")
+        }
+    }
+
+    /// Format 3 (no bounds) and format 4 tell each other apart by the shard tag: each is read
+    /// around by a process of the other (the log is read) and replaced by its first write.
+    @Test func anIndexOfTheOtherFormatIsReadAroundAndReplaced() throws {
+        do {
+            let vault = try Vault.create(at: path, passphrase: passphrase(), kdf: .min, partitioning: VaultSplitTests.partitioning)
+            for n in 0..<400 { try vault.commit([Self.revision(n, bound: UInt64(n))]) }
+        }
+        let format3 = try open(.read, VaultSplitTests.partitioning)
+        #expect(format3.index != nil && format3.isSplit(VaultSplitTests.big))
+        let new = try open()
+        #expect(new.index == nil && new.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big) == nil)
+        #expect(try new.records(kind: .credential, field: 3, equals: VaultSplitTests.credentialId(3)).map(\.id) == [VaultSplitTests.id(3)])
+        try open(.write).commit([Self.revision(500, bound: 500)])
+        let replaced = try open()
+        #expect(replaced.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big) != nil)
+        // And back: a process without bounds does not use the format 4 index.
+        let older = try open(.read, VaultSplitTests.partitioning)
+        #expect(older.index == nil)
+        #expect(try older.records(kind: .credential).count == 401)
+    }
+
+    /// The bounds round-trip through the root's encoding; padding that is not zero, or a lookup
+    /// section too short to hold them, is `corrupted`.
+    @Test func aDamagedBoundsSectionIsCorrupted() throws {
+        let table = VaultIndex.BucketTable([.init(offset: 0, length: 80, records: 1, id: [UInt8](repeating: 9, count: 16))])
+        let root = VaultIndex(generation: 3, frames: 9, logLength: 999, nextSequence: 4, partitioning: Self.bounded, buckets: table,
+                              always: [], lookups: table, splits: [ByteKey(Array("a.example".utf8)): 2, ByteKey(Array("b.example".utf8)): 4],
+                              bounds: [ByteKey(Array("a.example".utf8)): [7, 8], ByteKey(Array("b.example".utf8)): [1, 2, 3, UInt64.max]])
+        let plain = root.rootPlaintext
+        let read = try VaultIndex(rootPlaintext: plain)
+        #expect(read.bounds == root.bounds && read.lookups?.count == 1 && read.partitioning == Self.bounded)
+        #expect(read.partitioning != VaultSplitTests.partitioning)
+        #expect(try VaultDecoding.indexRoot(plain) == plain)
+        // 6 bounds: 48 bytes, two words after the one lookup entry; the second word's padding.
+        let lookupCount = plain.count - (1 + 4 + (2 + 9 + 2) * 2) - 3 * 32 - 4
+        #expect(Array(plain[lookupCount..<lookupCount + 4]) == [0, 0, 0, 3])
+        let padding = plain.count - (1 + 4 + (2 + 9 + 2) * 2) - 1
+        var damaged = plain
+        damaged[padding] = 1
+        #expect((#expect(throws: VaultError.self) { try VaultIndex(rootPlaintext: damaged) })?.kind == .corrupted)
+        // Counted as one lookup entry only: the bounds do not fit.
+        var short = Array(plain[..<(lookupCount + 36)]) + Array(plain[(plain.count - (1 + 4 + (2 + 9 + 2) * 2))...])
+        short[lookupCount..<lookupCount + 4] = [0, 0, 0, 1]
+        #expect((#expect(throws: VaultError.self) { try VaultIndex(rootPlaintext: short) })?.kind == .corrupted)
+    }
+}

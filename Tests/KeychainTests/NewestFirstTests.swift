@@ -27,7 +27,7 @@ func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
             for name in names.dropFirst() { try account.addDevice(name, pin: nil) }
             try account.setDelays(upload: DelayRange(parsing: "0s..2s"), download: DelayRange(parsing: "0s..3s"))
             var registered = [[UInt8]]()
-            var compared = 0
+            var compared = 0, shardsCompared = 0, fewerShards = 0
             for step in 0..<70 {
                 let device = names[Int(rng.next() % UInt64(names.count))]
                 switch rng.next() % 14 {
@@ -83,8 +83,32 @@ func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
                         compared += found == nil ? 0 : 1
                     }
                 }
+                // A fresh process reads a split RP's shards newest first, by the bounds its index
+                // keeps (and raises by the log after the index): the same answers.
+                let reader = try Account.open(at: dir + "/vault", passphrase: secret(passphrase), access: .read,
+                                              clock: clock.wallClock, random: .seeded(seed))
+                for name in names {
+                    let record = try reader.deviceRecord(named: name)
+                    let whole = try account.viewFromRecords(of: try account.deviceRecord(named: name), rpId: "example.com").items
+                    for wanted in offered {
+                        let lazy = try NewestFirst(account: reader, device: record, rpId: "example.com")
+                        let found = try lazy.newest(where: wanted).map(describe)
+                        #expect(found == whole.last(where: { wanted($0.credential) }).map(describe),
+                                "fresh: seed \(seed), step \(step), device \(name)")
+                        if lazy.shards > 0 {
+                            shardsCompared += 1
+                            fewerShards += lazy.shardsRead < lazy.shards ? 1 : 0
+                        }
+                    }
+                    let listed = try NewestFirst(account: reader, device: record, rpId: "example.com").all()
+                    #expect(listed.map(describe) == whole.map(describe), "fresh: seed \(seed), step \(step), device \(name)")
+                }
             }
             #expect(compared > 0)
+            if seed % 2 == 0 {
+                // Split into shards, read newest first in a fresh process: some shards, not all.
+                #expect(shardsCompared > 0 && fewerShards > 0, "seed \(seed): \(shardsCompared) searches by shard, \(fewerShards) stopped early")
+            }
         }
     }
 }
@@ -121,6 +145,8 @@ func theNewestReadNewestFirstIsTheViewsNewest(seed: UInt64) throws {
                     let list = try NewestFirst(account: account, device: try account.deviceRecord(named: device), rpId: "example.com")
                     _ = try list.newest(where: { !$0.hidden && $0.discoverable })
                     #expect(lookedAt.contains(list.resolved), "worked out \(list.resolved) passkeys")
+                    // And read a few of the RP's shards (40 users, 8 per split: 64 shards of some one each).
+                    #expect(list.shards > 8 && list.shardsRead <= 2 * lookedAt.upperBound, "read \(list.shardsRead) of \(list.shards) shards")
                 }
                 return signed
             }

@@ -24,18 +24,32 @@ package struct VaultPartitioning: Equatable, Sendable {
     package let shard: UInt8?
     /// Records above which a whole index splits a partition (not part of the format: a tuning).
     package let splitRecords: Int
+    /// With shards: an upper bound of what a record of the partitioned kind gives, which the index
+    /// keeps per shard (the largest its records give; an empty shard 0), so that a caller can read
+    /// a split partition's shards in descending order of it and stop early
+    /// (``Vault/shardBounds(kind:field:equals:)``). Index format 4; for passkeys, the millisecond
+    /// of the latest creation instant a revision carries. Only whether there is one is part of the
+    /// format: a bound that changes meaning needs another shard tag.
+    package let bound: (@Sendable (VaultRecord) -> UInt64)?
 
-    package init(kind: VaultRecord.Kind, tag: UInt8, lookup: UInt8? = nil, shard: UInt8? = nil, splitRecords: Int = 1024) {
+    package init(kind: VaultRecord.Kind, tag: UInt8, lookup: UInt8? = nil, shard: UInt8? = nil, splitRecords: Int = 1024,
+                 bound: (@Sendable (VaultRecord) -> UInt64)? = nil) {
         self.kind = kind
         self.tag = tag
         self.lookup = lookup
         self.shard = shard
         self.splitRecords = max(1, splitRecords)
+        self.bound = shard == nil ? nil : bound
     }
 
     package static func == (a: Self, b: Self) -> Bool {
-        a.kind == b.kind && a.tag == b.tag && a.lookup == b.lookup && a.shard == b.shard
+        a.kind == b.kind && a.tag == b.tag && a.lookup == b.lookup && a.shard == b.shard && (a.bound == nil) == (b.bound == nil)
     }
+
+    /// The shard tag as a root of index format 4 writes it: the tag with its high bit set, which
+    /// says the root carries shard bounds (a reader of format 3 takes it for a partitioning it does
+    /// not build, and does not use the index). Field tags are below 0x80.
+    static let boundedShardFlag: UInt8 = 0x80
 
     /// Records a shard of a split partition holds on average when it is split.
     var shardRecords: Int { max(1, splitRecords / 16) }
@@ -159,6 +173,9 @@ struct VaultIndex {
     var lookups: BucketTable?
     /// The split partitions (``VaultPartitioning/shard``): partition value → its shard count.
     var splits: [ByteKey: UInt16] = [:]
+    /// With a ``VaultPartitioning/bound``: per split partition, each shard's bound as of the root
+    /// (as many as ``splits`` counts).
+    var bounds: [ByteKey: [UInt64]] = [:]
 
     /// Passkeys per bucket that a new index aims at: a bucket of some 64 passkeys is a few tens of
     /// kilobytes, decrypted in microseconds.
@@ -228,14 +245,28 @@ struct VaultIndex {
         }
         // Index format 2: the lookup section. A root without it (format 1) ends above.
         if let lookup = partitioning.lookup, let lookups {
+            let sorted = splits.sorted(by: { $0.key < $1.key })
+            // Index format 4: the shard bounds, u64 each, split partition by split partition in
+            // the split section's order, zero-padded to whole 32-byte words that follow the lookup
+            // bucket entries and are counted with them — so that a reader of format 3 parses the
+            // root (and, its shard tag not being one it builds, does not use the index).
+            var words = [UInt8]()
+            if partitioning.bound != nil, partitioning.shard != nil {
+                for (value, count) in sorted {
+                    let shardBounds = bounds[value] ?? []
+                    for n in 0..<Int(count) { words += BigEndianBytes.of(n < shardBounds.count ? shardBounds[n] : UInt64.max) }
+                }
+                words += [UInt8](repeating: 0, count: (BucketTable.entrySize - words.count % BucketTable.entrySize) % BucketTable.entrySize)
+            }
             w.append(lookup)
-            w.append(UInt32(lookups.count))
+            w.append(UInt32(lookups.count + words.count / BucketTable.entrySize))
             w.append(lookups.bytes)
+            w.append(words)
             // Index format 3: the split partitions. A root without them (format 2) ends above.
             if let shard = partitioning.shard {
-                w.append(shard)
+                w.append(partitioning.bound == nil ? shard : shard | VaultPartitioning.boundedShardFlag)
                 w.append(UInt32(splits.count))
-                for (value, count) in splits.sorted(by: { $0.key < $1.key }) {
+                for (value, count) in sorted {
                     w.append(UInt16(value.bytes.count))
                     w.append(Array(value.bytes))
                     w.append(count)
@@ -245,9 +276,12 @@ struct VaultIndex {
         return w.bytes
     }
 
+    /// Shard bounds taken for a root read: any bound will do, only whether there is one is known.
+    static let readBound: @Sendable (VaultRecord) -> UInt64 = { _ in .max }
+
     init(generation: UInt64, frames: UInt64, logLength: UInt64, nextSequence: UInt64, partitioning: VaultPartitioning,
          buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)], lookups: BucketTable? = nil,
-         splits: [ByteKey: UInt16] = [:]) {
+         splits: [ByteKey: UInt16] = [:], bounds: [ByteKey: [UInt64]] = [:]) {
         self.generation = generation
         self.frames = frames
         self.logLength = logLength
@@ -257,6 +291,7 @@ struct VaultIndex {
         self.always = always
         self.lookups = partitioning.lookup == nil ? nil : lookups ?? BucketTable([])
         self.splits = partitioning.shard == nil ? [:] : splits
+        self.bounds = partitioning.bound == nil ? [:] : bounds
     }
 
     init(rootPlaintext plain: [UInt8]) throws(VaultError) {
@@ -287,11 +322,14 @@ struct VaultIndex {
             let lookup = try r.read(UInt8.self)
             let count = Int(try r.read(UInt32.self))
             guard count <= r.remaining / BucketTable.entrySize else { throw VaultError(.corrupted, "the index root claims \(count) lookup buckets") }
-            lookups = BucketTable(bytes: try r.take(count * BucketTable.entrySize))
+            var table = try r.take(count * BucketTable.entrySize)
+            lookups = BucketTable(bytes: table)
             if r.remaining == 0 {
                 partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup)
             } else {
-                let shard = try r.read(UInt8.self)
+                let shardByte = try r.read(UInt8.self)
+                let bounded = shardByte & VaultPartitioning.boundedShardFlag != 0
+                let shard = shardByte & ~VaultPartitioning.boundedShardFlag
                 let splitCount = Int(try r.read(UInt32.self))
                 guard splitCount <= r.remaining / 5 else { throw VaultError(.corrupted, "the index root claims \(splitCount) split partitions") }
                 var previous: ByteKey?
@@ -305,7 +343,29 @@ struct VaultIndex {
                     splits[value] = shards
                     previous = value
                 }
-                partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup, shard: shard)
+                partitioning = VaultPartitioning(kind: kind, tag: tag, lookup: lookup, shard: shard,
+                                                 bound: bounded ? Self.readBound : nil)
+                if bounded {
+                    // Format 4: the shard bounds are the lookup table's last words (see rootPlaintext).
+                    let sorted = splits.keys.sorted()
+                    let total = sorted.reduce(0) { $0 + Int(splits[$1]!) }
+                    let wordBytes = (total * 8 + BucketTable.entrySize - 1) / BucketTable.entrySize * BucketTable.entrySize
+                    guard wordBytes <= table.count else { throw VaultError(.corrupted, "the index root's shard bounds do not fit its lookup section") }
+                    let words = Array(table[(table.count - wordBytes)...])
+                    table.removeLast(wordBytes)
+                    lookups = BucketTable(bytes: table)
+                    guard words[(total * 8)...].allSatisfy({ $0 == 0 }) else { throw VaultError(.corrupted, "the index root's shard bounds are damaged") }
+                    var at = 0
+                    for value in sorted {
+                        var list = [UInt64]()
+                        list.reserveCapacity(Int(splits[value]!))
+                        for _ in 0..<Int(splits[value]!) {
+                            list.append(BigEndianBytes.integer(words[at..<at + 8]))
+                            at += 8
+                        }
+                        bounds[value] = list
+                    }
+                }
             }
         }
         guard r.remaining == 0 else { throw VaultError(.corrupted, "the index root has \(r.remaining) trailing bytes") }

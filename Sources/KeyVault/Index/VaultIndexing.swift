@@ -368,6 +368,27 @@ extension Vault {
         return partitioning.splitRecords
     }
 
+    /// Split partition and shard number of partition `value`, when it is a shard.
+    static func shard(_ value: ByteKey, splits: [ByteKey: UInt16]) -> (base: ByteKey, number: Int)? {
+        let bytes = Array(value.bytes)  // (a key read from a bucket is a slice of its plaintext)
+        guard bytes.count >= 3, bytes[bytes.count - 3] == 0xFF else { return nil }
+        let base = ByteKey(Array(bytes.dropLast(3)))
+        let number = Int(bytes[bytes.count - 2]) << 8 | Int(bytes[bytes.count - 1])
+        guard let count = splits[base], number < Int(count) else { return nil }
+        return (base, number)
+    }
+
+    /// Raises each shard's bound in `bounds` to the largest ``VaultPartitioning/bound`` of its
+    /// records in `partitions`.
+    static func raise(_ bounds: inout [ByteKey: [UInt64]], to partitions: [ByteKey: [(sequence: UInt64, record: VaultRecord)]],
+                      splits: [ByteKey: UInt16], _ partitioning: VaultPartitioning) {
+        guard let bound = partitioning.bound else { return }
+        for (value, records) in partitions {
+            guard let (base, number) = shard(value, splits: splits), bounds[base] != nil else { continue }
+            for (_, record) in records { bounds[base]![number] = max(bounds[base]![number], bound(record)) }
+        }
+    }
+
     /// A sealed lookup bucket at `offset` of the index of `generation`, with the id it is sealed with.
     private func sealedLookup(_ entries: [ByteKey: Set<ByteKey>], number: Int, generation: UInt64, offset: UInt64) -> (sealed: [UInt8], id: [UInt8]) {
         var plain = VaultIndex.lookupPlaintext(entries)
@@ -435,9 +456,12 @@ extension Vault {
             }
             lookups = VaultIndex.BucketTable(table)
         }
+        var bounds = [ByteKey: [UInt64]]()
+        if partitioning.bound != nil { for (base, count) in splits { bounds[base] = Array(repeating: 0, count: Int(count)) } }
+        Self.raise(&bounds, to: partitions, splits: splits, partitioning)
         let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
                               partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always, lookups: lookups,
-                              splits: splits)
+                              splits: splits, bounds: bounds)
         let (sealedRoot, rootId) = sealedRoot(root, offset: UInt64(file.count))
         file += sealedRoot
         let indexPath = Self.file(path, Self.indexFile(generation))
@@ -526,6 +550,14 @@ extension Vault {
         // The vault outgrew the bucket count (its records many times what the buckets were sized
         // for): a fresh index, with a new count, in place of this append.
         if Self.crowded(root.buckets) || root.lookups.map(Self.crowded) == true { return try compactLocked() }
+        if let partitioning {
+            // The shards written again (all their records in memory) get their bounds anew; the
+            // others keep theirs (a removal since leaves a bound high: still a bound).
+            for value in wanted {
+                if let (base, number) = Self.shard(value, splits: root.splits), root.bounds[base] != nil { root.bounds[base]![number] = 0 }
+            }
+            Self.raise(&root.bounds, to: partitions, splits: root.splits, partitioning)
+        }
         root.frames = frameCount
         root.logLength = UInt64(validLength)
         root.nextSequence = UInt64(nextSequence)

@@ -31,6 +31,20 @@ final class NewestFirst {
     let rpId: String
     /// Every passkey of the RP with a record or a download, by bound then item id, oldest first.
     private var entries = [Entry]()
+    /// Where each passkey's entry is in ``entries``.
+    private var place = [[UInt8]: Int]()
+    /// Of a split RP read by shard: the shards not read yet, with an upper bound of the creation
+    /// instant of every passkey they hold (the end of the index's bound millisecond), lowest
+    /// first; and those read.
+    private var pending = [(bound: Instant, number: Int)]()
+    private var readShards = Set<Int>()
+    /// The RP's revisions downloaded from the store and not in the vault.
+    private var downloads = [Revision]()
+    /// How many shards of the RP were read: a measure, for tests, that a discoverable sign-in
+    /// reads a few shards and not the RP.
+    var shardsRead: Int { readShards.count }
+    /// How many shards the RP has when it is read by shard; 0 when it is read whole.
+    var shards: Int { readShards.count + pending.count }
     private var wholeView: DeviceView?
     /// Why the whole view could not be made, for the store to report at its next step (``whole``
     /// is read where nothing can throw).
@@ -43,10 +57,38 @@ final class NewestFirst {
         self.account = account
         self.device = device
         self.rpId = rpId
-        let records = try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8))
-        var place = [[UInt8]: Int]()
-        place.reserveCapacity(records.count)
-        entries.reserveCapacity(records.count)
+        let rp = Array(rpId.utf8)
+        if let bounds = account.vault.shardBounds(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp) {
+            // A split RP whose index keeps each shard's bound: shards are read newest first, as
+            // far as ``newest(where:)`` needs.
+            pending = bounds.enumerated().map { (bound: Instant.endOf($0.element), number: $0.offset) }
+                .sorted { ($0.bound, $0.number) < ($1.bound, $1.number) }
+        } else {
+            add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp))
+        }
+        downloads = account.storeLink.downloaded(ofRP: rpId)
+        addDownloads()
+        sortEntries()
+    }
+
+    /// Adds the RP's downloaded revisions to the entries of their passkeys.
+    private func addDownloads() {
+        for revision in downloads {
+            let bound = revision.removed ? Instant.zero : revision.created
+            if let i = place[revision.itemId] {
+                entries[i].downloaded.append(revision)
+                if entries[i].bound < bound { entries[i].bound = bound }
+            } else {
+                place[revision.itemId] = entries.count
+                entries.append(Entry(bound: bound, itemId: revision.itemId, records: [], downloaded: [revision]))
+            }
+        }
+    }
+
+    /// Adds `records` of the RP to the entries of their passkeys (unsorted: ``sortEntries()`` next).
+    private func add(_ records: [VaultRecord]) {
+        place.reserveCapacity(place.count + records.count)
+        entries.reserveCapacity(entries.count + records.count)
         for record in records {
             // As a revision reads it: a replica's own id is the revision's (tag 40), not the record's.
             let itemId = record.field(CredentialRecord.Tag.itemId).map(Array.init)
@@ -60,17 +102,48 @@ final class NewestFirst {
                 entries.append(Entry(bound: bound, itemId: itemId, records: [record], downloaded: []))
             }
         }
-        for revision in account.storeLink.downloaded(ofRP: rpId) {
-            let bound = revision.removed ? Instant.zero : revision.created
-            if let i = place[revision.itemId] {
-                entries[i].downloaded.append(revision)
-                if entries[i].bound < bound { entries[i].bound = bound }
-            } else {
-                place[revision.itemId] = entries.count
-                entries.append(Entry(bound: bound, itemId: revision.itemId, records: [], downloaded: [revision]))
-            }
-        }
+    }
+
+    private func sortEntries() {
         entries.sort { Self.precedes($0.bound, $0.itemId, $1.bound, $1.itemId) }
+        for (i, entry) in entries.enumerated() { place[entry.itemId] = i }
+    }
+
+    /// Reads shard `number` of the RP (once) into the entries, sorted again.
+    private func read(shard number: Int) throws(VaultError) {
+        // Each shard read passes over the RP's records in memory: past a few, the rest at once.
+        if readShards.count >= Self.shardsOneByOne { return try readRest() }
+        guard readShards.insert(number).inserted else { return }
+        pending.removeAll { $0.number == number }
+        add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8), shardNumber: number))
+        sortEntries()
+    }
+
+    /// Shards read one at a time before the rest is read whole.
+    static let shardsOneByOne = 16
+
+    /// Reads every shard not read yet: the entries made again from the RP's records (a passkey
+    /// worked out already had every record of its own shard, and is made again the same).
+    private func readRest() throws(VaultError) {
+        guard !pending.isEmpty else { return }
+        for shard in pending { readShards.insert(shard.number) }
+        pending = []
+        entries = []
+        place = [:]
+        add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8)))
+        addDownloads()
+        sortEntries()
+    }
+
+    /// Whether every record of `entry`'s passkey is among its records: its user's shard is read
+    /// (a passkey's revisions all carry its user handle), or the RP is not read by shard.
+    private func complete(_ entry: Entry) throws(VaultError) -> Bool {
+        guard !pending.isEmpty, entry.records.isEmpty, let download = entry.downloaded.first,
+              let number = account.vault.shardNumber(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8),
+                                                      shard: download.credential.userHandle),
+              !readShards.contains(number) else { return true }
+        try read(shard: number)
+        return false
     }
 
     /// The latest creation instant `record` can give its passkey: its own (tag 26; else its
@@ -104,8 +177,21 @@ final class NewestFirst {
         }
         let every = try DeviceRecord.everyRecord(in: account.vault)
         var best: DeviceView.Item?
-        for entry in entries.reversed() {
+        var done = Set<[UInt8]>()
+        while true {
+            let candidate = entries.lastIndex { !done.contains($0.itemId) }
+            if let shard = pending.last, candidate.map({ !(shard.bound < entries[$0].bound) }) ?? true {
+                // The next shard may hold a passkey as new as the candidate: read it first, unless
+                // the best found is newer than anything it holds (and so than the candidate).
+                if let best, shard.bound < best.winner.created { break }
+                try read(shard: shard.number)
+                continue
+            }
+            guard let candidate else { break }
+            let entry = entries[candidate]
             if let best, Self.precedes(entry.bound, entry.itemId, best.winner.created, best.itemId) { break }
+            guard try complete(entry) else { continue }
+            done.insert(entry.itemId)
             guard let item = try item(entry, devices: every), wanted(item.credential) else { continue }
             if best.map({ DeviceView.creationOrder($0, item) }) ?? true { best = item }
         }
@@ -116,6 +202,7 @@ final class NewestFirst {
     /// `list --rp-id` prints, each passkey worked out as the view would, without the history and
     /// the indexed view a process that keeps asking keeps in step.
     func all() throws(VaultError) -> [DeviceView.Item] {
+        try readRest()
         let every = try DeviceRecord.everyRecord(in: account.vault)
         var items = [DeviceView.Item]()
         items.reserveCapacity(entries.count)
