@@ -129,7 +129,10 @@ extension Account {
         let devices = try DeviceRecord.everyRecord(in: vault)
         let now = present
         var flights = next.inFlight, pending = next.pendingDeletions
-        var inFlight = Set(flights.map(\.revisionId))
+        // Sized once for what was read (a first sync: a whole snapshot).
+        var inFlight = Set<[UInt8]>(minimumCapacity: flights.count + state.read.count)
+        for f in flights { inFlight.insert(f.revisionId) }
+        flights.reserveCapacity(flights.count + state.read.count)
         for read in state.read {
             let r = read.revision
             if inFlight.insert(r.id).inserted {

@@ -210,10 +210,17 @@ extension Account {
             }
             requirement[vault] = head.index
         }
+        // Every part opened first, so the tables of what was read are sized once for the whole
+        // snapshot rather than grown through every power of two on the way to its count.
+        let opened = checked.parts.map { part in
+            StorePack.open(part.bytes, name: part.id, key: settings.accountKey, accountId: settings.accountId)
+        }
+        state.reserve(opened.reduce(0) { $0 + ($1?.entries.count ?? 0) }, writer: vault.access == .write)
         var entries = 0
         for (index, part) in checked.parts.enumerated() {
             let label = "snapshot \(snapshot.sequence) part \(index)"
-            entries += take(part, label: label, sequence: snapshot.sequence, own: own, into: &state, requirement: requirement).entries
+            entries += take(part, opened: opened[index], label: label, sequence: snapshot.sequence, own: own, into: &state,
+                            requirement: requirement).entries
         }
         state.cursor = snapshot.sequence
         state.anchor = .none
@@ -230,8 +237,15 @@ extension Account {
     @discardableResult
     func take(_ object: StoreObject, label: String, sequence: UInt64, own: Set<[UInt8]>, into state: inout StoreState,
               requirement: SyncState.Requirement? = nil) -> (link: UploadLink?, entries: Int) {
-        guard let opened = StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
-              let first = try? DeviceRecord.everyRecord(in: vault)[0]
+        take(object, opened: StorePack.open(object.bytes, name: object.id, key: settings.accountKey, accountId: settings.accountId),
+             label: label, sequence: sequence, own: own, into: &state, requirement: requirement)
+    }
+
+    /// ``take(_:label:sequence:own:into:requirement:)`` of `object` opened already (`nil`: it
+    /// does not open).
+    private func take(_ object: StoreObject, opened: StorePack.Opened?, label: String, sequence: UInt64, own: Set<[UInt8]>,
+                      into state: inout StoreState, requirement: SyncState.Requirement?) -> (link: UploadLink?, entries: Int) {
+        guard let opened, let first = try? DeviceRecord.everyRecord(in: vault)[0]
         else {
             if !SnapshotManifest.isManifest(object.id) {
                 state.unreadable.append(.init(name: label, reason: "does not open under the account key (damaged, truncated, or another account's)"))

@@ -16,22 +16,27 @@ enum StoreReplica {
     /// The vault id of the replica of revision `id`.
     static func recordId(of id: [UInt8]) -> [UInt8] { id.map { $0 ^ 0xa5 } }
 
+    /// Made from the revision's encoded fields (``VaultRecord/rewritten(id:kind:version:changing:)``),
+    /// not through a dictionary of them: a first sync makes one for each revision it downloads.
     static func record(of revision: VaultRecord, landedAt: Instant) -> VaultRecord {
-        var fields = revision.fields
-        fields[Tag.revisionId] = revision.id
-        fields[Tag.landedAt] = landedAt.bytes
-        fields[Tag.storeSealedKey] = fields.removeValue(forKey: CredentialRecord.Tag.sealedPrivateKey)
-        return VaultRecord(id: recordId(of: revision.id), kind: .credential, version: 1, fields: fields)
+        revision.rewritten(id: recordId(of: revision.id), kind: .credential, version: 1, changing: [
+            (CredentialRecord.Tag.sealedPrivateKey, nil),
+            (Tag.revisionId, revision.id[...]),
+            (Tag.landedAt, landedAt.bytes[...]),
+            (Tag.storeSealedKey, revision.field(CredentialRecord.Tag.sealedPrivateKey)),
+        ])
     }
 
     /// The revision a replica record holds, as the store had it, and when it landed; `nil` for a
     /// record that is no replica.
     static func revisionRecord(_ record: VaultRecord) -> (record: VaultRecord, landedAt: Instant)? {
         guard let id = record.field(Tag.revisionId), let landed = record.field(Tag.landedAt).flatMap({ Instant(bytes: $0) }) else { return nil }
-        var fields = record.fields
-        fields[Tag.revisionId] = nil
-        fields[Tag.landedAt] = nil
-        fields[CredentialRecord.Tag.sealedPrivateKey] = fields.removeValue(forKey: Tag.storeSealedKey)
-        return (VaultRecord(id: Array(id), kind: .credential, version: record.version, fields: fields), landed)
+        let revision = record.rewritten(id: Array(id), kind: .credential, version: record.version, changing: [
+            (CredentialRecord.Tag.sealedPrivateKey, record.field(Tag.storeSealedKey)),
+            (Tag.revisionId, nil),
+            (Tag.landedAt, nil),
+            (Tag.storeSealedKey, nil),
+        ])
+        return (revision, landed)
     }
 }

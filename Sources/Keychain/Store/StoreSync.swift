@@ -631,6 +631,16 @@ struct StoreState {
     /// The revisions in ``downloaded``, by id: one read again is not downloaded twice.
     private var downloadedIds: Set<[UInt8]> = []
 
+    /// Room for `count` more revisions read at once (a snapshot's): when each landed, its
+    /// sequence, the downloads and their ids — and, for a writer, what it read.
+    mutating func reserve(_ count: Int, writer: Bool) {
+        landed.reserveCapacity(landed.count + count)
+        sequences.reserveCapacity(sequences.count + count)
+        downloaded.reserveCapacity(downloaded.count + count)
+        downloadedIds.reserveCapacity(downloadedIds.count + count)
+        if writer { read.reserveCapacity(read.count + count) }
+    }
+
     mutating func addDownloaded(_ revision: Revision) {
         guard downloadedIds.insert(revision.id).inserted else { return }
         downloadedByRP[revision.credential.rpId, default: []].append(downloaded.count)
