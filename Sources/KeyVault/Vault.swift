@@ -256,14 +256,14 @@ public final class Vault {
     /// bound of the shard, raised by the records in memory (the log after the root, this
     /// process's writes). A removal since only makes a bound higher than it need be. `nil` when
     /// the partition is not split, the index keeps no bounds, or every record is in memory.
-    package func shardBounds(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [UInt64]? {
+    package func shardBounds(kind: VaultRecord.Kind, field tag: UInt8, equals value: [UInt8]) -> [[UInt8]]? {
         guard let partitioning, partitioning.kind == kind, partitioning.tag == tag, let shard = partitioning.shard,
               let bound = partitioning.bound, let index, !index.complete else { return nil }
         let base = ByteKey(value)
         guard let count = index.root.splits[base], var bounds = index.root.bounds[base], bounds.count == Int(count) else { return nil }
         for record in inMemory(kind: kind, field: tag, equals: value) {
             let n = Int(VaultPartitioning.shardNumber(of: record.field(shard), count: count))
-            bounds[n] = max(bounds[n], bound(record))
+            bounds[n] = VaultPartitioning.higher(bounds[n], bound(record))
         }
         return bounds
     }

@@ -166,10 +166,20 @@ final class VaultSplitTests {
 final class VaultShardBoundTests {
     let directory: TemporaryDirectory
     var path: String { directory.path + "/vault" }
-    /// As ``VaultSplitTests/partitioning``, bounded by field 5 (a big-endian number).
+    /// As ``VaultSplitTests/partitioning``, bounded by field 5 (8 bytes, a big-endian number; the
+    /// vault pads a bound to 32 bytes with zeros).
     static let bounded = VaultPartitioning(kind: .credential, tag: 1, lookup: 3, shard: 4, splitRecords: 32, bound: { record in
-        record.field(5).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+        record.field(5).map(Array.init) ?? []
     })
+
+    /// A 32-byte bound as the number its first 8 bytes are.
+    static func value(_ bound: [UInt8]) -> UInt64 { bound.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+
+    /// `value` as a 32-byte bound.
+    static func bound(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) + [UInt8](repeating: 0, count: 24) }
+
+    /// The bound the partitioning gives `record`, as a number.
+    static func value(of record: VaultRecord) -> UInt64 { value(bounded.bound!(record)) }
 
     init() throws { directory = try TemporaryDirectory("authctl-bound-test") }
 
@@ -205,11 +215,11 @@ final class VaultShardBoundTests {
             try vault.compact()
         }
         let reader = try open()
-        let bounds = try #require(reader.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big))
+        let bounds = try #require(reader.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big)).map(Self.value)
         #expect(bounds.count > 2)
         for (n, records) in try shards(bounds.count).enumerated() {
             // Just written whole: each bound is its shard's largest, not only above it.
-            #expect(bounds[n] == records.map { Self.bounded.bound!($0) }.max() ?? 0, "shard \(n)")
+            #expect(bounds[n] == records.map(Self.value(of:)).max() ?? 0, "shard \(n)")
         }
         #expect(reader.partitionsRead == 0)  // from the root alone
         // One shard read by number: that shard only, exactly its records.
@@ -226,11 +236,11 @@ final class VaultShardBoundTests {
         }
         let after = try open()
         #expect(after.index.map { $0.root.frames } ?? 0 < after.frameCount)  // still past the index
-        let raised = try #require(after.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big))
+        let raised = try #require(after.shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big)).map(Self.value)
         let shard401 = try #require(after.shardNumber(kind: .credential, field: 1, equals: VaultSplitTests.big, shard: VaultSplitTests.user(401)))
         #expect(raised[shard401] == 5000)
         for (n, records) in try shards(raised.count).enumerated() {
-            #expect(raised[n] >= records.map { Self.bounded.bound!($0) }.max() ?? 0, "shard \(n)")
+            #expect(raised[n] >= records.map(Self.value(of:)).max() ?? 0, "shard \(n)")
         }
         // Appended and compacted: exact again.
         do {
@@ -241,15 +251,15 @@ final class VaultShardBoundTests {
             for n in 402..<470 { try writer.commit([Self.revision(n, bound: UInt64(1000 + n))]) }
             let written = try #require(writer.index).root  // appended to, or compacted
             #expect(written.generation > before.generation || written.frames > before.frames)
-            let appended = try #require(writer.index.map { $0.root.bounds[ByteKey(VaultSplitTests.big)] } ?? nil)
+            let appended = try #require(writer.index.map { $0.root.bounds[ByteKey(VaultSplitTests.big)] } ?? nil).map(Self.value)
             // (Appending may have compacted, and split the RP into another number of shards.)
             let shard = try #require(writer.shardNumber(kind: .credential, field: 1, equals: VaultSplitTests.big, shard: VaultSplitTests.user(401)))
             #expect(appended[shard] == 5000)
             try writer.compact()
         }
-        let compacted = try #require(open().shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big))
+        let compacted = try #require(open().shardBounds(kind: .credential, field: 1, equals: VaultSplitTests.big)).map(Self.value)
         for (n, records) in try shards(compacted.count).enumerated() {
-            #expect(compacted[n] == records.map { Self.bounded.bound!($0) }.max() ?? 0, "shard \(n)")
+            #expect(compacted[n] == records.map(Self.value(of:)).max() ?? 0, "shard \(n)")
         }
     }
 
@@ -274,27 +284,28 @@ final class VaultShardBoundTests {
         #expect(try older.records(kind: .credential).count == 401)
     }
 
-    /// The bounds round-trip through the root's encoding; padding that is not zero, or a lookup
-    /// section too short to hold them, is `corrupted`.
+    /// The bounds round-trip through the root's encoding, 32 bytes each, as words after the lookup
+    /// entries that count them; a lookup section too short to hold them is `corrupted`.
     @Test func aDamagedBoundsSectionIsCorrupted() throws {
         let table = VaultIndex.BucketTable([.init(offset: 0, length: 80, records: 1, id: [UInt8](repeating: 9, count: 16))])
+        let top = [UInt8](repeating: 0xFF, count: 32)
         let root = VaultIndex(generation: 3, frames: 9, logLength: 999, nextSequence: 4, partitioning: Self.bounded, buckets: table,
                               always: [], lookups: table, splits: [ByteKey(Array("a.example".utf8)): 2, ByteKey(Array("b.example".utf8)): 4],
-                              bounds: [ByteKey(Array("a.example".utf8)): [7, 8], ByteKey(Array("b.example".utf8)): [1, 2, 3, UInt64.max]])
+                              bounds: [ByteKey(Array("a.example".utf8)): [Self.bound(7), Self.bound(8)],
+                                       ByteKey(Array("b.example".utf8)): [Self.bound(1), Self.bound(2), Self.bound(3), top]])
         let plain = root.rootPlaintext
         let read = try VaultIndex(rootPlaintext: plain)
         #expect(read.bounds == root.bounds && read.lookups?.count == 1 && read.partitioning == Self.bounded)
         #expect(read.partitioning != VaultSplitTests.partitioning)
         #expect(try VaultDecoding.indexRoot(plain) == plain)
-        // 6 bounds: 48 bytes, two words after the one lookup entry; the second word's padding.
-        let lookupCount = plain.count - (1 + 4 + (2 + 9 + 2) * 2) - 3 * 32 - 4
-        #expect(Array(plain[lookupCount..<lookupCount + 4]) == [0, 0, 0, 3])
-        let padding = plain.count - (1 + 4 + (2 + 9 + 2) * 2) - 1
-        var damaged = plain
-        damaged[padding] = 1
-        #expect((#expect(throws: VaultError.self) { try VaultIndex(rootPlaintext: damaged) })?.kind == .corrupted)
+        // 6 bounds: six words after the one lookup entry, in the split section's order.
+        let splitSection = 1 + 4 + (2 + 9 + 2) * 2
+        let lookupCount = plain.count - splitSection - 7 * 32 - 4
+        #expect(Array(plain[lookupCount..<lookupCount + 4]) == [0, 0, 0, 7])
+        #expect(Array(plain[(plain.count - splitSection - 32)..<(plain.count - splitSection)]) == top)
+        #expect(Array(plain[(plain.count - splitSection - 6 * 32)..<(plain.count - splitSection - 5 * 32)]) == Self.bound(7))
         // Counted as one lookup entry only: the bounds do not fit.
-        var short = Array(plain[..<(lookupCount + 36)]) + Array(plain[(plain.count - (1 + 4 + (2 + 9 + 2) * 2))...])
+        var short = Array(plain[..<(lookupCount + 36)]) + Array(plain[(plain.count - splitSection)...])
         short[lookupCount..<lookupCount + 4] = [0, 0, 0, 1]
         #expect((#expect(throws: VaultError.self) { try VaultIndex(rootPlaintext: short) })?.kind == .corrupted)
     }

@@ -286,3 +286,53 @@ private func describe(_ item: DeviceView.Item) -> String {
             "\(c.signCount)", "\(c.backupEligible)", "\(c.backupState)", "\(c.hidden)", "\(item.since)"].joined(separator: " ")
 }
 
+
+/// Passkeys made in one millisecond (an import, a bulk fill: every passkey of the RP at one
+/// creation instant) still order a split RP's shards, by item id after the instant, so a fresh
+/// process's discoverable sign-in reads the shard of the newest and stops, and picks what the
+/// whole view picks — the newest by item id among them, or a later one made since.
+@Test func passkeysMadeInOneMillisecondStillOrderTheShards() throws {
+    try Account.$splitRecordsHere.withValue(8) {
+        try withTemporaryDirectory { dir in
+            let clock = MovingClock(start: 1_800_000_000_000)
+            let path = dir + "/vault"
+            do {
+                let account = try Account.create(at: path, passphrase: secret(passphrase), kdf: .min, deviceName: "d0",
+                                                 biometricPIN: nil, clock: clock.wallClock, random: .seeded(21))
+                var passkeys = [(Credential, PrivateKey)]()
+                for i in 0..<120 {
+                    let key = try PrivateKey.generate()
+                    passkeys.append((Credential(id: Array("bulk-credential-\(i)".utf8), rpId: "example.com", userHandle: Array("bulk-user-\(i)".utf8),
+                                                userName: "user\(i)", userDisplayName: "User \(i)", createdAt: 1_700_000_000, signCount: 0,
+                                                backupEligible: true, backupState: true, publicKey: key.publicKey), key))
+                }
+                try account.device("d0").addInBulk(passkeys)
+                try account.vault.compact()
+            }
+            func newest() throws -> (found: [UInt8]?, whole: [UInt8]?, read: Int, shards: Int) {
+                let account = try Account.open(at: path, passphrase: secret(passphrase), access: .read, clock: clock.wallClock, random: .seeded(23))
+                let record = try account.deviceRecord(named: "d0")
+                let list = try NewestFirst(account: account, device: record, rpId: "example.com")
+                let found = try list.newest(where: { !$0.hidden && $0.discoverable })?.credential.id
+                let whole = try account.viewFromRecords(of: record, rpId: "example.com").items.last?.credential.id
+                return (found, whole, list.shardsRead, list.shards)
+            }
+            let first = try newest()
+            #expect(first.found != nil && first.found == first.whole)
+            #expect(first.shards > 8 && first.read == 1, "read \(first.read) of \(first.shards) shards")
+
+            // A passkey made later, in a frame after the index: it is the newest, found in its shard.
+            clock.advance(by: 1_000)
+            let later: [UInt8]
+            do {
+                let account = try Account.open(at: path, passphrase: secret(passphrase), clock: clock.wallClock, random: .seeded(25))
+                later = try account.device("d0").register(
+                    optionsJSON: creationOptions(userId: Base64URL.encode(Array("later".utf8)), userVerification: "discouraged"),
+                    origin: origin).result.credential.id
+            }
+            let second = try newest()
+            #expect(second.found == later && second.whole == later)
+            #expect(second.read <= 2, "read \(second.read) of \(second.shards) shards")
+        }
+    }
+}

@@ -25,21 +25,38 @@ package struct VaultPartitioning: Equatable, Sendable {
     /// Records above which a whole index splits a partition (not part of the format: a tuning).
     package let splitRecords: Int
     /// With shards: an upper bound of what a record of the partitioned kind gives, which the index
-    /// keeps per shard (the largest its records give; an empty shard 0), so that a caller can read
-    /// a split partition's shards in descending order of it and stop early
-    /// (``Vault/shardBounds(kind:field:equals:)``). Index format 4; for passkeys, the millisecond
-    /// of the latest creation instant a revision carries. Only whether there is one is part of the
-    /// format: a bound that changes meaning needs another shard tag.
-    package let bound: (@Sendable (VaultRecord) -> UInt64)?
+    /// keeps per shard (the largest its records give; an empty shard all zeros), so that a caller
+    /// can read a split partition's shards in descending order of it and stop early
+    /// (``Vault/shardBounds(kind:field:equals:)``). Index format 4. A bound is ``boundSize`` bytes
+    /// compared as one unsigned big-endian number (a longer one is cut, a shorter one padded with
+    /// zeros); for passkeys, a place in creation order: the latest creation instant a revision
+    /// carries and the passkey's item id. Only whether there is one is part of the format: a bound
+    /// that changes meaning needs another shard tag.
+    package let bound: (@Sendable (VaultRecord) -> [UInt8])?
+
+    /// The bytes of a shard bound.
+    package static let boundSize = 32
+
+    /// `bytes` as a bound of ``boundSize`` bytes.
+    static func shardBound(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.count == boundSize ? bytes : Array((bytes + [UInt8](repeating: 0, count: boundSize)).prefix(boundSize))
+    }
+
+    /// The higher of two bounds.
+    static func higher(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] { a.lexicographicallyPrecedes(b) ? b : a }
 
     package init(kind: VaultRecord.Kind, tag: UInt8, lookup: UInt8? = nil, shard: UInt8? = nil, splitRecords: Int = 1024,
-                 bound: (@Sendable (VaultRecord) -> UInt64)? = nil) {
+                 bound: (@Sendable (VaultRecord) -> [UInt8])? = nil) {
         self.kind = kind
         self.tag = tag
         self.lookup = lookup
         self.shard = shard
         self.splitRecords = max(1, splitRecords)
-        self.bound = shard == nil ? nil : bound
+        if shard != nil, let bound {
+            self.bound = { @Sendable record in Self.shardBound(bound(record)) }
+        } else {
+            self.bound = nil
+        }
     }
 
     package static func == (a: Self, b: Self) -> Bool {
@@ -175,7 +192,7 @@ struct VaultIndex {
     var splits: [ByteKey: UInt16] = [:]
     /// With a ``VaultPartitioning/bound``: per split partition, each shard's bound as of the root
     /// (as many as ``splits`` counts).
-    var bounds: [ByteKey: [UInt64]] = [:]
+    var bounds: [ByteKey: [[UInt8]]] = [:]
 
     /// Passkeys per bucket that a new index aims at: a bucket of some 64 passkeys is a few tens of
     /// kilobytes, decrypted in microseconds.
@@ -246,17 +263,19 @@ struct VaultIndex {
         // Index format 2: the lookup section. A root without it (format 1) ends above.
         if let lookup = partitioning.lookup, let lookups {
             let sorted = splits.sorted(by: { $0.key < $1.key })
-            // Index format 4: the shard bounds, u64 each, split partition by split partition in
-            // the split section's order, zero-padded to whole 32-byte words that follow the lookup
-            // bucket entries and are counted with them — so that a reader of format 3 parses the
-            // root (and, its shard tag not being one it builds, does not use the index).
+            // Index format 4: the shard bounds, 32 bytes each, split partition by split partition in
+            // the split section's order, as whole 32-byte words that follow the lookup bucket
+            // entries and are counted with them — so that a reader of format 3 parses the root
+            // (and, its shard tag not being one it builds, does not use the index).
             var words = [UInt8]()
             if partitioning.bound != nil, partitioning.shard != nil {
                 for (value, count) in sorted {
                     let shardBounds = bounds[value] ?? []
-                    for n in 0..<Int(count) { words += BigEndianBytes.of(n < shardBounds.count ? shardBounds[n] : UInt64.max) }
+                    for n in 0..<Int(count) {
+                        words += n < shardBounds.count ? VaultPartitioning.shardBound(shardBounds[n])
+                            : [UInt8](repeating: 0xFF, count: VaultPartitioning.boundSize)
+                    }
                 }
-                words += [UInt8](repeating: 0, count: (BucketTable.entrySize - words.count % BucketTable.entrySize) % BucketTable.entrySize)
             }
             w.append(lookup)
             w.append(UInt32(lookups.count + words.count / BucketTable.entrySize))
@@ -277,11 +296,11 @@ struct VaultIndex {
     }
 
     /// Shard bounds taken for a root read: any bound will do, only whether there is one is known.
-    static let readBound: @Sendable (VaultRecord) -> UInt64 = { _ in .max }
+    static let readBound: @Sendable (VaultRecord) -> [UInt8] = { _ in [UInt8](repeating: 0xFF, count: VaultPartitioning.boundSize) }
 
     init(generation: UInt64, frames: UInt64, logLength: UInt64, nextSequence: UInt64, partitioning: VaultPartitioning,
          buckets: BucketTable, always: [(sequence: UInt64, record: VaultRecord)], lookups: BucketTable? = nil,
-         splits: [ByteKey: UInt16] = [:], bounds: [ByteKey: [UInt64]] = [:]) {
+         splits: [ByteKey: UInt16] = [:], bounds: [ByteKey: [[UInt8]]] = [:]) {
         self.generation = generation
         self.frames = frames
         self.logLength = logLength
@@ -349,19 +368,18 @@ struct VaultIndex {
                     // Format 4: the shard bounds are the lookup table's last words (see rootPlaintext).
                     let sorted = splits.keys.sorted()
                     let total = sorted.reduce(0) { $0 + Int(splits[$1]!) }
-                    let wordBytes = (total * 8 + BucketTable.entrySize - 1) / BucketTable.entrySize * BucketTable.entrySize
-                    guard wordBytes <= table.count else { throw VaultError(.corrupted, "the index root's shard bounds do not fit its lookup section") }
-                    let words = Array(table[(table.count - wordBytes)...])
-                    table.removeLast(wordBytes)
+                    let size = VaultPartitioning.boundSize
+                    guard total <= table.count / size else { throw VaultError(.corrupted, "the index root's shard bounds do not fit its lookup section") }
+                    let words = Array(table[(table.count - total * size)...])
+                    table.removeLast(total * size)
                     lookups = BucketTable(bytes: table)
-                    guard words[(total * 8)...].allSatisfy({ $0 == 0 }) else { throw VaultError(.corrupted, "the index root's shard bounds are damaged") }
                     var at = 0
                     for value in sorted {
-                        var list = [UInt64]()
+                        var list = [[UInt8]]()
                         list.reserveCapacity(Int(splits[value]!))
                         for _ in 0..<Int(splits[value]!) {
-                            list.append(BigEndianBytes.integer(words[at..<at + 8]))
-                            at += 8
+                            list.append(Array(words[at..<at + size]))
+                            at += size
                         }
                         bounds[value] = list
                     }

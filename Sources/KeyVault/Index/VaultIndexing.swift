@@ -380,12 +380,12 @@ extension Vault {
 
     /// Raises each shard's bound in `bounds` to the largest ``VaultPartitioning/bound`` of its
     /// records in `partitions`.
-    static func raise(_ bounds: inout [ByteKey: [UInt64]], to partitions: [ByteKey: [(sequence: UInt64, record: VaultRecord)]],
+    static func raise(_ bounds: inout [ByteKey: [[UInt8]]], to partitions: [ByteKey: [(sequence: UInt64, record: VaultRecord)]],
                       splits: [ByteKey: UInt16], _ partitioning: VaultPartitioning) {
         guard let bound = partitioning.bound else { return }
         for (value, records) in partitions {
             guard let (base, number) = shard(value, splits: splits), bounds[base] != nil else { continue }
-            for (_, record) in records { bounds[base]![number] = max(bounds[base]![number], bound(record)) }
+            for (_, record) in records { bounds[base]![number] = VaultPartitioning.higher(bounds[base]![number], bound(record)) }
         }
     }
 
@@ -456,8 +456,9 @@ extension Vault {
             }
             lookups = VaultIndex.BucketTable(table)
         }
-        var bounds = [ByteKey: [UInt64]]()
-        if partitioning.bound != nil { for (base, count) in splits { bounds[base] = Array(repeating: 0, count: Int(count)) } }
+        var bounds = [ByteKey: [[UInt8]]]()
+        let none = [UInt8](repeating: 0, count: VaultPartitioning.boundSize)
+        if partitioning.bound != nil { for (base, count) in splits { bounds[base] = Array(repeating: none, count: Int(count)) } }
         Self.raise(&bounds, to: partitions, splits: splits, partitioning)
         let root = VaultIndex(generation: generation, frames: frames, logLength: logLength, nextSequence: UInt64(nextSequence),
                               partitioning: partitioning, buckets: VaultIndex.BucketTable(buckets), always: always, lookups: lookups,
@@ -554,7 +555,9 @@ extension Vault {
             // The shards written again (all their records in memory) get their bounds anew; the
             // others keep theirs (a removal since leaves a bound high: still a bound).
             for value in wanted {
-                if let (base, number) = Self.shard(value, splits: root.splits), root.bounds[base] != nil { root.bounds[base]![number] = 0 }
+                if let (base, number) = Self.shard(value, splits: root.splits), root.bounds[base] != nil {
+                    root.bounds[base]![number] = [UInt8](repeating: 0, count: VaultPartitioning.boundSize)
+                }
             }
             Self.raise(&root.bounds, to: partitions, splits: root.splits, partitioning)
         }

@@ -74,12 +74,13 @@ public final class Account {
     /// one found by credential id costs the index's lookup bucket of that id and its RP's revisions.
     /// An RP of more than ``splitRecords`` revisions is split by user handle: a passkey found by
     /// credential id, or a user's passkeys, cost that user's shard of the RP, not the RP. The index
-    /// keeps each shard's latest creation millisecond (``NewestFirst/bound(of:)``), so that a
-    /// discoverable sign-in reads the shards newest first and stops at its default account.
+    /// keeps each shard's latest place in creation order (``NewestFirst/shardBound(of:)``: creation
+    /// instant and item id), so that a discoverable sign-in reads the shards newest first and stops
+    /// at its default account.
     static var partitioning: VaultPartitioning {
         VaultPartitioning(kind: .credential, tag: CredentialRecord.Tag.rpId, lookup: CredentialRecord.Tag.credentialId,
                           shard: CredentialRecord.Tag.userHandle, splitRecords: splitRecordsHere ?? splitRecords,
-                          bound: { NewestFirst.bound(of: $0).ms })
+                          bound: { NewestFirst.shardBound(of: $0) })
     }
 
     /// ``splitRecords`` for the vaults opened within one task (a test splitting a small RP).

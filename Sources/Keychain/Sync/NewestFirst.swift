@@ -1,3 +1,4 @@
+@_spi(ByteOrder) import ByteOrder
 import KeyVault
 import VirtualAuthenticator
 
@@ -33,10 +34,10 @@ final class NewestFirst {
     private var entries = [Entry]()
     /// Where each passkey's entry is in ``entries``.
     private var place = [[UInt8]: Int]()
-    /// Of a split RP read by shard: the shards not read yet, with an upper bound of the creation
-    /// instant of every passkey they hold (the end of the index's bound millisecond), lowest
-    /// first; and those read.
-    private var pending = [(bound: Instant, number: Int)]()
+    /// Of a split RP read by shard: the shards not read yet, with an upper bound of the place in
+    /// creation order of every passkey they hold (``shardBound(of:)``), lowest first; and those
+    /// read.
+    private var pending = [(bound: [UInt8], number: Int)]()
     private var readShards = Set<Int>()
     /// The RP's revisions downloaded from the store and not in the vault.
     private var downloads = [Revision]()
@@ -61,8 +62,8 @@ final class NewestFirst {
         if let bounds = account.vault.shardBounds(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp) {
             // A split RP whose index keeps each shard's bound: shards are read newest first, as
             // far as ``newest(where:)`` needs.
-            pending = bounds.enumerated().map { (bound: Instant.endOf($0.element), number: $0.offset) }
-                .sorted { ($0.bound, $0.number) < ($1.bound, $1.number) }
+            pending = bounds.enumerated().map { (bound: $0.element, number: $0.offset) }
+                .sorted { $0.bound == $1.bound ? $0.number < $1.number : $0.bound.lexicographicallyPrecedes($1.bound) }
         } else {
             add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: rp))
         }
@@ -90,9 +91,7 @@ final class NewestFirst {
         place.reserveCapacity(place.count + records.count)
         entries.reserveCapacity(entries.count + records.count)
         for record in records {
-            // As a revision reads it: a replica's own id is the revision's (tag 40), not the record's.
-            let itemId = record.field(CredentialRecord.Tag.itemId).map(Array.init)
-                ?? record.field(StoreReplica.Tag.revisionId).map(Array.init) ?? record.id
+            let itemId = Self.itemId(of: record)
             let bound = Self.bound(of: record)
             if let i = place[itemId] {
                 entries[i].records.append(record)
@@ -146,6 +145,34 @@ final class NewestFirst {
         return false
     }
 
+    /// The passkey `record` is a revision of. As a revision reads it: a replica's own id is the
+    /// revision's (tag 40), not the record's.
+    static func itemId(of record: VaultRecord) -> [UInt8] {
+        record.field(CredentialRecord.Tag.itemId).map(Array.init) ?? record.field(StoreReplica.Tag.revisionId).map(Array.init) ?? record.id
+    }
+
+    /// What the vault's index keeps per shard of a split RP, the highest of its records': an upper
+    /// bound, as 32 bytes compared big-endian, of the record's passkey's place in creation order
+    /// (``DeviceView/creationOrder(_:_:)``) — ``bound(of:)`` (millisecond ‖ order) ‖ item id. An
+    /// item id of another length than 16 bytes counts as all ones (above every id of its instant);
+    /// a removal gives all zeros, a field that does not read all ones. Two passkeys made in one
+    /// millisecond (an import, a bulk fill) still order the shards, so a discoverable sign-in reads
+    /// the shard of the newest and stops.
+    static func shardBound(of record: VaultRecord) -> [UInt8] {
+        let bound = bound(of: record)
+        if bound == .zero { return [UInt8](repeating: 0, count: 32) }
+        if bound == .endOf(.max) { return [UInt8](repeating: 0xFF, count: 32) }
+        let itemId = itemId(of: record)
+        return BigEndianBytes.of(bound.ms) + BigEndianBytes.of(bound.order) + (itemId.count == 16 ? itemId : [UInt8](repeating: 0xFF, count: 16))
+    }
+
+    /// A passkey's place in creation order, `created` and `itemId`, as 32 bytes that no shard bound
+    /// of a passkey after it can fall below: ``shardBound(of:)``'s layout, an item id of another
+    /// length cut or padded with zeros to 16 bytes (at or before the id itself).
+    static func place(_ created: Instant, _ itemId: [UInt8]) -> [UInt8] {
+        BigEndianBytes.of(created.ms) + BigEndianBytes.of(created.order) + Array((itemId + [UInt8](repeating: 0, count: 16)).prefix(16))
+    }
+
     /// The latest creation instant `record` can give its passkey: its own (tag 26; else its
     /// `createdAt` seconds, as ``CredentialCodec`` reads it), none for a removal. A field that
     /// does not read gives the latest instant of all, so the record is decoded — and reported as
@@ -180,10 +207,11 @@ final class NewestFirst {
         var done = Set<[UInt8]>()
         while true {
             let candidate = entries.lastIndex { !done.contains($0.itemId) }
-            if let shard = pending.last, candidate.map({ !(shard.bound < entries[$0].bound) }) ?? true {
+            if let shard = pending.last,
+               candidate.map({ !shard.bound.lexicographicallyPrecedes(Self.place(entries[$0].bound, entries[$0].itemId)) }) ?? true {
                 // The next shard may hold a passkey as new as the candidate: read it first, unless
                 // the best found is newer than anything it holds (and so than the candidate).
-                if let best, shard.bound < best.winner.created { break }
+                if let best, shard.bound.lexicographicallyPrecedes(Self.place(best.winner.created, best.itemId)) { break }
                 try read(shard: shard.number)
                 continue
             }
