@@ -284,6 +284,29 @@ final class VaultShardBoundTests {
         #expect(try older.records(kind: .credential).count == 401)
     }
 
+    /// A root that splits nothing carries no bounds and writes the plain shard tag: a process
+    /// with bounds and one without both use it (no vault without a big RP is read around by
+    /// either); once an RP is split, each reads around the other's.
+    @Test func aRootThatSplitsNothingServesEither() throws {
+        do {
+            let vault = try Vault.create(at: path, passphrase: passphrase(), kdf: .min, partitioning: Self.bounded)
+            for n in 0..<20 { try vault.commit([Self.revision(n, bound: UInt64(n))]) }
+            try vault.compact()
+        }
+        let withBounds = try open()
+        #expect(withBounds.index != nil && !withBounds.isSplit(VaultSplitTests.big))
+        #expect(withBounds.index.map { $0.root.partitioning.bound == nil } == true)  // written with the plain tag
+        let without = try open(.read, VaultSplitTests.partitioning)
+        #expect(without.index != nil)
+        #expect(try without.records(kind: .credential).count == 20)
+        // Written by a process without bounds: used by one with them, and appended to by it.
+        try open(.write, VaultSplitTests.partitioning).compact()
+        let writer = try open(.write)
+        #expect(writer.index != nil)
+        try writer.commit([Self.revision(20, bound: 20)])
+        #expect(try open(.read, VaultSplitTests.partitioning).records(kind: .credential).count == 21)
+    }
+
     /// The bounds round-trip through the root's encoding, 32 bytes each, as words after the lookup
     /// entries that count them; a lookup section too short to hold them is `corrupted`.
     @Test func aDamagedBoundsSectionIsCorrupted() throws {

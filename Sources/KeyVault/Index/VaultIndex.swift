@@ -63,10 +63,18 @@ package struct VaultPartitioning: Equatable, Sendable {
         a.kind == b.kind && a.tag == b.tag && a.lookup == b.lookup && a.shard == b.shard && (a.bound == nil) == (b.bound == nil)
     }
 
-    /// The shard tag as a root of index format 4 writes it: the tag with its high bit set, which
-    /// says the root carries shard bounds (a reader of format 3 takes it for a partitioning it does
-    /// not build, and does not use the index). Field tags are below 0x80.
-    static let boundedShardFlag: UInt8 = 0x80
+    /// The shard tag as a root of index format 4 with a split partition writes it: the tag with
+    /// bit 6 set (`0x43`), which says the root carries shard bounds (a reader of format 3 takes it
+    /// for a partitioning it does not build, and does not use the index). Field tags are below
+    /// 0x40. A root that splits nothing carries no bounds and writes the plain tag: every authctl
+    /// that splits by the same tag uses it, with or without bounds.
+    static let boundedShardFlag: UInt8 = 0x40
+
+    /// This partitioning without a bound: what a root that splits nothing is read as, and is the
+    /// same as for either.
+    var unbounded: VaultPartitioning {
+        VaultPartitioning(kind: kind, tag: tag, lookup: lookup, shard: shard, splitRecords: splitRecords)
+    }
 
     /// Records a shard of a split partition holds on average when it is split.
     var shardRecords: Int { max(1, splitRecords / 16) }
@@ -268,7 +276,7 @@ struct VaultIndex {
             // entries and are counted with them — so that a reader of format 3 parses the root
             // (and, its shard tag not being one it builds, does not use the index).
             var words = [UInt8]()
-            if partitioning.bound != nil, partitioning.shard != nil {
+            if partitioning.bound != nil, partitioning.shard != nil, !splits.isEmpty {
                 for (value, count) in sorted {
                     let shardBounds = bounds[value] ?? []
                     for n in 0..<Int(count) {
@@ -283,7 +291,7 @@ struct VaultIndex {
             w.append(words)
             // Index format 3: the split partitions. A root without them (format 2) ends above.
             if let shard = partitioning.shard {
-                w.append(partitioning.bound == nil ? shard : shard | VaultPartitioning.boundedShardFlag)
+                w.append(partitioning.bound == nil || splits.isEmpty ? shard : shard | VaultPartitioning.boundedShardFlag)
                 w.append(UInt32(splits.count))
                 for (value, count) in sorted {
                     w.append(UInt16(value.bytes.count))

@@ -75,7 +75,8 @@ extension Vault {
             throw VaultError(.corrupted, "the index root does not fit the log the commit file names")
         }
         let opened = OpenIndex(root: root, fd: fd, path: indexPath, name: name)
-        return root.partitioning == partitioning ? opened : nil
+        // A root that splits nothing serves a partitioning with shard bounds or without alike.
+        return root.partitioning == partitioning || (root.splits.isEmpty && root.partitioning == partitioning?.unbounded) ? opened : nil
     }
 
     /// Makes a record read from the index live, unless the log after the index changed its id:

@@ -106,15 +106,22 @@ final class NewestFirst {
     private func sortEntries() {
         entries.sort { Self.precedes($0.bound, $0.itemId, $1.bound, $1.itemId) }
         for (i, entry) in entries.enumerated() { place[entry.itemId] = i }
+        sorts += 1
     }
+
+    /// How many times ``entries`` was sorted: a search's place in it holds until the next sort.
+    private var sorts = 0
 
     /// Reads shard `number` of the RP (once) into the entries, sorted again.
     private func read(shard number: Int) throws(VaultError) {
         // Each shard read passes over the RP's records in memory: past a few, the rest at once.
         if readShards.count >= Self.shardsOneByOne { return try readRest() }
-        guard readShards.insert(number).inserted else { return }
+        guard !readShards.contains(number) else { return }
+        // Nothing changes until the shard is read: a read that fails leaves the search as it was.
+        let records = try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8), shardNumber: number)
+        readShards.insert(number)
         pending.removeAll { $0.number == number }
-        add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8), shardNumber: number))
+        add(records)
         sortEntries()
     }
 
@@ -125,11 +132,12 @@ final class NewestFirst {
     /// worked out already had every record of its own shard, and is made again the same).
     private func readRest() throws(VaultError) {
         guard !pending.isEmpty else { return }
+        let records = try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8))
         for shard in pending { readShards.insert(shard.number) }
         pending = []
         entries = []
         place = [:]
-        add(try account.vault.records(kind: .credential, field: CredentialRecord.Tag.rpId, equals: Array(rpId.utf8)))
+        add(records)
         addDownloads()
         sortEntries()
     }
@@ -205,8 +213,14 @@ final class NewestFirst {
         let every = try DeviceRecord.everyRecord(in: account.vault)
         var best: DeviceView.Item?
         var done = Set<[UInt8]>()
+        // The search walks down the entries from the newest; a shard read sorts them again, and
+        // the walk starts again from the top (a shard read at most ``shardsOneByOne`` + 1 times),
+        // so the passkeys looked at cost each one step, not a pass over those above.
+        var cursor = entries.count - 1, sorted = sorts
         while true {
-            let candidate = entries.lastIndex { !done.contains($0.itemId) }
+            if sorted != sorts { cursor = entries.count - 1; sorted = sorts }
+            while cursor >= 0, done.contains(entries[cursor].itemId) { cursor -= 1 }
+            let candidate: Int? = cursor >= 0 ? cursor : nil
             if let shard = pending.last,
                candidate.map({ !shard.bound.lexicographicallyPrecedes(Self.place(entries[$0].bound, entries[$0].itemId)) }) ?? true {
                 // The next shard may hold a passkey as new as the candidate: read it first, unless
