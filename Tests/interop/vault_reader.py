@@ -218,6 +218,7 @@ class Index:
     lookups: dict | None = None  # lookup value (credential id) -> {partition (RP ID)}
     shard_tag: int | None = None  # index format 3: the field that splits a big RP (the user handle)
     splits: dict | None = None  # RP ID -> shard count
+    bounds: dict | None = None  # index format 4: RP ID -> each shard's bound (32 bytes, big-endian)
 
     def partition_of(self, record) -> bytes | None:
         """The partition a record of the partitioned kind is filed under: its RP ID, or, for a
@@ -693,17 +694,18 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
         always_count = _u32(root, offset)
         always, offset = _parse_indexed_records(root, offset + 4, always_count, "the index root")
         # Index format 2 adds the lookup section; a format-1 root ends here.
-        lookup_tag, lookup_table = None, []
+        lookup_tag, lookup_table, lookup_start = None, [], None
         if offset < len(root):
             lookup_tag, lookup_count = root[offset], _u32(root, offset + 1)
             offset += 5
+            lookup_start = offset
             for _ in range(lookup_count):
                 lookup_table.append((*struct.unpack(">QII", root[offset:offset + 16]), root[offset + 16:offset + 32]))
                 offset += 32
             if lookup_count < 1:
                 raise Corrupted("the index root has a lookup section without lookup buckets")
         # Index format 3 adds the split section: the RPs split into shards by user handle.
-        shard_tag, splits = None, None
+        shard_tag, splits, bounds = None, None, None
         if offset < len(root):
             shard_tag, split_count = root[offset], _u32(root, offset + 1)
             offset += 5
@@ -718,11 +720,25 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
                 if shards < 2 or (splits and value <= list(splits)[-1]):
                     raise Corrupted("the index root lists split RPs out of order, twice, or with fewer than two shards")
                 splits[value] = shards
+            # Index format 4: a root that splits an RP writes the shard tag with bit 6 set, and
+            # its lookup entries end in one 32-byte bound per shard, split RP by split RP in the
+            # split section's order.
+            if shard_tag & 0x40:
+                shard_tag &= ~0x40
+                total = sum(splits.values())
+                if total >= len(lookup_table):
+                    raise Corrupted("the index root's shard bounds do not fit its lookup section")
+                words = root[lookup_start + 32 * (len(lookup_table) - total):lookup_start + 32 * len(lookup_table)]
+                lookup_table = lookup_table[:len(lookup_table) - total]
+                bounds, at = {}, 0
+                for value in sorted(splits):
+                    bounds[value] = [words[at + 32 * n:at + 32 * (n + 1)] for n in range(splits[value])]
+                    at += 32 * splits[value]
     except (struct.error, IndexError, ValueError):
         raise Corrupted("the index root is truncated") from None
     if offset != len(root) or root_generation != generation or bucket_count < 1:
         raise Corrupted("the index root does not parse, or names another generation")
-    shape = Index(frames, log_length, next_sequence, kind, tag, buckets, {}, index_length, lookup_tag, None, shard_tag, splits)
+    shape = Index(frames, log_length, next_sequence, kind, tag, buckets, {}, index_length, lookup_tag, None, shard_tag, splits, bounds)
     records = {}
     for sequence, record_id, record in always:
         if record.kind == kind and tag in record.fields:
@@ -790,7 +806,7 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
                 raise Corrupted(f"index lookup bucket {number} is truncated") from None
             if offset != len(plain) or entries != count:
                 raise Corrupted(f"index lookup bucket {number} does not hold what the root counts")
-    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length, lookup_tag, lookups, shard_tag, splits)
+    return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length, lookup_tag, lookups, shard_tag, splits, bounds)
 
 
 def _check_index(index: Index, live: dict) -> None:
