@@ -4,6 +4,7 @@ handle, which the independent reader finds and checks against the log; sign-ins 
 (on both devices), a registration replacing a user's passkey, `credential show` and `delete` by
 id all answer as on a vault that is not split, and py_webauthn accepts every response — and
 refuses a tampered one."""
+import dataclasses
 import json
 
 import pytest
@@ -65,6 +66,16 @@ def test_a_big_rp_is_split_by_user_and_every_command_answers_as_before(split):
         "the RP's partition should be split once it outgrew four revisions"
     shards = {p for p in (vault.index.partition_of(r) for _, r in vault.index.records.values()) if p and p.startswith(b"example.com\xff")}
     assert len(shards) > 2
+    # Index format 4: one 32-byte bound per shard, at or above every passkey the shard holds (the
+    # reader checks it as it opens the vault) — and the check says no to a bound set too low.
+    bounds = vault.index.bounds[RP_ID.encode()]
+    assert len(bounds) == vault.index.splits[RP_ID.encode()] and all(len(b) == 32 for b in bounds)
+    newest = max(vault_reader.shard_place(r, i) for i, (_, r) in vault.index.records.items()
+                 if vault.index.partition_of(r) in shards)
+    assert max(bounds) >= newest > bytes(32)
+    lowered = dataclasses.replace(vault.index, bounds={RP_ID.encode(): [bytes(32)] * len(bounds)})
+    with pytest.raises(vault_reader.Corrupted, match="bound of shard"):
+        vault_reader._check_index(lowered, {i: r for i, (_, r) in vault.index.records.items()})
 
     ids = list(keys)
     for credential_id in ids[::7]:

@@ -809,6 +809,27 @@ def _read_index(path, vault_id: bytes, vault_key: bytes, generation: int, index_
     return Index(frames, log_length, next_sequence, kind, tag, buckets, records, index_length, lookup_tag, lookups, shard_tag, splits, bounds)
 
 
+def shard_place(record, record_id: bytes) -> bytes:
+    """A passkey revision's place in creation order as a shard bound counts it (docs/vault-format.md,
+    "Shard bounds"): the creation instant (tag 26: ms ‖ order; else `createdAt` seconds × 1,000 ‖ 0)
+    ‖ the item id (tag 14, else a replica's revision id, tag 40, else the record id; another length
+    than 16: all ones); all zeros for a removal, all ones for a creation field that does not read."""
+    f = record.fields
+    if f.get(T_REMOVED) == b"\x01":
+        return bytes(32)
+    if T_CREATED in f:
+        if len(f[T_CREATED]) != 16:
+            return b"\xff" * 32
+        instant = f[T_CREATED]
+    elif len(f.get(T_CREATED_AT, b"")) == 8:
+        seconds = _u64(f[T_CREATED_AT], 0)
+        instant = struct.pack(">QQ", min(seconds * 1000, 2**64 - 1), 0)
+    else:
+        return b"\xff" * 32
+    item = f.get(T_ITEM_ID, f.get(T_REPLICA_REVISION_ID, record_id))
+    return instant + (item if len(item) == 16 else b"\xff" * 16)
+
+
 def _check_index(index: Index, live: dict) -> None:
     """The index must hold exactly the live records after its first `frames` frames, and their
     sequence numbers must order them as they became live (ids are unique, so distinct numbers)."""
@@ -825,6 +846,16 @@ def _check_index(index: Index, live: dict) -> None:
             if record.kind == index.partition_kind and value is not None and partition is not None \
                     and partition not in index.lookups.get(value, set()):
                 raise Corrupted(f"the index's lookup misses record {record_id.hex()}")
+    # Index format 4: each shard's bound is at or above the place in creation order of every
+    # passkey revision the index files under that shard (appends and deletions leave it high).
+    if index.bounds:
+        for record_id, (_, record) in index.records.items():
+            partition = index.partition_of(record) if record.kind == index.partition_kind else None
+            if partition is None or partition == record.fields.get(index.partition_tag):
+                continue
+            rp, shard = partition[:-3], struct.unpack(">H", partition[-2:])[0]
+            if shard_place(record, record_id) > index.bounds[rp][shard]:
+                raise Corrupted(f"the index's bound of shard {shard} of a split RP is below record {record_id.hex()}")
     sequences = [s for s, _ in index.records.values()]
     if len(set(sequences)) != len(sequences) or any(s >= index.next_sequence for s in sequences):
         raise Corrupted("the index's sequence numbers are not distinct, or not below its next one")
