@@ -128,3 +128,18 @@ private func queueAsDocumented(_ queue: [SyncState.Upload]) -> [UInt8]? {
         #expect(shared.queued == Set(saved.queue.map(\.revisionId)))
     }
 }
+
+/// A time a generated scenario writes at every step (`at 123456ms`) is read by a fast path; it and
+/// every other form read as the general rules say.
+@Test func millisecondsReadAlikeOnTheFastPathAndOffIt() {
+    let cases: [(String, UInt64?)] = [
+        ("0ms", 0), ("5ms", 5), ("007ms", 7), ("123456ms", 123_456), ("999999999999999ms", 999_999_999_999_999),
+        ("1000000000000000ms", 1_000_000_000_000_000), ("1.5ms", 2), ("2s", 2000), ("1h30m", 5_400_000), ("1m5ms", 60_005),
+        ("ms", nil), ("m", nil), ("12msx", nil), ("12 ms", nil), ("-5ms", nil), ("\u{FF11}ms", nil), ("5mss", nil), ("", nil),
+        ("10000000000000000000ms", nil),
+    ]
+    for (text, expected) in cases {
+        #expect(DelayRange.milliseconds(text) == expected, "\(text)")
+        #expect(DelayRange.milliseconds(("at " + text).dropFirst(3)) == expected, "\(text) as a substring")
+    }
+}
