@@ -50,6 +50,56 @@ private func queueAsDocumented(_ queue: [SyncState.Upload]) -> [UInt8]? {
     }
 }
 
+/// The queue's encoding kept between commits, appended to an upload at a time, writes what
+/// encoding the whole queue afresh writes — and is forgotten by any other change of the queue (a
+/// kept one would then write uploads the queue no longer has).
+@Test func theQueueKeptEncodedAsItGrowsIsWrittenAsAfreshAndForgottenByOtherChanges() {
+    func upload(_ n: Int) -> SyncState.Upload {
+        SyncState.Upload(revisionId: (0..<16).map { UInt8(truncatingIfNeeded: n * 16 + $0) }, rpId: Array("rp\(n % 3).example".utf8),
+                         landsAt: n % 3 == 0 ? nil : Instant(ms: UInt64(n) * 1_000_003, order: UInt64(n)), userHandle: n % 4 == 1 ? nil : [UInt8(n), 9])
+    }
+    func afresh(_ state: SyncState) -> VaultRecord {
+        var fresh = SyncState()
+        fresh.queue = state.queue
+        return fresh.record()
+    }
+    func queueFields(_ record: VaultRecord) -> [[UInt8]?] {
+        [record.field(SyncState.Tag.queue).map(Array.init), record.field(SyncState.Tag.queueUsers).map(Array.init)]
+    }
+    var state = SyncState()
+    // Handles not known at first: tag 14 absent until one is.
+    state.append(upload: SyncState.Upload(revisionId: [UInt8](repeating: 1, count: 16), rpId: Array("a.example".utf8), landsAt: nil))
+    #expect(queueFields(state.record()) == queueFields(afresh(state)) && queueFields(state.record())[1] == nil)
+    for n in 0..<30 {
+        state.append(upload: upload(n))
+        #expect(queueFields(state.record()) == queueFields(afresh(state)), "after \(n + 1) appends")
+    }
+    #expect(queueFields(state.record())[0] == queueAsDocumented(state.queue))
+    // Uploads taken off the front, one changed in place, then more appended: written as the queue is.
+    var kept = state
+    kept.queue.removeFirst(5)
+    kept.queue[2].userHandle = [0xAB]
+    #expect(queueFields(kept.record()) == queueFields(afresh(kept)) && queueFields(kept.record())[0] == queueAsDocumented(kept.queue))
+    for n in 30..<33 {
+        kept.append(upload: upload(n))
+        #expect(queueFields(kept.record()) == queueFields(afresh(kept)), "after \(n + 1) appends")
+    }
+    // Emptied: neither tag.
+    kept.queue.removeAll()
+    #expect(queueFields(kept.record()) == [nil, nil])
+    // The copy it was taken from is as it was.
+    #expect(state.queue.count == 31 && queueFields(state.record()) == queueFields(afresh(state)))
+    // Whether a state keeps the encoding or not, it equals the same state without it.
+    var plain = SyncState()
+    plain.queue = state.queue
+    #expect(plain == state && state == plain)
+    // A state read back from its record keeps appending from what was read.
+    var read = state
+    read.queue = Array(state.queue)
+    read.append(upload: upload(99))
+    #expect(queueFields(read.record()) == queueFields(afresh(read)))
+}
+
 /// A queued revision is not held by another vault's device until that device has received it;
 /// with no other vault the queue is not asked (every device is this vault's, and the schedule
 /// says what each holds), so it is not gathered either.
@@ -76,5 +126,20 @@ private func queueAsDocumented(_ queue: [SyncState.Upload]) -> [UInt8]? {
         let shared = phone.knowledgeElsewhere()
         #expect(!shared.others.isEmpty)
         #expect(shared.queued == Set(saved.queue.map(\.revisionId)))
+    }
+}
+
+/// A time a generated scenario writes at every step (`at 123456ms`) is read by a fast path; it and
+/// every other form read as the general rules say.
+@Test func millisecondsReadAlikeOnTheFastPathAndOffIt() {
+    let cases: [(String, UInt64?)] = [
+        ("0ms", 0), ("5ms", 5), ("007ms", 7), ("123456ms", 123_456), ("999999999999999ms", 999_999_999_999_999),
+        ("1000000000000000ms", 1_000_000_000_000_000), ("1.5ms", 2), ("2s", 2000), ("1h30m", 5_400_000), ("1m5ms", 60_005),
+        ("ms", nil), ("m", nil), ("12msx", nil), ("12 ms", nil), ("-5ms", nil), ("\u{FF11}ms", nil), ("5mss", nil), ("", nil),
+        ("10000000000000000000ms", nil),
+    ]
+    for (text, expected) in cases {
+        #expect(DelayRange.milliseconds(text) == expected, "\(text)")
+        #expect(DelayRange.milliseconds(("at " + text).dropFirst(3)) == expected, "\(text) as a substring")
     }
 }

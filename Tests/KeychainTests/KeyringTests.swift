@@ -2,6 +2,7 @@ import KeyVault
 @testable import Keychain
 import Testing
 import TestSupport
+import VirtualAuthenticator
 
 // The keyring on its own (its bound and which key leaves), then an account's: what a signature
 // keeps loaded, and what it never keeps.
@@ -33,9 +34,26 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
 @Test func theKeyringStaysAtItsBoundOverManyKeysAndKeepsTheLastOnes() throws {
     var ring = Keyring<Int>(limit: 256)
     for n in 0..<1000 { _ = ring.key(for: id(n)) { n } }
-    #expect(ring.count == 256)
-    #expect((744..<1000).allSatisfy { ring.contains(id($0)) })
-    #expect(!(0..<744).contains { ring.contains(id($0)) })
+    // Full, a new key makes room for 16 at once (a sixteenth of the limit): 744 keys left
+    // in 47 rooms of 16 (752), so the ring holds the newest 248 — never more than its limit, never
+    // fewer than the limit less one room.
+    #expect(ring.count == 248 && ring.loads == 1000)
+    #expect((752..<1000).allSatisfy { ring.contains(id($0)) })
+    #expect(!(0..<752).contains { ring.contains(id($0)) })
+}
+
+@Test func aKeyKeptByHandIsFoundWithoutALoadAndCountsAsAUse() throws {
+    var ring = Keyring<String>(limit: 2)
+    ring.keep("made 1", for: id(1))
+    ring.keep("made 2", for: id(2))
+    #expect(ring.key(for: id(1)) { "loaded 1" } == "made 1")
+    #expect(ring.loads == 0)
+    // Key 2 is now the least recently used: a third key takes its place.
+    ring.keep("made 3", for: id(3))
+    #expect(ring.count == 2 && ring.contains(id(1)) && !ring.contains(id(2)) && ring.contains(id(3)))
+    // Keeping a key already kept replaces it and evicts nothing.
+    ring.keep("made 3 again", for: id(3))
+    #expect(ring.count == 2 && ring.contains(id(1)) && ring.key(for: id(3)) { "loaded 3" } == "made 3 again")
 }
 
 @Test func aKeyThatFailsToLoadIsNotKeptAndTakesNoOnesPlace() throws {
@@ -55,19 +73,21 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
                                         origin: origin).result.credential.id
         let verified = try device.register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "required"),
                                            origin: origin, user: user).result.credential.id
-        #expect(device.account.readModel.keyring.count == 0)
-        // The passkey made without user verification: loaded once, kept.
+        // Each registration keeps its new key: the one made with user verification behind the
+        // proof of the PIN check that sealed it.
+        #expect(device.account.readModel.keyring.count == 2)
+        // The passkey made without user verification: signed with the kept key, nothing loaded.
         for _ in 0..<2 {
             _ = try device.sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin,
                                 user: UserPolicy(account: AccountChoice(credentialId: plain)))
         }
-        #expect(device.account.readModel.keyring.count == 1)
-        // The one made with user verification: loaded once its first PIN check passed, then kept.
+        #expect(device.account.readModel.keyring.count == 2 && device.account.readModel.keyring.loads == 0)
+        // The one made with user verification: found once the PIN check passed, nothing loaded.
         for _ in 0..<2 {
             _ = try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
                                 user: UserPolicy(account: AccountChoice(credentialId: verified), pin: secret(pin)))
         }
-        #expect(device.account.readModel.keyring.count == 2)
+        #expect(device.account.readModel.keyring.count == 2 && device.account.readModel.keyring.loads == 0)
         // Kept, yet never handed out without a check that passed in this ceremony.
         expectDeviceError(.authenticator(.failed)) {
             try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
@@ -82,5 +102,34 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
         let credential = try #require(try device.credential(id: verified))
         #expect(throws: AuthenticatorError.self) { try store.privateKey(for: credential, verification: nil) }
         #expect(device.biometry.failures == 1)
+    }
+}
+
+/// A passkey deleted and made again for the same user and RP has a new key; the keyring names
+/// keys by revision, so the new passkey's sign-in is made with its own key — never with the one
+/// kept for the deleted passkey (a signature its RP could not verify).
+@Test func aPasskeyDeletedAndMadeAgainSignsWithItsOwnKeyNotAKeptOne() throws {
+    try withTemporaryDirectory { dir in
+        let device = try makeDevice(in: dir)
+        let user = UserPolicy(pin: secret(pin))
+        for uv in ["discouraged", "required"] {
+            let signer = uv == "required" ? user : UserPolicy()
+            var madeBefore: MakeCredentialResponse?
+            for round in 0..<2 {
+                let made = try device.register(optionsJSON: creationOptions(userId: "AQID", userVerification: uv), origin: origin,
+                                               user: signer).result
+                let signed = try device.sign(optionsJSON: requestOptions(userVerification: uv), origin: origin, user: signer)
+                let message = signed.result.authenticatorData + SHA256.hash(signed.clientDataJSON)
+                #expect(signed.result.credential.id == made.credential.id)
+                #expect(SignatureVerifier.verify(signature: signed.result.signature, message: message, spki: made.publicKeySPKI))
+                if let madeBefore {
+                    #expect(round == 1 && madeBefore.credential.id != made.credential.id)
+                    #expect(!SignatureVerifier.verify(signature: signed.result.signature, message: message, spki: madeBefore.publicKeySPKI))
+                }
+                _ = try device.delete(credentialId: made.credential.id)
+                madeBefore = made
+            }
+        }
+        #expect(device.account.readModel.keyring.loads == 0)
     }
 }

@@ -274,3 +274,19 @@ private func failure(_ text: String, environment: [String: String] = [:]) -> Sce
         #expect(error.message.contains(c.says), "\(c.text): \(error.message)")
     }
 }
+
+/// Lines are found in the text's bytes as splitting its Characters at "\n" and "\r\n" finds
+/// them: a lone "\r" stays in its line, "\r\r\n" leaves one, empty lines and a last line without
+/// a newline are kept, and a line feed after a combining mark or inside other text splits alike.
+@Test func linesAreSplitAsCharactersWouldSplitThem() throws {
+    let texts = ["", "\n", "\r\n", "a", "a\n", "a\r\nb", "a\rb\n", "a\r\r\nb", "\r", "\r\r", "\n\n\r\n\n", "é\u{301}\nx\u{301}\r\n",
+                 "device add phone\r\nphone register user u1 => ok\r\n", "tail\r", "🇫🇷\n🇫🇷\r\n\u{200D}\n"]
+    for text in texts {
+        let expected = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
+        #expect(ScenarioParser.lines(of: text).map(String.init) == expected, "\(Array(text.utf8))")
+    }
+    // A file with Windows line ends is the same scenario, line for line.
+    let unix = "device add phone\nphone register user u1 => ok\n\n# done\n"
+    let windows = unix.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n")
+    #expect(try parse(windows).map(\.text) == parse(unix).map(\.text))
+}

@@ -15,6 +15,9 @@ struct DeviceDirectory {
     private var currentByName: [String: Int] = [:]
     /// The names of ``current``, in its order.
     private(set) var currentNames: [String] = []
+    /// What a device view's schedule reads of each of ``every`` (``ViewSchedule/fields(of:)``),
+    /// in its order: read when a record comes in, not at every view asked for.
+    private(set) var scheduleFields: [[[UInt8]?]] = []
 
     init(_ devices: [DeviceRecord]) {
         for device in devices { append(device) }
@@ -22,11 +25,22 @@ struct DeviceDirectory {
 
     func device(id: [UInt8]) -> DeviceRecord? { everyPosition[id].map { every[$0] } }
 
+    /// ``ViewSchedule/fields(of:)`` of `device`: the kept ones when the directory holds this
+    /// version of its record (a record's version rises at every change), else read from it.
+    func scheduleFields(of device: DeviceRecord) -> [[UInt8]?] {
+        if let position = everyPosition[device.id], every[position].record.version == device.record.version,
+           every[position].record.kind == device.record.kind {
+            return scheduleFields[position]
+        }
+        return ViewSchedule.fields(of: device)
+    }
+
     func currentDevice(named name: String) -> DeviceRecord? { currentByName[name].map { current[$0] } }
 
     private mutating func append(_ device: DeviceRecord) {
         everyPosition[device.id] = every.count
         every.append(device)
+        scheduleFields.append(ViewSchedule.fields(of: device))
         guard device.removedAt == nil else { return }
         currentPosition[device.id] = current.count
         currentByName[device.name] = current.count
@@ -68,6 +82,7 @@ struct DeviceDirectory {
             return false
         }
         every[position] = decoded
+        scheduleFields[position] = ViewSchedule.fields(of: decoded)
         if let index = currentPosition[record.id] { current[index] = decoded }
         return true
     }

@@ -170,6 +170,9 @@ final class ViewCredentialStore: CredentialStore {
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
                                                created: time)
             try account.commitChange(removals + [record])
+            // Kept loaded for the sign-ins that follow, named as they look it up: behind this
+            // ceremony's proof when sealed under the biometry key.
+            account.keepSigningKey(privateKey, ofNewRevision: id, verifiedBy: uvKey == nil ? nil : verification)
             changed()
         } catch { throw AuthenticatorError(error) }
     }

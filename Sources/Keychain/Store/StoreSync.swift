@@ -416,7 +416,7 @@ extension Account {
         let beforeLanding = !devicesElsewhere.isEmpty
         for r in made where !history.deviceBound.contains(r.itemId) {
             let lands = history.devices[r.originId].flatMap { landing(of: r.id, from: $0, changedAt: r.changedAt) }
-            saved.queue.append(SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands, userHandle: r.credential.userHandle))
+            saved.append(upload: SyncState.Upload(revisionId: r.id, rpId: Array(r.credential.rpId.utf8), landsAt: lands, userHandle: r.credential.userHandle))
             if let lands, lands <= present || beforeLanding { landsNow = true }
         }
         return (saved.record(), saved, landsNow)

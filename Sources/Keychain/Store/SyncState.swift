@@ -113,7 +113,18 @@ struct SyncState: Equatable {
     var version: UInt64 = 0
     var storeId: [UInt8] = []
     var cursor: UInt64 = 0
-    var queue: [Upload] = []
+    /// Any change but ``append(upload:)`` forgets the kept encoding (``queueEncoding``).
+    var queue: [Upload] = [] { didSet { keptQueue.encoding = nil } }
+    /// The queue as ``record()`` writes it (tags 3 and 14), kept while the only changes are
+    /// ``append(upload:)``'s: the queue of a vault no write syncs (a scenario's day, its uploads
+    /// landing later) holds every change of the day, and the record is written at each. Not part
+    /// of the state's value: two states are equal whether either keeps it or not.
+    private var keptQueue = KeptQueue()
+
+    struct KeptQueue: Equatable {
+        var encoding: QueueEncoding?
+        static func == (a: KeptQueue, b: KeptQueue) -> Bool { true }
+    }
     /// How many revisions the last snapshot this vault read or made held: compaction waits for
     /// a share of that many changes, so it costs a constant per change.
     var snapshotEntries: UInt64 = 0
@@ -281,12 +292,21 @@ struct SyncState: Equatable {
         return out
     }
 
-    private static func bytes(handles: [[UInt8]?]) -> [UInt8]? {
-        guard handles.contains(where: { $0 != nil }) else { return nil }
-        return Self.written(size: handles.reduce(0) { $0 + 2 + ($1?.count ?? 0) }) { out in
-            for handle in handles {
-                out.put(UInt16(handle?.count ?? 0))
-                if let handle { out.put(handle) }
+    /// The handles of `items` (an upload's, a deletion's) as that list, read off each item where it
+    /// is: no array of them made first, two passes (the size, then the bytes).
+    private static func bytes<Items: Collection>(handlesOf items: Items, _ handle: (Items.Element) -> [UInt8]?) -> [UInt8]? {
+        var size = 0, known = false
+        for item in items {
+            let count = handle(item)?.count
+            size += 2 + (count ?? 0)
+            known = known || count != nil
+        }
+        guard known else { return nil }
+        return Self.written(size: size) { out in
+            for item in items {
+                let h = handle(item)
+                out.put(UInt16(h?.count ?? 0))
+                if let h { out.put(h) }
             }
         }
     }
@@ -312,6 +332,48 @@ struct SyncState: Equatable {
                 }
             }
         }
+    }
+
+    /// Adds `upload` at the end of the queue, and to its kept encoding: encoded once in whole
+    /// when there is none (the state as read, or after another change), then one upload at a time.
+    mutating func append(upload: Upload) {
+        var encoding = keptQueue.encoding ?? QueueEncoding(of: queue)
+        keptQueue.encoding = nil  // the one reference: the appends below write in place
+        queue.append(upload)
+        encoding.append(upload)
+        keptQueue.encoding = encoding
+    }
+
+    /// Tags 3 and 14 of the queue, appended to an upload at a time (``append(upload:)``): the
+    /// same bytes as ``bytes(queue:)`` and ``bytes(handlesOf:_:)`` give for the whole queue.
+    struct QueueEncoding: Equatable {
+        private(set) var uploads = [UInt8]()
+        private(set) var handles = [UInt8]()
+        private(set) var count = 0
+        /// Whether any upload's user handle is known (else tag 14 is absent).
+        private(set) var handlesKnown = false
+
+        init(of queue: [Upload]) {
+            for upload in queue { append(upload) }
+        }
+
+        mutating func append(_ upload: Upload) {
+            uploads.append(contentsOf: upload.revisionId)
+            SyncState.append(UInt16(upload.rpId.count), to: &uploads)
+            uploads.append(contentsOf: upload.rpId)
+            if let lands = upload.landsAt {
+                uploads.append(1)
+                SyncState.append(lands.ms, to: &uploads)
+                SyncState.append(lands.order, to: &uploads)
+            } else {
+                uploads.append(contentsOf: repeatElement(0, count: 17))
+            }
+            SyncState.append(UInt16(upload.userHandle?.count ?? 0), to: &handles)
+            if let handle = upload.userHandle { handles.append(contentsOf: handle) }
+            handlesKnown = handlesKnown || upload.userHandle != nil
+            count += 1
+        }
+
     }
 
     /// Writes into a buffer of `size` bytes, front to back (``written(size:_:)``).
@@ -422,8 +484,13 @@ struct SyncState: Equatable {
         record.setInteger(Tag.cursor, cursor)
         record.setField(Tag.storeId, storeId)
         record.setInteger(Tag.snapshotEntries, snapshotEntries)
-        record.setField(Tag.queue, Self.bytes(queue: queue))
-        record.setField(Tag.queueUsers, Self.bytes(handles: queue.map(\.userHandle)))
+        if let kept = keptQueue.encoding, kept.count == queue.count {
+            record.setField(Tag.queue, kept.count == 0 ? nil : kept.uploads)
+            record.setField(Tag.queueUsers, kept.handlesKnown ? kept.handles : nil)
+        } else {
+            record.setField(Tag.queue, Self.bytes(queue: queue))
+            record.setField(Tag.queueUsers, Self.bytes(handlesOf: queue) { $0.userHandle })
+        }
         var problems = [UInt8]()
         for problem in unreadable {
             let name = Array(problem.name.utf8.prefix(1024)), reason = Array(problem.reason.utf8.prefix(4096))
@@ -436,7 +503,7 @@ struct SyncState: Equatable {
         for d in collected { if let through = d.through { throughs += d.itemId + BigEndianBytes.of(through) } }
         record.setField(Tag.collectedThrough, throughs.isEmpty ? nil : throughs)
         record.setField(Tag.pendingDeletions, Self.bytes(pendingDeletions))
-        record.setField(Tag.pendingDeletionUsers, Self.bytes(handles: pendingDeletions.map(\.userHandle)))
+        record.setField(Tag.pendingDeletionUsers, Self.bytes(handlesOf: pendingDeletions) { $0.userHandle })
         var flights = [UInt8]()
         flights.reserveCapacity(inFlight.count * 56)
         for f in inFlight {

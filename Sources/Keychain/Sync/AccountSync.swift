@@ -269,8 +269,9 @@ extension Account {
 
     func keptView(of device: DeviceRecord, scope: HistoryScope) throws(VaultError) -> DeviceView {
         let history = try rpHistory(scope)
-        let every = try DeviceRecord.everyRecord(in: vault)
-        let schedule = ViewSchedule(of: device, among: every, settings: settings, storeGeneration: storeLink.generation)
+        let directory = try DeviceDirectory.of(vault)
+        let every = directory.every
+        let schedule = ViewSchedule(of: device, among: directory, settings: settings, storeGeneration: storeLink.generation)
         let all = try vault.derived("Account.deviceViews", { KeptDeviceViews() }, following: { _, _ in true })
         let key = KeptDeviceViews.Key(device: device.id, scope: scope)
         let now = present

@@ -31,6 +31,10 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
     /// A duration in milliseconds: a decimal number and a unit (`ms`, `s`, `m`, `h`), or several,
     /// larger units first, each once (`48h5m`, `1m30s`, `2s500ms`, `1h0.5m`).
     package static func milliseconds(_ text: some StringProtocol) -> UInt64? {
+        // The form a generated scenario writes at every step (`at 123456ms`): up to 15 digits and
+        // "ms", read as an integer — what the general path below gives it (a Double holds every
+        // such number exactly), without its Character-by-Character walk.
+        if let whole = wholeMilliseconds(text.utf8) { return whole }
         // "ms" before "m", so that `5ms` is not 5 minutes followed by an `s`.
         let units: [(name: String, scale: Double, rank: Int)] = [("ms", 1, 0), ("h", 3_600_000, 3), ("m", 60_000, 2), ("s", 1000, 1)]
         var rest = Substring(text), total = 0.0, previous = Int.max
@@ -46,6 +50,22 @@ public struct DelayRange: Equatable, Sendable, CustomStringConvertible {
         let ms = total.rounded()
         guard ms >= 0, ms <= Double(maximum) else { return nil }
         return UInt64(ms)
+    }
+
+    /// `digits` ‖ "ms" with 1 to 15 ASCII digits: their value; `nil` for anything else.
+    private static func wholeMilliseconds(_ utf8: some Collection<UInt8>) -> UInt64? {
+        let count = utf8.count
+        guard count >= 3, count <= 17 else { return nil }
+        var value: UInt64 = 0
+        var index = utf8.startIndex
+        for _ in 0..<(count - 2) {
+            let byte = utf8[index]
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            value = value * 10 + UInt64(byte - 0x30)
+            index = utf8.index(after: index)
+        }
+        guard utf8[index] == 0x6D, utf8[utf8.index(after: index)] == 0x73 else { return nil }  // "ms"
+        return value
     }
 
     /// Text that parses back to the same value: `0s`, `250ms`, `2.5s`, `90s`, `2m`, `1h`.

@@ -20,14 +20,15 @@ struct DeviceView {
     }
 
     /// Oldest first (the order an account picker lists them, the newest last), by ``creationOrder(_:_:)``.
-    var items: [Item] { order.map { byItem[$0]! } }
+    var items: [Item] { order }
     var count: Int { order.count }
-    /// Item ids in ``creationOrder(_:_:)``, and the items by item id, credential id, user handle
-    /// and user name (a ceremony looks a passkey up by one of these — an account picker by name —
-    /// and should not scan the RP's list). Ids rather than positions: a passkey put anywhere but at
-    /// the end (one that arrived late) moves every position after it, and the indexes would all be
-    /// made again.
-    private var order = [[UInt8]]()
+    /// The items in ``creationOrder(_:_:)`` — kept as they are, so the list (``items``, asked for by
+    /// every listing) is this array shared, not an item looked up by id each — and the items' ids
+    /// by item id, credential id, user handle and user name (a ceremony looks a passkey up by one
+    /// of these — an account picker by name — and should not scan the RP's list). Ids rather than
+    /// positions: a passkey put anywhere but at the end (one that arrived late) moves every
+    /// position after it, and the indexes would all be made again.
+    private var order = [Item]()
     private var byItem = [[UInt8]: Item]()
     private var itemOfCredential = [[UInt8]: [UInt8]]()
     private var itemsOfUser = [[UInt8]: ItemIds]()
@@ -71,10 +72,8 @@ struct DeviceView {
     init(ordered items: [Item]) {
         // Room for every passkey at once: growing rehashes each index's keys at every doubling.
         reserveCapacity(items.count)
-        for item in items {
-            order.append(item.itemId)
-            index(item)
-        }
+        order = items
+        for item in items { index(item) }
     }
 
     /// What the device holds of one passkey, from the revisions of it the device has (each with
@@ -103,16 +102,17 @@ struct DeviceView {
     mutating func put(_ item: Item) {
         if let old = byItem[item.itemId] {
             let at = position(of: old)
-            let stays = (at == 0 || Self.creationOrder(byItem[order[at - 1]]!, item))
-                && (at == order.count - 1 || Self.creationOrder(item, byItem[order[at + 1]]!))
+            let stays = (at == 0 || Self.creationOrder(order[at - 1], item))
+                && (at == order.count - 1 || Self.creationOrder(item, order[at + 1]))
             if stays {
                 unindex(old)
                 index(item)
+                order[at] = item
                 return
             }
             remove(itemId: item.itemId)
         }
-        order.insert(item.itemId, at: position(of: item))
+        order.insert(item, at: position(of: item))
         index(item)
     }
 
@@ -127,10 +127,10 @@ struct DeviceView {
     /// before it. Usually the end (a new passkey is the newest).
     private func position(of item: Item) -> Int {
         var low = 0, high = order.count
-        if let last = order.last, Self.creationOrder(byItem[last]!, item) { return high }
+        if let last = order.last, Self.creationOrder(last, item) { return high }
         while low < high {
             let mid = (low + high) / 2
-            if Self.creationOrder(byItem[order[mid]]!, item) { low = mid + 1 } else { high = mid }
+            if Self.creationOrder(order[mid], item) { low = mid + 1 } else { high = mid }
         }
         return low
     }
@@ -173,7 +173,7 @@ struct DeviceView {
     func item(credentialId: [UInt8]) -> Item? { itemOfCredential[credentialId].flatMap { byItem[$0] } }
 
     /// The passkey at `position` of ``items`` (`0 ..< count`), without making the list.
-    func item(at position: Int) -> Item { byItem[order[position]]! }
+    func item(at position: Int) -> Item { order[position] }
 
     /// The positions in ``items``, ascending, of every passkey with credential id `id`.
     func positions(credentialId id: [UInt8]) -> [Int] {

@@ -17,9 +17,18 @@ struct ViewSchedule: Equatable {
     private let backupStateImmediate: Bool
     private let storeGeneration: Int
 
-    /// The schedule of `device`'s view among `every` device record, under `settings`.
-    init(of device: DeviceRecord, among every: [DeviceRecord], settings: AccountSettings, storeGeneration: Int) {
-        devices = ([device] + every).map { d in [d.id] + Self.deviceTags.map { tag in d.record.field(tag).map { Array($0) } } }
+    /// What of device record `d` a schedule depends on: its id and the fields of ``deviceTags``.
+    static func fields(of d: DeviceRecord) -> [[UInt8]?] {
+        [d.id] + deviceTags.map { tag in d.record.field(tag).map { Array($0) } }
+    }
+
+    /// The schedule of `device`'s view among every device record of `directory`, under
+    /// `settings`. The records' fields come as the directory keeps them, read once per record
+    /// version (``DeviceDirectory/scheduleFields``): a ceremony asks for a view at each step, and
+    /// reading them again each time cost a dense day a tenth of its view work. Kept arrays compare
+    /// equal at once (the same storage), so a kept view's check stays as cheap.
+    init(of device: DeviceRecord, among directory: DeviceDirectory, settings: AccountSettings, storeGeneration: Int) {
+        devices = [directory.scheduleFields(of: device)] + directory.scheduleFields
         seed = settings.seed
         uploadDelays = settings.uploadDelay
         downloadDelays = settings.downloadDelay

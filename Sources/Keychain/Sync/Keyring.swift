@@ -4,8 +4,9 @@ import VirtualAuthenticator
 /// The private keys an open account has loaded, by revision id: at most ``limit``, the least
 /// recently used going first when a new one needs the room. Loading a key costs as much as a
 /// signature, and a device in a load test signs with the same passkeys again and again. A hit is
-/// one dictionary look-up; a miss that evicts scans the entries once, beside a key load that
-/// costs far more.
+/// one dictionary look-up. When full, a new key makes room for a sixteenth of the limit at once
+/// (at least one), the least recently used: one sort every `limit / 16` misses rather than a scan
+/// of every entry at each, so a ring of thousands costs a miss no more than one of hundreds.
 struct Keyring<Key> {
     let limit: Int
     private var entries = [[UInt8]: (key: Key, lastUse: UInt64)]()
@@ -18,6 +19,8 @@ struct Keyring<Key> {
     }
 
     var count: Int { entries.count }
+    /// How many keys were loaded (misses), for tests and profiles.
+    private(set) var loads = 0
 
     func contains(_ id: [UInt8]) -> Bool { entries[id] != nil }
 
@@ -29,19 +32,30 @@ struct Keyring<Key> {
             return kept.key
         }
         let key = try load()
-        if entries.count >= limit, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-            entries[oldest] = nil
+        loads += 1
+        keep(key, for: id)
+        return key
+    }
+
+    /// Keeps `key` as revision `id`'s, the most recently used (a key the account has in hand
+    /// already: a registration's new key, kept for the sign-ins that follow).
+    mutating func keep(_ key: Key, for id: [UInt8]) {
+        uses += 1
+        if entries[id] == nil, entries.count >= limit {
+            let room = max(1, limit / 16)
+            for oldest in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }).prefix(room) { entries[oldest.key] = nil }
         }
         entries[id] = (key, uses)
-        return key
     }
 }
 
 /// The passkeys' private keys: opened for one signature, kept in the keyring, or sealed again for a
 /// new revision.
 extension Account {
-    /// How many loaded keys an open account keeps.
-    static let signingKeyLimit = 256
+    /// How many loaded keys an open account keeps: enough for every passkey of a dense account
+    /// (a simulated day of a thousand passkeys, each signed in hours after it was made), bounded
+    /// (some 3 KiB each as OpenSSL holds them: 12 MiB at most).
+    static let signingKeyLimit = 4096
 
     /// A passkey revision's private key, opened for one signature: from this vault or from the
     /// store, through the biometry key when it was made with user verification.
@@ -81,6 +95,16 @@ extension Account {
         try readModel.keyring.key(for: [0xFF] + revision.id + unlock.keyTag) { () throws(VaultError) -> PrivateKey in
             try loadedKey(of: revision, itemId: itemId, biometryKey: unlock.biometryKey)
         }
+    }
+
+    /// Keeps `key`, the private key of the passkey revision `revisionId` this account has just
+    /// committed (a registration's new key), under the name a sign-in looks it up by: the
+    /// revision id alone for a passkey made without user verification, or as
+    /// ``signingKey(of:itemId:verifiedBy:)`` names it, behind the proof `unlock` of the check
+    /// that sealed it. A revision id is never reused, so a passkey deleted and made again is
+    /// never signed for with the key kept for the one before.
+    func keepSigningKey(_ key: PrivateKey, ofNewRevision revisionId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock?) {
+        readModel.keyring.keep(key, for: unlock.map { [0xFF] + revisionId + $0.keyTag } ?? revisionId)
     }
 
     /// ``privateKey(of:itemId:biometryKey:)`` as OpenSSL holds it, for one signature.

@@ -17,12 +17,24 @@ struct SyncSchedule {
 
     enum Direction: String { case upload, download }
 
+    private static let domain = Array("AUTHCTL-SYNC".utf8)
+
     /// The delay for one transfer, drawn deterministically from `range` (at most
     /// ``DelayRange/maximum``, so the arithmetic cannot overflow).
     func delay(_ range: DelayRange, _ direction: Direction, device: String, revision: [UInt8]) -> UInt64 {
         guard range.upper > range.lower else { return range.lower }
-        let digest = SHA256.hash(Array("AUTHCTL-SYNC".utf8) + BigEndianBytes.of(seed) + Array(direction.rawValue.utf8)
-                                 + [0] + Array(device.utf8) + [0] + revision)
+        // "AUTHCTL-SYNC" ‖ seed u64 ‖ direction ‖ 0 ‖ device ‖ 0 ‖ revision, put together in one
+        // buffer of its size (a draw per transfer: a dense day makes tens of thousands).
+        var input = [UInt8]()
+        input.reserveCapacity(Self.domain.count + 8 + 8 + 2 + device.utf8.count + revision.count)
+        input.append(contentsOf: Self.domain)
+        withUnsafeBytes(of: seed.bigEndian) { input.append(contentsOf: $0) }
+        input.append(contentsOf: direction.rawValue.utf8)
+        input.append(0)
+        input.append(contentsOf: device.utf8)
+        input.append(0)
+        input.append(contentsOf: revision)
+        let digest = SHA256.hash(input)
         let draw: UInt64 = BigEndianBytes.integer(digest.prefix(8))
         return range.lower + draw % (range.upper - range.lower + 1)
     }

@@ -18,7 +18,7 @@ struct ScenarioParser {
         var budget = textLimit
         // A line ends at "\n" or at "\r\n", which a String holds as one Character: a file saved with
         // Windows line ends is the same scenario, line for line.
-        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+        for (index, raw) in Self.lines(of: text).enumerated() {
             let number = index + 1
             let expanded = try substitute(raw, line: number, budget: &budget)
             let tokens: [Token]
@@ -33,6 +33,39 @@ struct ScenarioParser {
         return lines
     }
 
+    /// `text` split at each "\n" and each "\r\n", empty lines kept — as splitting its Characters
+    /// at those two would, found in its UTF-8 bytes rather than by grapheme breaking (a dense
+    /// scenario's thousands of lines cost more to split by Character than to run some of them): a
+    /// line feed is always a Character of its own, or the end of "\r\n", so a piece that ends in
+    /// a carriage return had it just before the line feed, and it goes with the separator.
+    static func lines(of text: String) -> [Substring] {
+        let utf8 = text.utf8
+        var out = [Substring]()
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == 0x0A {
+                var end = index
+                if end != start, utf8[utf8.index(before: end)] == 0x0D { end = utf8.index(before: end) }
+                out.append(text[start..<end])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        out.append(text[start..<utf8.endIndex])
+        return out
+    }
+
+    /// Whether `line` has a "${" in it (a byte scan; most lines have none).
+    private static func hasPlaceholder(_ line: Substring) -> Bool {
+        var previous: UInt8 = 0
+        for byte in line.utf8 {
+            if previous == 0x24 && byte == 0x7B { return true }
+            previous = byte
+        }
+        return false
+    }
+
     private func fail(_ line: Int, _ token: Token?, _ message: String) -> ScenarioError {
         ScenarioError(file: file, line: line, column: token?.column ?? 1, message)
     }
@@ -42,6 +75,16 @@ struct ScenarioParser {
     /// value that would pass it is refused before it is copied, so no file of a few `${NAME}`s can
     /// make gigabytes in memory.
     private func substitute(_ line: Substring, line number: Int, budget: inout Int) throws(ScenarioError) -> String {
+        guard Self.hasPlaceholder(line) else {
+            // Nothing to replace: the line and its newline are spent at once, as below.
+            let size = line.utf8.count + 1
+            guard size <= budget else {
+                throw ScenarioError(file: file, line: number, column: 1,
+                                    "with ${NAME} replaced, the scenario would be larger than \(textLimit >> 20) MiB")
+            }
+            budget -= size
+            return String(line)
+        }
         var out = ""
         var rest = line
         var column = 1  // of the next character of `out`, in Unicode scalars, as the tokenizer counts
