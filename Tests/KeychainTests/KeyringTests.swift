@@ -133,3 +133,56 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
         #expect(device.account.readModel.keyring.loads == 0)
     }
 }
+
+/// A revision's keys leave with it, follow it to a new revision, and those opened under a
+/// biometry key leave when what opened them is forgotten — the keys of other revisions stay.
+@Test func theKeyringForgetsAndMovesARevisionsKeysAndDropsTheVerifiedOnes() throws {
+    var ring = Keyring<String>(limit: 8)
+    let (a, b, c) = ([UInt8](repeating: 1, count: 16), [UInt8](repeating: 2, count: 16), [UInt8](repeating: 3, count: 16))
+    let tag: [UInt8] = [9, 9, 9, 9, 9, 9, 9, 9]
+    ring.keep("a", for: a)
+    ring.keep("a-uv", for: [0xFF] + a + tag, verified: true)
+    ring.keep("b", for: b)
+    ring.keep("b-uv", for: [0xFF] + b + tag, verified: true)
+    #expect(ring.count == 4)
+    ring.move(revision: a, to: c)
+    #expect(!ring.contains(a) && !ring.contains([0xFF] + a + tag))
+    #expect(ring.key(for: c) { "loaded" } == "a" && ring.key(for: [0xFF] + c + tag, verified: true) { "loaded" } == "a-uv")
+    ring.forget(revision: b)
+    #expect(ring.count == 2 && !ring.contains(b) && !ring.contains([0xFF] + b + tag))
+    ring.keep("b-uv", for: [0xFF] + b + tag, verified: true)
+    ring.forgetVerified()
+    #expect(ring.count == 1 && ring.contains(c))
+    #expect(ring.loads == 0)
+}
+
+/// In an open account: a passkey signed with a counter writes a revision at every sign-in and its
+/// kept key follows it (one entry, nothing loaded again); a deleted passkey's key leaves; a new
+/// enrollment drops every key opened under the old biometry key, and the next sign-in after it
+/// opens under the new one.
+@Test func anAccountsKeyringFollowsRevisionsAndForgetsDeletedAndReEnrolledKeys() throws {
+    func verifiedEntries(_ device: Device) -> Int { device.account.readModel.keyring.count - device.account.readModel.keyring.plainCount }
+    try withTemporaryDirectory { dir in
+        let device = try makeDevice(in: dir)
+        let user = UserPolicy(pin: secret(pin))
+        let counted = try device.register(optionsJSON: creationOptions(userId: "AQID", userVerification: "discouraged"),
+                                          origin: origin).result.credential.id
+        _ = try device.setProperties(credentialId: counted, counter: .counting(from: 1))
+        for _ in 0..<3 {
+            _ = try device.sign(optionsJSON: requestOptions(userVerification: "discouraged"), origin: origin,
+                                user: UserPolicy(account: AccountChoice(credentialId: counted)))
+        }
+        #expect(device.account.readModel.keyring.count == 1 && device.account.readModel.keyring.loads == 0)
+        let verified = try device.register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "required"),
+                                           origin: origin, user: user).result.credential.id
+        #expect(verifiedEntries(device) == 1)
+        _ = try device.delete(credentialId: counted)
+        #expect(device.account.readModel.keyring.count == 1 && verifiedEntries(device) == 1)
+        // A new PIN for the same biometry key: what the old PIN opened is forgotten all the same.
+        try device.enrollBiometricPIN(secret("2468"), user: user)
+        #expect(device.account.readModel.keyring.count == 0)
+        _ = try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
+                            user: UserPolicy(account: AccountChoice(credentialId: verified), pin: secret("2468")))
+        #expect(verifiedEntries(device) == 1 && device.account.readModel.keyring.loads == 1)
+    }
+}

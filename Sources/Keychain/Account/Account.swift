@@ -51,6 +51,14 @@ public final class Account {
     /// a process keeps").
     var checkedPINs = [[UInt8]: BiometricSensor.Memory]()
 
+    /// Forgets what device `deviceId`'s last right PIN established — its ``checkedPINs`` entry —
+    /// and every key the keyring holds opened under a biometry key (a re-enrollment, a reset or a
+    /// removal retires what opened them).
+    func forgetCheckedPIN(of deviceId: [UInt8]) {
+        checkedPINs[deviceId] = nil
+        readModel.keyring.forgetVerified()
+    }
+
     init(vault: Vault, clock: WallClock, random: RandomSource, memoryStore: MemoryStore? = nil) throws(VaultError) {
         self.path = vault.path
         self.vault = vault

@@ -142,7 +142,7 @@ final class BiometricSensor {
                 return right ? kept.unlock : nil
             }
             // Re-enrolled, reset or replaced since: what was kept says nothing of this enrollment.
-            account.checkedPINs[deviceId] = nil
+            account.forgetCheckedPIN(of: deviceId)
         }
         let key: SecureBytes?
         do { key = try account.vault.unlockBiometry(pin: pin, enrollment) } catch { throw AuthenticatorError(error) }
@@ -170,7 +170,7 @@ final class BiometricSensor {
     /// Makes `enrollment` this device's, clearing the count, and commits `others` (passkeys dropped
     /// with an old key) in the same frame.
     func enroll(_ enrollment: BiometryEnrollment, committing others: [VaultRecord] = []) throws(VaultError) {
-        account.checkedPINs[deviceId] = nil  // the old PIN's verifier, and after a reset the old key
+        account.forgetCheckedPIN(of: deviceId)  // the old PIN's verifier, and after a reset the old key
         try DeviceRecord.update(deviceId, in: account.vault, with: others) { r throws(VaultError) in
             DeviceRecord.setEnrollment(enrollment, in: &r)
             DeviceRecord.setFormerEnrollment(nil, in: &r)

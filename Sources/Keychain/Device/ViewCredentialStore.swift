@@ -162,14 +162,16 @@ final class ViewCredentialStore: CredentialStore {
                     ?? account.vault.sealSecret(secret, recordId: id)
             }
             let time = account.eventTime
-            let removals = try replacing.map { old throws(VaultError) in
-                CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: try item(old).itemId, device: device, changedAt: time)
+            let replaced = try replacing.map { old throws(VaultError) in try item(old) }
+            let removals = zip(replacing, replaced).map { old, item in
+                CredentialRecord.removal(id: account.newRevisionId(), of: old, itemId: item.itemId, device: device, changedAt: time)
             }
             // A registration's passkey is made now, even when its ceremony began in an earlier second
             // (its `createdAt`): created at the commit's instant, it lists after every passkey before it.
             let record = CredentialRecord.make(id: id, itemId: id, for: credential, sealedKey: sealed, device: device, changedAt: time,
                                                created: time)
             try account.commitChange(removals + [record])
+            for item in replaced { account.readModel.keyring.forget(revision: item.winner.id) }
             // Kept loaded for the sign-ins that follow, named as they look it up: behind this
             // ceremony's proof when sealed under the biometry key.
             account.keepSigningKey(privateKey, ofNewRevision: id, verifiedBy: uvKey == nil ? nil : verification)
@@ -223,6 +225,7 @@ final class ViewCredentialStore: CredentialStore {
         let record = CredentialRecord.make(id: id, itemId: item.itemId, for: state, sealedKey: sealed, device: device, changedAt: time,
                                            created: item.winner.created, sealedInVault: item.winner.sealedInVault)
         try account.commitChange(also + [record])
+        account.readModel.keyring.move(revision: item.winner.id, to: id)  // the same key, sealed for the new revision
         if let deletion {
             account.storeLink.noteDropped(DroppedRevision(time: time.ms, device: device.name, credentialId: state.id, revisionId: id,
                                                             deletedBy: deletion.originName, deletedAt: deletion.changedAt.ms))
@@ -234,12 +237,15 @@ final class ViewCredentialStore: CredentialStore {
     /// Deletes passkeys on this device: removal revisions, which sync like any change.
     func delete(_ credentials: [Credential]) throws(VaultError) {
         let time = account.eventTime
-        var removals = [VaultRecord]()
+        var removals = [VaultRecord](), winners = [[UInt8]]()
         for credential in credentials {
-            removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: credential, itemId: try item(credential).itemId,
+            let item = try item(credential)
+            removals.append(CredentialRecord.removal(id: account.newRevisionId(), of: credential, itemId: item.itemId,
                                                      device: device, changedAt: time))
+            winners.append(item.winner.id)
         }
         try account.commitChange(removals)
+        for id in winners { account.readModel.keyring.forget(revision: id) }
         changed()
     }
 

@@ -7,9 +7,18 @@ import VirtualAuthenticator
 /// one dictionary look-up. When full, a new key makes room for a sixteenth of the limit at once
 /// (at least one), the least recently used: one sort every `limit / 16` misses rather than a scan
 /// of every entry at each, so a ring of thousands costs a miss no more than one of hundreds.
+///
+/// A key opened under a biometry key (a passkey made with user verification) is named `0xFF` ‖
+/// its revision id ‖ the biometry key's tag, and marked: such keys leave when what opened them is
+/// forgotten (``forgetVerified()``: a re-enrollment, a reset, a device's removal), and a passkey's
+/// keys leave with its deletion (``forget(revision:)``) or follow it to a new revision
+/// (``move(revision:to:)``, a sign count or large blob written), so no key outlives its passkey in
+/// the ring or piles up one copy per revision.
 struct Keyring<Key> {
     let limit: Int
-    private var entries = [[UInt8]: (key: Key, lastUse: UInt64)]()
+    private var entries = [[UInt8]: (key: Key, lastUse: UInt64, verified: Bool)]()
+    /// How many entries are marked verified: the scans below run only when there are some.
+    private var verifiedCount = 0
     /// Counts uses: an entry's `lastUse` is the count at its last use.
     private var uses: UInt64 = 0
 
@@ -19,33 +28,75 @@ struct Keyring<Key> {
     }
 
     var count: Int { entries.count }
+    /// How many of them are named by a revision id alone (not opened under a biometry key).
+    var plainCount: Int { entries.count - verifiedCount }
     /// How many keys were loaded (misses), for tests and profiles.
     private(set) var loads = 0
 
     func contains(_ id: [UInt8]) -> Bool { entries[id] != nil }
 
     /// The key of revision `id`: the one kept, or `load()`'s, kept from now on.
-    mutating func key<Failure: Error>(for id: [UInt8], loading load: () throws(Failure) -> Key) throws(Failure) -> Key {
+    /// `verified`: the key is opened under a biometry key, named `0xFF` ‖ revision id ‖ its tag.
+    mutating func key<Failure: Error>(for id: [UInt8], verified: Bool = false, loading load: () throws(Failure) -> Key) throws(Failure) -> Key {
         uses += 1
         if let kept = entries[id] {
-            entries[id] = (kept.key, uses)
+            entries[id] = (kept.key, uses, kept.verified)
             return kept.key
         }
         let key = try load()
         loads += 1
-        keep(key, for: id)
+        keep(key, for: id, verified: verified)
         return key
     }
 
     /// Keeps `key` as revision `id`'s, the most recently used (a key the account has in hand
     /// already: a registration's new key, kept for the sign-ins that follow).
-    mutating func keep(_ key: Key, for id: [UInt8]) {
+    mutating func keep(_ key: Key, for id: [UInt8], verified: Bool = false) {
         uses += 1
         if entries[id] == nil, entries.count >= limit {
             let room = max(1, limit / 16)
-            for oldest in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }).prefix(room) { entries[oldest.key] = nil }
+            for oldest in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }).prefix(room) { remove(oldest.key) }
         }
-        entries[id] = (key, uses)
+        if let replaced = entries.updateValue((key, uses, verified), forKey: id), replaced.verified { verifiedCount -= 1 }
+        if verified { verifiedCount += 1 }
+    }
+
+    private mutating func remove(_ name: [UInt8]) {
+        if let gone = entries.removeValue(forKey: name), gone.verified { verifiedCount -= 1 }
+    }
+
+    /// The names of revision `id`'s keys: its own, and those opened under a biometry key.
+    private func names(ofRevision id: [UInt8]) -> [[UInt8]] {
+        var found = entries[id] == nil ? [] : [id]
+        guard verifiedCount > 0 else { return found }
+        for (name, entry) in entries where entry.verified && name.count > id.count + 1 && name[1...id.count].elementsEqual(id) {
+            found.append(name)
+        }
+        return found
+    }
+
+    /// Drops revision `id`'s keys (its passkey deleted or replaced).
+    mutating func forget(revision id: [UInt8]) {
+        for name in names(ofRevision: id) { remove(name) }
+    }
+
+    /// Renames revision `old`'s keys as revision `new`'s: the same private key, sealed again for a
+    /// new revision of its passkey.
+    mutating func move(revision old: [UInt8], to new: [UInt8]) {
+        for name in names(ofRevision: old) {
+            guard let entry = entries[name] else { continue }
+            remove(name)
+            let renamed = name == old ? new : [0xFF] + new + name[(1 + old.count)...]
+            if entries.updateValue(entry, forKey: renamed)?.verified == true { verifiedCount -= 1 }
+            if entry.verified { verifiedCount += 1 }
+        }
+    }
+
+    /// Drops every key opened under a biometry key: what opened them was forgotten.
+    mutating func forgetVerified() {
+        guard verifiedCount > 0 else { return }
+        entries = entries.filter { !$0.value.verified }
+        verifiedCount = 0
     }
 }
 
@@ -92,7 +143,7 @@ extension Account {
     /// in this ceremony — and only one from the same biometry key finds it; ``signingKey(of:itemId:)``
     /// never does (its entries are named by the revision id alone).
     func signingKey(of revision: Revision, itemId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock) throws(VaultError) -> PrivateKey {
-        try readModel.keyring.key(for: [0xFF] + revision.id + unlock.keyTag) { () throws(VaultError) -> PrivateKey in
+        try readModel.keyring.key(for: [0xFF] + revision.id + unlock.keyTag, verified: true) { () throws(VaultError) -> PrivateKey in
             try loadedKey(of: revision, itemId: itemId, biometryKey: unlock.biometryKey)
         }
     }
@@ -104,7 +155,7 @@ extension Account {
     /// that sealed it. A revision id is never reused, so a passkey deleted and made again is
     /// never signed for with the key kept for the one before.
     func keepSigningKey(_ key: PrivateKey, ofNewRevision revisionId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock?) {
-        readModel.keyring.keep(key, for: unlock.map { [0xFF] + revisionId + $0.keyTag } ?? revisionId)
+        readModel.keyring.keep(key, for: unlock.map { [0xFF] + revisionId + $0.keyTag } ?? revisionId, verified: unlock != nil)
     }
 
     /// ``privateKey(of:itemId:biometryKey:)`` as OpenSSL holds it, for one signature.
