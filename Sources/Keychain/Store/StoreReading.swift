@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 import KeyVault
 import SyncStore
 import VirtualAuthenticator
@@ -211,17 +210,17 @@ extension Account {
             }
             requirement[vault] = head.index
         }
-        // Every part opened and its revisions decoded first, so the tables of what was read are
-        // sized once for the whole snapshot rather than grown through every power of two on the
-        // way to its count.
-        let read = Self.openParts(checked.parts, key: settings.accountKey, accountId: settings.accountId,
-                                  firstDevice: try? DeviceRecord.everyRecord(in: vault).first)
-        state.reserve(read.reduce(0) { $0 + ($1.opened?.entries.count ?? 0) }, writer: vault.access == .write)
+        // Every part opened first, so the tables of what was read are sized once for the whole
+        // snapshot rather than grown through every power of two on the way to its count.
+        let opened = checked.parts.map { part in
+            StorePack.open(part.bytes, name: part.id, key: settings.accountKey, accountId: settings.accountId)
+        }
+        state.reserve(opened.reduce(0) { $0 + ($1?.entries.count ?? 0) }, writer: vault.access == .write)
         var entries = 0
         for (index, part) in checked.parts.enumerated() {
             let label = "snapshot \(snapshot.sequence) part \(index)"
-            entries += take(part, opened: read[index].opened, decoded: read[index].revisions, label: label, sequence: snapshot.sequence,
-                            own: own, into: &state, requirement: requirement).entries
+            entries += take(part, opened: opened[index], label: label, sequence: snapshot.sequence, own: own, into: &state,
+                            requirement: requirement).entries
         }
         state.cursor = snapshot.sequence
         state.anchor = .none
@@ -242,27 +241,10 @@ extension Account {
              label: label, sequence: sequence, own: own, into: &state, requirement: requirement)
     }
 
-    /// The parts of a snapshot opened, and each entry decoded as a revision of `firstDevice`'s
-    /// vault (`nil` where it does not decode; no revisions when there is no first device): what
-    /// ``take(_:opened:decoded:label:sequence:own:into:requirement:)`` reads them from. Opening and
-    /// decoding are most of reading a big snapshot (a joining device's first sync) and each part's
-    /// are its own, so a snapshot of several parts is read by the cores there are, part by part
-    /// (``partsPerThread``: below that, one thread).
-    static func openParts(_ parts: [StoreObject], key: SealingKey, accountId: [UInt8], firstDevice: DeviceRecord?)
-        -> [(opened: StorePack.Opened?, revisions: [Revision?]?)] {
-        let reading = SnapshotPartsReading(parts, key: key, accountId: accountId, firstDevice: firstDevice)
-        guard parts.count >= partsPerThread * 2 else { return parts.indices.map(reading.read) }
-        return reading.readConcurrently()
-    }
-
-    /// The fewest parts worth a thread of their own: a snapshot of a few parts (a small account)
-    /// is read on the calling thread.
-    static let partsPerThread = 2
-
     /// ``take(_:label:sequence:own:into:requirement:)`` of `object` opened already (`nil`: it
-    /// does not open), its entries decoded already when `decoded` is given (one for each entry).
-    private func take(_ object: StoreObject, opened: StorePack.Opened?, decoded: [Revision?]? = nil, label: String, sequence: UInt64,
-                      own: Set<[UInt8]>, into state: inout StoreState, requirement: SyncState.Requirement?) -> (link: UploadLink?, entries: Int) {
+    /// does not open).
+    private func take(_ object: StoreObject, opened: StorePack.Opened?, label: String, sequence: UInt64, own: Set<[UInt8]>,
+                      into state: inout StoreState, requirement: SyncState.Requirement?) -> (link: UploadLink?, entries: Int) {
         guard let opened, let first = try? DeviceRecord.everyRecord(in: vault)[0]
         else {
             if !SnapshotManifest.isManifest(object.id) {
@@ -271,14 +253,9 @@ extension Account {
             return (nil, 0)
         }
         let needs = requirement ?? opened.link.map { [$0.vault: $0.index] } ?? [:]
-        for (position, entry) in opened.entries.enumerated() where state.landed[entry.record.id] == nil {
-            let decodedHere: Revision?
-            if let decoded, decoded.count == opened.entries.count {
-                decodedHere = decoded[position]
-            } else {
-                decodedHere = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
-            }
-            guard let revision = decodedHere else { continue }
+        for entry in opened.entries where state.landed[entry.record.id] == nil {
+            guard let revision = try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: first)
+            else { continue }
             guard !droppedIfCollected(revision, in: state) else {
                 // A passkey collected, found in the store read again from the start (gone back in
                 // time, say): its deletion is restated (``Account/restatedDeletions(_:)``), so no
@@ -395,53 +372,3 @@ extension StoreState {
 extension String {
     var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }
-
-/// The parts of a snapshot opened and decoded on the threads there are
-/// (``Account/openParts(_:key:accountId:firstDevice:)``): each iteration reads one part and writes
-/// its own slot, and nothing else is shared but what every thread only reads (the parts, the
-/// account key, the first device), hence `@unchecked Sendable`.
-private final class SnapshotPartsReading: @unchecked Sendable {
-    typealias Read = (opened: StorePack.Opened?, revisions: [Revision?]?)
-    let parts: [StoreObject]
-    let key: SealingKey
-    let accountId: [UInt8]
-    let firstDevice: DeviceRecord?
-
-    init(_ parts: [StoreObject], key: SealingKey, accountId: [UInt8], firstDevice: DeviceRecord?) {
-        self.parts = parts
-        self.key = key
-        self.accountId = accountId
-        self.firstDevice = firstDevice
-    }
-
-    /// Part `index` opened, and its entries decoded as revisions (`nil` where one does not decode).
-    func read(_ index: Int) -> Read {
-        let part = parts[index]
-        guard let opened = StorePack.open(part.bytes, name: part.id, key: key, accountId: accountId) else { return (nil, nil) }
-        guard let firstDevice else { return (opened, nil) }
-        return (opened, opened.entries.map { entry in
-            try? Revision(entry.record, source: .store(landedAt: entry.landedAt, record: entry.record), firstDevice: firstDevice)
-        })
-    }
-
-    /// Every part read, libdispatch handing the parts to its threads as each is free (a thread
-    /// the machine's load holds back takes fewer).
-    func readConcurrently() -> [Read] {
-        let slots = UnsafeMutableBufferPointer<Read>.allocate(capacity: parts.count)
-        defer { slots.deallocate() }
-        let filled = SlotsPointer(slots)
-        DispatchQueue.concurrentPerform(iterations: parts.count) { i in
-            (filled.base + i).initialize(to: self.read(i))
-        }
-        let out = Array(slots)  // every slot initialized: concurrentPerform returns once each iteration has
-        _ = slots.deinitialize()
-        return out
-    }
-
-    /// The slots' base, handed to the threads; each initializes only its own index.
-    private struct SlotsPointer: @unchecked Sendable {
-        let base: UnsafeMutablePointer<Read>
-        init(_ slots: UnsafeMutableBufferPointer<Read>) { base = slots.baseAddress! }
-    }
-}
-
