@@ -30,8 +30,10 @@ struct VaultRecordRewriteTests {
             #expect(got.fields == want.fields)
             #expect(got.bytes == want.bytes, "the rewrite encodes other bytes than the record made from its fields")
             #expect(got.encodedLength == want.bytes.count)
+            let table = got.fieldTable
             for tag in Set(want.fields.keys).union(changes.map(\.tag)) {
                 #expect(got.field(tag).map(Array.init) == want.fields[tag], "field \(tag)")
+                #expect(table.field(tag).map(Array.init) == want.fields[tag], "field \(tag) through the table")
             }
             #expect(try readBack(got) == want)
         }
@@ -67,6 +69,32 @@ struct VaultRecordRewriteTests {
                 changes.append((tag, next(3) == 0 ? nil : (0..<next(5)).map { _ in UInt8(next(256)) }[...]))
             }
             try Self.check(VaultRecord(id: [UInt8](repeating: 3, count: 16), kind: .credential, version: 1, fields: fields), changes)
+        }
+    }
+
+    /// `fieldTable` finds every field `field(_:)` finds, and no other, whatever the tags (each
+    /// quarter of the 256 tags is a word of its own in the table), in a record read back from
+    /// its encoding and in one made from a dictionary.
+    @Test func theFieldTableFindsWhatFieldFinds() throws {
+        var seed: UInt64 = 0x7ab1_e038
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        let edges: [UInt8] = [0, 1, 62, 63, 64, 65, 127, 128, 129, 191, 192, 193, 254, 255]
+        for round in 0..<200 {
+            var fields = [UInt8: [UInt8]]()
+            for _ in 0..<next(40) { fields[UInt8(next(256))] = (0..<next(7)).map { _ in UInt8(next(256)) } }
+            if round % 4 == 0 { for tag in edges { fields[tag] = [tag] } }
+            let made = VaultRecord(id: [UInt8](repeating: 4, count: 16), kind: .credential, version: 1, fields: fields)
+            for record in [made, try Self.readBack(made)] {
+                let table = record.fieldTable
+                for tag in 0...255 {
+                    let want = fields[UInt8(tag)]
+                    #expect(record.field(UInt8(tag)).map(Array.init) == want, "field \(tag)")
+                    #expect(table.field(UInt8(tag)).map(Array.init) == want, "field \(tag) through the table")
+                }
+            }
         }
     }
 }

@@ -51,16 +51,87 @@ package struct VaultRecord: Equatable, Sendable {
         a.id == b.id && a.kind == b.kind && a.version == b.version && a.fields == b.fields
     }
 
-    /// One field's value, without parsing the others.
+    /// One field's value, without parsing the others: a scan of the fields' headers in place (the
+    /// encoding's layout was checked when it was read or written), no slice made until it is found.
     package func field(_ tag: UInt8) -> ArraySlice<UInt8>? {
         guard let encoded = encodedFields else { return parsedFields[tag].map { $0[...] } }
-        var offset = encoded.startIndex + 2
-        while offset < encoded.endIndex {
-            let length = Self.uint32(encoded, at: offset + 1)
-            if encoded[offset] == tag { return encoded[(offset + 5)..<(offset + 5 + length)] }
-            offset += 5 + length
+        let found = encoded.withUnsafeBufferPointer { b -> (start: Int, end: Int)? in
+            var offset = 2
+            while offset + 5 <= b.count {
+                let length = Int(b[offset + 1]) << 24 | Int(b[offset + 2]) << 16 | Int(b[offset + 3]) << 8 | Int(b[offset + 4])
+                if b[offset] == tag { return (offset + 5, offset + 5 + length) }
+                offset += 5 + length
+            }
+            return nil
         }
-        return nil
+        guard let found else { return nil }
+        return encoded[(encoded.startIndex + found.start)..<(encoded.startIndex + found.end)]
+    }
+
+    /// Every field's place, from one scan of the encoding: for a reader that asks one record for
+    /// most of its fields (decoding a revision: some thirty), where ``field(_:)`` would scan the
+    /// fields once for each.
+    package var fieldTable: FieldTable { FieldTable(self) }
+
+    /// The fields of one record by tag, found by one scan: which tags are present (a 256-bit set)
+    /// and where each value starts, in tag order, so a lookup is a count of the tags below it.
+    package struct FieldTable {
+        private let encoded: ArraySlice<UInt8>?
+        private let parsed: [UInt8: [UInt8]]
+        private var present: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        /// Where each present field's value starts and ends (offsets into `encoded`), in tag order.
+        private var bounds: [(start: Int, end: Int)] = []
+
+        init(_ record: VaultRecord) {
+            encoded = record.encodedFields
+            parsed = record.parsedFields
+            guard let encoded else { return }
+            var present = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            var bounds = [(start: Int, end: Int)]()
+            encoded.withUnsafeBufferPointer { b in
+                guard b.count >= 2 else { return }
+                bounds.reserveCapacity(Int(b[0]) << 8 | Int(b[1]))
+                var offset = 2
+                while offset + 5 <= b.count {
+                    let tag = b[offset]
+                    let length = Int(b[offset + 1]) << 24 | Int(b[offset + 2]) << 16 | Int(b[offset + 3]) << 8 | Int(b[offset + 4])
+                    let bit = UInt64(1) << (tag & 63)
+                    switch tag >> 6 {
+                    case 0: present.0 |= bit
+                    case 1: present.1 |= bit
+                    case 2: present.2 |= bit
+                    default: present.3 |= bit
+                    }
+                    bounds.append((offset + 5, offset + 5 + length))
+                    offset += 5 + length
+                }
+            }
+            self.present = present
+            self.bounds = bounds
+        }
+
+        /// Field `tag`'s value, as ``VaultRecord/field(_:)`` gives it.
+        package func field(_ tag: UInt8) -> ArraySlice<UInt8>? {
+            guard let encoded else { return parsed[tag].map { $0[...] } }
+            let bit = UInt64(1) << (tag & 63), below = bit - 1
+            let index: Int
+            switch tag >> 6 {
+            case 0:
+                guard present.0 & bit != 0 else { return nil }
+                index = (present.0 & below).nonzeroBitCount
+            case 1:
+                guard present.1 & bit != 0 else { return nil }
+                index = present.0.nonzeroBitCount + (present.1 & below).nonzeroBitCount
+            case 2:
+                guard present.2 & bit != 0 else { return nil }
+                index = present.0.nonzeroBitCount + present.1.nonzeroBitCount + (present.2 & below).nonzeroBitCount
+            default:
+                guard present.3 & bit != 0 else { return nil }
+                index = present.0.nonzeroBitCount + present.1.nonzeroBitCount + present.2.nonzeroBitCount + (present.3 & below).nonzeroBitCount
+            }
+            let (start, end) = bounds[index]
+            return encoded[(encoded.startIndex + start)..<(encoded.startIndex + end)]
+        }
     }
 
     /// Field `tag` as a big-endian integer of `T`'s width; `nil` when the record lacks it.
@@ -118,22 +189,29 @@ package struct VaultRecord: Equatable, Sendable {
             w.append(UInt32(value.count))
             w.append(value)
         }
+        // The fields that stay are copied a run at a time (header and value as they are), not
+        // one by one: a replica changes four fields of some twenty.
         var next = 0
         var offset = encoded.startIndex + 2
+        var run = offset  // where the fields not copied yet start
         while offset < encoded.endIndex {
             let tag = encoded[offset], length = Self.uint32(encoded, at: offset + 1)
-            while next < sorted.count, sorted[next].tag < tag {
-                if let value = sorted[next].value { put(sorted[next].tag, value) }
-                next += 1
-            }
-            if next < sorted.count, sorted[next].tag == tag {
-                if let value = sorted[next].value { put(tag, value) }
-                next += 1
-            } else {
-                put(tag, encoded[(offset + 5)..<(offset + 5 + length)])
+            if next < sorted.count, sorted[next].tag <= tag {
+                w.append(encoded[run..<offset])
+                while next < sorted.count, sorted[next].tag < tag {
+                    if let value = sorted[next].value { put(sorted[next].tag, value) }
+                    next += 1
+                }
+                run = offset
+                if next < sorted.count, sorted[next].tag == tag {
+                    if let value = sorted[next].value { put(tag, value) }
+                    next += 1
+                    run = offset + 5 + length
+                }
             }
             offset += 5 + length
         }
+        w.append(encoded[run..<offset])
         for change in sorted[next...] {
             if let value = change.value { put(change.tag, value) }
         }
@@ -212,6 +290,6 @@ package struct VaultRecord: Equatable, Sendable {
     }
 
     private static func uint32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> Int {
-        Int(BigEndianBytes.integer(bytes[offset..<offset + 4]) as UInt32)
+        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
     }
 }

@@ -88,7 +88,10 @@ enum CredentialCodec {
     /// Decodes a credential record. Records from before devices and sync lack the revision tags:
     /// they are `firstDevice`'s, made when the passkey was created, each its own item; records from
     /// before other algorithms hold no algorithm (ES256), from before tag 26 no creation instant.
-    static func decode(_ record: VaultRecord, firstDevice: (id: [UInt8], name: String)) throws(DecodingError) -> RevisionContent {
+    static func decode(_ whole: VaultRecord, firstDevice: (id: [UInt8], name: String)) throws(DecodingError) -> RevisionContent {
+        // The record's fields found by one scan, not one for each of the thirty asked for: a
+        // first sync decodes every revision of the account.
+        let record = whole.fieldTable
         func field(_ tag: UInt8) throws(DecodingError) -> [UInt8] {
             guard let value = record.field(tag) else { throw DecodingError(tag: tag, problem: .missing) }
             return Array(value)
@@ -101,22 +104,21 @@ enum CredentialCodec {
             guard let s = String(validating: Array(bytes), as: UTF8.self) else { throw DecodingError(tag: tag, problem: .notUTF8) }
             return s
         }
-        // Through the record's readers of each width: every revision read goes through them.
-        func integer<T: FixedWidthInteger>(_ tag: UInt8, _ read: (UInt8) throws(VaultError) -> T?,
-                                           default fallback: T? = nil) throws(DecodingError) -> T {
-            let value: T?
-            do { value = try read(tag) } catch {
-                throw DecodingError(tag: tag, problem: .wrongSize(expected: MemoryLayout<T>.size, found: record.field(tag)?.count ?? 0))
+        // A big-endian integer of `T`'s width, as the record's own readers check it.
+        func integer<T: FixedWidthInteger>(_ tag: UInt8, _: T.Type, default fallback: T? = nil) throws(DecodingError) -> T {
+            guard let bytes = record.field(tag) else {
+                guard let fallback else { throw DecodingError(tag: tag, problem: .missing) }
+                return fallback
             }
-            guard let value = value ?? fallback else { throw DecodingError(tag: tag, problem: .missing) }
-            return value
+            guard bytes.count == MemoryLayout<T>.size else {
+                throw DecodingError(tag: tag, problem: .wrongSize(expected: MemoryLayout<T>.size, found: bytes.count))
+            }
+            return BigEndianBytes.integer(bytes)
         }
-        func u64(_ tag: UInt8) throws(VaultError) -> UInt64? { try record.integer(tag, as: UInt64.self) }
-        func u32(_ tag: UInt8) throws(VaultError) -> UInt32? { try record.integer(tag, as: UInt32.self) }
-        func i32(_ tag: UInt8) throws(VaultError) -> Int32? { try record.integer(tag, as: Int32.self) }
+        let u64 = UInt64.self, u32 = UInt32.self, i32 = Int32.self
         func flag(_ tag: UInt8) -> Bool { record.field(tag)?.elementsEqual([1]) ?? false }
 
-        let itemId = record.field(Tag.itemId).map(Array.init) ?? record.id
+        let itemId = record.field(Tag.itemId).map(Array.init) ?? whole.id
         let deviceId = record.field(Tag.deviceId).map(Array.init) ?? firstDevice.id
         let deviceName = try text(Tag.deviceName, default: firstDevice.name)
         let sealedInVault = record.field(Tag.sealedInVault).map(Array.init)
