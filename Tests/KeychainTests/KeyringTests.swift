@@ -141,16 +141,16 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
     let (a, b, c) = ([UInt8](repeating: 1, count: 16), [UInt8](repeating: 2, count: 16), [UInt8](repeating: 3, count: 16))
     let tag: [UInt8] = [9, 9, 9, 9, 9, 9, 9, 9]
     ring.keep("a", for: a)
-    ring.keep("a-uv", for: [0xFF] + a + tag, verified: true)
+    ring.keep("a-uv", for: [0xFF] + a + tag, verifiedRevision: a)
     ring.keep("b", for: b)
-    ring.keep("b-uv", for: [0xFF] + b + tag, verified: true)
+    ring.keep("b-uv", for: [0xFF] + b + tag, verifiedRevision: b)
     #expect(ring.count == 4)
     ring.move(revision: a, to: c)
     #expect(!ring.contains(a) && !ring.contains([0xFF] + a + tag))
-    #expect(ring.key(for: c) { "loaded" } == "a" && ring.key(for: [0xFF] + c + tag, verified: true) { "loaded" } == "a-uv")
+    #expect(ring.key(for: c) { "loaded" } == "a" && ring.key(for: [0xFF] + c + tag, verifiedRevision: c) { "loaded" } == "a-uv")
     ring.forget(revision: b)
     #expect(ring.count == 2 && !ring.contains(b) && !ring.contains([0xFF] + b + tag))
-    ring.keep("b-uv", for: [0xFF] + b + tag, verified: true)
+    ring.keep("b-uv", for: [0xFF] + b + tag, verifiedRevision: b)
     ring.forgetVerified()
     #expect(ring.count == 1 && ring.contains(c))
     #expect(ring.loads == 0)
@@ -184,5 +184,29 @@ private func id(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xff)] }
         _ = try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
                             user: UserPolicy(account: AccountChoice(credentialId: verified), pin: secret("2468")))
         #expect(verifiedEntries(device) == 1 && device.account.readModel.keyring.loads == 1)
+    }
+}
+
+/// A counting passkey made with user verification: its key, opened under the biometry key,
+/// follows each new revision (one entry, nothing loaded again); a factory reset of the device
+/// forgets every kept key.
+@Test func aCountingVerifiedPasskeysKeyFollowsItsRevisionsAndAResetForgetsEveryKey() throws {
+    try withTemporaryDirectory { dir in
+        let device = try makeDevice(in: dir)
+        let user = UserPolicy(pin: secret(pin))
+        let made = try device.register(optionsJSON: creationOptions(userId: "AQID", userVerification: "required"),
+                                       origin: origin, user: user).result.credential.id
+        _ = try device.setProperties(credentialId: made, counter: .counting(from: 1))
+        for _ in 0..<3 {
+            _ = try device.sign(optionsJSON: requestOptions(userVerification: "required"), origin: origin,
+                                user: UserPolicy(account: AccountChoice(credentialId: made), pin: secret(pin)))
+        }
+        let ring = device.account.readModel.keyring
+        #expect(ring.count == 1 && ring.plainCount == 0 && ring.loads == 0)
+        _ = try device.register(optionsJSON: creationOptions(userId: "BAUG", userVerification: "discouraged"), origin: origin)
+        #expect(device.account.readModel.keyring.count == 2)
+        _ = try device.account.addDevice("laptop", pin: secret("1357"), approver: user)
+        try device.account.resetDevice("laptop")
+        #expect(device.account.readModel.keyring.count == 0)
     }
 }

@@ -52,11 +52,12 @@ public final class Account {
     var checkedPINs = [[UInt8]: BiometricSensor.Memory]()
 
     /// Forgets what device `deviceId`'s last right PIN established — its ``checkedPINs`` entry —
-    /// and every key the keyring holds opened under a biometry key (a re-enrollment, a reset or a
-    /// removal retires what opened them).
-    func forgetCheckedPIN(of deviceId: [UInt8]) {
+    /// and every key the keyring holds opened under a biometry key (a re-enrollment retires what
+    /// opened them); with `everyKey`, every kept key (the device is reset or removed, and its
+    /// passkeys with it).
+    func forgetCheckedPIN(of deviceId: [UInt8], everyKey: Bool = false) {
         checkedPINs[deviceId] = nil
-        readModel.keyring.forgetVerified()
+        if everyKey { readModel.keyring.forgetAll() } else { readModel.keyring.forgetVerified() }
     }
 
     init(vault: Vault, clock: WallClock, random: RandomSource, memoryStore: MemoryStore? = nil) throws(VaultError) {

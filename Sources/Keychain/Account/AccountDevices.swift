@@ -133,7 +133,7 @@ extension Account {
         guard record.record.kind == .device else {
             throw DeviceError(.invalidArgument, "'\(name)' is the account's first device, which holds the account; it cannot be removed")
         }
-        forgetCheckedPIN(of: record.id)  // what its last right PIN established (BiometricSensor.Memory)
+        forgetCheckedPIN(of: record.id, everyKey: true)  // what its last right PIN established (BiometricSensor.Memory)
         do throws(VaultError) {
             try sync()
             let time = eventTime
@@ -166,7 +166,7 @@ extension Account {
     /// delivers them, from now.
     public func resetDevice(_ name: String) throws(DeviceError) {
         let record = try deviceRecord(named: name)
-        forgetCheckedPIN(of: record.id)  // its enrollment is retired: forget what its last right PIN established
+        forgetCheckedPIN(of: record.id, everyKey: true)  // its enrollment is retired: forget what its last right PIN established
         do throws(VaultError) {
             useStore()
             try sync()

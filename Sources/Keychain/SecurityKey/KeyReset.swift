@@ -27,7 +27,7 @@ extension Device {
         let store = try store()
         let time = account.eventTime
         let record = try record()
-        account.forgetCheckedPIN(of: id)  // the PIN goes with the reset: forget what its last right check established
+        account.forgetCheckedPIN(of: id, everyKey: true)  // the PIN goes with the reset: forget what its last right check established
         var removals = [VaultRecord]()
         do throws(VaultError) {
             for credential in held {

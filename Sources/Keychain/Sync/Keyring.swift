@@ -16,8 +16,10 @@ import VirtualAuthenticator
 /// the ring or piles up one copy per revision.
 struct Keyring<Key> {
     let limit: Int
-    private var entries = [[UInt8]: (key: Key, lastUse: UInt64, verified: Bool)]()
-    /// How many entries are marked verified: the scans below run only when there are some.
+    private var entries = [[UInt8]: (key: Key, lastUse: UInt64, verified: Bool, revision: [UInt8])]()
+    /// The names of the verified entries, by the revision id they hold the key of: a revision's
+    /// keys are found with two look-ups, not a scan of the ring.
+    private var verifiedNames = [[UInt8]: [[UInt8]]]()
     private var verifiedCount = 0
     /// Counts uses: an entry's `lastUse` is the count at its last use.
     private var uses: UInt64 = 0
@@ -36,43 +38,51 @@ struct Keyring<Key> {
     func contains(_ id: [UInt8]) -> Bool { entries[id] != nil }
 
     /// The key of revision `id`: the one kept, or `load()`'s, kept from now on.
-    /// `verified`: the key is opened under a biometry key, named `0xFF` ‖ revision id ‖ its tag.
-    mutating func key<Failure: Error>(for id: [UInt8], verified: Bool = false, loading load: () throws(Failure) -> Key) throws(Failure) -> Key {
+    /// `verifiedRevision`: the key is opened under a biometry key, named `0xFF` ‖ that revision id ‖
+    /// the key's tag.
+    mutating func key<Failure: Error>(for id: [UInt8], verifiedRevision: [UInt8]? = nil,
+                                      loading load: () throws(Failure) -> Key) throws(Failure) -> Key {
         uses += 1
         if let kept = entries[id] {
-            entries[id] = (kept.key, uses, kept.verified)
+            entries[id]!.lastUse = uses
             return kept.key
         }
         let key = try load()
         loads += 1
-        keep(key, for: id, verified: verified)
+        keep(key, for: id, verifiedRevision: verifiedRevision)
         return key
     }
 
     /// Keeps `key` as revision `id`'s, the most recently used (a key the account has in hand
     /// already: a registration's new key, kept for the sign-ins that follow).
-    mutating func keep(_ key: Key, for id: [UInt8], verified: Bool = false) {
+    mutating func keep(_ key: Key, for id: [UInt8], verifiedRevision: [UInt8]? = nil) {
         uses += 1
         if entries[id] == nil, entries.count >= limit {
             let room = max(1, limit / 16)
             for oldest in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }).prefix(room) { remove(oldest.key) }
         }
-        if let replaced = entries.updateValue((key, uses, verified), forKey: id), replaced.verified { verifiedCount -= 1 }
-        if verified { verifiedCount += 1 }
+        remove(id)
+        insert(name: id, (key, uses, verifiedRevision != nil, verifiedRevision ?? id))
+    }
+
+    private mutating func insert(name: [UInt8], _ entry: (key: Key, lastUse: UInt64, verified: Bool, revision: [UInt8])) {
+        entries[name] = entry
+        if entry.verified {
+            verifiedCount += 1
+            verifiedNames[entry.revision, default: []].append(name)
+        }
     }
 
     private mutating func remove(_ name: [UInt8]) {
-        if let gone = entries.removeValue(forKey: name), gone.verified { verifiedCount -= 1 }
+        guard let gone = entries.removeValue(forKey: name), gone.verified else { return }
+        verifiedCount -= 1
+        verifiedNames[gone.revision]?.removeAll { $0 == name }
+        if verifiedNames[gone.revision]?.isEmpty == true { verifiedNames[gone.revision] = nil }
     }
 
     /// The names of revision `id`'s keys: its own, and those opened under a biometry key.
     private func names(ofRevision id: [UInt8]) -> [[UInt8]] {
-        var found = entries[id] == nil ? [] : [id]
-        guard verifiedCount > 0 else { return found }
-        for (name, entry) in entries where entry.verified && name.count > id.count + 1 && name[1...id.count].elementsEqual(id) {
-            found.append(name)
-        }
-        return found
+        (entries[id] == nil || entries[id]!.verified ? [] : [id]) + (verifiedNames[id] ?? [])
     }
 
     /// Drops revision `id`'s keys (its passkey deleted or replaced).
@@ -84,11 +94,12 @@ struct Keyring<Key> {
     /// new revision of its passkey.
     mutating func move(revision old: [UInt8], to new: [UInt8]) {
         for name in names(ofRevision: old) {
-            guard let entry = entries[name] else { continue }
+            guard var entry = entries[name] else { continue }
             remove(name)
-            let renamed = name == old ? new : [0xFF] + new + name[(1 + old.count)...]
-            if entries.updateValue(entry, forKey: renamed)?.verified == true { verifiedCount -= 1 }
-            if entry.verified { verifiedCount += 1 }
+            let renamed = entry.verified ? [0xFF] + new + name[(1 + old.count)...] : new
+            remove(renamed)
+            entry.revision = new
+            insert(name: renamed, entry)
         }
     }
 
@@ -96,6 +107,14 @@ struct Keyring<Key> {
     mutating func forgetVerified() {
         guard verifiedCount > 0 else { return }
         entries = entries.filter { !$0.value.verified }
+        verifiedNames = [:]
+        verifiedCount = 0
+    }
+
+    /// Drops every key: the device they were opened for was reset or removed.
+    mutating func forgetAll() {
+        entries = [:]
+        verifiedNames = [:]
         verifiedCount = 0
     }
 }
@@ -143,7 +162,7 @@ extension Account {
     /// in this ceremony — and only one from the same biometry key finds it; ``signingKey(of:itemId:)``
     /// never does (its entries are named by the revision id alone).
     func signingKey(of revision: Revision, itemId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock) throws(VaultError) -> PrivateKey {
-        try readModel.keyring.key(for: [0xFF] + revision.id + unlock.keyTag, verified: true) { () throws(VaultError) -> PrivateKey in
+        try readModel.keyring.key(for: [0xFF] + revision.id + unlock.keyTag, verifiedRevision: revision.id) { () throws(VaultError) -> PrivateKey in
             try loadedKey(of: revision, itemId: itemId, biometryKey: unlock.biometryKey)
         }
     }
@@ -155,7 +174,8 @@ extension Account {
     /// that sealed it. A revision id is never reused, so a passkey deleted and made again is
     /// never signed for with the key kept for the one before.
     func keepSigningKey(_ key: PrivateKey, ofNewRevision revisionId: [UInt8], verifiedBy unlock: BiometricSensor.Unlock?) {
-        readModel.keyring.keep(key, for: unlock.map { [0xFF] + revisionId + $0.keyTag } ?? revisionId, verified: unlock != nil)
+        readModel.keyring.keep(key, for: unlock.map { [0xFF] + revisionId + $0.keyTag } ?? revisionId,
+                               verifiedRevision: unlock == nil ? nil : revisionId)
     }
 
     /// ``privateKey(of:itemId:biometryKey:)`` as OpenSSL holds it, for one signature.
